@@ -1,0 +1,54 @@
+# The two commands a new user needs: `make demo` and `make test`.
+# Both install missing Debian packages first (scripts/install-deps.sh), then build.
+JOBS ?= $(shell nproc)
+BUILD ?= build
+CMAKE_FLAGS ?=
+FUZZ_SECONDS ?= 60
+
+.PHONY: all deps build demo test werror asan format format-check fuzz bench clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/hetsched demo
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# Everything built with -Werror (CI).
+werror: deps
+	@$(MAKE) --no-print-directory build BUILD=build-werror CMAKE_FLAGS="-DHETSCHED_WERROR=ON -DHETSCHED_BENCH=OFF"
+
+# All tests again under AddressSanitizer + UndefinedBehaviorSanitizer (CI).
+asan: deps
+	@$(MAKE) --no-print-directory test BUILD=build-asan CMAKE_FLAGS="-DHETSCHED_SANITIZE=ON -DHETSCHED_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug"
+
+format:
+	clang-format -i $$(git ls-files '*.h' '*.cc')
+
+format-check:
+	clang-format --dry-run --Werror $$(git ls-files '*.h' '*.cc')
+
+# Each libFuzzer target runs FUZZ_SECONDS seconds from its seed corpus in fuzz/corpus/NAME.
+fuzz: deps
+	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DHETSCHED_FUZZ=ON -DHETSCHED_BENCH=OFF >/dev/null
+	@cmake --build build-fuzz -j $(JOBS)
+	@for f in build-fuzz/fuzz/*_fuzz; do \
+	  name=$$(basename $$f); mkdir -p build-fuzz/corpus/$$name; \
+	  echo "== $$name ($(FUZZ_SECONDS) s)"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+	    build-fuzz/corpus/$$name fuzz/corpus/$$name 2>&1 | tail -n 3 || exit 1; \
+	done
+
+bench: build
+	@for b in $(BUILD)/bench/*_bench; do echo "== $$b"; $$b --benchmark_repetitions=5 --benchmark_report_aggregates_only=true; done
+
+clean:
+	rm -rf build build-werror build-asan build-fuzz

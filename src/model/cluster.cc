@@ -1,0 +1,48 @@
+#include "model/cluster.h"
+
+namespace hetsched::model {
+
+std::string_view LinkKindName(LinkKind kind) {
+  switch (kind) {
+    case LinkKind::kNvlink:
+      return "nvlink";
+    case LinkKind::kXgmi:
+      return "xgmi";
+    case LinkKind::kHccs:
+      return "hccs";
+    case LinkKind::kPcie:
+      return "pcie";
+  }
+  return "unknown";
+}
+
+std::optional<NodeId> Cluster::FindNode(std::string_view name) const {
+  auto it = node_index_.find(std::string(name));
+  if (it == node_index_.end()) return std::nullopt;
+  return NodeId(it->second);
+}
+
+std::optional<RackId> Cluster::FindRack(std::string_view name) const {
+  auto it = rack_index_.find(std::string(name));
+  if (it == rack_index_.end()) return std::nullopt;
+  return RackId(it->second);
+}
+
+std::vector<std::pair<DeviceTypeId, int32_t>> Cluster::DeviceTypeCounts() const {
+  std::vector<int32_t> counts(catalog.size(), 0);
+  for (const Device& d : devices) ++counts[d.type.value()];
+  std::vector<std::pair<DeviceTypeId, int32_t>> out;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    if (counts[i] > 0) out.emplace_back(DeviceTypeId(static_cast<int32_t>(i)), counts[i]);
+  }
+  return out;
+}
+
+void Cluster::Reindex() {
+  node_index_.clear();
+  rack_index_.clear();
+  for (size_t i = 0; i < nodes.size(); ++i) node_index_[nodes[i].name] = static_cast<int32_t>(i);
+  for (size_t i = 0; i < racks.size(); ++i) rack_index_[racks[i].name] = static_cast<int32_t>(i);
+}
+
+}  // namespace hetsched::model

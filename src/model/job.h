@@ -1,0 +1,60 @@
+// Job and Workload: what users submit. A job names the stacks it can run on, its gang size,
+// memory per worker and amount of work; its speed on each device type comes from a measured
+// profile (model/profile.h), its own throughput table, or an operator-level description.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/software_stack.h"
+#include "util/strong_id.h"
+
+namespace hetsched::model {
+
+using JobId = util::StrongId<struct JobTag>;
+
+enum class JobKind { kTraining, kInference, kBatch, kRealtime };
+std::string_view JobKindName(JobKind kind);  // "training", "inference", "batch", "realtime"
+util::Result<JobKind> ParseJobKind(std::string_view text);
+
+// What one step of the job does, for the cost model when no measurement exists.
+struct OperatorLoad {
+  double flops_per_step = 0;     // per worker
+  uint64_t bytes_per_step = 0;   // device-memory traffic per worker
+  bool low_precision = true;     // fp16/bf16 math (else fp32)
+};
+
+struct Job {
+  JobId id;
+  std::string name;  // user-facing id; unique within a workload
+  JobKind kind = JobKind::kTraining;
+  std::string job_type;  // key into a ThroughputProfile, e.g. "ResNet-50 (batch size 64)"
+  int32_t gang_size = 1;  // workers started together (Gavel's scale factor)
+  int32_t min_workers = 1;  // elastic range; both equal gang_size when not elastic
+  int32_t max_workers = 1;
+  std::vector<StackRequirement> stacks;  // runs on a device meeting any one of them
+  uint64_t memory_per_worker = 0;        // bytes of device memory
+  double work = 0;                       // steps to complete
+  // Measured steps/s per worker by device type name; overrides the profile.
+  std::map<std::string, double> throughput;
+  std::optional<OperatorLoad> ops;
+  uint64_t sync_bytes_per_step = 0;  // bytes each worker exchanges per step (gradient all-reduce)
+  int32_t priority = 0;              // larger runs first under the priority policy
+  double priority_weight = 1;        // Gavel's weight for fairness policies
+  std::optional<double> deadline_s;  // absolute time by which it should complete
+  bool preemptible = true;
+  uint64_t data_bytes = 0;
+  std::string data_location;                // node or rack name where the input lives
+  std::vector<std::string> pinned_devices;  // "node/index" or "node": reserved for this job
+  double arrival_s = 0;
+};
+
+struct Workload {
+  std::vector<Job> jobs;  // ids are positions
+};
+
+}  // namespace hetsched::model
