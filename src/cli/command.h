@@ -23,6 +23,8 @@ int ReportError(const util::Status& status);
 
 void AddValidateCommand(CLI::App& app, CommandResult& result);
 void AddCatalogCommand(CLI::App& app, CommandResult& result);
+void AddPlanCommand(CLI::App& app, CommandResult& result);
+// Children of `plan` (cli/cmd_plan.cc adds them).
 
 // Runs the command line; returns the process exit status.
 int Main(int argc, char** argv);

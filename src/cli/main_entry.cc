@@ -29,6 +29,7 @@ int Main(int argc, char** argv) {
   CommandResult result;
   AddValidateCommand(app, result);
   AddCatalogCommand(app, result);
+  AddPlanCommand(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
