@@ -7,6 +7,8 @@ void AddPlanCommand(CLI::App& app, CommandResult& result) {
       "plan", "Split one job: schedule a task DAG, or partition a model across devices");
   plan->require_subcommand(1);
   // Subcommands (one line each): plan dag, plan model.
+  AddPlanModelCommand(*plan, result);
+  AddPlanDagCommand(*plan, result);
   (void)result;
 }
 

@@ -24,7 +24,13 @@ int ReportError(const util::Status& status);
 void AddValidateCommand(CLI::App& app, CommandResult& result);
 void AddCatalogCommand(CLI::App& app, CommandResult& result);
 void AddPlanCommand(CLI::App& app, CommandResult& result);
+void AddGenDagCommand(CLI::App& app, CommandResult& result);
+void AddSimulateCommand(CLI::App& app, CommandResult& result);
+void AddCompareCommand(CLI::App& app, CommandResult& result);
+void AddGenTraceCommand(CLI::App& app, CommandResult& result);
 // Children of `plan` (cli/cmd_plan.cc adds them).
+void AddPlanModelCommand(CLI::App& plan, CommandResult& result);
+void AddPlanDagCommand(CLI::App& plan, CommandResult& result);
 
 // Runs the command line; returns the process exit status.
 int Main(int argc, char** argv);

@@ -30,6 +30,10 @@ int Main(int argc, char** argv) {
   AddValidateCommand(app, result);
   AddCatalogCommand(app, result);
   AddPlanCommand(app, result);
+  AddGenDagCommand(app, result);
+  AddSimulateCommand(app, result);
+  AddCompareCommand(app, result);
+  AddGenTraceCommand(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -46,6 +46,9 @@ struct Job {
   int32_t priority = 0;              // larger runs first under the priority policy
   double priority_weight = 1;        // Gavel's weight for fairness policies
   std::optional<double> deadline_s;  // absolute time by which it should complete
+  // Gavel's SLO: the job should finish by arrival + slo_factor x its duration (total steps at
+  // its V100 isolated throughput); set from Gavel traces, see model/io/gavel_reader.h.
+  std::optional<double> slo_factor;
   bool preemptible = true;
   uint64_t data_bytes = 0;
   std::string data_location;                // node or rack name where the input lives

@@ -1,0 +1,94 @@
+// One scheduling decision on a 10,000-node / 80,000-device cluster with 100,000 queued jobs.
+// Each iteration: one running job finishes (freeing its device) and the scheduler decides.
+// Prints per-decision latency percentiles (p50/p99, microseconds) as counters.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "cli/data_dir.h"
+#include "model/io/cluster_reader.h"
+#include "model/io/gavel_reader.h"
+#include "sched/scheduler.h"
+#include "sim/trace_gen.h"
+
+namespace {
+
+using namespace hetsched;  // NOLINT: benchmark file
+
+constexpr int kQueued = 100'000;
+const char* kCluster = "v100=26664:per_node=8,p100=26664:per_node=8,k80=26672:per_node=8";
+
+void BM_Decision(benchmark::State& state, const char* policy, double preempt_interval_s) {
+  static auto cluster = model::io::ParseClusterShorthand(kCluster);
+  static auto profile =
+      model::io::LoadGavelThroughputs(cli::DataPath("gavel/simulation_throughputs.json"));
+  if (!cluster.ok() || !profile.ok()) {
+    state.SkipWithError("inputs");
+    return;
+  }
+  const int devices = static_cast<int>(cluster->devices.size());
+  sim::GavelTraceOptions o;
+  o.rate_per_hour = 1e6;  // all arrive almost at once
+  o.jobs = devices + kQueued;
+  o.seed = 1;
+  static auto workload = sim::GenerateGavelTrace(*profile, o);
+  sched::SchedulerOptions options;
+  options.preempt_interval_s = preempt_interval_s;
+  auto s = sched::Scheduler::Create(*cluster, &*profile, policy, options);
+  if (!s.ok()) {
+    state.SkipWithError("scheduler");
+    return;
+  }
+  auto& sched = **s;
+  for (const auto& j : workload->jobs) sched.Submit(j, 0);
+  sched::Decision first = sched.Decide(0);  // fills the cluster
+  std::vector<model::JobId> running;
+  for (const auto& p : first.placed) running.push_back(p.job);
+  std::vector<double> us;
+  double now = 1;
+  size_t next = 0;
+  for (auto _ : state) {
+    if (next >= running.size()) break;
+    sched.Finish(running[next++], now);
+    const auto t0 = std::chrono::steady_clock::now();
+    sched::Decision d = sched.Decide(now);
+    us.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    for (const auto& p : d.placed) running.push_back(p.job);
+    benchmark::DoNotOptimize(d);
+    now += 1;
+  }
+  std::sort(us.begin(), us.end());
+  if (!us.empty()) {
+    state.counters["p50_us"] = us[us.size() / 2];
+    state.counters["p99_us"] = us[std::min(us.size() - 1, us.size() * 99 / 100)];
+  }
+  state.counters["devices"] = devices;
+  state.counters["nodes"] = static_cast<double>(cluster->nodes.size());
+  state.counters["queued"] = static_cast<double>(sched.queued());
+}
+
+BENCHMARK_CAPTURE(BM_Decision, fifo_het, "fifo-het", 0)
+    ->Iterations(1000)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Decision, easy_backfill, "easy-backfill", 0)
+    ->Iterations(1000)
+    ->Unit(benchmark::kMicrosecond);
+// Preemptive policies: a full reconsideration of all running and queued jobs per decision,
+// and the between-reallocations fill decision (--preempt-interval).
+BENCHMARK_CAPTURE(BM_Decision, default_full, "default", 0)
+    ->Iterations(10)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Decision, default_fill, "default", 1e9)
+    ->Iterations(1000)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Decision, las_het_fill, "las-het", 1e9)
+    ->Iterations(1000)
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

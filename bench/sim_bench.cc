@@ -1,0 +1,58 @@
+// A 100,000-job Gavel-mix trace on a 10,000-node / 80,000-device cluster, simulated once per
+// policy. Reports events/s, simulated wall time and the process's peak memory.
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include "cli/data_dir.h"
+#include "model/io/cluster_reader.h"
+#include "model/io/gavel_reader.h"
+#include "sim/engine.h"
+#include "sim/trace_gen.h"
+
+namespace {
+
+using namespace hetsched;  // NOLINT: benchmark file
+
+void BM_Simulate(benchmark::State& state, const char* policy) {
+  static auto cluster = model::io::ParseClusterShorthand(
+      "v100=26664:per_node=8,p100=26664:per_node=8,k80=26672:per_node=8");
+  static auto profile =
+      model::io::LoadGavelThroughputs(cli::DataPath("gavel/simulation_throughputs.json"));
+  if (!cluster.ok() || !profile.ok()) {
+    state.SkipWithError("inputs");
+    return;
+  }
+  sim::GavelTraceOptions o;
+  o.rate_per_hour = 4000;  // about the cluster's capacity for this job mix
+  o.jobs = 100'000;
+  o.seed = 0;
+  static auto workload = sim::GenerateGavelTrace(*profile, o);
+  sim::SimResult last;
+  for (auto _ : state) {
+    sim::SimOptions so;
+    so.policy = policy;
+    auto r = sim::Simulate(*cluster, *workload, &*profile, so);
+    if (!r.ok()) {
+      state.SkipWithError(r.status().message().c_str());
+      return;
+    }
+    last = *r;
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  state.counters["jobs"] = static_cast<double>(last.jobs_total);
+  state.counters["completed"] = static_cast<double>(last.jobs_completed);
+  state.counters["events"] = static_cast<double>(last.events);
+  state.counters["events_per_s"] = last.events / last.sim_wall_s;
+  state.counters["sim_wall_s"] = last.sim_wall_s;
+  state.counters["sched_wall_s"] = last.sched_wall_s;
+  state.counters["decisions"] = static_cast<double>(last.decisions);
+  state.counters["peak_rss_mb"] = usage.ru_maxrss / 1024.0;
+}
+
+BENCHMARK_CAPTURE(BM_Simulate, fifo_het, "fifo-het")->Iterations(1)->Unit(benchmark::kSecond);
+BENCHMARK_CAPTURE(BM_Simulate, default_policy, "default")->Iterations(1)->Unit(benchmark::kSecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,338 @@
+// `hetsched plan model NAME --cluster FILE`: partition a model (a preset or a layer file) into
+// pipeline stages over the cluster's accelerators; `--max-model FAMILY` finds the largest preset
+// of a family the cluster can train.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "cli/command.h"
+#include "model/io/cluster_reader.h"
+#include "model/io/layer_file_reader.h"
+#include "model/model_spec.h"
+#include "plan/model_partition.h"
+#include "report/table.h"
+#include "util/units.h"
+
+namespace hetsched::cli {
+namespace {
+
+struct PlanModelArgs {
+  std::string model;
+  std::string cluster;
+  std::string max_model;
+  std::string only_type;
+  std::string precision;
+  std::string optimizer;
+  int64_t batch = 0;
+  int64_t micro_batch = 0;
+  int64_t seq_len = 0;
+  int32_t max_stages = 16;
+  double memory_reserve = 0.10;
+  bool no_offload = false;
+  bool json = false;
+  // Set when the user gave the option (a given 0 is an error, not "use the default").
+  bool batch_set = false, micro_batch_set = false, seq_len_set = false;
+};
+
+bool LooksLikeFile(const std::string& name) {
+  return name.find('/') != std::string::npos || name.ends_with(".yaml") || name.ends_with(".yml");
+}
+
+util::Status CheckCounts(const PlanModelArgs& a) {
+  if (a.batch_set && a.batch < 1) {
+    return util::Status::InvalidArgument(
+        fmt::format("--batch must be at least 1 (got {})", a.batch));
+  }
+  if (a.micro_batch_set && a.micro_batch < 1) {
+    return util::Status::InvalidArgument(
+        fmt::format("--micro-batch must be at least 1 (got {})", a.micro_batch));
+  }
+  if (a.seq_len_set && a.seq_len < 1) {
+    return util::Status::InvalidArgument(
+        fmt::format("--seq-len must be at least 1 (got {})", a.seq_len));
+  }
+  return util::Status::Ok();
+}
+
+util::Result<model::ModelSpec> LoadModel(const std::string& name, const PlanModelArgs& a) {
+  RETURN_IF_ERROR(CheckCounts(a));
+  if (LooksLikeFile(name)) {
+    ASSIGN_OR_RETURN(model::ModelSpec spec, model::io::LoadLayerFile(name));
+    if (a.seq_len_set || !a.precision.empty()) {
+      return util::Status::InvalidArgument(
+          "--seq-len and --precision are set in the layer file, not on the command line");
+    }
+    if (a.batch_set) spec.setup.global_batch = a.batch;
+    if (a.micro_batch_set) spec.setup.micro_batch = a.micro_batch;
+    if (!a.optimizer.empty()) {
+      ASSIGN_OR_RETURN(spec.setup.optimizer, model::ParseOptimizer(a.optimizer));
+    }
+    RETURN_IF_ERROR(spec.Validate());
+    return spec;
+  }
+  model::PresetOptions options;
+  options.global_batch = a.batch;
+  options.micro_batch = a.micro_batch;
+  options.seq_len = a.seq_len;
+  options.precision = a.precision;
+  options.optimizer = a.optimizer;
+  return model::MakePreset(name, options);
+}
+
+std::string Layers(const plan::StagePlan& s) {
+  if (s.last_layer - s.first_layer == 1) return s.first_layer_name;
+  return fmt::format("{}..{} ({})", s.first_layer_name, s.last_layer_name,
+                     s.last_layer - s.first_layer);
+}
+
+std::string Nodes(const plan::StagePlan& s) {
+  if (s.nodes.size() <= 2) {
+    std::string out;
+    for (const std::string& n : s.nodes) out += (out.empty() ? "" : ",") + n;
+    return out;
+  }
+  return fmt::format("{}..{} ({})", s.nodes.front(), s.nodes.back(), s.nodes.size());
+}
+
+std::string Offload(uint8_t flags) {
+  if (flags == plan::kOffloadNone) return "-";
+  std::string out;
+  if (flags & plan::kOffloadOptimizer) out = "optimizer";
+  if (flags & plan::kOffloadEmbedding) out += out.empty() ? "embedding" : "+embedding";
+  return out;
+}
+
+std::string Seconds(double s) {
+  if (s == 0) return "0";
+  if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
+  if (s < 1) return fmt::format("{:.2f} ms", s * 1e3);
+  return fmt::format("{:.3f} s", s);
+}
+
+std::string RenderText(const model::ModelSpec& spec, const std::string& cluster_name,
+                       const plan::ModelPlan& p) {
+  std::string out = fmt::format(
+      "Model {}: {}, {}, {}, {} parameters, batch {} x {} tokens, micro-batch {} ({} "
+      "micro-batches)\n",
+      spec.name, p.training ? "training" : "inference", model::OptimizerName(spec.setup.optimizer),
+      model::PrecisionName(spec.setup.precision),
+      fmt::format("{:.2f}B", static_cast<double>(spec.ParameterCount()) / 1e9), p.global_batch,
+      p.seq_len, p.micro_batch, p.micro_batches);
+  out += fmt::format("Cluster {}: {} stages on {} accelerators\n\n", cluster_name, p.stages.size(),
+                     p.devices_used);
+  report::Table t({"stage", "layers", "devices", "nodes", "tp", "dp", "in-flight", "weights",
+                   "grads", "optimizer", "activations", "used/capacity", "latency", "offload"});
+  for (size_t i = 0; i < p.stages.size(); ++i) {
+    const plan::StagePlan& s = p.stages[i];
+    const plan::StageMemory& m = s.cost.memory;
+    t.AddRow({std::to_string(i), Layers(s), fmt::format("{} x {}", s.devices.size(), s.device_type),
+              Nodes(s), std::to_string(s.cost.tp), std::to_string(s.cost.dp),
+              std::to_string(s.in_flight), util::FormatBytes(m.weights),
+              util::FormatBytes(m.gradients), util::FormatBytes(m.optimizer),
+              util::FormatBytes(m.activations),
+              fmt::format("{:.0f}% of {}", 100.0 * m.total() / s.memory_capacity,
+                          util::FormatBytes(s.memory_capacity)),
+              Seconds(s.cost.latency_s), Offload(s.cost.offload)});
+  }
+  out += t.Render();
+  out += fmt::format(
+      "\nStep time {} (pipeline bubble {}, slowest gradient all-reduce/offload tail {}); {:.0f} "
+      "tokens/s",
+      Seconds(p.step_s), Seconds(p.bubble_s), Seconds(p.tail_s), p.tokens_per_s);
+  if (!p.training) {
+    out += fmt::format("; {} per token",
+                       Seconds(p.step_s / static_cast<double>(p.global_batch * p.seq_len)));
+  }
+  if (p.host_bytes > 0) {
+    out += fmt::format("; {} in CPU-server memory", util::FormatBytes(p.host_bytes));
+  }
+  out += "\n\nTraffic per step\n";
+  report::Table l({"from", "to", "kind", "link", "bytes", "time"});
+  for (const plan::LinkTraffic& x : p.links) {
+    l.AddRow({x.from, x.to, x.kind, x.link, util::FormatBytes(x.bytes_per_step),
+              Seconds(x.seconds_per_step)});
+  }
+  out += l.Render();
+  return out;
+}
+
+nlohmann::ordered_json ToJson(const model::ModelSpec& spec, const model::Cluster& cluster,
+                              const plan::ModelPlan& p) {
+  nlohmann::ordered_json j;
+  j["model"] = spec.name;
+  j["cluster"] = cluster.name;
+  j["mode"] = p.training ? "training" : "inference";
+  j["parameters"] = spec.ParameterCount();
+  j["precision"] = model::PrecisionName(spec.setup.precision);
+  j["optimizer"] = model::OptimizerName(spec.setup.optimizer);
+  j["global_batch"] = p.global_batch;
+  j["seq_len"] = p.seq_len;
+  j["micro_batch"] = p.micro_batch;
+  j["micro_batches"] = p.micro_batches;
+  j["step_s"] = p.step_s;
+  j["bubble_s"] = p.bubble_s;
+  j["tail_s"] = p.tail_s;
+  j["tokens_per_s"] = p.tokens_per_s;
+  if (!p.training) j["s_per_token"] = p.step_s / static_cast<double>(p.global_batch * p.seq_len);
+  j["host_bytes"] = p.host_bytes;
+  j["devices_used"] = p.devices_used;
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  for (const plan::StagePlan& s : p.stages) {
+    nlohmann::ordered_json st;
+    st["first_layer"] = s.first_layer;
+    st["last_layer"] = s.last_layer - 1;
+    st["first_layer_name"] = s.first_layer_name;
+    st["last_layer_name"] = s.last_layer_name;
+    st["device_type"] = s.device_type;
+    nlohmann::ordered_json devs = nlohmann::ordered_json::array();
+    for (model::DeviceId d : s.devices) {
+      const model::Device& dev = cluster.device(d);
+      devs.push_back(fmt::format("{}/{}", cluster.node(dev.node).name, dev.local_index));
+    }
+    st["devices"] = devs;
+    st["nodes"] = s.nodes;
+    st["tp"] = s.cost.tp;
+    st["dp"] = s.cost.dp;
+    st["samples_per_replica"] = s.cost.samples_per_replica;
+    st["in_flight"] = s.in_flight;
+    st["memory_per_device"] = {
+        {"weights", s.cost.memory.weights},     {"gradients", s.cost.memory.gradients},
+        {"optimizer", s.cost.memory.optimizer}, {"activations", s.cost.memory.activations},
+        {"total", s.cost.memory.total()},       {"capacity", s.memory_capacity}};
+    st["offload"] = Offload(s.cost.offload);
+    st["compute_s"] = s.cost.compute_s;
+    st["tp_comm_s"] = s.cost.tp_comm_s;
+    st["p2p_s"] = s.cost.p2p_s;
+    st["latency_s"] = s.cost.latency_s;
+    st["allreduce_s"] = s.cost.allreduce_s;
+    st["offload_s"] = s.cost.offload_s;
+    st["tail_s"] = s.cost.tail_s;
+    stages.push_back(st);
+  }
+  j["stages"] = stages;
+  nlohmann::ordered_json links = nlohmann::ordered_json::array();
+  for (const plan::LinkTraffic& x : p.links) {
+    links.push_back({{"from", x.from},
+                     {"to", x.to},
+                     {"kind", x.kind},
+                     {"link", x.link},
+                     {"bytes_per_step", x.bytes_per_step},
+                     {"seconds_per_step", x.seconds_per_step}});
+  }
+  j["links"] = links;
+  j["search"] = {{"dp_runs", p.dp_runs}};
+  return j;
+}
+
+plan::ModelPartitionOptions Options(const PlanModelArgs& a) {
+  plan::ModelPartitionOptions o;
+  o.only_type = a.only_type;
+  o.memory_reserve = a.memory_reserve;
+  o.allow_offload = !a.no_offload;
+  o.max_stages = a.max_stages;
+  return o;
+}
+
+int Run(const PlanModelArgs& a) {
+  if (a.model.empty() == a.max_model.empty()) {
+    return ReportError(util::Status::InvalidArgument(
+        "give either a model (a preset name or a layer file) or --max-model FAMILY"));
+  }
+  auto cluster = model::io::LoadCluster(a.cluster);
+  if (!cluster.ok()) return ReportError(cluster.status());
+  const plan::ModelPartitionOptions options = Options(a);
+
+  std::string max_model_note;
+  std::optional<model::ModelSpec> spec;
+  std::optional<plan::ModelPlan> plan;
+  if (!a.max_model.empty()) {
+    auto family = model::PresetsOfFamily(a.max_model);
+    if (!family.ok()) return ReportError(family.status());
+    util::Status last = util::Status::Ok();
+    // Largest first: the first preset that fits is the answer.
+    for (auto it = family->rbegin(); it != family->rend(); ++it) {
+      auto s = LoadModel(*it, a);
+      if (!s.ok()) return ReportError(s.status());
+      auto p = plan::PlanModelPartition(*s, *cluster, options);
+      if (p.ok()) {
+        spec = std::move(*s);
+        plan = std::move(*p);
+        break;
+      }
+      if (p.status().code() != util::StatusCode::kInfeasible) return ReportError(p.status());
+      if (last.ok()) last = p.status();
+      max_model_note += fmt::format("{} does not fit. ", *it);
+    }
+    if (!plan) {
+      return ReportError(util::Status::Infeasible(
+          fmt::format("no {} preset fits on cluster '{}'; the smallest: {}", a.max_model,
+                      cluster->name, last.message())));
+    }
+  } else {
+    auto s = LoadModel(a.model, a);
+    if (!s.ok()) return ReportError(s.status());
+    auto p = plan::PlanModelPartition(*s, *cluster, options);
+    if (!p.ok()) return ReportError(p.status());
+    spec = std::move(*s);
+    plan = std::move(*p);
+  }
+
+  if (a.json) {
+    nlohmann::ordered_json j = ToJson(*spec, *cluster, *plan);
+    if (!a.max_model.empty()) j["largest_in_family"] = spec->name;
+    std::fputs((j.dump(2) + "\n").c_str(), stdout);
+  } else {
+    if (!a.max_model.empty()) {
+      std::fputs(fmt::format("{}Largest {} preset cluster '{}' can train: {}\n\n", max_model_note,
+                             a.max_model, cluster->name, spec->name)
+                     .c_str(),
+                 stdout);
+    }
+    std::fputs(RenderText(*spec, cluster->name, *plan).c_str(), stdout);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddPlanModelCommand(CLI::App& plan, CommandResult& result) {
+  auto args = std::make_shared<PlanModelArgs>();
+  auto* cmd = plan.add_subcommand(
+      "model",
+      "Partition a model into pipeline stages over the cluster's accelerators (least time per "
+      "training step)");
+  cmd->add_option("model", args->model,
+                  "Preset (llama-7b, llama-13b, llama-70b, gpt3-175b) or a layer file (.yaml)");
+  cmd->add_option("--cluster", args->cluster, "Cluster YAML file or shorthand")->required();
+  cmd->add_option("--max-model", args->max_model,
+                  "Report the largest preset of this family (llama, gpt3) the cluster can train");
+  cmd->add_option("--only-type", args->only_type, "Use only accelerators of this device type");
+  auto* batch = cmd->add_option("--batch", args->batch, "Global batch size (sequences per step)");
+  auto* micro = cmd->add_option("--micro-batch", args->micro_batch,
+                                "Micro-batch size (default: the planner chooses)");
+  auto* seq = cmd->add_option("--seq-len", args->seq_len, "Sequence length (presets only)");
+  cmd->add_option("--precision", args->precision, "fp32, fp16 or bf16 (presets only)");
+  cmd->add_option("--optimizer", args->optimizer, "adam, sgd, or none for inference");
+  cmd->add_option("--max-stages", args->max_stages, "Pipeline depth limit")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--memory-reserve", args->memory_reserve,
+                  "Fraction of device and host memory kept free for workspace")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.95));
+  cmd->add_flag("--no-offload", args->no_offload,
+                "Never move optimizer state or embeddings to CPU-server memory");
+  cmd->add_flag("--json", args->json, "Print the plan as JSON");
+  cmd->callback([args, batch, micro, seq, &result] {
+    args->batch_set = batch->count() > 0;
+    args->micro_batch_set = micro->count() > 0;
+    args->seq_len_set = seq->count() > 0;
+    result.exit_code = Run(*args);
+  });
+}
+
+}  // namespace hetsched::cli

@@ -1,0 +1,113 @@
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "cli/command.h"
+#include "cli/sim_flags.h"
+#include "report/table.h"
+#include "sched/policy.h"
+#include "util/file.h"
+#include "util/progress.h"
+
+namespace hetsched::cli {
+namespace {
+
+std::vector<std::pair<std::string, std::string>> Rows(const sim::SimResult& r) {
+  std::vector<std::pair<std::string, std::string>> rows = {
+      {"policy", r.policy},
+      {"jobs_completed", fmt::format("{}", r.jobs_completed)},
+      {"jobs_failed", fmt::format("{}", r.jobs_failed)},
+      {"jobs_unfinished", fmt::format("{}", r.jobs_unfinished)},
+      {"measured_jobs", fmt::format("{}", r.measured_jobs)},
+      {"avg_jct_h", fmt::format("{:.3f}", r.avg_jct_s / 3600)},
+      {"p50_jct_h", fmt::format("{:.3f}", r.p50_jct_s / 3600)},
+      {"p99_jct_h", fmt::format("{:.3f}", r.p99_jct_s / 3600)},
+      {"avg_queue_h", fmt::format("{:.3f}", r.avg_queue_s / 3600)},
+      {"makespan_h", fmt::format("{:.3f}", r.makespan_s / 3600)},
+  };
+  for (const auto& [type, u] : r.utilization) {
+    rows.push_back({"utilization " + type, fmt::format("{:.3f}", u)});
+  }
+  const std::vector<std::pair<std::string, std::string>> tail = {
+      {"compat_failures", fmt::format("{}", r.compat_failures)},
+      {"wasted_device_hours", fmt::format("{:.2f}", r.wasted_device_hours)},
+      {"lost_device_hours", fmt::format("{:.2f}", r.lost_device_hours)},
+      {"faults", fmt::format("{}", r.faults)},
+      {"preemptions", fmt::format("{}", r.preemptions)},
+      {"migrations", fmt::format("{}", r.migrations)},
+      {"network_gb", fmt::format("{:.1f}", r.network_bytes / 1e9)},
+      {"gangs_within_node", fmt::format("{:.3f}", r.gangs_within_node)},
+      {"decisions", fmt::format("{}", r.decisions)},
+      {"sched_wall_s", fmt::format("{:.3f}", r.sched_wall_s)},
+      {"events", fmt::format("{}", r.events)},
+      {"sim_wall_s", fmt::format("{:.3f}", r.sim_wall_s)},
+  };
+  rows.insert(rows.end(), tail.begin(), tail.end());
+  return rows;
+}
+
+}  // namespace
+
+// Shared by simulate and compare (cli/cmd_compare.cc).
+util::Result<sim::SimResult> RunOnePolicy(const SimInputs& in, const std::string& policy,
+                                          bool quiet) {
+  sim::SimOptions o = in.options;
+  o.policy = policy;
+  util::ProgressBar bar("simulating " + policy, !quiet);
+  o.on_progress = [&bar](double f) { bar.Update(f); };
+  auto r = sim::Simulate(in.cluster, in.workload, in.profile ? &*in.profile : nullptr, o);
+  bar.Done();
+  if (r.ok() && policy == "default") r->policy = "default (" + r->policy + ")";
+  return r;
+}
+
+std::string ResultTable(const std::vector<sim::SimResult>& results) {
+  std::vector<std::string> headers = {"metric"};
+  for (const auto& r : results) headers.push_back(r.policy);
+  report::Table table(headers);
+  const auto first = Rows(results.front());
+  std::vector<std::vector<std::pair<std::string, std::string>>> all;
+  for (const auto& r : results) all.push_back(Rows(r));
+  for (size_t i = 1; i < first.size(); ++i) {
+    std::vector<std::string> row = {first[i].first};
+    for (const auto& rows : all) row.push_back(i < rows.size() ? rows[i].second : "");
+    table.AddRow(row);
+  }
+  return table.Render();
+}
+
+void AddSimulateCommand(CLI::App& app, CommandResult& result) {
+  auto* cmd = app.add_subcommand(
+      "simulate", "Replay a trace on a cluster in virtual time under one scheduling policy");
+  auto flags = std::make_shared<SimFlags>();
+  auto policy = std::make_shared<std::string>("default");
+  AddSimFlags(*cmd, *flags);
+  cmd->add_option("--policy", *policy,
+                  "scheduling policy (default: default):\n" + sched::PolicyHelp());
+  cmd->callback([flags, policy, &result] {
+    if (auto p = sched::MakePolicy(*policy); !p.ok()) {
+      result.exit_code = ReportError(p.status());
+      return;
+    }
+    auto in = LoadSimInputs(*flags);
+    if (!in.ok()) {
+      result.exit_code = ReportError(in.status());
+      return;
+    }
+    auto r = RunOnePolicy(*in, *policy, flags->quiet);
+    if (!r.ok()) {
+      result.exit_code = ReportError(r.status());
+      return;
+    }
+    std::fputs(ResultTable({*r}).c_str(), stdout);
+    if (!flags->json.empty()) {
+      if (auto st = util::WriteFile(flags->json, sim::ToJson(*r).dump(2) + "\n"); !st.ok()) {
+        result.exit_code = ReportError(st);
+        return;
+      }
+    }
+    result.exit_code = kExitOk;
+  });
+}
+
+}  // namespace hetsched::cli

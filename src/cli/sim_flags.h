@@ -1,0 +1,52 @@
+// The flags `simulate` and `compare` share, and loading their inputs (cluster, trace,
+// throughput file, faults) into simulator options, with exit-status-2 errors for bad input.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "model/cluster.h"
+#include "model/job.h"
+#include "model/profile.h"
+#include "sim/engine.h"
+#include "util/status.h"
+
+namespace hetsched::cli {
+
+struct SimFlags {
+  std::string cluster;
+  std::string trace;
+  std::string throughputs;  // empty: the shipped Gavel file, when the trace needs one
+  std::string measure;      // "A-B"
+  std::string faults;
+  std::string json;
+  std::string scorers = "speed";
+  double round_s = 0;
+  double restore_s = 0;
+  double startup_s = 120;
+  double checkpoint_s = 1800;
+  double mtbf_s = 0;
+  double mttr_s = 0;
+  double aging = 0.5;
+  double preempt_interval_s = 0;
+  uint64_t seed = 0;
+  bool ignore_compat = false;
+  bool quiet = false;
+};
+
+// Adds the shared options to `cmd`.
+void AddSimFlags(CLI::App& cmd, SimFlags& flags);
+
+struct SimInputs {
+  model::Cluster cluster;
+  model::Workload workload;
+  std::optional<model::ThroughputProfile> profile;
+  sim::SimOptions options;  // everything but the policy and progress callback
+};
+
+// Loads and checks the inputs: job types missing from the throughput file, a bad
+// --measure-jobs, an unreadable fault file are InvalidArgument / NotFound.
+util::Result<SimInputs> LoadSimInputs(const SimFlags& flags);
+
+}  // namespace hetsched::cli

@@ -1,0 +1,509 @@
+#include "model/io/device_type_reader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "util/file.h"
+#include "util/source_location.h"
+#include "util/units.h"
+
+namespace hetsched::model::io {
+namespace {
+
+using util::SourceLocation;
+using util::Status;
+
+// Bounds that keep a mistaken or hostile file from producing absurd types.
+constexpr size_t kMaxNameLength = 64;
+constexpr size_t kMaxListLength = 64;  // aliases, stacks
+constexpr size_t kMaxSourceLength = 4096;
+constexpr double kMaxTflops = 1e7;  // 10 EFLOPS per device: far beyond any part
+constexpr double kMaxPricePerHour = 1e6;
+
+constexpr const char* kNameExpected =
+    "lower-case letters, digits, '-', '_' or '.', at most 64 characters, like 'a100-80g'";
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+bool ValidName(const std::string& name) {
+  if (name.empty() || name.size() > kMaxNameLength) return false;
+  return std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+std::string Describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+      return "empty";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Scalar:
+      return fmt::format("'{}'", node.Scalar());
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "missing";
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+// One `device_types` list being read: turns YAML marks into 1-based locations.
+class Reader {
+ public:
+  explicit Reader(const std::string& file) : file_(file) {}
+
+  SourceLocation At(const YAML::Mark& mark) const {
+    return SourceLocation{file_, mark.line >= 0 ? mark.line + 1 : 0,
+                          mark.column >= 0 ? mark.column + 1 : 0};
+  }
+  SourceLocation At(const YAML::Node& node) const { return At(node.Mark()); }
+
+  Status Error(const YAML::Node& at, const std::string& field, const std::string& problem,
+               const std::string& expected = "") const {
+    return util::InputError(At(at), field, problem, expected);
+  }
+
+  util::Result<std::string> Scalar(const YAML::Node& node, const std::string& field,
+                                   const std::string& expected) const {
+    if (!node.IsScalar()) return Error(node, field, "is " + Describe(node), expected);
+    return node.Scalar();
+  }
+
+  // A finite decimal number; range checks are the caller's.
+  util::Result<double> Number(const YAML::Node& node, const std::string& field,
+                              const std::string& expected) const {
+    ASSIGN_OR_RETURN(std::string text, Scalar(node, field, expected));
+    const char* first = text.data();
+    const char* last = text.data() + text.size();
+    double value = 0;
+    auto [ptr, ec] = std::from_chars(first, last, value);
+    if (ec != std::errc() || ptr != last || text.empty()) {
+      return Error(node, field, fmt::format("'{}' is not a number", text), expected);
+    }
+    if (!std::isfinite(value)) {
+      return Error(node, field, fmt::format("'{}' is not a finite number", text), expected);
+    }
+    return value;
+  }
+
+  // A quantity with a unit parsed by one of util's parsers (ParseBytes, ParsePower, ...).
+  template <typename T, typename Parser>
+  util::Result<T> Quantity(const YAML::Node& node, const std::string& field, Parser parse,
+                           const std::string& expected) const {
+    ASSIGN_OR_RETURN(std::string text, Scalar(node, field, expected));
+    util::Result<T> value = parse(text);
+    if (!value.ok()) return Error(node, field, value.status().message());
+    return value;
+  }
+
+  util::Result<std::string> Name(const YAML::Node& node, const std::string& field) const {
+    ASSIGN_OR_RETURN(std::string text, Scalar(node, field, kNameExpected));
+    std::string name = Lower(text);
+    if (!ValidName(name)) {
+      return Error(node, field, fmt::format("'{}' is not a valid name", text), kNameExpected);
+    }
+    return name;
+  }
+
+ private:
+  std::string file_;
+};
+
+// A field as written: its key (for "unknown field" errors) and its value.
+struct Field {
+  YAML::Node key;
+  YAML::Node value;
+};
+
+class EntryParser {
+ public:
+  EntryParser(const Reader& reader, std::string path, DeviceCatalog& catalog)
+      : r_(reader), path_(std::move(path)), catalog_(catalog) {}
+
+  // Parses one list item and upserts it. `first_seen` maps names already read from this list
+  // to the line they were defined on.
+  Status Parse(const YAML::Node& item, std::map<std::string, int>& first_seen) {
+    if (!item.IsMap()) {
+      return r_.Error(item, path_, "is " + Describe(item),
+                      "a map of device-type fields with at least 'name'");
+    }
+    RETURN_IF_ERROR(CollectFields(item));
+
+    auto name_field = fields_.find("name");
+    if (name_field == fields_.end()) {
+      return r_.Error(item, path_ + ".name", "missing", "the device type's name, like 'a100-80g'");
+    }
+    const YAML::Node& name_node = name_field->second.value;
+    ASSIGN_OR_RETURN(std::string name, r_.Name(name_node, F("name")));
+
+    int line = r_.At(name_node).line;
+    if (auto [it, inserted] = first_seen.emplace(name, line); !inserted) {
+      return r_.Error(name_node, F("name"),
+                      fmt::format("device type '{}' is already defined at line {} of this list",
+                                  name, it->second),
+                      "each name once per list");
+    }
+
+    std::optional<DeviceTypeId> existing = catalog_.FindId(name);
+    if (existing && catalog_.Get(*existing).name != name) {
+      const std::string& real = catalog_.Get(*existing).name;
+      return r_.Error(
+          name_node, F("name"), fmt::format("'{}' is an alias of device type '{}'", name, real),
+          fmt::format("'{}' to override that type, or a name not yet in the catalog", real));
+    }
+    const bool is_new = !existing.has_value();
+    if (is_new) {
+      type_ = DeviceType{};
+      type_.name = name;
+    } else {
+      type_ = catalog_.Get(*existing);
+      own_id_ = existing;
+    }
+
+    RETURN_IF_ERROR(ApplyFields());
+    if (is_new) RETURN_IF_ERROR(CheckRequired(item));
+    RETURN_IF_ERROR(CheckConsistent(item));
+    catalog_.Upsert(std::move(type_));
+    return Status::Ok();
+  }
+
+ private:
+  std::string F(const std::string& field) const { return path_ + "." + field; }
+
+  Status CollectFields(const YAML::Node& item) {
+    const std::vector<std::string>& known = DeviceTypeFieldNames();
+    for (auto it = item.begin(); it != item.end(); ++it) {
+      const YAML::Node key = it->first;  // a copy: `it->` yields a temporary proxy
+      if (!key.IsScalar()) {
+        return r_.Error(key, path_, "has a field name that is " + Describe(key),
+                        "field names like 'name' or 'peak_power'");
+      }
+      const std::string& k = key.Scalar();
+      if (std::find(known.begin(), known.end(), k) == known.end()) {
+        return r_.Error(key, F(k), "unknown field", "one of " + JoinNames(known));
+      }
+      if (!fields_.emplace(k, Field{key, YAML::Node(it->second)}).second) {
+        return r_.Error(key, F(k), "is given twice", "each field once");
+      }
+    }
+    return Status::Ok();
+  }
+
+  const YAML::Node* Value(const std::string& field) const {
+    auto it = fields_.find(field);
+    return it == fields_.end() ? nullptr : &it->second.value;
+  }
+
+  Status ApplyFields() {
+    if (const YAML::Node* v = Value("aliases")) RETURN_IF_ERROR(ParseAliases(*v));
+    if (const YAML::Node* v = Value("vendor")) {
+      constexpr const char* kExpected = "a vendor like nvidia, amd, intel or huawei";
+      ASSIGN_OR_RETURN(std::string text, r_.Scalar(*v, F("vendor"), kExpected));
+      std::string vendor = Lower(text);
+      if (!ValidName(vendor)) {
+        return r_.Error(*v, F("vendor"), fmt::format("'{}' is not a valid vendor", text),
+                        kExpected);
+      }
+      type_.vendor = vendor;
+    }
+    if (const YAML::Node* v = Value("kind")) {
+      constexpr const char* kExpected = "cpu, gpu, npu or asic";
+      ASSIGN_OR_RETURN(std::string text, r_.Scalar(*v, F("kind"), kExpected));
+      util::Result<DeviceKind> kind = ParseDeviceKind(Lower(text));
+      if (!kind.ok()) {
+        return r_.Error(*v, F("kind"), fmt::format("unknown device kind '{}'", text), kExpected);
+      }
+      type_.kind = *kind;
+    }
+    if (const YAML::Node* v = Value("stacks")) RETURN_IF_ERROR(ParseStacks(*v));
+    RETURN_IF_ERROR(Peak("fp32_tflops", type_.fp32_tflops));
+    RETURN_IF_ERROR(Peak("fp16_tflops", type_.fp16_tflops));
+    RETURN_IF_ERROR(Peak("int8_tops", type_.int8_tops));
+    if (const YAML::Node* v = Value("memory")) {
+      ASSIGN_OR_RETURN(uint64_t bytes, r_.Quantity<uint64_t>(*v, F("memory"), util::ParseBytes,
+                                                             "bytes like 80GiB"));
+      if (bytes == 0) return r_.Error(*v, F("memory"), "must be positive", "bytes like 80GiB");
+      type_.memory_bytes = bytes;
+    }
+    if (const YAML::Node* v = Value("memory_bandwidth")) {
+      constexpr const char* kExpected = "a bandwidth like 2039GB/s";
+      ASSIGN_OR_RETURN(double bw, r_.Quantity<double>(*v, F("memory_bandwidth"),
+                                                      util::ParseBandwidth, kExpected));
+      if (!(bw > 0)) return r_.Error(*v, F("memory_bandwidth"), "must be positive", kExpected);
+      type_.memory_bandwidth = bw;
+    }
+    if (const YAML::Node* v = Value("idle_power")) {
+      ASSIGN_OR_RETURN(type_.idle_watts, r_.Quantity<double>(*v, F("idle_power"), util::ParsePower,
+                                                             "watts like 50W"));
+    }
+    if (const YAML::Node* v = Value("peak_power")) {
+      ASSIGN_OR_RETURN(double watts, r_.Quantity<double>(*v, F("peak_power"), util::ParsePower,
+                                                         "watts like 700W"));
+      if (!(watts > 0)) {
+        return r_.Error(*v, F("peak_power"), "must be positive", "watts like 700W");
+      }
+      type_.peak_watts = watts;
+    }
+    if (const YAML::Node* v = Value("price_per_hour")) {
+      constexpr const char* kExpected = "US dollars per device-hour, like 2.5";
+      ASSIGN_OR_RETURN(double price, r_.Number(*v, F("price_per_hour"), kExpected));
+      if (price < 0 || price > kMaxPricePerHour) {
+        return r_.Error(*v, F("price_per_hour"), fmt::format("{} is out of range", price),
+                        kExpected);
+      }
+      type_.price_per_hour = price;
+    }
+    if (const YAML::Node* v = Value("efficiency")) {
+      constexpr const char* kExpected = "a fraction of peak in (0, 1], like 0.6";
+      ASSIGN_OR_RETURN(double eff, r_.Number(*v, F("efficiency"), kExpected));
+      if (!(eff > 0 && eff <= 1)) {
+        return r_.Error(*v, F("efficiency"), fmt::format("{} is outside (0, 1]", eff), kExpected);
+      }
+      type_.efficiency = eff;
+    } else if (!own_id_ && !Value("estimated")) {
+      // A new type without a measured efficiency runs on the default guess: say so.
+      type_.estimated = true;
+    }
+    if (const YAML::Node* v = Value("source")) {
+      ASSIGN_OR_RETURN(std::string text, r_.Scalar(*v, F("source"), "text naming the source"));
+      if (text.size() > kMaxSourceLength) {
+        return r_.Error(*v, F("source"), "is too long", "at most 4096 characters");
+      }
+      type_.source = text;
+    }
+    if (const YAML::Node* v = Value("estimated")) {
+      ASSIGN_OR_RETURN(std::string text, r_.Scalar(*v, F("estimated"), "true or false"));
+      if (text != "true" && text != "false") {
+        return r_.Error(*v, F("estimated"), fmt::format("'{}' is not a boolean", text),
+                        "true or false");
+      }
+      type_.estimated = text == "true";
+    }
+    return Status::Ok();
+  }
+
+  Status Peak(const std::string& field, double& out) {
+    const YAML::Node* v = Value(field);
+    if (!v) return Status::Ok();
+    constexpr const char* kExpected = "a non-negative number of TFLOPS (TOPS for int8)";
+    ASSIGN_OR_RETURN(double value, r_.Number(*v, F(field), kExpected));
+    if (value < 0 || value > kMaxTflops) {
+      return r_.Error(*v, F(field), fmt::format("{} is out of range", value), kExpected);
+    }
+    out = value;
+    return Status::Ok();
+  }
+
+  Status ParseAliases(const YAML::Node& v) {
+    constexpr const char* kExpected = "a list of names like [v100]";
+    if (!v.IsSequence()) return r_.Error(v, F("aliases"), "is " + Describe(v), kExpected);
+    if (v.size() > kMaxListLength) {
+      return r_.Error(v, F("aliases"), fmt::format("has {} entries", v.size()), "at most 64");
+    }
+    std::vector<std::string> aliases;
+    for (size_t i = 0; i < v.size(); ++i) {
+      const YAML::Node& a = v[i];
+      std::string field = fmt::format("{}[{}]", F("aliases"), i);
+      ASSIGN_OR_RETURN(std::string alias, r_.Name(a, field));
+      if (alias == type_.name) {
+        return r_.Error(a, field, fmt::format("'{}' is the type's own name", alias),
+                        "other names for the type");
+      }
+      if (std::optional<DeviceTypeId> id = catalog_.FindId(alias); id && id != own_id_) {
+        return r_.Error(
+            a, field,
+            fmt::format("'{}' already names device type '{}'", alias, catalog_.Get(*id).name),
+            "a name not used by another type");
+      }
+      if (std::find(aliases.begin(), aliases.end(), alias) != aliases.end()) {
+        return r_.Error(a, field, fmt::format("'{}' is listed twice", alias), "each alias once");
+      }
+      aliases.push_back(alias);
+    }
+    type_.aliases = std::move(aliases);
+    return Status::Ok();
+  }
+
+  Status ParseStacks(const YAML::Node& v) {
+    constexpr const char* kExpected = "a list of stacks like [\"cuda 12.2\", x86_64]";
+    if (!v.IsSequence()) return r_.Error(v, F("stacks"), "is " + Describe(v), kExpected);
+    if (v.size() == 0) return r_.Error(v, F("stacks"), "is empty", kExpected);
+    if (v.size() > kMaxListLength) {
+      return r_.Error(v, F("stacks"), fmt::format("has {} entries", v.size()), "at most 64");
+    }
+    std::vector<SoftwareStack> stacks;
+    for (size_t i = 0; i < v.size(); ++i) {
+      const YAML::Node& s = v[i];
+      std::string field = fmt::format("{}[{}]", F("stacks"), i);
+      ASSIGN_OR_RETURN(std::string text, r_.Scalar(s, field, "a stack like 'cuda 12.2'"));
+      util::Result<SoftwareStack> stack = ParseSoftwareStack(text);
+      if (!stack.ok()) return r_.Error(s, field, stack.status().message());
+      for (const SoftwareStack& earlier : stacks) {
+        if (earlier.name == stack->name) {
+          return r_.Error(s, field, fmt::format("stack '{}' is listed twice", stack->name),
+                          "one entry per stack, with the newest version the device runs");
+        }
+      }
+      stacks.push_back(*stack);
+    }
+    type_.stacks = std::move(stacks);
+    return Status::Ok();
+  }
+
+  Status CheckRequired(const YAML::Node& item) const {
+    static const std::vector<std::pair<const char*, const char*>> kRequired = {
+        {"vendor", "a vendor like nvidia"},
+        {"kind", "cpu, gpu, npu or asic"},
+        {"stacks", "a list of stacks like [\"cuda 12.2\"]"},
+        {"memory", "bytes like 80GiB"},
+        {"memory_bandwidth", "a bandwidth like 2039GB/s"},
+        {"idle_power", "watts like 50W"},
+        {"peak_power", "watts like 700W"},
+    };
+    for (const auto& [field, expected] : kRequired) {
+      if (!Value(field)) {
+        return r_.Error(item, F(field), fmt::format("missing for new device type '{}'", type_.name),
+                        expected);
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status CheckConsistent(const YAML::Node& item) const {
+    if (!(type_.fp32_tflops > 0 || type_.fp16_tflops > 0 || type_.int8_tops > 0)) {
+      // Point at the first peak the entry gave (all of them are 0), else at the entry.
+      const char* field = "fp32_tflops";
+      for (const char* f : {"fp32_tflops", "fp16_tflops", "int8_tops"}) {
+        if (Value(f)) {
+          field = f;
+          break;
+        }
+      }
+      const YAML::Node* at = Value(field);
+      return r_.Error(at ? *at : item, F(field),
+                      fmt::format("device type '{}' has no positive peak throughput", type_.name),
+                      "fp32_tflops, fp16_tflops or int8_tops above 0");
+    }
+    if (type_.peak_watts < type_.idle_watts) {
+      const bool peak_given = Value("peak_power") != nullptr;
+      const YAML::Node* at = peak_given ? Value("peak_power") : Value("idle_power");
+      return r_.Error(
+          at ? *at : item, F(peak_given ? "peak_power" : "idle_power"),
+          fmt::format("peak power {} is below idle power {}", util::FormatPower(type_.peak_watts),
+                      util::FormatPower(type_.idle_watts)),
+          "peak_power >= idle_power");
+    }
+    return Status::Ok();
+  }
+
+  const Reader& r_;
+  std::string path_;
+  DeviceCatalog& catalog_;
+  std::map<std::string, Field> fields_;
+  DeviceType type_;
+  std::optional<DeviceTypeId> own_id_;
+};
+
+Status ParseList(const YAML::Node& list, const Reader& reader, DeviceCatalog& catalog) {
+  if (list.IsNull()) return Status::Ok();
+  if (!list.IsSequence()) {
+    return reader.Error(list, "device_types", "is " + Describe(list),
+                        "a list of device types, each a map starting with '- name: ...'");
+  }
+  if (list.size() > kMaxDeviceTypesPerList) {
+    return reader.Error(list, "device_types", fmt::format("has {} entries", list.size()),
+                        fmt::format("at most {}", kMaxDeviceTypesPerList));
+  }
+  std::map<std::string, int> first_seen;
+  for (size_t i = 0; i < list.size(); ++i) {
+    EntryParser entry(reader, fmt::format("device_types[{}]", i), catalog);
+    RETURN_IF_ERROR(entry.Parse(list[i], first_seen));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const std::vector<std::string>& DeviceTypeFieldNames() {
+  static const std::vector<std::string> kNames = {
+      "name",           "aliases",          "vendor",      "kind",
+      "stacks",         "fp32_tflops",      "fp16_tflops", "int8_tops",
+      "memory",         "memory_bandwidth", "idle_power",  "peak_power",
+      "price_per_hour", "efficiency",       "source",      "estimated"};
+  return kNames;
+}
+
+Status ParseDeviceTypesYaml(const YAML::Node& list, const std::string& file_name,
+                            DeviceCatalog& catalog) {
+  Reader reader(file_name);
+  // Work on a copy so that a failure part-way leaves the caller's catalog as it was.
+  DeviceCatalog updated = catalog;
+  try {
+    RETURN_IF_ERROR(ParseList(list, reader, updated));
+  } catch (const YAML::Exception& e) {
+    return util::InputError(reader.At(e.mark), "device_types", e.msg);
+  }
+  catalog = std::move(updated);
+  return Status::Ok();
+}
+
+util::Result<DeviceCatalog> ParseDeviceTypesDocument(std::string_view text,
+                                                     const std::string& file_name) {
+  Reader reader(file_name);
+  constexpr const char* kExpected = "a map with the single key 'device_types:'";
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return util::InputError(reader.At(e.mark), "", "invalid YAML: " + e.msg);
+  }
+  DeviceCatalog catalog = DeviceCatalog::BuiltIn();
+  try {
+    if (!root.IsMap()) {
+      return reader.Error(root, "", "the document is " + Describe(root), kExpected);
+    }
+    std::optional<YAML::Node> types;
+    for (auto it = root.begin(); it != root.end(); ++it) {
+      const YAML::Node key = it->first;  // a copy: `it->` yields a temporary proxy
+      if (!key.IsScalar() || key.Scalar() != "device_types") {
+        return reader.Error(key, key.IsScalar() ? key.Scalar() : "", "unknown top-level field",
+                            kExpected);
+      }
+      if (types) return reader.Error(key, "device_types", "is given twice", kExpected);
+      types = YAML::Node(it->second);
+    }
+    if (!types) return reader.Error(root, "device_types", "missing", kExpected);
+    RETURN_IF_ERROR(ParseDeviceTypesYaml(*types, file_name, catalog));
+  } catch (const YAML::Exception& e) {
+    return util::InputError(reader.At(e.mark), "", e.msg);
+  }
+  return catalog;
+}
+
+util::Result<DeviceCatalog> LoadDeviceTypesFile(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, util::ReadFile(path));
+  return ParseDeviceTypesDocument(text, path);
+}
+
+}  // namespace hetsched::model::io

@@ -1,0 +1,871 @@
+#include "model/io/workload_reader.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <filesystem>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "model/catalog.h"
+#include "model/io/gavel_reader.h"
+#include "util/file.h"
+#include "util/source_location.h"
+#include "util/units.h"
+
+namespace hetsched::model::io {
+namespace {
+
+using util::Result;
+using util::SourceLocation;
+using util::Status;
+
+// Both input formats are first turned into this small tree so that one set of field parsers
+// (and one set of error messages) serves YAML and JSONL. Scalars keep their text; the field
+// parsers decide what the text must be.
+struct Value {
+  enum class Kind { kNull, kScalar, kList, kMap };
+  struct Field;
+  Kind kind = Kind::kNull;
+  std::string text;  // scalars only
+  std::vector<Value> items;
+  std::vector<Field> fields;  // maps only, in file order, keys unique
+  int line = 0;               // 1-based; 0 unknown
+  int column = 0;
+};
+
+struct Value::Field {
+  std::string key;
+  int line = 0;
+  int column = 0;
+  Value value;
+};
+
+// Nesting deeper than this is no workload; refusing it keeps the recursive conversion safe.
+constexpr int kMaxDepth = 64;
+
+std::string KindName(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::kNull:
+      return "empty";
+    case Value::Kind::kScalar:
+      return fmt::format("'{}'", v.text);
+    case Value::Kind::kList:
+      return "a list";
+    case Value::Kind::kMap:
+      return "a map";
+  }
+  return "unknown";
+}
+
+// ---------------------------------------------------------------------------------------------
+// YAML -> Value
+
+class YamlConverter {
+ public:
+  YamlConverter(const std::string& file, size_t budget) : file_(file), budget_(budget) {}
+
+  Status Convert(const YAML::Node& node, int depth, Value* out) {
+    const YAML::Mark mark = node.Mark();
+    out->line = mark.is_null() ? 0 : mark.line + 1;
+    out->column = mark.is_null() ? 0 : mark.column + 1;
+    // Aliases make yaml-cpp share nodes; expanding them could grow exponentially ("billion
+    // laughs"). Without aliases a document has fewer nodes than bytes, so this budget only
+    // stops expansion beyond the size of the text.
+    if (budget_ == 0) {
+      return util::InputError(Loc(*out), "",
+                              "the document expands to more values than its text holds",
+                              "no deeply repeated YAML aliases");
+    }
+    --budget_;
+    if (depth > kMaxDepth) {
+      return util::InputError(Loc(*out), "", fmt::format("nesting deeper than {}", kMaxDepth));
+    }
+    switch (node.Type()) {
+      case YAML::NodeType::Undefined:
+      case YAML::NodeType::Null:
+        out->kind = Value::Kind::kNull;
+        return Status::Ok();
+      case YAML::NodeType::Scalar:
+        out->kind = Value::Kind::kScalar;
+        out->text = node.Scalar();
+        return Status::Ok();
+      case YAML::NodeType::Sequence:
+        out->kind = Value::Kind::kList;
+        for (const YAML::Node& item : node) {
+          out->items.emplace_back();
+          RETURN_IF_ERROR(Convert(item, depth + 1, &out->items.back()));
+        }
+        return Status::Ok();
+      case YAML::NodeType::Map:
+        out->kind = Value::Kind::kMap;
+        std::unordered_map<std::string, int> keys;  // key -> line, to report duplicates
+        for (const auto& entry : node) {
+          Value::Field field;
+          const YAML::Mark key_mark = entry.first.Mark();
+          field.line = key_mark.is_null() ? out->line : key_mark.line + 1;
+          field.column = key_mark.is_null() ? out->column : key_mark.column + 1;
+          if (!entry.first.IsScalar()) {
+            return util::InputError({file_, field.line, field.column}, "",
+                                    "a map key is not a plain name", "keys like 'gang_size'");
+          }
+          field.key = entry.first.Scalar();
+          auto [seen, inserted] = keys.emplace(field.key, field.line);
+          if (!inserted) {
+            return util::InputError({file_, field.line, field.column}, field.key,
+                                    fmt::format("appears twice (first at line {})", seen->second),
+                                    "each key once");
+          }
+          RETURN_IF_ERROR(Convert(entry.second, depth + 1, &field.value));
+          out->fields.push_back(std::move(field));
+        }
+        return Status::Ok();
+    }
+    out->kind = Value::Kind::kNull;
+    return Status::Ok();
+  }
+
+ private:
+  SourceLocation Loc(const Value& v) const { return {file_, v.line, v.column}; }
+  const std::string& file_;
+  size_t budget_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// JSON -> Value (no positions inside a line: nlohmann does not keep them)
+
+Status ConvertJson(const nlohmann::json& j, const SourceLocation& at, int depth, Value* out) {
+  out->line = at.line;
+  if (depth > kMaxDepth) {
+    return util::InputError(at, "", fmt::format("nesting deeper than {}", kMaxDepth));
+  }
+  switch (j.type()) {
+    case nlohmann::json::value_t::null:
+    case nlohmann::json::value_t::discarded:
+      out->kind = Value::Kind::kNull;
+      return Status::Ok();
+    case nlohmann::json::value_t::string:
+      out->kind = Value::Kind::kScalar;
+      out->text = j.get_ref<const std::string&>();
+      return Status::Ok();
+    case nlohmann::json::value_t::boolean:
+      out->kind = Value::Kind::kScalar;
+      out->text = j.get<bool>() ? "true" : "false";
+      return Status::Ok();
+    case nlohmann::json::value_t::number_integer:
+    case nlohmann::json::value_t::number_unsigned:
+    case nlohmann::json::value_t::number_float:
+      out->kind = Value::Kind::kScalar;
+      out->text = j.dump();
+      return Status::Ok();
+    case nlohmann::json::value_t::array:
+      out->kind = Value::Kind::kList;
+      for (const nlohmann::json& item : j) {
+        out->items.emplace_back();
+        RETURN_IF_ERROR(ConvertJson(item, at, depth + 1, &out->items.back()));
+      }
+      return Status::Ok();
+    case nlohmann::json::value_t::object:
+      out->kind = Value::Kind::kMap;
+      for (const auto& [key, item] : j.items()) {
+        Value::Field field;
+        field.key = key;
+        field.line = at.line;
+        RETURN_IF_ERROR(ConvertJson(item, at, depth + 1, &field.value));
+        out->fields.push_back(std::move(field));
+      }
+      return Status::Ok();
+    case nlohmann::json::value_t::binary:
+      break;
+  }
+  return util::InputError(at, "", "binary values are not supported");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Field parsers. Each takes the value and the path used in messages ("jobs[3].gang_size").
+
+class FieldParser {
+ public:
+  explicit FieldParser(const std::string& file) : file_(file) {}
+
+  SourceLocation Loc(const Value& v) const { return {file_, v.line, v.column}; }
+
+  Status Error(const Value& v, const std::string& path, const std::string& problem,
+               const std::string& expected = "") const {
+    return util::InputError(Loc(v), path, problem, expected);
+  }
+
+  Result<std::string> String(const Value& v, const std::string& path) const {
+    if (v.kind != Value::Kind::kScalar || v.text.empty()) {
+      return Error(v, path, fmt::format("is {}", KindName(v)), "a non-empty string");
+    }
+    return v.text;
+  }
+
+  Result<int64_t> Integer(const Value& v, const std::string& path, int64_t min, int64_t max,
+                          const std::string& expected) const {
+    if (v.kind != Value::Kind::kScalar) {
+      return Error(v, path, fmt::format("is {}", KindName(v)), expected);
+    }
+    int64_t value = 0;
+    const char* first = v.text.data();
+    const char* last = first + v.text.size();
+    auto [ptr, ec] = std::from_chars(first, last, value);
+    if (ec == std::errc::result_out_of_range) {
+      return Error(v, path, fmt::format("{} is out of range", v.text), expected);
+    }
+    if (ec != std::errc() || ptr != last) {
+      return Error(v, path, fmt::format("'{}' is not an integer", v.text), expected);
+    }
+    if (value < min || value > max) {
+      return Error(v, path, fmt::format("is {}", v.text), expected);
+    }
+    return value;
+  }
+
+  // A finite number >= min (or > min when `strict`).
+  Result<double> Number(const Value& v, const std::string& path, double min, bool strict,
+                        const std::string& expected) const {
+    if (v.kind != Value::Kind::kScalar) {
+      return Error(v, path, fmt::format("is {}", KindName(v)), expected);
+    }
+    double value = 0;
+    const char* first = v.text.data();
+    const char* last = first + v.text.size();
+    auto [ptr, ec] = std::from_chars(first, last, value);
+    if (ec == std::errc::result_out_of_range) {
+      return Error(v, path, fmt::format("{} is out of range", v.text), expected);
+    }
+    if (ec != std::errc() || ptr != last) {
+      return Error(v, path, fmt::format("'{}' is not a number", v.text), expected);
+    }
+    if (!std::isfinite(value)) {
+      return Error(v, path, fmt::format("'{}' is not finite", v.text), expected);
+    }
+    if (value < min || (strict && value == min)) {
+      return Error(v, path, fmt::format("is {}", v.text), expected);
+    }
+    return value;
+  }
+
+  Result<bool> Bool(const Value& v, const std::string& path) const {
+    if (v.kind == Value::Kind::kScalar) {
+      if (v.text == "true" || v.text == "True" || v.text == "TRUE") return true;
+      if (v.text == "false" || v.text == "False" || v.text == "FALSE") return false;
+    }
+    return Error(v, path, fmt::format("is {}", KindName(v)), "true or false");
+  }
+
+  // Seconds as a number or a duration string ("10m", "2h").
+  Result<double> Seconds(const Value& v, const std::string& path) const {
+    if (v.kind != Value::Kind::kScalar) {
+      return Error(v, path, fmt::format("is {}", KindName(v)), "seconds or a duration like 10m");
+    }
+    auto parsed = util::ParseDuration(v.text);
+    if (!parsed.ok()) {
+      return Error(v, path, parsed.status().message(), "seconds or a duration like 10m");
+    }
+    return *parsed;
+  }
+
+  Result<uint64_t> Bytes(const Value& v, const std::string& path) const {
+    if (v.kind != Value::Kind::kScalar) {
+      return Error(v, path, fmt::format("is {}", KindName(v)), "a byte count like 40GiB");
+    }
+    auto parsed = util::ParseBytes(v.text);
+    if (!parsed.ok()) return Error(v, path, parsed.status().message(), "a byte count like 40GiB");
+    return *parsed;
+  }
+
+  Status Expect(const Value& v, Value::Kind kind, const std::string& path,
+                const std::string& expected) const {
+    if (v.kind != kind) return Error(v, path, fmt::format("is {}", KindName(v)), expected);
+    return Status::Ok();
+  }
+
+  // Rejects keys of `map` not in `known`, naming the known ones.
+  Status OnlyKnown(const Value& map, const std::string& path,
+                   const std::vector<std::string_view>& known) const {
+    for (const Value::Field& f : map.fields) {
+      if (std::find(known.begin(), known.end(), f.key) == known.end()) {
+        return util::InputError({file_, f.line, f.column}, Join(path, f.key), "unknown field",
+                                fmt::format("one of: {}", fmt::join(known, ", ")));
+      }
+    }
+    return Status::Ok();
+  }
+
+  static std::string Join(const std::string& path, std::string_view key) {
+    return path.empty() ? std::string(key) : path + "." + std::string(key);
+  }
+
+ private:
+  const std::string& file_;
+};
+
+const Value::Field* FindField(const Value& map, std::string_view key) {
+  for (const Value::Field& f : map.fields) {
+    if (f.key == key) return &f;
+  }
+  return nullptr;
+}
+
+const std::vector<std::string_view> kJobFields = {"name",
+                                                  "kind",
+                                                  "job_type",
+                                                  "gang_size",
+                                                  "elastic",
+                                                  "stacks",
+                                                  "memory_per_worker",
+                                                  "work",
+                                                  "duration",
+                                                  "reference_device",
+                                                  "throughput",
+                                                  "ops",
+                                                  "sync_bytes_per_step",
+                                                  "priority",
+                                                  "priority_weight",
+                                                  "deadline",
+                                                  "preemptible",
+                                                  "data",
+                                                  "pinned_devices",
+                                                  "arrival",
+                                                  "repeat",
+                                                  "every"};
+
+// Fields that name or multiply one job make no sense as defaults for all of them.
+const std::vector<std::string_view> kNotDefaults = {"name", "repeat", "every"};
+
+// One job entry of the file plus how many copies it stands for.
+struct JobTemplate {
+  Job job;
+  int64_t repeat = 1;
+  bool repeated = false;  // `repeat:` was given, so `{i}` in the name is the copy number
+  double every_s = 0;
+  size_t entry = 0;  // index in the file's job list
+  int line = 0;
+  int column = 0;
+};
+
+class JobParser {
+ public:
+  JobParser(const std::string& file, const Value* defaults) : p_(file), defaults_(defaults) {}
+
+  // Looks a field up in the job, then in `defaults:`. `path` gets the path to report.
+  const Value* Get(const Value& job, std::string_view key, const std::string& job_path,
+                   std::string* path) const {
+    if (const Value::Field* f = FindField(job, key)) {
+      *path = FieldParser::Join(job_path, key);
+      return &f->value;
+    }
+    if (defaults_ != nullptr) {
+      if (const Value::Field* f = FindField(*defaults_, key)) {
+        *path = FieldParser::Join("defaults", key);
+        return &f->value;
+      }
+    }
+    return nullptr;
+  }
+
+  Status CheckDefaults() const {
+    if (defaults_ == nullptr) return Status::Ok();
+    RETURN_IF_ERROR(p_.Expect(*defaults_, Value::Kind::kMap, "defaults", "a map of job fields"));
+    std::vector<std::string_view> allowed;
+    for (std::string_view f : kJobFields) {
+      if (std::find(kNotDefaults.begin(), kNotDefaults.end(), f) == kNotDefaults.end()) {
+        allowed.push_back(f);
+      }
+    }
+    return p_.OnlyKnown(*defaults_, "defaults", allowed);
+  }
+
+  Result<JobTemplate> Parse(const Value& v, size_t entry) const {
+    const std::string jp = fmt::format("jobs[{}]", entry);
+    RETURN_IF_ERROR(p_.Expect(v, Value::Kind::kMap, jp, "a map of job fields"));
+    RETURN_IF_ERROR(p_.OnlyKnown(v, jp, kJobFields));
+    JobTemplate t;
+    t.entry = entry;
+    t.line = v.line;
+    t.column = v.column;
+    Job& job = t.job;
+    std::string path;
+
+    const Value* name = Get(v, "name", jp, &path);
+    if (name == nullptr) return p_.Error(v, jp + ".name", "is missing", "a unique job name");
+    ASSIGN_OR_RETURN(job.name, p_.String(*name, path));
+
+    if (const Value* x = Get(v, "kind", jp, &path)) {
+      ASSIGN_OR_RETURN(std::string text, p_.String(*x, path));
+      auto kind = ParseJobKind(text);
+      if (!kind.ok()) {
+        return p_.Error(*x, path, fmt::format("'{}' is not a job kind", text),
+                        "training, inference, batch or realtime");
+      }
+      job.kind = *kind;
+    }
+    if (const Value* x = Get(v, "job_type", jp, &path)) {
+      ASSIGN_OR_RETURN(job.job_type, p_.String(*x, path));
+    }
+
+    if (const Value* x = Get(v, "gang_size", jp, &path)) {
+      ASSIGN_OR_RETURN(int64_t g, p_.Integer(*x, path, 1, std::numeric_limits<int32_t>::max(),
+                                             "a positive integer"));
+      job.gang_size = static_cast<int32_t>(g);
+    }
+    job.min_workers = job.max_workers = job.gang_size;
+    if (const Value* x = Get(v, "elastic", jp, &path)) {
+      RETURN_IF_ERROR(ParseElastic(*x, path, &job));
+    }
+
+    const Value* stacks = Get(v, "stacks", jp, &path);
+    if (stacks == nullptr) {
+      return p_.Error(v, jp + ".stacks", "is missing",
+                      "a list of stacks the job can run on, like [cuda>=11.8, rocm]");
+    }
+    RETURN_IF_ERROR(ParseStacks(*stacks, path, &job));
+
+    if (const Value* x = Get(v, "memory_per_worker", jp, &path)) {
+      ASSIGN_OR_RETURN(job.memory_per_worker, p_.Bytes(*x, path));
+    }
+    if (const Value* x = Get(v, "throughput", jp, &path)) {
+      RETURN_IF_ERROR(ParseThroughput(*x, path, &job));
+    }
+    RETURN_IF_ERROR(ParseWork(v, jp, &job));
+
+    if (const Value* x = Get(v, "ops", jp, &path)) RETURN_IF_ERROR(ParseOps(*x, path, &job));
+    if (const Value* x = Get(v, "sync_bytes_per_step", jp, &path)) {
+      ASSIGN_OR_RETURN(job.sync_bytes_per_step, p_.Bytes(*x, path));
+    }
+    if (const Value* x = Get(v, "priority", jp, &path)) {
+      ASSIGN_OR_RETURN(int64_t prio,
+                       p_.Integer(*x, path, std::numeric_limits<int32_t>::min(),
+                                  std::numeric_limits<int32_t>::max(), "a 32-bit integer"));
+      job.priority = static_cast<int32_t>(prio);
+    }
+    if (const Value* x = Get(v, "priority_weight", jp, &path)) {
+      ASSIGN_OR_RETURN(job.priority_weight,
+                       p_.Number(*x, path, 0, /*strict=*/true, "a positive number"));
+    }
+    if (const Value* x = Get(v, "preemptible", jp, &path)) {
+      ASSIGN_OR_RETURN(job.preemptible, p_.Bool(*x, path));
+    }
+    if (const Value* x = Get(v, "data", jp, &path)) RETURN_IF_ERROR(ParseData(*x, path, &job));
+    if (const Value* x = Get(v, "pinned_devices", jp, &path)) {
+      RETURN_IF_ERROR(p_.Expect(*x, Value::Kind::kList, path, "a list of 'node' or 'node/index'"));
+      for (size_t i = 0; i < x->items.size(); ++i) {
+        ASSIGN_OR_RETURN(std::string dev, p_.String(x->items[i], fmt::format("{}[{}]", path, i)));
+        job.pinned_devices.push_back(std::move(dev));
+      }
+    }
+    if (const Value* x = Get(v, "arrival", jp, &path)) {
+      ASSIGN_OR_RETURN(job.arrival_s, p_.Seconds(*x, path));
+    }
+    if (const Value* x = Get(v, "deadline", jp, &path)) {
+      ASSIGN_OR_RETURN(double deadline, p_.Seconds(*x, path));
+      if (deadline <= job.arrival_s) {
+        return p_.Error(
+            *x, path, fmt::format("{} s is not after the arrival at {} s", deadline, job.arrival_s),
+            "an absolute time later than arrival");
+      }
+      job.deadline_s = deadline;
+    }
+    RETURN_IF_ERROR(ParseRepeat(v, jp, &t));
+    return t;
+  }
+
+ private:
+  Status ParseElastic(const Value& x, const std::string& path, Job* job) const {
+    RETURN_IF_ERROR(p_.Expect(x, Value::Kind::kMap, path, "a map with min and max workers"));
+    RETURN_IF_ERROR(p_.OnlyKnown(x, path, {"min", "max"}));
+    const Value::Field* min = FindField(x, "min");
+    const Value::Field* max = FindField(x, "max");
+    if (min == nullptr || max == nullptr) {
+      return p_.Error(x, path, "needs both min and max", "elastic: {min: 1, max: 8}");
+    }
+    const int64_t kMax = std::numeric_limits<int32_t>::max();
+    ASSIGN_OR_RETURN(int64_t lo,
+                     p_.Integer(min->value, path + ".min", 1, kMax, "a positive integer"));
+    ASSIGN_OR_RETURN(int64_t hi,
+                     p_.Integer(max->value, path + ".max", 1, kMax, "a positive integer"));
+    if (lo > job->gang_size || hi < job->gang_size) {
+      return p_.Error(
+          x, path,
+          fmt::format("min {} and max {} do not bracket gang_size {}", lo, hi, job->gang_size),
+          "min <= gang_size <= max");
+    }
+    job->min_workers = static_cast<int32_t>(lo);
+    job->max_workers = static_cast<int32_t>(hi);
+    return Status::Ok();
+  }
+
+  Status ParseStacks(const Value& x, const std::string& path, Job* job) const {
+    const char* kExpected = "a non-empty list of stacks like [cuda>=11.8, rocm]";
+    RETURN_IF_ERROR(p_.Expect(x, Value::Kind::kList, path, kExpected));
+    if (x.items.empty()) return p_.Error(x, path, "is empty", kExpected);
+    for (size_t i = 0; i < x.items.size(); ++i) {
+      const std::string item_path = fmt::format("{}[{}]", path, i);
+      ASSIGN_OR_RETURN(std::string text, p_.String(x.items[i], item_path));
+      auto req = ParseStackRequirement(text);
+      if (!req.ok()) return p_.Error(x.items[i], item_path, req.status().message());
+      job->stacks.push_back(std::move(req).value());
+    }
+    return Status::Ok();
+  }
+
+  Status ParseThroughput(const Value& x, const std::string& path, Job* job) const {
+    RETURN_IF_ERROR(
+        p_.Expect(x, Value::Kind::kMap, path, "a map of device type to steps/s, like {v100: 12}"));
+    const DeviceCatalog& catalog = DeviceCatalog::BuiltIn();
+    for (const Value::Field& f : x.fields) {
+      const std::string fp = FieldParser::Join(path, f.key);
+      const DeviceType* type = catalog.Find(f.key);
+      if (type == nullptr) {
+        return util::InputError({p_.Loc(x).file, f.line, f.column}, fp,
+                                fmt::format("unknown device type '{}'", f.key),
+                                fmt::format("one of: {}", catalog.NameList()));
+      }
+      if (job->throughput.count(type->name) != 0) {
+        return util::InputError({p_.Loc(x).file, f.line, f.column}, fp,
+                                fmt::format("device type '{}' is given twice", type->name),
+                                "each device type once (names and aliases count as one)");
+      }
+      ASSIGN_OR_RETURN(double steps,
+                       p_.Number(f.value, fp, 0, /*strict=*/true, "a positive number of steps/s"));
+      job->throughput[type->name] = steps;
+    }
+    return Status::Ok();
+  }
+
+  // `work` in steps, or `duration` on `reference_device` (work = duration x throughput there).
+  Status ParseWork(const Value& v, const std::string& jp, Job* job) const {
+    std::string work_path, duration_path, ref_path;
+    const Value* work = Get(v, "work", jp, &work_path);
+    const Value* duration = Get(v, "duration", jp, &duration_path);
+    const Value* ref = Get(v, "reference_device", jp, &ref_path);
+    if (work != nullptr && duration != nullptr) {
+      return p_.Error(*duration, duration_path, "is given together with work",
+                      "either work (steps) or duration with reference_device");
+    }
+    if (work != nullptr) {
+      if (ref != nullptr) {
+        return p_.Error(*ref, ref_path, "only applies to duration", "no reference_device");
+      }
+      ASSIGN_OR_RETURN(
+          job->work, p_.Number(*work, work_path, 0, /*strict=*/true, "a positive number of steps"));
+      return Status::Ok();
+    }
+    if (duration == nullptr) {
+      return p_.Error(v, jp + ".work", "is missing",
+                      "work (steps), or duration with reference_device");
+    }
+    ASSIGN_OR_RETURN(double seconds, p_.Seconds(*duration, duration_path));
+    if (seconds <= 0) {
+      return p_.Error(*duration, duration_path, "is 0", "a positive duration like 2h");
+    }
+    if (ref == nullptr) {
+      return p_.Error(*duration, jp + ".reference_device", "is missing",
+                      "the device type whose throughput turns duration into steps");
+    }
+    ASSIGN_OR_RETURN(std::string ref_name, p_.String(*ref, ref_path));
+    const DeviceType* type = DeviceCatalog::BuiltIn().Find(ref_name);
+    if (type == nullptr) {
+      return p_.Error(*ref, ref_path, fmt::format("unknown device type '{}'", ref_name),
+                      fmt::format("one of: {}", DeviceCatalog::BuiltIn().NameList()));
+    }
+    auto it = job->throughput.find(type->name);
+    if (it == job->throughput.end()) {
+      return p_.Error(*ref, ref_path, fmt::format("'{}' has no entry under throughput", type->name),
+                      "a device type listed under throughput");
+    }
+    job->work = seconds * it->second;
+    if (!std::isfinite(job->work)) {
+      return p_.Error(*duration, duration_path, "times the throughput overflows");
+    }
+    return Status::Ok();
+  }
+
+  Status ParseOps(const Value& x, const std::string& path, Job* job) const {
+    RETURN_IF_ERROR(p_.Expect(x, Value::Kind::kMap, path,
+                              "a map with flops_per_step, bytes_per_step, precision"));
+    RETURN_IF_ERROR(p_.OnlyKnown(x, path, {"flops_per_step", "bytes_per_step", "precision"}));
+    OperatorLoad ops;
+    const Value::Field* flops = FindField(x, "flops_per_step");
+    if (flops == nullptr) return p_.Error(x, path + ".flops_per_step", "is missing");
+    ASSIGN_OR_RETURN(ops.flops_per_step, p_.Number(flops->value, path + ".flops_per_step", 0,
+                                                   /*strict=*/true, "a positive FLOP count"));
+    if (const Value::Field* f = FindField(x, "bytes_per_step")) {
+      ASSIGN_OR_RETURN(ops.bytes_per_step, p_.Bytes(f->value, path + ".bytes_per_step"));
+    }
+    if (const Value::Field* f = FindField(x, "precision")) {
+      ASSIGN_OR_RETURN(std::string prec, p_.String(f->value, path + ".precision"));
+      if (prec == "fp16" || prec == "bf16") {
+        ops.low_precision = true;
+      } else if (prec == "fp32") {
+        ops.low_precision = false;
+      } else {
+        return p_.Error(f->value, path + ".precision", fmt::format("'{}' is unknown", prec),
+                        "fp16, bf16 or fp32");
+      }
+    }
+    job->ops = ops;
+    return Status::Ok();
+  }
+
+  Status ParseData(const Value& x, const std::string& path, Job* job) const {
+    RETURN_IF_ERROR(p_.Expect(x, Value::Kind::kMap, path, "a map with size and location"));
+    RETURN_IF_ERROR(p_.OnlyKnown(x, path, {"size", "location"}));
+    if (const Value::Field* f = FindField(x, "size")) {
+      ASSIGN_OR_RETURN(job->data_bytes, p_.Bytes(f->value, path + ".size"));
+    }
+    if (const Value::Field* f = FindField(x, "location")) {
+      ASSIGN_OR_RETURN(job->data_location, p_.String(f->value, path + ".location"));
+    }
+    return Status::Ok();
+  }
+
+  Status ParseRepeat(const Value& v, const std::string& jp, JobTemplate* t) const {
+    const Value::Field* repeat = FindField(v, "repeat");
+    const Value::Field* every = FindField(v, "every");
+    if (repeat == nullptr) {
+      if (every != nullptr) {
+        return p_.Error(every->value, jp + ".every", "is given without repeat",
+                        "repeat: N together with every");
+      }
+      return Status::Ok();
+    }
+    t->repeated = true;
+    ASSIGN_OR_RETURN(
+        t->repeat,
+        p_.Integer(repeat->value, jp + ".repeat", 1, static_cast<int64_t>(kMaxWorkloadJobs),
+                   fmt::format("an integer from 1 to {}", kMaxWorkloadJobs)));
+    if (every == nullptr) {
+      return p_.Error(repeat->value, jp + ".every", "is missing",
+                      "every: the spacing of the copies, like 10m (0 for all at once)");
+    }
+    ASSIGN_OR_RETURN(t->every_s, p_.Seconds(every->value, jp + ".every"));
+    if (t->job.name.find("{i}") == std::string::npos) {
+      const Value::Field* name = FindField(v, "name");
+      return p_.Error(name->value, jp + ".name",
+                      fmt::format("'{}' has no {{i}} placeholder for the copy number", t->job.name),
+                      "a pattern like 'infer-{i}' when repeat is given");
+    }
+    return Status::Ok();
+  }
+
+  FieldParser p_;
+  const Value* defaults_;
+};
+
+std::string ReplaceAll(std::string text, std::string_view from, const std::string& to) {
+  size_t pos = 0;
+  while ((pos = text.find(from, pos)) != std::string::npos) {
+    text.replace(pos, from.size(), to);
+    pos += to.size();
+  }
+  return text;
+}
+
+// Expands repeats, checks unique names, sorts by arrival and numbers the jobs.
+// Rough heap and vector footprint of one job, to bound what `repeat:` may allocate.
+size_t EstimateJobBytes(const Job& job) {
+  size_t bytes = sizeof(Job) + job.name.size() + 8 + job.job_type.size() + job.data_location.size();
+  for (const StackRequirement& s : job.stacks) {
+    bytes += sizeof(s) + s.name.size() + s.min_version.size();
+  }
+  for (const auto& [device, rate] : job.throughput) bytes += 64 + device.size();
+  for (const std::string& d : job.pinned_devices) bytes += sizeof(d) + d.size();
+  return bytes + 64;  // the name index entry
+}
+
+Result<Workload> Assemble(std::vector<JobTemplate> templates, const std::string& file) {
+  size_t total = 0;
+  size_t repeated_bytes = 0;
+  for (const JobTemplate& t : templates) {
+    total += static_cast<size_t>(t.repeat);
+    if (total > kMaxWorkloadJobs) {
+      return util::InputError({file, t.line, t.column}, fmt::format("jobs[{}].repeat", t.entry),
+                              fmt::format("brings the workload past {} jobs", kMaxWorkloadJobs),
+                              "fewer copies");
+    }
+    if (t.repeated) {
+      repeated_bytes += static_cast<size_t>(t.repeat) * EstimateJobBytes(t.job);
+      if (repeated_bytes > kMaxRepeatBytes) {
+        return util::InputError(
+            {file, t.line, t.column}, fmt::format("jobs[{}].repeat", t.entry),
+            fmt::format("copies would take about {} of memory, more than the {} allowed",
+                        util::FormatBytes(repeated_bytes), util::FormatBytes(kMaxRepeatBytes)),
+            "fewer copies or shorter fields");
+      }
+    }
+  }
+  Workload workload;
+  workload.jobs.reserve(total);
+  std::unordered_map<std::string, size_t> entry_of;  // name -> entry that made it
+  entry_of.reserve(total);
+  for (JobTemplate& t : templates) {
+    for (int64_t i = 0; i < t.repeat; ++i) {
+      Job job = t.job;
+      if (t.repeated) {
+        job.name = ReplaceAll(t.job.name, "{i}", std::to_string(i));
+      }
+      const double shift = static_cast<double>(i) * t.every_s;
+      job.arrival_s += shift;
+      if (job.deadline_s) *job.deadline_s += shift;
+      if (!std::isfinite(job.arrival_s)) {
+        return util::InputError({file, t.line, t.column}, fmt::format("jobs[{}].every", t.entry),
+                                "makes an arrival time overflow");
+      }
+      auto [it, inserted] = entry_of.emplace(job.name, t.entry);
+      if (!inserted) {
+        return util::InputError(
+            {file, t.line, t.column}, fmt::format("jobs[{}].name", t.entry),
+            fmt::format("'{}' is already used by jobs[{}]", job.name, it->second),
+            "unique job names");
+      }
+      workload.jobs.push_back(std::move(job));
+    }
+  }
+  SortByArrival(&workload);
+  return workload;
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+void SortByArrival(Workload* workload) {
+  std::vector<Job>& jobs = workload->jobs;
+  auto earlier = [](const Job& a, const Job& b) { return a.arrival_s < b.arrival_s; };
+  if (!std::is_sorted(jobs.begin(), jobs.end(), earlier)) {
+    // Jobs are large; sorting positions and moving each job once is much cheaper than letting
+    // stable_sort move whole jobs O(n log n) times.
+    std::vector<uint32_t> order(jobs.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+    std::stable_sort(order.begin(), order.end(), [&jobs](uint32_t a, uint32_t b) {
+      return jobs[a].arrival_s < jobs[b].arrival_s;
+    });
+    std::vector<Job> sorted;
+    sorted.reserve(jobs.size());
+    for (uint32_t i : order) sorted.push_back(std::move(jobs[i]));
+    jobs = std::move(sorted);
+  }
+  for (size_t i = 0; i < jobs.size(); ++i) jobs[i].id = JobId(static_cast<int32_t>(i));
+}
+
+Result<Workload> ParseWorkloadYaml(std::string_view text, const std::string& file_name) {
+  Value root;
+  try {
+    YAML::Node node = YAML::Load(std::string(text));
+    YamlConverter converter(file_name, text.size() + 1024);
+    RETURN_IF_ERROR(converter.Convert(node, 0, &root));
+  } catch (const YAML::Exception& e) {
+    SourceLocation at{file_name, e.mark.is_null() ? 0 : e.mark.line + 1,
+                      e.mark.is_null() ? 0 : e.mark.column + 1};
+    return util::InputError(at, "", fmt::format("not valid YAML: {}", e.msg));
+  } catch (const std::exception& e) {
+    return util::InputError({file_name, 0, 0}, "", fmt::format("cannot read YAML: {}", e.what()));
+  }
+  FieldParser p(file_name);
+  if (root.kind != Value::Kind::kMap) {
+    return p.Error(root, "", fmt::format("the document is {}", KindName(root)),
+                   "a map with a 'jobs' list");
+  }
+  RETURN_IF_ERROR(p.OnlyKnown(root, "", {"jobs", "defaults"}));
+  const Value::Field* jobs = FindField(root, "jobs");
+  if (jobs == nullptr) return p.Error(root, "jobs", "is missing", "a list of jobs");
+  RETURN_IF_ERROR(p.Expect(jobs->value, Value::Kind::kList, "jobs", "a list of jobs"));
+  if (jobs->value.items.empty()) {
+    return p.Error(jobs->value, "jobs", "is empty", "at least one job");
+  }
+  const Value::Field* defaults = FindField(root, "defaults");
+  JobParser parser(file_name, defaults ? &defaults->value : nullptr);
+  RETURN_IF_ERROR(parser.CheckDefaults());
+  std::vector<JobTemplate> templates;
+  templates.reserve(jobs->value.items.size());
+  for (size_t i = 0; i < jobs->value.items.size(); ++i) {
+    ASSIGN_OR_RETURN(JobTemplate t, parser.Parse(jobs->value.items[i], i));
+    templates.push_back(std::move(t));
+  }
+  return Assemble(std::move(templates), file_name);
+}
+
+Result<Workload> ParseWorkloadJsonl(std::string_view text, const std::string& file_name) {
+  JobParser parser(file_name, nullptr);
+  std::vector<JobTemplate> templates;
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    const SourceLocation at{file_name, line_no, 0};
+    Value value;
+    try {
+      nlohmann::json j = nlohmann::json::parse(line);
+      RETURN_IF_ERROR(ConvertJson(j, at, 0, &value));
+    } catch (const nlohmann::json::parse_error& e) {
+      // nlohmann counts bytes from 1 up to and including the offending one.
+      const int column = static_cast<int>(
+          std::min<size_t>(std::max<size_t>(e.byte, 1), std::max<size_t>(line.size(), 1)));
+      std::string msg = e.what();
+      // Drop nlohmann's "[json.exception.parse_error.101] parse error at line 1, column 5: ".
+      if (size_t colon = msg.find(": "); colon != std::string::npos) msg = msg.substr(colon + 2);
+      return util::InputError({file_name, line_no, column}, "",
+                              fmt::format("not valid JSON: {}", msg));
+    } catch (const std::exception& e) {
+      return util::InputError(at, "", fmt::format("cannot read JSON: {}", e.what()));
+    }
+    ASSIGN_OR_RETURN(JobTemplate t, parser.Parse(value, templates.size()));
+    templates.push_back(std::move(t));
+    if (templates.size() > kMaxWorkloadJobs) {
+      return util::InputError(at, "", fmt::format("more than {} jobs", kMaxWorkloadJobs));
+    }
+  }
+  if (templates.empty()) {
+    return util::InputError({file_name, 0, 0}, "", "no jobs", "one JSON object per line");
+  }
+  return Assemble(std::move(templates), file_name);
+}
+
+Result<Workload> LoadWorkload(const std::string& path) {
+  const std::string ext = Lower(std::filesystem::path(path).extension().string());
+  enum class Format { kYaml, kJsonl, kTrace } format;
+  if (ext == ".yaml" || ext == ".yml") {
+    format = Format::kYaml;
+  } else if (ext == ".jsonl" || ext == ".json") {
+    format = Format::kJsonl;
+  } else if (ext == ".trace") {
+    format = Format::kTrace;
+  } else {
+    return Status::InvalidArgument(fmt::format(
+        "{}: unknown workload format '{}' (expected .yaml, .yml, .jsonl, .json or .trace)", path,
+        ext));
+  }
+  ASSIGN_OR_RETURN(std::string text, util::ReadFile(path));
+  switch (format) {
+    case Format::kYaml:
+      return ParseWorkloadYaml(text, path);
+    case Format::kJsonl:
+      return ParseWorkloadJsonl(text, path);
+    case Format::kTrace:
+      return ParseGavelTrace(text, path);
+  }
+  return Status::Internal("unreachable workload format");
+}
+
+}  // namespace hetsched::model::io

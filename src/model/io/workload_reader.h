@@ -1,0 +1,41 @@
+// Workload readers: jobs from YAML (a `jobs:` list with optional `defaults:`), from JSONL (one
+// job object per line, same fields) and, by extension, from Gavel traces. docs/workload-format.md
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "model/job.h"
+#include "util/status.h"
+
+namespace hetsched::model::io {
+
+// Upper bound on the jobs one workload file may produce, `repeat:` copies included. It is
+// checked before anything is allocated, so `repeat: 1e12` fails at once instead of exhausting
+// memory; it is twice the million-job traces hetsched is designed for.
+inline constexpr size_t kMaxWorkloadJobs = 2'000'000;
+// Upper bound on the memory the copies made by `repeat:` may take (estimated from the size of
+// each copied job), so that a small file cannot allocate gigabytes through long names.
+inline constexpr size_t kMaxRepeatBytes = size_t{512} << 20;
+
+// Parses a YAML workload. Device type names in `throughput` are resolved against the built-in
+// catalog (aliases allowed; stored under the canonical name). Jobs come back sorted by arrival
+// (stable, so equal arrivals keep file order) with ids equal to their positions.
+// Errors are InvalidArgument "file:line:column: jobs[3].gang_size: problem (expected ...)";
+// `jobs[i]` counts entries of the file, before `repeat:` expansion.
+util::Result<Workload> ParseWorkloadYaml(std::string_view text, const std::string& file_name);
+
+// Parses JSON Lines: each non-blank line one JSON object with the fields of a YAML job.
+// Positions in errors are the line of the object and, for syntax errors, the byte column.
+util::Result<Workload> ParseWorkloadJsonl(std::string_view text, const std::string& file_name);
+
+// Sorts jobs by arrival time, keeping the order of jobs that arrive together, and sets each
+// job's id to its new position. O(n log n) comparisons; each job is moved once.
+void SortByArrival(Workload* workload);
+
+// Reads `path` and picks the reader by extension: .yaml/.yml YAML, .jsonl/.json JSONL,
+// .trace Gavel trace (model/io/gavel_reader.h). Other extensions are an InvalidArgument error.
+util::Result<Workload> LoadWorkload(const std::string& path);
+
+}  // namespace hetsched::model::io

@@ -1,0 +1,117 @@
+#include "sched/cluster_state.h"
+
+#include <cassert>
+
+namespace hetsched::sched {
+
+using model::DeviceId;
+using model::DeviceTypeId;
+using model::NodeId;
+
+ClusterState::ClusterState(const model::Cluster& cluster) : cluster_(cluster) {
+  type_count_ = static_cast<int32_t>(cluster.catalog.size());
+  const size_t n_dev = cluster.devices.size();
+  status_.assign(n_dev, kFree);
+  reserved_.assign(n_dev, 0);
+  node_on_.assign(cluster.nodes.size(), 1);
+  free_total_.assign(type_count_, 0);
+  up_total_.assign(type_count_, 0);
+  total_.assign(type_count_, 0);
+  rack_free_.assign(std::max<size_t>(cluster.racks.size(), 1) * type_count_, 0);
+  node_free_.assign(cluster.nodes.size(), {});
+  by_free_.assign(type_count_, {});
+  for (size_t i = 0; i < n_dev; ++i) {
+    const model::Device& d = cluster.devices[i];
+    total_[d.type.value()]++;
+    up_total_[d.type.value()]++;
+    AdjustFree(d.node, d.type, +1);
+  }
+}
+
+int32_t ClusterState::FreeInNode(NodeId node, DeviceTypeId type) const {
+  for (const auto& [t, n] : node_free_[node.value()]) {
+    if (t == type.value()) return n;
+  }
+  return 0;
+}
+
+void ClusterState::AdjustFree(NodeId node, DeviceTypeId type, int32_t delta) {
+  auto& counts = node_free_[node.value()];
+  int32_t* slot = nullptr;
+  for (auto& [t, n] : counts) {
+    if (t == type.value()) slot = &n;
+  }
+  if (slot == nullptr) {
+    counts.emplace_back(type.value(), 0);
+    slot = &counts.back().second;
+  }
+  auto& index = by_free_[type.value()];
+  if (*slot > 0) index.erase({*slot, node.value()});
+  *slot += delta;
+  assert(*slot >= 0);
+  if (*slot > 0) index.insert({*slot, node.value()});
+  free_total_[type.value()] += delta;
+  const model::RackId rack = cluster_.node(node).rack;
+  if (rack.valid()) rack_free_[rack.value() * type_count_ + type.value()] += delta;
+}
+
+void ClusterState::Allocate(const std::vector<DeviceId>& devices) {
+  for (DeviceId d : devices) {
+    assert(status_[d.value()] == kFree);
+    const bool was_indexed = Indexed(d);
+    status_[d.value()] = kBusy;
+    if (was_indexed) AdjustFree(cluster_.device(d).node, cluster_.device(d).type, -1);
+  }
+}
+
+void ClusterState::Release(const std::vector<DeviceId>& devices) {
+  for (DeviceId d : devices) {
+    if (status_[d.value()] != kBusy) continue;  // went down while busy: stays down
+    status_[d.value()] = kFree;
+    if (Indexed(d)) AdjustFree(cluster_.device(d).node, cluster_.device(d).type, +1);
+  }
+}
+
+void ClusterState::SetDown(DeviceId d) {
+  if (status_[d.value()] == kDown) return;
+  if (Indexed(d)) AdjustFree(cluster_.device(d).node, cluster_.device(d).type, -1);
+  if (node_on_[cluster_.device(d).node.value()]) up_total_[cluster_.device(d).type.value()]--;
+  status_[d.value()] = kDown;
+}
+
+void ClusterState::SetUp(DeviceId d) {
+  if (status_[d.value()] != kDown) return;
+  status_[d.value()] = kFree;
+  if (node_on_[cluster_.device(d).node.value()]) up_total_[cluster_.device(d).type.value()]++;
+  if (Indexed(d)) AdjustFree(cluster_.device(d).node, cluster_.device(d).type, +1);
+}
+
+void ClusterState::Reserve(DeviceId d) {
+  if (reserved_[d.value()]) return;
+  if (Indexed(d)) AdjustFree(cluster_.device(d).node, cluster_.device(d).type, -1);
+  reserved_[d.value()] = 1;
+}
+
+void ClusterState::SetNodeOn(NodeId node, bool on) {
+  if (static_cast<bool>(node_on_[node.value()]) == on) return;
+  const model::Node& n = cluster_.node(node);
+  for (int32_t i = 0; i < n.device_count; ++i) {
+    const DeviceId d(n.first_device.value() + i);
+    const DeviceTypeId type = cluster_.device(d).type;
+    if (!on) {
+      if (Indexed(d)) AdjustFree(node, type, -1);
+      if (status_[d.value()] != kDown) up_total_[type.value()]--;
+    }
+  }
+  node_on_[node.value()] = on ? 1 : 0;
+  if (on) {
+    for (int32_t i = 0; i < n.device_count; ++i) {
+      const DeviceId d(n.first_device.value() + i);
+      const DeviceTypeId type = cluster_.device(d).type;
+      if (Indexed(d)) AdjustFree(node, type, +1);
+      if (status_[d.value()] != kDown) up_total_[type.value()]++;
+    }
+  }
+}
+
+}  // namespace hetsched::sched

@@ -1,0 +1,78 @@
+// ClusterState: which devices are free, indexed by device type and node (ordered by free count
+// for best fit) and by rack, so a placement never scans the whole cluster.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "model/cluster.h"
+
+namespace hetsched::sched {
+
+// Not thread-safe; owned by one Scheduler. Keeps a reference to `cluster`, which must outlive it.
+class ClusterState {
+ public:
+  explicit ClusterState(const model::Cluster& cluster);
+
+  const model::Cluster& cluster() const { return cluster_; }
+  int32_t type_count() const { return type_count_; }
+
+  bool IsFree(model::DeviceId d) const { return status_[d.value()] == kFree; }
+  bool IsUp(model::DeviceId d) const {
+    return status_[d.value()] != kDown && node_on_[cluster_.device(d).node.value()];
+  }
+  // Free devices of `type` in the whole cluster, in a rack, in a node. O(1) / O(1) / O(types).
+  int32_t FreeOfType(model::DeviceTypeId type) const { return free_total_[type.value()]; }
+  int32_t FreeInRack(model::RackId rack, model::DeviceTypeId type) const {
+    return rack_free_[rack.value() * type_count_ + type.value()];
+  }
+  int32_t FreeInNode(model::NodeId node, model::DeviceTypeId type) const;
+  // Devices of `type` that are up (free or busy): the capacity the type offers now.
+  int32_t UpOfType(model::DeviceTypeId type) const { return up_total_[type.value()]; }
+  // Devices of `type` in the cluster, up or not.
+  int32_t TotalOfType(model::DeviceTypeId type) const { return total_[type.value()]; }
+
+  // Nodes with at least one free device of `type`, ordered by (free count, node id) ascending:
+  // lower_bound({n, -1}) is the best-fit node for n devices. O(log nodes).
+  const std::set<std::pair<int32_t, int32_t>>& NodesByFree(model::DeviceTypeId type) const {
+    return by_free_[type.value()];
+  }
+
+  // Marks devices busy / free. Allocating a device that is not free is a programmer error.
+  void Allocate(const std::vector<model::DeviceId>& devices);
+  void Release(const std::vector<model::DeviceId>& devices);
+  // A failed device stops counting as capacity until SetUp; it must not be allocated (the
+  // driver releases the job running there first).
+  void SetDown(model::DeviceId device);
+  void SetUp(model::DeviceId device);
+  // Reserved devices (pinned by some job) are kept out of the free index for everyone else.
+  void Reserve(model::DeviceId device);
+  bool IsReserved(model::DeviceId device) const { return reserved_[device.value()]; }
+  // Powered-off nodes offer nothing.
+  void SetNodeOn(model::NodeId node, bool on);
+  bool NodeOn(model::NodeId node) const { return node_on_[node.value()]; }
+
+ private:
+  enum Status : uint8_t { kFree, kBusy, kDown };
+  // Adds `delta` free devices of `type` at `node` to every index.
+  void AdjustFree(model::NodeId node, model::DeviceTypeId type, int32_t delta);
+  bool Indexed(model::DeviceId d) const {
+    return status_[d.value()] == kFree && !reserved_[d.value()] &&
+           node_on_[cluster_.device(d).node.value()];
+  }
+
+  const model::Cluster& cluster_;
+  int32_t type_count_ = 0;
+  std::vector<Status> status_;
+  std::vector<char> reserved_;
+  std::vector<char> node_on_;
+  std::vector<int32_t> free_total_, up_total_, total_;
+  std::vector<int32_t> rack_free_;  // rack * type_count + type
+  // Per node: (type, free count) for the few types a node holds.
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> node_free_;
+  std::vector<std::set<std::pair<int32_t, int32_t>>> by_free_;
+};
+
+}  // namespace hetsched::sched

@@ -1,0 +1,35 @@
+#include "sched/job_record.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cost/job_speed.h"
+
+namespace hetsched::sched {
+
+double JobRecord::RemainingAt(double now_s) const {
+  if (phase != JobPhase::kRunning) return remaining_work;
+  const double elapsed = std::max(0.0, now_s - progress_since_s);
+  return std::max(0.0, remaining_work - rate * elapsed);
+}
+
+double JobRecord::AttainedAt(double now_s) const {
+  if (phase != JobPhase::kRunning) return attained_s;
+  return attained_s + static_cast<double>(devices.size()) * std::max(0.0, now_s - service_since_s);
+}
+
+double JobRecord::AttainedNormAt(double now_s) const {
+  if (phase != JobPhase::kRunning) return attained_norm_s;
+  const double rel = best_speed > 0 ? speed[type.value()] / best_speed : 1.0;
+  return attained_norm_s +
+         rel * static_cast<double>(devices.size()) * std::max(0.0, now_s - service_since_s);
+}
+
+std::optional<double> GangSpeed(const model::Job& job, const model::DeviceType& type,
+                                const model::ThroughputProfile* profile) {
+  const std::optional<double> step_s = cost::StepSeconds(job, type, profile);
+  if (!step_s || !(*step_s > 0) || std::isinf(*step_s)) return std::nullopt;
+  return 1.0 / *step_s;
+}
+
+}  // namespace hetsched::sched

@@ -1,0 +1,128 @@
+#include <fmt/format.h>
+
+#include <array>
+
+#include "sched/policy.h"
+
+namespace hetsched::sched {
+namespace {
+
+class Fifo final : public Policy {
+ public:
+  Fifo(bool aware, Blocking blocking, std::string_view name)
+      : aware_(aware), blocking_(blocking), name_(name) {}
+  std::string_view name() const override { return name_; }
+  bool preemptive() const override { return false; }
+  TypeChoice type_choice() const override {
+    return aware_ ? TypeChoice::kFastest : TypeChoice::kAgnostic;
+  }
+  Blocking blocking() const override { return blocking_; }
+  double Key(const JobRecord& job, double) const override { return job.job->arrival_s; }
+
+ private:
+  bool aware_;
+  Blocking blocking_;
+  std::string_view name_;
+};
+
+// Larger Job::priority first, preempting lower-priority preemptible jobs.
+class Priority final : public Policy {
+ public:
+  std::string_view name() const override { return "priority"; }
+  bool preemptive() const override { return true; }
+  TypeChoice type_choice() const override { return TypeChoice::kFastest; }
+  double Key(const JobRecord& job, double) const override { return -job.job->priority; }
+};
+
+// Least attained service; `aware` normalizes service by the job's speed on the type it got.
+class Las final : public Policy {
+ public:
+  explicit Las(bool aware) : aware_(aware) {}
+  std::string_view name() const override { return aware_ ? "las-het" : "las"; }
+  bool preemptive() const override { return true; }
+  TypeChoice type_choice() const override {
+    return aware_ ? TypeChoice::kMaxThroughput : TypeChoice::kAgnostic;
+  }
+  double Key(const JobRecord& job, double now_s) const override {
+    const double w = job.job->priority_weight > 0 ? job.job->priority_weight : 1;
+    return (aware_ ? job.AttainedNormAt(now_s) : job.AttainedAt(now_s)) / w;
+  }
+
+ private:
+  bool aware_;
+};
+
+// Shortest estimated remaining time on the job's best type. `fair` ages jobs (the key drops
+// by `aging` seconds per second since arrival) and assigns types by comparative advantage.
+class Srpt final : public Policy {
+ public:
+  Srpt(bool fair, double aging) : fair_(fair), aging_(aging) {}
+  std::string_view name() const override { return fair_ ? "srpt-het-fair" : "srpt-het"; }
+  bool preemptive() const override { return true; }
+  TypeChoice type_choice() const override {
+    return fair_ ? TypeChoice::kMaxThroughput : TypeChoice::kFastest;
+  }
+  double Key(const JobRecord& job, double now_s) const override {
+    const double remaining = job.BestRemainingSeconds(now_s);
+    if (!fair_) return remaining;
+    return remaining - aging_ * (now_s - job.job->arrival_s);
+  }
+
+ private:
+  bool fair_;
+  double aging_;
+};
+
+struct Known {
+  std::string_view name;
+  std::string_view help;
+};
+constexpr std::array<Known, 9> kKnown = {{
+    {"default", "the recommended policy: srpt-het-fair"},
+    {"fifo", "arrival order, any free device type, head-of-line blocking (agnostic)"},
+    {"fifo-het", "arrival order, the fastest free device type for each job"},
+    {"priority", "larger job priority first; preempts lower-priority preemptible jobs"},
+    {"easy-backfill", "arrival order with EASY backfilling using runtime estimates"},
+    {"las", "least attained service (device-seconds), type-agnostic (Gavel max_min_fairness)"},
+    {"las-het", "least attained service normalized by speed; types where they gain most"},
+    {"srpt-het", "smallest estimated remaining time on the best type it can get"},
+    {"srpt-het-fair", "srpt-het with aging of waiting jobs and types by comparative advantage"},
+}};
+
+}  // namespace
+
+std::string PolicyNames() {
+  std::string out;
+  for (const auto& k : kKnown) {
+    if (!out.empty()) out += ", ";
+    out += k.name;
+  }
+  return out;
+}
+
+std::string PolicyHelp() {
+  std::string out;
+  for (const auto& k : kKnown) out += fmt::format("  {:<14} {}\n", k.name, k.help);
+  return out;
+}
+
+util::Result<std::unique_ptr<Policy>> MakePolicy(std::string_view name,
+                                                 const PolicyTuning& tuning) {
+  if (name == "default") name = kDefaultPolicy;
+  if (name == "fifo") return std::unique_ptr<Policy>(new Fifo(false, Blocking::kStrict, "fifo"));
+  if (name == "fifo-het") {
+    return std::unique_ptr<Policy>(new Fifo(true, Blocking::kStrict, "fifo-het"));
+  }
+  if (name == "easy-backfill") {
+    return std::unique_ptr<Policy>(new Fifo(true, Blocking::kBackfill, "easy-backfill"));
+  }
+  if (name == "priority") return std::unique_ptr<Policy>(new Priority());
+  if (name == "las") return std::unique_ptr<Policy>(new Las(false));
+  if (name == "las-het") return std::unique_ptr<Policy>(new Las(true));
+  if (name == "srpt-het") return std::unique_ptr<Policy>(new Srpt(false, tuning.aging));
+  if (name == "srpt-het-fair") return std::unique_ptr<Policy>(new Srpt(true, tuning.aging));
+  return util::Status::InvalidArgument(
+      fmt::format("unknown policy '{}' (known: {})", name, PolicyNames()));
+}
+
+}  // namespace hetsched::sched

@@ -1,0 +1,60 @@
+// Policy: the queue order and the way a job's device type is chosen, by name. The scheduler
+// (sched/scheduler.h) runs the shared pipeline; a policy only supplies these choices.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "sched/job_record.h"
+#include "util/status.h"
+
+namespace hetsched::sched {
+
+// How a policy picks the device type for a job it lets run.
+enum class TypeChoice {
+  kAgnostic,       // any allowed type; the one with most free capacity (spreads load)
+  kFastest,        // the best-scoring allowed type with room, job by job in queue order
+  kMaxThroughput,  // among the jobs let run, types go where they gain most (regret greedy)
+};
+
+// How a non-preemptive policy treats a job that cannot start now.
+enum class Blocking {
+  kStrict,    // nobody behind it starts (FIFO's head-of-line blocking)
+  kBackfill,  // EASY: the head gets a reservation; others start if they do not delay it
+};
+
+struct PolicyTuning {
+  // srpt-het-fair: a job's key is its remaining time on its best type minus aging x the time
+  // since it arrived, so no job waits much longer than remaining / aging behind newer ones.
+  double aging = 0.5;
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual std::string_view name() const = 0;
+  // True when it may take devices from running preemptible jobs (re-deciding every event or
+  // round). False: it only starts queued jobs.
+  virtual bool preemptive() const = 0;
+  virtual TypeChoice type_choice() const = 0;
+  virtual Blocking blocking() const { return Blocking::kStrict; }
+  // Queue order: smaller runs first; ties by arrival, then id (the scheduler adds those).
+  // Contract: for a queued job, Key(job, now) = Key(job, 0) - c(now) with c the same for all
+  // jobs, so the order of queued jobs never changes while they wait and the scheduler keeps
+  // them in a sorted index (Key(job, 0)) instead of sorting at every decision.
+  virtual double Key(const JobRecord& job, double now_s) const = 0;
+};
+
+// Names with a one-line description each, for --help and errors.
+std::string PolicyNames();
+std::string PolicyHelp();
+// The policy `default` stands for.
+inline constexpr std::string_view kDefaultPolicy = "srpt-het-fair";
+// Builds a policy by name ("default" resolves to kDefaultPolicy). Unknown: InvalidArgument
+// listing the known ones.
+util::Result<std::unique_ptr<Policy>> MakePolicy(std::string_view name,
+                                                 const PolicyTuning& tuning = {});
+
+}  // namespace hetsched::sched

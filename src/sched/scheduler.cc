@@ -1,0 +1,628 @@
+#include "sched/scheduler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <limits>
+#include <queue>
+
+#include "sched/placement.h"
+
+namespace hetsched::sched {
+
+using model::DeviceId;
+using model::DeviceTypeId;
+using model::JobId;
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Resolves Job::pinned_devices ("node/index" or "node") to device ids.
+util::Result<std::vector<DeviceId>> ResolvePinned(const model::Cluster& cluster,
+                                                  const model::Job& job) {
+  std::vector<DeviceId> out;
+  for (const std::string& spec : job.pinned_devices) {
+    const size_t slash = spec.find('/');
+    const std::string node_name = spec.substr(0, slash);
+    auto node = cluster.FindNode(node_name);
+    if (!node) {
+      return util::Status::InvalidArgument(
+          fmt::format("pinned device '{}': no node '{}' in the cluster", spec, node_name));
+    }
+    const model::Node& n = cluster.node(*node);
+    if (slash == std::string::npos) {
+      for (int32_t i = 0; i < n.device_count; ++i) out.push_back(cluster.device_of(*node, i));
+      continue;
+    }
+    int32_t index = -1;
+    try {
+      size_t used = 0;
+      index = std::stoi(spec.substr(slash + 1), &used);
+      if (used != spec.size() - slash - 1) index = -1;
+    } catch (const std::exception&) {
+      index = -1;
+    }
+    if (index < 0 || index >= n.device_count) {
+      return util::Status::InvalidArgument(fmt::format(
+          "pinned device '{}': node '{}' has devices 0..{}", spec, node_name, n.device_count - 1));
+    }
+    out.push_back(cluster.device_of(*node, index));
+  }
+  return out;
+}
+}  // namespace
+
+util::Result<std::unique_ptr<Scheduler>> Scheduler::Create(const model::Cluster& cluster,
+                                                           const model::ThroughputProfile* profile,
+                                                           std::string_view policy,
+                                                           const SchedulerOptions& options) {
+  ASSIGN_OR_RETURN(auto p, MakePolicy(policy, options.tuning));
+  ASSIGN_OR_RETURN(auto filters, MakeFilters(options.filters));
+  ASSIGN_OR_RETURN(auto scorers, MakeScorers(options.scorers));
+  return std::unique_ptr<Scheduler>(new Scheduler(cluster, profile, std::move(p),
+                                                  std::move(filters), std::move(scorers), options));
+}
+
+Scheduler::Scheduler(const model::Cluster& cluster, const model::ThroughputProfile* profile,
+                     std::unique_ptr<Policy> policy, std::vector<std::unique_ptr<Filter>> filters,
+                     ScorerSet scorers, const SchedulerOptions& options)
+    : cluster_(cluster),
+      profile_(profile),
+      policy_(std::move(policy)),
+      filters_(std::move(filters)),
+      scorers_(std::move(scorers)),
+      options_(options),
+      state_(cluster),
+      owner_(cluster.devices.size(), -1) {}
+
+Scheduler::QueueKey Scheduler::KeyOf(const JobRecord& r, double now_s) const {
+  return {policy_->Key(r, now_s), r.job->arrival_s, r.job->id.value()};
+}
+
+void Scheduler::Enqueue(int32_t id, double now_s) {
+  JobRecord& r = records_[id];
+  r.phase = JobPhase::kQueued;
+  r.queued_since_s = now_s;
+  pos_[id] = static_cast<int32_t>(queue_.size());
+  queue_.push_back(id);
+  sorted_queue_.insert(KeyOf(r, 0));
+}
+
+void Scheduler::Dequeue(int32_t id) {
+  const int32_t p = pos_[id];
+  queue_[p] = queue_.back();
+  pos_[queue_[p]] = p;
+  queue_.pop_back();
+  sorted_queue_.erase(KeyOf(records_[id], 0));
+}
+
+void Scheduler::AddRunning(int32_t id) {
+  pos_[id] = static_cast<int32_t>(running_.size());
+  running_.push_back(id);
+}
+
+void Scheduler::RemoveRunning(int32_t id) {
+  const int32_t p = pos_[id];
+  running_[p] = running_.back();
+  pos_[running_[p]] = p;
+  running_.pop_back();
+}
+
+Admission Scheduler::Submit(const model::Job& job, double now_s) {
+  const int32_t id = job.id.value();
+  assert(id >= 0);
+  if (static_cast<size_t>(id) >= records_.size()) {
+    records_.resize(id + 1);
+    pinned_.resize(id + 1);
+    pos_.resize(id + 1, -1);
+    hints_.resize(id + 1);
+  }
+  const int32_t types = state_.type_count();
+  JobRecord r;
+  r.job = &job;
+  r.speed.assign(types, 0);
+  r.allowed.assign(types, 0);
+  r.incompatible.assign(types, 0);
+  std::vector<int32_t> count(types, 0);
+  if (!job.pinned_devices.empty()) {
+    auto pinned = ResolvePinned(cluster_, job);
+    if (!pinned.ok()) return {false, pinned.status().message()};
+    for (DeviceId d : *pinned) count[cluster_.device(d).type.value()]++;
+    pinned_[id] = std::move(pinned).value();
+  } else {
+    for (int32_t t = 0; t < types; ++t) count[t] = state_.TotalOfType(DeviceTypeId(t));
+  }
+  const int32_t gang = std::max(1, job.gang_size);
+  std::vector<std::string> reasons;
+  for (int32_t t = 0; t < types; ++t) {
+    if (count[t] == 0) continue;
+    const model::DeviceType& dt = cluster_.catalog.Get(DeviceTypeId(t));
+    bool incompatible = false;
+    std::string why;
+    for (const auto& f : filters_) {
+      auto rejected = f->Reject(job, dt);
+      if (!rejected) continue;
+      if (options_.ignore_compat && f->name() == "compat") {
+        incompatible = true;
+        continue;
+      }
+      why = *rejected;
+      break;
+    }
+    if (!why.empty()) {
+      reasons.push_back(why);
+      continue;
+    }
+    const auto speed = GangSpeed(job, dt, profile_);
+    if (!incompatible && (!speed || *speed <= 0)) {
+      reasons.push_back(fmt::format("no throughput known for '{}' at {} worker(s) on {}",
+                                    job.job_type, gang, dt.name));
+      continue;
+    }
+    if (count[t] < gang) {
+      reasons.push_back(fmt::format("{} has {} device(s){}, the gang needs {}", dt.name, count[t],
+                                    pinned_[id].empty() ? "" : " among the pinned ones", gang));
+      continue;
+    }
+    r.allowed[t] = 1;
+    r.incompatible[t] = incompatible ? 1 : 0;
+    r.speed[t] = speed.value_or(0);
+  }
+  if (std::find(r.allowed.begin(), r.allowed.end(), 1) == r.allowed.end()) {
+    std::string all;
+    for (const auto& s : reasons) all += (all.empty() ? "" : "; ") + s;
+    if (all.empty()) all = "the cluster has no devices";
+    pinned_[id].clear();
+    return {false, fmt::format("no device in the cluster can run it: {}", all)};
+  }
+  for (int32_t t = 0; t < types; ++t) {
+    if (r.allowed[t] && !r.incompatible[t]) r.best_speed = std::max(r.best_speed, r.speed[t]);
+  }
+  r.remaining_work = job.work;
+  records_[id] = std::move(r);
+  hints_[id] = HintsFor(cluster_, job.data_location);
+  for (DeviceId d : pinned_[id]) state_.Reserve(d);
+  Enqueue(id, now_s);
+  return {true, ""};
+}
+
+std::optional<JobId> Scheduler::JobOn(DeviceId device) const {
+  const int32_t o = owner_[device.value()];
+  if (o < 0) return std::nullopt;
+  return JobId(o);
+}
+
+bool Scheduler::HasAllowedType(JobId job) const {
+  const auto& a = records_[job.value()].allowed;
+  return std::find(a.begin(), a.end(), 1) != a.end();
+}
+
+int32_t Scheduler::TotalFree() const {
+  int32_t total = 0;
+  for (int32_t t = 0; t < state_.type_count(); ++t) total += state_.FreeOfType(DeviceTypeId(t));
+  return total;
+}
+
+std::vector<DeviceTypeId> Scheduler::TypePreference(const JobRecord& r, TypeChoice choice,
+                                                    const std::vector<int32_t>& capacity) const {
+  const int32_t gang = std::max(1, r.job->gang_size);
+  const bool pinned = !pinned_[r.job->id.value()].empty();
+  std::vector<std::pair<double, int32_t>> cands;  // (score, type)
+  for (int32_t t = 0; t < state_.type_count(); ++t) {
+    if (!r.allowed[t] || (!pinned && capacity[t] < gang)) continue;
+    const double score =
+        choice == TypeChoice::kAgnostic ? 0 : scorers_.Score(r, DeviceTypeId(t), cluster_.catalog);
+    cands.push_back({score, t});
+  }
+  std::sort(cands.begin(), cands.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first > b.first;
+    if (capacity[a.second] != capacity[b.second]) return capacity[a.second] > capacity[b.second];
+    return a.second < b.second;
+  });
+  std::vector<DeviceTypeId> out;
+  out.reserve(cands.size());
+  for (const auto& c : cands) out.emplace_back(c.second);
+  return out;
+}
+
+std::optional<std::vector<DeviceId>> Scheduler::PlaceOn(const JobRecord& r,
+                                                        DeviceTypeId type) const {
+  const int32_t id = r.job->id.value();
+  const int32_t gang = std::max(1, r.job->gang_size);
+  if (pinned_[id].empty()) return PlaceGang(state_, type, gang, hints_[id]);
+  std::vector<DeviceId> out;
+  for (DeviceId d : pinned_[id]) {
+    if (static_cast<int32_t>(out.size()) == gang) break;
+    if (cluster_.device(d).type == type && state_.IsFree(d) && state_.IsUp(d)) out.push_back(d);
+  }
+  if (static_cast<int32_t>(out.size()) < gang) return std::nullopt;
+  return out;
+}
+
+Placement Scheduler::Start(int32_t id, DeviceTypeId type, std::vector<DeviceId> devices,
+                           double now_s, bool migrated) {
+  JobRecord& r = records_[id];
+  Dequeue(id);
+  const bool resumed = r.first_start_s >= 0;
+  if (!resumed) r.first_start_s = now_s;
+  r.phase = JobPhase::kRunning;
+  r.type = type;
+  r.devices = std::move(devices);
+  r.rate = r.incompatible[type.value()] ? 0 : r.speed[type.value()];
+  r.progress_since_s = now_s;
+  r.service_since_s = now_s;
+  state_.Allocate(r.devices);
+  for (DeviceId d : r.devices) owner_[d.value()] = id;
+  AddRunning(id);
+  return Placement{JobId(id), type, r.devices, resumed, migrated};
+}
+
+void Scheduler::Stop(int32_t id, double now_s) {
+  JobRecord& r = records_[id];
+  r.remaining_work = r.RemainingAt(now_s);
+  r.attained_s = r.AttainedAt(now_s);
+  r.attained_norm_s = r.AttainedNormAt(now_s);
+  state_.Release(r.devices);
+  for (DeviceId d : r.devices) owner_[d.value()] = -1;
+  r.devices.clear();
+  r.rate = 0;
+  RemoveRunning(id);
+  Enqueue(id, now_s);
+}
+
+void Scheduler::SetProgress(JobId job, double rate, double since_s) {
+  JobRecord& r = records_[job.value()];
+  r.rate = rate;
+  r.progress_since_s = since_s;
+}
+
+void Scheduler::Finish(JobId job, double now_s) {
+  JobRecord& r = records_[job.value()];
+  if (r.phase == JobPhase::kRunning) {
+    r.attained_s = r.AttainedAt(now_s);
+    r.attained_norm_s = r.AttainedNormAt(now_s);
+    r.remaining_work = 0;
+    state_.Release(r.devices);
+    for (DeviceId d : r.devices) owner_[d.value()] = -1;
+    RemoveRunning(job.value());
+  } else if (r.phase == JobPhase::kQueued) {
+    Dequeue(job.value());
+  }
+  r.phase = JobPhase::kDone;
+}
+
+void Scheduler::Requeue(JobId job, double now_s, double remaining_work,
+                        std::optional<DeviceTypeId> exclude_type) {
+  const int32_t id = job.value();
+  JobRecord& r = records_[id];
+  if (r.phase == JobPhase::kRunning) {
+    r.attained_s = r.AttainedAt(now_s);
+    r.attained_norm_s = r.AttainedNormAt(now_s);
+    state_.Release(r.devices);
+    for (DeviceId d : r.devices) owner_[d.value()] = -1;
+    r.devices.clear();
+    r.rate = 0;
+    RemoveRunning(id);
+  } else if (r.phase == JobPhase::kQueued) {
+    Dequeue(id);
+  } else {
+    return;
+  }
+  r.remaining_work = remaining_work;
+  if (exclude_type) {
+    r.allowed[exclude_type->value()] = 0;
+    r.best_speed = 0;
+    for (size_t t = 0; t < r.allowed.size(); ++t) {
+      if (r.allowed[t] && !r.incompatible[t]) r.best_speed = std::max(r.best_speed, r.speed[t]);
+    }
+  }
+  Enqueue(id, now_s);
+}
+
+void Scheduler::Drop(JobId job, double now_s) { Finish(job, now_s); }
+
+std::pair<double, int32_t> Scheduler::ShadowTime(DeviceTypeId type, int32_t gang,
+                                                 double now_s) const {
+  int32_t free = state_.FreeOfType(type);
+  if (free >= gang) return {now_s, free - gang};
+  std::vector<std::pair<double, int32_t>> ends;
+  for (int32_t id : running_) {
+    const JobRecord& r = records_[id];
+    if (r.type != type) continue;
+    const double end =
+        r.rate > 0 ? std::max(now_s, r.progress_since_s) + r.RemainingAt(now_s) / r.rate : kInf;
+    ends.push_back({end, static_cast<int32_t>(r.devices.size())});
+  }
+  std::sort(ends.begin(), ends.end());
+  for (const auto& [end, n] : ends) {
+    free += n;
+    if (free >= gang) return {end, free - gang};
+  }
+  return {kInf, 0};
+}
+
+void Scheduler::DecideQueueOrder(double now_s, bool fill, Decision& out) {
+  constexpr int32_t kFillScan = 256;
+  const TypeChoice choice = policy_->type_choice() == TypeChoice::kAgnostic ? TypeChoice::kAgnostic
+                                                                            : TypeChoice::kFastest;
+  const bool backfill = !fill && policy_->blocking() == Blocking::kBackfill;
+  int32_t free_total = TotalFree();
+  std::vector<int32_t> free(state_.type_count());
+  bool head_blocked = false;
+  DeviceTypeId reserved_type;
+  double shadow = kInf;
+  int32_t extra = 0;
+  int32_t misses = 0;
+  // The sorted index is walked directly; Start erases only the current element.
+  auto next = sorted_queue_.begin();
+  while (free_total > 0 && next != sorted_queue_.end()) {
+    const int32_t id = std::get<2>(*next);
+    ++next;
+    const JobRecord& r = records_[id];
+    for (int32_t t = 0; t < state_.type_count(); ++t) free[t] = state_.FreeOfType(DeviceTypeId(t));
+    std::optional<std::pair<DeviceTypeId, std::vector<DeviceId>>> chosen;
+    for (DeviceTypeId t : TypePreference(r, choice, free)) {
+      if (auto devs = PlaceOn(r, t)) {
+        chosen.emplace(t, std::move(*devs));
+        break;
+      }
+    }
+    const int32_t gang = std::max(1, r.job->gang_size);
+    if (!chosen) {
+      if (fill) {
+        if (++misses >= kFillScan) break;
+        continue;
+      }
+      if (!backfill) break;
+      if (!head_blocked) {
+        head_blocked = true;
+        // The head's reservation: the allowed type where it could start soonest.
+        for (int32_t t = 0; t < state_.type_count(); ++t) {
+          if (!r.allowed[t]) continue;
+          const auto [when, spare] = ShadowTime(DeviceTypeId(t), gang, now_s);
+          if (when < shadow) {
+            shadow = when;
+            extra = spare;
+            reserved_type = DeviceTypeId(t);
+          }
+        }
+      }
+      continue;
+    }
+    if (head_blocked && chosen->first == reserved_type) {
+      const double speed = r.speed[reserved_type.value()];
+      const double end = speed > 0 ? now_s + r.RemainingAt(now_s) / speed : kInf;
+      if (end > shadow) {
+        if (gang > extra) continue;  // would delay the head's reservation
+        extra -= gang;
+      }
+    }
+    out.placed.push_back(Start(id, chosen->first, std::move(chosen->second), now_s, false));
+    free_total -= gang;
+  }
+}
+
+std::vector<int32_t> Scheduler::AssignByRegret(const std::vector<int32_t>& jobs,
+                                               std::vector<int32_t> capacity, double now_s) const {
+  (void)now_s;
+  const int32_t types = state_.type_count();
+  const size_t n = jobs.size();
+  std::vector<int32_t> result(n, -1);
+  struct Item {
+    double regret;
+    int32_t index;
+    int32_t type;
+  };
+  const auto evaluate = [&](size_t i) {
+    const JobRecord& r = records_[jobs[i]];
+    const int32_t gang = std::max(1, r.job->gang_size);
+    double v1 = -1, v2 = 0;
+    int32_t t1 = -1;
+    for (int32_t t = 0; t < types; ++t) {
+      if (!r.allowed[t] || capacity[t] < gang) continue;
+      double v = scorers_.Score(r, DeviceTypeId(t), cluster_.catalog);
+      if (r.phase == JobPhase::kRunning && r.type.value() == t) v += options_.stickiness;
+      if (v > v1) {
+        v2 = std::max(v2, v1);
+        v1 = v;
+        t1 = t;
+      } else {
+        v2 = std::max(v2, v);
+      }
+    }
+    return Item{v1 - v2, static_cast<int32_t>(i), t1};
+  };
+  const auto cmp = [](const Item& a, const Item& b) {
+    if (a.regret != b.regret) return a.regret < b.regret;
+    return a.index > b.index;  // earlier in policy order first
+  };
+  std::priority_queue<Item, std::vector<Item>, decltype(cmp)> heap(cmp);
+  for (size_t i = 0; i < n; ++i) {
+    Item it = evaluate(i);
+    if (it.type >= 0) heap.push(it);
+  }
+  while (!heap.empty()) {
+    const Item top = heap.top();
+    heap.pop();
+    const Item now = evaluate(top.index);
+    if (now.type < 0) continue;
+    if (now.type != top.type || now.regret < top.regret - 1e-12) {
+      heap.push(now);  // stale: a type filled up since it was scored
+      continue;
+    }
+    result[top.index] = now.type;
+    capacity[now.type] -= std::max(1, records_[jobs[top.index]].job->gang_size);
+  }
+  return result;
+}
+
+void Scheduler::DecidePreemptive(double now_s, Decision& out) {
+  const int32_t types = state_.type_count();
+  const TypeChoice choice = policy_->type_choice();
+  // free[t]: devices nobody holds; held[t]: devices of running preemptible jobs not yet
+  // reached in the policy order (the ones reached last lose them first).
+  std::vector<int32_t> free(types), held(types, 0);
+  for (int32_t t = 0; t < types; ++t) free[t] = state_.FreeOfType(DeviceTypeId(t));
+  std::vector<QueueKey> keys;
+  keys.reserve(queue_.size() + running_.size());
+  for (int32_t id : queue_) keys.push_back(KeyOf(records_[id], now_s));
+  for (int32_t id : running_) {
+    const JobRecord& r = records_[id];
+    if (!r.job->preemptible) continue;
+    held[r.type.value()] += static_cast<int32_t>(r.devices.size());
+    keys.push_back(KeyOf(r, now_s));
+  }
+  std::sort(keys.begin(), keys.end());
+  std::vector<int32_t> initial(types);
+  int32_t capacity_total = 0;
+  for (int32_t t = 0; t < types; ++t) {
+    initial[t] = free[t] + held[t];
+    capacity_total += initial[t];
+  }
+  // Takes `gang` devices of type t, free ones first.
+  const auto take = [&](int32_t t, int32_t gang) {
+    const int32_t from_free = std::min(free[t], gang);
+    free[t] -= from_free;
+    held[t] -= gang - from_free;
+    capacity_total -= gang;
+  };
+
+  // Which jobs run: walk the policy order while capacity lasts.
+  std::vector<int32_t> selected, tentative;
+  std::vector<int32_t> both(types);
+  for (const auto& k : keys) {
+    if (capacity_total <= 0) break;
+    const int32_t id = std::get<2>(k);
+    const JobRecord& r = records_[id];
+    const int32_t gang = std::max(1, r.job->gang_size);
+    int32_t t = -1;
+    if (r.phase == JobPhase::kRunning) {
+      // It keeps its devices unless jobs ahead of it took them (then it competes like a queued
+      // job; its devices stay in the held pool of the jobs behind it).
+      const int32_t own = r.type.value();
+      if (held[own] >= gang) {
+        held[own] -= gang;
+        capacity_total -= gang;
+        t = own;
+        if (choice == TypeChoice::kFastest) {
+          const std::vector<DeviceTypeId> pref = TypePreference(r, choice, free);
+          // Greedy-fastest moves a running job to a free faster type only for a clear gain.
+          if (!pref.empty() && pref[0].value() != own &&
+              scorers_.Score(r, pref[0], cluster_.catalog) >
+                  scorers_.Score(r, r.type, cluster_.catalog) + options_.stickiness) {
+            t = pref[0].value();
+            free[own] += gang;
+            free[t] -= gang;
+          }
+        }
+        selected.push_back(id);
+        tentative.push_back(t);
+        continue;
+      }
+    }
+    // Agnostic: prefer devices nobody holds; aware: the best type, taking held devices if needed.
+    std::vector<DeviceTypeId> pref;
+    if (choice == TypeChoice::kAgnostic) pref = TypePreference(r, choice, free);
+    if (pref.empty()) {
+      for (int32_t u = 0; u < types; ++u) both[u] = free[u] + held[u];
+      pref =
+          TypePreference(r, choice == TypeChoice::kAgnostic ? choice : TypeChoice::kFastest, both);
+    }
+    if (pref.empty()) continue;
+    t = pref[0].value();
+    take(t, gang);
+    selected.push_back(id);
+    tentative.push_back(t);
+  }
+  std::vector<int32_t> assigned = tentative;
+  if (choice == TypeChoice::kMaxThroughput) {
+    assigned = AssignByRegret(selected, initial, now_s);
+    // A job the regret pass could not fit keeps its tentative type if that still has room.
+    std::vector<int32_t> left = initial;
+    for (size_t i = 0; i < selected.size(); ++i) {
+      if (assigned[i] >= 0) left[assigned[i]] -= records_[selected[i]].job->gang_size;
+    }
+    for (size_t i = 0; i < selected.size(); ++i) {
+      const int32_t gang = std::max(1, records_[selected[i]].job->gang_size);
+      if (assigned[i] < 0 && left[tentative[i]] >= gang) {
+        assigned[i] = tentative[i];
+        left[tentative[i]] -= gang;
+      }
+    }
+  }
+
+  // Preempt running jobs that lost their place or move to another type.
+  if (scratch_.size() < records_.size()) scratch_.resize(records_.size(), -2);
+  for (size_t i = 0; i < selected.size(); ++i) scratch_[selected[i]] = assigned[i];
+  std::vector<int32_t> moved;
+  const std::vector<int32_t> running_now = running_;
+  for (int32_t id : running_now) {
+    const JobRecord& r = records_[id];
+    if (!r.job->preemptible) continue;
+    if (scratch_[id] == r.type.value()) continue;
+    Stop(id, now_s);
+    records_[id].preemptions++;
+    out.preempted.push_back(JobId(id));
+    if (scratch_[id] >= 0) moved.push_back(id);
+  }
+  // Start the selected jobs that are not running, in policy order.
+  for (size_t i = 0; i < selected.size(); ++i) {
+    const int32_t id = selected[i];
+    scratch_[id] = -2;
+    const JobRecord& r = records_[id];
+    if (r.phase == JobPhase::kRunning || assigned[i] < 0) continue;
+    const bool migrated = std::find(moved.begin(), moved.end(), id) != moved.end();
+    std::optional<std::vector<DeviceId>> devs = PlaceOn(r, DeviceTypeId(assigned[i]));
+    DeviceTypeId type(assigned[i]);
+    if (!devs) {  // fragmentation: another type with room, in preference order
+      std::vector<int32_t> free(types);
+      for (int32_t t = 0; t < types; ++t) free[t] = state_.FreeOfType(DeviceTypeId(t));
+      for (DeviceTypeId t : TypePreference(r, choice, free)) {
+        if ((devs = PlaceOn(r, t))) {
+          type = t;
+          break;
+        }
+      }
+    }
+    if (devs) out.placed.push_back(Start(id, type, std::move(*devs), now_s, migrated));
+  }
+}
+
+Decision Scheduler::Decide(double now_s) {
+  Decision out;
+  if (queue_.empty()) return out;
+  if (!policy_->preemptive()) {
+    DecideQueueOrder(now_s, false, out);
+  } else if (now_s - last_full_s_ >= options_.preempt_interval_s) {
+    last_full_s_ = now_s;
+    DecidePreemptive(now_s, out);
+  } else {
+    DecideQueueOrder(now_s, true, out);
+  }
+  return out;
+}
+
+std::string Scheduler::WhyWaiting(JobId job, double now_s) const {
+  const JobRecord& r = records_[job.value()];
+  if (r.phase == JobPhase::kRunning) return "running";
+  if (r.phase == JobPhase::kDone) return "finished";
+  const int32_t gang = std::max(1, r.job->gang_size);
+  std::string types;
+  for (int32_t t = 0; t < state_.type_count(); ++t) {
+    if (!r.allowed[t]) continue;
+    if (!types.empty()) types += ", ";
+    types += fmt::format("{} ({} free)", cluster_.catalog.Get(DeviceTypeId(t)).name,
+                         state_.FreeOfType(DeviceTypeId(t)));
+  }
+  const QueueKey mine = KeyOf(r, now_s);
+  size_t ahead = 0;
+  for (int32_t id : queue_) {
+    if (KeyOf(records_[id], now_s) < mine) ++ahead;
+  }
+  return fmt::format("needs {} device(s) of one type among: {}; {} queued job(s) ahead under {}",
+                     gang, types, ahead, policy_->name());
+}
+
+}  // namespace hetsched::sched

@@ -1,0 +1,165 @@
+// Scheduler: the online decision core. Jobs are submitted (admitted or rejected with the
+// reason), and each Decide(now) returns placements and preemptions as values, running the
+// pipeline: queue order (policy) -> filters -> type scorers -> gang placement -> preemption.
+// Pure decision code: no wall clock, no I/O; the simulator and the daemon both drive it.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "model/cluster.h"
+#include "model/job.h"
+#include "model/profile.h"
+#include "sched/cluster_state.h"
+#include "sched/filters.h"
+#include "sched/job_record.h"
+#include "sched/placement.h"
+#include "sched/policy.h"
+#include "sched/scorers.h"
+#include "util/status.h"
+
+namespace hetsched::sched {
+
+struct SchedulerOptions {
+  std::vector<std::string> filters = {"compat", "memory"};
+  std::string scorers = "speed";  // see MakeScorers
+  // The naive baseline: any free device will do; the compat filter only records which types
+  // would fail (the driver fails such starts after a start-up time).
+  bool ignore_compat = false;
+  // Score bonus that keeps a running job on its current type under kMaxThroughput unless
+  // moving gains more than this (a fraction of its best speed): avoids needless migrations.
+  double stickiness = 0.05;
+  // Preemptive policies reconsider every running job at most this often (virtual seconds);
+  // decisions in between only start queued jobs on free devices, in policy order (cheap:
+  // O(placed + skipped) instead of O(queued + running)). 0: every decision reconsiders.
+  double preempt_interval_s = 0;
+  PolicyTuning tuning;
+};
+
+struct Admission {
+  bool accepted = false;
+  std::string reason;  // why not, when rejected
+};
+
+struct Placement {
+  model::JobId job;
+  model::DeviceTypeId type;
+  std::vector<model::DeviceId> devices;
+  bool resumed = false;   // it ran before (a restore from checkpoint applies)
+  bool migrated = false;  // it was preempted in this same decision to move here
+};
+
+struct Decision {
+  std::vector<model::JobId> preempted;  // stopped; back in the queue (possibly placed again)
+  std::vector<Placement> placed;
+};
+
+// Not thread-safe. Keeps references to `cluster`, `profile` and to submitted jobs: the caller
+// keeps them alive while the scheduler lives.
+class Scheduler {
+ public:
+  static util::Result<std::unique_ptr<Scheduler>> Create(const model::Cluster& cluster,
+                                                         const model::ThroughputProfile* profile,
+                                                         std::string_view policy,
+                                                         const SchedulerOptions& options = {});
+
+  // Admits the job into the queue, or rejects it when no device in the cluster can ever run it.
+  Admission Submit(const model::Job& job, double now_s);
+  // One scheduling pass. Updates the scheduler's own state (devices allocated / released).
+  Decision Decide(double now_s);
+
+  // The driver's actual progress rate (steps/s) for a running job, from `since_s` on (later
+  // than now when a start-up or restore delay applies).
+  void SetProgress(model::JobId job, double rate, double since_s);
+  // The job completed: its devices are released and it leaves the scheduler.
+  void Finish(model::JobId job, double now_s);
+  // The job stopped on its own (device fault, start-up failure): back to the queue with
+  // `remaining_work` left. `exclude_type`: never place it on that type again.
+  void Requeue(model::JobId job, double now_s, double remaining_work,
+               std::optional<model::DeviceTypeId> exclude_type = std::nullopt);
+  // The job is given up (e.g. it can run nowhere that is left): it leaves the scheduler.
+  void Drop(model::JobId job, double now_s);
+
+  // Device and node availability; the driver requeues the jobs there first (JobOn).
+  void SetDeviceDown(model::DeviceId device) { state_.SetDown(device); }
+  void SetDeviceUp(model::DeviceId device) { state_.SetUp(device); }
+  std::optional<model::JobId> JobOn(model::DeviceId device) const;
+
+  // True once `job` was submitted (and admitted); only then is record() valid.
+  bool Known(model::JobId job) const {
+    return job.value() >= 0 && static_cast<size_t>(job.value()) < records_.size() &&
+           records_[job.value()].job != nullptr;
+  }
+  const JobRecord& record(model::JobId job) const { return records_[job.value()]; }
+  bool HasAllowedType(model::JobId job) const;
+  // Why a queued job is not running, in words.
+  std::string WhyWaiting(model::JobId job, double now_s) const;
+
+  size_t queued() const { return queue_.size(); }
+  size_t running() const { return running_.size(); }
+  const ClusterState& state() const { return state_; }
+  const Policy& policy() const { return *policy_; }
+  const model::Cluster& cluster() const { return cluster_; }
+
+ private:
+  Scheduler(const model::Cluster& cluster, const model::ThroughputProfile* profile,
+            std::unique_ptr<Policy> policy, std::vector<std::unique_ptr<Filter>> filters,
+            ScorerSet scorers, const SchedulerOptions& options);
+
+  using QueueKey = std::tuple<double, double, int32_t>;  // key, arrival, id
+  QueueKey KeyOf(const JobRecord& r, double now_s) const;
+  void Enqueue(int32_t id, double now_s);
+  void Dequeue(int32_t id);
+  void AddRunning(int32_t id);
+  void RemoveRunning(int32_t id);
+
+  // Starts job `id` on `devices` (allocates them, marks it running).
+  Placement Start(int32_t id, model::DeviceTypeId type, std::vector<model::DeviceId> devices,
+                  double now_s, bool migrated);
+  // Stops a running job (preemption): progress and service are booked up to now.
+  void Stop(int32_t id, double now_s);
+
+  // Allowed types with at least `gang` free devices, ordered by the policy's preference.
+  std::vector<model::DeviceTypeId> TypePreference(const JobRecord& r, TypeChoice choice,
+                                                  const std::vector<int32_t>& capacity) const;
+  std::optional<std::vector<model::DeviceId>> PlaceOn(const JobRecord& r,
+                                                      model::DeviceTypeId type) const;
+  std::optional<Placement> TryStart(int32_t id, TypeChoice choice, double now_s);
+
+  // Starts queued jobs in policy order on free devices. `fill`: skip jobs that do not fit
+  // (at most kFillScan in a row) instead of the policy's blocking rule.
+  void DecideQueueOrder(double now_s, bool fill, Decision& out);
+  void DecidePreemptive(double now_s, Decision& out);
+  // Earliest time `gang` devices of `type` are free if running jobs end as estimated, and how
+  // many of that type are free then beyond the gang (EASY's shadow time and extra devices).
+  std::pair<double, int32_t> ShadowTime(model::DeviceTypeId type, int32_t gang, double now_s) const;
+  // Type per selected job maximizing summed score (greedy on regret); -1 where none fits.
+  std::vector<int32_t> AssignByRegret(const std::vector<int32_t>& jobs,
+                                      std::vector<int32_t> capacity, double now_s) const;
+  int32_t TotalFree() const;
+
+  const model::Cluster& cluster_;
+  const model::ThroughputProfile* profile_;
+  std::unique_ptr<Policy> policy_;
+  std::vector<std::unique_ptr<Filter>> filters_;
+  ScorerSet scorers_;
+  SchedulerOptions options_;
+  ClusterState state_;
+
+  std::vector<JobRecord> records_;  // by JobId; phase kDone once finished or dropped
+  std::vector<std::vector<model::DeviceId>> pinned_;  // by JobId: resolved pinned devices
+  std::vector<int32_t> queue_, running_;              // ids, unordered
+  std::vector<int32_t> pos_;                          // id -> position in queue_ or running_
+  std::set<QueueKey> sorted_queue_;                   // queued jobs by KeyOf(job, 0)
+  double last_full_s_ = -1e300;                       // last full preemptive decision
+  std::vector<int32_t> owner_;                        // device -> job id, -1 if none
+  std::vector<PlacementHints> hints_;                 // by JobId: data locality
+  std::vector<int32_t> scratch_;  // by JobId: type assigned in a decision, -2 when none
+};
+
+}  // namespace hetsched::sched

@@ -1,0 +1,42 @@
+// Type scorers: named pieces that rate a device type for a job (higher is better) when a
+// heterogeneity-aware policy chooses where a job runs: speed, speed per cost, energy per work.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "model/device_type.h"
+#include "sched/job_record.h"
+#include "util/status.h"
+
+namespace hetsched::sched {
+
+class TypeScorer {
+ public:
+  virtual ~TypeScorer() = default;
+  virtual std::string_view name() const = 0;
+  // In [0, 1] for types the job may use; 1 for the best such type of the job.
+  virtual double Score(const JobRecord& job, model::DeviceTypeId type,
+                       const model::DeviceCatalog& catalog) const = 0;
+};
+
+// A weighted sum of scorers.
+class ScorerSet {
+ public:
+  void Add(std::unique_ptr<TypeScorer> scorer, double weight);
+  double Score(const JobRecord& job, model::DeviceTypeId type,
+               const model::DeviceCatalog& catalog) const;
+  bool empty() const { return scorers_.empty(); }
+
+ private:
+  std::vector<std::pair<std::unique_ptr<TypeScorer>, double>> scorers_;
+};
+
+std::string ScorerNames();  // "speed, speed-per-cost, energy"
+// Parses "speed" or "speed:1,energy:0.5"; unknown names are InvalidArgument listing known ones.
+util::Result<ScorerSet> MakeScorers(std::string_view spec);
+
+}  // namespace hetsched::sched

@@ -1,0 +1,102 @@
+// The discrete-event simulator: drives the scheduling core (sched/scheduler.h) through virtual
+// time over a workload on a cluster, with faults, rounds and preemption costs, and measures
+// what happened. Deterministic for a given input and seed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/cluster.h"
+#include "model/job.h"
+#include "model/profile.h"
+#include "sched/scheduler.h"
+#include "sim/faults.h"
+#include "util/status.h"
+
+namespace hetsched::sim {
+
+struct SimOptions {
+  std::string policy = "default";
+  sched::SchedulerOptions sched;
+  // Scheduling rounds (Gavel uses 360 s): decisions only at multiples of round_s. 0: a decision
+  // after every batch of simultaneous events.
+  double round_s = 0;
+  // Checkpoint plus restore paid, without progress, each time a job resumes after a
+  // preemption or migration. 0 as in Gavel's simulator; docs/simulator.md gives real values.
+  double restore_s = 0;
+  // Under ignore-compat: a job started on a device it cannot run fails after this long.
+  double compat_startup_s = 120;
+  // A running job saves its progress every checkpoint_interval_s of progress time; a fault
+  // loses what was done since. 0: no periodic checkpoints (a fault loses the whole run).
+  double checkpoint_interval_s = 1800;
+  std::vector<Fault> faults;
+  // Random node faults: exponential times between failures and to repair, per node. 0: none.
+  double node_mtbf_s = 0;
+  double node_mttr_s = 0;
+  uint64_t seed = 0;
+  // Gavel's measurement window: average over jobs with ids in [first, last) and stop once
+  // they are all done.
+  std::optional<std::pair<int32_t, int32_t>> measure;
+  // Called now and then with the fraction of the run done (0..1).
+  std::function<void(double)> on_progress;
+  bool record_jobs = false;  // keep a per-job outcome list in the result
+};
+
+enum class JobStatus { kCompleted, kFailed, kUnfinished };
+
+struct JobOutcome {
+  int32_t id = -1;
+  JobStatus status = JobStatus::kUnfinished;
+  std::string reason;  // for failed jobs
+  double arrival_s = 0;
+  double first_start_s = -1;
+  double completion_s = -1;
+  int32_t preemptions = 0;
+};
+
+struct SimResult {
+  std::string policy;  // resolved name ("default" shows as what it stands for)
+  uint64_t seed = 0;
+  double round_s = 0;
+  int64_t jobs_total = 0;
+  int64_t jobs_completed = 0;
+  int64_t jobs_failed = 0;  // rejected on arrival, or failed later; reasons below
+  int64_t jobs_rejected = 0;
+  int64_t jobs_unfinished = 0;  // queued, running or not yet arrived when the run ended
+  std::map<std::string, int64_t> failure_reasons;
+  int64_t measured_jobs = 0;  // completed jobs the JCT statistics cover
+  double avg_jct_s = 0, p50_jct_s = 0, p99_jct_s = 0;
+  double avg_queue_s = 0;                     // arrival to first start
+  double makespan_s = 0;                      // last completion
+  double end_s = 0;                           // virtual time the run ended
+  std::map<std::string, double> utilization;  // device type -> busy / available device time
+  int64_t compat_failures = 0;
+  double wasted_device_hours = 0;  // held by starts that failed on incompatible devices
+  double lost_device_hours = 0;    // work lost to faults since the last checkpoint
+  int64_t faults = 0;
+  int64_t preemptions = 0;
+  int64_t migrations = 0;
+  int64_t decisions = 0;
+  double sched_wall_s = 0;
+  int64_t events = 0;
+  double sim_wall_s = 0;
+  double network_bytes = 0;      // bytes moved by gradient synchronization between workers
+  double gangs_within_node = 0;  // share of multi-device placements inside one node
+  std::vector<JobOutcome> jobs;  // when SimOptions::record_jobs
+};
+
+// Runs the simulation. Errors: an unknown policy / filter / scorer (InvalidArgument), a
+// measurement window outside the workload.
+util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Workload& workload,
+                                 const model::ThroughputProfile* profile,
+                                 const SimOptions& options);
+
+nlohmann::json ToJson(const SimResult& result);
+
+}  // namespace hetsched::sim

@@ -1,0 +1,28 @@
+// Faults: device and node failures for the simulator, from a fault file or drawn from
+// MTBF/MTTR rates with a seeded generator.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/cluster.h"
+#include "util/status.h"
+
+namespace hetsched::sim {
+
+struct Fault {
+  double time_s = 0;
+  model::NodeId node;      // the whole node fails when `device` is not valid
+  model::DeviceId device;  // one device
+  double duration_s = 0;   // down for this long; +infinity: never comes back
+};
+
+// Fault file: one fault per line, `time_s,target,duration_s`, where target is a node name or
+// `node/index`; `#` starts a comment; blank lines are skipped. Durations take units ("2h").
+// Errors name file:line.
+util::Result<std::vector<Fault>> ParseFaults(const std::string& text, const std::string& file_name,
+                                             const model::Cluster& cluster);
+util::Result<std::vector<Fault>> LoadFaults(const std::string& path, const model::Cluster& cluster);
+
+}  // namespace hetsched::sim

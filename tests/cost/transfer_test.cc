@@ -1,0 +1,60 @@
+#include "cost/transfer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+namespace hetsched::cost {
+namespace {
+
+model::Path MakePath(model::Distance distance, double bandwidth, double latency_s) {
+  model::Path p;
+  p.distance = distance;
+  p.bandwidth = bandwidth;
+  p.latency_s = latency_s;
+  return p;
+}
+
+TEST(Transfer, LatencyPlusBytesOverBandwidth) {
+  const model::Path node = MakePath(model::Distance::kNode, 10e9, 1e-5);
+  EXPECT_DOUBLE_EQ(TransferSeconds(node, 1'000'000'000ull), 1e-5 + 0.1);
+  EXPECT_EQ(TransferSeconds(node, 0), 0);
+}
+
+TEST(Transfer, SameDeviceIsFree) {
+  const model::Path same =
+      MakePath(model::Distance::kSameDevice, std::numeric_limits<double>::infinity(), 0);
+  EXPECT_EQ(TransferSeconds(same, 1'000'000'000ull), 0);
+}
+
+TEST(Transfer, NoBandwidthIsInfinite) {
+  EXPECT_TRUE(std::isinf(TransferSeconds(MakePath(model::Distance::kNetwork, 0, 1e-3), 1)));
+}
+
+TEST(Transfer, RingAllReduce) {
+  const model::Path hop = MakePath(model::Distance::kNode, 10e9, 1e-5);
+  // n = 4: 2 x 3 / 4 x 1e9 / 10e9 = 0.15 s, plus 6 latencies.
+  EXPECT_DOUBLE_EQ(RingAllReduceSeconds(1'000'000'000ull, 4, hop), 0.15 + 6e-5);
+  // n = 2: 2 x 1 / 2 x 0.1 = 0.1 s, plus 2 latencies.
+  EXPECT_DOUBLE_EQ(RingAllReduceSeconds(1'000'000'000ull, 2, hop), 0.1 + 2e-5);
+  EXPECT_EQ(RingAllReduceSeconds(1'000'000'000ull, 1, hop), 0);
+  EXPECT_EQ(RingAllReduceSeconds(0, 8, hop), 0);
+  EXPECT_TRUE(std::isinf(RingAllReduceSeconds(1, 2, MakePath(model::Distance::kNetwork, 0, 0))));
+}
+
+TEST(Transfer, WorstOfTakesTheSlowestHop) {
+  const model::Path worst =
+      WorstOf({MakePath(model::Distance::kIsland, 300e9, 1e-6),
+               MakePath(model::Distance::kNode, 25e9, 5e-6),
+               MakePath(model::Distance::kSameDevice, std::numeric_limits<double>::infinity(), 0),
+               MakePath(model::Distance::kPcieSwitch, 30e9, 8e-6)});
+  EXPECT_EQ(worst.distance, model::Distance::kNode);
+  EXPECT_DOUBLE_EQ(worst.bandwidth, 25e9);
+  EXPECT_DOUBLE_EQ(worst.latency_s, 8e-6);
+  EXPECT_EQ(WorstOf({}).distance, model::Distance::kSameDevice);
+  EXPECT_EQ(RingAllReduceSeconds(1000, 4, WorstOf({})), 0);
+}
+
+}  // namespace
+}  // namespace hetsched::cost

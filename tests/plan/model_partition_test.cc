@@ -1,0 +1,318 @@
+#include "plan/model_partition.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "plan/model_partition_exhaustive.h"
+#include "util/units.h"
+
+namespace hetsched::plan {
+namespace {
+
+constexpr uint64_t kGiB = 1ull << 30;
+constexpr uint64_t kMiB = 1ull << 20;
+
+struct TypeSpec {
+  std::string name;
+  double fp16_tflops = 100;
+  uint64_t memory = 10 * kGiB;
+  model::DeviceKind kind = model::DeviceKind::kGpu;
+  double efficiency = 0.5;
+  double memory_bandwidth = 1e15;  // compute-bound unless a test says otherwise
+};
+
+struct NodeSpec {
+  std::string type;
+  int32_t devices = 1;
+  double island_bandwidth = 100e9;  // 0: no island
+  double nic_bandwidth = 10e9;
+  uint64_t host_memory = 0;
+};
+
+// A cluster of made-up types: every node in one rack; devices of a node in one island.
+model::Cluster MakeCluster(const std::vector<TypeSpec>& types, const std::vector<NodeSpec>& nodes) {
+  model::Cluster c;
+  c.name = "test";
+  for (const TypeSpec& t : types) {
+    model::DeviceType d;
+    d.name = t.name;
+    d.vendor = "test";
+    d.kind = t.kind;
+    d.fp32_tflops = t.fp16_tflops / 2;
+    d.fp16_tflops = t.fp16_tflops;
+    d.memory_bytes = t.memory;
+    d.memory_bandwidth = t.memory_bandwidth;
+    d.efficiency = t.efficiency;
+    c.catalog.Upsert(d);
+  }
+  model::Rack rack;
+  rack.name = "rack";
+  rack.uplink_bandwidth = 1e12;
+  c.racks.push_back(rack);
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    const NodeSpec& s = nodes[n];
+    model::Node node;
+    node.name = "n" + std::to_string(n);
+    node.rack = model::RackId(0);
+    node.first_device = model::DeviceId(static_cast<int32_t>(c.devices.size()));
+    node.device_count = s.devices;
+    node.host_bandwidth = 20e9;
+    node.host_latency_s = 1e-6;
+    node.nic_bandwidth = s.nic_bandwidth;
+    node.nic_latency_s = 1e-6;
+    node.host_memory_bytes = s.host_memory;
+    if (s.island_bandwidth > 0 && s.devices > 1) {
+      model::DeviceGroup g;
+      g.kind = model::LinkKind::kNvlink;
+      for (int32_t i = 0; i < s.devices; ++i) g.members.push_back(i);
+      g.bandwidth = s.island_bandwidth;
+      g.latency_s = 1e-6;
+      node.islands.push_back(g);
+    }
+    const model::NodeId nid(static_cast<int32_t>(n));
+    for (int32_t i = 0; i < s.devices; ++i) {
+      model::Device d;
+      d.type = *c.catalog.FindId(s.type);
+      d.node = nid;
+      d.local_index = i;
+      d.island = node.islands.empty() ? -1 : 0;
+      c.devices.push_back(d);
+    }
+    c.racks[0].nodes.push_back(nid);
+    c.nodes.push_back(node);
+  }
+  c.Reindex();
+  return c;
+}
+
+// `n` identical layers of `flops` forward FLOPs, `params` parameters and `act` activation bytes
+// per sample.
+model::ModelSpec MakeChain(int n, double flops, uint64_t params, uint64_t act, int64_t batch,
+                           int64_t micro_batch) {
+  model::ModelSpec m;
+  m.name = "chain";
+  m.setup.global_batch = batch;
+  m.setup.micro_batch = micro_batch;
+  m.setup.seq_len = 1000;
+  for (int i = 0; i < n; ++i) {
+    model::LayerSpec l;
+    l.name = "l" + std::to_string(i);
+    l.kind = model::LayerKind::kTransformer;
+    l.fwd_flops = flops;
+    l.parameters = params;
+    l.activation_bytes = act;
+    l.output_bytes = 1 * kMiB;
+    l.tp_allreduces = 4;
+    m.layers.push_back(l);
+  }
+  return m;
+}
+
+TEST(ModelPartition, SingleDeviceByHand) {
+  const model::Cluster c = MakeCluster({{"gpu-a"}}, {{"gpu-a", 1}});
+  const model::ModelSpec m = MakeChain(4, 1e12, 1'000'000, 1 * kMiB, 8, 1);
+  auto plan = PlanModelPartition(m, c, {});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->stages.size(), 1u);
+  const StagePlan& s = plan->stages[0];
+  EXPECT_EQ(s.first_layer, 0);
+  EXPECT_EQ(s.last_layer, 4);
+  EXPECT_EQ(s.in_flight, 1);
+  // 3 passes x 4e12 FLOPs at 100 TFLOPS x 0.5 efficiency.
+  EXPECT_NEAR(s.cost.latency_s, 0.24, 1e-12);
+  EXPECT_NEAR(plan->step_s, 8 * 0.24, 1e-9);
+  EXPECT_EQ(s.cost.memory.weights, 8'000'000u);     // 4e6 parameters x 2 bytes
+  EXPECT_EQ(s.cost.memory.gradients, 8'000'000u);   // x 2 bytes
+  EXPECT_EQ(s.cost.memory.optimizer, 48'000'000u);  // x 12 bytes (fp32 master + 2 moments)
+  EXPECT_EQ(s.cost.memory.activations, 4 * kMiB);   // one micro-batch of one sample
+  EXPECT_EQ(s.memory_capacity, static_cast<uint64_t>(10 * kGiB * 0.9));
+  EXPECT_DOUBLE_EQ(plan->tokens_per_s, 8 * 1000 / plan->step_s);
+}
+
+TEST(ModelPartition, OneFOneBActivationMemoryAndTwoStages) {
+  // Each layer keeps 320 MB of state (20M parameters x 16 bytes): four do not fit in 0.9 GiB.
+  TypeSpec t{"gpu-a"};
+  t.memory = 1 * kGiB;
+  const model::Cluster c = MakeCluster({t}, {{"gpu-a", 1}, {"gpu-a", 1}});
+  const model::ModelSpec m = MakeChain(4, 1e12, 20'000'000, 10 * kMiB, 8, 1);
+  auto plan = PlanModelPartition(m, c, {});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->stages.size(), 2u);
+  EXPECT_EQ(plan->stages[0].last_layer, 2);
+  EXPECT_EQ(plan->stages[0].in_flight, 2);  // 1F1B: stage 0 of 2 holds two micro-batches
+  EXPECT_EQ(plan->stages[1].in_flight, 1);
+  EXPECT_EQ(plan->stages[0].cost.memory.activations, 2 * 2 * 10 * kMiB);
+  EXPECT_EQ(plan->stages[1].cost.memory.activations, 1 * 2 * 10 * kMiB);
+  EXPECT_EQ(plan->stages[0].cost.memory.optimizer, 2 * 20'000'000u * 12);
+  // Stage 0 sends 1 MiB forward and gets 1 MiB of gradients back per micro-batch at 10 GB/s.
+  EXPECT_NEAR(plan->stages[0].cost.p2p_s, 2 * (1e-6 + kMiB / 10e9), 1e-12);
+  EXPECT_EQ(plan->stages[1].cost.p2p_s, 0);
+  const double l0 = plan->stages[0].cost.latency_s, l1 = plan->stages[1].cost.latency_s;
+  EXPECT_NEAR(plan->step_s, l0 + l1 + 7 * std::max(l0, l1), 1e-9);
+  EXPECT_NEAR(plan->bubble_s, std::min(l0, l1), 1e-12);
+  ASSERT_FALSE(plan->links.empty());
+  EXPECT_EQ(plan->links[0].kind, "pipeline");
+  EXPECT_EQ(plan->links[0].bytes_per_step, 2u * 8 * kMiB);  // 8 micro-batches, both directions
+}
+
+TEST(ModelPartition, HeterogeneityBeatsEitherTypeAlone) {
+  TypeSpec fast{"fast", 400, 2 * kGiB};
+  TypeSpec big{"big", 100, 64 * kGiB};
+  const model::Cluster c = MakeCluster({fast, big}, {{"fast", 2}, {"big", 2}});
+  // 8 layers x 100M parameters x 16 bytes = 12.8 GB of state: too much for the fast pair.
+  const model::ModelSpec m = MakeChain(8, 2e12, 100'000'000, 50 * kMiB, 32, 0);
+  auto both = PlanModelPartition(m, c, {});
+  ASSERT_TRUE(both.ok()) << both.status().message();
+  ModelPartitionOptions only_big;
+  only_big.only_type = "big";
+  auto big_plan = PlanModelPartition(m, c, only_big);
+  ASSERT_TRUE(big_plan.ok()) << big_plan.status().message();
+  EXPECT_LT(both->step_s, big_plan->step_s);
+  for (const StagePlan& s : big_plan->stages) EXPECT_EQ(s.device_type, "big");
+  bool uses_fast = false;
+  for (const StagePlan& s : both->stages) uses_fast |= s.device_type == "fast";
+  EXPECT_TRUE(uses_fast);
+
+  ModelPartitionOptions only_fast;
+  only_fast.only_type = "fast";
+  auto fast_plan = PlanModelPartition(m, c, only_fast);
+  ASSERT_FALSE(fast_plan.ok());
+  EXPECT_EQ(fast_plan.status().code(), util::StatusCode::kInfeasible);
+  // Needed: 800M params x 16 B plus one sample's activations (8 x 50 MiB); available:
+  // 2 x 2 GiB x 0.9.
+  const std::string need = util::FormatBytes(800'000'000ull * 16 + 8 * 50 * kMiB);
+  const std::string have = util::FormatBytes(2 * static_cast<uint64_t>(2 * kGiB * 0.9));
+  EXPECT_NE(fast_plan.status().message().find("needs at least " + need), std::string::npos)
+      << fast_plan.status().message();
+  EXPECT_NE(fast_plan.status().message().find(have + " usable (2 x fast"), std::string::npos)
+      << fast_plan.status().message();
+}
+
+TEST(ModelPartition, OptimizerOffloadToCpuServers) {
+  TypeSpec gpu{"gpu-a", 100, 1 * kGiB};
+  TypeSpec cpu{"cpu-x", 2, 256 * kGiB, model::DeviceKind::kCpu};
+  cpu.memory_bandwidth = 200e9;
+  // 80M parameters: 320 MB of weights and gradients fit in 0.9 GiB, 960 MB more of Adam do not.
+  const model::ModelSpec m = MakeChain(1, 1e12, 80'000'000, 1 * kMiB, 4, 1);
+
+  const model::Cluster alone = MakeCluster({gpu, cpu}, {{"gpu-a", 1}});
+  auto none = PlanModelPartition(m, alone, {});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("no CPU-server host memory"), std::string::npos)
+      << none.status().message();
+
+  NodeSpec server{"cpu-x", 2, 0, 12.5e9, 512 * kGiB};
+  const model::Cluster mixed = MakeCluster({gpu, cpu}, {{"gpu-a", 1}, server});
+  auto plan = PlanModelPartition(m, mixed, {});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->stages.size(), 1u);
+  const StagePlan& s = plan->stages[0];
+  EXPECT_EQ(s.device_type, "gpu-a");  // CPUs hold memory, they run no layers
+  EXPECT_TRUE(s.cost.offload & kOffloadOptimizer);
+  EXPECT_EQ(s.cost.memory.optimizer, 0u);
+  EXPECT_EQ(plan->host_bytes, 80'000'000u * 12);
+  // Per step: 4 bytes per parameter over the 10 GB/s NIC and the CPUs reading and writing the
+  // 12 bytes of state per parameter at 2 x 200 GB/s.
+  EXPECT_NEAR(s.cost.tail_s, 1e-6 + 320e6 / 10e9 + 2 * 960e6 / 400e9, 1e-9);
+
+  ModelPartitionOptions no_offload;
+  no_offload.allow_offload = false;
+  auto refused = PlanModelPartition(m, mixed, no_offload);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("offload is disabled"), std::string::npos);
+}
+
+TEST(ModelPartition, TensorParallelInsideAnIsland) {
+  // One layer too big for one device but fine split four ways over a fast island.
+  TypeSpec t{"gpu-a", 100, 1 * kGiB};
+  const model::Cluster c = MakeCluster({t}, {{"gpu-a", 4, 1e12}});
+  const model::ModelSpec m = MakeChain(1, 4e12, 100'000'000, 10 * kMiB, 1, 1);
+  auto plan = PlanModelPartition(m, c, {});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->stages.size(), 1u);
+  EXPECT_EQ(plan->stages[0].cost.tp, 4);
+  EXPECT_EQ(plan->stages[0].cost.memory.weights, 100'000'000u * 2 / 4);
+  EXPECT_GT(plan->stages[0].cost.tp_comm_s, 0);
+}
+
+TEST(ModelPartition, NoAcceleratorIsAnError) {
+  TypeSpec cpu{"cpu-x", 2, 256 * kGiB, model::DeviceKind::kCpu};
+  const model::Cluster c = MakeCluster({cpu}, {{"cpu-x", 2, 0, 10e9, 512 * kGiB}});
+  auto plan = PlanModelPartition(MakeChain(2, 1e9, 1000, 1000, 4, 0), c, {});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), util::StatusCode::kInvalidArgument);
+  EXPECT_NE(plan.status().message().find("no accelerator"), std::string::npos);
+}
+
+TEST(ModelPartition, UnknownOnlyTypeListsTheClustersTypes) {
+  const model::Cluster c = MakeCluster({{"gpu-a"}}, {{"gpu-a", 1}});
+  ModelPartitionOptions o;
+  o.only_type = "tpu-v9";
+  auto plan = PlanModelPartition(MakeChain(2, 1e9, 1000, 1000, 4, 0), c, o);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), util::StatusCode::kNotFound);
+  EXPECT_NE(plan.status().message().find("gpu-a"), std::string::npos);
+}
+
+std::string Describe(const ModelPlan& p) {
+  std::string out = "mb " + std::to_string(p.micro_batch) + ":";
+  for (const StagePlan& s : p.stages) {
+    out += " [" + std::to_string(s.first_layer) + "," + std::to_string(s.last_layer) + ") " +
+           std::to_string(s.devices.size()) + "x" + s.device_type + " tp" +
+           std::to_string(s.cost.tp) + " lat " + std::to_string(s.cost.latency_s) + " tail " +
+           std::to_string(s.cost.tail_s) + " off " + std::to_string(s.cost.offload) + ";";
+  }
+  return out;
+}
+
+// Random tiny instances (up to 8 layers, up to 3 device groups of up to 3 types) against the
+// exhaustive oracle: the planner is never better (same cost model, smaller space) and at most
+// 5% worse.
+TEST(ModelPartition, WithinFivePercentOfExhaustiveOracle) {
+  std::mt19937 rng(20261202);
+  const std::vector<TypeSpec> types = {
+      {"fast", 400, 1 * kGiB}, {"mid", 200, 4 * kGiB}, {"big", 80, 16 * kGiB}};
+  int feasible = 0, multi_stage = 0, multi_type = 0;
+  for (int trial = 0; trial < 80; ++trial) {
+    std::vector<NodeSpec> nodes;
+    const int groups = 1 + static_cast<int>(rng() % 3);
+    for (int g = 0; g < groups; ++g) {
+      NodeSpec n{types[rng() % 3].name, 1 + static_cast<int32_t>(rng() % 2)};
+      n.nic_bandwidth = (rng() % 2) ? 10e9 : 2e9;
+      nodes.push_back(n);
+    }
+    const model::Cluster c = MakeCluster(types, nodes);
+    const int layers = 2 + static_cast<int>(rng() % 7);
+    model::ModelSpec m = MakeChain(layers, 1e12, 1, 1, 8, 0);
+    for (model::LayerSpec& l : m.layers) {
+      l.fwd_flops = 1e11 * (1 + rng() % 20);
+      l.parameters = 1'000'000 * (1 + rng() % 60);  // up to 960 MB of state
+      l.activation_bytes = kMiB * (1 + rng() % 64);
+      l.output_bytes = kMiB * (1 + rng() % 16);
+    }
+    auto oracle = PlanModelPartitionExhaustive(m, c, {});
+    auto dp = PlanModelPartition(m, c, {});
+    ASSERT_EQ(oracle.ok(), dp.ok())
+        << "trial " << trial << ": " << (oracle.ok() ? dp.status() : oracle.status()).message();
+    if (!oracle.ok()) continue;
+    ++feasible;
+    multi_stage += dp->stages.size() > 1;
+    std::set<std::string> used;
+    for (const StagePlan& s : dp->stages) used.insert(s.device_type);
+    multi_type += used.size() > 1;
+    EXPECT_GE(dp->step_s, oracle->step_s * (1 - 1e-9)) << "trial " << trial;
+    EXPECT_LE(dp->step_s, oracle->step_s * 1.05)
+        << "trial " << trial << "\n dp     " << Describe(*dp) << "\n oracle " << Describe(*oracle);
+  }
+  // The instances must exercise the interesting cases, or the test proves little.
+  EXPECT_GE(feasible, 40);
+  EXPECT_GE(multi_stage, 10);
+  EXPECT_GE(multi_type, 5);
+}
+
+}  // namespace
+}  // namespace hetsched::plan

@@ -1,0 +1,258 @@
+#include "sched/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "sched/cluster_state.h"
+#include "sched/placement.h"
+#include "sched/policy.h"
+#include "sched/test_cluster.h"
+
+namespace hetsched::sched {
+namespace {
+
+using testing::MakeCluster;
+using testing::MakeJob;
+
+std::unique_ptr<Scheduler> Make(const model::Cluster& c, std::string_view policy,
+                                SchedulerOptions options = {}) {
+  auto s = Scheduler::Create(c, nullptr, policy, options);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return std::move(s).value();
+}
+
+TEST(PolicyRegistry, UnknownPolicyListsKnownOnes) {
+  auto p = MakePolicy("round-robin");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("unknown policy 'round-robin'"), std::string::npos);
+  EXPECT_NE(p.status().message().find("las-het"), std::string::npos);
+  EXPECT_NE(p.status().message().find("easy-backfill"), std::string::npos);
+}
+
+TEST(PolicyRegistry, DefaultResolvesToTheRecommendedPolicy) {
+  auto p = MakePolicy("default");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ((*p)->name(), kDefaultPolicy);
+  for (std::string_view name : {"fifo", "fifo-het", "priority", "easy-backfill", "las", "las-het",
+                                "srpt-het", "srpt-het-fair"}) {
+    auto q = MakePolicy(name);
+    ASSERT_TRUE(q.ok()) << name;
+    EXPECT_EQ((*q)->name(), name);
+  }
+}
+
+TEST(Filters, UnknownFilterAndScorerAreErrors) {
+  EXPECT_FALSE(MakeFilters({"compat", "gpu-brand"}).ok());
+  EXPECT_FALSE(MakeScorers("speed,luck").ok());
+  EXPECT_FALSE(MakeScorers("speed:-1").ok());
+  EXPECT_TRUE(MakeScorers("speed:1,energy:0.5").ok());
+}
+
+TEST(Compat, CudaJobNeverLandsOnAmd) {
+  const auto c = MakeCluster({{"nv", "cuda", 2, 2}, {"amd", "rocm", 4, 2}});
+  std::vector<model::Job> jobs;
+  for (int i = 0; i < 20; ++i) {
+    jobs.push_back(MakeJob(i, 0, 100, {{"nv", 1.0}, {"amd", 5.0}}, 1 + i % 2));
+  }
+  jobs.push_back(MakeJob(20, 0, 100, {{"nv", 1.0}, {"amd", 1.0}}, 2, "rocm"));
+  for (std::string_view policy :
+       {"fifo", "fifo-het", "las", "las-het", "srpt-het", "default", "easy-backfill", "priority"}) {
+    auto s = Make(c, policy);
+    for (const auto& j : jobs) ASSERT_TRUE(s->Submit(j, 0).accepted);
+    const Decision d = s->Decide(0);
+    ASSERT_FALSE(d.placed.empty()) << policy;
+    for (const Placement& p : d.placed) {
+      const std::string& type = c.catalog.Get(p.type).name;
+      if (p.job.value() == 20) {
+        EXPECT_EQ(type, "amd") << policy;
+      } else {
+        EXPECT_EQ(type, "nv") << policy << " job " << p.job.value();
+      }
+      for (model::DeviceId d : p.devices) EXPECT_EQ(c.device(d).type, p.type);
+    }
+  }
+}
+
+TEST(Admission, JobNoDeviceCanRunIsRejectedWithReason) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 4}});
+  auto s = Make(c, "fifo");
+  const model::Job too_big = MakeJob(0, 0, 10, {{"nv", 1.0}}, 8);
+  const Admission a = s->Submit(too_big, 0);
+  EXPECT_FALSE(a.accepted);
+  EXPECT_NE(a.reason.find("nv has 4 device(s), the gang needs 8"), std::string::npos) << a.reason;
+  const model::Job rocm = MakeJob(1, 0, 10, {{"nv", 1.0}}, 1, "rocm");
+  const Admission b = s->Submit(rocm, 0);
+  EXPECT_FALSE(b.accepted);
+  EXPECT_NE(b.reason.find("job needs rocm"), std::string::npos) << b.reason;
+  const model::Job unknown = MakeJob(2, 0, 10, {}, 1);
+  EXPECT_FALSE(s->Submit(unknown, 0).accepted);
+  EXPECT_EQ(s->queued(), 0u);
+}
+
+TEST(Gang, AllOrNothing) {
+  const auto c = MakeCluster({{"nv", "cuda", 2, 4}});
+  auto s = Make(c, "fifo");
+  const model::Job small = MakeJob(0, 0, 1000, {{"nv", 1.0}}, 3);
+  const model::Job gang6 = MakeJob(1, 1, 1000, {{"nv", 1.0}}, 6);
+  ASSERT_TRUE(s->Submit(small, 0).accepted);
+  ASSERT_TRUE(s->Submit(gang6, 1).accepted);
+  Decision d = s->Decide(1);
+  ASSERT_EQ(d.placed.size(), 1u);  // 5 devices left: the gang of 6 gets none
+  EXPECT_EQ(d.placed[0].devices.size(), 3u);
+  EXPECT_EQ(s->state().FreeOfType(model::DeviceTypeId(0)), 5);
+  EXPECT_EQ(s->queued(), 1u);
+  s->Finish(model::JobId(0), 10);
+  d = s->Decide(10);
+  ASSERT_EQ(d.placed.size(), 1u);
+  EXPECT_EQ(d.placed[0].devices.size(), 6u);
+  EXPECT_EQ(
+      std::set<model::DeviceId>(d.placed[0].devices.begin(), d.placed[0].devices.end()).size(), 6u);
+}
+
+TEST(Placement, BestFitKeepsGangInsideOneNode) {
+  const auto c = MakeCluster({{"nv", "cuda", 3, 4}});
+  ClusterState state(c);
+  // Node 0 has 1 free, node 1 has 2 free, node 2 has 4 free.
+  state.Allocate({model::DeviceId(0), model::DeviceId(1), model::DeviceId(2), model::DeviceId(4),
+                  model::DeviceId(5)});
+  auto two = PlaceGang(state, model::DeviceTypeId(0), 2);
+  ASSERT_TRUE(two.has_value());
+  for (model::DeviceId d : *two) EXPECT_EQ(c.device(d).node.value(), 1);  // the tightest fit
+  auto three = PlaceGang(state, model::DeviceTypeId(0), 3);
+  ASSERT_TRUE(three.has_value());
+  for (model::DeviceId d : *three) EXPECT_EQ(c.device(d).node.value(), 2);
+  EXPECT_FALSE(PlaceGang(state, model::DeviceTypeId(0), 8).has_value());
+  auto seven = PlaceGang(state, model::DeviceTypeId(0), 7);
+  ASSERT_TRUE(seven.has_value());
+  EXPECT_EQ(seven->size(), 7u);
+}
+
+TEST(ClusterState, IndexesFollowAllocationsAndFaults) {
+  const auto c = MakeCluster({{"nv", "cuda", 2, 2}, {"amd", "rocm", 1, 2, 0}});
+  ClusterState state(c);
+  const model::DeviceTypeId nv(0);
+  EXPECT_EQ(state.FreeOfType(nv), 4);
+  state.Allocate({model::DeviceId(0)});
+  EXPECT_EQ(state.FreeOfType(nv), 3);
+  EXPECT_EQ(state.FreeInNode(model::NodeId(0), nv), 1);
+  state.SetDown(model::DeviceId(3));
+  EXPECT_EQ(state.FreeOfType(nv), 2);
+  EXPECT_EQ(state.UpOfType(nv), 3);
+  state.SetNodeOn(model::NodeId(0), false);
+  EXPECT_EQ(state.FreeOfType(nv), 1);
+  state.SetNodeOn(model::NodeId(0), true);
+  state.Release({model::DeviceId(0)});
+  state.SetUp(model::DeviceId(3));
+  EXPECT_EQ(state.FreeOfType(nv), 4);
+  EXPECT_EQ(state.NodesByFree(nv).size(), 2u);
+}
+
+TEST(Fifo, HeadOfLineBlocksButEasyBackfillDoesNot) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 4}});
+  const model::Job running = MakeJob(0, 0, 100, {{"nv", 1.0}}, 2);   // ends at 100
+  const model::Job big = MakeJob(1, 1, 100, {{"nv", 1.0}}, 4);       // waits for 4
+  const model::Job short_job = MakeJob(2, 2, 50, {{"nv", 1.0}}, 2);  // ends at 52 < 100
+  const model::Job long_job = MakeJob(3, 3, 500, {{"nv", 1.0}}, 2);  // would delay `big`
+  for (std::string_view policy : {"fifo", "easy-backfill"}) {
+    auto s = Make(c, policy);
+    ASSERT_TRUE(s->Submit(running, 0).accepted);
+    ASSERT_EQ(s->Decide(0).placed.size(), 1u);
+    ASSERT_TRUE(s->Submit(big, 1).accepted);
+    ASSERT_TRUE(s->Submit(long_job, 1).accepted);
+    ASSERT_TRUE(s->Submit(short_job, 2).accepted);
+    const Decision d = s->Decide(2);
+    if (policy == "fifo") {
+      EXPECT_TRUE(d.placed.empty());
+    } else {
+      ASSERT_EQ(d.placed.size(), 1u);
+      EXPECT_EQ(d.placed[0].job.value(), 2);
+    }
+  }
+}
+
+TEST(Srpt, ShorterArrivalPreemptsLongerJob) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
+  auto s = Make(c, "srpt-het");
+  const model::Job long_job = MakeJob(0, 0, 1000, {{"nv", 1.0}});
+  const model::Job short_job = MakeJob(1, 10, 20, {{"nv", 1.0}});
+  ASSERT_TRUE(s->Submit(long_job, 0).accepted);
+  ASSERT_EQ(s->Decide(0).placed.size(), 1u);
+  ASSERT_TRUE(s->Submit(short_job, 10).accepted);
+  const Decision d = s->Decide(10);
+  ASSERT_EQ(d.preempted.size(), 1u);
+  EXPECT_EQ(d.preempted[0].value(), 0);
+  ASSERT_EQ(d.placed.size(), 1u);
+  EXPECT_EQ(d.placed[0].job.value(), 1);
+  EXPECT_DOUBLE_EQ(s->record(model::JobId(0)).remaining_work, 990);
+}
+
+TEST(LasHet, FastTypeGoesToTheJobThatGainsMost) {
+  // Two jobs, one fast and one slow device. Job 0 gains 1.1x on "fast", job 1 gains 4x:
+  // the throughput-aware assignment gives "fast" to job 1 even though job 0 comes first.
+  const auto c = MakeCluster({{"fast", "cuda", 1, 1}, {"slow", "cuda", 1, 1}});
+  for (std::string_view policy : {"las-het", "default"}) {
+    auto s = Make(c, policy);
+    const model::Job a = MakeJob(0, 0, 1000, {{"fast", 1.1}, {"slow", 1.0}});
+    const model::Job b = MakeJob(1, 0, 1000, {{"fast", 4.0}, {"slow", 1.0}});
+    ASSERT_TRUE(s->Submit(a, 0).accepted);
+    ASSERT_TRUE(s->Submit(b, 0).accepted);
+    const Decision d = s->Decide(0);
+    ASSERT_EQ(d.placed.size(), 2u);
+    for (const Placement& p : d.placed) {
+      EXPECT_EQ(c.catalog.Get(p.type).name, p.job.value() == 1 ? "fast" : "slow") << policy;
+    }
+  }
+}
+
+TEST(IgnoreCompat, AnyFreeDeviceWillDo) {
+  const auto c = MakeCluster({{"amd", "rocm", 1, 1}});
+  SchedulerOptions o;
+  o.ignore_compat = true;
+  auto s = Make(c, "fifo", o);
+  const model::Job cuda = MakeJob(0, 0, 10, {{"amd", 1.0}});
+  ASSERT_TRUE(s->Submit(cuda, 0).accepted);
+  const Decision d = s->Decide(0);
+  ASSERT_EQ(d.placed.size(), 1u);
+  EXPECT_TRUE(s->record(model::JobId(0)).incompatible[0]);
+  s->Requeue(model::JobId(0), 60, 10, model::DeviceTypeId(0));
+  EXPECT_FALSE(s->HasAllowedType(model::JobId(0)));
+}
+
+TEST(Srpt, PreemptIntervalOnlyFillsFreeDevicesInBetween) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 2}});
+  SchedulerOptions o;
+  o.preempt_interval_s = 100;
+  auto s = Make(c, "srpt-het", o);
+  const model::Job long_job = MakeJob(0, 0, 1000, {{"nv", 1.0}});
+  const model::Job short_job = MakeJob(1, 10, 20, {{"nv", 1.0}});
+  const model::Job tiny = MakeJob(2, 20, 5, {{"nv", 1.0}});
+  ASSERT_TRUE(s->Submit(long_job, 0).accepted);
+  ASSERT_EQ(s->Decide(0).placed.size(), 1u);  // full decision at 0
+  ASSERT_TRUE(s->Submit(short_job, 10).accepted);
+  Decision d = s->Decide(10);  // fill: the free device
+  EXPECT_TRUE(d.preempted.empty());
+  ASSERT_EQ(d.placed.size(), 1u);
+  ASSERT_TRUE(s->Submit(tiny, 20).accepted);
+  d = s->Decide(20);  // nothing free, no preemption before t = 100
+  EXPECT_TRUE(d.placed.empty());
+  EXPECT_TRUE(d.preempted.empty());
+  d = s->Decide(100);  // full: the tiny job displaces the long one
+  ASSERT_EQ(d.preempted.size(), 1u);
+  EXPECT_EQ(d.preempted[0].value(), 0);
+}
+
+TEST(Scheduler, WhyWaitingNamesTheTypesAndTheQueue) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
+  auto s = Make(c, "fifo");
+  const model::Job a = MakeJob(0, 0, 100, {{"nv", 1.0}});
+  const model::Job b = MakeJob(1, 1, 100, {{"nv", 1.0}});
+  ASSERT_TRUE(s->Submit(a, 0).accepted);
+  ASSERT_TRUE(s->Submit(b, 1).accepted);
+  s->Decide(1);
+  const std::string why = s->WhyWaiting(model::JobId(1), 1);
+  EXPECT_NE(why.find("nv (0 free)"), std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace hetsched::sched

@@ -1,0 +1,229 @@
+#include "sim/engine.h"
+
+#include <gtest/gtest.h>
+
+#include "sched/test_cluster.h"
+#include "sim/faults.h"
+
+namespace hetsched::sim {
+namespace {
+
+using testing::MakeCluster;
+using testing::MakeJob;
+
+SimResult RunSim(const model::Cluster& c, const model::Workload& w, SimOptions o) {
+  auto r = Simulate(c, w, nullptr, o);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return std::move(r).value();
+}
+
+void ExpectAllAccounted(const SimResult& r) {
+  EXPECT_EQ(r.jobs_completed + r.jobs_failed + r.jobs_unfinished, r.jobs_total);
+}
+
+TEST(Simulate, TwoJobsOnTwoTypesHaveExactJcts) {
+  // One fast device (2 steps/s) and one slow (1 step/s); two jobs of 100 steps at t=0.
+  // fifo-het: job 0 takes "fast" (done at 50), job 1 the remaining "slow" (done at 100).
+  const auto c = MakeCluster({{"fast", "cuda", 1, 1}, {"slow", "cuda", 1, 1}});
+  model::Workload w;
+  w.jobs = {MakeJob(0, 0, 100, {{"fast", 2.0}, {"slow", 1.0}}),
+            MakeJob(1, 0, 100, {{"fast", 2.0}, {"slow", 1.0}})};
+  SimOptions o;
+  o.policy = "fifo-het";
+  o.record_jobs = true;
+  const SimResult r = RunSim(c, w, o);
+  EXPECT_EQ(r.jobs_completed, 2);
+  EXPECT_DOUBLE_EQ(r.jobs[0].completion_s, 50);
+  EXPECT_DOUBLE_EQ(r.jobs[1].completion_s, 100);
+  EXPECT_DOUBLE_EQ(r.avg_jct_s, 75);
+  EXPECT_DOUBLE_EQ(r.makespan_s, 100);
+  EXPECT_DOUBLE_EQ(r.utilization.at("fast"), 0.5);
+  EXPECT_DOUBLE_EQ(r.utilization.at("slow"), 1.0);
+  ExpectAllAccounted(r);
+}
+
+TEST(Simulate, SrptWaitsForTheFastDeviceWhenThatIsSooner) {
+  // Same cluster, jobs arriving one after the other: srpt-het runs the short job first.
+  const auto c = MakeCluster({{"fast", "cuda", 1, 1}});
+  model::Workload w;
+  w.jobs = {MakeJob(0, 0, 100, {{"fast", 1.0}}), MakeJob(1, 10, 10, {{"fast", 1.0}})};
+  SimOptions o;
+  o.policy = "srpt-het";
+  o.record_jobs = true;
+  const SimResult r = RunSim(c, w, o);
+  EXPECT_DOUBLE_EQ(r.jobs[1].completion_s, 20);   // preempts job 0 at 10
+  EXPECT_DOUBLE_EQ(r.jobs[0].completion_s, 110);  // 10 done, 90 left after 20
+  EXPECT_EQ(r.preemptions, 1);
+  // With a 5 s restore cost job 0 loses 5 s when it resumes.
+  o.restore_s = 5;
+  const SimResult r2 = RunSim(c, w, o);
+  EXPECT_DOUBLE_EQ(r2.jobs[0].completion_s, 115);
+}
+
+TEST(Simulate, IgnoreCompatFailuresAreCountedAndWasteDeviceHours) {
+  // The CUDA job lands on the free AMD device first (most free), fails after 120 s, and then
+  // runs on the NVIDIA device.
+  const auto c = MakeCluster({{"amd", "rocm", 1, 2}, {"nv", "cuda", 1, 1}});
+  model::Workload w;
+  w.jobs = {MakeJob(0, 0, 100, {{"nv", 1.0}, {"amd", 1.0}})};
+  SimOptions o;
+  o.policy = "fifo";
+  o.sched.ignore_compat = true;
+  o.record_jobs = true;
+  const SimResult r = RunSim(c, w, o);
+  EXPECT_EQ(r.compat_failures, 1);
+  EXPECT_DOUBLE_EQ(r.wasted_device_hours, 120.0 / 3600);
+  EXPECT_DOUBLE_EQ(r.jobs[0].completion_s, 220);
+  // Without ignore-compat the job goes straight to the NVIDIA device.
+  o.sched.ignore_compat = false;
+  const SimResult ok = RunSim(c, w, o);
+  EXPECT_EQ(ok.compat_failures, 0);
+  EXPECT_DOUBLE_EQ(ok.jobs[0].completion_s, 100);
+}
+
+TEST(Simulate, JobNoDeviceCanRunIsFailedAndCounted) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 2}});
+  model::Workload w;
+  w.jobs = {MakeJob(0, 0, 10, {{"nv", 1.0}}), MakeJob(1, 0, 10, {{"nv", 1.0}}, 4),
+            MakeJob(2, 5, 10, {{"nv", 1.0}}, 1, "rocm")};
+  const SimResult r = RunSim(c, w, SimOptions{});
+  EXPECT_EQ(r.jobs_completed, 1);
+  EXPECT_EQ(r.jobs_failed, 2);
+  EXPECT_EQ(r.jobs_rejected, 2);
+  ExpectAllAccounted(r);
+}
+
+TEST(Simulate, DeterministicForASeed) {
+  const auto c = MakeCluster({{"fast", "cuda", 2, 2}, {"slow", "cuda", 2, 4}});
+  model::Workload w;
+  for (int i = 0; i < 200; ++i) {
+    w.jobs.push_back(MakeJob(i, i * 37.0, 500 + (i * 7919) % 3000,
+                             {{"fast", 3.0 + i % 3}, {"slow", 1.0}}, 1 + (i % 4 == 0)));
+  }
+  SimOptions o;
+  o.policy = "las-het";
+  o.node_mtbf_s = 20000;
+  o.node_mttr_s = 600;
+  o.seed = 7;
+  auto strip = [](nlohmann::json j) {
+    j.erase("sched_wall_s");
+    j.erase("sim_wall_s");
+    return j;
+  };
+  const SimResult a = RunSim(c, w, o);
+  const SimResult b = RunSim(c, w, o);
+  EXPECT_EQ(strip(ToJson(a)), strip(ToJson(b)));
+  EXPECT_GT(a.faults, 0);
+  ExpectAllAccounted(a);
+  EXPECT_EQ(a.jobs_completed, 200);
+  o.seed = 8;
+  EXPECT_NE(strip(ToJson(RunSim(c, w, o))), strip(ToJson(a)));
+}
+
+TEST(Simulate, EveryPolicyFinishesEveryJob) {
+  const auto c = MakeCluster({{"fast", "cuda", 2, 4}, {"slow", "cuda", 4, 2}});
+  model::Workload w;
+  for (int i = 0; i < 120; ++i) {
+    w.jobs.push_back(MakeJob(i, i * 20.0, 200 + (i * 104729) % 5000,
+                             {{"fast", 2.0 + i % 5}, {"slow", 1.0}}, 1 << (i % 3)));
+    w.jobs.back().priority = i % 3;
+  }
+  for (std::string_view p :
+       {"fifo", "fifo-het", "priority", "easy-backfill", "las", "las-het", "srpt-het", "default"}) {
+    for (double round : {0.0, 360.0}) {
+      SimOptions o;
+      o.policy = std::string(p);
+      o.round_s = round;
+      const SimResult r = RunSim(c, w, o);
+      EXPECT_EQ(r.jobs_completed, 120) << p << " round " << round;
+      ExpectAllAccounted(r);
+      EXPECT_GT(r.avg_jct_s, 0);
+    }
+  }
+}
+
+TEST(Simulate, RoundsDelayStartsToTheNextBoundary) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
+  model::Workload w;
+  w.jobs = {MakeJob(0, 10, 100, {{"nv", 1.0}})};
+  SimOptions o;
+  o.policy = "las";
+  o.round_s = 360;
+  o.record_jobs = true;
+  const SimResult r = RunSim(c, w, o);
+  EXPECT_DOUBLE_EQ(r.jobs[0].first_start_s, 360);
+  EXPECT_DOUBLE_EQ(r.jobs[0].completion_s, 460);
+}
+
+TEST(Simulate, FaultRequeuesJobAndLosesWorkSinceCheckpoint) {
+  const auto c = MakeCluster({{"nv", "cuda", 2, 1}});
+  model::Workload w;
+  w.jobs = {MakeJob(0, 0, 1000, {{"nv", 1.0}})};
+  auto faults = ParseFaults("# t, target, duration\n250, nv-n0, 1h\n", "f.csv", c);
+  ASSERT_TRUE(faults.ok()) << faults.status().ToString();
+  SimOptions o;
+  o.policy = "fifo";
+  o.faults = *faults;
+  o.checkpoint_interval_s = 100;
+  o.record_jobs = true;
+  const SimResult r = RunSim(c, w, o);
+  // 200 steps saved at the checkpoint, 50 lost; restarts on nv-n1 at 250 with 800 left.
+  EXPECT_DOUBLE_EQ(r.jobs[0].completion_s, 1050);
+  EXPECT_DOUBLE_EQ(r.lost_device_hours, 50.0 / 3600);
+  EXPECT_EQ(r.faults, 1);
+}
+
+TEST(Faults, BadLinesNameFileAndLine) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 2}});
+  auto a = ParseFaults("10, nv-n0, 5\n20, nowhere, 5\n", "f.csv", c);
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.status().message().find("f.csv:2:1"), std::string::npos) << a.status().message();
+  EXPECT_FALSE(ParseFaults("10, nv-n0/7, 5\n", "f.csv", c).ok());
+  EXPECT_FALSE(ParseFaults("10, nv-n0\n", "f.csv", c).ok());
+  EXPECT_FALSE(ParseFaults("-3, nv-n0, 5\n", "f.csv", c).ok());
+}
+
+TEST(Simulate, MeasureWindowAveragesThoseJobsOnly) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
+  model::Workload w;
+  for (int i = 0; i < 10; ++i) w.jobs.push_back(MakeJob(i, i * 100.0, 10 * (i + 1), {{"nv", 1.0}}));
+  SimOptions o;
+  o.policy = "fifo";
+  o.measure = std::make_pair(2, 4);
+  const SimResult r = RunSim(c, w, o);
+  EXPECT_EQ(r.measured_jobs, 2);
+  EXPECT_DOUBLE_EQ(r.avg_jct_s, 35);  // 30 and 40 steps at 1 step/s, no waiting
+  EXPECT_LT(r.jobs_completed, 10);    // it stops once jobs 2 and 3 are done
+  EXPECT_GE(r.jobs_unfinished, 5);    // jobs 5..9 have not even arrived
+  ExpectAllAccounted(r);
+  o.measure = std::make_pair(5, 50);
+  EXPECT_FALSE(Simulate(c, w, nullptr, o).ok());
+}
+
+TEST(Simulate, GangAcrossNodesPaysSynchronization) {
+  const auto c = MakeCluster({{"nv", "cuda", 2, 2}});
+  model::Workload w;
+  w.jobs = {MakeJob(0, 0, 100, {{"nv", 1.0}}, 2), MakeJob(1, 0, 100, {{"nv", 1.0}}, 3)};
+  w.jobs[0].sync_bytes_per_step = 1ull << 30;
+  w.jobs[1].sync_bytes_per_step = 1ull << 30;
+  SimOptions o;
+  o.policy = "fifo";
+  o.record_jobs = true;
+  const SimResult r = RunSim(c, w, o);
+  EXPECT_GT(r.network_bytes, 0);
+  EXPECT_DOUBLE_EQ(r.gangs_within_node, 0.5);  // job 0 inside a node, job 1 across two
+  EXPECT_GT(r.jobs[0].completion_s, 100);
+  EXPECT_GT(r.jobs[1].completion_s - r.jobs[1].first_start_s, r.jobs[0].completion_s);
+}
+
+TEST(Simulate, UnknownPolicyIsAnError) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
+  SimOptions o;
+  o.policy = "magic";
+  auto r = Simulate(c, model::Workload{}, nullptr, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("known:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hetsched::sim
