@@ -10,8 +10,6 @@ std::string DataDir() {
   return HETSCHED_DEFAULT_DATA_DIR;
 }
 
-std::string DataPath(std::string_view relative) {
-  return DataDir() + "/" + std::string(relative);
-}
+std::string DataPath(std::string_view relative) { return DataDir() + "/" + std::string(relative); }
 
 }  // namespace hetsched::cli

@@ -55,8 +55,8 @@ struct Node {
 struct Device {
   DeviceTypeId type;
   NodeId node;
-  int32_t local_index = 0;  // position within the node
-  int32_t island = -1;      // index into node.islands, -1 if none
+  int32_t local_index = 0;   // position within the node
+  int32_t island = -1;       // index into node.islands, -1 if none
   int32_t pcie_switch = -1;  // index into node.pcie_switches, -1 if none
 };
 

@@ -19,12 +19,11 @@ std::string_view JobKindName(JobKind kind) {
 }
 
 util::Result<JobKind> ParseJobKind(std::string_view text) {
-  for (JobKind k :
-       {JobKind::kTraining, JobKind::kInference, JobKind::kBatch, JobKind::kRealtime}) {
+  for (JobKind k : {JobKind::kTraining, JobKind::kInference, JobKind::kBatch, JobKind::kRealtime}) {
     if (text == JobKindName(k)) return k;
   }
-  return util::Status::InvalidArgument(fmt::format(
-      "unknown job kind '{}' (expected training, inference, batch or realtime)", text));
+  return util::Status::InvalidArgument(
+      fmt::format("unknown job kind '{}' (expected training, inference, batch or realtime)", text));
 }
 
 }  // namespace hetsched::model

@@ -23,17 +23,17 @@ util::Result<JobKind> ParseJobKind(std::string_view text);
 
 // What one step of the job does, for the cost model when no measurement exists.
 struct OperatorLoad {
-  double flops_per_step = 0;     // per worker
-  uint64_t bytes_per_step = 0;   // device-memory traffic per worker
-  bool low_precision = true;     // fp16/bf16 math (else fp32)
+  double flops_per_step = 0;    // per worker
+  uint64_t bytes_per_step = 0;  // device-memory traffic per worker
+  bool low_precision = true;    // fp16/bf16 math (else fp32)
 };
 
 struct Job {
   JobId id;
   std::string name;  // user-facing id; unique within a workload
   JobKind kind = JobKind::kTraining;
-  std::string job_type;  // key into a ThroughputProfile, e.g. "ResNet-50 (batch size 64)"
-  int32_t gang_size = 1;  // workers started together (Gavel's scale factor)
+  std::string job_type;     // key into a ThroughputProfile, e.g. "ResNet-50 (batch size 64)"
+  int32_t gang_size = 1;    // workers started together (Gavel's scale factor)
   int32_t min_workers = 1;  // elastic range; both equal gang_size when not elastic
   int32_t max_workers = 1;
   std::vector<StackRequirement> stacks;  // runs on a device meeting any one of them

@@ -26,8 +26,8 @@ class ThroughputProfile {
   void SetColocated(const std::string& job_a, int scale_a, const std::string& job_b, int scale_b,
                     const std::string& device_type, double a_steps_per_s, double b_steps_per_s);
 
-  std::vector<std::string> JobTypes() const;      // distinct, sorted
-  std::vector<std::string> DeviceTypes() const;   // distinct, sorted
+  std::vector<std::string> JobTypes() const;     // distinct, sorted
+  std::vector<std::string> DeviceTypes() const;  // distinct, sorted
   bool empty() const { return isolated_.empty(); }
 
  private:

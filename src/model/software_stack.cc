@@ -63,9 +63,8 @@ util::Result<StackRequirement> ParseStackRequirement(std::string_view text) {
     return util::Status::InvalidArgument(fmt::format("'{}' is not {}", s, kStackExpected));
   }
   if (!req.min_version.empty() && !ValidVersion(req.min_version)) {
-    return util::Status::InvalidArgument(
-        fmt::format("'{}' has version '{}' (expected dotted numbers like 12.2)", s,
-                    req.min_version));
+    return util::Status::InvalidArgument(fmt::format(
+        "'{}' has version '{}' (expected dotted numbers like 12.2)", s, req.min_version));
   }
   return req;
 }

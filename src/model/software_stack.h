@@ -29,9 +29,10 @@ int CompareVersions(std::string_view a, std::string_view b);
 
 bool Satisfies(const SoftwareStack& have, const StackRequirement& need);
 // True when any requirement is met by any of the stacks.
-bool AnySatisfied(const std::vector<SoftwareStack>& have, const std::vector<StackRequirement>& need);
+bool AnySatisfied(const std::vector<SoftwareStack>& have,
+                  const std::vector<StackRequirement>& need);
 
-std::string ToString(const SoftwareStack& stack);         // "cuda 12.2"
+std::string ToString(const SoftwareStack& stack);           // "cuda 12.2"
 std::string ToString(const StackRequirement& requirement);  // "cuda>=11.8"
 
 }  // namespace hetsched::model

@@ -24,9 +24,8 @@ Result<std::string> ReadFile(const std::string& path) {
   if (std::filesystem::is_regular_file(status)) {
     uint64_t size = std::filesystem::file_size(path, ec);
     if (!ec && size > kMaxInputFileBytes) {
-      return Status::InvalidArgument(
-          fmt::format("{}: {} bytes is larger than the {} byte input limit", path, size,
-                      kMaxInputFileBytes));
+      return Status::InvalidArgument(fmt::format(
+          "{}: {} bytes is larger than the {} byte input limit", path, size, kMaxInputFileBytes));
     }
   }
   std::ostringstream out;

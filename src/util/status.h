@@ -51,7 +51,7 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT
     assert(!status_.ok() && "Result constructed from an OK status");
   }
@@ -86,10 +86,10 @@ class Result {
 #define HETSCHED_CONCAT(a, b) HETSCHED_CONCAT_INNER(a, b)
 
 // Returns the Status of `expr` from the enclosing function if it is not OK.
-#define RETURN_IF_ERROR(expr)                          \
-  do {                                                 \
-    ::hetsched::util::Status _st = (expr);             \
-    if (!_st.ok()) return _st;                         \
+#define RETURN_IF_ERROR(expr)              \
+  do {                                     \
+    ::hetsched::util::Status _st = (expr); \
+    if (!_st.ok()) return _st;             \
   } while (0)
 
 // `ASSIGN_OR_RETURN(auto x, MakeX());` binds the value or returns the error.

@@ -69,11 +69,11 @@ Result<double> ParseWithUnits(std::string_view text, std::string_view what,
 
 Result<uint64_t> ParseBytes(std::string_view text) {
   static const std::vector<UnitFactor> kUnits = {
-      {"B", 1},         {"KB", 1e3},      {"MB", 1e6},      {"GB", 1e9},
-      {"TB", 1e12},     {"KiB", 1024.0},  {"MiB", 1048576.0}, {"GiB", 1073741824.0},
-      {"TiB", 1099511627776.0}};
-  ASSIGN_OR_RETURN(double value,
-                   ParseWithUnits(text, "byte count", kUnits, "B, KB, MB, GB, TB, KiB, MiB, GiB or TiB"));
+      {"B", 1},           {"KB", 1e3},           {"MB", 1e6},
+      {"GB", 1e9},        {"TB", 1e12},          {"KiB", 1024.0},
+      {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+  ASSIGN_OR_RETURN(double value, ParseWithUnits(text, "byte count", kUnits,
+                                                "B, KB, MB, GB, TB, KiB, MiB, GiB or TiB"));
   // 2^63 keeps room for sums of many such values without wrapping.
   if (value >= 9.2e18) return Status::InvalidArgument(fmt::format("'{}' overflows", text));
   return static_cast<uint64_t>(std::llround(value));
@@ -81,8 +81,8 @@ Result<uint64_t> ParseBytes(std::string_view text) {
 
 Result<double> ParseBandwidth(std::string_view text) {
   static const std::vector<UnitFactor> kUnits = {
-      {"B/s", 1},       {"KB/s", 1e3},    {"MB/s", 1e6},     {"GB/s", 1e9},   {"TB/s", 1e12},
-      {"b/s", 0.125},   {"Kb/s", 125.0},  {"Mb/s", 1.25e5},  {"Gb/s", 1.25e8}, {"Tb/s", 1.25e11},
+      {"B/s", 1},       {"KB/s", 1e3},    {"MB/s", 1e6},    {"GB/s", 1e9},    {"TB/s", 1e12},
+      {"b/s", 0.125},   {"Kb/s", 125.0},  {"Mb/s", 1.25e5}, {"Gb/s", 1.25e8}, {"Tb/s", 1.25e11},
       {"Mbps", 1.25e5}, {"Gbps", 1.25e8}, {"Tbps", 1.25e11}};
   return ParseWithUnits(text, "bandwidth", kUnits, "B/s, MB/s, GB/s, TB/s, Mb/s, Gb/s or Gbps");
 }
