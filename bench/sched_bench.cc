@@ -82,6 +82,10 @@ BENCHMARK_CAPTURE(BM_Decision, easy_backfill, "easy-backfill", 0)
 BENCHMARK_CAPTURE(BM_Decision, default_full, "default", 0)
     ->Iterations(10)
     ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Decision, las_full, "las", 0)->Iterations(10)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Decision, las_het_full, "las-het", 0)
+    ->Iterations(10)
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Decision, default_fill, "default", 1e9)
     ->Iterations(1000)
     ->Unit(benchmark::kMicrosecond);

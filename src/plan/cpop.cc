@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <limits>
-#include <queue>
 #include <utility>
 #include <vector>
 
@@ -51,27 +50,14 @@ Schedule Cpop(const DagProblem& problem) {
     }
   }
 
-  const std::vector<int32_t>& pos = g.topological_position();
-  auto lower = [&](int32_t a, int32_t b) {  // true when a has lower priority than b
-    if (priority[a] != priority[b]) return priority[a] < priority[b];
-    return pos[a] > pos[b];
-  };
-  std::priority_queue<int32_t, std::vector<int32_t>, decltype(lower)> ready(lower);
-  std::vector<int32_t> missing(n);
-  for (int32_t t = 0; t < n; ++t) {
-    missing[t] = static_cast<int32_t>(g.in_edges(t).size());
-    if (missing[t] == 0) ready.push(t);
-  }
+  ReadyQueue ready(problem, priority);
   ListScheduler ls(problem);
   while (!ready.empty()) {
-    const int32_t t = ready.top();
-    ready.pop();
+    const int32_t t = ready.Pop();
     const ListScheduler::Choice c =
         critical[t] && cp_processor >= 0 ? ls.OnProcessor(t, cp_processor) : ls.EarliestFinish(t);
     ls.Place(t, c.processor, c.start);
-    for (int32_t k : g.out_edges(t)) {
-      if (--missing[g.edges[k].to] == 0) ready.push(g.edges[k].to);
-    }
+    ready.Release(t);
   }
   return ls.TakeSchedule();
 }

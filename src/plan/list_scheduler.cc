@@ -100,4 +100,40 @@ std::vector<int32_t> OrderByPriority(const DagProblem& problem,
   return order;
 }
 
+ReadyQueue::ReadyQueue(const DagProblem& problem, const std::vector<double>& priority)
+    : graph_(problem.graph()), priority_(priority) {
+  const int32_t n = static_cast<int32_t>(priority.size());
+  missing_.resize(n);
+  for (int32_t t = 0; t < n; ++t) {
+    missing_[t] = static_cast<int32_t>(graph_.in_edges(t).size());
+    if (missing_[t] == 0) heap_.push_back(t);
+  }
+  std::make_heap(heap_.begin(), heap_.end(), [this](int32_t a, int32_t b) { return Lower(a, b); });
+}
+
+bool ReadyQueue::Lower(int32_t a, int32_t b) const {
+  if (priority_[a] != priority_[b]) return priority_[a] < priority_[b];
+  const std::vector<int32_t>& pos = graph_.topological_position();
+  return pos[a] > pos[b];
+}
+
+int32_t ReadyQueue::Pop() {
+  auto lower = [this](int32_t a, int32_t b) { return Lower(a, b); };
+  std::pop_heap(heap_.begin(), heap_.end(), lower);
+  const int32_t top = heap_.back();
+  heap_.pop_back();
+  return top;
+}
+
+void ReadyQueue::Release(int32_t task) {
+  auto lower = [this](int32_t a, int32_t b) { return Lower(a, b); };
+  for (int32_t k : graph_.out_edges(task)) {
+    const int32_t succ = graph_.edges[k].to;
+    if (--missing_[succ] == 0) {
+      heap_.push_back(succ);
+      std::push_heap(heap_.begin(), heap_.end(), lower);
+    }
+  }
+}
+
 }  // namespace hetsched::plan

@@ -64,4 +64,24 @@ Schedule ScheduleFixed(const DagProblem& problem, std::span<const int32_t> order
 std::vector<int32_t> OrderByPriority(const DagProblem& problem,
                                      const std::vector<double>& priority);
 
+// Tasks whose predecessors have all been placed, highest priority first (ties: earlier in
+// topological order): the ready list of CPOP and PEFT, whose priorities need not follow edges.
+class ReadyQueue {
+ public:
+  // Keeps references: `problem` and `priority` (indexed by task) must outlive the queue.
+  ReadyQueue(const DagProblem& problem, const std::vector<double>& priority);
+  bool empty() const { return heap_.empty(); }
+  // Removes and returns the ready task of highest priority.
+  int32_t Pop();
+  // Marks `task` placed: successors whose last predecessor it was become ready.
+  void Release(int32_t task);
+
+ private:
+  bool Lower(int32_t a, int32_t b) const;  // a has lower priority than b
+  const model::TaskGraph& graph_;
+  const std::vector<double>& priority_;
+  std::vector<int32_t> missing_;  // predecessors not yet placed, per task
+  std::vector<int32_t> heap_;
+};
+
 }  // namespace hetsched::plan

@@ -18,7 +18,11 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // Up to this many device classes, a class may serve several non-adjacent blocks of stages.
-constexpr int32_t kMaxRepeatClasses = 3;
+constexpr int32_t kMaxRepeatClasses = 2;
+// In a class of more groups than this, a stage smaller than a group takes a whole group (no
+// two stages share one), so devices used per class are counted in whole groups: this keeps the
+// per-state lists of partial plans short on large clusters. Small classes pack exactly.
+constexpr size_t kMaxPackedGroups = 4;
 
 // One partial solution: the suffix [i, L) of the model covered by s stages, the classes after
 // the current one finished, used[slot] devices of the current class taken (one slot per class
@@ -212,7 +216,9 @@ class Search {
     const int32_t kcount = static_cast<int32_t>(order.size());
     const int64_t b = cost_->micro_batches();
     const double bmul = static_cast<double>(b - 1);
-    states_.assign(static_cast<size_t>(layers_ + 1) * (max_stages_ + 1) * kcount, {});
+    // Keep the lists' capacity from run to run: a search makes thousands of runs.
+    states_.resize(static_cast<size_t>(layers_ + 1) * (max_stages_ + 1) * kcount);
+    for (std::vector<int32_t>& list : states_) list.clear();
     pool_entries_.clear();
     Entry root;
     Insert(states_[StateIndex(layers_, 0, kcount - 1, kcount)], root);
@@ -230,6 +236,7 @@ class Search {
         const int32_t cls = order[k];
         const DeviceClass& c = classes_[cls];
         const int32_t g = c.group_size;
+        const bool packs = c.groups.size() <= kMaxPackedGroups;
         int32_t s_min = -1;  // fewest stages among this state's non-empty lists
         for (int32_t s = 0; s <= max_stages_; ++s) {
           const std::vector<int32_t>& list = states_[StateIndex(i, s, k, kcount)];
@@ -245,11 +252,16 @@ class Search {
               }
             }
           } else if (k > 0) {  // close this class's block; the next one starts empty
-            const std::vector<int32_t> copy = list;
-            for (int32_t idx : copy) {
+            // Insert writes to another state's list, so this one can be read in place.
+            for (int32_t idx : list) {
               Entry e = pool_entries_[idx];
               e.parent = idx;
-              if (!repeat_) e.used[0] = 0;
+              if (!repeat_) {
+                // The next block is another class and starts with no device used, so nothing
+                // packs after this stage: forgetting its class lets equal entries merge.
+                e.used[0] = 0;
+                e.last_cls = -1;
+              }
               e.devices = 0;
               Insert(states_[StateIndex(i, s, k - 1, kcount)], e);
             }
@@ -276,8 +288,8 @@ class Search {
               const int pick_cheap = cost_->Pick(cls, cheap_cfg, n_cheap, in_flight, bound);
               if (pick_cheap < 0) continue;
               int pick_net = -2;  // not computed yet
-              const std::vector<int32_t> list = states_[sidx];
-              for (int32_t idx : list) {
+              // Insert only writes to states of fewer layers (j < i): read this list in place.
+              for (int32_t idx : states_[sidx]) {
                 const Entry e = pool_entries_[idx];  // Insert may reallocate the pool
                 // Pack: a sub-group stage fills the current group when it fits there.
                 int32_t offset;
@@ -285,7 +297,7 @@ class Search {
                 const int slot = repeat_ ? cls : 0;
                 const int32_t used = e.used[slot];
                 const int32_t rem = used % g;
-                if (d < g && rem != 0 && d <= g - rem) {
+                if (d < g && rem != 0 && d <= g - rem && packs) {
                   offset = used;
                   // Next to the stage it packs after only if that stage is the next one.
                   same_group = e.last_cls == cls;
@@ -304,8 +316,9 @@ class Search {
                 }
                 Entry n;
                 n.used = e.used;
-                n.used[slot] = offset + d;
-                n.last_cls = cls;
+                n.used[slot] = packs ? offset + d : (offset + d + g - 1) / g * g;
+                // Only packing reads last_cls; without it, entries that differ only there merge.
+                n.last_cls = packs ? cls : -1;
                 n.value = e.value + cfg->latency_s + cfg->tail_s;
                 n.sum_latency = e.sum_latency + cfg->latency_s;
                 n.max_latency = std::max(e.max_latency, cfg->latency_s);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <queue>
 
 #include "plan/list_scheduler.h"
 
@@ -46,7 +45,6 @@ std::vector<double> OptimisticCostTable(const DagProblem& problem) {
 }
 
 Schedule Peft(const DagProblem& problem) {
-  const model::TaskGraph& g = problem.graph();
   const int32_t n = problem.num_tasks();
   const int32_t np = problem.num_processors();
   const std::vector<double> oct = OptimisticCostTable(problem);
@@ -56,21 +54,10 @@ Schedule Peft(const DagProblem& problem) {
     for (int32_t p = 0; p < np; ++p) sum += oct[static_cast<size_t>(t) * np + p];
     rank[t] = sum / np;
   }
-  const std::vector<int32_t>& pos = g.topological_position();
-  auto lower = [&](int32_t a, int32_t b) {
-    if (rank[a] != rank[b]) return rank[a] < rank[b];
-    return pos[a] > pos[b];
-  };
-  std::priority_queue<int32_t, std::vector<int32_t>, decltype(lower)> ready(lower);
-  std::vector<int32_t> missing(n);
-  for (int32_t t = 0; t < n; ++t) {
-    missing[t] = static_cast<int32_t>(g.in_edges(t).size());
-    if (missing[t] == 0) ready.push(t);
-  }
+  ReadyQueue ready(problem, rank);
   ListScheduler ls(problem);
   while (!ready.empty()) {
-    const int32_t t = ready.top();
-    ready.pop();
+    const int32_t t = ready.Pop();
     ListScheduler::Choice best{-1, 0, 0};
     double best_key = std::numeric_limits<double>::infinity();
     for (int32_t p = 0; p < np; ++p) {
@@ -82,9 +69,7 @@ Schedule Peft(const DagProblem& problem) {
       }
     }
     ls.Place(t, best.processor, best.start);
-    for (int32_t k : g.out_edges(t)) {
-      if (--missing[g.edges[k].to] == 0) ready.push(g.edges[k].to);
-    }
+    ready.Release(t);
   }
   return ls.TakeSchedule();
 }

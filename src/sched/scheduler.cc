@@ -227,6 +227,26 @@ std::vector<DeviceTypeId> Scheduler::TypePreference(const JobRecord& r, TypeChoi
   return out;
 }
 
+int32_t Scheduler::BestType(const JobRecord& r, TypeChoice choice,
+                            const std::vector<int32_t>& capacity) const {
+  const int32_t gang = std::max(1, r.job->gang_size);
+  const bool pinned = !pinned_[r.job->id.value()].empty();
+  int32_t best = -1;
+  double best_score = 0;
+  // TypePreference's order (higher score, then more capacity, then lower id) as one linear
+  // pass: types are visited by increasing id, so a full tie keeps the earlier one.
+  for (int32_t t = 0; t < state_.type_count(); ++t) {
+    if (!r.allowed[t] || (!pinned && capacity[t] < gang)) continue;
+    const double score =
+        choice == TypeChoice::kAgnostic ? 0 : scorers_.Score(r, DeviceTypeId(t), cluster_.catalog);
+    if (best < 0 || score > best_score || (score == best_score && capacity[t] > capacity[best])) {
+      best = t;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
 std::optional<std::vector<DeviceId>> Scheduler::PlaceOn(const JobRecord& r,
                                                         DeviceTypeId type) const {
   const int32_t id = r.job->id.value();
@@ -415,15 +435,30 @@ std::vector<int32_t> Scheduler::AssignByRegret(const std::vector<int32_t>& jobs,
     int32_t index;
     int32_t type;
   };
-  const auto evaluate = [&](size_t i) {
+  // Each job's value per type (score plus stickiness), computed once: the heap re-evaluates
+  // jobs whenever a type fills, and scoring is the costly part. NaN marks a disallowed type.
+  std::vector<double> value(n * types);
+  std::vector<int32_t> gangs(n);
+  for (size_t i = 0; i < n; ++i) {
     const JobRecord& r = records_[jobs[i]];
-    const int32_t gang = std::max(1, r.job->gang_size);
+    gangs[i] = std::max(1, r.job->gang_size);
+    for (int32_t t = 0; t < types; ++t) {
+      double v = std::numeric_limits<double>::quiet_NaN();
+      if (r.allowed[t]) {
+        v = scorers_.Score(r, DeviceTypeId(t), cluster_.catalog);
+        if (r.phase == JobPhase::kRunning && r.type.value() == t) v += options_.stickiness;
+      }
+      value[i * types + t] = v;
+    }
+  }
+  const auto evaluate = [&](size_t i) {
+    const int32_t gang = gangs[i];
+    const double* row = &value[i * types];
     double v1 = -1, v2 = 0;
     int32_t t1 = -1;
     for (int32_t t = 0; t < types; ++t) {
-      if (!r.allowed[t] || capacity[t] < gang) continue;
-      double v = scorers_.Score(r, DeviceTypeId(t), cluster_.catalog);
-      if (r.phase == JobPhase::kRunning && r.type.value() == t) v += options_.stickiness;
+      if (std::isnan(row[t]) || capacity[t] < gang) continue;
+      const double v = row[t];
       if (v > v1) {
         v2 = std::max(v2, v1);
         v1 = v;
@@ -453,7 +488,7 @@ std::vector<int32_t> Scheduler::AssignByRegret(const std::vector<int32_t>& jobs,
       continue;
     }
     result[top.index] = now.type;
-    capacity[now.type] -= std::max(1, records_[jobs[top.index]].job->gang_size);
+    capacity[now.type] -= gangs[top.index];
   }
   return result;
 }
@@ -465,7 +500,9 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
   // reached in the policy order (the ones reached last lose them first).
   std::vector<int32_t> free(types), held(types, 0);
   for (int32_t t = 0; t < types; ++t) free[t] = state_.FreeOfType(DeviceTypeId(t));
-  std::vector<QueueKey> keys;
+  // Reused between decisions: at scale these are megabytes, and fresh ones cost page faults.
+  std::vector<QueueKey>& keys = keys_;
+  keys.clear();
   keys.reserve(queue_.size() + running_.size());
   for (int32_t id : queue_) keys.push_back(KeyOf(records_[id], now_s));
   for (int32_t id : running_) {
@@ -490,7 +527,10 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
   };
 
   // Which jobs run: walk the policy order while capacity lasts.
-  std::vector<int32_t> selected, tentative;
+  std::vector<int32_t>& selected = selected_;
+  std::vector<int32_t>& tentative = tentative_;
+  selected.clear();
+  tentative.clear();
   std::vector<int32_t> both(types);
   for (const auto& k : keys) {
     if (capacity_total <= 0) break;
@@ -507,12 +547,12 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
         capacity_total -= gang;
         t = own;
         if (choice == TypeChoice::kFastest) {
-          const std::vector<DeviceTypeId> pref = TypePreference(r, choice, free);
+          const int32_t best = BestType(r, choice, free);
           // Greedy-fastest moves a running job to a free faster type only for a clear gain.
-          if (!pref.empty() && pref[0].value() != own &&
-              scorers_.Score(r, pref[0], cluster_.catalog) >
+          if (best >= 0 && best != own &&
+              scorers_.Score(r, DeviceTypeId(best), cluster_.catalog) >
                   scorers_.Score(r, r.type, cluster_.catalog) + options_.stickiness) {
-            t = pref[0].value();
+            t = best;
             free[own] += gang;
             free[t] -= gang;
           }
@@ -523,15 +563,14 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
       }
     }
     // Agnostic: prefer devices nobody holds; aware: the best type, taking held devices if needed.
-    std::vector<DeviceTypeId> pref;
-    if (choice == TypeChoice::kAgnostic) pref = TypePreference(r, choice, free);
-    if (pref.empty()) {
+    int32_t best = -1;
+    if (choice == TypeChoice::kAgnostic) best = BestType(r, choice, free);
+    if (best < 0) {
       for (int32_t u = 0; u < types; ++u) both[u] = free[u] + held[u];
-      pref =
-          TypePreference(r, choice == TypeChoice::kAgnostic ? choice : TypeChoice::kFastest, both);
+      best = BestType(r, choice == TypeChoice::kAgnostic ? choice : TypeChoice::kFastest, both);
     }
-    if (pref.empty()) continue;
-    t = pref[0].value();
+    if (best < 0) continue;
+    t = best;
     take(t, gang);
     selected.push_back(id);
     tentative.push_back(t);
@@ -555,6 +594,7 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
 
   // Preempt running jobs that lost their place or move to another type.
   if (scratch_.size() < records_.size()) scratch_.resize(records_.size(), -2);
+  if (moved_flag_.size() < records_.size()) moved_flag_.resize(records_.size(), 0);
   for (size_t i = 0; i < selected.size(); ++i) scratch_[selected[i]] = assigned[i];
   std::vector<int32_t> moved;
   const std::vector<int32_t> running_now = running_;
@@ -565,7 +605,10 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
     Stop(id, now_s);
     records_[id].preemptions++;
     out.preempted.push_back(JobId(id));
-    if (scratch_[id] >= 0) moved.push_back(id);
+    if (scratch_[id] >= 0) {
+      moved.push_back(id);
+      moved_flag_[id] = 1;
+    }
   }
   // Start the selected jobs that are not running, in policy order.
   for (size_t i = 0; i < selected.size(); ++i) {
@@ -573,7 +616,7 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
     scratch_[id] = -2;
     const JobRecord& r = records_[id];
     if (r.phase == JobPhase::kRunning || assigned[i] < 0) continue;
-    const bool migrated = std::find(moved.begin(), moved.end(), id) != moved.end();
+    const bool migrated = moved_flag_[id] != 0;
     std::optional<std::vector<DeviceId>> devs = PlaceOn(r, DeviceTypeId(assigned[i]));
     DeviceTypeId type(assigned[i]);
     if (!devs) {  // fragmentation: another type with room, in preference order
@@ -588,6 +631,7 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
     }
     if (devs) out.placed.push_back(Start(id, type, std::move(*devs), now_s, migrated));
   }
+  for (int32_t id : moved) moved_flag_[id] = 0;
 }
 
 Decision Scheduler::Decide(double now_s) {

@@ -127,6 +127,9 @@ class Scheduler {
   // Allowed types with at least `gang` free devices, ordered by the policy's preference.
   std::vector<model::DeviceTypeId> TypePreference(const JobRecord& r, TypeChoice choice,
                                                   const std::vector<int32_t>& capacity) const;
+  // TypePreference(...)[0] without building the list (no allocation); -1 when empty.
+  int32_t BestType(const JobRecord& r, TypeChoice choice,
+                   const std::vector<int32_t>& capacity) const;
   std::optional<std::vector<model::DeviceId>> PlaceOn(const JobRecord& r,
                                                       model::DeviceTypeId type) const;
   std::optional<Placement> TryStart(int32_t id, TypeChoice choice, double now_s);
@@ -160,6 +163,11 @@ class Scheduler {
   std::vector<int32_t> owner_;                        // device -> job id, -1 if none
   std::vector<PlacementHints> hints_;                 // by JobId: data locality
   std::vector<int32_t> scratch_;  // by JobId: type assigned in a decision, -2 when none
+  std::vector<char> moved_flag_;
+  // DecidePreemptive's working lists, kept to reuse their memory.
+  std::vector<QueueKey> keys_;
+  std::vector<int32_t> selected_,
+      tentative_;  // by JobId: preempted to move in this decision (else 0)
 };
 
 }  // namespace hetsched::sched

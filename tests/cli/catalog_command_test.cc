@@ -1,31 +1,18 @@
 // `hetsched catalog` end to end: the table, the JSON, a types file, and bad input.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "testing/cli_runner.h"
+
 namespace {
 
-struct CommandOutput {
-  int status = -1;
-  std::string out;  // stdout only
-};
+using CommandOutput = hetsched::testing::CliRun;
 
-// Runs the built binary; stderr is dropped so that stdout stays parseable JSON.
+// stderr is dropped so that stdout stays parseable JSON.
 CommandOutput Catalog(const std::string& args) {
-  const std::string cmd = std::string(HETSCHED_BINARY) + " catalog " + args + " 2>/dev/null";
-  CommandOutput r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return hetsched::testing::RunHetsched("catalog " + args, hetsched::testing::Stderr::kDrop);
 }
 
 TEST(CatalogCli, TableListsBuiltInTypes) {

@@ -1,32 +1,19 @@
 // `hetsched plan dag` and `hetsched gen-dag` end to end: output, JSON, exit statuses.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "testing/cli_runner.h"
+
 namespace {
 
-struct CliRun {
-  int status = -1;
-  std::string out;
-};
+using hetsched::testing::CliRun;
 
-// Runs the built binary with `args`; `stderr_too` folds stderr into the output.
+// `stderr_too` folds stderr into the output.
 CliRun Hetsched(const std::string& args, bool stderr_too = false) {
-  const std::string cmd =
-      std::string(HETSCHED_BINARY) + " " + args + (stderr_too ? " 2>&1" : " 2>/dev/null");
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return hetsched::testing::RunHetsched(
+      args, stderr_too ? hetsched::testing::Stderr::kMerge : hetsched::testing::Stderr::kDrop);
 }
 
 const std::string kSample = std::string(HETSCHED_SOURCE_DIR) + "/data/dag/topcuoglu2002.json";

@@ -1,31 +1,16 @@
 // `hetsched plan model` end to end: exit statuses and messages for good and bad input.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "testing/cli_runner.h"
+
 namespace {
 
-struct CliRun {
-  int status = -1;
-  std::string out;  // stdout and stderr together
-};
+using hetsched::testing::CliRun;
 
-CliRun Hetsched(const std::string& args) {
-  const std::string cmd = std::string(HETSCHED_BINARY) + " " + args + " 2>&1";
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+CliRun Hetsched(const std::string& args) { return hetsched::testing::RunHetsched(args); }
 
 const std::string kGpus = "--cluster a100-80g=16:per_node=8";
 

@@ -1,37 +1,22 @@
 // `hetsched validate` end to end: the shipped example clusters, shorthands, JSON, workloads
 // with jobs that can run nowhere, and bad files (exit status 2 and a precise message).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "testing/cli_runner.h"
 #include "util/file.h"
 
 namespace {
 
-const std::string kSource = HETSCHED_SOURCE_DIR;
+using hetsched::testing::CliRun;
 
-struct CliRun {
-  int status = -1;
-  std::string out;
-};
-
-// Runs `hetsched validate ARGS`; `merge_stderr` appends stderr to the captured text.
+// `merge_stderr` appends stderr to the captured text.
 CliRun Validate(const std::string& args, bool merge_stderr = true) {
-  const std::string cmd = "cd " + kSource + " && " + std::string(HETSCHED_BINARY) + " validate " +
-                          args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return hetsched::testing::RunHetsched("validate " + args, merge_stderr
+                                                                ? hetsched::testing::Stderr::kMerge
+                                                                : hetsched::testing::Stderr::kDrop);
 }
 
 std::string TempFile(const std::string& name, const std::string& contents) {

@@ -49,7 +49,7 @@ class Reader {
     }
     std::set<std::string> seen;
     for (auto it = node.begin(); it != node.end(); ++it) {
-      const YAML::Node& key = it->first;
+      const YAML::Node key = it->first;  // a copy: `it->` yields a temporary proxy
       if (!key.IsScalar()) return Error(key, field, "a key is not a plain name");
       const std::string& k = key.Scalar();
       const std::string path = field.empty() ? k : field + "." + k;
