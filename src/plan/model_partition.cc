@@ -30,7 +30,7 @@ constexpr size_t kMaxPackedGroups = 4;
 constexpr int kSlots = 4;
 struct Entry {
   std::array<int32_t, kSlots> used{};
-  int32_t last_cls = -1;   // class of the stage at the start of the suffix (-1: none yet)
+  int32_t last_cls = -1;   // class of the suffix's first stage where packing needs it, else -1
   double value = 0;        // what the DP minimizes: sum over stages of latency + tail
   double sum_latency = 0;  // for the exact objective of the finished plan
   double max_latency = 0;

@@ -37,7 +37,9 @@ TEST(BuiltInCatalog, EveryTypeHasPlausibleFigures) {
     EXPECT_GT(t.price_per_hour, 0);
     EXPECT_GT(t.fp32_tflops + t.fp16_tflops + t.int8_tops, 0);
     // Matrix units never make a part slower at fp16 than at fp32.
-    if (t.fp16_tflops > 0) EXPECT_GE(t.fp16_tflops, t.fp32_tflops);
+    if (t.fp16_tflops > 0) {
+      EXPECT_GE(t.fp16_tflops, t.fp32_tflops);
+    }
   }
 }
 
