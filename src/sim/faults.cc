@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "util/file.h"
+#include "util/line_reader.h"
 #include "util/source_location.h"
 #include "util/units.h"
 
@@ -23,14 +24,11 @@ std::string Trim(std::string s) {
 util::Result<std::vector<Fault>> ParseFaults(const std::string& text, const std::string& file_name,
                                              const model::Cluster& cluster) {
   std::vector<Fault> out;
-  size_t pos = 0;
-  int line_no = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
+  util::LineReader lines(text);
+  std::string_view view;
+  while (lines.Next(view)) {
+    const int line_no = lines.line_number();
+    std::string line(view);
     if (const size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
     line = Trim(line);
     if (line.empty()) continue;

@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "util/file.h"
+#include "util/line_reader.h"
 #include "util/source_location.h"
 #include "util/units.h"
 
@@ -639,14 +640,10 @@ util::Result<TaskGraph> ParseDagStg(std::string_view text, const std::string& fi
   int64_t next_task = 0;
   std::vector<std::vector<std::pair<int64_t, Token>>> preds;  // per task: (pred id, where)
   std::vector<int> pred_line;
-  int line_no = 0;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
+  util::LineReader lines(text);
+  std::string_view line;
+  while (lines.Next(line)) {
+    const int line_no = lines.line_number();
     std::vector<Token> toks = Tokenize(line);
     if (toks.empty() || toks[0].text[0] == '#') continue;
     if (n_total < 0) {
@@ -710,11 +707,12 @@ util::Result<TaskGraph> ParseDagStg(std::string_view text, const std::string& fi
     ++next_task;
   }
   if (n_total < 0) {
-    return util::InputError({file_name, line_no, 0}, "", "the file is empty",
+    return util::InputError({file_name, 1, 0}, "", "the file is empty",
                             "the number of tasks on the first line");
   }
   if (next_task < n_total) {
-    return util::InputError({file_name, line_no, 0}, "",
+    // Points at the first missing line.
+    return util::InputError({file_name, lines.line_number() + 1, 0}, "",
                             fmt::format("{} task lines, {} announced", next_task, n_total),
                             "n + 2 task lines including the dummy entry and exit");
   }

@@ -17,6 +17,7 @@
 #include "model/catalog.h"
 #include "model/io/workload_reader.h"
 #include "util/file.h"
+#include "util/line_reader.h"
 #include "util/source_location.h"
 
 namespace hetsched::model::io {
@@ -321,15 +322,10 @@ Result<Workload> ParseGavelTrace(std::string_view text, const std::string& file_
   Workload workload;
   std::optional<TraceFormat> format;
   int first_line = 0;
-  int line_no = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  util::LineReader lines(text);
+  std::string_view line;
+  while (lines.Next(line)) {
+    const int line_no = lines.line_number();
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
     std::vector<Column> cols;
     size_t start = 0;

@@ -18,6 +18,7 @@
 #include "model/catalog.h"
 #include "model/io/gavel_reader.h"
 #include "util/file.h"
+#include "util/line_reader.h"
 #include "util/source_location.h"
 #include "util/units.h"
 
@@ -804,15 +805,11 @@ Result<Workload> ParseWorkloadYaml(std::string_view text, const std::string& fil
 Result<Workload> ParseWorkloadJsonl(std::string_view text, const std::string& file_name) {
   JobParser parser(file_name, nullptr);
   std::vector<JobTemplate> templates;
-  int line_no = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+  util::LineReader lines(text);
+  std::string_view line;
+  while (lines.Next(line)) {
+    const int line_no = lines.line_number();
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
     const SourceLocation at{file_name, line_no, 0};
     Value value;
     try {
