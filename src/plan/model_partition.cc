@@ -366,6 +366,12 @@ std::string Bytes(double b) { return util::FormatBytes(static_cast<uint64_t>(std
 
 }  // namespace
 
+void AddStageDevice(const model::Cluster& cluster, model::DeviceId id, StagePlan& stage) {
+  stage.devices.push_back(id);
+  const std::string& node = cluster.node(cluster.device(id).node).name;
+  if (stage.nodes.empty() || stage.nodes.back() != node) stage.nodes.push_back(node);
+}
+
 void FinishPlan(const model::ModelSpec& spec, const std::vector<DeviceClass>& classes,
                 ModelPlan& plan) {
   plan.model = spec.name;
@@ -565,9 +571,7 @@ util::Result<ModelPlan> PlanModelPartition(const model::ModelSpec& spec,
     for (int32_t k = e.offset + e.devices - 1; k >= e.offset; --k) {
       const int32_t d = c.devices() - 1 - k;
       const model::DeviceId id = c.groups[d / c.group_size][d % c.group_size];
-      st.devices.push_back(id);
-      const std::string& node = cluster.node(cluster.device(id).node).name;
-      if (st.nodes.empty() || st.nodes.back() != node) st.nodes.push_back(node);
+      AddStageDevice(cluster, id, st);
     }
     plan.stages.push_back(std::move(st));
   }

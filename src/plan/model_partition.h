@@ -77,6 +77,9 @@ util::Result<ModelPlan> PlanModelPartition(const model::ModelSpec& spec,
                                            const model::Cluster& cluster,
                                            const ModelPartitionOptions& options);
 
+// Adds device `id` to `stage`, and its node to stage.nodes when it differs from the last one.
+void AddStageDevice(const model::Cluster& cluster, model::DeviceId id, StagePlan& stage);
+
 // Fills step time, links and the other derived fields of `plan` from its stages. Used by the
 // planner and the exhaustive oracle so both report the same numbers.
 void FinishPlan(const model::ModelSpec& spec, const std::vector<DeviceClass>& classes,

@@ -137,9 +137,7 @@ util::Result<ModelPlan> PlanModelPartitionExhaustive(const model::ModelSpec& spe
     const DeviceClass& dc = classes[c.cls];
     for (int32_t d = c.offset; d < c.offset + c.devices; ++d) {
       const model::DeviceId id = dc.groups[d / dc.group_size][d % dc.group_size];
-      st.devices.push_back(id);
-      const std::string& node = cluster.node(cluster.device(id).node).name;
-      if (st.nodes.empty() || st.nodes.back() != node) st.nodes.push_back(node);
+      AddStageDevice(cluster, id, st);
     }
     plan.stages.push_back(std::move(st));
   }
