@@ -69,7 +69,24 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
   cmd.add_option("--preempt-interval", f.preempt_interval_s,
                  "preemptive policies reconsider running jobs at most this often (seconds); "
                  "in between they only fill free devices (default 0: every decision)");
+  cmd.add_option("--until", f.until_s,
+                 "stop at this virtual time (seconds) and report what was measured so far");
+  cmd.add_option("--max-rounds", f.max_rounds,
+                 "stop after this many scheduling decisions (rounds under --round)");
   cmd.add_flag("--quiet,-q", f.quiet, "no progress bar");
+  // Times, rates and counts: a negative value is rejected by name.
+  const CLI::Validator non_negative(
+      [](std::string& value) -> std::string {
+        double v = 0;
+        if (CLI::detail::lexical_cast(value, v) && v >= 0) return "";
+        return "expected a number >= 0, got '" + value + "'";
+      },
+      ">=0");
+  for (const char* name :
+       {"--round", "--restore", "--startup", "--mtbf", "--mttr", "--checkpoint-interval", "--aging",
+        "--preempt-interval", "--until", "--max-rounds"}) {
+    cmd.get_option(name)->check(non_negative);
+  }
 }
 
 util::Result<SimInputs> LoadSimInputs(const SimFlags& f) {
@@ -114,6 +131,8 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& f) {
   o.sched.scorers = f.scorers;
   o.sched.tuning.aging = f.aging;
   o.sched.preempt_interval_s = f.preempt_interval_s;
+  o.until_s = f.until_s;
+  o.max_rounds = f.max_rounds;
   if (!f.measure.empty()) {
     ASSIGN_OR_RETURN(auto m, ParseMeasure(f.measure));
     o.measure = m;

@@ -30,6 +30,8 @@ struct SimFlags {
   double mttr_s = 0;
   double aging = 0.5;
   double preempt_interval_s = 0;
+  double until_s = 0;
+  int64_t max_rounds = 0;
   uint64_t seed = 0;
   bool ignore_compat = false;
   bool quiet = false;

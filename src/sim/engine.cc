@@ -33,6 +33,7 @@ struct JobRun {
   model::DeviceTypeId type;
   int32_t devices = 0;
   double sync_bytes_per_step = 0;  // summed over the gang (ring all-reduce: 2(n-1) x buffer)
+  int32_t span = -1;               // its RunSpan in the timeline, when one is recorded
 };
 
 class Engine {
@@ -51,6 +52,7 @@ class Engine {
         rng_(options.seed) {
     busy_s_.assign(cluster.catalog.size(), 0);
     down_s_.assign(cluster.catalog.size(), 0);
+    if (options.timeline_sample_s > 0) InitTimeline();
   }
 
   SimResult Execute();
@@ -72,13 +74,26 @@ class Engine {
     if (options_.measure && Measured(id)) --measured_left_;
   }
   // Books the end of the current run of `id` (busy time, bytes moved) at `now_s`.
-  void CloseRun(int32_t id, double now_s) {
+  void CloseRun(int32_t id, double now_s, RunEnd end) {
     JobRun& run = runs_[id];
     busy_s_[run.type.value()] += run.devices * std::max(0.0, now_s - run.start_s);
     const double steps = run.rate * std::max(0.0, now_s - run.since_s);
     network_bytes_ += steps * run.sync_bytes_per_step;
     run.generation++;
+    if (run.span >= 0) {
+      RunSpan& span = timeline().runs[run.span];
+      span.end_s = now_s;
+      span.end = end;
+      busy_now_[span.type] -= run.devices;
+      run.span = -1;
+    }
   }
+  Timeline& timeline() { return result_.timeline; }
+  bool Recording() const { return options_.timeline_sample_s > 0; }
+  void InitTimeline();
+  // Samples the (piecewise constant) state at every sample time before `until_s`.
+  void SampleUntil(double until_s);
+  void OpenSpan(const sched::Placement& p, double now_s);
   void Apply(const sched::Decision& d, double now_s);
   void StartRun(const sched::Placement& p, double now_s);
   void FaultDown(size_t fault, double now_s);
@@ -106,9 +121,53 @@ class Engine {
   int64_t measured_left_ = 0;
   int64_t ended_ = 0;
   SimResult result_;
+  // Timeline: catalog type -> index into Timeline::types (-1: absent), devices held per index.
+  std::vector<int32_t> timeline_type_;
+  std::vector<int32_t> busy_now_;
+  double next_sample_s_ = 0;
   double network_bytes_ = 0;
   int64_t multi_placements_ = 0, within_node_ = 0;
 };
+
+void Engine::InitTimeline() {
+  Timeline& t = timeline();
+  t.sample_s = options_.timeline_sample_s;
+  timeline_type_.assign(cluster_.catalog.size(), -1);
+  for (const auto& [type, count] : cluster_.DeviceTypeCounts()) {
+    timeline_type_[type.value()] = static_cast<int32_t>(t.types.size());
+    t.types.push_back(cluster_.catalog.Get(type).name);
+    t.type_total.push_back(count);
+  }
+  busy_now_.assign(t.types.size(), 0);
+  for (const model::Node& n : cluster_.nodes) t.nodes.push_back(n.name);
+}
+
+void Engine::SampleUntil(double until_s) {
+  if (!Recording()) return;
+  while (next_sample_s_ < until_s) {
+    TimelineSample s;
+    s.time_s = next_sample_s_;
+    s.busy = busy_now_;
+    s.queued = static_cast<int32_t>(sched_->queued());
+    s.running = static_cast<int32_t>(sched_->running());
+    timeline().samples.push_back(std::move(s));
+    next_sample_s_ += options_.timeline_sample_s;
+  }
+}
+
+void Engine::OpenSpan(const sched::Placement& p, double now_s) {
+  RunSpan span;
+  span.job = p.job.value();
+  span.type = timeline_type_[p.type.value()];
+  span.devices = static_cast<int32_t>(p.devices.size());
+  for (DeviceId d : p.devices) span.nodes.push_back(cluster_.device(d).node.value());
+  std::sort(span.nodes.begin(), span.nodes.end());
+  span.nodes.erase(std::unique(span.nodes.begin(), span.nodes.end()), span.nodes.end());
+  span.start_s = span.end_s = now_s;
+  busy_now_[span.type] += span.devices;
+  runs_[p.job.value()].span = static_cast<int32_t>(timeline().runs.size());
+  timeline().runs.push_back(std::move(span));
+}
 
 std::vector<DeviceId> Engine::FaultDevices(const Fault& f) const {
   if (f.device.valid()) return {f.device};
@@ -150,7 +209,7 @@ void Engine::FaultDown(size_t index, double now_s) {
       const double remaining =
           r.rate > 0 ? std::min(run.start_remaining, r.RemainingAt(now_s) + run.rate * lost_time)
                      : run.start_remaining;
-      CloseRun(id, now_s);
+      CloseRun(id, now_s, RunEnd::kFault);
       sched_->Requeue(*job, now_s, remaining);
     }
     sched_->SetDeviceDown(d);
@@ -184,6 +243,7 @@ void Engine::StartRun(const sched::Placement& p, double now_s) {
   run.devices = static_cast<int32_t>(p.devices.size());
   run.start_remaining = r.remaining_work;
   run.sync_bytes_per_step = 0;
+  if (Recording()) OpenSpan(p, now_s);
   if (outcomes_[id].first_start_s < 0) outcomes_[id].first_start_s = now_s;
   if (p.devices.size() > 1) {
     ++multi_placements_;
@@ -220,7 +280,7 @@ void Engine::StartRun(const sched::Placement& p, double now_s) {
 
 void Engine::Apply(const sched::Decision& d, double now_s) {
   for (JobId j : d.preempted) {
-    CloseRun(j.value(), now_s);
+    CloseRun(j.value(), now_s, RunEnd::kPreempted);
     result_.preemptions++;
   }
   for (const auto& p : d.placed) {
@@ -265,7 +325,13 @@ SimResult Engine::Execute() {
     if (next_arrival_ < n) next = ToMicros(workload_.jobs[order_[next_arrival_]].arrival_s);
     if (!queue_.empty()) next = std::min(next, queue_.Top().time);
     if (next == std::numeric_limits<Micros>::max()) break;
+    if (options_.until_s > 0 && next > ToMicros(options_.until_s)) {
+      now_s = options_.until_s;
+      result_.stopped_early = "until";
+      break;
+    }
     now_s = ToSeconds(next);
+    SampleUntil(now_s);
     bool changed = false, round_tick = false;
     while (next_arrival_ < n && ToMicros(workload_.jobs[order_[next_arrival_]].arrival_s) == next) {
       const model::Job& job = workload_.jobs[order_[next_arrival_++]];
@@ -284,7 +350,7 @@ SimResult Engine::Execute() {
       switch (e.kind) {
         case EventKind::kCompletion: {
           if (runs_[e.target].generation != e.generation) break;  // stopped since
-          CloseRun(e.target, now_s);
+          CloseRun(e.target, now_s, RunEnd::kCompleted);
           sched_->Finish(JobId(e.target), now_s);
           EndJob(e.target, JobStatus::kCompleted, "", now_s);
           result_.makespan_s = std::max(result_.makespan_s, now_s);
@@ -298,7 +364,7 @@ SimResult Engine::Execute() {
           result_.compat_failures++;
           result_.wasted_device_hours += run.devices * options_.compat_startup_s / 3600.0;
           const double remaining = run.start_remaining;
-          CloseRun(e.target, now_s);
+          CloseRun(e.target, now_s, RunEnd::kFailed);
           sched_->Requeue(JobId(e.target), now_s, remaining, type);
           if (!sched_->HasAllowedType(JobId(e.target))) {
             sched_->Drop(JobId(e.target), now_s);
@@ -336,6 +402,10 @@ SimResult Engine::Execute() {
       result_.decisions++;
       placed = d.placed.size();
       Apply(d, now_s);
+      if (options_.max_rounds > 0 && result_.decisions >= options_.max_rounds) {
+        result_.stopped_early = "max-rounds";
+        break;
+      }
     }
     if (rounds && !round_pending && WorkLeft()) {
       // The next round boundary at or after now (after now when this one just ran).
@@ -359,12 +429,18 @@ SimResult Engine::Execute() {
     }
   }
   result_.end_s = now_s;
+  if (Recording()) {
+    // The samples up to the end, then one at the end itself so charts close there.
+    SampleUntil(now_s);
+    next_sample_s_ = now_s;
+    SampleUntil(std::nextafter(now_s, kInf));
+  }
 
   // Close the books: running jobs' busy time, devices still down.
   for (size_t i = 0; i < n; ++i) {
     if (!sched_->Known(JobId(static_cast<int32_t>(i)))) continue;  // not arrived, or rejected
     const sched::JobRecord& r = sched_->record(JobId(static_cast<int32_t>(i)));
-    if (r.phase == sched::JobPhase::kRunning) CloseRun(i, now_s);
+    if (r.phase == sched::JobPhase::kRunning) CloseRun(i, now_s, RunEnd::kRunning);
     outcomes_[i].preemptions = r.preemptions;
   }
   for (size_t d = 0; d < cluster_.devices.size(); ++d) {
@@ -443,12 +519,13 @@ util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Wor
                       a, b, workload.jobs.size(), workload.jobs.size()));
     }
   }
-  if (options.round_s < 0 || options.restore_s < 0 || options.compat_startup_s < 0 ||
+  if (options.round_s < 0 || options.restore_s < 0 || options.until_s < 0 ||
+      options.max_rounds < 0 || options.timeline_sample_s < 0 || options.compat_startup_s < 0 ||
       options.checkpoint_interval_s < 0 || options.node_mtbf_s < 0 || options.node_mttr_s < 0 ||
       options.sched.preempt_interval_s < 0 || options.sched.tuning.aging < 0) {
     return util::Status::InvalidArgument(
-        "round, restore, start-up, checkpoint, preempt-interval, MTBF and MTTR times and aging "
-        "must be >= 0");
+        "round, restore, start-up, checkpoint, preempt-interval, until, MTBF and MTTR times, "
+        "max rounds, timeline sample and aging must be >= 0");
   }
   if ((options.node_mtbf_s > 0) != (options.node_mttr_s > 0)) {
     return util::Status::InvalidArgument("give both --mtbf and --mttr, or neither");
@@ -490,6 +567,8 @@ nlohmann::json ToJson(const SimResult& r) {
   j["sim_wall_s"] = r.sim_wall_s;
   j["network_bytes"] = r.network_bytes;
   j["gangs_within_node"] = r.gangs_within_node;
+  if (!r.stopped_early.empty()) j["stopped_early"] = r.stopped_early;
+  if (r.timeline.sample_s > 0) j["timeline"] = ToJson(r.timeline);
   if (!r.jobs.empty()) {
     nlohmann::json jobs = nlohmann::json::array();
     for (const auto& o : r.jobs) {

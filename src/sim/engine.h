@@ -15,8 +15,10 @@
 #include "model/cluster.h"
 #include "model/job.h"
 #include "model/profile.h"
+#include "power/power_options.h"
 #include "sched/scheduler.h"
 #include "sim/faults.h"
+#include "sim/timeline.h"
 #include "util/status.h"
 
 namespace hetsched::sim {
@@ -46,6 +48,15 @@ struct SimOptions {
   // Called now and then with the fraction of the run done (0..1).
   std::function<void(double)> on_progress;
   bool record_jobs = false;  // keep a per-job outcome list in the result
+  // Stop early (the result then covers what happened so far, and says why it stopped):
+  // at this virtual time (0: no limit), or after this many decisions, i.e. rounds under
+  // round_s (0: no limit).
+  double until_s = 0;
+  int64_t max_rounds = 0;
+  // Record a timeline for charts (sim/timeline.h): a sample every timeline_sample_s of
+  // virtual time, and every job run. 0: none.
+  double timeline_sample_s = 0;
+  power::PowerOptions power;
 };
 
 enum class JobStatus { kCompleted, kFailed, kUnfinished };
@@ -89,6 +100,13 @@ struct SimResult {
   double network_bytes = 0;      // bytes moved by gradient synchronization between workers
   double gangs_within_node = 0;  // share of multi-device placements inside one node
   std::vector<JobOutcome> jobs;  // when SimOptions::record_jobs
+  // Energy accounting (power/): whole cluster over [0, end_s].
+  double energy_kwh = 0;
+  double energy_cost = 0;  // USD at the configured tariff
+  double peak_power_w = 0;
+  int64_t node_power_transitions = 0;  // suspends plus resumes
+  std::string stopped_early;           // "", "until" or "max-rounds"
+  Timeline timeline;                   // when SimOptions::timeline_sample_s > 0
 };
 
 // Runs the simulation. Errors: an unknown policy / filter / scorer (InvalidArgument), a
