@@ -370,5 +370,33 @@ TEST(WorkloadReaderBadInputTest, LargeRandomBinaryFailsQuickly) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
+TEST(WorkloadReaderTest, SeedDayCoversTheDayWithEveryKindOfJob) {
+  auto day = LoadWorkload(kSourceDir + "/examples/workloads/seed-day.yaml");
+  ASSERT_TRUE(day.ok()) << day.status().message();
+  int services = 0, cpu_only = 0, cuda_only = 0, cpus_too = 0, night = 0, working_day = 0;
+  for (const Job& j : day->jobs) {
+    std::vector<std::string> stacks;
+    for (const auto& s : j.stacks) stacks.push_back(s.name);
+    if (j.kind == JobKind::kRealtime) {
+      ++services;
+      EXPECT_FALSE(j.pinned_devices.empty()) << j.name;
+      EXPECT_FALSE(j.preemptible) << j.name;
+    }
+    if (stacks == std::vector<std::string>{"x86_64"}) ++cpu_only;
+    if (stacks == std::vector<std::string>{"cuda"}) ++cuda_only;
+    if (stacks.size() == 4) ++cpus_too;  // cuda, rocm, cann and x86_64
+    const double hour = j.arrival_s / 3600;
+    EXPECT_LT(hour, 24) << j.name;
+    if (hour >= 9 && hour < 18) ++working_day;
+    if (hour >= 19 || hour < 5) ++night;
+  }
+  EXPECT_EQ(services, 3);
+  EXPECT_EQ(cpu_only, 12);
+  EXPECT_EQ(cuda_only, 15);  // 12 fine-tunes, 2 pre-training runs, the chat service
+  EXPECT_EQ(cpus_too, 40);   // batch inference and embedding refreshes
+  EXPECT_GT(working_day, night);
+  EXPECT_EQ(day->jobs.size(), 175u);
+}
+
 }  // namespace
 }  // namespace hetsched::model::io
