@@ -213,19 +213,7 @@ class FieldParser {
 
   Result<int64_t> Integer(const Value& v, const std::string& path, int64_t min, int64_t max,
                           const std::string& expected) const {
-    if (v.kind != Value::Kind::kScalar) {
-      return Error(v, path, fmt::format("is {}", KindName(v)), expected);
-    }
-    int64_t value = 0;
-    const char* first = v.text.data();
-    const char* last = first + v.text.size();
-    auto [ptr, ec] = std::from_chars(first, last, value);
-    if (ec == std::errc::result_out_of_range) {
-      return Error(v, path, fmt::format("{} is out of range", v.text), expected);
-    }
-    if (ec != std::errc() || ptr != last) {
-      return Error(v, path, fmt::format("'{}' is not an integer", v.text), expected);
-    }
+    ASSIGN_OR_RETURN(int64_t value, Scalar<int64_t>(v, path, "an integer", expected));
     if (value < min || value > max) {
       return Error(v, path, fmt::format("is {}", v.text), expected);
     }
@@ -235,19 +223,7 @@ class FieldParser {
   // A finite number >= min (or > min when `strict`).
   Result<double> Number(const Value& v, const std::string& path, double min, bool strict,
                         const std::string& expected) const {
-    if (v.kind != Value::Kind::kScalar) {
-      return Error(v, path, fmt::format("is {}", KindName(v)), expected);
-    }
-    double value = 0;
-    const char* first = v.text.data();
-    const char* last = first + v.text.size();
-    auto [ptr, ec] = std::from_chars(first, last, value);
-    if (ec == std::errc::result_out_of_range) {
-      return Error(v, path, fmt::format("{} is out of range", v.text), expected);
-    }
-    if (ec != std::errc() || ptr != last) {
-      return Error(v, path, fmt::format("'{}' is not a number", v.text), expected);
-    }
+    ASSIGN_OR_RETURN(double value, Scalar<double>(v, path, "a number", expected));
     if (!std::isfinite(value)) {
       return Error(v, path, fmt::format("'{}' is not finite", v.text), expected);
     }
@@ -309,6 +285,26 @@ class FieldParser {
   }
 
  private:
+  // The whole scalar text as a T (std::from_chars), or an error naming `what` it is not.
+  template <typename T>
+  Result<T> Scalar(const Value& v, const std::string& path, const char* what,
+                   const std::string& expected) const {
+    if (v.kind != Value::Kind::kScalar) {
+      return Error(v, path, fmt::format("is {}", KindName(v)), expected);
+    }
+    T value{};
+    const char* first = v.text.data();
+    const char* last = first + v.text.size();
+    auto [ptr, ec] = std::from_chars(first, last, value);
+    if (ec == std::errc::result_out_of_range) {
+      return Error(v, path, fmt::format("{} is out of range", v.text), expected);
+    }
+    if (ec != std::errc() || ptr != last) {
+      return Error(v, path, fmt::format("'{}' is not {}", v.text, what), expected);
+    }
+    return value;
+  }
+
   const std::string& file_;
 };
 
