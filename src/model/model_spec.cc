@@ -154,13 +154,16 @@ util::Status ModelSpec::ValidateSetup() const {
 }
 
 const std::vector<std::string>& PresetNames() {
-  static const std::vector<std::string> names = {"llama-7b", "llama-13b", "llama-70b", "gpt3-175b"};
+  static const std::vector<std::string> names = {"llama-7b", "llama-13b", "llama-70b",
+                                                 "llama-405b", "gpt3-175b"};
   return names;
 }
 
 util::Result<std::vector<std::string>> PresetsOfFamily(std::string_view family) {
   const std::string f = Lower(family);
-  if (f == "llama") return std::vector<std::string>{"llama-7b", "llama-13b", "llama-70b"};
+  if (f == "llama") {
+    return std::vector<std::string>{"llama-7b", "llama-13b", "llama-70b", "llama-405b"};
+  }
   if (f == "gpt3") return std::vector<std::string>{"gpt3-175b"};
   return util::Status::NotFound(
       fmt::format("unknown model family '{}' (known: llama, gpt3)", family));
@@ -184,6 +187,14 @@ util::Result<TransformerShape> PresetShape(std::string_view name) {
   }
   if (n == "llama-70b") {
     s.layers = 80, s.hidden = 8192, s.heads = 64, s.kv_heads = 8, s.intermediate = 28672;
+    return s;
+  }
+  if (n == "llama-405b") {
+    // Llama 3.1 405B (Llama Team, "The Llama 3 Herd of Models", 2024, Table 3): 126 layers,
+    // model dimension 16384, FFN dimension 53248, 128 heads with 8 KV heads, a 128,256-token
+    // vocabulary; pre-trained at 8,192 tokens of context.
+    s.layers = 126, s.hidden = 16384, s.heads = 128, s.kv_heads = 8, s.intermediate = 53248;
+    s.vocab = 128256, s.default_seq_len = 8192;
     return s;
   }
   if (n == "gpt3-175b") {

@@ -31,6 +31,7 @@ constexpr int kSlots = 4;
 struct Entry {
   std::array<int32_t, kSlots> used{};
   int32_t last_cls = -1;   // class of the suffix's first stage where packing needs it, else -1
+  int32_t stages = 0;      // stages in the suffix
   double value = 0;        // what the DP minimizes: sum over stages of latency + tail
   double sum_latency = 0;  // for the exact objective of the finished plan
   double max_latency = 0;
@@ -47,8 +48,17 @@ struct Candidate {
   int64_t micro_batch = 0;
   double max_latency = kInf;  // the bound the DP ran with
   double bottleneck = kInf;   // the plan's slowest stage
+  double objective = kInf;    // the least value of the DP's objective (see DpMode)
   std::vector<Entry> stages;  // pipeline order
 };
+
+// What a DP run minimizes. kStep: the sum of stage latency + tail (the plan search; the plan
+// returned is the best by exact step time among the finished candidates). The others give
+// lower bounds for the search: each stage counts the least latency (or tail) of the
+// configurations that fit and the host pool is unlimited (a relaxation, so their minima are at
+// most those of any plan kStep can return under the same bound); kBottleneck: the slowest
+// stage; kLatencySum: the sum of stage latencies; kTail: the largest per-step tail.
+enum class DpMode { kStep, kBottleneck, kLatencySum, kTail };
 
 class Search {
  public:
@@ -57,15 +67,27 @@ class Search {
       : spec_(spec), classes_(classes), pool_(pool), options_(options) {
     layers_ = static_cast<int32_t>(spec.layers.size());
     max_stages_ = std::max(1, std::min(options.max_stages, layers_));
-    for (const DeviceClass& c : classes) sizes_.push_back(c.StageSizes());
+    for (const DeviceClass& c : classes) {
+      size_offset_.push_back(total_sizes_);
+      sizes_.push_back(c.StageSizes());
+      total_sizes_ += static_cast<int32_t>(sizes_.back().size());
+    }
     repeat_ = static_cast<int32_t>(classes.size()) <= kMaxRepeatClasses;
   }
 
   // Runs the whole search; best() holds the result (step_s infinite when nothing fits).
   void Run() {
-    for (int64_t mb : MicroBatchCandidates(spec_.setup.global_batch, spec_.setup.micro_batch)) {
+    // Largest micro-batches first: they usually give the best plans on large clusters (short
+    // bubbles, room for data parallelism), so the bound below skips most smaller ones.
+    std::vector<int64_t> mbs =
+        MicroBatchCandidates(spec_.setup.global_batch, spec_.setup.micro_batch);
+    std::sort(mbs.rbegin(), mbs.rend());
+    for (int64_t mb : mbs) {
+      const double b = static_cast<double>(spec_.setup.global_batch / mb);
+      if (b * BottleneckLowerBound(mb) >= best_.step_s) continue;  // no plan can beat the best
       StageCostModel cost(spec_, classes_, pool_, mb, options_.allow_offload);
       cost_ = &cost;
+      ResetConfigCache();
       for (const std::vector<int32_t>& order : Orderings()) SearchOrder(order, mb);
       cost_ = nullptr;
     }
@@ -132,212 +154,356 @@ class Search {
     return out;
   }
 
-  // Lower bound on the bottleneck latency: one micro-batch's work spread over every device.
-  double LatencyLowerBound(int64_t mb) const {
+  // Lower bound on the slowest stage's latency with micro-batch `mb`: a stage of class c runs
+  // at most min(devices, mb x group size) devices (tensor parallelism stays in a group, data
+  // parallelism is at most mb), and a pipeline has at most max_stages_ stages; if every stage
+  // took at most M, the work 3 x FLOPs x mb would be at most M x the summed rate of the fastest
+  // such set of stages. The stages of a class are best filled whole, so taking the largest
+  // per-stage rates first (greedily) gives that set.
+  double BottleneckLowerBound(int64_t mb) const {
+    std::vector<double> slots;
+    for (const DeviceClass& c : classes_) {
+      const double rate = c.peak_flops * c.efficiency;
+      const int64_t cap = std::min<int64_t>(c.devices(), mb * c.group_size);
+      if (cap <= 0) continue;
+      const int64_t full = std::min<int64_t>(c.devices() / cap, max_stages_);
+      for (int64_t i = 0; i < full; ++i) slots.push_back(static_cast<double>(cap) * rate);
+      if (c.devices() % cap != 0) slots.push_back(static_cast<double>(c.devices() % cap) * rate);
+    }
+    std::sort(slots.rbegin(), slots.rend());
+    if (slots.size() > static_cast<size_t>(max_stages_)) slots.resize(max_stages_);
+    double rate = 0;
+    for (double r : slots) rate += r;
     double flops = 0;
     for (const model::LayerSpec& l : spec_.layers) flops += l.fwd_flops;
     flops *= (spec_.training() ? 3.0 : 1.0) * static_cast<double>(mb);
-    double rate = 0;
-    for (const DeviceClass& c : classes_) rate += c.devices() * c.peak_flops * c.efficiency;
-    return std::max(flops / rate, 1e-9);
+    return rate > 0 ? flops / rate : kInf;
   }
 
   void SearchOrder(const std::vector<int32_t>& order, int64_t mb) {
     // Every plan takes at least B x its slowest stage (sum >= max), so a plan better than the
     // best so far has its bottleneck below best / B.
     const double b = static_cast<double>(cost_->micro_batches());
-    double hi = std::isfinite(best_.step_s) ? best_.step_s / b : kInf;
-    Candidate top = RunDp(order, mb, hi, /*prune=*/false);
-    if (!std::isfinite(top.step_s)) return;
+    const double hi = std::isfinite(best_.step_s) ? best_.step_s / b : kInf;
+    Candidate top = RunDp(order, mb, hi, DpMode::kStep, /*prune=*/false);
+    if (!std::isfinite(top.step_s)) return;  // nothing of this order fits under hi
     Offer(top);
-    hi = top.bottleneck;
-    // Smallest feasible bottleneck on the grid lo * r^k (feasibility grows with the bound).
-    const double lo = LatencyLowerBound(mb);
+    // Bounds at or above the top plan's bottleneck find plans of the same value.
+    const double t_max = top.bottleneck;
+    // Lower bounds over the plans with a bottleneck up to t_max (each stage at its fastest, or
+    // lowest-tail, configuration that fits; host memory unlimited): the least latency sum, the
+    // least bottleneck and the least largest tail. Each narrows the next: a plan that beats the
+    // best has its bottleneck under (best - sum_min) / (B - 1) and its largest tail under
+    // best - sum_min - (B - 1) t_min. When one finds nothing, nothing here can beat the best.
+    const double sum_min = RunDp(order, mb, t_max, DpMode::kLatencySum, false).objective;
+    if (!std::isfinite(sum_min)) return;
+    const double t_cap = std::min(t_max, (best_.step_s - sum_min) / (b - 1));
+    const double t_min = RunDp(order, mb, t_cap, DpMode::kBottleneck, false).objective;
+    if (!std::isfinite(t_min)) return;
+    const double tail_min =
+        RunDp(order, mb, t_cap, DpMode::kTail, false, best_.step_s - sum_min - (b - 1) * t_min)
+            .objective;
+    if (!std::isfinite(tail_min)) return;
+    // Bounds t_min r^k, k = 0, 1, ...: larger bounds trade a slower bottleneck for a smaller
+    // sum. A plan first found at bound t (k > 0) has its bottleneck above t / r, so it takes
+    // more than sum_min + (B - 1) t / r + tail_min: stop when that is no better than the best
+    // plan (Alpa's early stop, with the latency sum and the tail bounded as well).
     const double r = options_.latency_grid;
-    int64_t kl = 0;
-    int64_t kh = static_cast<int64_t>(std::ceil(std::log(std::max(hi / lo, 1.0)) / std::log(r)));
-    while (kl < kh) {
-      const int64_t mid = (kl + kh) / 2;
-      Candidate c = RunDp(order, mb, lo * std::pow(r, static_cast<double>(mid)), false);
-      if (std::isfinite(c.step_s)) {
-        Offer(c);
-        kh = mid;
-      } else {
-        kl = mid + 1;
-      }
-    }
-    // Larger bounds trade a slower bottleneck for a smaller sum. A new plan at bound r^k has
-    // its bottleneck above r^(k-1), so it takes more than B r^(k-1): stop when that is no
-    // better than the best plan (Alpa's early stop).
-    for (int64_t k = kl + 1, step = 0; step < 512; ++k, ++step) {
-      const double bound = lo * std::pow(r, static_cast<double>(k));
-      if (b * bound / r >= best_.step_s) break;
-      Candidate c = RunDp(order, mb, bound, /*prune=*/true);
+    for (int64_t k = 0; k < 4096; ++k) {
+      const double bound = t_min * std::pow(r, static_cast<double>(k));
+      if (bound >= t_max || (k > 0 && !(bound > 0))) break;
+      const double bottleneck_lb = k == 0 ? t_min : bound / r;
+      if (sum_min + (b - 1) * bottleneck_lb + tail_min >= best_.step_s) break;
+      Candidate c = RunDp(order, mb, bound, DpMode::kStep, /*prune=*/true);
       if (std::isfinite(c.step_s)) Offer(c);
     }
+  }
+
+  // The fastest configuration that fits `in_flight` micro-batches within the bound (lower
+  // bounds: any configuration Pick may choose under this bound is at least as slow).
+  int PickFastest(int32_t cls, const StageCostModel::Config* configs, int n, int32_t in_flight,
+                  double bound) const {
+    const uint64_t cap = classes_[cls].memory_bytes;
+    int best = -1;
+    for (int i = 0; i < n; ++i) {
+      const StageCostModel::Config& k = configs[i];
+      if (k.latency_s > bound) continue;
+      if (k.static_bytes + static_cast<uint64_t>(in_flight) * k.activation_bytes > cap) continue;
+      if (best < 0 || k.latency_s < configs[best].latency_s) best = i;
+    }
+    return best;
+  }
+
+  // The least tail among the configurations that fit `in_flight` micro-batches within the bound.
+  double MinTail(int32_t cls, const StageCostModel::Config* configs, int n, int32_t in_flight,
+                 double bound) const {
+    const uint64_t cap = classes_[cls].memory_bytes;
+    double best = kInf;
+    for (int i = 0; i < n; ++i) {
+      const StageCostModel::Config& k = configs[i];
+      if (k.latency_s > bound) continue;
+      if (k.static_bytes + static_cast<uint64_t>(in_flight) * k.activation_bytes > cap) continue;
+      best = std::min(best, k.tail_s);
+    }
+    return best;
   }
 
   void Offer(const Candidate& c) {
     if (c.step_s < best_.step_s * (1 - 1e-12)) best_ = c;
   }
 
-  int32_t StateIndex(int32_t i, int32_t s, int32_t k, int32_t kcount) const {
-    return (i * (max_stages_ + 1) + s) * kcount + k;
+  int32_t StateIndex(int32_t i, int32_t k, int32_t kcount) const { return i * kcount + k; }
+
+  void ResetConfigCache() {
+    const size_t n = static_cast<size_t>(layers_ + 1);
+    const size_t slots = static_cast<size_t>(total_sizes_) * n * n * 2;
+    cache_configs_.clear();
+    // Up to 16M slots (128 MB of index); beyond that the configurations are recomputed.
+    if (slots > (size_t{1} << 24)) {
+      cache_slots_.clear();
+      return;
+    }
+    cache_slots_.assign(slots, CacheSlot{});
+  }
+
+  // The configurations of layers [j, i) on `devices` (the size_index-th size of class `cls`)
+  // with `link` to the next stage: *out points to them (valid until the next call); returns
+  // their number.
+  int Configs(int32_t cls, int32_t size_index, int32_t devices, int32_t j, int32_t i, NextLink link,
+              StageCostModel::Config* scratch, const StageCostModel::Config** out) {
+    *out = scratch;
+    if (cache_slots_.empty()) return cost_->Configs(cls, j, i, devices, link, scratch);
+    const size_t n = static_cast<size_t>(layers_ + 1);
+    // kNone only occurs for the last stage (i == layers), where it is the only link.
+    const size_t slot =
+        ((static_cast<size_t>(size_offset_[cls] + size_index) * n + static_cast<size_t>(i)) * n +
+         static_cast<size_t>(j)) *
+            2 +
+        (link == NextLink::kNetwork ? 1 : 0);
+    CacheSlot& cs = cache_slots_[slot];
+    if (cs.start < 0) {
+      const int count = cost_->Configs(cls, j, i, devices, link, scratch);
+      cs.start = static_cast<int32_t>(cache_configs_.size());
+      cs.count = count;
+      cache_configs_.insert(cache_configs_.end(), scratch, scratch + count);
+      return count;
+    }
+    *out = cache_configs_.data() + cs.start;
+    return cs.count;
   }
 
   static bool Covers(const Entry& a, const Entry& b) {  // a at least as good as b
-    if (a.last_cls != b.last_cls || a.value > b.value) return false;
+    if (a.last_cls != b.last_cls || a.value > b.value || a.stages > b.stages) return false;
     for (int i = 0; i < kSlots; ++i) {
       if (a.used[i] > b.used[i]) return false;
     }
     return true;
   }
 
-  // Pareto insert on (devices used, value): keeps entries no other entry beats on all.
+  // Pareto insert on (stages, devices used, value): keeps entries no other entry beats on all.
+  // Fewer stages in the suffix are never worse: the stages before it then hold fewer
+  // micro-batches in flight (1F1B) and more stages remain. The list is sorted by value, so only
+  // entries of at most e's value can cover e, and e can only cover those of at least its value.
   void Insert(std::vector<int32_t>& list, const Entry& e) {
-    for (int32_t idx : list) {
-      if (Covers(pool_entries_[idx], e)) return;
+    const size_t n = list.size();
+    size_t pos = 0;  // first entry of a larger value
+    for (; pos < n; ++pos) {
+      const Entry& a = pool_entries_[list[pos]];
+      if (a.value > e.value) break;
+      if (Covers(a, e)) return;
     }
-    list.erase(std::remove_if(list.begin(), list.end(),
-                              [&](int32_t idx) { return Covers(e, pool_entries_[idx]); }),
-               list.end());
-    list.push_back(static_cast<int32_t>(pool_entries_.size()));
+    // e covers only entries of at least its value: those of equal value just before pos and
+    // every one from pos on. Drop them, keeping the order, and insert e at pos.
+    size_t first = pos;
+    while (first > 0 && pool_entries_[list[first - 1]].value == e.value) --first;
+    size_t kept = first, at = n;
+    for (size_t r = first; r < n; ++r) {
+      if (r == pos) at = kept;
+      if (!Covers(e, pool_entries_[list[r]])) list[kept++] = list[r];
+    }
+    if (pos == n) at = kept;
+    list.resize(kept);
+    list.insert(list.begin() + static_cast<std::ptrdiff_t>(at),
+                static_cast<int32_t>(pool_entries_.size()));
     pool_entries_.push_back(e);
   }
 
-  // Min sum of stage costs with every stage latency <= bound, classes in `order` (pipeline
-  // order, each used by a contiguous block of stages, possibly empty). Returns the plan with
-  // its exact step time, or an infinite step time when nothing fits.
+  // kStep: min sum of stage costs with every stage latency <= bound, classes in `order`
+  // (pipeline order, each used by a contiguous block of stages, possibly empty). Returns the
+  // plan with its exact step time, or an infinite step time when nothing fits. The lower-bound
+  // modes return their least value in `objective` (see DpMode).
   // With `prune`, partial plans that cannot beat the best plan so far are dropped: faster, but
   // then "nothing found" no longer means "infeasible" (Pareto dominance can drop the entry that
-  // would have won), so the binary search runs without it.
-  Candidate RunDp(const std::vector<int32_t>& order, int64_t mb, double bound, bool prune) {
+  // would have won), so the run that establishes feasibility runs without it. Partial plans
+  // whose value reaches `value_cap` are dropped too.
+  Candidate RunDp(const std::vector<int32_t>& order, int64_t mb, double bound, DpMode mode,
+                  bool prune, double value_cap = kInf) {
     ++runs_;
     const int32_t kcount = static_cast<int32_t>(order.size());
     const int64_t b = cost_->micro_batches();
     const double bmul = static_cast<double>(b - 1);
     // Keep the lists' capacity from run to run: a search makes thousands of runs.
-    states_.resize(static_cast<size_t>(layers_ + 1) * (max_stages_ + 1) * kcount);
+    states_.resize(static_cast<size_t>(layers_ + 1) * kcount);
     for (std::vector<int32_t>& list : states_) list.clear();
     pool_entries_.clear();
     Entry root;
-    Insert(states_[StateIndex(layers_, 0, kcount - 1, kcount)], root);
+    Insert(states_[StateIndex(layers_, kcount - 1, kcount)], root);
     Candidate out;
     out.micro_batch = mb;
     out.max_latency = bound;
     int32_t best_end = -1;
-    double best_step = prune && std::isfinite(best_.step_s) ? best_.step_s : kInf;
+    const bool step_mode = mode == DpMode::kStep;
+    double best_step = step_mode && prune && std::isfinite(best_.step_s) ? best_.step_s : kInf;
     const double prune_at = best_step;
-
     using Config = StageCostModel::Config;
-    Config cheap_cfg[StageCostModel::kMaxConfigs], net_cfg[StageCostModel::kMaxConfigs];
+    auto pick = [&](int32_t cls, const Config* configs, int n, int32_t in_flight) {
+      return step_mode ? cost_->Pick(cls, configs, n, in_flight, bound)
+                       : PickFastest(cls, configs, n, in_flight, bound);
+    };
+
+    Config cheap_buf[StageCostModel::kMaxConfigs], net_buf[StageCostModel::kMaxConfigs];
+    // Pick results per stage count for the current (stage size, first layer): -2 = not yet.
+    std::vector<int> pick_cheap(max_stages_ + 1), pick_net(max_stages_ + 1);
     for (int32_t i = layers_; i >= 0; --i) {
       for (int32_t k = kcount - 1; k >= 0; --k) {
         const int32_t cls = order[k];
         const DeviceClass& c = classes_[cls];
         const int32_t g = c.group_size;
         const bool packs = c.groups.size() <= kMaxPackedGroups;
-        int32_t s_min = -1;  // fewest stages among this state's non-empty lists
-        for (int32_t s = 0; s <= max_stages_; ++s) {
-          const std::vector<int32_t>& list = states_[StateIndex(i, s, k, kcount)];
-          if (list.empty()) continue;
-          if (s_min < 0) s_min = s;
-          if (i == 0) {
-            for (int32_t idx : list) {
-              const Entry& e = pool_entries_[idx];
-              const double step = e.sum_latency + bmul * e.max_latency + e.max_tail;
-              if (step < best_step) {
-                best_step = step;
-                best_end = idx;
-              }
-            }
-          } else if (k > 0) {  // close this class's block; the next one starts empty
-            // Insert writes to another state's list, so this one can be read in place.
-            for (int32_t idx : list) {
-              Entry e = pool_entries_[idx];
-              e.parent = idx;
-              if (!repeat_) {
-                // The next block is another class and starts with no device used, so nothing
-                // packs after this stage: forgetting its class lets equal entries merge.
-                e.used[0] = 0;
-                e.last_cls = -1;
-              }
-              e.devices = 0;
-              Insert(states_[StateIndex(i, s, k - 1, kcount)], e);
+        const std::vector<int32_t>& list = states_[StateIndex(i, k, kcount)];
+        if (list.empty()) continue;
+        int32_t s_min = max_stages_ + 1;  // fewest stages among this state's entries
+        for (int32_t idx : list) s_min = std::min(s_min, pool_entries_[idx].stages);
+        if (i == 0) {
+          for (int32_t idx : list) {
+            const Entry& e = pool_entries_[idx];
+            const double step =
+                step_mode ? e.sum_latency + bmul * e.max_latency + e.max_tail : e.value;
+            if (step < best_step) {
+              best_step = step;
+              best_end = idx;
             }
           }
+          continue;
         }
-        if (i == 0 || s_min < 0 || s_min >= max_stages_) continue;
-        for (int32_t d : sizes_[cls]) {
+        if (k > 0) {  // close this class's block; the next one starts empty
+          // Insert writes to another state's list, so this one can be read in place.
+          for (int32_t idx : list) {
+            Entry e = pool_entries_[idx];
+            e.parent = idx;
+            if (!repeat_) {
+              // The next block is another class and starts with no device used, so nothing
+              // packs after this stage: forgetting its class lets equal entries merge.
+              e.used[0] = 0;
+              e.last_cls = -1;
+            }
+            e.devices = 0;
+            Insert(states_[StateIndex(i, k - 1, kcount)], e);
+          }
+        }
+        if (s_min >= max_stages_) continue;
+        for (int32_t size_index = 0; size_index < static_cast<int32_t>(sizes_[cls].size());
+             ++size_index) {
+          const int32_t d = sizes_[cls][size_index];
           if (d > c.devices()) break;
           // Only a stage smaller than a group can share one with the next stage.
           const NextLink cheap = i == layers_ ? NextLink::kNone
                                  : d < g      ? NextLink::kSameGroup
                                               : NextLink::kNetwork;
           for (int32_t j = i - 1; j >= 0; --j) {
-            // The configurations do not depend on the stage count; compute them once for all s.
-            const int n_cheap = cost_->Configs(cls, j, i, d, cheap, cheap_cfg);
+            // The configurations do not depend on the stage count; compute them once for all.
+            const Config* cheap_cfg = nullptr;
+            const Config* net_cfg = nullptr;
+            const int n_cheap = Configs(cls, size_index, d, j, i, cheap, cheap_buf, &cheap_cfg);
             // Cheapest link and fewest micro-batches in flight: if even that does not fit,
             // more layers will not either.
-            if (cost_->Pick(cls, cheap_cfg, n_cheap, cost_->InFlight(s_min + 1), bound) < 0) break;
+            if (pick(cls, cheap_cfg, n_cheap, cost_->InFlight(s_min + 1)) < 0) break;
             int n_net = -1;
-            for (int32_t s = s_min; s < max_stages_; ++s) {
-              const int32_t sidx = StateIndex(i, s, k, kcount);
-              if (states_[sidx].empty()) continue;
+            std::fill(pick_cheap.begin(), pick_cheap.end(), -2);
+            std::fill(pick_net.begin(), pick_net.end(), -2);
+            // Insert only writes to states of fewer layers (j < i): read this list in place.
+            for (int32_t idx : list) {
+              const Entry e = pool_entries_[idx];  // Insert may reallocate the pool
+              const int32_t s = e.stages;
+              if (s >= max_stages_) continue;
               const int32_t in_flight = cost_->InFlight(s + 1);
-              const int pick_cheap = cost_->Pick(cls, cheap_cfg, n_cheap, in_flight, bound);
-              if (pick_cheap < 0) continue;
-              int pick_net = -2;  // not computed yet
-              // Insert only writes to states of fewer layers (j < i): read this list in place.
-              for (int32_t idx : states_[sidx]) {
-                const Entry e = pool_entries_[idx];  // Insert may reallocate the pool
-                // Pack: a sub-group stage fills the current group when it fits there.
-                int32_t offset;
-                bool same_group = false;
-                const int slot = repeat_ ? cls : 0;
-                const int32_t used = e.used[slot];
-                const int32_t rem = used % g;
-                if (d < g && rem != 0 && d <= g - rem && packs) {
-                  offset = used;
-                  // Next to the stage it packs after only if that stage is the next one.
-                  same_group = e.last_cls == cls;
-                } else {
-                  offset = (used + g - 1) / g * g;
-                }
-                if (offset + d > c.devices()) continue;
-                NextLink link = NextLink::kNone;
-                if (i < layers_) link = same_group ? NextLink::kSameGroup : NextLink::kNetwork;
-                const Config* cfg = &cheap_cfg[pick_cheap];
-                if (link != cheap) {
-                  if (n_net < 0) n_net = cost_->Configs(cls, j, i, d, link, net_cfg);
-                  if (pick_net == -2) pick_net = cost_->Pick(cls, net_cfg, n_net, in_flight, bound);
-                  if (pick_net < 0) continue;
-                  cfg = &net_cfg[pick_net];
-                }
-                Entry n;
-                n.used = e.used;
-                n.used[slot] = packs ? offset + d : (offset + d + g - 1) / g * g;
-                // Only packing reads last_cls; without it, entries that differ only there merge.
-                n.last_cls = packs ? cls : -1;
-                n.value = e.value + cfg->latency_s + cfg->tail_s;
-                n.sum_latency = e.sum_latency + cfg->latency_s;
-                n.max_latency = std::max(e.max_latency, cfg->latency_s);
-                n.max_tail = std::max(e.max_tail, cfg->tail_s);
-                n.host_bytes = e.host_bytes + cfg->host_bytes;
-                if (n.host_bytes > pool_.bytes) continue;
-                if (n.sum_latency + bmul * n.max_latency + n.max_tail >= prune_at) continue;
-                n.parent = idx;
-                n.first = j, n.last = i, n.devices = d, n.offset = offset, n.cls = cls;
-                n.in_flight = in_flight;
-                n.next = link;
-                Insert(states_[StateIndex(j, s + 1, k, kcount)], n);
+              if (pick_cheap[s] == -2) {
+                pick_cheap[s] = pick(cls, cheap_cfg, n_cheap, in_flight);
               }
+              if (pick_cheap[s] < 0) continue;
+              // Pack: a sub-group stage fills the current group when it fits there.
+              int32_t offset;
+              bool same_group = false;
+              const int slot = repeat_ ? cls : 0;
+              const int32_t used = e.used[slot];
+              const int32_t rem = used % g;
+              if (d < g && rem != 0 && d <= g - rem && packs) {
+                offset = used;
+                // Next to the stage it packs after only if that stage is the next one.
+                same_group = e.last_cls == cls;
+              } else {
+                offset = (used + g - 1) / g * g;
+              }
+              if (offset + d > c.devices()) continue;
+              NextLink link = NextLink::kNone;
+              if (i < layers_) link = same_group ? NextLink::kSameGroup : NextLink::kNetwork;
+              const Config* cfg = &cheap_cfg[pick_cheap[s]];
+              if (link != cheap) {
+                if (n_net < 0) {
+                  // The cheap configurations move if the cache grows: copy them aside first.
+                  if (cheap_cfg != cheap_buf) {
+                    std::copy_n(cheap_cfg, n_cheap, cheap_buf);
+                    cheap_cfg = cheap_buf;
+                  }
+                  n_net = Configs(cls, size_index, d, j, i, link, net_buf, &net_cfg);
+                }
+                if (pick_net[s] == -2) {
+                  pick_net[s] = pick(cls, net_cfg, n_net, in_flight);
+                }
+                if (pick_net[s] < 0) continue;
+                cfg = &net_cfg[pick_net[s]];
+              }
+              Entry n;
+              n.used = e.used;
+              n.used[slot] = packs ? offset + d : (offset + d + g - 1) / g * g;
+              // Only packing reads last_cls; without it, entries that differ only there merge.
+              n.last_cls = packs ? cls : -1;
+              n.stages = s + 1;
+              switch (mode) {
+                case DpMode::kStep:
+                  n.value = e.value + cfg->latency_s + cfg->tail_s;
+                  break;
+                case DpMode::kBottleneck:
+                  n.value = std::max(e.value, cfg->latency_s);
+                  break;
+                case DpMode::kLatencySum:
+                  n.value = e.value + cfg->latency_s;
+                  break;
+                case DpMode::kTail:
+                  n.value =
+                      std::max(e.value, MinTail(cls, link != cheap ? net_cfg : cheap_cfg,
+                                                link != cheap ? n_net : n_cheap, in_flight, bound));
+                  break;
+              }
+              n.sum_latency = e.sum_latency + cfg->latency_s;
+              n.max_latency = std::max(e.max_latency, cfg->latency_s);
+              n.max_tail = std::max(e.max_tail, cfg->tail_s);
+              n.host_bytes = e.host_bytes + cfg->host_bytes;
+              if (step_mode && n.host_bytes > pool_.bytes) continue;
+              if (n.sum_latency + bmul * n.max_latency + n.max_tail >= prune_at) continue;
+              if (n.value >= value_cap) continue;
+              n.parent = idx;
+              n.first = j, n.last = i, n.devices = d, n.offset = offset, n.cls = cls;
+              n.in_flight = in_flight;
+              n.next = link;
+              Insert(states_[StateIndex(j, k, kcount)], n);
             }
           }
         }
       }
     }
     if (best_end < 0) return out;
+    out.objective = best_step;
     out.step_s = best_step;
     for (int32_t idx = best_end; idx >= 0; idx = pool_entries_[idx].parent) {
       if (pool_entries_[idx].devices > 0) out.stages.push_back(pool_entries_[idx]);
@@ -355,7 +521,18 @@ class Search {
   int32_t max_stages_ = 1;
   bool repeat_ = false;  // classes may come back in later blocks (one used-slot per class)
   std::vector<std::vector<int32_t>> sizes_;
+  std::vector<int32_t> size_offset_;  // index of each class's first stage size
+  int32_t total_sizes_ = 0;
   const StageCostModel* cost_ = nullptr;
+  // Stage configurations per (class, stage size, layers [j, i), link to the next stage) for the
+  // current micro-batch size: they do not depend on the bound, the order or the stage count,
+  // and the runs of one micro-batch size ask for the same ones thousands of times.
+  struct CacheSlot {
+    int32_t start = -1;  // into cache_configs_; -1 = not computed yet
+    int32_t count = 0;
+  };
+  std::vector<CacheSlot> cache_slots_;
+  std::vector<StageCostModel::Config> cache_configs_;
   std::vector<std::vector<int32_t>> states_;
   std::vector<Entry> pool_entries_;
   Candidate best_;

@@ -10,14 +10,14 @@ namespace {
 double Billions(const ModelSpec& m) { return static_cast<double>(m.ParameterCount()) / 1e9; }
 
 // Published sizes: Llama 2 paper (Touvron et al. 2023) 7B/13B/70B (6.74B, 13.0B, 69.0B in the
-// released checkpoints); GPT-3 paper (Brown et al. 2020) 175B.
+// released checkpoints); Llama 3 paper (2024) 405B; GPT-3 paper (Brown et al. 2020) 175B.
 TEST(ModelSpec, PresetParameterCountsMatchPublished) {
   struct Case {
     const char* name;
     double published_billions;
   };
   for (const Case& c : {Case{"llama-7b", 6.74}, Case{"llama-13b", 13.0}, Case{"llama-70b", 70.0},
-                        Case{"gpt3-175b", 175.0}}) {
+                        Case{"llama-405b", 405.0}, Case{"gpt3-175b", 175.0}}) {
     auto m = MakePreset(c.name, {});
     ASSERT_TRUE(m.ok()) << m.status().message();
     EXPECT_NEAR(Billions(*m), c.published_billions, 0.03 * c.published_billions) << c.name;
@@ -84,7 +84,7 @@ TEST(ModelSpec, UnknownPresetListsKnownOnes) {
   auto m = MakePreset("llama-8b", {});
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), util::StatusCode::kNotFound);
-  EXPECT_NE(m.status().message().find("llama-7b, llama-13b, llama-70b, gpt3-175b"),
+  EXPECT_NE(m.status().message().find("llama-7b, llama-13b, llama-70b, llama-405b, gpt3-175b"),
             std::string::npos);
 }
 
@@ -109,7 +109,7 @@ TEST(ModelSpec, BadOptionsAreRejected) {
 TEST(ModelSpec, FamiliesInIncreasingSize) {
   auto f = PresetsOfFamily("llama");
   ASSERT_TRUE(f.ok());
-  EXPECT_EQ(f->back(), "llama-70b");
+  EXPECT_EQ(f->back(), "llama-405b");
   EXPECT_FALSE(PresetsOfFamily("bert").ok());
 }
 
