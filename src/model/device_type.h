@@ -19,6 +19,14 @@ util::Result<DeviceKind> ParseDeviceKind(std::string_view text);
 
 enum class Precision { kFp32, kFp16, kInt8 };  // kFp16 covers bf16 too
 
+// One point of a device's power-cap curve (power/cap_curve.h): at `cap` x its default power
+// limit it keeps `throughput` of its speed and draws `power` of its busy power (fractions).
+struct PowerCapPoint {
+  double cap = 1;
+  double throughput = 1;
+  double power = 1;
+};
+
 struct DeviceType {
   std::string name;                  // catalog key, lower case: "a100-80g"
   std::vector<std::string> aliases;  // other names for it, e.g. Gavel's "v100"
@@ -38,6 +46,9 @@ struct DeviceType {
   double price_per_hour = 0;  // USD, on-demand cloud price or amortized estimate
   // Fraction of peak compute a well-tuned kernel reaches; the roofline cost model scales by it.
   double efficiency = 0.5;
+  // Measured power-cap curve, caps increasing and ending at 1; empty: the power layer's
+  // default (Zeus-fitted) curve.
+  std::vector<PowerCapPoint> power_cap_curve;
 
   std::string source;      // where the figures come from
   bool estimated = false;  // true when some figures are estimates, not datasheet values

@@ -16,11 +16,15 @@ inline Micros ToMicros(double seconds) { return static_cast<Micros>(std::ceil(se
 inline double ToSeconds(Micros us) { return static_cast<double>(us) * 1e-6; }
 
 enum class EventKind : uint8_t {
-  kCompletion,    // job finishes (if `generation` still matches)
-  kStartFailure,  // job placed on a device it cannot run fails after its start-up time
-  kDeviceDown,    // device (`target`) or node (`target` < 0: node -target-1) fails
-  kDeviceUp,      // and comes back
-  kRound,         // a scheduling round boundary
+  kCompletion,     // job finishes (if `generation` still matches)
+  kStartFailure,   // job placed on a device it cannot run fails after its start-up time
+  kDeviceDown,     // device (`target`) or node (`target` < 0: node -target-1) fails
+  kDeviceUp,       // and comes back
+  kRound,          // a scheduling round boundary
+  kPowerCheck,     // the power manager asked to decide again (an idle timeout, a rate window)
+  kSuspendDone,    // node `target` finished shutting down (if `generation` = its boot attempt)
+  kBootDone,       // node `target` finished booting (same)
+  kResumeTimeout,  // node `target` still not up: marked down (same)
 };
 
 struct Event {

@@ -182,8 +182,8 @@ TEST(DeviceTypeReaderErrors, UnknownFieldListsTheKnownOnes) {
   EXPECT_EQ(ErrorOf(NewType("", "", "    colour: red\n")),
             "types.yaml:11:5: device_types[0].colour: unknown field (expected one of name, "
             "aliases, vendor, kind, stacks, fp32_tflops, fp16_tflops, int8_tops, memory, "
-            "memory_bandwidth, idle_power, peak_power, price_per_hour, efficiency, source or "
-            "estimated)");
+            "memory_bandwidth, idle_power, peak_power, price_per_hour, efficiency, source, "
+            "estimated or power_cap_curve)");
 }
 
 TEST(DeviceTypeReaderErrors, UnknownKind) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "util/file.h"
@@ -285,6 +286,7 @@ class EntryParser {
       // A new type without a measured efficiency runs on the default guess: say so.
       type_.estimated = true;
     }
+    if (const YAML::Node* v = Value("power_cap_curve")) RETURN_IF_ERROR(ParseCapCurve(*v));
     if (const YAML::Node* v = Value("source")) {
       ASSIGN_OR_RETURN(std::string text, r_.Scalar(*v, F("source"), "text naming the source"));
       if (text.size() > kMaxSourceLength) {
@@ -417,6 +419,61 @@ class EntryParser {
     return Status::Ok();
   }
 
+  // power_cap_curve: [{cap: 0.5, throughput: 0.87, power: 0.76}, ..., {cap: 1, ...: 1}].
+  Status ParseCapCurve(const YAML::Node& list) {
+    constexpr const char* kExpected =
+        "a list of {cap, throughput, power} fractions with caps increasing in (0, 1] and the "
+        "last at cap 1, like [{cap: 0.7, throughput: 0.96, power: 0.85}, {cap: 1, "
+        "throughput: 1, power: 1}]";
+    const std::string field = F("power_cap_curve");
+    if (!list.IsSequence() || list.size() == 0 || list.size() > kMaxListLength) {
+      return r_.Error(list, field,
+                      list.IsSequence() ? "has no points or too many" : "is " + Describe(list),
+                      kExpected);
+    }
+    std::vector<PowerCapPoint> points;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const YAML::Node p = list[i];
+      const std::string at = fmt::format("{}[{}]", field, i);
+      if (!p.IsMap()) return r_.Error(p, at, "is " + Describe(p), kExpected);
+      for (auto it = p.begin(); it != p.end(); ++it) {
+        const YAML::Node key = it->first;
+        if (!key.IsScalar() ||
+            (key.Scalar() != "cap" && key.Scalar() != "throughput" && key.Scalar() != "power")) {
+          return r_.Error(key, at, "has an unknown field " + Describe(key),
+                          "cap, throughput and power");
+        }
+      }
+      PowerCapPoint point;
+      const std::tuple<const char*, double*, double> parts[] = {
+          {"cap", &point.cap, 1},
+          {"throughput", &point.throughput, 1.05},
+          {"power", &point.power, 1.05}};
+      for (const auto& [name, slot, max] : parts) {
+        const YAML::Node v = p[name];
+        if (!v) return r_.Error(p, at + "." + name, "is missing", kExpected);
+        ASSIGN_OR_RETURN(*slot, r_.Number(v, at + "." + name, kExpected));
+        if (!(*slot > 0 && *slot <= max)) {
+          return r_.Error(v, at + "." + name, fmt::format("{} is outside (0, {}]", *slot, max),
+                          kExpected);
+        }
+      }
+      if (!points.empty() && !(point.cap > points.back().cap)) {
+        return r_.Error(p["cap"], at + ".cap",
+                        fmt::format("{} does not increase on {}", point.cap, points.back().cap),
+                        kExpected);
+      }
+      points.push_back(point);
+    }
+    if (points.back().cap != 1) {
+      return r_.Error(list[list.size() - 1]["cap"],
+                      fmt::format("{}[{}].cap", field, list.size() - 1),
+                      fmt::format("the last point is at cap {}", points.back().cap), kExpected);
+    }
+    type_.power_cap_curve = std::move(points);
+    return Status::Ok();
+  }
+
   const Reader& r_;
   std::string path_;
   DeviceCatalog& catalog_;
@@ -447,10 +504,10 @@ Status ParseList(const YAML::Node& list, const Reader& reader, DeviceCatalog& ca
 
 const std::vector<std::string>& DeviceTypeFieldNames() {
   static const std::vector<std::string> kNames = {
-      "name",           "aliases",          "vendor",      "kind",
-      "stacks",         "fp32_tflops",      "fp16_tflops", "int8_tops",
-      "memory",         "memory_bandwidth", "idle_power",  "peak_power",
-      "price_per_hour", "efficiency",       "source",      "estimated"};
+      "name",        "aliases",        "vendor",         "kind",       "stacks",
+      "fp32_tflops", "fp16_tflops",    "int8_tops",      "memory",     "memory_bandwidth",
+      "idle_power",  "peak_power",     "price_per_hour", "efficiency", "source",
+      "estimated",   "power_cap_curve"};
   return kNames;
 }
 
