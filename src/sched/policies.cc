@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "sched/allocation_policy.h"
 #include "sched/policy.h"
 
 namespace hetsched::sched {
@@ -77,7 +78,7 @@ struct Known {
   std::string_view name;
   std::string_view help;
 };
-constexpr std::array<Known, 9> kKnown = {{
+constexpr std::array<Known, 14> kKnown = {{
     {"default", "the recommended policy: srpt-het-fair"},
     {"fifo", "arrival order, any free device type, head-of-line blocking (agnostic)"},
     {"fifo-het", "arrival order, the fastest free device type for each job"},
@@ -87,6 +88,11 @@ constexpr std::array<Known, 9> kKnown = {{
     {"las-het", "least attained service normalized by speed; types where they gain most"},
     {"srpt-het", "smallest estimated remaining time on the best type it can get"},
     {"srpt-het-fair", "srpt-het with aging of waiting jobs and types by comparative advantage"},
+    {"maxmin-het", "LP: max the min normalized throughput (Gavel's heterogeneity-aware LAS)"},
+    {"max-throughput", "LP: max the summed throughput, each job's normalized by its best"},
+    {"min-makespan", "LP: min the time the last active job finishes"},
+    {"min-cost", "LP: most steps per dollar, meeting job SLOs (deadline or slo_factor)"},
+    {"ftf-het", "LP: finish-time fairness (Themis): min the max shared/isolated time"},
 }};
 
 }  // namespace
@@ -121,6 +127,7 @@ util::Result<std::unique_ptr<Policy>> MakePolicy(std::string_view name,
   if (name == "las-het") return std::unique_ptr<Policy>(new Las(true));
   if (name == "srpt-het") return std::unique_ptr<Policy>(new Srpt(false, tuning.aging));
   if (name == "srpt-het-fair") return std::unique_ptr<Policy>(new Srpt(true, tuning.aging));
+  if (auto lp = MakeAllocationPolicy(name)) return lp;
   return util::Status::InvalidArgument(
       fmt::format("unknown policy '{}' (known: {})", name, PolicyNames()));
 }
