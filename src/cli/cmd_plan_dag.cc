@@ -23,7 +23,10 @@
 #include "plan/heft.h"
 #include "plan/peft.h"
 #include "plan/schedule.h"
+#include "report/html.h"
+#include "report/html_plan.h"
 #include "report/table.h"
+#include "util/file.h"
 
 namespace hetsched::cli {
 namespace {
@@ -34,6 +37,7 @@ struct PlanDagFlags {
   std::string file;
   std::string algo = "heft";
   bool json = false;
+  std::string html;  // write the schedules as Gantt charts to this HTML file
   std::string cluster;
   int32_t procs = 0;
   bool no_comm = false;
@@ -224,6 +228,20 @@ util::Status RunPlanDag(const PlanDagFlags& flags) {
     ASSIGN_OR_RETURN(AlgoRun run, RunAlgo(a, problem, flags));
     runs.push_back(std::move(run));
   }
+  if (!flags.html.empty()) {
+    report::HtmlPage page(
+        "hetsched plan dag: " + (graph.name.empty() ? flags.file : graph.name),
+        fmt::format("{} tasks, {} edges, {} processors{}", graph.num_tasks(), graph.edges.size(),
+                    graph.num_processors(), flags.no_comm ? " (communication ignored)" : ""));
+    page.AddSection("Schedules",
+                    "Each bar is a task on the processor it runs on, from its start to its "
+                    "finish; gaps are waits for predecessors and their data. Hover a bar for "
+                    "the task.");
+    for (const AlgoRun& r : runs) {
+      page.AddChart(report::DagScheduleChart(graph, r.schedule, "dag-" + r.algo, r.algo));
+    }
+    RETURN_IF_ERROR(util::WriteFile(flags.html, page.Render()));
+  }
   if (flags.json) {
     if (runs.size() == 1) {
       std::printf("%s\n", RunJson(runs[0], problem).dump(1).c_str());
@@ -385,6 +403,8 @@ void AddPlanDagCommand(CLI::App& plan, CommandResult& result) {
       ->capture_default_str();
   cmd->add_flag("--json", flags->json,
                 "Print {\"algo\", \"makespan\", \"schedule\": [{task, processor, start, finish}]}");
+  cmd->add_option("--html", flags->html,
+                  "Also write the schedules as Gantt charts (one HTML file, no network)");
   cmd->add_option("--cluster", flags->cluster,
                   "Schedule on this cluster's devices (YAML file or shorthand); task costs keyed "
                   "by device type, transfers along the topology");

@@ -13,8 +13,12 @@
 #include "model/io/cluster_reader.h"
 #include "model/io/layer_file_reader.h"
 #include "model/model_spec.h"
+#include "plan/largest_model.h"
 #include "plan/model_partition.h"
+#include "report/html.h"
+#include "report/html_plan.h"
 #include "report/table.h"
+#include "util/file.h"
 #include "util/units.h"
 
 namespace hetsched::cli {
@@ -34,6 +38,7 @@ struct PlanModelArgs {
   double memory_reserve = 0.10;
   bool no_offload = false;
   bool json = false;
+  std::string html;  // write an HTML page with the plan drawn across the devices
   // Set when the user gave the option (a given 0 is an error, not "use the default").
   bool batch_set = false, micro_batch_set = false, seq_len_set = false;
 };
@@ -58,6 +63,16 @@ util::Status CheckCounts(const PlanModelArgs& a) {
   return util::Status::Ok();
 }
 
+model::PresetOptions PresetOptionsOf(const PlanModelArgs& a) {
+  model::PresetOptions options;
+  options.global_batch = a.batch;
+  options.micro_batch = a.micro_batch;
+  options.seq_len = a.seq_len;
+  options.precision = a.precision;
+  options.optimizer = a.optimizer;
+  return options;
+}
+
 util::Result<model::ModelSpec> LoadModel(const std::string& name, const PlanModelArgs& a) {
   RETURN_IF_ERROR(CheckCounts(a));
   if (LooksLikeFile(name)) {
@@ -74,13 +89,7 @@ util::Result<model::ModelSpec> LoadModel(const std::string& name, const PlanMode
     RETURN_IF_ERROR(spec.Validate());
     return spec;
   }
-  model::PresetOptions options;
-  options.global_batch = a.batch;
-  options.micro_batch = a.micro_batch;
-  options.seq_len = a.seq_len;
-  options.precision = a.precision;
-  options.optimizer = a.optimizer;
-  return model::MakePreset(name, options);
+  return model::MakePreset(name, PresetOptionsOf(a));
 }
 
 std::string Layers(const plan::StagePlan& s) {
@@ -252,26 +261,14 @@ int Run(const PlanModelArgs& a) {
   if (!a.max_model.empty()) {
     auto family = model::PresetsOfFamily(a.max_model);
     if (!family.ok()) return ReportError(family.status());
-    util::Status last = util::Status::Ok();
-    // Largest first: the first preset that fits is the answer.
-    for (auto it = family->rbegin(); it != family->rend(); ++it) {
-      auto s = LoadModel(*it, a);
-      if (!s.ok()) return ReportError(s.status());
-      auto p = plan::PlanModelPartition(*s, *cluster, options);
-      if (p.ok()) {
-        spec = std::move(*s);
-        plan = std::move(*p);
-        break;
-      }
-      if (p.status().code() != util::StatusCode::kInfeasible) return ReportError(p.status());
-      if (last.ok()) last = p.status();
-      max_model_note += fmt::format("{} does not fit. ", *it);
+    if (auto st = CheckCounts(a); !st.ok()) return ReportError(st);
+    auto largest = plan::FindLargestModel(*family, PresetOptionsOf(a), *cluster, options);
+    if (!largest.ok()) return ReportError(largest.status());
+    for (const std::string& name : largest->too_big) {
+      max_model_note += fmt::format("{} does not fit. ", name);
     }
-    if (!plan) {
-      return ReportError(util::Status::Infeasible(
-          fmt::format("no {} preset fits on cluster '{}'; the smallest: {}", a.max_model,
-                      cluster->name, last.message())));
-    }
+    spec = std::move(largest->spec);
+    plan = std::move(largest->plan);
   } else {
     auto s = LoadModel(a.model, a);
     if (!s.ok()) return ReportError(s.status());
@@ -294,6 +291,14 @@ int Run(const PlanModelArgs& a) {
     }
     std::fputs(RenderText(*spec, cluster->name, *plan).c_str(), stdout);
   }
+  if (!a.html.empty()) {
+    report::HtmlPage page("hetsched plan model: " + spec->name,
+                          "Cluster " + cluster->name +
+                              (a.only_type.empty() ? std::string() : ", only " + a.only_type));
+    report::AddModelPlanSection(page, *cluster, *spec, *plan, "Pipeline stages across devices",
+                                "model-plan");
+    if (auto st = util::WriteFile(a.html, page.Render()); !st.ok()) return ReportError(st);
+  }
   return kExitOk;
 }
 
@@ -305,8 +310,9 @@ void AddPlanModelCommand(CLI::App& plan, CommandResult& result) {
       "model",
       "Partition a model into pipeline stages over the cluster's accelerators (least time per "
       "training step)");
-  cmd->add_option("model", args->model,
-                  "Preset (llama-7b, llama-13b, llama-70b, gpt3-175b) or a layer file (.yaml)");
+  cmd->add_option(
+      "model", args->model,
+      "Preset (llama-7b, llama-13b, llama-70b, llama-405b, gpt3-175b) or a layer file (.yaml)");
   cmd->add_option("--cluster", args->cluster, "Cluster YAML file or shorthand")->required();
   cmd->add_option("--max-model", args->max_model,
                   "Report the largest preset of this family (llama, gpt3) the cluster can train");
@@ -327,6 +333,8 @@ void AddPlanModelCommand(CLI::App& plan, CommandResult& result) {
   cmd->add_flag("--no-offload", args->no_offload,
                 "Never move optimizer state or embeddings to CPU-server memory");
   cmd->add_flag("--json", args->json, "Print the plan as JSON");
+  cmd->add_option("--html", args->html,
+                  "Also write an HTML page (one file, no network) drawing the plan");
   cmd->callback([args, batch, micro, seq, &result] {
     args->batch_set = batch->count() > 0;
     args->micro_batch_set = micro->count() > 0;

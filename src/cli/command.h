@@ -28,6 +28,7 @@ void AddGenDagCommand(CLI::App& app, CommandResult& result);
 void AddSimulateCommand(CLI::App& app, CommandResult& result);
 void AddCompareCommand(CLI::App& app, CommandResult& result);
 void AddGenTraceCommand(CLI::App& app, CommandResult& result);
+void AddDemoCommand(CLI::App& app, CommandResult& result);
 // Children of `plan` (cli/cmd_plan.cc adds them).
 void AddPlanModelCommand(CLI::App& plan, CommandResult& result);
 void AddPlanDagCommand(CLI::App& plan, CommandResult& result);

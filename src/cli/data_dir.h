@@ -11,4 +11,9 @@ std::string DataDir();
 // DataDir() + "/" + relative, e.g. DataPath("gavel/simulation_throughputs.json").
 std::string DataPath(std::string_view relative);
 
+// The shipped examples (examples/: clusters, workloads, models): $HETSCHED_EXAMPLES_DIR if set,
+// else the source tree's examples/ folder. ExamplePath("clusters/seed-startup.yaml").
+std::string ExamplesDir();
+std::string ExamplePath(std::string_view relative);
+
 }  // namespace hetsched::cli

@@ -34,6 +34,7 @@ int Main(int argc, char** argv) {
   AddSimulateCommand(app, result);
   AddCompareCommand(app, result);
   AddGenTraceCommand(app, result);
+  AddDemoCommand(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
