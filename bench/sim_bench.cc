@@ -47,6 +47,9 @@ void BM_Simulate(benchmark::State& state, const char* policy) {
   state.counters["sim_wall_s"] = last.sim_wall_s;
   state.counters["sched_wall_s"] = last.sched_wall_s;
   state.counters["decisions"] = static_cast<double>(last.decisions);
+  state.counters["decision_p50_us"] = last.decision_p50_us;
+  state.counters["decision_p99_us"] = last.decision_p99_us;
+  state.counters["decision_max_us"] = last.decision_max_us;
   state.counters["peak_rss_mb"] = usage.ru_maxrss / 1024.0;
 }
 

@@ -4,6 +4,8 @@
 
 #include "cli/command.h"
 #include "cli/sim_flags.h"
+#include "report/html.h"
+#include "report/html_sim.h"
 #include "report/table.h"
 #include "sched/policy.h"
 #include "util/file.h"
@@ -24,7 +26,14 @@ std::vector<std::pair<std::string, std::string>> Rows(const sim::SimResult& r) {
       {"p99_jct_h", fmt::format("{:.3f}", r.p99_jct_s / 3600)},
       {"avg_queue_h", fmt::format("{:.3f}", r.avg_queue_s / 3600)},
       {"makespan_h", fmt::format("{:.3f}", r.makespan_s / 3600)},
+      {"power_policy", r.power_policy},
+      {"energy_kwh", fmt::format("{:.1f}", r.energy_kwh)},
+      {"energy_cost_usd", fmt::format("{:.2f}", r.energy_cost)},
+      {"peak_power_kw", fmt::format("{:.2f}", r.peak_power_w / 1000)},
+      {"node_power_transitions", fmt::format("{}", r.node_power_transitions)},
+      {"node_boot_failures", fmt::format("{}", r.node_boot_failures)},
   };
+  if (r.carbon_kg) rows.push_back({"carbon_kg", fmt::format("{:.1f}", *r.carbon_kg)});
   for (const auto& [type, u] : r.utilization) {
     rows.push_back({"utilization " + type, fmt::format("{:.3f}", u)});
   }
@@ -39,6 +48,7 @@ std::vector<std::pair<std::string, std::string>> Rows(const sim::SimResult& r) {
       {"gangs_within_node", fmt::format("{:.3f}", r.gangs_within_node)},
       {"decisions", fmt::format("{}", r.decisions)},
       {"sched_wall_s", fmt::format("{:.3f}", r.sched_wall_s)},
+      {"decision_p99_us", fmt::format("{:.1f}", r.decision_p99_us)},
       {"events", fmt::format("{}", r.events)},
       {"sim_wall_s", fmt::format("{:.3f}", r.sim_wall_s)},
   };
@@ -76,15 +86,22 @@ std::string ResultTable(const std::vector<sim::SimResult>& results) {
   return table.Render();
 }
 
+// From cli/cmd_demo.cc.
+double TimelineSampleFor(const model::Workload& workload);
+
 void AddSimulateCommand(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand(
       "simulate", "Replay a trace on a cluster in virtual time under one scheduling policy");
   auto flags = std::make_shared<SimFlags>();
   auto policy = std::make_shared<std::string>("default");
+  auto html = std::make_shared<std::string>();
   AddSimFlags(*cmd, *flags);
   cmd->add_option("--policy", *policy,
                   "scheduling policy (default: default):\n" + sched::PolicyHelp());
-  cmd->callback([flags, policy, &result] {
+  cmd->add_option("--html", *html,
+                  "also write an HTML report (one file, no network): utilization, jobs per "
+                  "node, power and queue over time");
+  cmd->callback([flags, policy, html, &result] {
     if (auto p = sched::MakePolicy(*policy); !p.ok()) {
       result.exit_code = ReportError(p.status());
       return;
@@ -94,12 +111,24 @@ void AddSimulateCommand(CLI::App& app, CommandResult& result) {
       result.exit_code = ReportError(in.status());
       return;
     }
+    if (!html->empty()) in->options.timeline_sample_s = TimelineSampleFor(in->workload);
     auto r = RunOnePolicy(*in, *policy, flags->quiet);
     if (!r.ok()) {
       result.exit_code = ReportError(r.status());
       return;
     }
     std::fputs(ResultTable({*r}).c_str(), stdout);
+    if (!html->empty()) {
+      report::HtmlPage page("hetsched simulate: " + r->policy,
+                            fmt::format("Cluster {}, workload {} ({} jobs)", in->cluster.name,
+                                        flags->trace, in->workload.jobs.size()));
+      report::AddSimulationSections(page, in->cluster, &in->workload,
+                                    {{r->policy, &*r, "#1f77b4", false}});
+      if (auto st = util::WriteFile(*html, page.Render()); !st.ok()) {
+        result.exit_code = ReportError(st);
+        return;
+      }
+    }
     if (!flags->json.empty()) {
       if (auto st = util::WriteFile(flags->json, sim::ToJson(*r).dump(2) + "\n"); !st.ok()) {
         result.exit_code = ReportError(st);

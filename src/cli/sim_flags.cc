@@ -10,6 +10,7 @@
 #include "model/io/gavel_reader.h"
 #include "model/io/workload_reader.h"
 #include "sched/policy.h"
+#include "util/units.h"
 
 namespace hetsched::cli {
 namespace {
@@ -30,6 +31,46 @@ util::Result<std::pair<int32_t, int32_t>> ParseMeasure(const std::string& text) 
         text));
   }
   return std::make_pair(a, b);
+}
+
+std::vector<std::string> SplitNames(const std::string& text) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    if (comma > pos) out.push_back(text.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return out;
+}
+
+// The power flags into `o` (times and counts were range-checked by the flag validators).
+util::Status LoadPowerOptions(const SimFlags& f, power::PowerOptions& o) {
+  o = f.power;
+  o.exclude_nodes = SplitNames(f.exclude_nodes);
+  o.boot_failure_nodes = SplitNames(f.boot_failure_nodes);
+  if (!f.tariff.empty() && f.price_kwh >= 0) {
+    return util::Status::InvalidArgument(
+        fmt::format("--price-kwh {} and --tariff '{}': give one of them (a flat price or prices "
+                    "by hour of the day)",
+                    f.price_kwh, f.tariff));
+  }
+  if (!f.tariff.empty()) {
+    ASSIGN_OR_RETURN(o.tariff, power::Tariff::Parse(f.tariff));
+  } else if (f.price_kwh >= 0) {
+    o.tariff = power::Tariff::Flat(f.price_kwh);
+  }
+  if (!f.carbon.empty()) {
+    double g = -1;
+    const auto [ptr, ec] = std::from_chars(f.carbon.data(), f.carbon.data() + f.carbon.size(), g);
+    if (ec != std::errc() || ptr != f.carbon.data() + f.carbon.size() || !(g >= 0)) {
+      return util::Status::InvalidArgument(fmt::format(
+          "--carbon '{}': expected grams of CO2 per kWh, a number >= 0 (e.g. 400)", f.carbon));
+    }
+    o.carbon_g_per_kwh = g;
+  }
+  return util::Status::Ok();
 }
 
 }  // namespace
@@ -68,25 +109,62 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
                  "(default 0.5)");
   cmd.add_option("--preempt-interval", f.preempt_interval_s,
                  "preemptive policies reconsider running jobs at most this often (seconds); "
-                 "in between they only fill free devices (default 0: every decision)");
+                 "in between they only fill free devices (default 300; 0: every decision)");
   cmd.add_option("--until", f.until_s,
                  "stop at this virtual time (seconds) and report what was measured so far");
   cmd.add_option("--max-rounds", f.max_rounds,
                  "stop after this many scheduling decisions (rounds under --round)");
   cmd.add_flag("--quiet,-q", f.quiet, "no progress bar");
-  // Times, rates and counts: a negative value is rejected by name.
+  cmd.add_option(
+      "--power", f.power.policy,
+      "node power policy (default always-on; docs/power.md): " + power::PowerPolicyNames());
+  cmd.add_option("--suspend-time", f.power.suspend_time_s,
+                 "seconds a node must be idle before it is suspended (Slurm SuspendTime, "
+                 "default 600)");
+  cmd.add_option("--suspend-timeout", f.power.suspend_timeout_s,
+                 "seconds after a suspend before the node may be resumed (Slurm "
+                 "SuspendTimeout, default 120)");
+  cmd.add_option("--resume-timeout", f.power.resume_timeout_s,
+                 "seconds a resumed node may take to come up before it is marked down (Slurm "
+                 "ResumeTimeout, default 600)");
+  cmd.add_option("--suspend-rate", f.power.suspend_rate,
+                 "most nodes suspended per minute, 0: no limit (default 60)");
+  cmd.add_option("--resume-rate", f.power.resume_rate,
+                 "most nodes resumed per minute, 0: no limit (default 300)");
+  cmd.add_option("--exclude-nodes", f.exclude_nodes, "nodes never suspended: name,name,...");
+  cmd.add_option("--headroom", f.power.headroom,
+                 "consolidate: free devices per type kept powered on (default 2)");
+  cmd.add_option("--cap-max-slowdown", f.power.cap_max_slowdown,
+                 "cap: throughput a job without a deadline may lose to a lower power cap "
+                 "(fraction, default 0.05)");
+  cmd.add_option("--standby-fraction", f.power.standby_fraction,
+                 "share of base power an off node still draws (default 0.005)");
+  cmd.add_option("--boot-failure-nodes", f.boot_failure_nodes,
+                 "fault injection: these nodes never finish booting (name,name,...)");
+  cmd.add_option("--price-kwh", f.price_kwh, "electricity price, USD per kWh (default 0.12)");
+  cmd.add_option("--tariff", f.tariff,
+                 "electricity prices by hour of day, USD per kWh, covering 0-24: "
+                 "e.g. 0-7:0.10,7-22:0.25,22-24:0.10 (time 0 is midnight)");
+  cmd.add_option("--carbon", f.carbon, "carbon intensity, g CO2 per kWh (reports carbon_kg)");
+  // Times (plain seconds or with a unit: 90s, 6m, 12h) and counts: a negative or malformed
+  // value is rejected naming the flag.
   const CLI::Validator non_negative(
       [](std::string& value) -> std::string {
-        double v = 0;
-        if (CLI::detail::lexical_cast(value, v) && v >= 0) return "";
-        return "expected a number >= 0, got '" + value + "'";
+        auto seconds = util::ParseDuration(value);
+        if (!seconds.ok() || !(*seconds >= 0)) {
+          return "expected a number >= 0 (seconds, or with a unit: 90s, 6m, 12h), got '" + value +
+                 "'";
+        }
+        value = fmt::format("{}", *seconds);
+        return "";
       },
-      ">=0");
-  for (const char* name :
-       {"--round", "--restore", "--startup", "--mtbf", "--mttr", "--checkpoint-interval", "--aging",
-        "--preempt-interval", "--until", "--max-rounds"}) {
-    cmd.get_option(name)->check(non_negative);
+      "TIME");
+  for (const char* name : {"--round", "--restore", "--startup", "--mtbf", "--mttr",
+                           "--checkpoint-interval", "--preempt-interval", "--until"}) {
+    cmd.get_option(name)->transform(non_negative);
   }
+  cmd.get_option("--aging")->check(CLI::NonNegativeNumber);
+  cmd.get_option("--max-rounds")->check(CLI::NonNegativeNumber);
 }
 
 util::Result<SimInputs> LoadSimInputs(const SimFlags& f) {
@@ -140,6 +218,8 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& f) {
   if (!f.faults.empty()) {
     ASSIGN_OR_RETURN(o.faults, sim::LoadFaults(f.faults, in.cluster));
   }
+  RETURN_IF_ERROR(LoadPowerOptions(f, o.power));
+  RETURN_IF_ERROR(power::ValidatePowerOptions(o.power, in.cluster));
   return in;
 }
 

@@ -9,6 +9,7 @@
 #include "model/cluster.h"
 #include "model/job.h"
 #include "model/profile.h"
+#include "power/power_options.h"
 #include "sim/engine.h"
 #include "util/status.h"
 
@@ -29,12 +30,19 @@ struct SimFlags {
   double mtbf_s = 0;
   double mttr_s = 0;
   double aging = 0.5;
-  double preempt_interval_s = 0;
+  double preempt_interval_s = 300;
   double until_s = 0;
   int64_t max_rounds = 0;
   uint64_t seed = 0;
   bool ignore_compat = false;
   bool quiet = false;
+  // Power (power/power_options.h); the lists and the tariff as given, parsed by LoadSimInputs.
+  power::PowerOptions power;
+  std::string exclude_nodes;       // "node,node,..."
+  std::string boot_failure_nodes;  // same
+  std::string tariff;              // "0-7:0.10,7-22:0.25,22-24:0.10"
+  double price_kwh = -1;           // -1: not given (0.12 USD/kWh)
+  std::string carbon;              // g CO2 per kWh; empty: not given
 };
 
 // Adds the shared options to `cmd`.

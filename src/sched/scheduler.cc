@@ -75,7 +75,10 @@ Scheduler::Scheduler(const model::Cluster& cluster, const model::ThroughputProfi
       scorers_(std::move(scorers)),
       options_(options),
       state_(cluster),
-      owner_(cluster.devices.size(), -1) {}
+      owner_(cluster.devices.size(), -1) {
+  allocator_ = dynamic_cast<const AllocationPolicy*>(policy_.get());
+  if (allocator_ != nullptr) lp_solver_ = options_.lp_solver ? options_.lp_solver : MakeClpSolver();
+}
 
 Scheduler::QueueKey Scheduler::KeyOf(const JobRecord& r, double now_s) const {
   return {policy_->Key(r, now_s), r.job->arrival_s, r.job->id.value()};
@@ -181,6 +184,12 @@ Admission Scheduler::Submit(const model::Job& job, double now_s) {
     if (r.allowed[t] && !r.incompatible[t]) r.best_speed = std::max(r.best_speed, r.speed[t]);
   }
   r.remaining_work = job.work;
+  if (allocator_ != nullptr) {
+    if (auto why = allocator_->RejectAtSubmit(r, now_s)) {
+      pinned_[id].clear();
+      return {false, *why};
+    }
+  }
   records_[id] = std::move(r);
   hints_[id] = HintsFor(cluster_, job.data_location);
   for (DeviceId d : pinned_[id]) state_.Reserve(d);
@@ -637,7 +646,9 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
 Decision Scheduler::Decide(double now_s) {
   Decision out;
   if (queue_.empty()) return out;
-  if (!policy_->preemptive()) {
+  if (allocator_ != nullptr) {
+    DecideAllocation(now_s, out);
+  } else if (!policy_->preemptive()) {
     DecideQueueOrder(now_s, false, out);
   } else if (now_s - last_full_s_ >= options_.preempt_interval_s) {
     last_full_s_ = now_s;
@@ -667,6 +678,218 @@ std::string Scheduler::WhyWaiting(JobId job, double now_s) const {
   }
   return fmt::format("needs {} device(s) of one type among: {}; {} queued job(s) ahead under {}",
                      gang, types, ahead, policy_->name());
+}
+
+// ---- Allocation policies ----------------------------------------------------------------------
+
+double Scheduler::TargetShare(JobId job, DeviceTypeId type) const {
+  const size_t i = static_cast<size_t>(job.value()) * state_.type_count() + type.value();
+  return i < lp_share_.size() ? lp_share_[i] : 0;
+}
+
+void Scheduler::LogAllocation(std::string line) {
+  if (lp_log_.size() >= kAllocationLogLines) lp_log_.erase(lp_log_.begin());
+  lp_log_.push_back(std::move(line));
+}
+
+// Gavel's round-based mechanism (Narayanan et al., OSDI 2020, Section 5): the LP gives target
+// shares X[j][t]; each decision ranks (job, type) pairs by X[j][t] / (the share of its active
+// time job j has received on t) and grants gangs in that order, whole gangs only, each job on
+// one type. Devices the ranking leaves idle go to the remaining jobs on their fastest type with
+// room (work conservation, which Gavel's mechanism lacks). Placement is the usual topology-aware
+// gang placement (PlaceOn). The LP is solved again only when the set of jobs or devices changed.
+void Scheduler::DecideAllocation(double now_s, Decision& out) {
+  const int32_t types = state_.type_count();
+  const size_t n_rec = records_.size();
+  if (lp_present_.size() < n_rec) {
+    lp_present_.resize(n_rec, 0);
+    lp_received_.resize(n_rec * types, 0);
+    lp_share_.resize(n_rec * types, 0);
+  }
+  // Book the time since the last decision: a running job has run on its type since then (jobs
+  // start only at decisions).
+  if (lp_last_s_ >= 0 && now_s > lp_last_s_) {
+    for (int32_t id : running_) {
+      lp_received_[static_cast<size_t>(id) * types + records_[id].type.value()] +=
+          now_s - lp_last_s_;
+    }
+  }
+  std::vector<int32_t> active;
+  std::vector<double> capacity(types);
+  for (int32_t t = 0; t < types; ++t) capacity[t] = state_.UpOfType(DeviceTypeId(t));
+  for (int32_t id : running_) {
+    const JobRecord& r = records_[id];
+    if (r.job->preemptible) {
+      active.push_back(id);
+    } else {
+      capacity[r.type.value()] -= static_cast<double>(r.devices.size());
+    }
+  }
+  active.insert(active.end(), queue_.begin(), queue_.end());
+  std::sort(active.begin(), active.end());
+  for (int32_t id : active) {
+    const double since = lp_last_s_ >= 0 ? std::max(lp_last_s_, records_[id].job->arrival_s)
+                                         : records_[id].job->arrival_s;
+    lp_present_[id] += std::max(0.0, now_s - since);
+  }
+  lp_last_s_ = now_s;
+
+  if (active != lp_jobs_ || capacity != lp_capacity_) {
+    AllocationProblem problem;
+    problem.capacity = capacity;
+    for (int32_t t = 0; t < types; ++t) {
+      problem.price_per_hour.push_back(cluster_.catalog.Get(DeviceTypeId(t)).price_per_hour);
+    }
+    std::vector<int32_t> in_lp;  // ids of problem.jobs
+    for (int32_t id : active) {
+      const JobRecord& r = records_[id];
+      AllocJob j;
+      j.speed.assign(types, 0);
+      bool any = false;
+      for (int32_t t = 0; t < types; ++t) {
+        if (r.allowed[t] && !r.incompatible[t]) j.speed[t] = r.speed[t];
+        any = any || j.speed[t] > 0;
+      }
+      if (!any) continue;  // runs nowhere it can progress: left to the fill pass
+      j.name = r.job->name;
+      j.gang = std::max(1, r.job->gang_size);
+      j.weight = r.job->priority_weight > 0 ? r.job->priority_weight : 1;
+      j.remaining = r.RemainingAt(now_s);
+      j.work = std::max(r.job->work, j.remaining);
+      j.elapsed_s = std::max(0.0, now_s - r.job->arrival_s);
+      j.slo_rate = allocator_->SloRate(r, now_s);
+      problem.jobs.push_back(std::move(j));
+      in_lp.push_back(id);
+    }
+    auto solved =
+        ComputeAllocation(problem, allocator_->objective(), *lp_solver_, options_.allocation);
+    if (!solved.ok()) {
+      ++lp_failures_;
+      LogAllocation(fmt::format(
+          "t={:.0f} s: {} allocation for {} job(s) failed ({}); keeping the last good allocation",
+          now_s, policy_->name(), problem.jobs.size(), solved.status().message()));
+    } else {
+      lp_solves_ += solved->lps_solved;
+      for (int32_t id : lp_jobs_) {
+        std::fill_n(lp_share_.begin() + static_cast<size_t>(id) * types, types, 0.0);
+      }
+      for (size_t i = 0; i < in_lp.size(); ++i) {
+        for (int32_t t = 0; t < types; ++t) {
+          lp_share_[static_cast<size_t>(in_lp[i]) * types + t] = solved->At(i, t);
+        }
+      }
+      for (int32_t i : solved->slo_missed) {
+        LogAllocation(
+            fmt::format("t={:.0f} s: min-cost: job '{}' cannot meet its SLO ({:.4g} "
+                        "steps/s needed from now on)",
+                        now_s, problem.jobs[i].name, problem.jobs[i].slo_rate));
+      }
+      lp_jobs_ = active;
+      lp_capacity_ = capacity;
+    }
+  }
+
+  // Grant whole gangs by priority = target share / received share.
+  std::vector<int32_t> room(types);
+  for (int32_t t = 0; t < types; ++t) room[t] = state_.FreeOfType(DeviceTypeId(t));
+  for (int32_t id : running_) {
+    const JobRecord& r = records_[id];
+    if (r.job->preemptible) room[r.type.value()] += static_cast<int32_t>(r.devices.size());
+  }
+  struct Candidate {
+    double priority;
+    bool running_there;
+    int32_t id;
+    int32_t type;
+  };
+  std::vector<Candidate> cands;
+  for (int32_t id : active) {
+    const JobRecord& r = records_[id];
+    const double present = lp_present_[id];
+    for (int32_t t = 0; t < types; ++t) {
+      const double share = lp_share_[static_cast<size_t>(id) * types + t];
+      if (share < 1e-6 || !r.allowed[t]) continue;
+      const double received = lp_received_[static_cast<size_t>(id) * types + t];
+      // Never served there yet: ahead of everyone served, by share.
+      const double priority =
+          received > 1e-9 && present > 0 ? share * present / received : 1e12 * share;
+      cands.push_back({priority, r.phase == JobPhase::kRunning && r.type.value() == t, id, t});
+    }
+  }
+  std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.running_there != b.running_there) return a.running_there;
+    return a.id < b.id;
+  });
+  std::vector<int32_t> choice(n_rec, -1);
+  for (const Candidate& c : cands) {
+    const int32_t gang = std::max(1, records_[c.id].job->gang_size);
+    if (choice[c.id] >= 0 || room[c.type] < gang) continue;
+    choice[c.id] = c.type;
+    room[c.type] -= gang;
+  }
+  // Work conservation: running jobs first (no needless preemption), then by arrival.
+  std::vector<int32_t> rest;
+  for (int32_t id : active) {
+    if (choice[id] < 0) rest.push_back(id);
+  }
+  std::stable_sort(rest.begin(), rest.end(), [&](int32_t a, int32_t b) {
+    const bool ra = records_[a].phase == JobPhase::kRunning;
+    const bool rb = records_[b].phase == JobPhase::kRunning;
+    if (ra != rb) return ra;
+    return records_[a].job->arrival_s < records_[b].job->arrival_s;
+  });
+  for (int32_t id : rest) {
+    const JobRecord& r = records_[id];
+    const int32_t gang = std::max(1, r.job->gang_size);
+    int32_t best = -1;
+    if (r.phase == JobPhase::kRunning && room[r.type.value()] >= gang) {
+      best = r.type.value();  // stays where it is
+    } else {
+      for (int32_t t = 0; t < types; ++t) {
+        if (r.allowed[t] && room[t] >= gang && (best < 0 || r.speed[t] > r.speed[best])) best = t;
+      }
+    }
+    if (best < 0) continue;
+    choice[id] = best;
+    room[best] -= gang;
+  }
+
+  // Preempt what moves or stops, then start the chosen, largest gangs first (less fragmentation).
+  std::vector<char> moved(n_rec, 0);
+  const std::vector<int32_t> running_now = running_;
+  for (int32_t id : running_now) {
+    const JobRecord& r = records_[id];
+    if (!r.job->preemptible || choice[id] == r.type.value()) continue;
+    Stop(id, now_s);
+    records_[id].preemptions++;
+    out.preempted.push_back(JobId(id));
+    if (choice[id] >= 0) moved[id] = 1;
+  }
+  std::vector<int32_t> starts;
+  for (int32_t id : active) {
+    if (choice[id] >= 0 && records_[id].phase == JobPhase::kQueued) starts.push_back(id);
+  }
+  std::stable_sort(starts.begin(), starts.end(), [&](int32_t a, int32_t b) {
+    return records_[a].job->gang_size > records_[b].job->gang_size;
+  });
+  std::vector<int32_t> free(types);
+  for (int32_t id : starts) {
+    const JobRecord& r = records_[id];
+    DeviceTypeId type(choice[id]);
+    std::optional<std::vector<DeviceId>> devs = PlaceOn(r, type);
+    if (!devs) {  // fragmentation or pinned devices: another type with room
+      for (int32_t t = 0; t < types; ++t) free[t] = state_.FreeOfType(DeviceTypeId(t));
+      for (DeviceTypeId t : TypePreference(r, TypeChoice::kMaxThroughput, free)) {
+        if ((devs = PlaceOn(r, t))) {
+          type = t;
+          break;
+        }
+      }
+    }
+    if (!devs) continue;
+    out.placed.push_back(Start(id, type, std::move(*devs), now_s, moved[id] != 0));
+  }
 }
 
 }  // namespace hetsched::sched

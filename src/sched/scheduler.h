@@ -15,9 +15,11 @@
 #include "model/cluster.h"
 #include "model/job.h"
 #include "model/profile.h"
+#include "sched/allocation_policy.h"
 #include "sched/cluster_state.h"
 #include "sched/filters.h"
 #include "sched/job_record.h"
+#include "sched/lp_solver.h"
 #include "sched/placement.h"
 #include "sched/policy.h"
 #include "sched/scorers.h"
@@ -37,8 +39,14 @@ struct SchedulerOptions {
   // Preemptive policies reconsider every running job at most this often (virtual seconds);
   // decisions in between only start queued jobs on free devices, in policy order (cheap:
   // O(placed + skipped) instead of O(queued + running)). 0: every decision reconsiders.
-  double preempt_interval_s = 0;
+  // 300 s by default: a preemption costs a checkpoint and restore (tens of seconds to
+  // minutes), so reshuffling more often rarely pays, and at 100,000 jobs a full reallocation
+  // takes ~0.2 s while a fill decision takes microseconds (docs/benchmarks.md).
+  double preempt_interval_s = 300;
   PolicyTuning tuning;
+  // Allocation policies (sched/allocation_policy.h): LP options and the solver (null: CLP).
+  AllocationOptions allocation;
+  std::shared_ptr<LpSolver> lp_solver;
 };
 
 struct Admission {
@@ -88,6 +96,8 @@ class Scheduler {
   // Device and node availability; the driver requeues the jobs there first (JobOn).
   void SetDeviceDown(model::DeviceId device) { state_.SetDown(device); }
   void SetDeviceUp(model::DeviceId device) { state_.SetUp(device); }
+  // Power management: a node that is off (suspending, booting, down) offers no devices.
+  void SetNodeOn(model::NodeId node, bool on) { state_.SetNodeOn(node, on); }
   std::optional<model::JobId> JobOn(model::DeviceId device) const;
 
   // True once `job` was submitted (and admitted); only then is record() valid.
@@ -101,10 +111,21 @@ class Scheduler {
   std::string WhyWaiting(model::JobId job, double now_s) const;
 
   size_t queued() const { return queue_.size(); }
+  // Ids of the queued jobs, in no particular order (the power manager reads their needs).
+  const std::vector<int32_t>& queued_ids() const { return queue_; }
   size_t running() const { return running_.size(); }
   const ClusterState& state() const { return state_; }
   const Policy& policy() const { return *policy_; }
   const model::Cluster& cluster() const { return cluster_; }
+
+  // Allocation policies: the target share of `job` on `type` in force (0 when none), and what
+  // happened to the LP: one line per failed solve (the last good allocation was kept) or
+  // missed SLO, oldest first, at most kAllocationLogLines.
+  double TargetShare(model::JobId job, model::DeviceTypeId type) const;
+  const std::vector<std::string>& allocation_log() const { return lp_log_; }
+  int64_t allocation_failures() const { return lp_failures_; }
+  int64_t allocations_solved() const { return lp_solves_; }
+  static constexpr size_t kAllocationLogLines = 100;
 
  private:
   Scheduler(const model::Cluster& cluster, const model::ThroughputProfile* profile,
@@ -168,6 +189,21 @@ class Scheduler {
   std::vector<QueueKey> keys_;
   std::vector<int32_t> selected_,
       tentative_;  // by JobId: preempted to move in this decision (else 0)
+
+  // Allocation policies: solve (when the set of jobs or devices changed) and realize the
+  // shares with Gavel's priority rule; see scheduler.cc.
+  void DecideAllocation(double now_s, Decision& out);
+  void LogAllocation(std::string line);
+  const AllocationPolicy* allocator_ = nullptr;  // policy_ when it is one, else null
+  std::shared_ptr<LpSolver> lp_solver_;
+  std::vector<double> lp_share_;     // by JobId x type: target share in force
+  std::vector<double> lp_received_;  // by JobId x type: seconds run there (since arrival)
+  std::vector<double> lp_present_;   // by JobId: seconds active (queued or running)
+  std::vector<int32_t> lp_jobs_;     // ids the shares in lp_share_ were solved for
+  std::vector<double> lp_capacity_;  // capacity they were solved for
+  double lp_last_s_ = -1;            // time of the last DecideAllocation
+  std::vector<std::string> lp_log_;
+  int64_t lp_failures_ = 0, lp_solves_ = 0;
 };
 
 }  // namespace hetsched::sched

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -11,6 +12,8 @@
 
 #include "cost/transfer.h"
 #include "model/topology.h"
+#include "power/energy_meter.h"
+#include "power/power_manager.h"
 #include "sim/event_queue.h"
 
 namespace hetsched::sim {
@@ -23,6 +26,16 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+// The q-quantile by nearest rank (the smallest value with at least q of the values at or
+// below it). `values` must not be empty; it is reordered.
+template <typename T>
+double Percentile(std::vector<T>& values, double q) {
+  const size_t k = static_cast<size_t>(std::ceil(q * values.size()));
+  const size_t i = std::clamp<size_t>(k, 1, values.size()) - 1;
+  std::nth_element(values.begin(), values.begin() + i, values.end());
+  return values[i];
+}
+
 // The simulator's bookkeeping for one run of a job (start to stop).
 struct JobRun {
   uint32_t generation = 0;
@@ -34,7 +47,17 @@ struct JobRun {
   int32_t devices = 0;
   double sync_bytes_per_step = 0;  // summed over the gang (ring all-reduce: 2(n-1) x buffer)
   int32_t span = -1;               // its RunSpan in the timeline, when one is recorded
+  std::vector<DeviceId> held;      // devices held by this run (for the power draw)
+  double cap_power = 1;            // power fraction of the devices' cap (power/cap_curve.h)
 };
+
+std::vector<std::string> TypeNames(const model::Cluster& cluster) {
+  std::vector<std::string> out;
+  for (size_t t = 0; t < cluster.catalog.size(); ++t) {
+    out.push_back(cluster.catalog.Get(model::DeviceTypeId(static_cast<int32_t>(t))).name);
+  }
+  return out;
+}
 
 class Engine {
  public:
@@ -49,8 +72,12 @@ class Engine {
         outcomes_(workload.jobs.size()),
         down_count_(cluster.devices.size(), 0),
         down_since_(cluster.devices.size(), 0),
-        rng_(options.seed) {
+        rng_(options.seed),
+        power_parts_(power::ParsePowerPolicy(options.power.policy).value()),
+        power_manager_(power_parts_, options.power),
+        meter_(TypeNames(cluster), options.power.tariff) {
     busy_s_.assign(cluster.catalog.size(), 0);
+    InitPower();
     down_s_.assign(cluster.catalog.size(), 0);
     if (options.timeline_sample_s > 0) InitTimeline();
   }
@@ -76,6 +103,11 @@ class Engine {
   // Books the end of the current run of `id` (busy time, bytes moved) at `now_s`.
   void CloseRun(int32_t id, double now_s, RunEnd end) {
     JobRun& run = runs_[id];
+    SetBusy(run.held, false, 1, now_s);
+    if (run.cap_power < 1) {
+      result_.capped_device_hours += run.devices * std::max(0.0, now_s - run.start_s) / 3600;
+    }
+    run.held.clear();
     busy_s_[run.type.value()] += run.devices * std::max(0.0, now_s - run.start_s);
     const double steps = run.rate * std::max(0.0, now_s - run.since_s);
     network_bytes_ += steps * run.sync_bytes_per_step;
@@ -101,6 +133,19 @@ class Engine {
   void ScheduleRandomFault(model::NodeId node, double now_s);
   std::vector<DeviceId> FaultDevices(const Fault& f) const;
 
+  // Power (power/): node states, the draw booked into meter_, the manager's actions.
+  void InitPower();
+  // Marks `devices` busy (at cap power fraction `cap_power`) or free, and updates their nodes.
+  void SetBusy(const std::vector<DeviceId>& devices, bool busy, double cap_power, double now_s);
+  // Re-books node `n`'s draw for its current state and devices.
+  void RefreshNode(int32_t n);
+  void Transition(int32_t n, power::NodeState to, double now_s);
+  // Asks the power manager and applies its actions (suspends, resumes, the next check).
+  void ManagePower(double now_s);
+  // Handles a power event; true when capacity came up (a decision is due).
+  bool PowerEvent(const Event& e, double now_s);
+  const std::vector<int32_t>& PinnedNodes(int32_t job);
+
   const model::Cluster& cluster_;
   const model::Workload& workload_;
   const SimOptions& options_;
@@ -125,9 +170,241 @@ class Engine {
   std::vector<int32_t> timeline_type_;
   std::vector<int32_t> busy_now_;
   double next_sample_s_ = 0;
+  std::vector<float> decision_us_;  // wall time of each decision
   double network_bytes_ = 0;
   int64_t multi_placements_ = 0, within_node_ = 0;
+  // Power.
+  power::PolicyParts power_parts_;
+  power::PowerManager power_manager_;
+  power::EnergyMeter meter_;
+  std::vector<power::CapCurve> curves_;  // by type id, when caps are on
+  std::vector<power::NodePower> node_power_;
+  std::vector<int32_t> node_busy_;              // busy devices per node
+  std::vector<power::NodeState> booked_state_;  // per node: the state its draw is booked under
+  std::vector<double> booked_base_w_;           // per node
+  std::vector<double> booked_dev_w_;            // per device
+  std::vector<char> device_busy_;
+  std::vector<double> device_cap_;  // per device: power fraction of its cap while busy
+  std::vector<char> boot_fails_, excluded_;
+  std::vector<std::vector<int32_t>> pinned_nodes_;  // by job id, resolved on first use
+  std::vector<char> pinned_done_;
+  int64_t booting_ = 0;
+  bool wake_blocked_ = false;
+  Micros power_check_at_ = std::numeric_limits<Micros>::max();
 };
+
+void Engine::InitPower() {
+  const size_t nodes = cluster_.nodes.size(), devices = cluster_.devices.size();
+  node_power_.assign(nodes, {});
+  node_busy_.assign(nodes, 0);
+  booked_state_.assign(nodes, power::NodeState::kOnIdle);
+  booked_base_w_.assign(nodes, 0);
+  booked_dev_w_.assign(devices, 0);
+  device_busy_.assign(devices, 0);
+  device_cap_.assign(devices, 1);
+  boot_fails_.assign(nodes, 0);
+  excluded_.assign(nodes, 0);
+  for (const std::string& name : options_.power.boot_failure_nodes) {
+    if (auto n = cluster_.FindNode(name)) boot_fails_[n->value()] = 1;
+  }
+  for (const std::string& name : options_.power.exclude_nodes) {
+    if (auto n = cluster_.FindNode(name)) excluded_[n->value()] = 1;
+  }
+  if (power_parts_.caps) {
+    for (size_t t = 0; t < cluster_.catalog.size(); ++t) {
+      curves_.push_back(
+          power::CurveFor(cluster_.catalog.Get(model::DeviceTypeId(static_cast<int32_t>(t)))));
+    }
+  }
+  for (size_t n = 0; n < nodes; ++n) RefreshNode(static_cast<int32_t>(n));
+}
+
+void Engine::RefreshNode(int32_t n) {
+  const model::Node& node = cluster_.nodes[n];
+  const power::NodeState old_state = booked_state_[n];
+  const power::NodeState state = node_power_[n].state;
+  const double base = power::BaseWatts(node, state, options_.power.standby_fraction);
+  meter_.Add(old_state, -1, -booked_base_w_[n]);
+  meter_.Add(state, -1, base);
+  booked_base_w_[n] = base;
+  for (int32_t i = 0; i < node.device_count; ++i) {
+    const int32_t d = node.first_device.value() + i;
+    const model::DeviceType& type = cluster_.type_of(DeviceId(d));
+    const int32_t t = cluster_.devices[d].type.value();
+    const double w = power::DeviceWatts(type, state, device_busy_[d], device_cap_[d]);
+    meter_.Add(old_state, t, -booked_dev_w_[d]);
+    meter_.Add(state, t, w);
+    booked_dev_w_[d] = w;
+  }
+  booked_state_[n] = state;
+}
+
+void Engine::Transition(int32_t n, power::NodeState to, double now_s) {
+  const bool ok = node_power_[n].Enter(to, now_s);
+  assert(ok);
+  (void)ok;
+  RefreshNode(n);
+}
+
+void Engine::SetBusy(const std::vector<DeviceId>& devices, bool busy, double cap_power,
+                     double now_s) {
+  std::vector<int32_t> nodes;
+  for (DeviceId d : devices) {
+    if (static_cast<bool>(device_busy_[d.value()]) == busy) continue;
+    device_busy_[d.value()] = busy ? 1 : 0;
+    device_cap_[d.value()] = cap_power;
+    const int32_t n = cluster_.device(d).node.value();
+    node_busy_[n] += busy ? 1 : -1;
+    nodes.push_back(n);
+  }
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  for (int32_t n : nodes) {
+    const power::NodeState s = node_power_[n].state;
+    if (s == power::NodeState::kOnIdle && node_busy_[n] > 0) {
+      node_power_[n].Enter(power::NodeState::kOnBusy, now_s);
+    } else if (s == power::NodeState::kOnBusy && node_busy_[n] == 0) {
+      node_power_[n].Enter(power::NodeState::kOnIdle, now_s);
+    }
+    RefreshNode(n);
+  }
+}
+
+const std::vector<int32_t>& Engine::PinnedNodes(int32_t job) {
+  if (pinned_nodes_.size() <= static_cast<size_t>(job)) {
+    pinned_nodes_.resize(workload_.jobs.size());
+    pinned_done_.resize(workload_.jobs.size(), 0);
+  }
+  if (!pinned_done_[job]) {
+    pinned_done_[job] = 1;
+    for (const std::string& p : workload_.jobs[job].pinned_devices) {
+      if (auto n = cluster_.FindNode(p.substr(0, p.find('/')))) {
+        pinned_nodes_[job].push_back(n->value());
+      }
+    }
+    std::sort(pinned_nodes_[job].begin(), pinned_nodes_[job].end());
+    pinned_nodes_[job].erase(std::unique(pinned_nodes_[job].begin(), pinned_nodes_[job].end()),
+                             pinned_nodes_[job].end());
+  }
+  return pinned_nodes_[job];
+}
+
+void Engine::ManagePower(double now_s) {
+  // Queued jobs served first come first; a bounded scan keeps a huge queue cheap (the jobs
+  // further back wake nodes once the front has been served).
+  constexpr size_t kMaxDemands = 1000;
+  power::PowerView view;
+  view.now_s = now_s;
+  const sched::ClusterState& state = sched_->state();
+  const int32_t types = state.type_count();
+  view.warm_free.resize(types);
+  for (int32_t t = 0; t < types; ++t) view.warm_free[t] = state.FreeOfType(model::DeviceTypeId(t));
+  view.nodes.resize(cluster_.nodes.size());
+  for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
+    const model::Node& node = cluster_.nodes[n];
+    power::NodeView& v = view.nodes[n];
+    v.state = node_power_[n].state;
+    v.idle_since_s = node_power_[n].idle_since_s;
+    v.resumable_at_s = node_power_[n].resumable_at_s;
+    v.excluded = excluded_[n];
+    for (int32_t i = 0; i < node.device_count; ++i) {
+      const DeviceId d(node.first_device.value() + i);
+      if (down_count_[d.value()] > 0 || state.IsReserved(d)) continue;
+      const int32_t t = cluster_.device(d).type.value();
+      auto it = std::find_if(v.devices.begin(), v.devices.end(),
+                             [&](const auto& tc) { return tc.first == t; });
+      if (it == v.devices.end()) {
+        v.devices.push_back({t, 1});
+      } else {
+        it->second++;
+      }
+    }
+  }
+  std::vector<int32_t> queued = sched_->queued_ids();
+  std::sort(queued.begin(), queued.end(), [&](int32_t a, int32_t b) {
+    const double ta = workload_.jobs[a].arrival_s, tb = workload_.jobs[b].arrival_s;
+    return ta != tb ? ta < tb : a < b;
+  });
+  if (queued.size() > kMaxDemands) queued.resize(kMaxDemands);
+  for (int32_t id : queued) {
+    const sched::JobRecord& r = sched_->record(JobId(id));
+    power::Demand d;
+    d.gang = std::max(1, r.job->gang_size);
+    if (!r.job->pinned_devices.empty()) {
+      d.pinned_nodes = PinnedNodes(id);
+    } else {
+      for (int32_t t = 0; t < types; ++t) {
+        if (r.allowed[t] && r.speed[t] > 0 && state.TotalOfType(model::DeviceTypeId(t)) > 0) {
+          d.types.push_back(t);
+        }
+      }
+      std::stable_sort(d.types.begin(), d.types.end(),
+                       [&](int32_t a, int32_t b) { return r.speed[a] > r.speed[b]; });
+    }
+    view.demands.push_back(std::move(d));
+  }
+  const power::PowerActions a = power_manager_.Decide(view);
+  wake_blocked_ = a.wake_blocked;
+  for (int32_t n : a.suspend) {
+    const model::Node& node = cluster_.nodes[n];
+    sched_->SetNodeOn(model::NodeId(n), false);
+    Transition(n, power::NodeState::kSuspending, now_s);
+    node_power_[n].resumable_at_s =
+        now_s + std::max(node.shutdown_s, options_.power.suspend_timeout_s);
+    queue_.Push(ToMicros(now_s + node.shutdown_s), EventKind::kSuspendDone, n,
+                node_power_[n].boot_attempt);
+    result_.node_power_transitions++;
+  }
+  for (int32_t n : a.resume) {
+    const model::Node& node = cluster_.nodes[n];
+    Transition(n, power::NodeState::kBooting, now_s);
+    ++booting_;
+    const uint32_t attempt = node_power_[n].boot_attempt;
+    if (!boot_fails_[n]) {
+      queue_.Push(ToMicros(now_s + node.boot_s), EventKind::kBootDone, n, attempt);
+    }
+    queue_.Push(ToMicros(now_s + options_.power.resume_timeout_s), EventKind::kResumeTimeout, n,
+                attempt);
+    result_.node_power_transitions++;
+  }
+  if (std::isfinite(a.next_check_s)) {
+    const Micros at = ToMicros(a.next_check_s);
+    if (at < power_check_at_) {
+      power_check_at_ = at;
+      queue_.Push(at, EventKind::kPowerCheck);
+    }
+  }
+}
+
+bool Engine::PowerEvent(const Event& e, double now_s) {
+  if (e.kind == EventKind::kPowerCheck) {
+    if (e.time >= power_check_at_) power_check_at_ = std::numeric_limits<Micros>::max();
+    return false;
+  }
+  const int32_t n = e.target;
+  power::NodePower& p = node_power_[n];
+  if (p.boot_attempt != e.generation) return false;  // a later suspend or resume since
+  switch (e.kind) {
+    case EventKind::kSuspendDone:
+      if (p.state == power::NodeState::kSuspending) Transition(n, power::NodeState::kOff, now_s);
+      return false;
+    case EventKind::kBootDone:
+      if (p.state != power::NodeState::kBooting) return false;
+      Transition(n, power::NodeState::kOnIdle, now_s);
+      --booting_;
+      sched_->SetNodeOn(model::NodeId(n), true);
+      return true;
+    case EventKind::kResumeTimeout:
+      if (p.state != power::NodeState::kBooting) return false;
+      // Slurm marks such a node DOWN; the jobs that waited for it are served elsewhere.
+      Transition(n, power::NodeState::kDown, now_s);
+      --booting_;
+      result_.node_boot_failures++;
+      return true;
+    default:
+      return false;
+  }
+}
 
 void Engine::InitTimeline() {
   Timeline& t = timeline();
@@ -150,6 +427,7 @@ void Engine::SampleUntil(double until_s) {
     s.busy = busy_now_;
     s.queued = static_cast<int32_t>(sched_->queued());
     s.running = static_cast<int32_t>(sched_->running());
+    s.power_w = meter_.watts();
     timeline().samples.push_back(std::move(s));
     next_sample_s_ += options_.timeline_sample_s;
   }
@@ -243,6 +521,8 @@ void Engine::StartRun(const sched::Placement& p, double now_s) {
   run.devices = static_cast<int32_t>(p.devices.size());
   run.start_remaining = r.remaining_work;
   run.sync_bytes_per_step = 0;
+  run.held = p.devices;
+  run.cap_power = 1;
   if (Recording()) OpenSpan(p, now_s);
   if (outcomes_[id].first_start_s < 0) outcomes_[id].first_start_s = now_s;
   if (p.devices.size() > 1) {
@@ -257,20 +537,36 @@ void Engine::StartRun(const sched::Placement& p, double now_s) {
     // The naive baseline put it where its stack is missing: it crashes after start-up.
     run.rate = 0;
     run.since_s = now_s;
+    SetBusy(run.held, true, 1, now_s);
     sched_->SetProgress(p.job, 0, now_s);
     queue_.Push(ToMicros(now_s + options_.compat_startup_s), EventKind::kStartFailure, id,
                 run.generation);
     return;
   }
   const double speed = r.speed[p.type.value()];
-  double step_s = 1.0 / speed;
+  double sync_s = 0;
   if (job.sync_bytes_per_step > 0 && p.devices.size() > 1) {
-    step_s += cost::RingAllReduceSeconds(topology_, p.devices, job.sync_bytes_per_step);
+    sync_s = cost::RingAllReduceSeconds(topology_, p.devices, job.sync_bytes_per_step);
     run.sync_bytes_per_step =
         2.0 * static_cast<double>(p.devices.size() - 1) * job.sync_bytes_per_step;
   }
-  run.rate = std::isfinite(step_s) && step_s > 0 ? 1.0 / step_s : 0;
+  // A lower power cap slows the compute part of a step (not the communication).
+  const auto rate_at = [&](double throughput) {
+    const double step_s = 1.0 / (speed * throughput) + sync_s;
+    return std::isfinite(step_s) && step_s > 0 ? 1.0 / step_s : 0;
+  };
+  run.rate = rate_at(1);
   run.since_s = now_s + (p.resumed ? options_.restore_s : 0);
+  if (power_parts_.caps && run.rate > 0) {
+    const power::CapPoint cap =
+        power::ChooseCap(curves_[p.type.value()], job.deadline_s, run.since_s,
+                         r.remaining_work / run.rate, options_.power.cap_max_slowdown);
+    if (cap.cap < 1) {
+      run.rate = rate_at(cap.throughput);
+      run.cap_power = cap.power;
+    }
+  }
+  SetBusy(run.held, true, run.cap_power, now_s);
   sched_->SetProgress(p.job, run.rate, run.since_s);
   if (run.rate > 0) {
     queue_.Push(ToMicros(run.since_s + r.remaining_work / run.rate), EventKind::kCompletion, id,
@@ -319,6 +615,8 @@ SimResult Engine::Execute() {
   const Micros round_us = rounds ? std::max<Micros>(1, ToMicros(options_.round_s)) : 0;
   bool round_pending = false;
   double now_s = 0;
+  // Every node starts on and idle: the idle timers run from 0, before the first event.
+  if (power_parts_.suspends) ManagePower(0);
   int64_t progress_tick = 0;
   while (WorkLeft() && !MeasureDone()) {
     Micros next = std::numeric_limits<Micros>::max();
@@ -331,6 +629,7 @@ SimResult Engine::Execute() {
       break;
     }
     now_s = ToSeconds(next);
+    meter_.Advance(now_s);
     SampleUntil(now_s);
     bool changed = false, round_tick = false;
     while (next_arrival_ < n && ToMicros(workload_.jobs[order_[next_arrival_]].arrival_s) == next) {
@@ -387,6 +686,12 @@ SimResult Engine::Execute() {
         case EventKind::kRound:
           round_tick = true;
           break;
+        case EventKind::kPowerCheck:
+        case EventKind::kSuspendDone:
+        case EventKind::kBootDone:
+        case EventKind::kResumeTimeout:
+          changed = PowerEvent(e, now_s) || changed;
+          break;
       }
     }
     bool decide = changed;
@@ -398,7 +703,9 @@ SimResult Engine::Execute() {
     if (decide && sched_->queued() > 0) {
       const auto t0 = Clock::now();
       const sched::Decision d = sched_->Decide(now_s);
-      result_.sched_wall_s += Seconds(Clock::now() - t0);
+      const double took_s = Seconds(Clock::now() - t0);
+      result_.sched_wall_s += took_s;
+      decision_us_.push_back(static_cast<float>(took_s * 1e6));
       result_.decisions++;
       placed = d.placed.size();
       Apply(d, now_s);
@@ -407,6 +714,7 @@ SimResult Engine::Execute() {
         break;
       }
     }
+    if (power_parts_.suspends) ManagePower(now_s);
     if (rounds && !round_pending && WorkLeft()) {
       // The next round boundary at or after now (after now when this one just ran).
       Micros at = (next + round_us - 1) / round_us * round_us;
@@ -414,10 +722,12 @@ SimResult Engine::Execute() {
       queue_.Push(at, EventKind::kRound);
       round_pending = true;
     }
-    // Nothing runs, nothing will arrive or come back up, and the last decision placed nothing:
-    // the queued jobs can never start.
+    // Nothing runs, nothing will arrive or come back up (no fault repair, no node booting or
+    // waiting to be resumed), and the last decision placed nothing: the queued jobs can never
+    // start.
     if (sched_->running() == 0 && next_arrival_ == n && pending_ups_ == 0 && placed == 0 &&
-        decide && sched_->queued() > 0 && options_.node_mtbf_s <= 0) {
+        decide && sched_->queued() > 0 && options_.node_mtbf_s <= 0 && booting_ == 0 &&
+        !wake_blocked_) {
       break;
     }
     if (options_.on_progress && (++progress_tick & 1023) == 0) {
@@ -429,6 +739,7 @@ SimResult Engine::Execute() {
     }
   }
   result_.end_s = now_s;
+  meter_.Advance(now_s);
   if (Recording()) {
     // The samples up to the end, then one at the end itself so charts close there.
     SampleUntil(now_s);
@@ -457,7 +768,9 @@ SimResult Engine::Execute() {
     switch (o.status) {
       case JobStatus::kCompleted:
         result_.jobs_completed++;
-        if (Measured(o.id)) {
+        // A service (kind realtime) runs for a set time, not to a result: its "completion
+        // time" says nothing about scheduling, so JCT statistics leave it out.
+        if (Measured(o.id) && workload_.jobs[o.id].kind != model::JobKind::kRealtime) {
           jct.push_back(o.completion_s - o.arrival_s);
           queue.push_back(o.first_start_s - o.arrival_s);
         }
@@ -477,18 +790,27 @@ SimResult Engine::Execute() {
   if (!jct.empty()) {
     result_.avg_jct_s = std::accumulate(jct.begin(), jct.end(), 0.0) / jct.size();
     result_.avg_queue_s = std::accumulate(queue.begin(), queue.end(), 0.0) / queue.size();
-    std::sort(jct.begin(), jct.end());
-    const auto rank = [&](double q) {
-      const size_t k = static_cast<size_t>(std::ceil(q * jct.size()));
-      return jct[std::clamp<size_t>(k, 1, jct.size()) - 1];
-    };
-    result_.p50_jct_s = rank(0.5);
-    result_.p99_jct_s = rank(0.99);
+    result_.p50_jct_s = Percentile(jct, 0.5);
+    result_.p99_jct_s = Percentile(jct, 0.99);
+  }
+  if (!decision_us_.empty()) {
+    result_.decision_p50_us = Percentile(decision_us_, 0.5);
+    result_.decision_p99_us = Percentile(decision_us_, 0.99);
+    result_.decision_max_us = *std::max_element(decision_us_.begin(), decision_us_.end());
   }
   for (const auto& [type, count] : cluster_.DeviceTypeCounts()) {
     const double available = count * now_s - down_s_[type.value()];
     result_.utilization[cluster_.catalog.Get(type).name] =
         available > 0 ? busy_s_[type.value()] / available : 0;
+  }
+  result_.power_policy = options_.power.policy;
+  result_.energy_kwh = meter_.kwh();
+  result_.energy_cost = meter_.cost();
+  result_.peak_power_w = meter_.peak_watts();
+  result_.energy_by_state = meter_.KwhByState();
+  result_.energy_by_type = meter_.KwhByType();
+  if (options_.power.carbon_g_per_kwh) {
+    result_.carbon_kg = meter_.kwh() * *options_.power.carbon_g_per_kwh / 1000;
   }
   result_.network_bytes = network_bytes_;
   result_.gangs_within_node =
@@ -530,6 +852,7 @@ util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Wor
   if ((options.node_mtbf_s > 0) != (options.node_mttr_s > 0)) {
     return util::Status::InvalidArgument("give both --mtbf and --mttr, or neither");
   }
+  RETURN_IF_ERROR(power::ValidatePowerOptions(options.power, cluster));
   ASSIGN_OR_RETURN(auto scheduler,
                    sched::Scheduler::Create(cluster, profile, options.policy, options.sched));
   Engine engine(cluster, workload, options, std::move(scheduler));
@@ -563,10 +886,23 @@ nlohmann::json ToJson(const SimResult& r) {
   j["migrations"] = r.migrations;
   j["decisions"] = r.decisions;
   j["sched_wall_s"] = r.sched_wall_s;
+  j["decision_p50_us"] = r.decision_p50_us;
+  j["decision_p99_us"] = r.decision_p99_us;
+  j["decision_max_us"] = r.decision_max_us;
   j["events"] = r.events;
   j["sim_wall_s"] = r.sim_wall_s;
   j["network_bytes"] = r.network_bytes;
   j["gangs_within_node"] = r.gangs_within_node;
+  j["power_policy"] = r.power_policy;
+  j["energy_kwh"] = r.energy_kwh;
+  j["energy_cost"] = r.energy_cost;
+  j["peak_power_w"] = r.peak_power_w;
+  j["node_power_transitions"] = r.node_power_transitions;
+  j["node_boot_failures"] = r.node_boot_failures;
+  j["energy_by_state"] = r.energy_by_state;
+  j["energy_by_type"] = r.energy_by_type;
+  j["capped_device_hours"] = r.capped_device_hours;
+  if (r.carbon_kg) j["carbon_kg"] = *r.carbon_kg;
   if (!r.stopped_early.empty()) j["stopped_early"] = r.stopped_early;
   if (r.timeline.sample_s > 0) j["timeline"] = ToJson(r.timeline);
   if (!r.jobs.empty()) {

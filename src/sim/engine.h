@@ -81,7 +81,7 @@ struct SimResult {
   int64_t jobs_rejected = 0;
   int64_t jobs_unfinished = 0;  // queued, running or not yet arrived when the run ended
   std::map<std::string, int64_t> failure_reasons;
-  int64_t measured_jobs = 0;  // completed jobs the JCT statistics cover
+  int64_t measured_jobs = 0;  // completed jobs the JCT statistics cover (services excluded)
   double avg_jct_s = 0, p50_jct_s = 0, p99_jct_s = 0;
   double avg_queue_s = 0;                     // arrival to first start
   double makespan_s = 0;                      // last completion
@@ -95,18 +95,26 @@ struct SimResult {
   int64_t migrations = 0;
   int64_t decisions = 0;
   double sched_wall_s = 0;
+  // Wall time of one decision (Scheduler::Decide), percentiles over the run's decisions.
+  double decision_p50_us = 0, decision_p99_us = 0, decision_max_us = 0;
   int64_t events = 0;
   double sim_wall_s = 0;
   double network_bytes = 0;      // bytes moved by gradient synchronization between workers
   double gangs_within_node = 0;  // share of multi-device placements inside one node
   std::vector<JobOutcome> jobs;  // when SimOptions::record_jobs
   // Energy accounting (power/): whole cluster over [0, end_s].
+  std::string power_policy;  // SimOptions::power.policy
   double energy_kwh = 0;
   double energy_cost = 0;  // USD at the configured tariff
   double peak_power_w = 0;
-  int64_t node_power_transitions = 0;  // suspends plus resumes
-  std::string stopped_early;           // "", "until" or "max-rounds"
-  Timeline timeline;                   // when SimOptions::timeline_sample_s > 0
+  int64_t node_power_transitions = 0;             // suspends plus resumes
+  int64_t node_boot_failures = 0;                 // resumes that timed out: those nodes are down
+  std::map<std::string, double> energy_by_state;  // kWh by node power state (power/node_power.h)
+  std::map<std::string, double> energy_by_type;   // kWh by device type, plus "node-base"
+  std::optional<double> carbon_kg;                // when a carbon intensity is given
+  double capped_device_hours = 0;                 // busy device time under a lowered cap
+  std::string stopped_early;                      // "", "until" or "max-rounds"
+  Timeline timeline;                              // when SimOptions::timeline_sample_s > 0
 };
 
 // Runs the simulation. Errors: an unknown policy / filter / scorer (InvalidArgument), a

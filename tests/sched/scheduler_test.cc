@@ -173,7 +173,9 @@ TEST(Fifo, HeadOfLineBlocksButEasyBackfillDoesNot) {
 
 TEST(Srpt, ShorterArrivalPreemptsLongerJob) {
   const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
-  auto s = Make(c, "srpt-het");
+  SchedulerOptions every_decision;
+  every_decision.preempt_interval_s = 0;
+  auto s = Make(c, "srpt-het", every_decision);
   const model::Job long_job = MakeJob(0, 0, 1000, {{"nv", 1.0}});
   const model::Job short_job = MakeJob(1, 10, 20, {{"nv", 1.0}});
   ASSERT_TRUE(s->Submit(long_job, 0).accepted);
@@ -240,6 +242,20 @@ TEST(Srpt, PreemptIntervalOnlyFillsFreeDevicesInBetween) {
   d = s->Decide(100);  // full: the tiny job displaces the long one
   ASSERT_EQ(d.preempted.size(), 1u);
   EXPECT_EQ(d.preempted[0].value(), 0);
+}
+
+TEST(Srpt, ByDefaultRunningJobsAreReconsideredEveryFiveMinutes) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
+  EXPECT_DOUBLE_EQ(SchedulerOptions{}.preempt_interval_s, 300);
+  auto s = Make(c, "srpt-het");
+  const model::Job long_job = MakeJob(0, 0, 1000, {{"nv", 1.0}});
+  const model::Job short_job = MakeJob(1, 10, 20, {{"nv", 1.0}});
+  ASSERT_TRUE(s->Submit(long_job, 0).accepted);
+  ASSERT_EQ(s->Decide(0).placed.size(), 1u);
+  ASSERT_TRUE(s->Submit(short_job, 10).accepted);
+  EXPECT_TRUE(s->Decide(10).preempted.empty());
+  EXPECT_TRUE(s->Decide(299).preempted.empty());
+  EXPECT_EQ(s->Decide(300).preempted.size(), 1u);
 }
 
 TEST(Scheduler, WhyWaitingNamesTheTypesAndTheQueue) {

@@ -76,6 +76,7 @@ TEST(Timeline, PreemptedRunsEndAsPreempted) {
   w.jobs = {MakeJob(0, 0, 100, {{"fast", 1.0}}), MakeJob(1, 10, 10, {{"fast", 1.0}})};
   SimOptions o;
   o.policy = "srpt-het";
+  o.sched.preempt_interval_s = 0;
   o.timeline_sample_s = 1000;
   const SimResult r = RunSim(c, w, o);
   ASSERT_EQ(r.timeline.runs.size(), 3u);  // job 0, job 1, job 0 again

@@ -1,0 +1,155 @@
+// `hetsched simulate`, `compare` and `gen-trace` end to end: tables, JSON, early stops, the
+// naive baseline against the default on the seed day, and bad flags (exit status 2, named).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "testing/cli_runner.h"
+#include "util/file.h"
+
+namespace {
+
+using hetsched::testing::CliRun;
+using hetsched::testing::RunHetsched;
+using hetsched::testing::Stderr;
+
+const std::string kSeed =
+    "--cluster examples/clusters/seed-startup.yaml --trace examples/workloads/seed-day.yaml -q";
+
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "/simulate_test_" + name;
+}
+
+nlohmann::json ReadJson(const std::string& path) {
+  auto text = hetsched::util::ReadFile(path);
+  EXPECT_TRUE(text.ok()) << path;
+  return nlohmann::json::parse(text.ok() ? *text : "null");
+}
+
+void ExpectAllAccounted(const nlohmann::json& j) {
+  EXPECT_EQ(j["jobs_completed"].get<int>() + j["jobs_failed"].get<int>() +
+                j["jobs_unfinished"].get<int>(),
+            j["jobs_total"].get<int>());
+}
+
+TEST(SimulateCli, SmallWorkloadPrintsATableAndWritesJson) {
+  const std::string json = TempPath("small.json");
+  CliRun r = RunHetsched(
+      "simulate --cluster examples/clusters/seed-startup.yaml "
+      "--trace examples/workloads/small-mixed.yaml -q --json " +
+      json);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("default (srpt-het-fair)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("avg_jct_h"), std::string::npos) << r.out;
+  const auto j = ReadJson(json);
+  EXPECT_EQ(j["jobs_total"], 12);
+  ExpectAllAccounted(j);
+}
+
+TEST(SimulateCli, DefaultBeatsTheNaiveBaselineOnTheSeedDay) {
+  const std::string naive = TempPath("naive.json"), ours = TempPath("default.json");
+  ASSERT_EQ(
+      RunHetsched("simulate " + kSeed + " --policy fifo --ignore-compat --json " + naive).status,
+      0);
+  ASSERT_EQ(RunHetsched("simulate " + kSeed + " --json " + ours).status, 0);
+  const auto a = ReadJson(naive), b = ReadJson(ours);
+  ExpectAllAccounted(a);
+  ExpectAllAccounted(b);
+  EXPECT_EQ(a["jobs_completed"], 175);
+  EXPECT_EQ(b["jobs_completed"], 175);
+  // The naive baseline puts CUDA-only and CPU-only jobs on devices they cannot run.
+  EXPECT_GT(a["compat_failures"].get<int>(), 0);
+  EXPECT_GT(a["wasted_device_hours"].get<double>(), 0);
+  EXPECT_EQ(b["compat_failures"], 0);
+  EXPECT_LT(b["avg_jct_s"].get<double>(), a["avg_jct_s"].get<double>());
+  EXPECT_LT(b["makespan_s"].get<double>(), a["makespan_s"].get<double>());
+}
+
+TEST(SimulateCli, UntilAndMaxRoundsStopEarly) {
+  const std::string until = TempPath("until.json"), rounds = TempPath("rounds.json");
+  ASSERT_EQ(RunHetsched("simulate " + kSeed + " --until 12h --json " + until).status, 0);
+  const auto a = ReadJson(until);
+  EXPECT_EQ(a["stopped_early"], "until");
+  EXPECT_DOUBLE_EQ(a["end_s"].get<double>(), 43200);
+  EXPECT_GT(a["jobs_unfinished"].get<int>(), 0);
+  ExpectAllAccounted(a);
+  ASSERT_EQ(
+      RunHetsched("simulate " + kSeed + " --round 6m --max-rounds 10 --json " + rounds).status, 0);
+  const auto b = ReadJson(rounds);
+  EXPECT_EQ(b["stopped_early"], "max-rounds");
+  EXPECT_EQ(b["decisions"], 10);
+  ExpectAllAccounted(b);
+}
+
+TEST(SimulateCli, BadFlagsAreNamed) {
+  CliRun r = RunHetsched("simulate " + kSeed + " --round -5");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--round: expected a number >= 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("got '-5'"), std::string::npos) << r.out;
+  r = RunHetsched("simulate " + kSeed + " --until soon");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--until"), std::string::npos) << r.out;
+  r = RunHetsched("simulate " + kSeed + " --mtbf -1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--mtbf"), std::string::npos) << r.out;
+  r = RunHetsched("simulate " + kSeed + " --policy shortest");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("shortest"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("las-het"), std::string::npos) << "lists the known policies: " << r.out;
+  r = RunHetsched("simulate --cluster examples/clusters/seed-startup.yaml --trace nowhere.yaml");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("nowhere.yaml"), std::string::npos) << r.out;
+  r = RunHetsched("simulate " + kSeed + " --mtbf 3600");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--mttr"), std::string::npos) << r.out;
+}
+
+TEST(CompareCli, PoliciesSideBySide) {
+  const std::string json = TempPath("compare.json");
+  CliRun r =
+      RunHetsched("compare " + kSeed + " --policies fifo-het,las-het,default --json " + json);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string header = r.out.substr(0, r.out.find('\n'));
+  for (const char* p : {"fifo-het", "las-het", "default (srpt-het-fair)"}) {
+    EXPECT_NE(header.find(p), std::string::npos) << p << "\n" << r.out;
+  }
+  const auto j = ReadJson(json);
+  ASSERT_EQ(j.size(), 3u);
+  for (const auto& one : j) ExpectAllAccounted(one);
+  EXPECT_EQ(RunHetsched("compare " + kSeed + " --policies fifo,nope").status, 2);
+}
+
+TEST(GenTraceCli, WritesGavelLinesDeterministically) {
+  const std::string a = TempPath("a.trace"), b = TempPath("b.trace");
+  ASSERT_EQ(RunHetsched("gen-trace --rate 2 --jobs 50 --seed 7 --multi-gpu -o " + a).status, 0);
+  ASSERT_EQ(RunHetsched("gen-trace --rate 2 --jobs 50 --seed 7 --multi-gpu -o " + b).status, 0);
+  const auto ta = hetsched::util::ReadFile(a), tb = hetsched::util::ReadFile(b);
+  ASSERT_TRUE(ta.ok() && tb.ok());
+  EXPECT_EQ(*ta, *tb);
+  std::istringstream lines(*ta);
+  std::string line;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    ++count;
+    EXPECT_EQ(std::count(line.begin(), line.end(), '\t'), 9) << line;
+  }
+  EXPECT_EQ(count, 50);
+  // Another seed gives another trace, and the trace simulates on Gavel's cluster.
+  ASSERT_EQ(RunHetsched("gen-trace --rate 2 --jobs 50 --seed 8 --multi-gpu -o " + b).status, 0);
+  EXPECT_NE(*ta, *hetsched::util::ReadFile(b));
+  const std::string json = TempPath("gen.json");
+  ASSERT_EQ(RunHetsched("simulate --cluster examples/clusters/gavel-108.yaml --trace " + a +
+                        " -q --json " + json)
+                .status,
+            0);
+  const auto j = ReadJson(json);
+  EXPECT_EQ(j["jobs_total"], 50);
+  EXPECT_EQ(j["jobs_completed"], 50);
+  CliRun bad = RunHetsched("gen-trace --rate -1 --jobs 5");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.out.find("rate"), std::string::npos) << bad.out;
+}
+
+}  // namespace
