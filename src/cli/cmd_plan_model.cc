@@ -312,7 +312,7 @@ void AddPlanModelCommand(CLI::App& plan, CommandResult& result) {
       "training step)");
   cmd->add_option(
       "model", args->model,
-      "Preset (llama-7b, llama-13b, llama-70b, llama-405b, gpt3-175b) or a layer file (.yaml)");
+      "Preset (llama-7b, llama-13b, llama-70b, gpt3-175b, llama-405b) or a layer file (.yaml)");
   cmd->add_option("--cluster", args->cluster, "Cluster YAML file or shorthand")->required();
   cmd->add_option("--max-model", args->max_model,
                   "Report the largest preset of this family (llama, gpt3) the cluster can train");

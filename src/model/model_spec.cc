@@ -154,8 +154,8 @@ util::Status ModelSpec::ValidateSetup() const {
 }
 
 const std::vector<std::string>& PresetNames() {
-  static const std::vector<std::string> names = {"llama-7b", "llama-13b", "llama-70b",
-                                                 "llama-405b", "gpt3-175b"};
+  static const std::vector<std::string> names = {"llama-7b", "llama-13b", "llama-70b", "gpt3-175b",
+                                                 "llama-405b"};
   return names;
 }
 

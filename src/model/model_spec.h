@@ -93,7 +93,7 @@ struct TransformerShape {
   bool tied_head = false;          // LM head shares the embedding matrix
 };
 
-// Names of the presets, in a stable order: llama-7b, llama-13b, llama-70b, llama-405b, gpt3-175b.
+// Names of the presets in increasing size: llama-7b, llama-13b, llama-70b, gpt3-175b, llama-405b.
 const std::vector<std::string>& PresetNames();
 // Families for --max-model: "llama" (7b, 13b, 70b), "gpt3" (175b); presets in increasing size.
 util::Result<std::vector<std::string>> PresetsOfFamily(std::string_view family);

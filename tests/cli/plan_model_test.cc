@@ -57,7 +57,7 @@ TEST(PlanModelCli, BadInputExitsTwo) {
   };
   const Case cases[] = {
       {"plan model llama-9b " + kGpus,
-       "unknown model 'llama-9b' (known: llama-7b, llama-13b, llama-70b, llama-405b, gpt3-175b)"},
+       "unknown model 'llama-9b' (known: llama-7b, llama-13b, llama-70b, gpt3-175b, llama-405b)"},
       {"plan model llama-7b --batch 0 " + kGpus, "--batch must be at least 1"},
       {"plan model " + std::string(HETSCHED_SOURCE_DIR) + "/tests/data/models/bad_layer.yaml " +
            kGpus,

@@ -84,7 +84,7 @@ TEST(ModelSpec, UnknownPresetListsKnownOnes) {
   auto m = MakePreset("llama-8b", {});
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), util::StatusCode::kNotFound);
-  EXPECT_NE(m.status().message().find("llama-7b, llama-13b, llama-70b, llama-405b, gpt3-175b"),
+  EXPECT_NE(m.status().message().find("llama-7b, llama-13b, llama-70b, gpt3-175b, llama-405b"),
             std::string::npos);
 }
 
