@@ -4,22 +4,15 @@
 
 #include "sched/test_cluster.h"
 #include "sim/faults.h"
+#include "sim/run_sim.h"
 
 namespace hetsched::sim {
 namespace {
 
+using testing::ExpectAllAccounted;
 using testing::MakeCluster;
 using testing::MakeJob;
-
-SimResult RunSim(const model::Cluster& c, const model::Workload& w, SimOptions o) {
-  auto r = Simulate(c, w, nullptr, o);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return std::move(r).value();
-}
-
-void ExpectAllAccounted(const SimResult& r) {
-  EXPECT_EQ(r.jobs_completed + r.jobs_failed + r.jobs_unfinished, r.jobs_total);
-}
+using testing::RunSim;
 
 TEST(Simulate, TwoJobsOnTwoTypesHaveExactJcts) {
   // One fast device (2 steps/s) and one slow (1 step/s); two jobs of 100 steps at t=0.

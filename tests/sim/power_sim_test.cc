@@ -4,23 +4,16 @@
 
 #include "sched/test_cluster.h"
 #include "sim/engine.h"
+#include "sim/run_sim.h"
 #include "testing/cli_runner.h"
 
 namespace hetsched::sim {
 namespace {
 
+using testing::ExpectAllAccounted;
 using testing::MakeCluster;
 using testing::MakeJob;
-
-SimResult RunSim(const model::Cluster& c, const model::Workload& w, SimOptions o) {
-  auto r = Simulate(c, w, nullptr, o);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return std::move(r).value();
-}
-
-void ExpectAllAccounted(const SimResult& r) {
-  EXPECT_EQ(r.jobs_completed + r.jobs_failed + r.jobs_unfinished, r.jobs_total);
-}
+using testing::RunSim;
 
 // Nodes of one device ("gpu": 50 W idle, 300 W peak) with a 100 W base, 180 s boot and
 // 60 s shutdown.

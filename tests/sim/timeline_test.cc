@@ -3,18 +3,14 @@
 
 #include "sched/test_cluster.h"
 #include "sim/engine.h"
+#include "sim/run_sim.h"
 
 namespace hetsched::sim {
 namespace {
 
 using testing::MakeCluster;
 using testing::MakeJob;
-
-SimResult RunSim(const model::Cluster& c, const model::Workload& w, SimOptions o) {
-  auto r = Simulate(c, w, nullptr, o);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return std::move(r).value();
-}
+using testing::RunSim;
 
 // One fast and one slow device; job 0 (100 steps) and job 1 (100 steps) at t=0 under
 // fifo-het: job 0 on "fast" over [0, 50], job 1 on "slow" over [0, 100]; job 2 arrives at 60
