@@ -653,6 +653,10 @@ Decision Scheduler::Decide(double now_s) {
   } else if (now_s - last_full_s_ >= options_.preempt_interval_s) {
     last_full_s_ = now_s;
     DecidePreemptive(now_s, out);
+    // Work conservation: devices the reallocation left free (a selected job that did not fit
+    // where it was assigned, capacity counted for gangs that could not be placed) go to
+    // queued jobs in policy order, as between reallocations.
+    if (!queue_.empty()) DecideQueueOrder(now_s, true, out);
   } else {
     DecideQueueOrder(now_s, true, out);
   }
