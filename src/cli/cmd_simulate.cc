@@ -67,6 +67,14 @@ util::Result<sim::SimResult> RunOnePolicy(const SimInputs& in, const std::string
   o.on_progress = [&bar](double f) { bar.Update(f); };
   auto r = sim::Simulate(in.cluster, in.workload, in.profile ? &*in.profile : nullptr, o);
   bar.Done();
+  if (r.ok() && r->allocation_failures > 0) {
+    // Not fatal (the last good allocation was kept), but never silent.
+    std::fprintf(stderr,
+                 "hetsched: warning: %s: %lld allocation solve(s) failed and kept the last good "
+                 "allocation; latest: %s\n",
+                 policy.c_str(), static_cast<long long>(r->allocation_failures),
+                 r->allocation_log.empty() ? "-" : r->allocation_log.back().c_str());
+  }
   if (r.ok() && policy == "default") r->policy = "default (" + r->policy + ")";
   return r;
 }

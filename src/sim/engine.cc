@@ -760,6 +760,8 @@ SimResult Engine::Execute() {
     }
   }
   result_.policy = std::string(sched_->policy().name());
+  result_.allocation_failures = sched_->allocation_failures();
+  result_.allocation_log = sched_->allocation_log();
   result_.seed = options_.seed;
   result_.round_s = options_.round_s;
   result_.jobs_total = static_cast<int64_t>(n);
@@ -889,6 +891,10 @@ nlohmann::json ToJson(const SimResult& r) {
   j["decision_p50_us"] = r.decision_p50_us;
   j["decision_p99_us"] = r.decision_p99_us;
   j["decision_max_us"] = r.decision_max_us;
+  if (r.allocation_failures > 0) {
+    j["allocation_failures"] = r.allocation_failures;
+    j["allocation_log"] = r.allocation_log;
+  }
   j["events"] = r.events;
   j["sim_wall_s"] = r.sim_wall_s;
   j["network_bytes"] = r.network_bytes;

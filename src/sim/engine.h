@@ -97,6 +97,10 @@ struct SimResult {
   double sched_wall_s = 0;
   // Wall time of one decision (Scheduler::Decide), percentiles over the run's decisions.
   double decision_p50_us = 0, decision_p99_us = 0, decision_max_us = 0;
+  // Allocation (LP) policies: solves that failed (the last good allocation was kept each
+  // time) and the scheduler's log of them (the most recent lines).
+  int64_t allocation_failures = 0;
+  std::vector<std::string> allocation_log;
   int64_t events = 0;
   double sim_wall_s = 0;
   double network_bytes = 0;      // bytes moved by gradient synchronization between workers

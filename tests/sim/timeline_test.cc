@@ -1,6 +1,7 @@
 // The simulator's timeline (samples and job runs) and its early stops (--until, --max-rounds).
 #include <gtest/gtest.h>
 
+#include "sched/lp_solver.h"
 #include "sched/test_cluster.h"
 #include "sim/engine.h"
 #include "sim/run_sim.h"
@@ -136,6 +137,54 @@ TEST(EarlyStop, NegativeLimitsAreRejected) {
   o.until_s = 0;
   o.max_rounds = -2;
   EXPECT_FALSE(Simulate(c, ThreeJobs(), nullptr, o).ok());
+}
+
+}  // namespace
+}  // namespace hetsched::sim
+
+namespace hetsched::sim {
+namespace {
+
+// An LP solver that works once, then fails: the run goes on with the last good allocation and
+// the result says so (count, log lines, JSON).
+class FailsAfterFirst final : public sched::LpSolver {
+ public:
+  std::string_view name() const override { return "fails-after-first"; }
+  sched::LpSolution Solve(const sched::LinearProgram& lp,
+                          const sched::LpOptions& options) override {
+    if (++calls_ > 1) {
+      sched::LpSolution s;
+      s.status = sched::LpStatus::kError;
+      s.message = "injected failure";
+      return s;
+    }
+    return clp_->Solve(lp, options);
+  }
+
+ private:
+  int calls_ = 0;
+  std::unique_ptr<sched::LpSolver> clp_ = sched::MakeClpSolver();
+};
+
+TEST(AllocationFailures, AreCountedLoggedAndInTheJson) {
+  const auto c = MakeCluster({{"fast", "cuda", 1, 2}, {"slow", "cuda", 1, 2}});
+  SimOptions o;
+  o.policy = "maxmin-het";
+  o.record_jobs = true;
+  o.sched.lp_solver = std::make_shared<FailsAfterFirst>();
+  const SimResult r = RunSim(c, ThreeJobs(), o);
+  EXPECT_EQ(r.jobs_completed, 3);  // the last good allocation kept the jobs going
+  EXPECT_GT(r.allocation_failures, 0);
+  ASSERT_FALSE(r.allocation_log.empty());
+  EXPECT_NE(r.allocation_log.back().find("injected failure"), std::string::npos)
+      << r.allocation_log.back();
+  const auto j = ToJson(r);
+  EXPECT_EQ(j["allocation_failures"], r.allocation_failures);
+  // A solver that never fails leaves no trace in the JSON.
+  o.sched.lp_solver = nullptr;
+  const SimResult fine = RunSim(c, ThreeJobs(), o);
+  EXPECT_EQ(fine.allocation_failures, 0);
+  EXPECT_FALSE(ToJson(fine).contains("allocation_failures"));
 }
 
 }  // namespace
