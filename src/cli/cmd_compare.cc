@@ -9,11 +9,6 @@
 
 namespace hetsched::cli {
 
-// From cli/cmd_simulate.cc.
-util::Result<sim::SimResult> RunOnePolicy(const SimInputs& in, const std::string& policy,
-                                          bool quiet);
-std::string ResultTable(const std::vector<sim::SimResult>& results);
-
 void AddCompareCommand(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand(
       "compare", "Run several policies on the same cluster and trace, side by side");

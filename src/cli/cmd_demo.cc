@@ -27,21 +27,6 @@
 
 namespace hetsched::cli {
 
-// From cli/cmd_simulate.cc.
-util::Result<sim::SimResult> RunOnePolicy(const SimInputs& in, const std::string& policy,
-                                          bool quiet);
-
-// A timeline sample period that gives the charts about a thousand to two thousand points over
-// the span of the workload's arrivals: 60 s for a day.
-double TimelineSampleFor(const model::Workload& workload) {
-  double span = 0;
-  for (const model::Job& j : workload.jobs) span = std::max(span, j.arrival_s);
-  for (double s : {30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0}) {
-    if (span / s <= 1500) return s;
-  }
-  return 3600;
-}
-
 namespace {
 
 struct DemoFlags {

@@ -58,7 +58,6 @@ std::vector<std::pair<std::string, std::string>> Rows(const sim::SimResult& r) {
 
 }  // namespace
 
-// Shared by simulate and compare (cli/cmd_compare.cc).
 util::Result<sim::SimResult> RunOnePolicy(const SimInputs& in, const std::string& policy,
                                           bool quiet) {
   sim::SimOptions o = in.options;
@@ -93,9 +92,6 @@ std::string ResultTable(const std::vector<sim::SimResult>& results) {
   }
   return table.Render();
 }
-
-// From cli/cmd_demo.cc.
-double TimelineSampleFor(const model::Workload& workload);
 
 void AddSimulateCommand(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand(

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 
@@ -45,7 +46,7 @@ std::vector<std::string> SplitNames(const std::string& text) {
   return out;
 }
 
-// The power flags into `o` (times and counts were range-checked by the flag validators).
+// The power flags into `o` (their ranges are checked by power::PowerOptions' validation).
 util::Status LoadPowerOptions(const SimFlags& f, power::PowerOptions& o) {
   o = f.power;
   o.exclude_nodes = SplitNames(f.exclude_nodes);
@@ -160,11 +161,21 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
       },
       "TIME");
   for (const char* name : {"--round", "--restore", "--startup", "--mtbf", "--mttr",
-                           "--checkpoint-interval", "--preempt-interval", "--until"}) {
+                           "--checkpoint-interval", "--preempt-interval", "--until",
+                           "--suspend-time", "--suspend-timeout", "--resume-timeout"}) {
     cmd.get_option(name)->transform(non_negative);
   }
   cmd.get_option("--aging")->check(CLI::NonNegativeNumber);
   cmd.get_option("--max-rounds")->check(CLI::NonNegativeNumber);
+}
+
+double TimelineSampleFor(const model::Workload& workload) {
+  double span = 0;
+  for (const model::Job& j : workload.jobs) span = std::max(span, j.arrival_s);
+  for (double s : {30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0}) {
+    if (span / s <= 1500) return s;
+  }
+  return 3600;
 }
 
 util::Result<SimInputs> LoadSimInputs(const SimFlags& f) {

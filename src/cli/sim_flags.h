@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "model/cluster.h"
 #include "model/job.h"
@@ -58,5 +59,16 @@ struct SimInputs {
 // Loads and checks the inputs: job types missing from the throughput file, a bad
 // --measure-jobs, an unreadable fault file are InvalidArgument / NotFound.
 util::Result<SimInputs> LoadSimInputs(const SimFlags& flags);
+
+// One simulation under `policy`, with a progress bar unless `quiet` ("default" shows as what it
+// stands for); warns on stderr about failed LP solves. Defined in cli/cmd_simulate.cc, used by
+// simulate, compare and demo.
+util::Result<sim::SimResult> RunOnePolicy(const SimInputs& in, const std::string& policy,
+                                          bool quiet);
+// The metric table of `simulate` / `compare`, one column per result (cli/cmd_simulate.cc).
+std::string ResultTable(const std::vector<sim::SimResult>& results);
+// A timeline sample period that gives charts about a thousand to two thousand points over the
+// span of the workload's arrivals: 60 s for a day.
+double TimelineSampleFor(const model::Workload& workload);
 
 }  // namespace hetsched::cli

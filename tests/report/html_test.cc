@@ -10,6 +10,7 @@
 #include "model/io/cluster_reader.h"
 #include "model/model_spec.h"
 #include "plan/model_partition.h"
+#include "report/count.h"
 #include "report/html_plan.h"
 #include "report/html_sim.h"
 #include "report/svg.h"
@@ -17,13 +18,7 @@
 namespace hetsched::report {
 namespace {
 
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) {
-    ++n;
-  }
-  return n;
-}
+using testing::Count;
 
 TEST(HtmlPage, SelfContainedAndEscaped) {
   HtmlPage page("Report <1> & co", "sub \"title\"");

@@ -8,16 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "report/count.h"
+
 namespace hetsched::report {
 namespace {
 
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) {
-    ++n;
-  }
-  return n;
-}
+using testing::Count;
 
 TEST(EscapeXml, EscapesTheFiveSpecialCharacters) {
   EXPECT_EQ(EscapeXml("a<b>&\"c\"'d'"), "a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39;");
