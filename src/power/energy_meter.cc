@@ -2,12 +2,11 @@
 
 #include <algorithm>
 
+#include "cost/power.h"
+
 namespace hetsched::power {
-namespace {
 
-constexpr double kJoulesPerKwh = 3.6e6;
-
-}  // namespace
+using cost::kJoulesPerKwh;
 
 EnergyMeter::EnergyMeter(std::vector<std::string> types, Tariff tariff)
     : types_(std::move(types)),

@@ -6,11 +6,13 @@
 #include <charconv>
 #include <cmath>
 
+#include "cost/power.h"
+
 namespace hetsched::power {
 namespace {
 
 constexpr double kDay = 86400;
-constexpr double kJoulesPerKwh = 3.6e6;
+using cost::kJoulesPerKwh;
 
 bool ParseNumber(std::string_view text, double& out) {
   if (text.empty()) return false;
