@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "model/catalog.h"
 #include "model/io/device_type_reader.h"
+#include "power/cap_curve.h"
 #include "report/table.h"
 #include "util/units.h"
 
@@ -29,25 +30,40 @@ std::string StackList(const model::DeviceType& type) {
 // "-" for a figure the datasheet does not give (0), else the number with up to 4 digits.
 std::string Figure(double value) { return value > 0 ? fmt::format("{:.4g}", value) : "-"; }
 
+// "zeus v100 0.5-1" style: where the power-cap curve comes from and the caps it spans.
+std::string CapCurveSummary(const model::DeviceType& type) {
+  const power::CapCurve curve = power::CurveFor(type);
+  if (type.kind == model::DeviceKind::kCpu && type.power_cap_curve.empty()) return "-";
+  std::string source = power::CurveSource(type);
+  if (source.rfind("default", 0) == 0) source = "default";
+  return fmt::format("{} {:.2g}-1", source, curve.points.front().cap);
+}
+
 std::string RenderTable(const model::DeviceCatalog& catalog) {
   report::Table table({"name", "vendor", "kind", "stacks", "fp32 TFLOPS", "fp16 TFLOPS", "memory",
-                       "bandwidth", "idle W", "peak W", "$/h", "est"});
+                       "bandwidth", "idle W", "peak W", "$/h", "cap curve", "est"});
   for (const model::DeviceType& t : catalog.types()) {
     table.AddRow({t.name, t.vendor, std::string(model::DeviceKindName(t.kind)), StackList(t),
                   Figure(t.fp32_tflops), Figure(t.fp16_tflops), util::FormatBytes(t.memory_bytes),
                   util::FormatBandwidth(t.memory_bandwidth), fmt::format("{:.4g}", t.idle_watts),
                   fmt::format("{:.4g}", t.peak_watts), fmt::format("{:.2f}", t.price_per_hour),
-                  t.estimated ? "*" : ""});
+                  CapCurveSummary(t), t.estimated ? "*" : ""});
   }
   return table.Render() +
          "\n* some figures (often idle power or price) are estimates; `hetsched catalog --json`\n"
          "  gives each type's source, and docs/device-catalog.md says which figures are "
-         "estimated.\n";
+         "estimated.\n"
+         "cap curve: where the power-cap curve (throughput and power vs cap) comes from and the "
+         "caps it\n  spans (docs/power.md); `--json` lists its points.\n";
 }
 
 nlohmann::ordered_json ToJson(const model::DeviceType& t) {
   nlohmann::ordered_json stacks = nlohmann::ordered_json::array();
   for (const model::SoftwareStack& s : t.stacks) stacks.push_back(model::ToString(s));
+  nlohmann::ordered_json cap_curve = nlohmann::ordered_json::array();
+  for (const power::CapPoint& p : power::CurveFor(t).points) {
+    cap_curve.push_back({{"cap", p.cap}, {"throughput", p.throughput}, {"power", p.power}});
+  }
   return nlohmann::ordered_json{
       {"name", t.name},
       {"aliases", t.aliases},
@@ -65,6 +81,8 @@ nlohmann::ordered_json ToJson(const model::DeviceType& t) {
       {"efficiency", t.efficiency},
       {"estimated", t.estimated},
       {"source", t.source},
+      {"power_cap_curve_source", power::CurveSource(t)},
+      {"power_cap_curve", cap_curve},
   };
 }
 

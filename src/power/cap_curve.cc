@@ -59,6 +59,15 @@ std::string ZeusName(std::string_view name) {
   return "";
 }
 
+// The Zeus GPU a type's name or one of its aliases names; empty when none.
+std::string ZeusKeyFor(const model::DeviceType& type) {
+  std::string key = ZeusName(type.name);
+  for (const auto& alias : type.aliases) {
+    if (key.empty()) key = ZeusName(alias);
+  }
+  return key;
+}
+
 }  // namespace
 
 CapPoint CapCurve::At(double cap) const {
@@ -145,12 +154,15 @@ CapCurve CurveFor(const model::DeviceType& type) {
     return own;
   }
   if (type.kind == model::DeviceKind::kCpu) return CapCurve{{{1, 1, 1}}};
-  std::string key = ZeusName(type.name);
-  for (const auto& alias : type.aliases) {
-    if (key.empty()) key = ZeusName(alias);
-  }
-  if (!key.empty()) return ZeusCurve(key);
-  return DefaultAcceleratorCurve();
+  const std::string key = ZeusKeyFor(type);
+  return key.empty() ? DefaultAcceleratorCurve() : ZeusCurve(key);
+}
+
+std::string CurveSource(const model::DeviceType& type) {
+  if (!type.power_cap_curve.empty()) return "catalog";
+  if (type.kind == model::DeviceKind::kCpu) return "none (CPU, not capped)";
+  const std::string key = ZeusKeyFor(type);
+  return key.empty() ? "default (mean of the Zeus curves)" : "zeus " + key;
 }
 
 }  // namespace hetsched::power

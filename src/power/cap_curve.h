@@ -3,6 +3,7 @@
 // from the Zeus measurements, and the rule the `cap` policy picks a cap with.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -47,5 +48,8 @@ CapCurve DefaultAcceleratorCurve();
 // measured GPU; else the default accelerator curve. CPUs without their own curve get a single
 // point at cap 1 (not capped: Zeus has no CPU measurements).
 CapCurve CurveFor(const model::DeviceType& type);
+// Where CurveFor's curve comes from, in words: "catalog", "zeus v100", "default (mean of the
+// Zeus curves)" or "none (CPU, not capped)".
+std::string CurveSource(const model::DeviceType& type);
 
 }  // namespace hetsched::power

@@ -1,10 +1,12 @@
 // `hetsched catalog` end to end: the table, the JSON, a types file, and bad input.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "testing/cli_runner.h"
+#include "util/file.h"
 
 namespace {
 
@@ -64,6 +66,41 @@ TEST(CatalogCli, TypesFileAddsAndOverrides) {
     }
   }
   EXPECT_EQ(seen, 2);
+}
+
+// Every type says where its power-cap curve comes from, and a types file can bring its own.
+TEST(CatalogCli, PowerCapCurvesAndTheirSources) {
+  const std::string path = ::testing::TempDir() + "/catalog-cap-curve.yaml";
+  ASSERT_TRUE(hetsched::util::WriteFile(path, R"(device_types:
+  - name: a100-80g
+    power_cap_curve:
+      - {cap: 0.6, throughput: 0.9, power: 0.7}
+      - {cap: 1, throughput: 1, power: 1}
+)")
+                  .ok());
+  CommandOutput r = Catalog("--json --types " + path);
+  ASSERT_EQ(r.status, 0);
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& t : nlohmann::json::parse(r.out)) by_name[t["name"]] = t;
+  EXPECT_EQ(by_name["v100-32g"]["power_cap_curve_source"], "zeus v100");
+  EXPECT_EQ(by_name["h100-80g"]["power_cap_curve_source"], "default (mean of the Zeus curves)");
+  EXPECT_EQ(by_name["a100-80g"]["power_cap_curve_source"], "catalog");
+  const nlohmann::json& own = by_name["a100-80g"]["power_cap_curve"];
+  ASSERT_EQ(own.size(), 2u);
+  EXPECT_EQ(own[0]["cap"], 0.6);
+  EXPECT_EQ(own[0]["throughput"], 0.9);
+  EXPECT_EQ(own[0]["power"], 0.7);
+  for (const auto& [name, t] : by_name) {
+    ASSERT_FALSE(t["power_cap_curve"].empty()) << name;
+    EXPECT_EQ(t["power_cap_curve"].back()["cap"], 1) << name;  // every curve ends at cap 1
+    if (t["kind"] == "cpu") {
+      EXPECT_EQ(t["power_cap_curve_source"], "none (CPU, not capped)") << name;
+    }
+  }
+  CommandOutput table = Catalog("--types " + path);
+  ASSERT_EQ(table.status, 0);
+  EXPECT_NE(table.out.find("zeus v100 0.4-1"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("catalog 0.6-1"), std::string::npos) << table.out;
 }
 
 TEST(CatalogCli, BadTypesFileExitsWithStatus2) {
