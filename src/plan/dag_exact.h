@@ -1,6 +1,6 @@
 // The `exact` DAG planner: a depth-first branch and bound that finds a makespan-optimal
-// schedule (the oracle for the heuristics' tests). Practical up to about 20 tasks on 4
-// processors; a node budget keeps larger inputs from running away.
+// schedule (the oracle for the heuristics' tests). Proves most 20-task, 4-processor random DAGs
+// at CCR <= 1 within seconds; high CCR is harder. A node budget keeps larger inputs in check.
 #pragma once
 
 #include <cstdint>
@@ -24,10 +24,12 @@ struct ExactResult {
 // early as its inputs and its processor allow is never worse, and such a schedule is built by
 // appending tasks in order of start time (ties by topological position). The search branches
 // on (ready task, processor) pairs appended in that order, so it enumerates every such
-// schedule. Pruning: the incumbent (best of HEFT, CPOP, PEFT and a short local search), a
-// bound from each unplaced task's earliest finish over all processors (given the tasks
-// placed, the last start and every processor's free time, transfers included), a load bound,
-// and symmetry between identical empty processors. Optimal to a relative 1e-9.
+// schedule. Pruning, all by bounds valid for every schedule: the incumbent (best of HEFT, CPOP,
+// PEFT and four seeded local searches); each unplaced task's earliest finish over processors
+// plus its tail (predecessors and descendants either pay a transfer or share its processor and
+// run one after another there, whichever is shorter); an energetic bound (tasks that cannot
+// start before a time, or have a long tail, share the processors' remaining time); and
+// symmetry between identical empty processors. Optimal to a relative 1e-9.
 ExactResult ExactSchedule(const DagProblem& problem, const ExactOptions& options = {});
 
 }  // namespace hetsched::plan

@@ -23,6 +23,12 @@ constexpr int32_t kMaxRepeatClasses = 2;
 // two stages share one), so devices used per class are counted in whole groups: this keeps the
 // per-state lists of partial plans short on large clusters. Small classes pack exactly.
 constexpr size_t kMaxPackedGroups = 4;
+// Stages needed for a prefix no stage can hold (one layer is too slow for the bound).
+constexpr int32_t kNeverFits = 1 << 20;
+// Lower bounds are scaled by this before pruning, so rounding never lifts one above the value.
+constexpr double kBelow = 1 - 1e-9;
+// Most bounds one ordering's scan tries (r^4096 = 5.8e17 for r = 1.01).
+constexpr int64_t kMaxScanBounds = 4096;
 
 // One partial solution: the suffix [i, L) of the model covered by s stages, the classes after
 // the current one finished, used[slot] devices of the current class taken (one slot per class
@@ -73,6 +79,11 @@ class Search {
       total_sizes_ += static_cast<int32_t>(sizes_.back().size());
     }
     repeat_ = static_cast<int32_t>(classes.size()) <= kMaxRepeatClasses;
+    for (const DeviceClass& c : classes) class_rate_.push_back(c.peak_flops * c.efficiency);
+    flops_prefix_.assign(layers_ + 1, 0.0);
+    for (int32_t l = 0; l < layers_; ++l) {
+      flops_prefix_[l + 1] = flops_prefix_[l] + spec.layers[l].fwd_flops;
+    }
   }
 
   // Runs the whole search; best() holds the result (step_s infinite when nothing fits).
@@ -82,15 +93,14 @@ class Search {
     std::vector<int64_t> mbs =
         MicroBatchCandidates(spec_.setup.global_batch, spec_.setup.micro_batch);
     std::sort(mbs.rbegin(), mbs.rend());
-    for (int64_t mb : mbs) {
-      const double b = static_cast<double>(spec_.setup.global_batch / mb);
-      if (b * BottleneckLowerBound(mb) >= best_.step_s) continue;  // no plan can beat the best
-      StageCostModel cost(spec_, classes_, pool_, mb, options_.allow_offload);
-      cost_ = &cost;
-      ResetConfigCache();
-      for (const std::vector<int32_t>& order : Orderings()) SearchOrder(order, mb);
-      cost_ = nullptr;
-    }
+    // A probe first: for every micro-batch size, the first ordering up to its first scan bound.
+    // The scan's first bound usually finds a plan close to that size's best, and the full search
+    // below prunes (partial plans, scan bounds, whole orderings) against the best so far: a good
+    // plan known early saves most of the work of the sizes searched before the winning one.
+    probing_ = true;
+    for (int64_t mb : mbs) SearchMicroBatch(mb);
+    probing_ = false;
+    for (int64_t mb : mbs) SearchMicroBatch(mb);
   }
 
   const Candidate& best() const { return best_; }
@@ -180,11 +190,31 @@ class Search {
     return rate > 0 ? flops / rate : kInf;
   }
 
-  void SearchOrder(const std::vector<int32_t>& order, int64_t mb) {
+  void SearchMicroBatch(int64_t mb) {
+    const double b = static_cast<double>(spec_.setup.global_batch / mb);
+    bottleneck_lb_ = BottleneckLowerBound(mb);
+    if (b * bottleneck_lb_ >= best_.step_s) return;  // no plan can beat the best
+    StageCostModel cost(spec_, classes_, pool_, mb, options_.allow_offload);
+    cost_ = &cost;
+    ResetConfigCache();
+    const std::vector<std::vector<int32_t>> orders = Orderings();
+    if (probing_) {
+      SearchOrder(orders.front(), mb, /*max_bounds=*/1);
+    } else {
+      for (const std::vector<int32_t>& order : orders) SearchOrder(order, mb, kMaxScanBounds);
+    }
+    cost_ = nullptr;
+  }
+
+  // Searches one ordering of the classes, trying at most `max_bounds` bounds in the scan.
+  void SearchOrder(const std::vector<int32_t>& order, int64_t mb, int64_t max_bounds) {
     // Every plan takes at least B x its slowest stage (sum >= max), so a plan better than the
     // best so far has its bottleneck below best / B.
     const double b = static_cast<double>(cost_->micro_batches());
-    const double hi = std::isfinite(best_.step_s) ? best_.step_s / b : kInf;
+    // The full search bounds its first run with its own best (not the probe's): the runs below
+    // bound their range by that run's plan, and a tighter first run narrows the range.
+    const double own = probing_ ? best_.step_s : search_best_;
+    const double hi = std::isfinite(own) ? own / b : kInf;
     Candidate top = RunDp(order, mb, hi, DpMode::kStep, /*prune=*/false);
     if (!std::isfinite(top.step_s)) return;  // nothing of this order fits under hi
     Offer(top);
@@ -192,24 +222,30 @@ class Search {
     const double t_max = top.bottleneck;
     // Lower bounds over the plans with a bottleneck up to t_max (each stage at its fastest, or
     // lowest-tail, configuration that fits; host memory unlimited): the least latency sum, the
-    // least bottleneck and the least largest tail. Each narrows the next: a plan that beats the
-    // best has its bottleneck under (best - sum_min) / (B - 1) and its largest tail under
-    // best - sum_min - (B - 1) t_min. When one finds nothing, nothing here can beat the best.
+    // least largest tail and the least bottleneck. Each narrows the next: a plan that beats the
+    // best has its bottleneck under (best - sum_min) / (B - 1), its largest tail under
+    // best - sum_min - (B - 1) BottleneckLowerBound, and then its bottleneck under
+    // (best - sum_min - tail_min) / (B - 1). When one finds nothing, nothing here can beat the
+    // best. Whenever the scan below runs, t_min is the least bottleneck under t_cap (the tighter
+    // bound only cuts off orderings that cannot win), so the scan's bounds are those of t_cap.
     const double sum_min = RunDp(order, mb, t_max, DpMode::kLatencySum, false).objective;
     if (!std::isfinite(sum_min)) return;
     const double t_cap = std::min(t_max, (best_.step_s - sum_min) / (b - 1));
-    const double t_min = RunDp(order, mb, t_cap, DpMode::kBottleneck, false).objective;
-    if (!std::isfinite(t_min)) return;
-    const double tail_min =
-        RunDp(order, mb, t_cap, DpMode::kTail, false, best_.step_s - sum_min - (b - 1) * t_min)
-            .objective;
+    const double tail_min = RunDp(order, mb, t_cap, DpMode::kTail, false,
+                                  best_.step_s - sum_min - (b - 1) * bottleneck_lb_)
+                                .objective;
     if (!std::isfinite(tail_min)) return;
+    const double t_min =
+        RunDp(order, mb, std::min(t_cap, (best_.step_s - sum_min - tail_min) / (b - 1)),
+              DpMode::kBottleneck, false)
+            .objective;
+    if (!std::isfinite(t_min)) return;
     // Bounds t_min r^k, k = 0, 1, ...: larger bounds trade a slower bottleneck for a smaller
     // sum. A plan first found at bound t (k > 0) has its bottleneck above t / r, so it takes
     // more than sum_min + (B - 1) t / r + tail_min: stop when that is no better than the best
     // plan (Alpa's early stop, with the latency sum and the tail bounded as well).
     const double r = options_.latency_grid;
-    for (int64_t k = 0; k < 4096; ++k) {
+    for (int64_t k = 0; k < max_bounds; ++k) {
       const double bound = t_min * std::pow(r, static_cast<double>(k));
       if (bound >= t_max || (k > 0 && !(bound > 0))) break;
       const double bottleneck_lb = k == 0 ? t_min : bound / r;
@@ -248,15 +284,87 @@ class Search {
     return best;
   }
 
+  // Lower bounds on the prefix [0, j) a partial plan (a suffix) still has to cover, for pruning
+  // the suffix A*-style. A stage of class c with d devices computes passes x mb x its forward
+  // FLOPs per sample at no more than d x rate_c (data parallelism is at most mb, tensor
+  // parallelism stays in a group, so d <= min(devices, mb x group size)), hence
+  //  - each stage takes at least its work W_s = passes x mb x FLOPs_s over its rate;
+  //  - the prefix's stages together have at most the rate of the devices still free, R_free,
+  //    so the slowest takes at least W / R_free and their sum at least W / min(R_free, R_max),
+  //    R_max the fastest single stage of classes order[0..k];
+  //  - under a bound t a stage holds at most t x R_max / (passes x mb) FLOPs, and the greedy
+  //    split from the right gives the fewest stages for that cap (need_).
+  // PrepareBounds fills the per-run tables for `order`, `mb` and the run's `bound`.
+  void PrepareBounds(const std::vector<int32_t>& order, int64_t mb, double bound) {
+    const int32_t n = layers_ + 1;
+    const size_t kcount = order.size();
+    need_.assign(kcount * static_cast<size_t>(n), 0);
+    stage_rate_.assign(kcount, 0);
+    free_rate_before_.assign(kcount + 1, 0);
+    work_per_flop_ = (spec_.training() ? 3.0 : 1.0) * static_cast<double>(mb);
+    double rate = 0;
+    for (size_t k = 0; k < kcount; ++k) {
+      const DeviceClass& c = classes_[order[k]];
+      const int64_t devices = std::min<int64_t>(c.devices(), mb * c.group_size);
+      rate = std::max(rate, static_cast<double>(devices) * class_rate_[order[k]]);
+      stage_rate_[k] = rate;
+      free_rate_before_[k + 1] = free_rate_before_[k] + c.devices() * class_rate_[order[k]];
+      // The margin keeps rounding from declaring a stage the cost model accepts too large.
+      const double cap = std::isfinite(bound) ? bound * rate / work_per_flop_ * (1 + 1e-9) : kInf;
+      int32_t* need = need_.data() + k * n;
+      int32_t from = 0;  // the first layer of the longest last stage covering [from, j)
+      for (int32_t j = 1; j < n; ++j) {
+        while (from < j && flops_prefix_[j] - flops_prefix_[from] > cap) ++from;
+        need[j] = from == j ? kNeverFits : need[from] + 1;
+      }
+    }
+  }
+
+  // For a partial plan `e` in state (j, k): lower bounds on the slowest stage (returned) and on
+  // the latency sum (*sum) of any prefix [0, j) that completes it (see PrepareBounds). Both 0
+  // for j = 0; infinite when no devices or stages are left for a non-empty prefix.
+  double PrefixBounds(const std::vector<int32_t>& order, int32_t k, int32_t j, const Entry& e,
+                      double* sum) const {
+    *sum = 0;
+    if (j == 0) return 0;
+    const double free_rate = repeat_ ? FreeRateWithRepeats(order, k, e)
+                                     : free_rate_before_[k + 1] - e.used[0] * class_rate_[order[k]];
+    const int32_t left = max_stages_ - e.stages;
+    if (!(free_rate > 0) || left <= 0) return kInf;
+    const double work = work_per_flop_ * flops_prefix_[j];
+    *sum = work / std::min(free_rate, stage_rate_[k]);
+    return work / std::min(free_rate, left * stage_rate_[k]);
+  }
+
+  // The rate of the devices of classes order[0..k] that `e` leaves free when a class may come
+  // back in a later block (each class counted once, less what e uses of it).
+  double FreeRateWithRepeats(const std::vector<int32_t>& order, int32_t k, const Entry& e) const {
+    double rate = 0;
+    std::array<bool, kSlots> seen{};
+    for (int32_t q = 0; q <= k; ++q) {
+      const int32_t cls = order[q];
+      if (seen[cls]) continue;
+      seen[cls] = true;
+      rate += (classes_[cls].devices() - e.used[cls]) * class_rate_[cls];
+    }
+    return rate;
+  }
+
   void Offer(const Candidate& c) {
     if (c.step_s < best_.step_s * (1 - 1e-12)) best_ = c;
+    if (!probing_) search_best_ = std::min(search_best_, c.step_s);
   }
 
   int32_t StateIndex(int32_t i, int32_t k, int32_t kcount) const { return i * kcount + k; }
 
+  // One slot per (class and stage size, layers [j, i) with j < i, link): a triangle per size.
+  size_t CacheSlots() const {
+    const size_t n = static_cast<size_t>(layers_);
+    return static_cast<size_t>(total_sizes_) * (n * (n + 1) / 2) * 2;
+  }
+
   void ResetConfigCache() {
-    const size_t n = static_cast<size_t>(layers_ + 1);
-    const size_t slots = static_cast<size_t>(total_sizes_) * n * n * 2;
+    const size_t slots = CacheSlots();
     cache_configs_.clear();
     // Up to 16M slots (128 MB of index); beyond that the configurations are recomputed.
     if (slots > (size_t{1} << 24)) {
@@ -273,13 +381,13 @@ class Search {
               StageCostModel::Config* scratch, const StageCostModel::Config** out) {
     *out = scratch;
     if (cache_slots_.empty()) return cost_->Configs(cls, j, i, devices, link, scratch);
-    const size_t n = static_cast<size_t>(layers_ + 1);
+    const size_t n = static_cast<size_t>(layers_);
+    const size_t triangle = static_cast<size_t>(i) * static_cast<size_t>(i - 1) / 2;
     // kNone only occurs for the last stage (i == layers), where it is the only link.
-    const size_t slot =
-        ((static_cast<size_t>(size_offset_[cls] + size_index) * n + static_cast<size_t>(i)) * n +
-         static_cast<size_t>(j)) *
-            2 +
-        (link == NextLink::kNetwork ? 1 : 0);
+    const size_t slot = ((static_cast<size_t>(size_offset_[cls] + size_index) * (n * (n + 1) / 2) +
+                          triangle + static_cast<size_t>(j))
+                         << 1) +
+                        (link == NextLink::kNetwork ? 1 : 0);
     CacheSlot& cs = cache_slots_[slot];
     if (cs.start < 0) {
       const int count = cost_->Configs(cls, j, i, devices, link, scratch);
@@ -340,6 +448,7 @@ class Search {
                   bool prune, double value_cap = kInf) {
     ++runs_;
     const int32_t kcount = static_cast<int32_t>(order.size());
+    PrepareBounds(order, mb, bound);
     const int64_t b = cost_->micro_batches();
     const double bmul = static_cast<double>(b - 1);
     // Keep the lists' capacity from run to run: a search makes thousands of runs.
@@ -362,8 +471,16 @@ class Search {
     };
 
     Config cheap_buf[StageCostModel::kMaxConfigs], net_buf[StageCostModel::kMaxConfigs];
-    // Pick results per stage count for the current (stage size, first layer): -2 = not yet.
-    std::vector<int> pick_cheap(max_stages_ + 1), pick_net(max_stages_ + 1);
+    // Pick results per stage count for the current (stage size, first layer): valid where
+    // stamped with the current visit (no clearing per visit).
+    struct Picked {
+      int64_t cheap_at = -1, net_at = -1;
+      int cheap = -1, net = -1;
+    };
+    std::vector<Picked> picked(max_stages_ + 1);
+    int64_t visit = 0;
+    std::vector<int32_t> in_flight_of(max_stages_ + 1);  // by stages from the end, 1-based
+    for (int32_t q = 1; q <= max_stages_; ++q) in_flight_of[q] = cost_->InFlight(q);
     for (int32_t i = layers_; i >= 0; --i) {
       for (int32_t k = kcount - 1; k >= 0; --k) {
         const int32_t cls = order[k];
@@ -372,6 +489,7 @@ class Search {
         const bool packs = c.groups.size() <= kMaxPackedGroups;
         const std::vector<int32_t>& list = states_[StateIndex(i, k, kcount)];
         if (list.empty()) continue;
+        const int32_t* need = need_.data() + static_cast<size_t>(k) * (layers_ + 1);
         int32_t s_min = max_stages_ + 1;  // fewest stages among this state's entries
         for (int32_t idx : list) s_min = std::min(s_min, pool_entries_[idx].stages);
         if (i == 0) {
@@ -398,10 +516,27 @@ class Search {
               e.last_cls = -1;
             }
             e.devices = 0;
+            double prefix_sum;
+            if (need_[static_cast<size_t>(k - 1) * (layers_ + 1) + i] + e.stages > max_stages_ ||
+                PrefixBounds(order, k - 1, i, e, &prefix_sum) * kBelow > bound) {
+              continue;  // cannot finish (PrepareBounds)
+            }
             Insert(states_[StateIndex(i, k - 1, kcount)], e);
           }
         }
         if (s_min >= max_stages_) continue;
+        // At least as good as every entry of the list in each field the prefix bounds read, so
+        // a stage range it cannot finish (or win) from, none can.
+        Entry lead = pool_entries_[list.front()];
+        for (int32_t idx : list) {
+          const Entry& e = pool_entries_[idx];
+          for (int q = 0; q < kSlots; ++q) lead.used[q] = std::min(lead.used[q], e.used[q]);
+          lead.sum_latency = std::min(lead.sum_latency, e.sum_latency);
+          lead.max_latency = std::min(lead.max_latency, e.max_latency);
+          lead.max_tail = std::min(lead.max_tail, e.max_tail);
+        }
+        lead.stages = s_min + 1;
+        const int slot = repeat_ ? cls : 0;
         for (int32_t size_index = 0; size_index < static_cast<int32_t>(sizes_[cls].size());
              ++size_index) {
           const int32_t d = sizes_[cls][size_index];
@@ -410,31 +545,47 @@ class Search {
           const NextLink cheap = i == layers_ ? NextLink::kNone
                                  : d < g      ? NextLink::kSameGroup
                                               : NextLink::kNetwork;
-          for (int32_t j = i - 1; j >= 0; --j) {
+          // Stages of fewer layers leave a prefix that the stages and devices that remain cannot
+          // finish, or not fast enough to beat the best plan (the bounds grow with j).
+          Entry reach = lead;
+          reach.used[slot] += d;
+          auto hopeless = [&](int32_t j) {
+            if (need[j] + s_min + 1 > max_stages_) return true;
+            double prefix_sum;
+            const double prefix_max = PrefixBounds(order, k, j, reach, &prefix_sum) * kBelow;
+            return prefix_max > bound || reach.sum_latency + prefix_sum * kBelow +
+                                                 bmul * std::max(reach.max_latency, prefix_max) +
+                                                 reach.max_tail >=
+                                             prune_at;
+          };
+          int32_t j_first = i - 1;
+          while (j_first > 0 && hopeless(j_first)) --j_first;
+          for (int32_t j = j_first; j >= 0; --j) {
             // The configurations do not depend on the stage count; compute them once for all.
             const Config* cheap_cfg = nullptr;
             const Config* net_cfg = nullptr;
             const int n_cheap = Configs(cls, size_index, d, j, i, cheap, cheap_buf, &cheap_cfg);
             // Cheapest link and fewest micro-batches in flight: if even that does not fit,
             // more layers will not either.
-            if (pick(cls, cheap_cfg, n_cheap, cost_->InFlight(s_min + 1)) < 0) break;
+            if (pick(cls, cheap_cfg, n_cheap, in_flight_of[s_min + 1]) < 0) break;
             int n_net = -1;
-            std::fill(pick_cheap.begin(), pick_cheap.end(), -2);
-            std::fill(pick_net.begin(), pick_net.end(), -2);
+            ++visit;
             // Insert only writes to states of fewer layers (j < i): read this list in place.
             for (int32_t idx : list) {
-              const Entry e = pool_entries_[idx];  // Insert may reallocate the pool
+              // Insert may reallocate the pool: e is not read after it.
+              const Entry& e = pool_entries_[idx];
               const int32_t s = e.stages;
-              if (s >= max_stages_) continue;
-              const int32_t in_flight = cost_->InFlight(s + 1);
-              if (pick_cheap[s] == -2) {
-                pick_cheap[s] = pick(cls, cheap_cfg, n_cheap, in_flight);
+              if (need[j] + s + 1 > max_stages_) continue;
+              const int32_t in_flight = in_flight_of[s + 1];
+              Picked& p = picked[s];
+              if (p.cheap_at != visit) {
+                p.cheap = pick(cls, cheap_cfg, n_cheap, in_flight);
+                p.cheap_at = visit;
               }
-              if (pick_cheap[s] < 0) continue;
+              if (p.cheap < 0) continue;
               // Pack: a sub-group stage fills the current group when it fits there.
               int32_t offset;
               bool same_group = false;
-              const int slot = repeat_ ? cls : 0;
               const int32_t used = e.used[slot];
               const int32_t rem = used % g;
               if (d < g && rem != 0 && d <= g - rem && packs) {
@@ -447,7 +598,7 @@ class Search {
               if (offset + d > c.devices()) continue;
               NextLink link = NextLink::kNone;
               if (i < layers_) link = same_group ? NextLink::kSameGroup : NextLink::kNetwork;
-              const Config* cfg = &cheap_cfg[pick_cheap[s]];
+              const Config* cfg = &cheap_cfg[p.cheap];
               if (link != cheap) {
                 if (n_net < 0) {
                   // The cheap configurations move if the cache grows: copy them aside first.
@@ -457,11 +608,12 @@ class Search {
                   }
                   n_net = Configs(cls, size_index, d, j, i, link, net_buf, &net_cfg);
                 }
-                if (pick_net[s] == -2) {
-                  pick_net[s] = pick(cls, net_cfg, n_net, in_flight);
+                if (p.net_at != visit) {
+                  p.net = pick(cls, net_cfg, n_net, in_flight);
+                  p.net_at = visit;
                 }
-                if (pick_net[s] < 0) continue;
-                cfg = &net_cfg[pick_net[s]];
+                if (p.net < 0) continue;
+                cfg = &net_cfg[p.net];
               }
               Entry n;
               n.used = e.used;
@@ -490,7 +642,15 @@ class Search {
               n.max_tail = std::max(e.max_tail, cfg->tail_s);
               n.host_bytes = e.host_bytes + cfg->host_bytes;
               if (step_mode && n.host_bytes > pool_.bytes) continue;
-              if (n.sum_latency + bmul * n.max_latency + n.max_tail >= prune_at) continue;
+              // Scaled down a little so rounding never makes a bound exceed the true value.
+              double prefix_sum;
+              const double prefix_max = PrefixBounds(order, k, j, n, &prefix_sum) * kBelow;
+              if (prefix_max > bound) continue;  // cannot finish
+              if (n.sum_latency + prefix_sum * kBelow + bmul * std::max(n.max_latency, prefix_max) +
+                      n.max_tail >=
+                  prune_at) {
+                continue;
+              }
               if (n.value >= value_cap) continue;
               n.parent = idx;
               n.first = j, n.last = i, n.devices = d, n.offset = offset, n.cls = cls;
@@ -523,6 +683,14 @@ class Search {
   std::vector<std::vector<int32_t>> sizes_;
   std::vector<int32_t> size_offset_;  // index of each class's first stage size
   int32_t total_sizes_ = 0;
+  std::vector<double> class_rate_;    // FLOP/s of one device of each class
+  std::vector<double> flops_prefix_;  // forward FLOPs per sample of layers [0, i)
+  // Prefix bounds for the current run (PrepareBounds).
+  std::vector<int32_t> need_;             // [k * (layers_ + 1) + j]: fewest stages for [0, j)
+  std::vector<double> stage_rate_;        // [k]: fastest stage of classes order[0..k], FLOP/s
+  std::vector<double> free_rate_before_;  // [k]: all devices of order[0..k) (no repeats), FLOP/s
+  double work_per_flop_ = 0;              // passes x micro-batch
+  double bottleneck_lb_ = 0;              // BottleneckLowerBound of the current micro-batch
   const StageCostModel* cost_ = nullptr;
   // Stage configurations per (class, stage size, layers [j, i), link to the next stage) for the
   // current micro-batch size: they do not depend on the bound, the order or the stage count,
@@ -536,6 +704,8 @@ class Search {
   std::vector<std::vector<int32_t>> states_;
   std::vector<Entry> pool_entries_;
   Candidate best_;
+  bool probing_ = false;
+  double search_best_ = kInf;  // the best step time the full search (not the probe) found
   int64_t runs_ = 0;
 };
 

@@ -130,6 +130,23 @@ TEST(DagExactTest, MatchesBruteForceOnTinyGraphs) {
   }
 }
 
+TEST(DagExactTest, MatchesBruteForceWithHighCcrAndRestrictedProcessors) {
+  // The bounds reason about keeping neighbours on one processor against paying transfers, and
+  // about processors that cannot run a task: high CCR and holes in the cost table exercise both.
+  for (uint64_t seed = 21; seed <= 28; ++seed) {
+    model::TaskGraph g = testing::RandomDag(6, 3, seed % 2 == 0 ? 10.0 : 2.0, 1.0, seed);
+    for (int32_t t = 0; t < g.num_tasks(); ++t) {
+      if ((t + seed) % 3 == 0) g.tasks[t].cost[t % 3] = model::kCannotRun;
+    }
+    ASSERT_TRUE(g.Finalize().ok());
+    const DagProblem problem(g);
+    const ExactResult exact = ExactSchedule(problem);
+    ASSERT_TRUE(exact.optimal);
+    ASSERT_TRUE(ValidateSchedule(problem, exact.schedule).ok());
+    EXPECT_NEAR(exact.schedule.makespan, BruteForceOptimum(problem), 1e-9) << g.name;
+  }
+}
+
 TEST(DagExactTest, IdenticalProcessorsStillOptimal) {
   // Four identical processors, two independent chains: the optimum runs them side by side.
   model::TaskGraph g;

@@ -385,6 +385,10 @@ TEST(ModelPartition, SameOrBetterThanThePreviousSearch) {
 
   const std::string kSeedStartup =
       std::string(HETSCHED_SOURCE_DIR) + "/examples/clusters/seed-startup.yaml";
+  // bench/model_partition_bench.cc's six-type cluster.
+  const std::string kSixTypes1024 =
+      "a100-80g=256:per_node=8,h100-80g=192:per_node=8,mi250x=192:per_node=8,"
+      "mi300x=128:per_node=8,ascend-910b=128:per_node=8,l40s=128:per_node=8";
   struct Preset {
     std::string model, cluster;
     double before;
@@ -398,6 +402,11 @@ TEST(ModelPartition, SameOrBetterThanThePreviousSearch) {
        "per_node=8",
        16.726489363989263},
       {"llama-70b", kSeedStartup, 135.49888462697834},
+      // Recorded with the search before the prefix bounds, the probe and the kept configuration
+      // caches (2026-12-02, afternoon): those must find the same plans here as well.
+      {"gpt3-175b", kSeedStartup, 241.94145711596141},
+      {"llama-13b", kSixTypes1024, 3.4590624788514122},
+      {"llama-70b", kSixTypes1024, 14.530778325846388},
   };
   for (const Preset& p : presets) {
     auto cluster = model::io::LoadCluster(p.cluster);
