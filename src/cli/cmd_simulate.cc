@@ -53,6 +53,10 @@ std::vector<std::pair<std::string, std::string>> Rows(const sim::SimResult& r) {
       {"sim_wall_s", fmt::format("{:.3f}", r.sim_wall_s)},
   };
   rows.insert(rows.end(), tail.begin(), tail.end());
+  if (r.space_sharing) {
+    rows.push_back({"pairs_formed", fmt::format("{}", r.pairs_formed)});
+    rows.push_back({"shared_device_hours", fmt::format("{:.2f}", r.shared_device_hours)});
+  }
   return rows;
 }
 

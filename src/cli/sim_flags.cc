@@ -74,6 +74,35 @@ util::Status LoadPowerOptions(const SimFlags& f, power::PowerOptions& o) {
   return util::Status::Ok();
 }
 
+// --space-sharing is only meaningful with pair throughputs for the trace's job types: without
+// any it would silently change nothing.
+util::Status CheckPairEntries(const SimInputs& in, const SimFlags& f) {
+  const std::string profile_name = f.throughputs.empty() ? "the shipped Gavel file" : f.throughputs;
+  if (!in.profile) {
+    return util::Status::InvalidArgument(
+        "--space-sharing: no throughput profile is in use (the trace's jobs name no job types "
+        "and no --throughputs was given); space sharing needs a profile with pair (co-located) "
+        "entries for the trace's job types, e.g. Gavel's simulation_throughputs.json");
+  }
+  std::set<std::pair<int, std::string>> kinds;  // (gang, job type)
+  for (const model::Job& j : in.workload.jobs) {
+    if (!j.job_type.empty()) kinds.insert({std::max(1, j.gang_size), j.job_type});
+  }
+  const auto devices = in.profile->DeviceTypes();
+  for (const auto& [gang, a] : kinds) {
+    for (auto it = kinds.lower_bound({gang, ""}); it != kinds.end() && it->first == gang; ++it) {
+      for (const auto& d : devices) {
+        if (in.profile->Colocated(a, gang, it->second, gang, d)) return util::Status::Ok();
+      }
+    }
+  }
+  return util::Status::InvalidArgument(fmt::format(
+      "--space-sharing: the throughput profile ({}) has no pair (co-located) entries for the "
+      "trace's job types ({} job type(s) named); space sharing needs them (Gavel's "
+      "simulation_throughputs.json has them under each job's partner keys)",
+      profile_name, kinds.size()));
+}
+
 }  // namespace
 
 void AddSimFlags(CLI::App& cmd, SimFlags& f) {
@@ -95,6 +124,14 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
                  "seconds of checkpoint + restore paid when a job resumes or migrates (default 0)");
   cmd.add_flag("--ignore-compat", f.ignore_compat,
                "naive baseline: any free device will do; jobs on devices they cannot run fail");
+  cmd.add_flag("--space-sharing", f.space_sharing,
+               "space sharing (Gavel's packing): a waiting job may share the devices of a running "
+               "job of the same gang size when the throughput profile's pair entry says the two "
+               "together beat running apart; needs a profile with pair (co-located) entries, as "
+               "gavel/simulation_throughputs.json has");
+  cmd.add_option("--max-jobs-per-lp", f.max_jobs_per_lp,
+                 "LP allocation policies: above this many job classes the LP is split into "
+                 "POP sub-problems of about this size (default 1000)");
   cmd.add_option("--startup", f.startup_s,
                  "seconds before a job on an incompatible device fails (default 120)");
   cmd.add_option("--faults", f.faults, "fault file: time_s,node[/index],duration_s per line");
@@ -208,6 +245,13 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& f) {
       known.insert({j.job_type, j.gang_size});
     }
   }
+  if (f.space_sharing) RETURN_IF_ERROR(CheckPairEntries(in, f));
+  if (f.max_jobs_per_lp < 1) {
+    return util::Status::InvalidArgument(
+        fmt::format("--max-jobs-per-lp {}: expected a whole number >= 1 (job classes per LP "
+                    "before it is split into POP sub-problems; default 1000)",
+                    f.max_jobs_per_lp));
+  }
   sim::SimOptions& o = in.options;
   o.round_s = f.round_s;
   o.restore_s = f.restore_s;
@@ -220,6 +264,8 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& f) {
   o.sched.scorers = f.scorers;
   o.sched.tuning.aging = f.aging;
   o.sched.preempt_interval_s = f.preempt_interval_s;
+  o.sched.space_sharing = f.space_sharing;
+  o.sched.allocation.max_jobs_per_lp = f.max_jobs_per_lp;
   o.until_s = f.until_s;
   o.max_rounds = f.max_rounds;
   if (!f.measure.empty()) {

@@ -36,6 +36,8 @@ struct SimFlags {
   int64_t max_rounds = 0;
   uint64_t seed = 0;
   bool ignore_compat = false;
+  bool space_sharing = false;
+  int32_t max_jobs_per_lp = 1000;
   bool quiet = false;
   // Power (power/power_options.h); the lists and the tariff as given, parsed by LoadSimInputs.
   power::PowerOptions power;
@@ -57,7 +59,8 @@ struct SimInputs {
 };
 
 // Loads and checks the inputs: job types missing from the throughput file, a bad
-// --measure-jobs, an unreadable fault file are InvalidArgument / NotFound.
+// --measure-jobs, an unreadable fault file, --space-sharing without pair throughputs for the
+// trace's job types, --max-jobs-per-lp below 1 are InvalidArgument / NotFound.
 util::Result<SimInputs> LoadSimInputs(const SimFlags& flags);
 
 // One simulation under `policy`, with a progress bar unless `quiet` ("default" shows as what it

@@ -20,7 +20,8 @@ double JobRecord::AttainedAt(double now_s) const {
 
 double JobRecord::AttainedNormAt(double now_s) const {
   if (phase != JobPhase::kRunning) return attained_norm_s;
-  const double rel = best_speed > 0 ? speed[type.value()] / best_speed : 1.0;
+  const double now_speed = partner >= 0 ? pair_speed : speed[type.value()];
+  const double rel = best_speed > 0 ? now_speed / best_speed : 1.0;
   return attained_norm_s +
          rel * static_cast<double>(devices.size()) * std::max(0.0, now_s - service_since_s);
 }

@@ -44,6 +44,12 @@ struct JobRecord {
   model::DeviceTypeId type;              // while running
   std::vector<model::DeviceId> devices;  // while running
   int32_t preemptions = 0;
+  // Space sharing: the job running on the same devices (-1: none). The host holds the devices'
+  // allocation; its guest joined them and holds nothing (when the host leaves first, the guest
+  // becomes the holder). While paired, `pair_speed` is its gang steps/s there instead of speed.
+  int32_t partner = -1;
+  bool guest = false;
+  double pair_speed = 0;
 
   double RemainingAt(double now_s) const;
   double AttainedAt(double now_s) const;

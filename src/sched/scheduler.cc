@@ -61,6 +61,14 @@ util::Result<std::unique_ptr<Scheduler>> Scheduler::Create(const model::Cluster&
   ASSIGN_OR_RETURN(auto p, MakePolicy(policy, options.tuning));
   ASSIGN_OR_RETURN(auto filters, MakeFilters(options.filters));
   ASSIGN_OR_RETURN(auto scorers, MakeScorers(options.scorers));
+  if (options.space_sharing && (profile == nullptr || profile->empty())) {
+    return util::Status::InvalidArgument(
+        "space sharing needs a throughput profile with pair (co-located) entries; none given");
+  }
+  if (!(options.space_sharing_min_gain >= 0)) {
+    return util::Status::InvalidArgument(fmt::format(
+        "space sharing min gain {}: expected a number >= 0", options.space_sharing_min_gain));
+  }
   return std::unique_ptr<Scheduler>(new Scheduler(cluster, profile, std::move(p),
                                                   std::move(filters), std::move(scorers), options));
 }
@@ -107,6 +115,7 @@ void Scheduler::AddRunning(int32_t id) {
 }
 
 void Scheduler::RemoveRunning(int32_t id) {
+  if (options_.space_sharing) UnindexSolo(id);
   const int32_t p = pos_[id];
   running_[p] = running_.back();
   pos_[running_[p]] = p;
@@ -121,6 +130,14 @@ Admission Scheduler::Submit(const model::Job& job, double now_s) {
     pinned_.resize(id + 1);
     pos_.resize(id + 1, -1);
     hints_.resize(id + 1);
+  }
+  if (options_.space_sharing) {
+    if (job_type_of_.size() <= static_cast<size_t>(id)) job_type_of_.resize(id + 1, -1);
+    if (!job.job_type.empty()) {
+      job_type_of_[id] =
+          job_type_index_.emplace(job.job_type, static_cast<int32_t>(job_type_index_.size()))
+              .first->second;
+    }
   }
   const int32_t types = state_.type_count();
   JobRecord r;
@@ -285,7 +302,8 @@ Placement Scheduler::Start(int32_t id, DeviceTypeId type, std::vector<DeviceId> 
   state_.Allocate(r.devices);
   for (DeviceId d : r.devices) owner_[d.value()] = id;
   AddRunning(id);
-  return Placement{JobId(id), type, r.devices, resumed, migrated};
+  if (CanShare(r) && !r.incompatible[type.value()]) IndexSolo(id);
+  return Placement{JobId(id), type, r.devices, resumed, migrated, JobId()};
 }
 
 void Scheduler::Stop(int32_t id, double now_s) {
@@ -293,8 +311,7 @@ void Scheduler::Stop(int32_t id, double now_s) {
   r.remaining_work = r.RemainingAt(now_s);
   r.attained_s = r.AttainedAt(now_s);
   r.attained_norm_s = r.AttainedNormAt(now_s);
-  state_.Release(r.devices);
-  for (DeviceId d : r.devices) owner_[d.value()] = -1;
+  LeaveDevices(id, now_s);
   r.devices.clear();
   r.rate = 0;
   RemoveRunning(id);
@@ -313,8 +330,7 @@ void Scheduler::Finish(JobId job, double now_s) {
     r.attained_s = r.AttainedAt(now_s);
     r.attained_norm_s = r.AttainedNormAt(now_s);
     r.remaining_work = 0;
-    state_.Release(r.devices);
-    for (DeviceId d : r.devices) owner_[d.value()] = -1;
+    LeaveDevices(job.value(), now_s);
     RemoveRunning(job.value());
   } else if (r.phase == JobPhase::kQueued) {
     Dequeue(job.value());
@@ -329,8 +345,7 @@ void Scheduler::Requeue(JobId job, double now_s, double remaining_work,
   if (r.phase == JobPhase::kRunning) {
     r.attained_s = r.AttainedAt(now_s);
     r.attained_norm_s = r.AttainedNormAt(now_s);
-    state_.Release(r.devices);
-    for (DeviceId d : r.devices) owner_[d.value()] = -1;
+    LeaveDevices(id, now_s);
     r.devices.clear();
     r.rate = 0;
     RemoveRunning(id);
@@ -359,7 +374,7 @@ std::pair<double, int32_t> Scheduler::ShadowTime(DeviceTypeId type, int32_t gang
   std::vector<std::pair<double, int32_t>> ends;
   for (int32_t id : running_) {
     const JobRecord& r = records_[id];
-    if (r.type != type) continue;
+    if (r.type != type || r.guest) continue;  // a guest frees no devices
     const double end =
         r.rate > 0 ? std::max(now_s, r.progress_since_s) + r.RemainingAt(now_s) / r.rate : kInf;
     ends.push_back({end, static_cast<int32_t>(r.devices.size())});
@@ -516,7 +531,8 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
   for (int32_t id : queue_) keys.push_back(KeyOf(records_[id], now_s));
   for (int32_t id : running_) {
     const JobRecord& r = records_[id];
-    if (!r.job->preemptible) continue;
+    // Guests hold no devices and run on spare capacity: the reallocation does not see them.
+    if (!r.job->preemptible || r.guest) continue;
     held[r.type.value()] += static_cast<int32_t>(r.devices.size());
     keys.push_back(KeyOf(r, now_s));
   }
@@ -609,8 +625,9 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
   const std::vector<int32_t> running_now = running_;
   for (int32_t id : running_now) {
     const JobRecord& r = records_[id];
-    if (!r.job->preemptible) continue;
+    if (!r.job->preemptible || r.guest || r.phase != JobPhase::kRunning) continue;
     if (scratch_[id] == r.type.value()) continue;
+    StopGuestOf(id, now_s, out);
     Stop(id, now_s);
     records_[id].preemptions++;
     out.preempted.push_back(JobId(id));
@@ -645,7 +662,11 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
 
 Decision Scheduler::Decide(double now_s) {
   Decision out;
-  if (queue_.empty()) return out;
+  if (queue_.empty()) {
+    // Space sharing: guests may still move to devices that came free.
+    if (!guests_.empty()) DecidePairs(now_s, out);
+    return out;
+  }
   if (allocator_ != nullptr) {
     DecideAllocation(now_s, out);
   } else if (!policy_->preemptive()) {
@@ -660,6 +681,7 @@ Decision Scheduler::Decide(double now_s) {
   } else {
     DecideQueueOrder(now_s, true, out);
   }
+  if (options_.space_sharing) DecidePairs(now_s, out);
   return out;
 }
 
@@ -718,12 +740,14 @@ void Scheduler::DecideAllocation(double now_s, Decision& out) {
           now_s - lp_last_s_;
     }
   }
-  std::vector<int32_t> active;
+  std::vector<int32_t> active, guests;
   std::vector<double> capacity(types);
   for (int32_t t = 0; t < types; ++t) capacity[t] = state_.UpOfType(DeviceTypeId(t));
   for (int32_t id : running_) {
     const JobRecord& r = records_[id];
-    if (r.job->preemptible) {
+    if (r.guest) {  // on spare capacity: not part of the allocation while it shares
+      guests.push_back(id);
+    } else if (r.job->preemptible) {
       active.push_back(id);
     } else {
       capacity[r.type.value()] -= static_cast<double>(r.devices.size());
@@ -731,10 +755,12 @@ void Scheduler::DecideAllocation(double now_s, Decision& out) {
   }
   active.insert(active.end(), queue_.begin(), queue_.end());
   std::sort(active.begin(), active.end());
-  for (int32_t id : active) {
-    const double since = lp_last_s_ >= 0 ? std::max(lp_last_s_, records_[id].job->arrival_s)
-                                         : records_[id].job->arrival_s;
-    lp_present_[id] += std::max(0.0, now_s - since);
+  for (const std::vector<int32_t>* ids : {&active, &guests}) {
+    for (int32_t id : *ids) {
+      const double since = lp_last_s_ >= 0 ? std::max(lp_last_s_, records_[id].job->arrival_s)
+                                           : records_[id].job->arrival_s;
+      lp_present_[id] += std::max(0.0, now_s - since);
+    }
   }
   lp_last_s_ = now_s;
 
@@ -798,7 +824,9 @@ void Scheduler::DecideAllocation(double now_s, Decision& out) {
   for (int32_t t = 0; t < types; ++t) room[t] = state_.FreeOfType(DeviceTypeId(t));
   for (int32_t id : running_) {
     const JobRecord& r = records_[id];
-    if (r.job->preemptible) room[r.type.value()] += static_cast<int32_t>(r.devices.size());
+    if (r.job->preemptible && !r.guest) {
+      room[r.type.value()] += static_cast<int32_t>(r.devices.size());
+    }
   }
   struct Candidate {
     double priority;
@@ -864,7 +892,11 @@ void Scheduler::DecideAllocation(double now_s, Decision& out) {
   const std::vector<int32_t> running_now = running_;
   for (int32_t id : running_now) {
     const JobRecord& r = records_[id];
-    if (!r.job->preemptible || choice[id] == r.type.value()) continue;
+    if (!r.job->preemptible || r.guest || r.phase != JobPhase::kRunning ||
+        choice[id] == r.type.value()) {
+      continue;
+    }
+    StopGuestOf(id, now_s, out);
     Stop(id, now_s);
     records_[id].preemptions++;
     out.preempted.push_back(JobId(id));
@@ -893,6 +925,223 @@ void Scheduler::DecideAllocation(double now_s, Decision& out) {
     }
     if (!devs) continue;
     out.placed.push_back(Start(id, type, std::move(*devs), now_s, moved[id] != 0));
+  }
+}
+
+// ---- Space sharing ---------------------------------------------------------------------------
+
+double Scheduler::SpeedNow(JobId job) const {
+  const JobRecord& r = records_[job.value()];
+  return r.partner >= 0 ? r.pair_speed : r.speed[r.type.value()];
+}
+
+std::vector<JobId> Scheduler::TakeSpeedChanges() {
+  std::vector<JobId> out;
+  out.swap(speed_changes_);
+  return out;
+}
+
+bool Scheduler::CanShare(const JobRecord& r) const {
+  // Pinned jobs keep their fixed devices to themselves; a non-preemptible job's speed is a
+  // promise a partner would break.
+  const int32_t id = r.job->id.value();
+  return options_.space_sharing && r.job->preemptible && pinned_[id].empty() &&
+         static_cast<size_t>(id) < job_type_of_.size() && job_type_of_[id] >= 0;
+}
+
+std::tuple<int32_t, int32_t, int32_t> Scheduler::SoloKey(int32_t id) const {
+  const JobRecord& r = records_[id];
+  return {r.type.value(), std::max(1, r.job->gang_size), job_type_of_[id]};
+}
+
+void Scheduler::IndexSolo(int32_t id) { solo_[SoloKey(id)].insert(id); }
+
+void Scheduler::UnindexSolo(int32_t id) {
+  const JobRecord& r = records_[id];
+  if (r.partner >= 0 || !CanShare(r)) return;  // never indexed
+  auto it = solo_.find(SoloKey(id));
+  if (it == solo_.end()) return;
+  it->second.erase(id);
+  if (it->second.empty()) solo_.erase(it);
+}
+
+std::optional<std::pair<double, double>> Scheduler::PairFactors(int32_t a, int32_t b,
+                                                                DeviceTypeId type) {
+  const model::Job& ja = *records_[a].job;
+  const model::Job& jb = *records_[b].job;
+  const int32_t gang = std::max(1, ja.gang_size);
+  const auto key = std::make_tuple(job_type_of_[a], job_type_of_[b], gang, type.value());
+  if (auto it = pair_cache_.find(key); it != pair_cache_.end()) return it->second;
+  std::optional<std::pair<double, double>> out;
+  const model::DeviceType& dt = cluster_.catalog.Get(type);
+  std::vector<std::string> names = {dt.name};
+  names.insert(names.end(), dt.aliases.begin(), dt.aliases.end());
+  for (const std::string& name : names) {
+    auto pair = profile_->Colocated(ja.job_type, gang, jb.job_type, gang, name);
+    if (!pair) {
+      if ((pair = profile_->Colocated(jb.job_type, gang, ja.job_type, gang, name))) {
+        std::swap(pair->first, pair->second);
+      }
+    }
+    const auto alone_a = profile_->Isolated(ja.job_type, gang, name);
+    const auto alone_b = profile_->Isolated(jb.job_type, gang, name);
+    if (!pair || !alone_a || !alone_b) continue;
+    // Both must progress: Gavel's file marks pairs that do not fit together with zeros.
+    if (*alone_a > 0 && *alone_b > 0 && pair->first > 0 && pair->second > 0) {
+      out.emplace(pair->first / *alone_a, pair->second / *alone_b);
+    }
+    break;
+  }
+  pair_cache_.emplace(key, out);
+  return out;
+}
+
+void Scheduler::Rebase(int32_t id, double now_s) {
+  JobRecord& r = records_[id];
+  r.remaining_work = r.RemainingAt(now_s);
+  r.progress_since_s = std::max(now_s, r.progress_since_s);
+  r.attained_s = r.AttainedAt(now_s);
+  r.attained_norm_s = r.AttainedNormAt(now_s);
+  r.service_since_s = now_s;
+}
+
+void Scheduler::LeaveDevices(int32_t id, double now_s) {
+  JobRecord& r = records_[id];
+  const int32_t p = r.partner;
+  if (p < 0) {
+    state_.Release(r.devices);
+    for (DeviceId d : r.devices) owner_[d.value()] = -1;
+    return;
+  }
+  JobRecord& o = records_[p];
+  Rebase(p, now_s);
+  o.partner = -1;
+  o.pair_speed = 0;
+  o.rate = o.speed[o.type.value()];  // until the driver sets the real rate
+  if (r.guest) {
+    guests_.erase(id);
+  } else {  // the guest stays and now holds the devices
+    for (DeviceId d : r.devices) owner_[d.value()] = p;
+    o.guest = false;
+    guests_.erase(p);
+  }
+  r.partner = -1;
+  r.guest = false;
+  r.pair_speed = 0;
+  if (CanShare(o)) IndexSolo(p);
+  speed_changes_.push_back(JobId(p));
+}
+
+void Scheduler::StopGuestOf(int32_t host, double now_s, Decision& out) {
+  const int32_t g = records_[host].partner;
+  if (g < 0) return;
+  Stop(g, now_s);
+  records_[g].preemptions++;
+  out.preempted.push_back(JobId(g));
+}
+
+Placement Scheduler::Join(int32_t id, int32_t host, double own_factor, double host_factor,
+                          double now_s) {
+  JobRecord& h = records_[host];
+  const DeviceTypeId type = h.type;
+  UnindexSolo(host);
+  Rebase(host, now_s);
+  h.partner = id;
+  h.pair_speed = h.speed[type.value()] * host_factor;
+  h.rate = h.pair_speed;  // until the driver sets the real rate
+  speed_changes_.push_back(JobId(host));
+
+  JobRecord& r = records_[id];
+  Dequeue(id);
+  const bool resumed = r.first_start_s >= 0;
+  if (!resumed) r.first_start_s = now_s;
+  r.phase = JobPhase::kRunning;
+  r.type = type;
+  r.devices = h.devices;
+  r.partner = host;
+  r.guest = true;
+  r.pair_speed = r.speed[type.value()] * own_factor;
+  r.rate = r.pair_speed;
+  r.progress_since_s = now_s;
+  r.service_since_s = now_s;
+  AddRunning(id);
+  guests_.insert(id);
+  return Placement{JobId(id), type, r.devices, resumed, false, JobId(host)};
+}
+
+void Scheduler::DecidePairs(double now_s, Decision& out) {
+  // Bounds that keep a decision cheap at 100,000 queued jobs: queued jobs considered per
+  // decision, and hosts of one kind checked for memory.
+  constexpr int32_t kPairScan = 256;
+  constexpr int32_t kHostScan = 16;
+  const int32_t types = state_.type_count();
+  // A guest that could run alone on free devices faster than in its pair moves there.
+  if (!guests_.empty() && TotalFree() > 0) {
+    std::vector<int32_t> candidates;
+    for (int32_t id : guests_) {
+      if (static_cast<int32_t>(candidates.size()) == kPairScan) break;
+      candidates.push_back(id);
+    }
+    for (int32_t id : candidates) {
+      const JobRecord& r = records_[id];
+      const int32_t gang = std::max(1, r.job->gang_size);
+      int32_t best = -1;
+      for (int32_t t = 0; t < types; ++t) {
+        if (!r.allowed[t] || r.incompatible[t] || state_.FreeOfType(DeviceTypeId(t)) < gang) {
+          continue;
+        }
+        if (r.speed[t] > r.pair_speed && (best < 0 || r.speed[t] > r.speed[best])) best = t;
+      }
+      if (best < 0) continue;
+      auto devs = PlaceOn(r, DeviceTypeId(best));
+      if (!devs) continue;
+      Stop(id, now_s);
+      records_[id].preemptions++;
+      out.preempted.push_back(JobId(id));
+      out.placed.push_back(Start(id, DeviceTypeId(best), std::move(*devs), now_s, true));
+    }
+  }
+  // Queued jobs in policy order each join the running job that makes the best pair.
+  int32_t scanned = 0;
+  auto next = sorted_queue_.begin();
+  while (next != sorted_queue_.end() && scanned < kPairScan && !solo_.empty()) {
+    const int32_t id = std::get<2>(*next);
+    ++next;
+    ++scanned;
+    const JobRecord& r = records_[id];
+    if (!CanShare(r)) continue;
+    const int32_t gang = std::max(1, r.job->gang_size);
+    const uint64_t mem = r.job->memory_per_worker;
+    double best_score = 1 + options_.space_sharing_min_gain;
+    int32_t best_host = -1;
+    std::pair<double, double> best_factors;
+    for (int32_t t = 0; t < types; ++t) {
+      if (!r.allowed[t] || r.incompatible[t] || !(r.speed[t] > 0)) continue;
+      const uint64_t device_mem = cluster_.catalog.Get(DeviceTypeId(t)).memory_bytes;
+      for (auto it = solo_.lower_bound({t, gang, -1});
+           it != solo_.end() && std::get<0>(it->first) == t && std::get<1>(it->first) == gang;
+           ++it) {
+        const auto factors = PairFactors(id, *it->second.begin(), DeviceTypeId(t));
+        if (!factors || factors->first + factors->second <= best_score) continue;
+        // Both workers' memory must fit on the device (unknown memory fits, as in the filter).
+        int32_t host = -1, checked = 0;
+        for (int32_t h : it->second) {
+          if (++checked > kHostScan) break;
+          const uint64_t other = records_[h].job->memory_per_worker;
+          if (mem == 0 || other == 0 || device_mem == 0 || mem + other <= device_mem) {
+            host = h;
+            break;
+          }
+        }
+        if (host < 0) continue;
+        best_score = factors->first + factors->second;
+        best_host = host;
+        best_factors = *factors;
+      }
+    }
+    if (best_host >= 0) {
+      out.placed.push_back(Join(id, best_host, best_factors.first, best_factors.second, now_s));
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 // Pure decision code: no wall clock, no I/O; the simulator and the daemon both drive it.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -47,6 +48,13 @@ struct SchedulerOptions {
   // Allocation policies (sched/allocation_policy.h): LP options and the solver (null: CLP).
   AllocationOptions allocation;
   std::shared_ptr<LpSolver> lp_solver;
+  // Space sharing (Gavel's packing): after each decision, a queued job may join a running job
+  // alone on devices of a type it may use, with the same gang size, when the profile's pair
+  // entry for the two jobs there says the pair beats running apart: the sum of each job's pair
+  // throughput relative to alone exceeds 1 + space_sharing_min_gain. Never more than two jobs
+  // on a device. Needs a profile with pair (co-located) entries.
+  bool space_sharing = false;
+  double space_sharing_min_gain = 0.1;
 };
 
 struct Admission {
@@ -60,6 +68,9 @@ struct Placement {
   std::vector<model::DeviceId> devices;
   bool resumed = false;   // it ran before (a restore from checkpoint applies)
   bool migrated = false;  // it was preempted in this same decision to move here
+  // Space sharing: the running job whose devices it joins (invalid: none); `devices` are the
+  // partner's.
+  model::JobId partner;
 };
 
 struct Decision {
@@ -81,6 +92,14 @@ class Scheduler {
   // One scheduling pass. Updates the scheduler's own state (devices allocated / released).
   Decision Decide(double now_s);
 
+  // Steps/s of the whole gang of a running job where it runs now: its speed on its type, or its
+  // pair speed while it shares its devices (space sharing).
+  double SpeedNow(model::JobId job) const;
+  // Running jobs whose speed changed because a partner joined or left their devices (space
+  // sharing), since the last call, oldest first; may name jobs no longer running. The driver
+  // books their progress and applies the new speed.
+  std::vector<model::JobId> TakeSpeedChanges();
+
   // The driver's actual progress rate (steps/s) for a running job, from `since_s` on (later
   // than now when a start-up or restore delay applies).
   void SetProgress(model::JobId job, double rate, double since_s);
@@ -93,7 +112,8 @@ class Scheduler {
   // The job is given up (e.g. it can run nowhere that is left): it leaves the scheduler.
   void Drop(model::JobId job, double now_s);
 
-  // Device and node availability; the driver requeues the jobs there first (JobOn).
+  // Device and node availability; the driver requeues the jobs there first (JobOn, and its
+  // partner under space sharing).
   void SetDeviceDown(model::DeviceId device) { state_.SetDown(device); }
   void SetDeviceUp(model::DeviceId device) { state_.SetUp(device); }
   // Power management: a node that is off (suspending, booting, down) offers no devices.
@@ -114,6 +134,9 @@ class Scheduler {
   // Ids of the queued jobs, in no particular order (the power manager reads their needs).
   const std::vector<int32_t>& queued_ids() const { return queue_; }
   size_t running() const { return running_.size(); }
+  // Space sharing: running jobs that share another's devices (a decision may move them to
+  // free devices even when nothing is queued).
+  size_t guests() const { return guests_.size(); }
   const ClusterState& state() const { return state_; }
   const Policy& policy() const { return *policy_; }
   const model::Cluster& cluster() const { return cluster_; }
@@ -167,6 +190,30 @@ class Scheduler {
                                       std::vector<int32_t> capacity, double now_s) const;
   int32_t TotalFree() const;
 
+  // Space sharing (see SchedulerOptions::space_sharing).
+  bool CanShare(const JobRecord& r) const;
+  // Key of the solo-host index for a running job: (type, gang, job type index).
+  std::tuple<int32_t, int32_t, int32_t> SoloKey(int32_t id) const;
+  void IndexSolo(int32_t id);
+  void UnindexSolo(int32_t id);
+  // Pair throughput of (a, b) on `type` relative to each running alone, from the profile;
+  // nullopt when it has no entry or either makes no progress. Cached by job types.
+  std::optional<std::pair<double, double>> PairFactors(int32_t a, int32_t b,
+                                                       model::DeviceTypeId type);
+  // `id` leaves its devices (stop, finish, requeue): a guest just goes; a host with a guest
+  // hands them to it; a host alone releases them. The partner continues alone.
+  void LeaveDevices(int32_t id, double now_s);
+  // Books the partner-independent progress and service of running `id` up to now, before its
+  // speed changes.
+  void Rebase(int32_t id, double now_s);
+  // A host that must give up its devices stops its guest first (preempted, back to the queue).
+  void StopGuestOf(int32_t host, double now_s, Decision& out);
+  // Queued job `id` joins running `host` (same devices).
+  Placement Join(int32_t id, int32_t host, double own_factor, double host_factor, double now_s);
+  // Moves guests to free devices where they run faster alone, then pairs queued jobs with
+  // running ones (bounded scans).
+  void DecidePairs(double now_s, Decision& out);
+
   const model::Cluster& cluster_;
   const model::ThroughputProfile* profile_;
   std::unique_ptr<Policy> policy_;
@@ -204,6 +251,17 @@ class Scheduler {
   double lp_last_s_ = -1;            // time of the last DecideAllocation
   std::vector<std::string> lp_log_;
   int64_t lp_failures_ = 0, lp_solves_ = 0;
+
+  // Space sharing: running jobs alone on their devices that may host a guest, by SoloKey;
+  // job types interned (by JobId, -1: none); the pair factor cache by (job type a, job type b,
+  // gang, device type); running guests; speed changes not yet taken by the driver.
+  std::map<std::tuple<int32_t, int32_t, int32_t>, std::set<int32_t>> solo_;
+  std::map<std::string, int32_t> job_type_index_;
+  std::vector<int32_t> job_type_of_;
+  std::map<std::tuple<int32_t, int32_t, int32_t, int32_t>, std::optional<std::pair<double, double>>>
+      pair_cache_;
+  std::set<int32_t> guests_;
+  std::vector<model::JobId> speed_changes_;
 };
 
 }  // namespace hetsched::sched

@@ -49,7 +49,25 @@ struct JobRun {
   int32_t span = -1;               // its RunSpan in the timeline, when one is recorded
   std::vector<DeviceId> held;      // devices held by this run (for the power draw)
   double cap_power = 1;            // power fraction of the devices' cap (power/cap_curve.h)
+  double cap_throughput = 1;       // throughput fraction left to the compute under that cap
+  double sync_s = 0;               // all-reduce seconds per step
+  // Space sharing: a guest on another run's devices books no busy time or power until it
+  // holds them (`owns`); busy time counts from busy_from_s. The rate holds from segment_s
+  // (a partner joining or leaving changes it mid-run). A guest's pair began at
+  // shared_since_s (-1: not sharing). `counted`: devices it adds to the timeline's busy count.
+  bool owns = true;
+  double busy_from_s = 0;
+  double segment_s = 0;
+  double shared_since_s = -1;
+  int32_t counted = 0;
 };
+
+// Steps/s of a gang whose compute runs at `speed` steps/s slowed to `throughput` by a power
+// cap, plus `sync_s` of all-reduce per step.
+double EffectiveRate(double speed, double sync_s, double throughput) {
+  const double step_s = 1.0 / (speed * throughput) + sync_s;
+  return std::isfinite(step_s) && step_s > 0 ? 1.0 / step_s : 0;
+}
 
 std::vector<std::string> TypeNames(const model::Cluster& cluster) {
   std::vector<std::string> out;
@@ -103,23 +121,37 @@ class Engine {
   // Books the end of the current run of `id` (busy time, bytes moved) at `now_s`.
   void CloseRun(int32_t id, double now_s, RunEnd end) {
     JobRun& run = runs_[id];
-    SetBusy(run.held, false, 1, now_s);
-    if (run.cap_power < 1) {
-      result_.capped_device_hours += run.devices * std::max(0.0, now_s - run.start_s) / 3600;
+    if (run.owns) {
+      SetBusy(run.held, false, 1, now_s);
+      if (run.cap_power < 1) {
+        result_.capped_device_hours += run.devices * std::max(0.0, now_s - run.busy_from_s) / 3600;
+      }
+      busy_s_[run.type.value()] += run.devices * std::max(0.0, now_s - run.busy_from_s);
     }
     run.held.clear();
-    busy_s_[run.type.value()] += run.devices * std::max(0.0, now_s - run.start_s);
-    const double steps = run.rate * std::max(0.0, now_s - run.since_s);
+    const double steps = run.rate * std::max(0.0, now_s - run.segment_s);
     network_bytes_ += steps * run.sync_bytes_per_step;
+    EndSharing(run, now_s);
     run.generation++;
     if (run.span >= 0) {
       RunSpan& span = timeline().runs[run.span];
       span.end_s = now_s;
       span.end = end;
-      busy_now_[span.type] -= run.devices;
+      busy_now_[span.type] -= run.counted;
       run.span = -1;
     }
   }
+  void EndSharing(JobRun& run, double now_s) {
+    if (run.shared_since_s < 0) return;
+    result_.shared_device_hours += run.devices * std::max(0.0, now_s - run.shared_since_s) / 3600;
+    run.shared_since_s = -1;
+  }
+  // Space sharing: the running jobs whose partner joined or left get their new rate (and the
+  // devices, when the partner that held them left). `skip`: jobs started at now_s with it.
+  void ApplySpeedChanges(double now_s, const std::vector<sched::Placement>* skip = nullptr);
+  void Rerate(int32_t id, double now_s);
+  // The job on a failed device loses the work since its last checkpoint and is requeued.
+  void FailRun(int32_t id, double now_s);
   Timeline& timeline() { return result_.timeline; }
   bool Recording() const { return options_.timeline_sample_s > 0; }
   void InitTimeline();
@@ -442,8 +474,10 @@ void Engine::OpenSpan(const sched::Placement& p, double now_s) {
   std::sort(span.nodes.begin(), span.nodes.end());
   span.nodes.erase(std::unique(span.nodes.begin(), span.nodes.end()), span.nodes.end());
   span.start_s = span.end_s = now_s;
-  busy_now_[span.type] += span.devices;
-  runs_[p.job.value()].span = static_cast<int32_t>(timeline().runs.size());
+  JobRun& run = runs_[p.job.value()];
+  run.counted = run.owns ? span.devices : 0;
+  busy_now_[span.type] += run.counted;
+  run.span = static_cast<int32_t>(timeline().runs.size());
   timeline().runs.push_back(std::move(span));
 }
 
@@ -473,22 +507,11 @@ void Engine::FaultDown(size_t index, double now_s) {
   for (DeviceId d : FaultDevices(f)) {
     if (down_count_[d.value()]++ > 0) continue;
     if (auto job = sched_->JobOn(d)) {
-      const int32_t id = job->value();
-      const sched::JobRecord& r = sched_->record(*job);
-      JobRun& run = runs_[id];
-      const double progress_time = std::max(0.0, now_s - run.since_s);
-      double saved_time = 0;
-      if (options_.checkpoint_interval_s > 0) {
-        saved_time = std::floor(progress_time / options_.checkpoint_interval_s) *
-                     options_.checkpoint_interval_s;
-      }
-      const double lost_time = progress_time - saved_time;
-      result_.lost_device_hours += run.devices * lost_time / 3600.0;
-      const double remaining =
-          r.rate > 0 ? std::min(run.start_remaining, r.RemainingAt(now_s) + run.rate * lost_time)
-                     : run.start_remaining;
-      CloseRun(id, now_s, RunEnd::kFault);
-      sched_->Requeue(*job, now_s, remaining);
+      // Both jobs sharing the device fail with it.
+      const int32_t partner = sched_->record(*job).partner;
+      if (partner >= 0) FailRun(partner, now_s);
+      FailRun(job->value(), now_s);
+      ApplySpeedChanges(now_s);
     }
     sched_->SetDeviceDown(d);
     down_since_[d.value()] = now_s;
@@ -496,6 +519,64 @@ void Engine::FaultDown(size_t index, double now_s) {
   if (std::isfinite(f.duration_s)) {
     queue_.Push(ToMicros(now_s + f.duration_s), EventKind::kDeviceUp, static_cast<int32_t>(index));
     ++pending_ups_;
+  }
+}
+
+void Engine::FailRun(int32_t id, double now_s) {
+  const sched::JobRecord& r = sched_->record(JobId(id));
+  JobRun& run = runs_[id];
+  const double progress_time = std::max(0.0, now_s - run.since_s);
+  double saved_time = 0;
+  if (options_.checkpoint_interval_s > 0) {
+    saved_time =
+        std::floor(progress_time / options_.checkpoint_interval_s) * options_.checkpoint_interval_s;
+  }
+  const double lost_time = progress_time - saved_time;
+  result_.lost_device_hours += run.devices * lost_time / 3600.0;
+  const double remaining =
+      r.rate > 0 ? std::min(run.start_remaining, r.RemainingAt(now_s) + run.rate * lost_time)
+                 : run.start_remaining;
+  CloseRun(id, now_s, RunEnd::kFault);
+  sched_->Requeue(JobId(id), now_s, remaining);
+}
+
+void Engine::ApplySpeedChanges(double now_s, const std::vector<sched::Placement>* skip) {
+  const std::vector<JobId> changed = sched_->TakeSpeedChanges();
+  if (changed.empty()) return;
+  // A job started in this same decision already runs at its final speed.
+  std::vector<JobId> started;
+  if (skip != nullptr) {
+    for (const sched::Placement& p : *skip) started.push_back(p.job);
+    std::sort(started.begin(), started.end());
+  }
+  for (JobId j : changed) {
+    if (!std::binary_search(started.begin(), started.end(), j)) Rerate(j.value(), now_s);
+  }
+}
+
+void Engine::Rerate(int32_t id, double now_s) {
+  const sched::JobRecord& r = sched_->record(JobId(id));
+  if (r.phase != sched::JobPhase::kRunning) return;
+  JobRun& run = runs_[id];
+  network_bytes_ += run.rate * std::max(0.0, now_s - run.segment_s) * run.sync_bytes_per_step;
+  if (r.partner < 0) EndSharing(run, now_s);
+  if (!run.owns && !r.guest) {  // the holder left: the devices are this job's now
+    run.owns = true;
+    run.busy_from_s = now_s;
+    run.held = r.devices;
+    SetBusy(run.held, true, run.cap_power, now_s);
+    if (run.span >= 0) {
+      run.counted = run.devices;
+      busy_now_[timeline().runs[run.span].type] += run.counted;
+    }
+  }
+  run.generation++;
+  run.rate = EffectiveRate(sched_->SpeedNow(JobId(id)), run.sync_s, run.cap_throughput);
+  run.segment_s = std::max(now_s, r.progress_since_s);
+  sched_->SetProgress(JobId(id), run.rate, run.segment_s);
+  if (run.rate > 0) {
+    queue_.Push(ToMicros(run.segment_s + r.remaining_work / run.rate), EventKind::kCompletion, id,
+                run.generation);
   }
 }
 
@@ -521,8 +602,14 @@ void Engine::StartRun(const sched::Placement& p, double now_s) {
   run.devices = static_cast<int32_t>(p.devices.size());
   run.start_remaining = r.remaining_work;
   run.sync_bytes_per_step = 0;
-  run.held = p.devices;
+  run.sync_s = 0;
+  run.owns = !p.partner.valid();
+  run.busy_from_s = now_s;
+  run.shared_since_s = run.owns ? -1 : now_s;
+  if (!run.owns) result_.pairs_formed++;
+  run.held = run.owns ? p.devices : std::vector<DeviceId>{};
   run.cap_power = 1;
+  run.cap_throughput = 1;
   if (Recording()) OpenSpan(p, now_s);
   if (outcomes_[id].first_start_s < 0) outcomes_[id].first_start_s = now_s;
   if (p.devices.size() > 1) {
@@ -536,34 +623,32 @@ void Engine::StartRun(const sched::Placement& p, double now_s) {
   if (r.incompatible[p.type.value()]) {
     // The naive baseline put it where its stack is missing: it crashes after start-up.
     run.rate = 0;
-    run.since_s = now_s;
+    run.since_s = run.segment_s = now_s;
     SetBusy(run.held, true, 1, now_s);
     sched_->SetProgress(p.job, 0, now_s);
     queue_.Push(ToMicros(now_s + options_.compat_startup_s), EventKind::kStartFailure, id,
                 run.generation);
     return;
   }
-  const double speed = r.speed[p.type.value()];
-  double sync_s = 0;
+  const double speed = sched_->SpeedNow(p.job);  // its pair speed when it joins a partner
   if (job.sync_bytes_per_step > 0 && p.devices.size() > 1) {
-    sync_s = cost::RingAllReduceSeconds(topology_, p.devices, job.sync_bytes_per_step);
+    run.sync_s = cost::RingAllReduceSeconds(topology_, p.devices, job.sync_bytes_per_step);
     run.sync_bytes_per_step =
         2.0 * static_cast<double>(p.devices.size() - 1) * job.sync_bytes_per_step;
   }
   // A lower power cap slows the compute part of a step (not the communication).
-  const auto rate_at = [&](double throughput) {
-    const double step_s = 1.0 / (speed * throughput) + sync_s;
-    return std::isfinite(step_s) && step_s > 0 ? 1.0 / step_s : 0;
-  };
-  run.rate = rate_at(1);
+  run.rate = EffectiveRate(speed, run.sync_s, 1);
   run.since_s = now_s + (p.resumed ? options_.restore_s : 0);
-  if (power_parts_.caps && run.rate > 0) {
+  run.segment_s = run.since_s;
+  // A guest's devices draw what their holder's cap allows: it picks no cap of its own.
+  if (power_parts_.caps && run.rate > 0 && run.owns) {
     const power::CapPoint cap =
         power::ChooseCap(curves_[p.type.value()], job.deadline_s, run.since_s,
                          r.remaining_work / run.rate, options_.power.cap_max_slowdown);
     if (cap.cap < 1) {
-      run.rate = rate_at(cap.throughput);
+      run.rate = EffectiveRate(speed, run.sync_s, cap.throughput);
       run.cap_power = cap.power;
+      run.cap_throughput = cap.throughput;
     }
   }
   SetBusy(run.held, true, run.cap_power, now_s);
@@ -583,6 +668,7 @@ void Engine::Apply(const sched::Decision& d, double now_s) {
     if (p.migrated) result_.migrations++;
     StartRun(p, now_s);
   }
+  ApplySpeedChanges(now_s, &d.placed);
 }
 
 SimResult Engine::Execute() {
@@ -651,6 +737,7 @@ SimResult Engine::Execute() {
           if (runs_[e.target].generation != e.generation) break;  // stopped since
           CloseRun(e.target, now_s, RunEnd::kCompleted);
           sched_->Finish(JobId(e.target), now_s);
+          ApplySpeedChanges(now_s);
           EndJob(e.target, JobStatus::kCompleted, "", now_s);
           result_.makespan_s = std::max(result_.makespan_s, now_s);
           changed = true;
@@ -665,6 +752,7 @@ SimResult Engine::Execute() {
           const double remaining = run.start_remaining;
           CloseRun(e.target, now_s, RunEnd::kFailed);
           sched_->Requeue(JobId(e.target), now_s, remaining, type);
+          ApplySpeedChanges(now_s);
           if (!sched_->HasAllowedType(JobId(e.target))) {
             sched_->Drop(JobId(e.target), now_s);
             EndJob(e.target, JobStatus::kFailed,
@@ -700,7 +788,7 @@ SimResult Engine::Execute() {
       if (round_tick) round_pending = false;
     }
     size_t placed = 0;
-    if (decide && sched_->queued() > 0) {
+    if (decide && (sched_->queued() > 0 || sched_->guests() > 0)) {
       const auto t0 = Clock::now();
       const sched::Decision d = sched_->Decide(now_s);
       const double took_s = Seconds(Clock::now() - t0);
@@ -762,6 +850,7 @@ SimResult Engine::Execute() {
   result_.policy = std::string(sched_->policy().name());
   result_.allocation_failures = sched_->allocation_failures();
   result_.allocation_log = sched_->allocation_log();
+  result_.space_sharing = options_.sched.space_sharing;
   result_.seed = options_.seed;
   result_.round_s = options_.round_s;
   result_.jobs_total = static_cast<int64_t>(n);
@@ -909,6 +998,11 @@ nlohmann::json ToJson(const SimResult& r) {
   j["energy_by_type"] = r.energy_by_type;
   j["capped_device_hours"] = r.capped_device_hours;
   if (r.carbon_kg) j["carbon_kg"] = *r.carbon_kg;
+  if (r.space_sharing) {
+    j["space_sharing"] = true;
+    j["pairs_formed"] = r.pairs_formed;
+    j["shared_device_hours"] = r.shared_device_hours;
+  }
   if (!r.stopped_early.empty()) j["stopped_early"] = r.stopped_early;
   if (r.timeline.sample_s > 0) j["timeline"] = ToJson(r.timeline);
   if (!r.jobs.empty()) {

@@ -119,6 +119,11 @@ struct SimResult {
   double capped_device_hours = 0;                 // busy device time under a lowered cap
   std::string stopped_early;                      // "", "until" or "max-rounds"
   Timeline timeline;                              // when SimOptions::timeline_sample_s > 0
+  // Space sharing (SchedulerOptions::space_sharing): pairs formed (a guest joining a running
+  // job), and device time two jobs shared (a shared device counts once in busy time).
+  bool space_sharing = false;
+  int64_t pairs_formed = 0;
+  double shared_device_hours = 0;
 };
 
 // Runs the simulation. Errors: an unknown policy / filter / scorer (InvalidArgument), a

@@ -152,4 +152,53 @@ TEST(GenTraceCli, WritesGavelLinesDeterministically) {
   EXPECT_NE(bad.out.find("rate"), std::string::npos) << bad.out;
 }
 
+TEST(SimulateCli, SpaceSharingPairsJobsAndReportsIt) {
+  // A busy Gavel trace on a small cluster: jobs wait, so pairs form.
+  const std::string trace = TempPath("share.trace"), json = TempPath("share.json");
+  ASSERT_EQ(RunHetsched("gen-trace --rate 20 --jobs 60 --seed 3 -o " + trace).status, 0);
+  const std::string base =
+      "simulate --cluster v100=2,p100=2,k80=2 --trace " + trace + " --round 360 -q --json " + json;
+  CliRun r = RunHetsched(base + " --space-sharing");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("pairs_formed"), std::string::npos) << r.out;
+  auto j = ReadJson(json);
+  ExpectAllAccounted(j);
+  EXPECT_EQ(j["space_sharing"], true);
+  EXPECT_GT(j["pairs_formed"].get<int>(), 0);
+  EXPECT_GT(j["shared_device_hours"].get<double>(), 0);
+  // Without the flag: no pairing and no space-sharing fields.
+  r = RunHetsched(base);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find("pairs_formed"), std::string::npos) << r.out;
+  j = ReadJson(json);
+  EXPECT_FALSE(j.contains("pairs_formed"));
+  // compare takes it too, for every policy.
+  r = RunHetsched("compare --cluster v100=2,p100=2,k80=2 --trace " + trace +
+                  " --round 360 -q --space-sharing --policies default,maxmin-het --json " + json);
+  ASSERT_EQ(r.status, 0) << r.out;
+  j = ReadJson(json);
+  ASSERT_EQ(j.size(), 2u);
+  for (const auto& one : j) EXPECT_GT(one["pairs_formed"].get<int>(), 0);
+}
+
+TEST(SimulateCli, SpaceSharingWithoutPairEntriesIsAnError) {
+  // The seed day's jobs bring their own throughputs: no profile, no pair entries.
+  CliRun r = RunHetsched("simulate " + kSeed + " --space-sharing");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--space-sharing"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pair (co-located) entries"), std::string::npos) << r.out;
+}
+
+TEST(SimulateCli, MaxJobsPerLpMustBePositive) {
+  CliRun r = RunHetsched("simulate " + kSeed + " --policy maxmin-het --max-jobs-per-lp 0");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--max-jobs-per-lp 0: expected a whole number >= 1"), std::string::npos)
+      << r.out;
+  r = RunHetsched("simulate " + kSeed + " --policy maxmin-het --max-jobs-per-lp many");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--max-jobs-per-lp"), std::string::npos) << r.out;
+  EXPECT_EQ(RunHetsched("simulate " + kSeed + " --policy maxmin-het --max-jobs-per-lp 5").status,
+            0);
+}
+
 }  // namespace
