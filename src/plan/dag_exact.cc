@@ -56,8 +56,14 @@ class BranchAndBound {
     avail_.assign(np_, 0);
     count_on_.assign(np_, 0);
     eft_.assign(static_cast<size_t>(n_) * np_, 0);
+    through_.assign(static_cast<size_t>(n_) * np_, 0);
     free_.assign(np_, 0);
     ComputeTails();
+    for (int32_t t = 0; t < n_ && n_ <= kMaxDescendantTasks; ++t) {
+      PathsTo(t);
+      path_gap_.insert(path_gap_.end(), gap_.begin(), gap_.end());
+      path_cut_.insert(path_cut_.end(), cut_.begin(), cut_.end());
+    }
     const std::vector<int32_t>& pos = g_.topological_position();
     pos_ = &pos;
     Dfs(0, 0, -kInf, -1);
@@ -170,6 +176,28 @@ class BranchAndBound {
     return best;
   }
 
+  // gap_[a] for each ancestor `a` of `t`: the longest path of smallest costs strictly between
+  // them; cut_[a]: the cheapest transfer on any path from a to t. -kInf and kInf elsewhere.
+  void PathsTo(int32_t t) {
+    gap_.assign(n_, -kInf);
+    cut_.assign(n_, kInf);
+    for (int32_t k : g_.in_edges(t)) {
+      const int32_t u = g_.edges[k].from;
+      gap_[u] = 0;
+      cut_[u] = std::min(cut_[u], problem_.transfer().MinTime(g_.edges[k].data));
+    }
+    const std::vector<int32_t>& order = g_.topological_order();
+    for (int32_t i = g_.topological_position()[t] - 1; i >= 0; --i) {
+      const int32_t x = order[i];
+      if (gap_[x] == -kInf) continue;
+      for (int32_t k : g_.in_edges(x)) {
+        const int32_t u = g_.edges[k].from;
+        gap_[u] = std::max(gap_[u], gap_[x] + problem_.min_cost(x));
+        cut_[u] = std::min({cut_[u], cut_[x], problem_.transfer().MinTime(g_.edges[k].data)});
+      }
+    }
+  }
+
   // Smallest L with sum over processors of max(0, L - max(from, free_[p])) >= work: the earliest
   // time `work` units of processing can be done by when nothing starts before `from`.
   // free_ is sorted ascending.
@@ -200,6 +228,7 @@ class BranchAndBound {
         const double w = problem_.cost(t, p);
         if (w == model::kCannotRun) {
           e = kInf;
+          through_[static_cast<size_t>(t) * np_ + p] = kInf;
           continue;
         }
         // A predecessor still to place either sends its data from another processor or runs
@@ -247,12 +276,25 @@ class BranchAndBound {
         }
         e = ready + w;
         const double tl = tail_[static_cast<size_t>(t) * np_ + p];
+        through_[static_cast<size_t>(t) * np_ + p] = e + tl;
         best_t = std::min(best_t, e + tl);
         head = std::min(head, ready);
         after = std::min(after, tl);
       }
       lb = std::max(lb, best_t);
       window_.push_back({head, after, problem_.min_cost(t)});
+    }
+    for (int32_t p = 0; p < np_ && lb < Threshold(); ++p) {
+      lb = std::max(lb, MachineBound(p, -1, lb));
+    }
+    // Each unplaced task runs on some processor: the smallest bound over its choices.
+    for (int32_t a = 0; a < n_ && lb < Threshold() && !path_gap_.empty(); ++a) {
+      if (placed_[a]) continue;
+      double least = kInf;
+      for (int32_t p = 0; p < np_ && least > lb; ++p) {
+        if (problem_.CanRun(a, p)) least = std::min(least, MachineBound(p, a, lb));
+      }
+      lb = std::max(lb, least);
     }
     // Energetic bound: the tasks that cannot start before `a` need their work done after
     // max(a, free time) on some processor, and the smallest of their tails after that.
@@ -277,6 +319,78 @@ class BranchAndBound {
       lb = std::max(lb, WaterLevel(head, work) + w.tail);
     }
     return lb;
+  }
+
+  // A bound from processor p's point of view, for when moving tasks off p is dear (high CCR):
+  // each unplaced task either runs elsewhere, ending no earlier than its best finish plus tail
+  // there, or on p, where the tasks kept run one at a time between their earliest starts and
+  // tails. Takes the best split (those that end latest elsewhere are kept first). With an
+  // `anchor` task (-1: none) the bound holds for the schedules that run the anchor on p. Returns
+  // at most `lb` once it can no longer exceed it. Uses eft_ and through_ of the current node.
+  double MachineBound(int32_t p, int32_t anchor, double lb) {
+    double forced = 0;  // tasks that cannot run on p
+    stay_.clear();
+    for (int32_t t = 0; t < n_; ++t) {
+      if (placed_[t]) continue;
+      double off = kInf;
+      double finish = kInf;
+      for (int32_t q = 0; q < np_; ++q) {
+        if (q == p) continue;
+        off = std::min(off, through_[static_cast<size_t>(t) * np_ + q]);
+        finish = std::min(finish, eft_[static_cast<size_t>(t) * np_ + q]);
+      }
+      if (anchor >= 0) {
+        // With `anchor` on p, a relative elsewhere also pays a transfer on the way between
+        // them, after the intermediate tasks' smallest costs.
+        const size_t a = static_cast<size_t>(anchor) * np_ + p;
+        const size_t up = static_cast<size_t>(anchor) * n_ + t;    // t an ancestor
+        const size_t down = static_cast<size_t>(t) * n_ + anchor;  // t a descendant
+        if (t == anchor) {
+          off = kInf;
+        } else if (path_gap_[up] != -kInf) {
+          off = std::max(
+              off, finish + path_gap_[up] + path_cut_[up] + problem_.cost(anchor, p) + tail_[a]);
+        } else if (path_gap_[down] != -kInf) {
+          double rest = kInf;
+          for (int32_t q = 0; q < np_; ++q) {
+            if (q == p || !problem_.CanRun(t, q)) continue;
+            rest = std::min(rest, problem_.cost(t, q) + tail_[static_cast<size_t>(t) * np_ + q]);
+          }
+          off = std::max(off, eft_[a] + path_gap_[down] + path_cut_[down] + rest);
+        }
+      }
+      const double w = problem_.cost(t, p);
+      if (w == model::kCannotRun) {
+        forced = std::max(forced, off);
+        continue;
+      }
+      stay_.push_back({off, eft_[static_cast<size_t>(t) * np_ + p] - w, w,
+                       tail_[static_cast<size_t>(t) * np_ + p]});
+    }
+    if (forced >= lb || stay_.empty()) return forced;
+    std::sort(stay_.begin(), stay_.end(),
+              [](const Stay& x, const Stay& y) { return x.off > y.off; });
+    double best = kInf;
+    double machine = 0;  // kept only grows, so every bound met stays valid: keep the largest
+    kept_.clear();
+    for (size_t j = 0; j <= stay_.size(); ++j) {
+      // Kept on p, by earliest start: those starting at or after each head need their summed
+      // work after it, then the smallest of their tails.
+      double work = 0;
+      double tail = kInf;
+      for (auto it = kept_.rbegin(); it != kept_.rend(); ++it) {
+        work += it->work;
+        tail = std::min(tail, it->tail);
+        machine = std::max(machine, it->head + work + tail);
+      }
+      const double off = j < stay_.size() ? stay_[j].off : 0;
+      best = std::min(best, std::max({forced, off, machine}));
+      if (j == stay_.size() || machine >= best || best <= lb) break;
+      kept_.insert(std::upper_bound(kept_.begin(), kept_.end(), stay_[j],
+                                    [](const Stay& a, const Stay& b) { return a.head < b.head; }),
+                   stay_[j]);
+    }
+    return best;
   }
 
   void Dfs(int32_t depth, double makespan, double last_start, int32_t last_pos) {
@@ -353,15 +467,24 @@ class BranchAndBound {
   std::vector<std::vector<int32_t>> sym_;
   std::vector<bool> placed_;
   std::vector<int32_t> proc_, missing_, count_on_;
-  std::vector<double> start_, finish_, avail_, eft_;
+  std::vector<double> start_, finish_, avail_, eft_, through_;
   struct Window {
     double head;  // earliest start over processors
     double tail;  // smallest tail after it
     double work;  // smallest cost
   };
   std::vector<Window> window_;
+  struct Stay {
+    double off;   // earliest end if it runs on another processor
+    double head;  // earliest start on this processor
+    double work;  // cost on this processor
+    double tail;  // after it on this processor
+  };
+  std::vector<Stay> stay_, kept_;
   std::vector<Succ> succ_, local_succ_;
   std::vector<double> gap_, cut_;
+  // PathsTo(t) at [t * n_ + ancestor], for every task: O(V^2).
+  std::vector<double> path_gap_, path_cut_;
   static constexpr int32_t kMaxDescendantTasks = 256;  // O(V (V + E)) once
   struct Pred {
     double remote;   // earliest arrival of its data from another processor
