@@ -60,7 +60,7 @@ class BranchAndBound {
     free_.assign(np_, 0);
     ComputeTails();
     for (int32_t t = 0; t < n_ && n_ <= kMaxDescendantTasks; ++t) {
-      PathsTo(t);
+      Paths(t, /*to_descendants=*/false);
       path_gap_.insert(path_gap_.end(), gap_.begin(), gap_.end());
       path_cut_.insert(path_cut_.end(), cut_.begin(), cut_.end());
     }
@@ -115,23 +115,7 @@ class BranchAndBound {
   // does not run on t's processor starts after the longest path of smallest costs between
   // them plus the cheapest transfer on any path from t to it. O(V + E) for one task.
   void DescendantTail(int32_t t) {
-    gap_.assign(n_, -kInf);
-    cut_.assign(n_, kInf);
-    for (int32_t k : g_.out_edges(t)) {
-      const int32_t v = g_.edges[k].to;
-      gap_[v] = 0;
-      cut_[v] = problem_.transfer().MinTime(g_.edges[k].data);
-    }
-    const std::vector<int32_t>& order = g_.topological_order();
-    for (size_t i = g_.topological_position()[t] + 1; i < order.size(); ++i) {
-      const int32_t x = order[i];
-      if (gap_[x] == -kInf) continue;
-      for (int32_t k : g_.out_edges(x)) {
-        const int32_t v = g_.edges[k].to;
-        gap_[v] = std::max(gap_[v], gap_[x] + problem_.min_cost(x));
-        cut_[v] = std::min({cut_[v], cut_[x], problem_.transfer().MinTime(g_.edges[k].data)});
-      }
-    }
+    Paths(t, /*to_descendants=*/true);
     std::vector<Succ>& desc = succ_;
     for (int32_t p = 0; p < np_; ++p) {
       desc.clear();
@@ -176,24 +160,33 @@ class BranchAndBound {
     return best;
   }
 
-  // gap_[a] for each ancestor `a` of `t`: the longest path of smallest costs strictly between
-  // them; cut_[a]: the cheapest transfer on any path from a to t. -kInf and kInf elsewhere.
-  void PathsTo(int32_t t) {
+  // gap_[x] for each descendant (or ancestor) `x` of `t`: the longest path of smallest costs
+  // strictly between them; cut_[x]: the cheapest transfer on any path between them. -kInf and
+  // kInf elsewhere. O(V + E).
+  void Paths(int32_t t, bool to_descendants) {
     gap_.assign(n_, -kInf);
     cut_.assign(n_, kInf);
-    for (int32_t k : g_.in_edges(t)) {
-      const int32_t u = g_.edges[k].from;
-      gap_[u] = 0;
-      cut_[u] = std::min(cut_[u], problem_.transfer().MinTime(g_.edges[k].data));
+    const auto edges_of = [&](int32_t x) {
+      return to_descendants ? g_.out_edges(x) : g_.in_edges(x);
+    };
+    const auto far_end = [&](int32_t k) {
+      return to_descendants ? g_.edges[k].to : g_.edges[k].from;
+    };
+    for (int32_t k : edges_of(t)) {
+      const int32_t v = far_end(k);
+      gap_[v] = 0;
+      cut_[v] = std::min(cut_[v], problem_.transfer().MinTime(g_.edges[k].data));
     }
     const std::vector<int32_t>& order = g_.topological_order();
-    for (int32_t i = g_.topological_position()[t] - 1; i >= 0; --i) {
+    const int32_t step = to_descendants ? 1 : -1;
+    for (int32_t i = g_.topological_position()[t] + step;
+         i >= 0 && i < static_cast<int32_t>(order.size()); i += step) {
       const int32_t x = order[i];
       if (gap_[x] == -kInf) continue;
-      for (int32_t k : g_.in_edges(x)) {
-        const int32_t u = g_.edges[k].from;
-        gap_[u] = std::max(gap_[u], gap_[x] + problem_.min_cost(x));
-        cut_[u] = std::min({cut_[u], cut_[x], problem_.transfer().MinTime(g_.edges[k].data)});
+      for (int32_t k : edges_of(x)) {
+        const int32_t v = far_end(k);
+        gap_[v] = std::max(gap_[v], gap_[x] + problem_.min_cost(x));
+        cut_[v] = std::min({cut_[v], cut_[x], problem_.transfer().MinTime(g_.edges[k].data)});
       }
     }
   }
@@ -483,7 +476,7 @@ class BranchAndBound {
   std::vector<Stay> stay_, kept_;
   std::vector<Succ> succ_, local_succ_;
   std::vector<double> gap_, cut_;
-  // PathsTo(t) at [t * n_ + ancestor], for every task: O(V^2).
+  // Paths(t, to ancestors) at [t * n_ + ancestor], for every task: O(V^2).
   std::vector<double> path_gap_, path_cut_;
   static constexpr int32_t kMaxDescendantTasks = 256;  // O(V (V + E)) once
   struct Pred {

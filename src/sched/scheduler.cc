@@ -287,8 +287,8 @@ std::optional<std::vector<DeviceId>> Scheduler::PlaceOn(const JobRecord& r,
   return out;
 }
 
-Placement Scheduler::Start(int32_t id, DeviceTypeId type, std::vector<DeviceId> devices,
-                           double now_s, bool migrated) {
+bool Scheduler::MarkRunning(int32_t id, DeviceTypeId type, std::vector<DeviceId> devices,
+                            double rate, double now_s) {
   JobRecord& r = records_[id];
   Dequeue(id);
   const bool resumed = r.first_start_s >= 0;
@@ -296,12 +296,20 @@ Placement Scheduler::Start(int32_t id, DeviceTypeId type, std::vector<DeviceId> 
   r.phase = JobPhase::kRunning;
   r.type = type;
   r.devices = std::move(devices);
-  r.rate = r.incompatible[type.value()] ? 0 : r.speed[type.value()];
+  r.rate = rate;
   r.progress_since_s = now_s;
   r.service_since_s = now_s;
+  AddRunning(id);
+  return resumed;
+}
+
+Placement Scheduler::Start(int32_t id, DeviceTypeId type, std::vector<DeviceId> devices,
+                           double now_s, bool migrated) {
+  JobRecord& r = records_[id];
+  const double rate = r.incompatible[type.value()] ? 0 : r.speed[type.value()];
+  const bool resumed = MarkRunning(id, type, std::move(devices), rate, now_s);
   state_.Allocate(r.devices);
   for (DeviceId d : r.devices) owner_[d.value()] = id;
-  AddRunning(id);
   if (CanShare(r) && !r.incompatible[type.value()]) IndexSolo(id);
   return Placement{JobId(id), type, r.devices, resumed, migrated, JobId()};
 }
@@ -1052,19 +1060,10 @@ Placement Scheduler::Join(int32_t id, int32_t host, double own_factor, double ho
   speed_changes_.push_back(JobId(host));
 
   JobRecord& r = records_[id];
-  Dequeue(id);
-  const bool resumed = r.first_start_s >= 0;
-  if (!resumed) r.first_start_s = now_s;
-  r.phase = JobPhase::kRunning;
-  r.type = type;
-  r.devices = h.devices;
   r.partner = host;
   r.guest = true;
   r.pair_speed = r.speed[type.value()] * own_factor;
-  r.rate = r.pair_speed;
-  r.progress_since_s = now_s;
-  r.service_since_s = now_s;
-  AddRunning(id);
+  const bool resumed = MarkRunning(id, type, h.devices, r.pair_speed, now_s);
   guests_.insert(id);
   return Placement{JobId(id), type, r.devices, resumed, false, JobId(host)};
 }

@@ -162,6 +162,10 @@ class Scheduler {
   void AddRunning(int32_t id);
   void RemoveRunning(int32_t id);
 
+  // Job `id` leaves the queue and runs on `devices` at `rate` from now; true when it ran
+  // before (a resume). Start and Join build on it.
+  bool MarkRunning(int32_t id, model::DeviceTypeId type, std::vector<model::DeviceId> devices,
+                   double rate, double now_s);
   // Starts job `id` on `devices` (allocates them, marks it running).
   Placement Start(int32_t id, model::DeviceTypeId type, std::vector<model::DeviceId> devices,
                   double now_s, bool migrated);
