@@ -120,13 +120,18 @@ double BruteForceOptimum(const DagProblem& problem) {
   return best;
 }
 
+// `exact` proves optimality, its schedule is valid, and it equals the brute-force optimum.
+void ExpectExactMatchesBruteForce(const model::TaskGraph& g) {
+  const DagProblem problem(g);
+  const ExactResult exact = ExactSchedule(problem);
+  ASSERT_TRUE(exact.optimal) << g.name;
+  ASSERT_TRUE(ValidateSchedule(problem, exact.schedule).ok()) << g.name;
+  EXPECT_NEAR(exact.schedule.makespan, BruteForceOptimum(problem), 1e-9) << g.name;
+}
+
 TEST(DagExactTest, MatchesBruteForceOnTinyGraphs) {
   for (uint64_t seed = 1; seed <= 12; ++seed) {
-    const model::TaskGraph g = testing::RandomDag(6, 2, seed % 3 == 0 ? 3.0 : 0.5, 1.0, seed);
-    const DagProblem problem(g);
-    const ExactResult exact = ExactSchedule(problem);
-    ASSERT_TRUE(exact.optimal);
-    EXPECT_NEAR(exact.schedule.makespan, BruteForceOptimum(problem), 1e-9) << g.name;
+    ExpectExactMatchesBruteForce(testing::RandomDag(6, 2, seed % 3 == 0 ? 3.0 : 0.5, 1.0, seed));
   }
 }
 
@@ -139,11 +144,7 @@ TEST(DagExactTest, MatchesBruteForceWithHighCcrAndRestrictedProcessors) {
       if ((t + seed) % 3 == 0) g.tasks[t].cost[t % 3] = model::kCannotRun;
     }
     ASSERT_TRUE(g.Finalize().ok());
-    const DagProblem problem(g);
-    const ExactResult exact = ExactSchedule(problem);
-    ASSERT_TRUE(exact.optimal);
-    ASSERT_TRUE(ValidateSchedule(problem, exact.schedule).ok());
-    EXPECT_NEAR(exact.schedule.makespan, BruteForceOptimum(problem), 1e-9) << g.name;
+    ExpectExactMatchesBruteForce(g);
   }
 }
 
@@ -156,11 +157,7 @@ TEST(DagExactTest, MatchesBruteForceWhenTransfersDominate) {
       g.tasks[seed % 7].cost[0] = model::kCannotRun;
       ASSERT_TRUE(g.Finalize().ok());
     }
-    const DagProblem problem(g);
-    const ExactResult exact = ExactSchedule(problem);
-    ASSERT_TRUE(exact.optimal);
-    ASSERT_TRUE(ValidateSchedule(problem, exact.schedule).ok());
-    EXPECT_NEAR(exact.schedule.makespan, BruteForceOptimum(problem), 1e-9) << g.name;
+    ExpectExactMatchesBruteForce(g);
   }
 }
 
