@@ -8,8 +8,9 @@
 
 namespace hetsched::testing {
 
-inline sim::SimResult RunSim(const model::Cluster& c, const model::Workload& w, sim::SimOptions o) {
-  auto r = sim::Simulate(c, w, nullptr, o);
+inline sim::SimResult RunSim(const model::Cluster& c, const model::Workload& w, sim::SimOptions o,
+                             const model::ThroughputProfile* profile = nullptr) {
+  auto r = sim::Simulate(c, w, profile, o);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return r.ok() ? std::move(r).value() : sim::SimResult{};
 }

@@ -40,9 +40,7 @@ model::ThroughputProfile PairProfile(double a_frac, double b_frac) {
 SimResult RunWith(const model::Cluster& c, const model::Workload& w,
                   const model::ThroughputProfile& profile, SimOptions o) {
   o.record_jobs = true;
-  auto r = Simulate(c, w, &profile, o);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return r.ok() ? std::move(r).value() : SimResult{};
+  return testing::RunSim(c, w, o, &profile);
 }
 
 SimOptions Sharing(const std::string& policy) {
