@@ -17,6 +17,7 @@ namespace {
 std::vector<std::pair<std::string, std::string>> Rows(const sim::SimResult& r) {
   std::vector<std::pair<std::string, std::string>> rows = {
       {"policy", r.policy},
+      {"estimates", r.estimates == "oracle" ? "oracle (true sizes)" : r.estimates},
       {"jobs_completed", fmt::format("{}", r.jobs_completed)},
       {"jobs_failed", fmt::format("{}", r.jobs_failed)},
       {"jobs_unfinished", fmt::format("{}", r.jobs_unfinished)},
@@ -44,6 +45,11 @@ std::vector<std::pair<std::string, std::string>> Rows(const sim::SimResult& r) {
       {"faults", fmt::format("{}", r.faults)},
       {"preemptions", fmt::format("{}", r.preemptions)},
       {"migrations", fmt::format("{}", r.migrations)},
+      {"cross_vendor_restarts", fmt::format("{}", r.cross_vendor_restarts)},
+      // Gavel's window: did arrivals continue until every measured job was done?
+      {"arrivals_ended_early", r.arrivals_ended_early
+                                   ? fmt::format("yes (last at {:.1f} h)", r.last_arrival_s / 3600)
+                                   : "no"},
       {"network_gb", fmt::format("{:.1f}", r.network_bytes / 1e9)},
       {"gangs_within_node", fmt::format("{:.3f}", r.gangs_within_node)},
       {"decisions", fmt::format("{}", r.decisions)},

@@ -200,19 +200,28 @@ std::string RenderText(const json& s) {
 
 int RunValidate(const ValidateOptions& options) {
   int exit_code = kExitOk;
-  std::optional<model::Workload> workload;
-  if (!options.workload.empty()) {
-    util::Result<model::Workload> w = model::io::LoadWorkload(options.workload);
-    if (!w.ok()) return ReportError(w.status());
-    workload = std::move(w).value();
-  }
   json all = json::array();
   bool first = true;
+  std::string workload_error;  // the last one reported, so that each is reported once
   for (const std::string& source : options.clusters) {
     util::Result<model::Cluster> cluster = model::io::LoadCluster(source);
     if (!cluster.ok()) {
       exit_code = std::max(exit_code, ReportError(cluster.status()));
       continue;
+    }
+    // The workload is read against each cluster's catalog (the built-in types plus the
+    // cluster file's device_types), so its throughput may name the cluster's own types.
+    std::optional<model::Workload> workload;
+    if (!options.workload.empty()) {
+      util::Result<model::Workload> w = model::io::LoadWorkload(options.workload, cluster->catalog);
+      if (!w.ok()) {
+        if (w.status().message() != workload_error) {
+          workload_error = w.status().message();
+          exit_code = std::max(exit_code, ReportError(w.status()));
+        }
+        continue;
+      }
+      workload = std::move(w).value();
     }
     int unrunnable = 0;
     json summary = Summarize(source, *cluster, workload ? &*workload : nullptr, unrunnable);

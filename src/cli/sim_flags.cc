@@ -121,7 +121,15 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
   cmd.add_option("--round", f.round_s,
                  "scheduling rounds of this many seconds (Gavel: 360); default event-driven");
   cmd.add_option("--restore", f.restore_s,
-                 "seconds of checkpoint + restore paid when a job resumes or migrates (default 0)");
+                 "seconds without progress when a job resumes or migrates: reading its "
+                 "checkpoint and restarting (default 60; Gavel's simulator: 0)");
+  cmd.add_option("--checkpoint-save", f.checkpoint_save_s,
+                 "seconds a preempted job keeps its devices while writing its checkpoint "
+                 "(default 30; Gavel's simulator: 0)");
+  cmd.add_option("--estimates", f.estimates,
+                 "what the scheduler is told about job sizes: workload (the jobs' estimate / "
+                 "time_limit, else nothing; default), none, lognormal:SIGMA, user-limit:FACTOR, "
+                 "history, oracle (true sizes: an upper bound, labelled so)");
   cmd.add_flag("--ignore-compat", f.ignore_compat,
                "naive baseline: any free device will do; jobs on devices they cannot run fail");
   cmd.add_flag("--space-sharing", f.space_sharing,
@@ -197,8 +205,8 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
         return "";
       },
       "TIME");
-  for (const char* name : {"--round", "--restore", "--startup", "--mtbf", "--mttr",
-                           "--checkpoint-interval", "--preempt-interval", "--until",
+  for (const char* name : {"--round", "--restore", "--checkpoint-save", "--startup", "--mtbf",
+                           "--mttr", "--checkpoint-interval", "--preempt-interval", "--until",
                            "--suspend-time", "--suspend-timeout", "--resume-timeout"}) {
     cmd.get_option(name)->transform(non_negative);
   }
@@ -218,7 +226,7 @@ double TimelineSampleFor(const model::Workload& workload) {
 util::Result<SimInputs> LoadSimInputs(const SimFlags& f) {
   SimInputs in;
   ASSIGN_OR_RETURN(in.cluster, model::io::LoadCluster(f.cluster));
-  ASSIGN_OR_RETURN(in.workload, model::io::LoadWorkload(f.trace));
+  ASSIGN_OR_RETURN(in.workload, model::io::LoadWorkload(f.trace, in.cluster.catalog));
   bool needs_profile = false;
   for (const model::Job& j : in.workload.jobs) {
     if (j.throughput.empty() && !j.ops && !j.job_type.empty()) needs_profile = true;
@@ -255,6 +263,8 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& f) {
   sim::SimOptions& o = in.options;
   o.round_s = f.round_s;
   o.restore_s = f.restore_s;
+  o.checkpoint_save_s = f.checkpoint_save_s;
+  ASSIGN_OR_RETURN(o.estimates, sim::ParseEstimateMode(f.estimates));
   o.compat_startup_s = f.startup_s;
   o.checkpoint_interval_s = f.checkpoint_s;
   o.node_mtbf_s = f.mtbf_s;

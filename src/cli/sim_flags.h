@@ -25,7 +25,10 @@ struct SimFlags {
   std::string json;
   std::string scorers = "speed";
   double round_s = 0;
-  double restore_s = 0;
+  // Realistic preemption costs by default (docs/simulator.md); Gavel comparisons pass 0.
+  double restore_s = 60;
+  double checkpoint_save_s = 30;
+  std::string estimates = "workload";
   double startup_s = 120;
   double checkpoint_s = 1800;
   double mtbf_s = 0;

@@ -50,6 +50,14 @@ struct Job {
   // its V100 isolated throughput); set from Gavel traces, see model/io/gavel_reader.h.
   std::optional<double> slo_factor;
   bool preemptible = true;
+  // What the user says about the job's size (the scheduler sees these, never `work`), in
+  // seconds of running on the fastest device type the job may use: an expected run time, and
+  // the most it may run (a Slurm-style time limit; users over-ask). Both optional.
+  std::optional<double> estimate_s;
+  std::optional<double> time_limit_s;
+  // Its checkpoint loads on another vendor's software stack (e.g. a framework-level state
+  // dict). Without it, moving between vendors restarts the job from the beginning.
+  bool portable_checkpoint = false;
   uint64_t data_bytes = 0;
   std::string data_location;                // node or rack name where the input lives
   std::vector<std::string> pinned_devices;  // "node/index" or "node": reserved for this job

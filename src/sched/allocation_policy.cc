@@ -6,33 +6,26 @@ namespace hetsched::sched {
 namespace {
 
 // Absolute SLO deadline of a job, or a negative value when it has none.
-double Deadline(const JobRecord& r) {
-  if (r.job->deadline_s) return *r.job->deadline_s;
-  if (r.job->slo_factor && r.best_speed > 0) {
-    return r.job->arrival_s + *r.job->slo_factor * r.job->work / r.best_speed;
-  }
-  return -1;
-}
+double Deadline(const JobRecord& r) { return r.job->deadline_s.value_or(-1); }
 
 }  // namespace
 
-double AllocationPolicy::SloRate(const JobRecord& r, double now_s) const {
+double AllocationPolicy::SloRate(const JobRecord& r, double now_s, double remaining) const {
   if (objective_ != Objective::kMinCost) return 0;
   const double deadline = Deadline(r);
   if (deadline < 0) return 0;
   const double left = deadline - now_s;
-  const double remaining = r.RemainingAt(now_s);
   // Past the deadline: as fast as it can (the best speed); the miss is reported.
   if (left <= 0) return r.best_speed;
   return std::min(r.best_speed, remaining / left);
 }
 
-std::optional<std::string> AllocationPolicy::RejectAtSubmit(const JobRecord& r,
-                                                            double now_s) const {
+std::optional<std::string> AllocationPolicy::RejectAtSubmit(const JobRecord& r, double now_s,
+                                                            double remaining) const {
   if (objective_ != Objective::kMinCost) return std::nullopt;
   const double deadline = Deadline(r);
   if (deadline < 0 || r.best_speed <= 0) return std::nullopt;
-  const double need_s = r.remaining_work / r.best_speed;
+  const double need_s = remaining / r.best_speed;
   if (now_s + need_s <= deadline * (1 + 1e-9)) return std::nullopt;
   return fmt::format(
       "job '{}': SLO infeasible: it needs {:.0f} s on its fastest device type, but its deadline "

@@ -22,15 +22,20 @@ class AllocationPolicy final : public Policy {
   bool preemptive() const override { return true; }
   TypeChoice type_choice() const override { return TypeChoice::kMaxThroughput; }
   // The queue index (and WhyWaiting) use arrival order; the decision itself ranks by priority.
-  double Key(const JobRecord& job, double) const override { return job.job->arrival_s; }
+  double Key(const JobRecord& job, double, const SizeBelief&) const override {
+    return job.job->arrival_s;
+  }
   Objective objective() const { return objective_; }
 
-  // min-cost: the steps/s the job needs from `now_s` on to meet its SLO (Job::deadline_s, else
-  // arrival + slo_factor x its run time on its fastest type); 0 when it has none.
-  double SloRate(const JobRecord& job, double now_s) const;
+  // min-cost: the steps/s the job needs from `now_s` on to meet its SLO (Job::deadline_s; the
+  // scheduler turns a Gavel slo_factor into one at submission) with `remaining_work` steps
+  // believed left; 0 when it has none.
+  double SloRate(const JobRecord& job, double now_s, double remaining_work) const;
   // min-cost: why a job cannot be admitted (its SLO cannot be met even on its fastest type
-  // from the moment it arrives), naming the job; nullopt when it can.
-  std::optional<std::string> RejectAtSubmit(const JobRecord& job, double now_s) const;
+  // from the moment it arrives, if it needs `remaining_work` steps as believed), naming the
+  // job; nullopt when it can.
+  std::optional<std::string> RejectAtSubmit(const JobRecord& job, double now_s,
+                                            double remaining_work) const;
 
  private:
   Objective objective_;

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/catalog.h"
@@ -14,10 +16,32 @@
 
 namespace hetsched::sched {
 
-enum class JobPhase { kQueued, kRunning, kDone };
+// kStopping: preempted and writing its checkpoint; it still holds its devices until the driver
+// reports it stopped (Scheduler::Stopped), then it is queued.
+enum class JobPhase { kQueued, kRunning, kStopping, kDone };
+
+// Where a job's size estimate comes from (sched/size_belief.h learns how right each proved).
+enum class EstimateSource : int8_t {
+  kNone,       // nothing is known
+  kUser,       // the job's `estimate`
+  kTimeLimit,  // the job's `time_limit` (users over-ask)
+  kDriver,     // given by the driver with the submission (the simulator's --estimates modes)
+  kHistory,    // the mean of completed jobs of the same type and gang size
+};
+inline constexpr int kEstimateSources = 5;
+std::string_view EstimateSourceName(EstimateSource source);
+
+// An estimate handed to Scheduler::Submit: total steps, and where it comes from.
+struct SizeEstimate {
+  double work = 0;
+  EstimateSource source = EstimateSource::kDriver;
+};
 
 struct JobRecord {
-  const model::Job* job = nullptr;  // owned by the driver's Workload; outlives the record
+  // The scheduler's own copy of the job, without its true size: `work` is 0 there (the
+  // scheduler sees estimates, never the truth). Null before submission and after it ends.
+  std::unique_ptr<const model::Job> job;
+  bool submitted = false;  // admitted once (stays true after it ends)
   JobPhase phase = JobPhase::kQueued;
   // Per device type (catalog id): gang steps/s there, 0 where the job may not run there
   // (filtered out, or no throughput known).
@@ -29,10 +53,16 @@ struct JobRecord {
   std::vector<char> incompatible;
 
   // Progress, evaluated lazily: while running, work advances at `rate` steps/s from
-  // `progress_since_s` (later than the start when a restore or start-up delay applies).
-  double remaining_work = 0;
+  // `progress_since_s` (later than the start when a restore or start-up delay applies). This is
+  // what the scheduler observes (time run at a known speed), not the job's size.
+  double done_work = 0;
   double rate = 0;
   double progress_since_s = 0;
+  // Size belief: estimated total steps (0: unknown) and its source; `ref_speed` (best_speed at
+  // submission) turns steps into seconds on the fastest type, the unit of sched/size_belief.h.
+  double estimated_work = 0;
+  EstimateSource estimate_source = EstimateSource::kNone;
+  double ref_speed = 0;
   // Attained service in device-seconds, and the same weighted by speed on the type relative
   // to the job's best type (heterogeneity-aware LAS). Accumulated up to `service_since_s`.
   double attained_s = 0;
@@ -51,13 +81,11 @@ struct JobRecord {
   bool guest = false;
   double pair_speed = 0;
 
-  double RemainingAt(double now_s) const;
+  double DoneAt(double now_s) const;
+  // Done work in seconds on the fastest type (the size unit of sched/size_belief.h).
+  double DoneSecondsAt(double now_s) const { return ref_speed > 0 ? DoneAt(now_s) / ref_speed : 0; }
   double AttainedAt(double now_s) const;
   double AttainedNormAt(double now_s) const;
-  // Estimated seconds to finish on its best type from `now_s`.
-  double BestRemainingSeconds(double now_s) const {
-    return best_speed > 0 ? RemainingAt(now_s) / best_speed : 0;
-  }
 };
 
 // Steps/s of the whole gang of `job` on `type`, from the cost model (cost/job_speed.h: the job's

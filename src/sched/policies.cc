@@ -18,7 +18,9 @@ class Fifo final : public Policy {
     return aware_ ? TypeChoice::kFastest : TypeChoice::kAgnostic;
   }
   Blocking blocking() const override { return blocking_; }
-  double Key(const JobRecord& job, double) const override { return job.job->arrival_s; }
+  double Key(const JobRecord& job, double, const SizeBelief&) const override {
+    return job.job->arrival_s;
+  }
 
  private:
   bool aware_;
@@ -32,7 +34,9 @@ class Priority final : public Policy {
   std::string_view name() const override { return "priority"; }
   bool preemptive() const override { return true; }
   TypeChoice type_choice() const override { return TypeChoice::kFastest; }
-  double Key(const JobRecord& job, double) const override { return -job.job->priority; }
+  double Key(const JobRecord& job, double, const SizeBelief&) const override {
+    return -job.job->priority;
+  }
 };
 
 // Least attained service; `aware` normalizes service by the job's speed on the type it got.
@@ -44,7 +48,7 @@ class Las final : public Policy {
   TypeChoice type_choice() const override {
     return aware_ ? TypeChoice::kMaxThroughput : TypeChoice::kAgnostic;
   }
-  double Key(const JobRecord& job, double now_s) const override {
+  double Key(const JobRecord& job, double now_s, const SizeBelief&) const override {
     const double w = job.job->priority_weight > 0 ? job.job->priority_weight : 1;
     return (aware_ ? job.AttainedNormAt(now_s) : job.AttainedAt(now_s)) / w;
   }
@@ -53,8 +57,10 @@ class Las final : public Policy {
   bool aware_;
 };
 
-// Shortest estimated remaining time on the job's best type. `fair` ages jobs (the key drops
-// by `aging` seconds per second since arrival) and assigns types by comparative advantage.
+// Shortest expected remaining time on the job's best type, as the scheduler believes it: the
+// Gittins rank of SizeBelief (the remaining time itself when sizes are known exactly, least
+// attained service when nothing is known). `fair` ages jobs (the key drops by `aging` seconds
+// per second since arrival) and assigns types by comparative advantage.
 class Srpt final : public Policy {
  public:
   Srpt(bool fair, double aging) : fair_(fair), aging_(aging) {}
@@ -63,8 +69,8 @@ class Srpt final : public Policy {
   TypeChoice type_choice() const override {
     return fair_ ? TypeChoice::kMaxThroughput : TypeChoice::kFastest;
   }
-  double Key(const JobRecord& job, double now_s) const override {
-    const double remaining = job.BestRemainingSeconds(now_s);
+  double Key(const JobRecord& job, double now_s, const SizeBelief& belief) const override {
+    const double remaining = belief.Rank(job, now_s);
     if (!fair_) return remaining;
     return remaining - aging_ * (now_s - job.job->arrival_s);
   }
@@ -83,10 +89,10 @@ constexpr std::array<Known, 14> kKnown = {{
     {"fifo", "arrival order, any free device type, head-of-line blocking (agnostic)"},
     {"fifo-het", "arrival order, the fastest free device type for each job"},
     {"priority", "larger job priority first; preempts lower-priority preemptible jobs"},
-    {"easy-backfill", "arrival order with EASY backfilling using runtime estimates"},
+    {"easy-backfill", "arrival order with EASY backfilling by expected run times (estimates)"},
     {"las", "least attained service (device-seconds), type-agnostic (Gavel max_min_fairness)"},
     {"las-het", "least attained service normalized by speed; types where they gain most"},
-    {"srpt-het", "smallest estimated remaining time on the best type it can get"},
+    {"srpt-het", "smallest expected remaining time (Gittins rank over learned sizes)"},
     {"srpt-het-fair", "srpt-het with aging of waiting jobs and types by comparative advantage"},
     {"maxmin-het", "LP: max the min normalized throughput (Gavel's heterogeneity-aware LAS)"},
     {"max-throughput", "LP: max the summed throughput, each job's normalized by its best"},

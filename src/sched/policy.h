@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "sched/job_record.h"
+#include "sched/size_belief.h"
 #include "util/status.h"
 
 namespace hetsched::sched {
@@ -41,10 +42,12 @@ class Policy {
   virtual TypeChoice type_choice() const = 0;
   virtual Blocking blocking() const { return Blocking::kStrict; }
   // Queue order: smaller runs first; ties by arrival, then id (the scheduler adds those).
+  // `belief` is what the scheduler has learned about job sizes (never the true sizes).
   // Contract: for a queued job, Key(job, now) = Key(job, 0) - c(now) with c the same for all
-  // jobs, so the order of queued jobs never changes while they wait and the scheduler keeps
-  // them in a sorted index (Key(job, 0)) instead of sorting at every decision.
-  virtual double Key(const JobRecord& job, double now_s) const = 0;
+  // jobs while `belief` is unchanged, so the order of queued jobs never changes while they wait
+  // and the scheduler keeps them in a sorted index (Key(job, 0)) instead of sorting at every
+  // decision; it re-sorts when the belief is refreshed.
+  virtual double Key(const JobRecord& job, double now_s, const SizeBelief& belief) const = 0;
 };
 
 // Names with a one-line description each, for --help and errors.

@@ -89,7 +89,7 @@ Scheduler::Scheduler(const model::Cluster& cluster, const model::ThroughputProfi
 }
 
 Scheduler::QueueKey Scheduler::KeyOf(const JobRecord& r, double now_s) const {
-  return {policy_->Key(r, now_s), r.job->arrival_s, r.job->id.value()};
+  return {policy_->Key(r, now_s, belief_), r.job->arrival_s, r.job->id.value()};
 }
 
 void Scheduler::Enqueue(int32_t id, double now_s) {
@@ -122,7 +122,8 @@ void Scheduler::RemoveRunning(int32_t id) {
   running_.pop_back();
 }
 
-Admission Scheduler::Submit(const model::Job& job, double now_s) {
+Admission Scheduler::Submit(const model::Job& job, double now_s,
+                            std::optional<SizeEstimate> estimate) {
   const int32_t id = job.id.value();
   assert(id >= 0);
   if (static_cast<size_t>(id) >= records_.size()) {
@@ -141,7 +142,6 @@ Admission Scheduler::Submit(const model::Job& job, double now_s) {
   }
   const int32_t types = state_.type_count();
   JobRecord r;
-  r.job = &job;
   r.speed.assign(types, 0);
   r.allowed.assign(types, 0);
   r.incompatible.assign(types, 0);
@@ -200,13 +200,38 @@ Admission Scheduler::Submit(const model::Job& job, double now_s) {
   for (int32_t t = 0; t < types; ++t) {
     if (r.allowed[t] && !r.incompatible[t]) r.best_speed = std::max(r.best_speed, r.speed[t]);
   }
-  r.remaining_work = job.work;
+  r.ref_speed = r.best_speed;
+  // The scheduler's copy: everything the user declared, not the true size.
+  auto copy = std::make_unique<model::Job>(job);
+  copy->work = 0;
+  // Gavel's SLO is declared as a multiple of the job's duration: the trace states it, so the
+  // deadline it implies is an input like any other.
+  if (job.slo_factor && !job.deadline_s && r.best_speed > 0) {
+    copy->deadline_s = job.arrival_s + *job.slo_factor * job.work / r.best_speed;
+  }
+  r.job = std::move(copy);
+  if (estimate && estimate->work > 0) {
+    r.estimated_work = estimate->work;
+    r.estimate_source = estimate->source;
+  } else if (options_.declared_estimates && job.estimate_s) {
+    r.estimated_work = *job.estimate_s * r.ref_speed;
+    r.estimate_source = EstimateSource::kUser;
+  } else if (options_.declared_estimates && job.time_limit_s) {
+    r.estimated_work = *job.time_limit_s * r.ref_speed;
+    r.estimate_source = EstimateSource::kTimeLimit;
+  } else if (options_.history_estimates) {
+    if (auto mean_s = belief_.HistoryMean(job.job_type, job.gang_size)) {
+      r.estimated_work = *mean_s * r.ref_speed;
+      r.estimate_source = EstimateSource::kHistory;
+    }
+  }
   if (allocator_ != nullptr) {
-    if (auto why = allocator_->RejectAtSubmit(r, now_s)) {
+    if (auto why = allocator_->RejectAtSubmit(r, now_s, RemainingWork(r, now_s))) {
       pinned_[id].clear();
       return {false, *why};
     }
   }
+  r.submitted = true;
   records_[id] = std::move(r);
   hints_[id] = HintsFor(cluster_, job.data_location);
   for (DeviceId d : pinned_[id]) state_.Reserve(d);
@@ -223,6 +248,10 @@ std::optional<JobId> Scheduler::JobOn(DeviceId device) const {
 bool Scheduler::HasAllowedType(JobId job) const {
   const auto& a = records_[job.value()].allowed;
   return std::find(a.begin(), a.end(), 1) != a.end();
+}
+
+bool Scheduler::SameVendor(DeviceTypeId a, DeviceTypeId b) const {
+  return a == b || cluster_.catalog.Get(a).vendor == cluster_.catalog.Get(b).vendor;
 }
 
 int32_t Scheduler::TotalFree() const {
@@ -306,24 +335,75 @@ bool Scheduler::MarkRunning(int32_t id, DeviceTypeId type, std::vector<DeviceId>
 Placement Scheduler::Start(int32_t id, DeviceTypeId type, std::vector<DeviceId> devices,
                            double now_s, bool migrated) {
   JobRecord& r = records_[id];
+  const bool restarted = r.first_start_s >= 0 && r.done_work > 0 && !r.job->portable_checkpoint &&
+                         r.type.valid() && !SameVendor(r.type, type);
+  if (restarted) r.done_work = 0;
   const double rate = r.incompatible[type.value()] ? 0 : r.speed[type.value()];
   const bool resumed = MarkRunning(id, type, std::move(devices), rate, now_s);
   state_.Allocate(r.devices);
   for (DeviceId d : r.devices) owner_[d.value()] = id;
   if (CanShare(r) && !r.incompatible[type.value()]) IndexSolo(id);
-  return Placement{JobId(id), type, r.devices, resumed, migrated, JobId()};
+  Placement p{JobId(id), type, r.devices, resumed, migrated, JobId()};
+  p.restarted = restarted;
+  return p;
+}
+
+void Scheduler::Leave(int32_t id, double now_s) {
+  JobRecord& r = records_[id];
+  r.done_work = r.DoneAt(now_s);
+  r.attained_s = r.AttainedAt(now_s);
+  r.attained_norm_s = r.AttainedNormAt(now_s);
+  LeaveDevices(id, now_s);
+  r.rate = 0;
+  RemoveRunning(id);
 }
 
 void Scheduler::Stop(int32_t id, double now_s) {
   JobRecord& r = records_[id];
-  r.remaining_work = r.RemainingAt(now_s);
-  r.attained_s = r.AttainedAt(now_s);
-  r.attained_norm_s = r.AttainedNormAt(now_s);
-  LeaveDevices(id, now_s);
+  const bool holds = !r.guest;
+  Leave(id, now_s);
+  if (options_.stop_holds_devices && holds) {
+    // LeaveDevices released them (or handed them to a guest, which StopGuestOf prevents for
+    // preemptions): hold them again until the checkpoint is written.
+    state_.Allocate(r.devices);
+    for (DeviceId d : r.devices) owner_[d.value()] = id;
+    r.phase = JobPhase::kStopping;
+    return;
+  }
   r.devices.clear();
-  r.rate = 0;
-  RemoveRunning(id);
   Enqueue(id, now_s);
+}
+
+void Scheduler::Stopped(JobId job, double now_s) {
+  const int32_t id = job.value();
+  JobRecord& r = records_[id];
+  if (r.phase != JobPhase::kStopping) return;
+  state_.Release(r.devices);
+  for (DeviceId d : r.devices) owner_[d.value()] = -1;
+  r.devices.clear();
+  Enqueue(id, now_s);
+}
+
+double Scheduler::RemainingWork(const JobRecord& r, double now_s) const {
+  return belief_.ExpectedRemaining(r, now_s) * r.ref_speed;
+}
+
+double Scheduler::ExpectedRemainingWork(JobId job, double now_s) const {
+  return RemainingWork(records_[job.value()], now_s);
+}
+
+bool Scheduler::HasWork() const {
+  if (!queue_.empty() || !guests_.empty()) return true;
+  if (running_.empty() || !(allocator_ != nullptr || policy_->preemptive())) return false;
+  return TotalFree() > 0;
+}
+
+void Scheduler::RefreshBelief(double now_s) {
+  if (now_s - last_refresh_s_ < options_.preempt_interval_s) return;
+  last_refresh_s_ = now_s;
+  if (!belief_.Refresh()) return;
+  sorted_queue_.clear();
+  for (int32_t id : queue_) sorted_queue_.insert(KeyOf(records_[id], 0));
 }
 
 void Scheduler::SetProgress(JobId job, double rate, double since_s) {
@@ -335,34 +415,36 @@ void Scheduler::SetProgress(JobId job, double rate, double since_s) {
 void Scheduler::Finish(JobId job, double now_s) {
   JobRecord& r = records_[job.value()];
   if (r.phase == JobPhase::kRunning) {
-    r.attained_s = r.AttainedAt(now_s);
-    r.attained_norm_s = r.AttainedNormAt(now_s);
-    r.remaining_work = 0;
-    LeaveDevices(job.value(), now_s);
-    RemoveRunning(job.value());
+    Leave(job.value(), now_s);
+    belief_.Observe(r);
   } else if (r.phase == JobPhase::kQueued) {
     Dequeue(job.value());
+  } else if (r.phase == JobPhase::kStopping) {
+    Stopped(job, now_s);
+    Dequeue(job.value());
   }
+  r.devices.clear();
   r.phase = JobPhase::kDone;
+  r.job.reset();
+  hints_[job.value()] = {};
 }
 
-void Scheduler::Requeue(JobId job, double now_s, double remaining_work,
+void Scheduler::Requeue(JobId job, double now_s, double done_work,
                         std::optional<DeviceTypeId> exclude_type) {
   const int32_t id = job.value();
   JobRecord& r = records_[id];
   if (r.phase == JobPhase::kRunning) {
-    r.attained_s = r.AttainedAt(now_s);
-    r.attained_norm_s = r.AttainedNormAt(now_s);
-    LeaveDevices(id, now_s);
+    Leave(id, now_s);
     r.devices.clear();
-    r.rate = 0;
-    RemoveRunning(id);
+  } else if (r.phase == JobPhase::kStopping) {
+    Stopped(job, now_s);
+    Dequeue(id);
   } else if (r.phase == JobPhase::kQueued) {
     Dequeue(id);
   } else {
     return;
   }
-  r.remaining_work = remaining_work;
+  r.done_work = done_work;
   if (exclude_type) {
     r.allowed[exclude_type->value()] = 0;
     r.best_speed = 0;
@@ -384,7 +466,7 @@ std::pair<double, int32_t> Scheduler::ShadowTime(DeviceTypeId type, int32_t gang
     const JobRecord& r = records_[id];
     if (r.type != type || r.guest) continue;  // a guest frees no devices
     const double end =
-        r.rate > 0 ? std::max(now_s, r.progress_since_s) + r.RemainingAt(now_s) / r.rate : kInf;
+        r.rate > 0 ? std::max(now_s, r.progress_since_s) + RemainingWork(r, now_s) / r.rate : kInf;
     ends.push_back({end, static_cast<int32_t>(r.devices.size())});
   }
   std::sort(ends.begin(), ends.end());
@@ -445,7 +527,7 @@ void Scheduler::DecideQueueOrder(double now_s, bool fill, Decision& out) {
     }
     if (head_blocked && chosen->first == reserved_type) {
       const double speed = r.speed[reserved_type.value()];
-      const double end = speed > 0 ? now_s + r.RemainingAt(now_s) / speed : kInf;
+      const double end = speed > 0 ? now_s + RemainingWork(r, now_s) / speed : kInf;
       if (end > shadow) {
         if (gang > extra) continue;  // would delay the head's reservation
         extra -= gang;
@@ -476,7 +558,11 @@ std::vector<int32_t> Scheduler::AssignByRegret(const std::vector<int32_t>& jobs,
     gangs[i] = std::max(1, r.job->gang_size);
     for (int32_t t = 0; t < types; ++t) {
       double v = std::numeric_limits<double>::quiet_NaN();
-      if (r.allowed[t]) {
+      // A running job whose checkpoint does not load on another vendor's stack is not moved
+      // there (it would restart from the beginning).
+      const bool stays = r.phase == JobPhase::kRunning && !r.job->portable_checkpoint &&
+                         !SameVendor(r.type, DeviceTypeId(t));
+      if (r.allowed[t] && !stays) {
         v = scorers_.Score(r, DeviceTypeId(t), cluster_.catalog);
         if (r.phase == JobPhase::kRunning && r.type.value() == t) v += options_.stickiness;
       }
@@ -583,6 +669,7 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
           const int32_t best = BestType(r, choice, free);
           // Greedy-fastest moves a running job to a free faster type only for a clear gain.
           if (best >= 0 && best != own &&
+              (r.job->portable_checkpoint || SameVendor(DeviceTypeId(best), r.type)) &&
               scorers_.Score(r, DeviceTypeId(best), cluster_.catalog) >
                   scorers_.Score(r, r.type, cluster_.catalog) + options_.stickiness) {
             t = best;
@@ -649,7 +736,8 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
     const int32_t id = selected[i];
     scratch_[id] = -2;
     const JobRecord& r = records_[id];
-    if (r.phase == JobPhase::kRunning || assigned[i] < 0) continue;
+    // Running, still writing its checkpoint (kStopping), or not given a type.
+    if (r.phase != JobPhase::kQueued || assigned[i] < 0) continue;
     const bool migrated = moved_flag_[id] != 0;
     std::optional<std::vector<DeviceId>> devs = PlaceOn(r, DeviceTypeId(assigned[i]));
     DeviceTypeId type(assigned[i]);
@@ -670,16 +758,27 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
 
 Decision Scheduler::Decide(double now_s) {
   Decision out;
+  RefreshBelief(now_s);
+  const bool full_due = now_s - last_full_s_ >= options_.preempt_interval_s;
   if (queue_.empty()) {
-    // Space sharing: guests may still move to devices that came free.
-    if (!guests_.empty()) DecidePairs(now_s, out);
+    // Nobody waits, but running jobs may move up to faster devices that came free (as Gavel
+    // re-solves every round), subject to the same stickiness; guests may move too.
+    if (full_due && HasWork() && (allocator_ != nullptr || policy_->preemptive())) {
+      if (allocator_ != nullptr) {
+        DecideAllocation(now_s, out);
+      } else {
+        last_full_s_ = now_s;
+        DecidePreemptive(now_s, out);
+      }
+    }
+    if (options_.space_sharing) DecidePairs(now_s, out);
     return out;
   }
   if (allocator_ != nullptr) {
     DecideAllocation(now_s, out);
   } else if (!policy_->preemptive()) {
     DecideQueueOrder(now_s, false, out);
-  } else if (now_s - last_full_s_ >= options_.preempt_interval_s) {
+  } else if (full_due) {
     last_full_s_ = now_s;
     DecidePreemptive(now_s, out);
     // Work conservation: devices the reallocation left free (a selected job that did not fit
@@ -792,10 +891,10 @@ void Scheduler::DecideAllocation(double now_s, Decision& out) {
       j.name = r.job->name;
       j.gang = std::max(1, r.job->gang_size);
       j.weight = r.job->priority_weight > 0 ? r.job->priority_weight : 1;
-      j.remaining = r.RemainingAt(now_s);
-      j.work = std::max(r.job->work, j.remaining);
+      j.remaining = RemainingWork(r, now_s);
+      j.work = r.DoneAt(now_s) + j.remaining;
       j.elapsed_s = std::max(0.0, now_s - r.job->arrival_s);
-      j.slo_rate = allocator_->SloRate(r, now_s);
+      j.slo_rate = allocator_->SloRate(r, now_s, j.remaining);
       problem.jobs.push_back(std::move(j));
       in_lp.push_back(id);
     }
@@ -1006,7 +1105,7 @@ std::optional<std::pair<double, double>> Scheduler::PairFactors(int32_t a, int32
 
 void Scheduler::Rebase(int32_t id, double now_s) {
   JobRecord& r = records_[id];
-  r.remaining_work = r.RemainingAt(now_s);
+  r.done_work = r.DoneAt(now_s);
   r.progress_since_s = std::max(now_s, r.progress_since_s);
   r.attained_s = r.AttainedAt(now_s);
   r.attained_norm_s = r.AttainedNormAt(now_s);

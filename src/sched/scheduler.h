@@ -24,6 +24,7 @@
 #include "sched/placement.h"
 #include "sched/policy.h"
 #include "sched/scorers.h"
+#include "sched/size_belief.h"
 #include "util/status.h"
 
 namespace hetsched::sched {
@@ -55,6 +56,15 @@ struct SchedulerOptions {
   // on a device. Needs a profile with pair (co-located) entries.
   bool space_sharing = false;
   double space_sharing_min_gain = 0.1;
+  // A job without an estimate of its own gets the mean size of completed jobs of the same type
+  // and gang size (SizeBelief::HistoryMean), once one has completed.
+  bool history_estimates = false;
+  // Use what jobs declare (Job::estimate_s, time_limit_s). False: the driver alone says what
+  // is known (a study of what estimates are worth).
+  bool declared_estimates = true;
+  // A preempted job keeps its devices (JobPhase::kStopping) until the driver reports it
+  // stopped (Stopped): its checkpoint is being written. False: devices free at once.
+  bool stop_holds_devices = false;
 };
 
 struct Admission {
@@ -71,6 +81,9 @@ struct Placement {
   // Space sharing: the running job whose devices it joins (invalid: none); `devices` are the
   // partner's.
   model::JobId partner;
+  // It ran on another vendor's devices before and its checkpoint does not load here
+  // (Job::portable_checkpoint false): it restarts from the beginning.
+  bool restarted = false;
 };
 
 struct Decision {
@@ -78,8 +91,8 @@ struct Decision {
   std::vector<Placement> placed;
 };
 
-// Not thread-safe. Keeps references to `cluster`, `profile` and to submitted jobs: the caller
-// keeps them alive while the scheduler lives.
+// Not thread-safe. Keeps references to `cluster` and `profile` (the caller keeps them alive);
+// copies each submitted job, without its true size.
 class Scheduler {
  public:
   static util::Result<std::unique_ptr<Scheduler>> Create(const model::Cluster& cluster,
@@ -88,7 +101,11 @@ class Scheduler {
                                                          const SchedulerOptions& options = {});
 
   // Admits the job into the queue, or rejects it when no device in the cluster can ever run it.
-  Admission Submit(const model::Job& job, double now_s);
+  // The scheduler never reads `job.work` (the true size), except to turn a Gavel slo_factor
+  // into a deadline: it sees `estimate` when given, else the job's estimate_s / time_limit_s,
+  // else (history_estimates) the history predictor, else nothing.
+  Admission Submit(const model::Job& job, double now_s,
+                   std::optional<SizeEstimate> estimate = std::nullopt);
   // One scheduling pass. Updates the scheduler's own state (devices allocated / released).
   Decision Decide(double now_s);
 
@@ -103,11 +120,16 @@ class Scheduler {
   // The driver's actual progress rate (steps/s) for a running job, from `since_s` on (later
   // than now when a start-up or restore delay applies).
   void SetProgress(model::JobId job, double rate, double since_s);
-  // The job completed: its devices are released and it leaves the scheduler.
+  // The job completed: its devices are released, its size is learned (SizeBelief) and it
+  // leaves the scheduler.
   void Finish(model::JobId job, double now_s);
+  // A preempted job (kStopping, under stop_holds_devices) finished writing its checkpoint:
+  // its devices are released and it is queued.
+  void Stopped(model::JobId job, double now_s);
   // The job stopped on its own (device fault, start-up failure): back to the queue with
-  // `remaining_work` left. `exclude_type`: never place it on that type again.
-  void Requeue(model::JobId job, double now_s, double remaining_work,
+  // `done_work` steps kept (what its last checkpoint saved). `exclude_type`: never place it on
+  // that type again.
+  void Requeue(model::JobId job, double now_s, double done_work,
                std::optional<model::DeviceTypeId> exclude_type = std::nullopt);
   // The job is given up (e.g. it can run nowhere that is left): it leaves the scheduler.
   void Drop(model::JobId job, double now_s);
@@ -120,11 +142,18 @@ class Scheduler {
   void SetNodeOn(model::NodeId node, bool on) { state_.SetNodeOn(node, on); }
   std::optional<model::JobId> JobOn(model::DeviceId device) const;
 
-  // True once `job` was submitted (and admitted); only then is record() valid.
+  // True once `job` was submitted (and admitted); only then is record() valid (its `job` copy
+  // only until it ends).
   bool Known(model::JobId job) const {
     return job.value() >= 0 && static_cast<size_t>(job.value()) < records_.size() &&
-           records_[job.value()].job != nullptr;
+           records_[job.value()].submitted;
   }
+  // What the scheduler believes about sizes, and the remaining steps it expects of `job`.
+  const SizeBelief& belief() const { return belief_; }
+  double ExpectedRemainingWork(model::JobId job, double now_s) const;
+  // True when a decision now could change something: jobs wait, guests could move, or (for
+  // preemptive and allocation policies) a running job could move to a free faster device.
+  bool HasWork() const;
   const JobRecord& record(model::JobId job) const { return records_[job.value()]; }
   bool HasAllowedType(model::JobId job) const;
   // Why a queued job is not running, in words.
@@ -169,8 +198,16 @@ class Scheduler {
   // Starts job `id` on `devices` (allocates them, marks it running).
   Placement Start(int32_t id, model::DeviceTypeId type, std::vector<model::DeviceId> devices,
                   double now_s, bool migrated);
-  // Stops a running job (preemption): progress and service are booked up to now.
+  // Stops a running job (preemption): progress and service are booked up to now; it is queued,
+  // or kStopping under stop_holds_devices.
   void Stop(int32_t id, double now_s);
+  // Books a running job's progress and service up to now and takes it off its devices.
+  void Leave(int32_t id, double now_s);
+  // Expected steps left of record `r` (SizeBelief::ExpectedRemaining in steps).
+  double RemainingWork(const JobRecord& r, double now_s) const;
+  // Refreshes the size belief (at most every preempt interval) and re-sorts the queue index
+  // when ranks moved.
+  void RefreshBelief(double now_s);
 
   // Allowed types with at least `gang` free devices, ordered by the policy's preference.
   std::vector<model::DeviceTypeId> TypePreference(const JobRecord& r, TypeChoice choice,
@@ -193,6 +230,8 @@ class Scheduler {
   std::vector<int32_t> AssignByRegret(const std::vector<int32_t>& jobs,
                                       std::vector<int32_t> capacity, double now_s) const;
   int32_t TotalFree() const;
+  // Checkpoints load across these types (same vendor, so the same software stack family).
+  bool SameVendor(model::DeviceTypeId a, model::DeviceTypeId b) const;
 
   // Space sharing (see SchedulerOptions::space_sharing).
   bool CanShare(const JobRecord& r) const;
@@ -231,10 +270,12 @@ class Scheduler {
   std::vector<int32_t> queue_, running_;              // ids, unordered
   std::vector<int32_t> pos_;                          // id -> position in queue_ or running_
   std::set<QueueKey> sorted_queue_;                   // queued jobs by KeyOf(job, 0)
-  double last_full_s_ = -1e300;                       // last full preemptive decision
-  std::vector<int32_t> owner_;                        // device -> job id, -1 if none
-  std::vector<PlacementHints> hints_;                 // by JobId: data locality
-  std::vector<int32_t> scratch_;  // by JobId: type assigned in a decision, -2 when none
+  SizeBelief belief_;
+  double last_refresh_s_ = -1e300;
+  double last_full_s_ = -1e300;        // last full preemptive decision
+  std::vector<int32_t> owner_;         // device -> job id, -1 if none
+  std::vector<PlacementHints> hints_;  // by JobId: data locality
+  std::vector<int32_t> scratch_;       // by JobId: type assigned in a decision, -2 when none
   std::vector<char> moved_flag_;
   // DecidePreemptive's working lists, kept to reuse their memory.
   std::vector<QueueKey> keys_;

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cassert>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <random>
+#include <string_view>
 
 #include "cost/transfer.h"
 #include "model/topology.h"
@@ -40,9 +42,10 @@ double Percentile(std::vector<T>& values, double q) {
 struct JobRun {
   uint32_t generation = 0;
   double start_s = 0;
-  double since_s = 0;  // progress starts (after a restore)
-  double rate = 0;     // effective steps/s, synchronization included
-  double start_remaining = 0;
+  double since_s = 0;     // progress starts (after a restore)
+  double rate = 0;        // effective steps/s, synchronization included
+  double start_done = 0;  // steps done when the run started
+  double stop_s = -1;     // preempted at (writing its checkpoint until the kStopped event)
   model::DeviceTypeId type;
   int32_t devices = 0;
   double sync_bytes_per_step = 0;  // summed over the gang (ring all-reduce: 2(n-1) x buffer)
@@ -91,6 +94,7 @@ class Engine {
         down_count_(cluster.devices.size(), 0),
         down_since_(cluster.devices.size(), 0),
         rng_(options.seed),
+        estimate_rng_(options.seed ^ 0x5eed5eed5eedULL),
         power_parts_(power::ParsePowerPolicy(options.power.policy).value()),
         power_manager_(power_parts_, options.power),
         meter_(TypeNames(cluster), options.power.tariff) {
@@ -104,8 +108,15 @@ class Engine {
 
  private:
   bool WorkLeft() const {
-    return next_arrival_ < order_.size() || sched_->queued() > 0 || sched_->running() > 0;
+    return next_arrival_ < order_.size() || sched_->queued() > 0 || sched_->running() > 0 ||
+           stopping_ > 0;
   }
+  // The truth the scheduler never sees: steps job `id` still needs.
+  double TrueRemaining(int32_t id, double now_s) const {
+    return std::max(0.0, workload_.jobs[id].work - sched_->record(JobId(id)).DoneAt(now_s));
+  }
+  // What the scheduler is told about a job's size under SimOptions::estimates.
+  std::optional<sched::SizeEstimate> EstimateFor(const model::Job& job);
   bool MeasureDone() const { return options_.measure && measured_left_ == 0; }
   bool Measured(int32_t id) const {
     return !options_.measure || (id >= options_.measure->first && id < options_.measure->second);
@@ -194,6 +205,8 @@ class Engine {
   std::vector<double> down_since_;
   std::vector<double> busy_s_, down_s_;  // by device type
   std::mt19937_64 rng_;
+  std::mt19937_64 estimate_rng_;  // its own stream: estimates do not shift the faults' draws
+  int64_t stopping_ = 0;          // preempted jobs still writing their checkpoint
   int64_t pending_ups_ = 0;
   int64_t measured_left_ = 0;
   int64_t ended_ = 0;
@@ -525,7 +538,9 @@ void Engine::FaultDown(size_t index, double now_s) {
 void Engine::FailRun(int32_t id, double now_s) {
   const sched::JobRecord& r = sched_->record(JobId(id));
   JobRun& run = runs_[id];
-  const double progress_time = std::max(0.0, now_s - run.since_s);
+  // Progress stopped at the preemption when it is writing its checkpoint.
+  const double progress_end_s = run.stop_s >= 0 ? run.stop_s : now_s;
+  const double progress_time = std::max(0.0, progress_end_s - run.since_s);
   double saved_time = 0;
   if (options_.checkpoint_interval_s > 0) {
     saved_time =
@@ -533,11 +548,11 @@ void Engine::FailRun(int32_t id, double now_s) {
   }
   const double lost_time = progress_time - saved_time;
   result_.lost_device_hours += run.devices * lost_time / 3600.0;
-  const double remaining =
-      r.rate > 0 ? std::min(run.start_remaining, r.RemainingAt(now_s) + run.rate * lost_time)
-                 : run.start_remaining;
+  const double kept = std::max(run.start_done, r.DoneAt(now_s) - run.rate * lost_time);
+  if (run.stop_s >= 0) --stopping_;
+  run.stop_s = -1;
   CloseRun(id, now_s, RunEnd::kFault);
-  sched_->Requeue(JobId(id), now_s, remaining);
+  sched_->Requeue(JobId(id), now_s, kept);
 }
 
 void Engine::ApplySpeedChanges(double now_s, const std::vector<sched::Placement>* skip) {
@@ -575,8 +590,8 @@ void Engine::Rerate(int32_t id, double now_s) {
   run.segment_s = std::max(now_s, r.progress_since_s);
   sched_->SetProgress(JobId(id), run.rate, run.segment_s);
   if (run.rate > 0) {
-    queue_.Push(ToMicros(run.segment_s + r.remaining_work / run.rate), EventKind::kCompletion, id,
-                run.generation);
+    queue_.Push(ToMicros(run.segment_s + TrueRemaining(id, run.segment_s) / run.rate),
+                EventKind::kCompletion, id, run.generation);
   }
 }
 
@@ -600,7 +615,9 @@ void Engine::StartRun(const sched::Placement& p, double now_s) {
   run.start_s = now_s;
   run.type = p.type;
   run.devices = static_cast<int32_t>(p.devices.size());
-  run.start_remaining = r.remaining_work;
+  run.start_done = r.done_work;
+  run.stop_s = -1;
+  if (p.restarted) result_.cross_vendor_restarts++;
   run.sync_bytes_per_step = 0;
   run.sync_s = 0;
   run.owns = !p.partner.valid();
@@ -642,9 +659,9 @@ void Engine::StartRun(const sched::Placement& p, double now_s) {
   run.segment_s = run.since_s;
   // A guest's devices draw what their holder's cap allows: it picks no cap of its own.
   if (power_parts_.caps && run.rate > 0 && run.owns) {
-    const power::CapPoint cap =
-        power::ChooseCap(curves_[p.type.value()], job.deadline_s, run.since_s,
-                         r.remaining_work / run.rate, options_.power.cap_max_slowdown);
+    const power::CapPoint cap = power::ChooseCap(
+        curves_[p.type.value()], job.deadline_s, run.since_s,
+        sched_->ExpectedRemainingWork(p.job, now_s) / run.rate, options_.power.cap_max_slowdown);
     if (cap.cap < 1) {
       run.rate = EffectiveRate(speed, run.sync_s, cap.throughput);
       run.cap_power = cap.power;
@@ -654,21 +671,56 @@ void Engine::StartRun(const sched::Placement& p, double now_s) {
   SetBusy(run.held, true, run.cap_power, now_s);
   sched_->SetProgress(p.job, run.rate, run.since_s);
   if (run.rate > 0) {
-    queue_.Push(ToMicros(run.since_s + r.remaining_work / run.rate), EventKind::kCompletion, id,
-                run.generation);
+    queue_.Push(ToMicros(run.since_s + TrueRemaining(id, run.since_s) / run.rate),
+                EventKind::kCompletion, id, run.generation);
   }
 }
 
 void Engine::Apply(const sched::Decision& d, double now_s) {
   for (JobId j : d.preempted) {
-    CloseRun(j.value(), now_s, RunEnd::kPreempted);
     result_.preemptions++;
+    JobRun& run = runs_[j.value()];
+    if (sched_->record(j).phase == sched::JobPhase::kStopping) {
+      // It writes its checkpoint on its devices (they stay busy) and makes no more progress.
+      network_bytes_ += run.rate * std::max(0.0, now_s - run.segment_s) * run.sync_bytes_per_step;
+      run.generation++;
+      run.rate = 0;
+      run.segment_s = now_s;
+      run.stop_s = now_s;
+      ++stopping_;
+      queue_.Push(ToMicros(now_s + options_.checkpoint_save_s), EventKind::kStopped, j.value(),
+                  run.generation);
+      continue;
+    }
+    CloseRun(j.value(), now_s, RunEnd::kPreempted);
   }
   for (const auto& p : d.placed) {
     if (p.migrated) result_.migrations++;
     StartRun(p, now_s);
   }
   ApplySpeedChanges(now_s, &d.placed);
+}
+
+std::optional<sched::SizeEstimate> Engine::EstimateFor(const model::Job& job) {
+  const EstimateMode& m = options_.estimates;
+  double factor = 0;
+  switch (m.kind) {
+    case EstimateMode::kWorkload:
+    case EstimateMode::kNone:
+    case EstimateMode::kHistory:
+      return std::nullopt;
+    case EstimateMode::kOracle:
+      factor = 1;
+      break;
+    case EstimateMode::kLognormal:
+      factor = std::exp(std::normal_distribution<double>(0, m.parameter)(estimate_rng_));
+      break;
+    case EstimateMode::kUserLimit:
+      factor =
+          std::exp(std::uniform_real_distribution<double>(0, std::log(m.parameter))(estimate_rng_));
+      break;
+  }
+  return sched::SizeEstimate{job.work * factor, sched::EstimateSource::kDriver};
 }
 
 SimResult Engine::Execute() {
@@ -721,7 +773,7 @@ SimResult Engine::Execute() {
     while (next_arrival_ < n && ToMicros(workload_.jobs[order_[next_arrival_]].arrival_s) == next) {
       const model::Job& job = workload_.jobs[order_[next_arrival_++]];
       result_.events++;
-      const sched::Admission a = sched_->Submit(job, now_s);
+      const sched::Admission a = sched_->Submit(job, now_s, EstimateFor(job));
       if (!a.accepted) {
         result_.jobs_rejected++;
         EndJob(job.id.value(), JobStatus::kFailed, "rejected on arrival: " + a.reason, now_s);
@@ -749,9 +801,9 @@ SimResult Engine::Execute() {
           const model::DeviceTypeId type = run.type;
           result_.compat_failures++;
           result_.wasted_device_hours += run.devices * options_.compat_startup_s / 3600.0;
-          const double remaining = run.start_remaining;
+          const double done = run.start_done;
           CloseRun(e.target, now_s, RunEnd::kFailed);
-          sched_->Requeue(JobId(e.target), now_s, remaining, type);
+          sched_->Requeue(JobId(e.target), now_s, done, type);
           ApplySpeedChanges(now_s);
           if (!sched_->HasAllowedType(JobId(e.target))) {
             sched_->Drop(JobId(e.target), now_s);
@@ -774,6 +826,16 @@ SimResult Engine::Execute() {
         case EventKind::kRound:
           round_tick = true;
           break;
+        case EventKind::kStopped: {
+          JobRun& run = runs_[e.target];
+          if (run.generation != e.generation || run.stop_s < 0) break;  // failed meanwhile
+          run.stop_s = -1;
+          --stopping_;
+          CloseRun(e.target, now_s, RunEnd::kPreempted);
+          sched_->Stopped(JobId(e.target), now_s);
+          changed = true;
+          break;
+        }
         case EventKind::kPowerCheck:
         case EventKind::kSuspendDone:
         case EventKind::kBootDone:
@@ -788,7 +850,7 @@ SimResult Engine::Execute() {
       if (round_tick) round_pending = false;
     }
     size_t placed = 0;
-    if (decide && (sched_->queued() > 0 || sched_->guests() > 0)) {
+    if (decide && sched_->HasWork()) {
       const auto t0 = Clock::now();
       const sched::Decision d = sched_->Decide(now_s);
       const double took_s = Seconds(Clock::now() - t0);
@@ -839,7 +901,9 @@ SimResult Engine::Execute() {
   for (size_t i = 0; i < n; ++i) {
     if (!sched_->Known(JobId(static_cast<int32_t>(i)))) continue;  // not arrived, or rejected
     const sched::JobRecord& r = sched_->record(JobId(static_cast<int32_t>(i)));
-    if (r.phase == sched::JobPhase::kRunning) CloseRun(i, now_s, RunEnd::kRunning);
+    if (r.phase == sched::JobPhase::kRunning || r.phase == sched::JobPhase::kStopping) {
+      CloseRun(i, now_s, RunEnd::kRunning);
+    }
     outcomes_[i].preemptions = r.preemptions;
   }
   for (size_t d = 0; d < cluster_.devices.size(); ++d) {
@@ -848,6 +912,12 @@ SimResult Engine::Execute() {
     }
   }
   result_.policy = std::string(sched_->policy().name());
+  result_.estimates = EstimateModeName(options_.estimates);
+  if (n > 0) result_.last_arrival_s = workload_.jobs[order_.back()].arrival_s;
+  // Gavel keeps generating jobs until the measured ones are done: a trace that ran out of
+  // arrivals before that measured them under a falling load.
+  result_.arrivals_ended_early =
+      options_.measure && n > 0 && next_arrival_ == n && result_.last_arrival_s < now_s;
   result_.allocation_failures = sched_->allocation_failures();
   result_.allocation_log = sched_->allocation_log();
   result_.space_sharing = options_.sched.space_sharing;
@@ -914,6 +984,72 @@ SimResult Engine::Execute() {
 
 }  // namespace
 
+util::Result<EstimateMode> ParseEstimateMode(std::string_view text) {
+  constexpr std::string_view kKnown =
+      "workload, none, lognormal:SIGMA, user-limit:FACTOR, history, oracle";
+  const size_t colon = text.find(':');
+  const std::string_view name = text.substr(0, colon);
+  EstimateMode m;
+  const bool takes_parameter = name == "lognormal" || name == "user-limit";
+  if (name == "workload") {
+    m.kind = EstimateMode::kWorkload;
+  } else if (name == "none") {
+    m.kind = EstimateMode::kNone;
+  } else if (name == "history") {
+    m.kind = EstimateMode::kHistory;
+  } else if (name == "oracle") {
+    m.kind = EstimateMode::kOracle;
+  } else if (name == "lognormal") {
+    m.kind = EstimateMode::kLognormal;
+  } else if (name == "user-limit") {
+    m.kind = EstimateMode::kUserLimit;
+  } else {
+    return util::Status::InvalidArgument(
+        fmt::format("--estimates '{}': unknown mode (known: {})", text, kKnown));
+  }
+  if (!takes_parameter) {
+    if (colon != std::string_view::npos) {
+      return util::Status::InvalidArgument(
+          fmt::format("--estimates '{}': '{}' takes no parameter (known: {})", text, name, kKnown));
+    }
+    return m;
+  }
+  const std::string_view value =
+      colon == std::string_view::npos ? std::string_view() : text.substr(colon + 1);
+  double x = 0;
+  const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), x);
+  const bool lognormal = m.kind == EstimateMode::kLognormal;
+  const bool ok = !value.empty() && ec == std::errc() && ptr == value.data() + value.size() &&
+                  std::isfinite(x) && (lognormal ? x >= 0 && x <= 10 : x >= 1 && x <= 1000);
+  if (!ok) {
+    return util::Status::InvalidArgument(fmt::format(
+        "--estimates '{}': {} (expected {})", text,
+        value.empty() ? "the parameter is missing" : fmt::format("bad parameter '{}'", value),
+        lognormal ? "lognormal:SIGMA with 0 <= SIGMA <= 10, e.g. lognormal:1"
+                  : "user-limit:FACTOR with 1 <= FACTOR <= 1000, e.g. user-limit:5"));
+  }
+  m.parameter = x;
+  return m;
+}
+
+std::string EstimateModeName(const EstimateMode& m) {
+  switch (m.kind) {
+    case EstimateMode::kWorkload:
+      return "workload";
+    case EstimateMode::kNone:
+      return "none";
+    case EstimateMode::kLognormal:
+      return fmt::format("lognormal:{}", m.parameter);
+    case EstimateMode::kUserLimit:
+      return fmt::format("user-limit:{}", m.parameter);
+    case EstimateMode::kHistory:
+      return "history";
+    case EstimateMode::kOracle:
+      return "oracle";
+  }
+  return "?";
+}
+
 util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Workload& workload,
                                  const model::ThroughputProfile* profile,
                                  const SimOptions& options) {
@@ -932,10 +1068,11 @@ util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Wor
                       a, b, workload.jobs.size(), workload.jobs.size()));
     }
   }
-  if (options.round_s < 0 || options.restore_s < 0 || options.until_s < 0 ||
-      options.max_rounds < 0 || options.timeline_sample_s < 0 || options.compat_startup_s < 0 ||
-      options.checkpoint_interval_s < 0 || options.node_mtbf_s < 0 || options.node_mttr_s < 0 ||
-      options.sched.preempt_interval_s < 0 || options.sched.tuning.aging < 0) {
+  if (options.round_s < 0 || options.restore_s < 0 || options.checkpoint_save_s < 0 ||
+      options.until_s < 0 || options.max_rounds < 0 || options.timeline_sample_s < 0 ||
+      options.compat_startup_s < 0 || options.checkpoint_interval_s < 0 ||
+      options.node_mtbf_s < 0 || options.node_mttr_s < 0 || options.sched.preempt_interval_s < 0 ||
+      options.sched.tuning.aging < 0) {
     return util::Status::InvalidArgument(
         "round, restore, start-up, checkpoint, preempt-interval, until, MTBF and MTTR times, "
         "max rounds, timeline sample and aging must be >= 0");
@@ -944,8 +1081,12 @@ util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Wor
     return util::Status::InvalidArgument("give both --mtbf and --mttr, or neither");
   }
   RETURN_IF_ERROR(power::ValidatePowerOptions(options.power, cluster));
+  sched::SchedulerOptions sched_options = options.sched;
+  sched_options.stop_holds_devices = options.checkpoint_save_s > 0;
+  sched_options.history_estimates = options.estimates.kind == EstimateMode::kHistory;
+  sched_options.declared_estimates = options.estimates.kind == EstimateMode::kWorkload;
   ASSIGN_OR_RETURN(auto scheduler,
-                   sched::Scheduler::Create(cluster, profile, options.policy, options.sched));
+                   sched::Scheduler::Create(cluster, profile, options.policy, sched_options));
   Engine engine(cluster, workload, options, std::move(scheduler));
   return engine.Execute();
 }
@@ -953,6 +1094,8 @@ util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Wor
 nlohmann::json ToJson(const SimResult& r) {
   nlohmann::json j;
   j["policy"] = r.policy;
+  j["estimates"] = r.estimates;
+  if (r.estimates == "oracle") j["oracle"] = "true job sizes: an upper bound no real scheduler has";
   j["seed"] = r.seed;
   j["round_s"] = r.round_s;
   j["jobs_total"] = r.jobs_total;
@@ -1004,6 +1147,9 @@ nlohmann::json ToJson(const SimResult& r) {
     j["shared_device_hours"] = r.shared_device_hours;
   }
   if (!r.stopped_early.empty()) j["stopped_early"] = r.stopped_early;
+  j["last_arrival_s"] = r.last_arrival_s;
+  j["arrivals_ended_early"] = r.arrivals_ended_early;
+  j["cross_vendor_restarts"] = r.cross_vendor_restarts;
   if (r.timeline.sample_s > 0) j["timeline"] = ToJson(r.timeline);
   if (!r.jobs.empty()) {
     nlohmann::json jobs = nlohmann::json::array();

@@ -23,15 +23,39 @@
 
 namespace hetsched::sim {
 
+// What the scheduler is told about job sizes (docs/simulator.md, Estimates). The simulator
+// alone knows the truth; the scheduler sees only these.
+struct EstimateMode {
+  enum Kind {
+    kWorkload,   // what the workload declares (estimate / time_limit per job), else nothing
+    kNone,       // nothing, even where the workload declares something
+    kLognormal,  // true size x exp(N(0, sigma)), seeded
+    kUserLimit,  // true size x a factor drawn log-uniformly from [1, factor] (users over-ask)
+    kHistory,    // the mean of completed jobs of the same type and gang size (online)
+    kOracle,     // the true size: an upper bound no real scheduler has
+  };
+  Kind kind = kWorkload;
+  double parameter = 0;  // sigma, or factor
+};
+// Parses "workload", "none", "lognormal:SIGMA", "user-limit:FACTOR", "history", "oracle".
+util::Result<EstimateMode> ParseEstimateMode(std::string_view text);
+// The mode as parsed back ("lognormal:1", "oracle", ...).
+std::string EstimateModeName(const EstimateMode& mode);
+
 struct SimOptions {
   std::string policy = "default";
   sched::SchedulerOptions sched;
   // Scheduling rounds (Gavel uses 360 s): decisions only at multiples of round_s. 0: a decision
   // after every batch of simultaneous events.
   double round_s = 0;
-  // Checkpoint plus restore paid, without progress, each time a job resumes after a
-  // preemption or migration. 0 as in Gavel's simulator; docs/simulator.md gives real values.
+  // Seconds without progress each time a job resumes after a preemption or migration (reading
+  // its checkpoint, restarting the framework). 0 as in Gavel's simulator; docs/simulator.md
+  // gives real values.
   double restore_s = 0;
+  // Seconds a preempted job keeps its devices while it writes its checkpoint. 0: it frees them
+  // at once, as in Gavel's simulator.
+  double checkpoint_save_s = 0;
+  EstimateMode estimates;
   // Under ignore-compat: a job started on a device it cannot run fails after this long.
   double compat_startup_s = 120;
   // A running job saves its progress every checkpoint_interval_s of progress time; a fault
@@ -72,7 +96,13 @@ struct JobOutcome {
 };
 
 struct SimResult {
-  std::string policy;  // resolved name ("default" shows as what it stands for)
+  std::string policy;     // resolved name ("default" shows as what it stands for)
+  std::string estimates;  // EstimateModeName of SimOptions::estimates
+  // Gavel's measurement window: the last arrival in the workload came before every measured
+  // job had completed (arrivals stopped while the window ran: the load fell at its end).
+  bool arrivals_ended_early = false;
+  double last_arrival_s = 0;
+  int64_t cross_vendor_restarts = 0;  // migrations across vendors that lost all progress
   uint64_t seed = 0;
   double round_s = 0;
   int64_t jobs_total = 0;

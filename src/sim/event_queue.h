@@ -25,6 +25,7 @@ enum class EventKind : uint8_t {
   kSuspendDone,    // node `target` finished shutting down (if `generation` = its boot attempt)
   kBootDone,       // node `target` finished booting (same)
   kResumeTimeout,  // node `target` still not up: marked down (same)
+  kStopped,        // job `target` finished writing its checkpoint after a preemption (same)
 };
 
 struct Event {

@@ -123,6 +123,68 @@ TEST(ValidateCli, BadShorthandAndMissingFile) {
   EXPECT_NE(r.out.find("cluster lab-mixed"), std::string::npos) << r.out;
 }
 
+// A cluster file that adds a device type the built-in catalog lacks, with 4 of them.
+const char* kRtxCluster = R"(name: rtx-lab
+device_types:
+  - name: rtx2080ti
+    vendor: nvidia
+    kind: gpu
+    stacks: ["cuda 12.2"]
+    fp16_tflops: 107
+    memory: 11GiB
+    memory_bandwidth: 616GB/s
+    idle_power: 20W
+    peak_power: 250W
+racks: [{name: r, uplink_bandwidth: 100Gb/s, latency: 1us}]
+nodes:
+  - name: n1
+    devices: [{type: rtx2080ti, count: 4}]
+    nic: {bandwidth: 100Gb/s, latency: 1us}
+)";
+
+TEST(ValidateCli, WorkloadMayNameTheClustersOwnDeviceTypes) {
+  const std::string cluster = TempFile("rtx-lab.yaml", kRtxCluster);
+  const std::string jobs = TempFile("rtx-jobs.yaml", R"(jobs:
+  - name: bert
+    stacks: [cuda]
+    memory_per_worker: 8GiB
+    throughput: {rtx2080ti: 3}
+    duration: 2h
+    reference_device: rtx2080ti
+)");
+  CliRun r = Validate(cluster + " --workload " + jobs);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("workload: 1 jobs, 1 can run here, 0 can run nowhere"), std::string::npos)
+      << r.out;
+  // Against a cluster without that type the name is unknown: reported once, exit 2, and the
+  // good cluster is still summarized.
+  r = Validate("k80=4 v100=4 " + cluster + " --workload " + jobs);
+  EXPECT_EQ(r.status, 2) << r.out;
+  const std::string error = "hetsched: " + jobs +
+                            ":5:18: jobs[0].throughput.rtx2080ti: unknown device type 'rtx2080ti' "
+                            "(expected one of: xeon-8380, ";
+  ASSERT_NE(r.out.find(error), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(error, r.out.find(error) + 1), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cluster rtx-lab"), std::string::npos) << r.out;
+}
+
+TEST(ValidateCli, UnknownDeviceTypeInWorkloadListsTheClustersTypes) {
+  const std::string cluster = TempFile("rtx-lab2.yaml", kRtxCluster);
+  const std::string jobs = TempFile("gtx-jobs.yaml", R"(jobs:
+  - name: bert
+    stacks: [cuda]
+    throughput: {gtx-9999: 3}
+    work: 100
+)");
+  CliRun r = Validate(cluster + " --workload " + jobs);
+  EXPECT_EQ(r.status, 2) << r.out;
+  const size_t at = r.out.find("hetsched: " + jobs +
+                               ":4:18: jobs[0].throughput.gtx-9999: unknown device type "
+                               "'gtx-9999' (expected one of: xeon-8380, ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(", rtx2080ti)", at), std::string::npos) << r.out;
+}
+
 TEST(ValidateCli, BadWorkloadExitsTwo) {
   const std::string jobs = TempFile("bad-jobs.yaml", "jobs:\n  - name: x\n    gang_size: -1\n");
   CliRun r = Validate("k80=4 --workload " + jobs);

@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 
+#include "model/io/cluster_reader.h"
 #include "util/file.h"
 #include "util/units.h"
 
@@ -15,6 +16,7 @@ namespace hetsched::model::io {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 const std::string kSourceDir = HETSCHED_SOURCE_DIR;
@@ -61,6 +63,9 @@ TEST(WorkloadReaderTest, ParsesEveryFieldOfAYamlJob) {
     arrival: 10m
     deadline: 2h
     preemptible: false
+    estimate: 90m
+    time_limit: 4h
+    portable_checkpoint: true
     data: {size: 1TB, location: rack-1}
     pinned_devices: [node-1/0, node-2]
 )";
@@ -96,6 +101,11 @@ TEST(WorkloadReaderTest, ParsesEveryFieldOfAYamlJob) {
   ASSERT_TRUE(job.deadline_s.has_value());
   EXPECT_DOUBLE_EQ(*job.deadline_s, 7200);
   EXPECT_FALSE(job.preemptible);
+  ASSERT_TRUE(job.estimate_s.has_value());
+  EXPECT_DOUBLE_EQ(*job.estimate_s, 5400);
+  ASSERT_TRUE(job.time_limit_s.has_value());
+  EXPECT_DOUBLE_EQ(*job.time_limit_s, 14400);
+  EXPECT_TRUE(job.portable_checkpoint);
   EXPECT_EQ(job.data_bytes, 1'000'000'000'000u);
   EXPECT_EQ(job.data_location, "rack-1");
   EXPECT_EQ(job.pinned_devices, (std::vector<std::string>{"node-1/0", "node-2"}));
@@ -114,6 +124,44 @@ TEST(WorkloadReaderTest, MinimalJobGetsDocumentedDefaults) {
   EXPECT_DOUBLE_EQ(job.arrival_s, 0);
   EXPECT_FALSE(job.deadline_s.has_value());
   EXPECT_TRUE(job.throughput.empty());
+  EXPECT_FALSE(job.estimate_s.has_value());
+  EXPECT_FALSE(job.time_limit_s.has_value());
+  EXPECT_FALSE(job.portable_checkpoint);
+}
+
+TEST(WorkloadReaderTest, EstimateTimeLimitAndPortableCheckpointInYamlAndJsonl) {
+  // Plain numbers are seconds; an estimate above the time limit is what users write, not an
+  // error; repeat copies keep both unchanged.
+  auto yaml = ParseWorkloadYaml(R"(jobs:
+  - {name: a, stacks: [cuda], work: 1, estimate: 3600, time_limit: 1d}
+  - {name: b, stacks: [cuda], work: 1, estimate: 5h, time_limit: 2h, portable_checkpoint: false}
+  - {name: 'c{i}', stacks: [cuda], work: 1, estimate: 30s, time_limit: 60, repeat: 2, every: 1m}
+)",
+                                "w.yaml");
+  ASSERT_TRUE(yaml.ok()) << yaml.status().message();
+  ASSERT_EQ(yaml->jobs.size(), 4u);
+  EXPECT_EQ(yaml->jobs[0].estimate_s, 3600);
+  EXPECT_EQ(yaml->jobs[0].time_limit_s, 86400);
+  EXPECT_FALSE(yaml->jobs[0].portable_checkpoint);
+  EXPECT_EQ(yaml->jobs[1].estimate_s, 18000);
+  EXPECT_EQ(yaml->jobs[1].time_limit_s, 7200);
+  for (int i : {2, 3}) {
+    EXPECT_EQ(yaml->jobs[i].estimate_s, 30) << i;
+    EXPECT_EQ(yaml->jobs[i].time_limit_s, 60) << i;
+  }
+
+  auto jsonl = ParseWorkloadJsonl(
+      R"({"name": "a", "stacks": ["cuda"], "work": 1, "estimate": 7200, "time_limit": "3h", "portable_checkpoint": true})"
+      "\n"
+      R"({"name": "b", "stacks": ["cuda"], "work": 1, "estimate": "45m"})",
+      "w.jsonl");
+  ASSERT_TRUE(jsonl.ok()) << jsonl.status().message();
+  EXPECT_EQ(jsonl->jobs[0].estimate_s, 7200);
+  EXPECT_EQ(jsonl->jobs[0].time_limit_s, 10800);
+  EXPECT_TRUE(jsonl->jobs[0].portable_checkpoint);
+  EXPECT_EQ(jsonl->jobs[1].estimate_s, 2700);
+  EXPECT_FALSE(jsonl->jobs[1].time_limit_s.has_value());
+  EXPECT_FALSE(jsonl->jobs[1].portable_checkpoint);
 }
 
 TEST(WorkloadReaderTest, DefaultsApplyUnlessTheJobOverrides) {
@@ -121,9 +169,13 @@ TEST(WorkloadReaderTest, DefaultsApplyUnlessTheJobOverrides) {
   kind: batch
   stacks: [x86_64]
   memory_per_worker: 8GiB
+  estimate: 1h
+  time_limit: 2h
+  portable_checkpoint: true
 jobs:
   - {name: a, work: 10}
-  - {name: b, work: 10, kind: inference, stacks: [cann]}
+  - {name: b, work: 10, kind: inference, stacks: [cann], estimate: 10m, time_limit: 1d,
+     portable_checkpoint: false}
 )";
   auto result = ParseWorkloadYaml(text, "w.yaml");
   ASSERT_TRUE(result.ok()) << result.status().message();
@@ -133,6 +185,12 @@ jobs:
   EXPECT_EQ(result->jobs[1].kind, JobKind::kInference);
   EXPECT_EQ(result->jobs[1].stacks[0].name, "cann");
   EXPECT_EQ(result->jobs[1].memory_per_worker, 8 * util::kGiB);
+  EXPECT_EQ(result->jobs[0].estimate_s, 3600);
+  EXPECT_EQ(result->jobs[0].time_limit_s, 7200);
+  EXPECT_TRUE(result->jobs[0].portable_checkpoint);
+  EXPECT_EQ(result->jobs[1].estimate_s, 600);
+  EXPECT_EQ(result->jobs[1].time_limit_s, 86400);
+  EXPECT_FALSE(result->jobs[1].portable_checkpoint);
 }
 
 TEST(WorkloadReaderTest, DurationOnAReferenceDeviceBecomesWork) {
@@ -298,6 +356,83 @@ TEST(WorkloadReaderBadInputTest, RejectsNegativeZeroAndOverflowingQuantities) {
   EXPECT_THAT(YamlError(OneJob("    duration: 1h\n")), HasSubstr("is given together with work"));
 }
 
+TEST(WorkloadReaderBadInputTest, EstimateMustBePositiveFiniteAndAtMostTenYears) {
+  const std::string kExpected = " (expected a positive duration up to 10 years, like 2h)";
+  EXPECT_EQ(YamlError(OneJob("    estimate: 0\n")),
+            "w.yaml:5:15: jobs[0].estimate: is 0" + kExpected);
+  EXPECT_EQ(YamlError(OneJob("    estimate: 0s\n")),
+            "w.yaml:5:15: jobs[0].estimate: is 0" + kExpected);
+  EXPECT_EQ(YamlError(OneJob("    estimate: -1h\n")),
+            "w.yaml:5:15: jobs[0].estimate: '-1h' is negative" + kExpected);
+  EXPECT_EQ(YamlError(OneJob("    estimate: .nan\n")),
+            "w.yaml:5:15: jobs[0].estimate: '.nan' is not finite" + kExpected);
+  EXPECT_EQ(YamlError(OneJob("    estimate: -.inf\n")),
+            "w.yaml:5:15: jobs[0].estimate: '-.inf' is not finite" + kExpected);
+  EXPECT_EQ(YamlError(OneJob("    estimate: inf\n")),
+            "w.yaml:5:15: jobs[0].estimate: 'inf' is not a finite number" + kExpected);
+  EXPECT_EQ(YamlError(OneJob("    estimate: 1e999\n")),
+            "w.yaml:5:15: jobs[0].estimate: '1e999' is out of range" + kExpected);
+  // 10 years of 365 days is the most; one day more is an error.
+  EXPECT_EQ(YamlError(OneJob("    estimate: 3651d\n")),
+            "w.yaml:5:15: jobs[0].estimate: is 315446400 s, more than 10 years" + kExpected);
+  auto ten_years = ParseWorkloadYaml(OneJob("    estimate: 3650d\n"), "w.yaml");
+  ASSERT_TRUE(ten_years.ok()) << ten_years.status().message();
+  EXPECT_EQ(ten_years->jobs[0].estimate_s, kMaxJobTimeS);
+  EXPECT_EQ(YamlError(OneJob("    estimate: [1h]\n")),
+            "w.yaml:5:15: jobs[0].estimate: is a list" + kExpected);
+  EXPECT_EQ(JsonlError(R"({"name": "a", "stacks": ["cuda"], "work": 1, "estimate": -5})"),
+            "w.jsonl:1: jobs[0].estimate: '-5' is negative" + kExpected);
+  EXPECT_EQ(JsonlError(R"({"name": "a", "stacks": ["cuda"], "work": 1, "estimate": "NaN"})"),
+            "w.jsonl:1: jobs[0].estimate: 'NaN' is not a finite number" + kExpected);
+  EXPECT_EQ(JsonlError(R"({"name": "a", "stacks": ["cuda"], "work": 1, "estimate": 4e8})"),
+            "w.jsonl:1: jobs[0].estimate: is 400000000 s, more than 10 years" + kExpected);
+  // A value from defaults is reported where it is written.
+  EXPECT_EQ(YamlError("defaults: {estimate: 0}\njobs: [{name: a, stacks: [cuda], work: 1}]\n"),
+            "w.yaml:1:22: defaults.estimate: is 0" + kExpected);
+}
+
+TEST(WorkloadReaderBadInputTest, TimeLimitMustCoverStartUpAndBeAtMostTenYears) {
+  const std::string kExpected = " (expected a duration from 60 s to 10 years, like 4h)";
+  EXPECT_EQ(YamlError(OneJob("    time_limit: 0\n")),
+            "w.yaml:5:17: jobs[0].time_limit: is 0" + kExpected);
+  EXPECT_EQ(YamlError(OneJob("    time_limit: 30s\n")),
+            "w.yaml:5:17: jobs[0].time_limit: is 30 s, less than the 60 s any real job takes just "
+            "to start (container pull, CUDA context, data loader)" +
+                kExpected);
+  EXPECT_EQ(YamlError(OneJob("    time_limit: 59.5\n")),
+            "w.yaml:5:17: jobs[0].time_limit: is 59.5 s, less than the 60 s any real job takes "
+            "just to start (container pull, CUDA context, data loader)" +
+                kExpected);
+  EXPECT_EQ(YamlError(OneJob("    time_limit: -2h\n")),
+            "w.yaml:5:17: jobs[0].time_limit: '-2h' is negative" + kExpected);
+  EXPECT_EQ(YamlError(OneJob("    time_limit: .inf\n")),
+            "w.yaml:5:17: jobs[0].time_limit: '.inf' is not finite" + kExpected);
+  EXPECT_EQ(YamlError(OneJob("    time_limit: nan\n")),
+            "w.yaml:5:17: jobs[0].time_limit: 'nan' is not a finite number" + kExpected);
+  EXPECT_EQ(YamlError(OneJob("    time_limit: 400000000\n")),
+            "w.yaml:5:17: jobs[0].time_limit: is 400000000 s, more than 10 years" + kExpected);
+  EXPECT_EQ(JsonlError(R"({"name": "a", "stacks": ["cuda"], "work": 1, "time_limit": "10s"})"),
+            "w.jsonl:1: jobs[0].time_limit: is 10 s, less than the 60 s any real job takes just "
+            "to start (container pull, CUDA context, data loader)" +
+                kExpected);
+  EXPECT_EQ(YamlError("defaults: {time_limit: 5s}\njobs: [{name: a, stacks: [cuda], work: 1}]\n"),
+            "w.yaml:1:24: defaults.time_limit: is 5 s, less than the 60 s any real job takes just "
+            "to start (container pull, CUDA context, data loader)" +
+                kExpected);
+  // Exactly the minimum is accepted, and an estimate above the limit is no error.
+  auto ok = ParseWorkloadYaml(OneJob("    time_limit: 1m\n    estimate: 1h\n"), "w.yaml");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->jobs[0].time_limit_s, kMinTimeLimitS);
+  EXPECT_EQ(ok->jobs[0].estimate_s, 3600);
+}
+
+TEST(WorkloadReaderBadInputTest, PortableCheckpointMustBeABool) {
+  EXPECT_EQ(YamlError(OneJob("    portable_checkpoint: maybe\n")),
+            "w.yaml:5:26: jobs[0].portable_checkpoint: is 'maybe' (expected true or false)");
+  EXPECT_EQ(JsonlError(R"({"name": "a", "stacks": ["cuda"], "work": 1, "portable_checkpoint": 1})"),
+            "w.jsonl:1: jobs[0].portable_checkpoint: is '1' (expected true or false)");
+}
+
 TEST(WorkloadReaderBadInputTest, DuplicateNamesAreErrors) {
   EXPECT_EQ(YamlError("defaults: {stacks: [cuda], work: 1}\njobs:\n  - {name: a}\n  - {name: b}\n"
                       "  - {name: a}\n"),
@@ -368,6 +503,94 @@ TEST(WorkloadReaderBadInputTest, LargeRandomBinaryFailsQuickly) {
   EXPECT_FALSE(ParseWorkloadYaml(junk, "junk.yaml").ok());
   EXPECT_FALSE(ParseWorkloadJsonl(junk, "junk.jsonl").ok());
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+// A cluster whose file adds a device type the built-in catalog does not have.
+Cluster ClusterWithRtx2080Ti() {
+  auto cluster = ParseClusterYaml(R"(name: lab
+device_types:
+  - name: rtx2080ti
+    aliases: [2080ti]
+    vendor: nvidia
+    kind: gpu
+    stacks: ["cuda 12.2"]
+    fp16_tflops: 107
+    memory: 11GiB
+    memory_bandwidth: 616GB/s
+    idle_power: 20W
+    peak_power: 250W
+racks: [{name: r, uplink_bandwidth: 100Gb/s, latency: 1us}]
+nodes:
+  - name: n1
+    devices: [{type: rtx2080ti, count: 4}]
+    nic: {bandwidth: 100Gb/s, latency: 1us}
+)",
+                                  "lab.yaml");
+  EXPECT_TRUE(cluster.ok()) << cluster.status().message();
+  return cluster.ok() ? std::move(cluster).value() : Cluster{};
+}
+
+TEST(WorkloadReaderCatalogTest, ThroughputResolvesAgainstTheClustersDeviceTypes) {
+  const Cluster cluster = ClusterWithRtx2080Ti();
+  const std::string yaml = R"(jobs:
+  - name: a
+    stacks: [cuda]
+    throughput: {2080TI: 4, v100: 6}
+    duration: 1h
+    reference_device: rtx2080ti
+)";
+  auto result = ParseWorkloadYaml(yaml, "w.yaml", cluster.catalog);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  const Job& job = result->jobs[0];
+  // The alias is stored under the cluster's canonical name; built-in types still resolve.
+  EXPECT_EQ(job.throughput, (std::map<std::string, double>{{"rtx2080ti", 4}, {"v100-32g", 6}}));
+  EXPECT_DOUBLE_EQ(job.work, 3600 * 4);
+
+  auto jsonl = ParseWorkloadJsonl(
+      R"({"name": "a", "stacks": ["cuda"], "work": 1, "throughput": {"rtx2080ti": 2}})", "w.jsonl",
+      cluster.catalog);
+  ASSERT_TRUE(jsonl.ok()) << jsonl.status().message();
+  EXPECT_EQ(jsonl->jobs[0].throughput.at("rtx2080ti"), 2);
+
+  // Without the cluster (the built-in catalog) the same file is rejected.
+  const std::string msg = YamlError(yaml);
+  EXPECT_THAT(msg, StartsWith("w.yaml:4:18: jobs[0].throughput.2080TI: unknown device type "
+                              "'2080TI' (expected one of: xeon-8380, "));
+  EXPECT_THAT(msg, Not(HasSubstr("rtx2080ti")));
+
+  // LoadWorkload passes the catalog on.
+  const std::string path = ::testing::TempDir() + "/workload_reader_test_rtx.yaml";
+  ASSERT_TRUE(util::WriteFile(path, yaml).ok());
+  auto loaded = LoadWorkload(path, cluster.catalog);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->jobs[0].throughput.count("rtx2080ti"), 1u);
+  EXPECT_FALSE(LoadWorkload(path).ok());
+}
+
+TEST(WorkloadReaderCatalogTest, UnknownTypeListsTheClustersNames) {
+  const Cluster cluster = ClusterWithRtx2080Ti();
+  const std::string names = cluster.catalog.NameList();
+  ASSERT_THAT(names, HasSubstr("rtx2080ti"));
+  auto result =
+      ParseWorkloadYaml(OneJob("    throughput: {gtx-9999: 2}\n"), "w.yaml", cluster.catalog);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message(),
+            "w.yaml:5:18: jobs[0].throughput.gtx-9999: unknown device type 'gtx-9999' (expected "
+            "one of: " +
+                names + ")");
+  result = ParseWorkloadYaml(R"(jobs:
+  - name: a
+    stacks: [cuda]
+    throughput: {rtx2080ti: 2}
+    duration: 1h
+    reference_device: gtx-9999
+)",
+                             "w.yaml", cluster.catalog);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message(),
+            "w.yaml:6:23: jobs[0].reference_device: unknown device type 'gtx-9999' (expected one "
+            "of: " +
+                names + ")");
 }
 
 TEST(WorkloadReaderTest, SeedDayCoversTheDayWithEveryKindOfJob) {

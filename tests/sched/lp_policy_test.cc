@@ -125,6 +125,10 @@ TEST(LpPolicies, InfeasibleSloIsRejectedNamingTheJob) {
   j.name = "resnet-urgent";
   j.deadline_s = 100;
   auto s = Make(c, "min-cost");
+  // The scheduler never sees the true size: without an estimate it cannot tell.
+  EXPECT_TRUE(s->Submit(j, 0).accepted);
+  s = Make(c, "min-cost");
+  j.estimate_s = 250;
   const Admission a = s->Submit(j, 0);
   EXPECT_FALSE(a.accepted);
   EXPECT_NE(a.reason.find("job 'resnet-urgent': SLO infeasible"), std::string::npos) << a.reason;

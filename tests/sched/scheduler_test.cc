@@ -188,7 +188,7 @@ TEST(Srpt, ShorterArrivalPreemptsLongerJob) {
   EXPECT_EQ(d.preempted[0].value(), 0);
   ASSERT_EQ(d.placed.size(), 1u);
   EXPECT_EQ(d.placed[0].job.value(), 1);
-  EXPECT_DOUBLE_EQ(s->record(model::JobId(0)).remaining_work, 990);
+  EXPECT_DOUBLE_EQ(s->record(model::JobId(0)).done_work, 10);
 }
 
 TEST(LasHet, FastTypeGoesToTheJobThatGainsMost) {

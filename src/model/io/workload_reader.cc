@@ -242,13 +242,14 @@ class FieldParser {
   }
 
   // Seconds as a number or a duration string ("10m", "2h").
-  Result<double> Seconds(const Value& v, const std::string& path) const {
+  Result<double> Seconds(const Value& v, const std::string& path,
+                         const std::string& expected = "seconds or a duration like 10m") const {
     if (v.kind != Value::Kind::kScalar) {
-      return Error(v, path, fmt::format("is {}", KindName(v)), "seconds or a duration like 10m");
+      return Error(v, path, fmt::format("is {}", KindName(v)), expected);
     }
     auto parsed = util::ParseDuration(v.text);
     if (!parsed.ok()) {
-      return Error(v, path, parsed.status().message(), "seconds or a duration like 10m");
+      return Error(v, path, parsed.status().message(), expected);
     }
     return *parsed;
   }
@@ -331,7 +332,10 @@ const std::vector<std::string_view> kJobFields = {"name",
                                                   "priority",
                                                   "priority_weight",
                                                   "deadline",
+                                                  "estimate",
+                                                  "time_limit",
                                                   "preemptible",
+                                                  "portable_checkpoint",
                                                   "data",
                                                   "pinned_devices",
                                                   "arrival",
@@ -352,9 +356,24 @@ struct JobTemplate {
   int column = 0;
 };
 
+// "one of: a, b, c" for errors about an unknown device type name.
+std::string KnownTypes(const DeviceCatalog& catalog) {
+  const std::string names = catalog.NameList();
+  return names.empty() ? "a device type of the cluster (its catalog is empty)" : "one of: " + names;
+}
+
+// YAML's spellings of NaN and infinity, which are no number to std::from_chars.
+bool IsYamlNonFinite(const std::string& text) {
+  std::string_view t = text;
+  if (!t.empty() && (t.front() == '+' || t.front() == '-')) t.remove_prefix(1);
+  return t == ".nan" || t == ".NaN" || t == ".NAN" || t == ".inf" || t == ".Inf" || t == ".INF";
+}
+
 class JobParser {
  public:
-  JobParser(const std::string& file, const Value* defaults) : p_(file), defaults_(defaults) {}
+  // Device type names resolve against `catalog`, which must outlive the parser.
+  JobParser(const std::string& file, const Value* defaults, const DeviceCatalog& catalog)
+      : p_(file), defaults_(defaults), catalog_(catalog) {}
 
   // Looks a field up in the job, then in `defaults:`. `path` gets the path to report.
   const Value* Get(const Value& job, std::string_view key, const std::string& job_path,
@@ -454,6 +473,21 @@ class JobParser {
     if (const Value* x = Get(v, "preemptible", jp, &path)) {
       ASSIGN_OR_RETURN(job.preemptible, p_.Bool(*x, path));
     }
+    if (const Value* x = Get(v, "portable_checkpoint", jp, &path)) {
+      ASSIGN_OR_RETURN(job.portable_checkpoint, p_.Bool(*x, path));
+    }
+    // An estimate above the time limit is not an error: users write that. Both are lengths of
+    // time, not instants, so `repeat:` copies keep them unchanged.
+    if (const Value* x = Get(v, "estimate", jp, &path)) {
+      ASSIGN_OR_RETURN(job.estimate_s,
+                       JobTime(*x, path, 0, "a positive duration up to 10 years, like 2h"));
+    }
+    if (const Value* x = Get(v, "time_limit", jp, &path)) {
+      ASSIGN_OR_RETURN(
+          job.time_limit_s,
+          JobTime(*x, path, kMinTimeLimitS,
+                  fmt::format("a duration from {} s to 10 years, like 4h", kMinTimeLimitS)));
+    }
     if (const Value* x = Get(v, "data", jp, &path)) RETURN_IF_ERROR(ParseData(*x, path, &job));
     if (const Value* x = Get(v, "pinned_devices", jp, &path)) {
       RETURN_IF_ERROR(p_.Expect(*x, Value::Kind::kList, path, "a list of 'node' or 'node/index'"));
@@ -479,6 +513,28 @@ class JobParser {
   }
 
  private:
+  // `estimate` or `time_limit`: a duration > 0, at least `min_s` and at most kMaxJobTimeS.
+  Result<double> JobTime(const Value& x, const std::string& path, double min_s,
+                         const std::string& expected) const {
+    if (x.kind == Value::Kind::kScalar && IsYamlNonFinite(x.text)) {
+      return p_.Error(x, path, fmt::format("'{}' is not finite", x.text), expected);
+    }
+    ASSIGN_OR_RETURN(double s, p_.Seconds(x, path, expected));
+    if (s == 0) return p_.Error(x, path, "is 0", expected);
+    if (s > kMaxJobTimeS) {
+      return p_.Error(x, path, fmt::format("is {} s, more than 10 years", s), expected);
+    }
+    if (s < min_s) {
+      // kMinTimeLimitS: no real job starts in under a minute.
+      return p_.Error(x, path,
+                      fmt::format("is {} s, less than the {} s any real job takes just to start "
+                                  "(container pull, CUDA context, data loader)",
+                                  s, min_s),
+                      expected);
+    }
+    return s;
+  }
+
   Status ParseElastic(const Value& x, const std::string& path, Job* job) const {
     RETURN_IF_ERROR(p_.Expect(x, Value::Kind::kMap, path, "a map with min and max workers"));
     RETURN_IF_ERROR(p_.OnlyKnown(x, path, {"min", "max"}));
@@ -520,14 +576,13 @@ class JobParser {
   Status ParseThroughput(const Value& x, const std::string& path, Job* job) const {
     RETURN_IF_ERROR(
         p_.Expect(x, Value::Kind::kMap, path, "a map of device type to steps/s, like {v100: 12}"));
-    const DeviceCatalog& catalog = DeviceCatalog::BuiltIn();
     for (const Value::Field& f : x.fields) {
       const std::string fp = FieldParser::Join(path, f.key);
-      const DeviceType* type = catalog.Find(f.key);
+      const DeviceType* type = catalog_.Find(f.key);
       if (type == nullptr) {
         return util::InputError({p_.Loc(x).file, f.line, f.column}, fp,
                                 fmt::format("unknown device type '{}'", f.key),
-                                fmt::format("one of: {}", catalog.NameList()));
+                                KnownTypes(catalog_));
       }
       if (job->throughput.count(type->name) != 0) {
         return util::InputError({p_.Loc(x).file, f.line, f.column}, fp,
@@ -572,10 +627,10 @@ class JobParser {
                       "the device type whose throughput turns duration into steps");
     }
     ASSIGN_OR_RETURN(std::string ref_name, p_.String(*ref, ref_path));
-    const DeviceType* type = DeviceCatalog::BuiltIn().Find(ref_name);
+    const DeviceType* type = catalog_.Find(ref_name);
     if (type == nullptr) {
       return p_.Error(*ref, ref_path, fmt::format("unknown device type '{}'", ref_name),
-                      fmt::format("one of: {}", DeviceCatalog::BuiltIn().NameList()));
+                      KnownTypes(catalog_));
     }
     auto it = job->throughput.find(type->name);
     if (it == job->throughput.end()) {
@@ -659,6 +714,7 @@ class JobParser {
 
   FieldParser p_;
   const Value* defaults_;
+  const DeviceCatalog& catalog_;
 };
 
 std::string ReplaceAll(std::string text, std::string_view from, const std::string& to) {
@@ -761,7 +817,8 @@ void SortByArrival(Workload* workload) {
   for (size_t i = 0; i < jobs.size(); ++i) jobs[i].id = JobId(static_cast<int32_t>(i));
 }
 
-Result<Workload> ParseWorkloadYaml(std::string_view text, const std::string& file_name) {
+Result<Workload> ParseWorkloadYaml(std::string_view text, const std::string& file_name,
+                                   const DeviceCatalog& catalog) {
   Value root;
   try {
     YAML::Node node = YAML::Load(std::string(text));
@@ -787,7 +844,7 @@ Result<Workload> ParseWorkloadYaml(std::string_view text, const std::string& fil
     return p.Error(jobs->value, "jobs", "is empty", "at least one job");
   }
   const Value::Field* defaults = FindField(root, "defaults");
-  JobParser parser(file_name, defaults ? &defaults->value : nullptr);
+  JobParser parser(file_name, defaults ? &defaults->value : nullptr, catalog);
   RETURN_IF_ERROR(parser.CheckDefaults());
   std::vector<JobTemplate> templates;
   templates.reserve(jobs->value.items.size());
@@ -798,8 +855,9 @@ Result<Workload> ParseWorkloadYaml(std::string_view text, const std::string& fil
   return Assemble(std::move(templates), file_name);
 }
 
-Result<Workload> ParseWorkloadJsonl(std::string_view text, const std::string& file_name) {
-  JobParser parser(file_name, nullptr);
+Result<Workload> ParseWorkloadJsonl(std::string_view text, const std::string& file_name,
+                                    const DeviceCatalog& catalog) {
+  JobParser parser(file_name, nullptr, catalog);
   std::vector<JobTemplate> templates;
   util::LineReader lines(text);
   std::string_view line;
@@ -835,7 +893,7 @@ Result<Workload> ParseWorkloadJsonl(std::string_view text, const std::string& fi
   return Assemble(std::move(templates), file_name);
 }
 
-Result<Workload> LoadWorkload(const std::string& path) {
+Result<Workload> LoadWorkload(const std::string& path, const DeviceCatalog& catalog) {
   const std::string ext = Lower(std::filesystem::path(path).extension().string());
   enum class Format { kYaml, kJsonl, kTrace } format;
   if (ext == ".yaml" || ext == ".yml") {
@@ -852,9 +910,9 @@ Result<Workload> LoadWorkload(const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, util::ReadFile(path));
   switch (format) {
     case Format::kYaml:
-      return ParseWorkloadYaml(text, path);
+      return ParseWorkloadYaml(text, path, catalog);
     case Format::kJsonl:
-      return ParseWorkloadJsonl(text, path);
+      return ParseWorkloadJsonl(text, path, catalog);
     case Format::kTrace:
       return ParseGavelTrace(text, path);
   }

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "model/catalog.h"
 #include "model/job.h"
 #include "util/status.h"
 
@@ -18,17 +19,31 @@ inline constexpr size_t kMaxWorkloadJobs = 2'000'000;
 // Upper bound on the memory the copies made by `repeat:` may take (estimated from the size of
 // each copied job), so that a small file cannot allocate gigabytes through long names.
 inline constexpr size_t kMaxRepeatBytes = size_t{512} << 20;
+// Upper bound on a job's `estimate` and `time_limit`: 10 years (of 365 days), in seconds.
+// Anything longer is a typo or a unit mistake, not a job.
+inline constexpr double kMaxJobTimeS = 10.0 * 365 * 86400;
+// Lower bound on a job's `time_limit`, in seconds. No real job starts in under a minute
+// (container pull, CUDA context, data loader), so a shorter limit can only be a mistake. Jobs
+// and workloads carry no start-up time of their own (the simulator's start-up and restore
+// times are its options, not the file's), hence this fixed floor.
+inline constexpr double kMinTimeLimitS = 60;
 
-// Parses a YAML workload. Device type names in `throughput` are resolved against the built-in
-// catalog (aliases allowed; stored under the canonical name). Jobs come back sorted by arrival
-// (stable, so equal arrivals keep file order) with ids equal to their positions.
+// Parses a YAML workload. Device type names in `throughput` and `reference_device` are resolved
+// against `catalog` (aliases allowed; stored under the canonical name): pass the catalog of the
+// cluster the workload runs on (model::Cluster::catalog, the built-in types plus the cluster
+// file's `device_types`) so that jobs may name the cluster's own types; an unknown name is an
+// error listing the catalog's names. Jobs come back sorted by arrival (stable, so equal
+// arrivals keep file order) with ids equal to their positions.
 // Errors are InvalidArgument "file:line:column: jobs[3].gang_size: problem (expected ...)";
 // `jobs[i]` counts entries of the file, before `repeat:` expansion.
-util::Result<Workload> ParseWorkloadYaml(std::string_view text, const std::string& file_name);
+util::Result<Workload> ParseWorkloadYaml(std::string_view text, const std::string& file_name,
+                                         const DeviceCatalog& catalog = DeviceCatalog::BuiltIn());
 
 // Parses JSON Lines: each non-blank line one JSON object with the fields of a YAML job.
 // Positions in errors are the line of the object and, for syntax errors, the byte column.
-util::Result<Workload> ParseWorkloadJsonl(std::string_view text, const std::string& file_name);
+// Device type names resolve against `catalog` as in ParseWorkloadYaml.
+util::Result<Workload> ParseWorkloadJsonl(std::string_view text, const std::string& file_name,
+                                          const DeviceCatalog& catalog = DeviceCatalog::BuiltIn());
 
 // Sorts jobs by arrival time, keeping the order of jobs that arrive together, and sets each
 // job's id to its new position. O(n log n) comparisons; each job is moved once.
@@ -36,6 +51,8 @@ void SortByArrival(Workload* workload);
 
 // Reads `path` and picks the reader by extension: .yaml/.yml YAML, .jsonl/.json JSONL,
 // .trace Gavel trace (model/io/gavel_reader.h). Other extensions are an InvalidArgument error.
-util::Result<Workload> LoadWorkload(const std::string& path);
+// YAML and JSONL resolve device type names against `catalog` (a Gavel trace names none).
+util::Result<Workload> LoadWorkload(const std::string& path,
+                                    const DeviceCatalog& catalog = DeviceCatalog::BuiltIn());
 
 }  // namespace hetsched::model::io

@@ -1,0 +1,140 @@
+#include "sched/size_belief.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hetsched::sched {
+namespace {
+
+// Points of attained service (or attained / estimate) at which ranks are tabulated: 0, then
+// geometric steps from a fraction of the smallest sample to the largest.
+constexpr int kGridPoints = 64;
+
+}  // namespace
+
+void SizeBelief::Table::Add(double sample) {
+  if (!(sample > 0) || !std::isfinite(sample)) return;
+  if (recent.size() < kMaxSamples) {
+    recent.push_back(sample);
+  } else {
+    recent[next] = sample;
+    next = (next + 1) % kMaxSamples;
+  }
+  ++new_since_build;
+}
+
+bool SizeBelief::Table::Rebuild() {
+  if (new_since_build == 0 || recent.size() < kMinSamples) return false;
+  // Small tables change a lot with each sample; large ones are rebuilt after 5 % new samples.
+  if (ready() && new_since_build * 20 < recent.size()) return false;
+  new_since_build = 0;
+  std::vector<double> s = recent;
+  std::sort(s.begin(), s.end());
+  const size_t n = s.size();
+  max_sample = s.back();
+  grid.assign(1, 0.0);
+  const double lo = s.front() / 2, hi = max_sample;
+  for (int g = 0; g < kGridPoints - 1; ++g) {
+    grid.push_back(lo * std::pow(hi / lo, static_cast<double>(g) / (kGridPoints - 2)));
+  }
+  rank.assign(grid.size(), 0);
+  residual.assign(grid.size(), 0);
+  for (size_t g = 0; g < grid.size(); ++g) {
+    const double a = grid[g];
+    const size_t j = static_cast<size_t>(std::upper_bound(s.begin(), s.end(), a) - s.begin());
+    const size_t m = n - j;
+    if (m == 0) {
+      rank[g] = residual[g] = a;
+      continue;
+    }
+    // Serving for at most D = s[j+k-1] - a more completes the k shortest survivors: expected
+    // service sum_{i<k}(s[j+i] - a) + (m-k)D over k completions (per m survivors).
+    double cum = 0, best = std::numeric_limits<double>::infinity();
+    for (size_t k = 1; k <= m; ++k) {
+      const double d = s[j + k - 1] - a;
+      cum += d;
+      best = std::min(best, (cum + static_cast<double>(m - k) * d) / static_cast<double>(k));
+    }
+    rank[g] = best;
+    residual[g] = cum / static_cast<double>(m);
+  }
+  return true;
+}
+
+namespace {
+// Linear interpolation of `values` tabulated at ascending `grid`, at `a` (grid[0] <= a).
+double Interpolate(const std::vector<double>& grid, const std::vector<double>& values, double a) {
+  const size_t i =
+      static_cast<size_t>(std::upper_bound(grid.begin(), grid.end(), a) - grid.begin());
+  if (i == 0) return values.front();
+  if (i >= grid.size()) return values.back();
+  const double w = (a - grid[i - 1]) / (grid[i] - grid[i - 1]);
+  return values[i - 1] + w * (values[i] - values[i - 1]);
+}
+}  // namespace
+
+double SizeBelief::Table::RankAt(double a) const {
+  return a >= max_sample ? a : Interpolate(grid, rank, a);
+}
+
+double SizeBelief::Table::ResidualAt(double a) const {
+  return a >= max_sample ? a : Interpolate(grid, residual, a);
+}
+
+void SizeBelief::Observe(const JobRecord& r) {
+  if (r.ref_speed <= 0 || r.job == nullptr) return;
+  const double size_s = r.done_work / r.ref_speed;
+  if (!(size_s > 0)) return;
+  ++observed_;
+  if (r.estimate_source == EstimateSource::kNone) {
+    sizes_.Add(size_s);
+  } else if (r.estimated_work > 0) {
+    ratios_[static_cast<int>(r.estimate_source)].Add(r.done_work / r.estimated_work);
+  }
+  auto& [sum, count] = history_[{r.job->job_type, std::max(1, r.job->gang_size)}];
+  sum += size_s;
+  ++count;
+}
+
+bool SizeBelief::Refresh() {
+  bool changed = sizes_.Rebuild();
+  for (Table& t : ratios_) changed = t.Rebuild() || changed;
+  return changed;
+}
+
+const SizeBelief::Table* SizeBelief::RatioTable(EstimateSource source) const {
+  const Table& t = ratios_[static_cast<int>(source)];
+  return t.ready() ? &t : nullptr;
+}
+
+double SizeBelief::Rank(const JobRecord& r, double now_s) const {
+  const double done_s = r.DoneSecondsAt(now_s);
+  if (r.estimated_work > 0 && r.ref_speed > 0) {
+    const double estimate_s = r.estimated_work / r.ref_speed;
+    if (const Table* t = RatioTable(r.estimate_source)) {
+      return estimate_s * t->RankAt(done_s / estimate_s);
+    }
+    // Until estimates have a track record they are taken as exact.
+    return done_s < estimate_s ? estimate_s - done_s : done_s;
+  }
+  if (sizes_.ready()) return sizes_.RankAt(done_s);
+  return done_s;  // nothing known yet: least attained service first
+}
+
+double SizeBelief::ExpectedRemaining(const JobRecord& r, double now_s) const {
+  const double done_s = r.DoneSecondsAt(now_s);
+  if (r.estimated_work > 0 && r.ref_speed > 0) {
+    const double estimate_s = r.estimated_work / r.ref_speed;
+    return done_s < estimate_s ? estimate_s - done_s : done_s;
+  }
+  if (sizes_.ready()) return sizes_.ResidualAt(done_s);
+  return done_s;
+}
+
+std::optional<double> SizeBelief::HistoryMean(const std::string& job_type, int32_t gang) const {
+  auto it = history_.find({job_type, std::max(1, gang)});
+  if (it == history_.end() || it->second.second == 0) return std::nullopt;
+  return it->second.first / static_cast<double>(it->second.second);
+}
+
+}  // namespace hetsched::sched

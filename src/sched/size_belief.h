@@ -1,0 +1,83 @@
+// SizeBelief: what the scheduler believes about job sizes, learned online from the jobs that
+// completed. A real scheduler never knows a job's true size; it knows at most an estimate (a
+// user's estimate or time limit, a prediction), how long the job has run, and how earlier jobs
+// turned out. This class turns those into a queue rank and an expected remaining time.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sched/job_record.h"
+
+namespace hetsched::sched {
+
+// Learned distributions and the ranks derived from them. Sizes are in seconds of running on
+// the job's fastest allowed type (JobRecord::ref_speed), so jobs with different step rates
+// compare. Three distributions are learned from completed jobs:
+//  - sizes of jobs that came without an estimate;
+//  - per estimate source, the ratio true size / estimate (how far estimates proved right);
+//  - per (job type, gang size), the mean size (the `history` predictor).
+// Ranks are Gittins indices (Gittins 1989; for scheduling, Aalto, Ayesta and Righter 2009;
+// Tiresias, Gu et al. NSDI 2019, uses the same idea over attained service): for a job that has
+// run `a` seconds, rank(a) = min over D of E[min(S - a, D) | S > a] / P(S - a <= D | S > a),
+// the expected service spent per completion when the job is served for at most D more; smaller
+// runs first. With an exact size it is the remaining time (SRPT); with no information and a
+// heavy-tailed distribution it tends to least attained service.
+// Not thread-safe. Costs: Rank O(log G); Refresh O(G x samples) per table (G grid points).
+class SizeBelief {
+ public:
+  // A completed job: learns its size (its done work), and its estimate's ratio.
+  void Observe(const JobRecord& r);
+  // Rebuilds the rank tables from the samples seen so far, when enough are new (at least 5 %
+  // of the table, or the table is still small). True when any table changed: ranks of queued
+  // jobs moved, and the caller must re-sort its queue.
+  bool Refresh();
+  // Gittins rank (seconds) of `r` at `now_s`: smaller is more urgent.
+  double Rank(const JobRecord& r, double now_s) const;
+  // Expected seconds left on the job's fastest type at `now_s`. With an estimate E and done
+  // work d: E - d while d < E; a job that outran its estimate is believed to need as long
+  // again as it has run (the estimate becomes 2d: documented in docs/simulator.md, Estimates).
+  // Without an estimate: the mean residual size of completed jobs longer than d, or d when
+  // none is known yet.
+  double ExpectedRemaining(const JobRecord& r, double now_s) const;
+  // The history predictor: mean size (seconds) of completed jobs with this job type and gang
+  // size; nullopt before the first one completed.
+  std::optional<double> HistoryMean(const std::string& job_type, int32_t gang) const;
+
+  int64_t observed() const { return observed_; }
+
+  // Samples kept per distribution (the most recent ones: the workload may drift).
+  static constexpr size_t kMaxSamples = 2000;
+  // Below this many samples a distribution is not used (cold start: estimates are trusted as
+  // exact, jobs without one are ranked by attained service).
+  static constexpr size_t kMinSamples = 8;
+
+ private:
+  struct Table {
+    std::vector<double> recent;  // ring buffer of samples
+    size_t next = 0;             // ring position
+    size_t new_since_build = 0;
+    // Built: points a (ascending), the Gittins rank and the mean residual there, and the
+    // largest sample (beyond it the distribution says nothing).
+    std::vector<double> grid, rank, residual;
+    double max_sample = 0;
+    bool ready() const { return !grid.empty(); }
+    void Add(double sample);
+    bool Rebuild();
+    // Interpolated rank / residual at `a`; beyond the largest sample both are `a`.
+    double RankAt(double a) const;
+    double ResidualAt(double a) const;
+  };
+  const Table* RatioTable(EstimateSource source) const;
+
+  Table sizes_;
+  Table ratios_[kEstimateSources];
+  std::map<std::pair<std::string, int32_t>, std::pair<double, int64_t>> history_;
+  int64_t observed_ = 0;
+};
+
+}  // namespace hetsched::sched

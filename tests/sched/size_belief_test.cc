@@ -1,0 +1,210 @@
+#include "sched/size_belief.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "sched/scheduler.h"
+#include "sched/test_cluster.h"
+
+namespace hetsched::sched {
+namespace {
+
+using testing::MakeCluster;
+using testing::MakeJob;
+
+// A record that has done `done_s` seconds of work on its best type (speed 1 step/s), with an
+// estimate of `estimate_s` (0: none) from `source`.
+JobRecord Record(double done_s, double estimate_s = 0,
+                 EstimateSource source = EstimateSource::kDriver) {
+  JobRecord r;
+  r.job = std::make_unique<model::Job>();
+  r.phase = JobPhase::kQueued;
+  r.ref_speed = r.best_speed = 1;
+  r.done_work = done_s;
+  r.estimated_work = estimate_s;
+  r.estimate_source = estimate_s > 0 ? source : EstimateSource::kNone;
+  return r;
+}
+
+// Teaches `b` that jobs without an estimate had these sizes.
+void Learn(SizeBelief& b, const std::vector<double>& sizes) {
+  for (double s : sizes) b.Observe(Record(s));
+  b.Refresh();
+}
+
+TEST(SizeBelief, ColdStartRanksByAttainedServiceAndTrustsEstimates) {
+  SizeBelief b;
+  EXPECT_DOUBLE_EQ(b.Rank(Record(0), 0), 0);
+  EXPECT_DOUBLE_EQ(b.Rank(Record(50), 0), 50);
+  EXPECT_DOUBLE_EQ(b.Rank(Record(30, 100), 0), 70);  // the estimate as exact: 70 left
+  EXPECT_DOUBLE_EQ(b.ExpectedRemaining(Record(30, 100), 0), 70);
+  // Outran its estimate: believed to need as long again as it has run.
+  EXPECT_DOUBLE_EQ(b.ExpectedRemaining(Record(150, 100), 0), 150);
+}
+
+TEST(SizeBelief, GittinsRankOfAKnownDistribution) {
+  // Sizes 100 and 1000, equally likely. At attained 0: serving up to 100 completes half the
+  // jobs at expected cost 100, so rank = 100 / 0.5 = 200; serving up to 1000 costs
+  // (100 + 1000) / 2 = 550 per sure completion. Gittins takes the minimum, 200.
+  SizeBelief b;
+  std::vector<double> sizes;
+  for (int i = 0; i < 20; ++i) sizes.push_back(i % 2 ? 100 : 1000);
+  Learn(b, sizes);
+  EXPECT_NEAR(b.Rank(Record(0), 0), 200, 1e-9);
+  // Past 100 only the 1000 s jobs remain: the rank is the remaining time (exactly at a grid
+  // point the interpolation is exact; elsewhere it is within the tabulation's error).
+  EXPECT_NEAR(b.Rank(Record(500), 0), 500, 25);
+  // Beyond everything ever seen: as long again as it has run.
+  EXPECT_DOUBLE_EQ(b.Rank(Record(2000), 0), 2000);
+  // Mean residual at 0: 550.
+  EXPECT_NEAR(b.ExpectedRemaining(Record(0), 0), 550, 1e-9);
+}
+
+TEST(SizeBelief, ExactEstimatesGiveShortestRemainingFirst) {
+  // Every completed job took exactly its estimate: the ratio distribution is a point at 1, and
+  // the rank is the remaining time, as under SRPT with true sizes.
+  SizeBelief b;
+  for (int i = 1; i <= 20; ++i) {
+    JobRecord r = Record(10.0 * i, 10.0 * i);
+    b.Observe(r);
+  }
+  b.Refresh();
+  EXPECT_NEAR(b.Rank(Record(0, 300), 0), 300, 1e-9);
+  EXPECT_NEAR(b.Rank(Record(0, 40), 0), 40, 1e-9);
+}
+
+TEST(SizeBelief, EstimatesThatProvedWrongWeighLess) {
+  // Estimates of one source were off by 4x either way: the scheduler learns the spread, and
+  // a job estimated at 100 ranks as the Gittins index of {25, 400} scaled by 100, not 100.
+  SizeBelief b;
+  for (int i = 0; i < 20; ++i) {
+    b.Observe(Record(i % 2 ? 25 : 400, 100, EstimateSource::kUser));
+  }
+  b.Refresh();
+  EXPECT_NEAR(b.Rank(Record(0, 100, EstimateSource::kUser), 0), 50, 1e-9);  // 25 / 0.5
+  // Another source has no track record yet: taken as exact.
+  EXPECT_DOUBLE_EQ(b.Rank(Record(0, 100, EstimateSource::kTimeLimit), 0), 100);
+}
+
+TEST(SizeBelief, HistoryMeanPerJobTypeAndGang) {
+  SizeBelief b;
+  EXPECT_FALSE(b.HistoryMean("resnet", 1));
+  for (double s : {100.0, 300.0}) {
+    JobRecord r = Record(s);
+    const_cast<model::Job&>(*r.job).job_type = "resnet";
+    b.Observe(r);
+  }
+  ASSERT_TRUE(b.HistoryMean("resnet", 1));
+  EXPECT_DOUBLE_EQ(*b.HistoryMean("resnet", 1), 200);
+  EXPECT_FALSE(b.HistoryMean("resnet", 2));
+}
+
+// The scheduler decides from what it is told, never from the true size: two runs whose jobs
+// differ only in their true `work` make the same decisions.
+TEST(SchedulerBelief, DecisionsDoNotDependOnTrueSizes) {
+  const auto c = MakeCluster({{"fast", "cuda", 1, 2}, {"slow", "cuda", 2, 2}});
+  for (std::string_view policy : {"default", "srpt-het", "easy-backfill", "las-het", "fifo-het",
+                                  "maxmin-het", "min-makespan"}) {
+    std::vector<std::vector<std::pair<int32_t, int32_t>>> runs;
+    for (uint64_t sizes_seed : {1u, 2u}) {
+      std::mt19937_64 rng(sizes_seed);
+      SchedulerOptions o;
+      o.preempt_interval_s = 0;
+      auto s = Scheduler::Create(c, nullptr, policy, o);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      std::vector<model::Job> jobs;
+      for (int i = 0; i < 12; ++i) {
+        jobs.push_back(
+            MakeJob(i, i * 10.0, 1 + rng() % 100000, {{"fast", 3.0}, {"slow", 1.0}}, 1 + i % 2));
+      }
+      std::vector<std::pair<int32_t, int32_t>> log;  // (job, type), -1 type: preempted
+      for (int i = 0; i < 12; ++i) {
+        ASSERT_TRUE((*s)->Submit(jobs[i], i * 10.0).accepted);
+        const Decision d = (*s)->Decide(i * 10.0);
+        for (model::JobId j : d.preempted) log.push_back({j.value(), -1});
+        for (const Placement& p : d.placed) log.push_back({p.job.value(), p.type.value()});
+      }
+      runs.push_back(log);
+    }
+    EXPECT_EQ(runs[0], runs[1]) << policy;
+    EXPECT_FALSE(runs[0].empty()) << policy;
+  }
+}
+
+// A job preempted while it writes its checkpoint keeps its devices until Stopped.
+TEST(SchedulerBelief, PreemptedJobHoldsItsDevicesUntilStopped) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
+  SchedulerOptions o;
+  o.preempt_interval_s = 0;
+  o.stop_holds_devices = true;
+  auto s = Scheduler::Create(c, nullptr, "srpt-het", o);
+  ASSERT_TRUE(s.ok());
+  model::Job big = MakeJob(0, 0, 1000, {{"nv", 1.0}});
+  big.estimate_s = 1000;
+  model::Job small = MakeJob(1, 10, 5, {{"nv", 1.0}});
+  small.estimate_s = 5;
+  ASSERT_TRUE((*s)->Submit(big, 0).accepted);
+  ASSERT_EQ((*s)->Decide(0).placed.size(), 1u);
+  ASSERT_TRUE((*s)->Submit(small, 10).accepted);
+  Decision d = (*s)->Decide(10);
+  ASSERT_EQ(d.preempted.size(), 1u);
+  EXPECT_TRUE(d.placed.empty());  // the device is still held
+  EXPECT_EQ((*s)->record(model::JobId(0)).phase, JobPhase::kStopping);
+  EXPECT_EQ((*s)->state().FreeOfType(model::DeviceTypeId(0)), 0);
+  (*s)->Stopped(model::JobId(0), 40);
+  d = (*s)->Decide(40);
+  ASSERT_EQ(d.placed.size(), 1u);
+  EXPECT_EQ(d.placed[0].job.value(), 1);
+  EXPECT_DOUBLE_EQ((*s)->record(model::JobId(0)).done_work, 10);
+}
+
+// Moving between vendors restarts a job unless its checkpoint is portable.
+TEST(SchedulerBelief, CrossVendorMoveRestartsUnlessPortable) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}, {"amd", "rocm", 1, 1}});
+  for (bool portable : {false, true}) {
+    auto s = Scheduler::Create(c, nullptr, "fifo-het", {});
+    ASSERT_TRUE(s.ok());
+    model::Job j = MakeJob(0, 0, 1000, {{"nv", 2.0}, {"amd", 1.0}});
+    j.stacks = {{"cuda", ""}, {"rocm", ""}};
+    j.portable_checkpoint = portable;
+    ASSERT_TRUE((*s)->Submit(j, 0).accepted);
+    Decision d = (*s)->Decide(0);
+    ASSERT_EQ(d.placed.size(), 1u);
+    EXPECT_EQ(c.catalog.Get(d.placed[0].type).name, "nv");
+    // Its device fails after 100 s with everything saved; only the AMD card is left.
+    (*s)->SetDeviceDown(d.placed[0].devices[0]);
+    (*s)->Requeue(model::JobId(0), 100, 200);
+    d = (*s)->Decide(100);
+    ASSERT_EQ(d.placed.size(), 1u);
+    EXPECT_EQ(c.catalog.Get(d.placed[0].type).name, "amd");
+    EXPECT_EQ(d.placed[0].restarted, !portable);
+    EXPECT_DOUBLE_EQ((*s)->record(model::JobId(0)).done_work, portable ? 200 : 0);
+  }
+}
+
+// With nobody waiting, a running job still moves up to a faster type that came free.
+TEST(SchedulerBelief, RunningJobMovesUpWhenTheQueueIsEmpty) {
+  const auto c = MakeCluster({{"fast", "cuda", 1, 1}, {"slow", "cuda", 1, 1}});
+  for (std::string_view policy : {"default", "las-het"}) {
+    SchedulerOptions o;
+    o.preempt_interval_s = 0;
+    auto s = Scheduler::Create(c, nullptr, policy, o);
+    ASSERT_TRUE(s.ok());
+    ASSERT_TRUE((*s)->Submit(MakeJob(0, 0, 1000, {{"fast", 4.0}, {"slow", 1.0}}), 0).accepted);
+    ASSERT_TRUE((*s)->Submit(MakeJob(1, 0, 1000, {{"fast", 4.0}, {"slow", 1.0}}), 0).accepted);
+    Decision d = (*s)->Decide(0);
+    ASSERT_EQ(d.placed.size(), 2u);
+    const int32_t on_fast = c.catalog.Get(d.placed[0].type).name == "fast" ? 0 : 1;
+    (*s)->Finish(d.placed[on_fast].job, 50);
+    ASSERT_EQ((*s)->queued(), 0u);
+    ASSERT_TRUE((*s)->HasWork());
+    d = (*s)->Decide(50);
+    ASSERT_EQ(d.placed.size(), 1u) << policy;
+    EXPECT_EQ(c.catalog.Get(d.placed[0].type).name, "fast") << policy;
+    EXPECT_TRUE(d.placed[0].migrated) << policy;
+  }
+}
+
+}  // namespace
+}  // namespace hetsched::sched
