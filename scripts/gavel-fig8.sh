@@ -1,39 +1,62 @@
 #!/usr/bin/env bash
-# Reproduces the continuous-arrival experiment of Gavel (Narayanan et al., OSDI 2020, Figure 8)
-# with hetsched: cluster v100=36,p100=36,k80=36, Gavel's job mix, rounds of 360 s, no
-# preemption overhead, JCT averaged over jobs 4000-5000, several seeds.
+# Reruns Gavel's Figure 8 continuous experiment (Narayanan et al., OSDI 2020) with hetsched:
+# 36 V100 + 36 P100 + 36 K80, rounds of 360 s, no preemption cost (as Gavel's simulator),
+# average JCT of jobs 4000-4999, arrivals continuing until they are all done (the trace holds
+# enough jobs; each row says whether arrivals ran out first). Prints one markdown table row per
+# (policy, estimates, rate): avg JCT per seed and their mean, in hours.
 #
-# Usage: scripts/gavel-fig8.sh [OUT_DIR]
-#   RATES="0.4 1 2 3 4 5 6"  SEEDS="0 1 2"  JOBS=7000  MULTI=0|1
-#   POLICIES=fifo,fifo-het,las,las-het,srpt-het,default  HETSCHED=build/hetsched
-# Writes OUT_DIR/rate-R-seed-S.json (one compare run each) and prints a CSV summary:
-#   rate,seed,policy,avg_jct_h,p99_jct_h,jobs_unfinished
+#   scripts/gavel-fig8.sh [--multi-gpu] [--space-sharing] [--rates "2 4.4 5.6 6"]
+#       [--seeds "0 1 2"] [--jobs 12000] [--policies "default las-het"] [--estimates "none oracle"]
+#
+# Needs build/hetsched (make build), or the binary in $HETSCHED_BIN. Each run takes seconds (LP policies: up to a minute).
 set -euo pipefail
-OUT=${1:-results/gavel-fig8}
-HETSCHED=${HETSCHED:-build/hetsched}
-RATES=${RATES:-"0.4 1 2 3 4 5 6"}
-SEEDS=${SEEDS:-"0 1 2"}
-JOBS=${JOBS:-7000}
-MULTI=${MULTI:-0}
-POLICIES=${POLICIES:-fifo,fifo-het,las,las-het,srpt-het,default}
-mkdir -p "$OUT"
-multi_flag=""
-[[ "$MULTI" == 1 ]] && multi_flag="--multi-gpu"
-echo "rate,seed,policy,avg_jct_h,p99_jct_h,jobs_unfinished"
-for rate in $RATES; do
-  for seed in $SEEDS; do
-    trace="$OUT/rate-$rate-seed-$seed.trace"
-    "$HETSCHED" gen-trace --rate "$rate" --jobs "$JOBS" --seed "$seed" $multi_flag -o "$trace"
-    "$HETSCHED" compare --cluster v100=36,p100=36,k80=36 --trace "$trace" \
-      --policies "$POLICIES" --round 360 --restore 0 --measure-jobs 4000-5000 --quiet \
-      --json "$OUT/rate-$rate-seed-$seed.json" >/dev/null
-    python3 - "$OUT/rate-$rate-seed-$seed.json" "$rate" "$seed" <<'PY'
-import json, sys
-path, rate, seed = sys.argv[1:4]
-for r in json.load(open(path)):
-    print(f"{rate},{seed},{r['policy']},{r['avg_jct_s']/3600:.3f},{r['p99_jct_s']/3600:.3f},"
-          f"{r['jobs_unfinished']}")
-PY
-    rm -f "$trace"
+cd "$(dirname "$0")/.."
+bin=${HETSCHED_BIN:-./build/hetsched}
+rates="2 4.4 5.6 6"
+seeds="0 1 2"
+jobs=12000
+policies="default srpt-het easy-backfill fifo fifo-het las las-het maxmin-het"
+estimates="none lognormal:1 history oracle"
+multi=""
+sharing=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --multi-gpu) multi="--multi-gpu"; shift ;;
+    --space-sharing) sharing="--space-sharing"; shift ;;
+    --rates) rates="$2"; shift 2 ;;
+    --seeds) seeds="$2"; shift 2 ;;
+    --jobs) jobs="$2"; shift 2 ;;
+    --policies) policies="$2"; shift 2 ;;
+    --estimates) estimates="$2"; shift 2 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "gavel-fig8.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+[[ -x $bin ]] || { echo "gavel-fig8.sh: $bin not found: run 'make build' first" >&2; exit 2; }
+traces=$(mktemp -d)
+trap 'rm -rf "$traces"' EXIT
+
+echo "| policy | estimates | jobs/h | avg JCT h per seed | mean | arrivals ran out |"
+echo "|---|---|---|---|---|---|"
+for policy in $policies; do
+  for est in $estimates; do
+    for rate in $rates; do
+      per_seed=""; sum=0; n=0; ran_out=""
+      for seed in $seeds; do
+        trace="$traces/r$rate-s$seed$multi.trace"
+        [[ -f $trace ]] || $bin gen-trace --rate "$rate" --jobs "$jobs" --seed "$seed" $multi -o "$trace"
+        out=$($bin simulate --cluster v100=36,p100=36,k80=36 --trace "$trace" --policy "$policy" \
+              --round 360 --restore 0 --checkpoint-save 0 --measure-jobs 4000-5000 \
+              --estimates "$est" $sharing -q)
+        jct=$(awk '$1 == "avg_jct_h" {print $2}' <<<"$out")
+        early=$(awk '$1 == "arrivals_ended_early" {print $2}' <<<"$out")
+        per_seed="$per_seed${per_seed:+ / }$jct"
+        sum=$(awk -v a="$sum" -v b="$jct" 'BEGIN {print a + b}')
+        n=$((n + 1))
+        [[ $early == yes ]] && ran_out="$ran_out${ran_out:+, }seed $seed"
+      done
+      mean=$(awk -v a="$sum" -v n="$n" 'BEGIN {printf "%.2f", a / n}')
+      echo "| $policy | $est | $rate | $per_seed | $mean | ${ran_out:-no} |"
+    done
   done
 done

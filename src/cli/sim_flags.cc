@@ -152,7 +152,7 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
                      sched::ScorerNames() + ")");
   cmd.add_option("--aging", f.aging,
                  "srpt-het-fair: seconds of priority a job gains per second since arrival "
-                 "(default 0.5)");
+                 "(default 0.25)");
   cmd.add_option("--preempt-interval", f.preempt_interval_s,
                  "preemptive policies reconsider running jobs at most this often (seconds); "
                  "in between they only fill free devices (default 300; 0: every decision)");

@@ -33,7 +33,7 @@ struct SimFlags {
   double checkpoint_s = 1800;
   double mtbf_s = 0;
   double mttr_s = 0;
-  double aging = 0.5;
+  double aging = 0.25;
   double preempt_interval_s = 300;
   double until_s = 0;
   int64_t max_rounds = 0;

@@ -39,6 +39,9 @@ std::unique_ptr<Policy> MakeAllocationPolicy(std::string_view name) {
       {"min-makespan", Objective::kMinMakespan},   {"min-cost", Objective::kMinCost},
       {"ftf-het", Objective::kFinishTimeFairness},
   };
+  if (name == "maxmin") {
+    return std::make_unique<AllocationPolicy>(Objective::kMaxMinFairness, "maxmin", true);
+  }
   for (const auto& [n, objective] : kObjectives) {
     if (n == name) return std::make_unique<AllocationPolicy>(objective, n);
   }

@@ -16,8 +16,10 @@ namespace hetsched::sched {
 
 class AllocationPolicy final : public Policy {
  public:
-  AllocationPolicy(Objective objective, std::string_view name)
-      : objective_(objective), name_(name) {}
+  // `agnostic`: the LP sees every allowed type as equally fast (Gavel's heterogeneity-agnostic
+  // max_min_fairness); jobs still run at their real speed.
+  AllocationPolicy(Objective objective, std::string_view name, bool agnostic = false)
+      : objective_(objective), name_(name), agnostic_(agnostic) {}
   std::string_view name() const override { return name_; }
   bool preemptive() const override { return true; }
   TypeChoice type_choice() const override { return TypeChoice::kMaxThroughput; }
@@ -26,6 +28,7 @@ class AllocationPolicy final : public Policy {
     return job.job->arrival_s;
   }
   Objective objective() const { return objective_; }
+  bool agnostic() const { return agnostic_; }
 
   // min-cost: the steps/s the job needs from `now_s` on to meet its SLO (Job::deadline_s; the
   // scheduler turns a Gavel slo_factor into one at submission) with `remaining_work` steps
@@ -40,6 +43,7 @@ class AllocationPolicy final : public Policy {
  private:
   Objective objective_;
   std::string_view name_;
+  bool agnostic_ = false;
 };
 
 // The allocation policy called `name`, or nullptr when `name` is not one.

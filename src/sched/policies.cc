@@ -8,12 +8,17 @@
 namespace hetsched::sched {
 namespace {
 
+// Arrival order. `reassign` (fifo-het, Gavel's fifo_perf): every full decision rebuilds the
+// assignment in arrival order, each job taking the fastest type with room, so running jobs move
+// up to faster devices as they free; a job never displaces an earlier one, and nobody starts
+// ahead of an earlier job that does not fit.
 class Fifo final : public Policy {
  public:
-  Fifo(bool aware, Blocking blocking, std::string_view name)
-      : aware_(aware), blocking_(blocking), name_(name) {}
+  Fifo(bool aware, Blocking blocking, std::string_view name, bool reassign = false)
+      : aware_(aware), blocking_(blocking), name_(name), reassign_(reassign) {}
   std::string_view name() const override { return name_; }
-  bool preemptive() const override { return false; }
+  bool preemptive() const override { return reassign_; }
+  bool in_order_only() const override { return reassign_; }
   TypeChoice type_choice() const override {
     return aware_ ? TypeChoice::kFastest : TypeChoice::kAgnostic;
   }
@@ -26,6 +31,7 @@ class Fifo final : public Policy {
   bool aware_;
   Blocking blocking_;
   std::string_view name_;
+  bool reassign_;
 };
 
 // Larger Job::priority first, preempting lower-priority preemptible jobs.
@@ -84,16 +90,17 @@ struct Known {
   std::string_view name;
   std::string_view help;
 };
-constexpr std::array<Known, 14> kKnown = {{
+constexpr std::array<Known, 15> kKnown = {{
     {"default", "the recommended policy: srpt-het-fair"},
     {"fifo", "arrival order, any free device type, head-of-line blocking (agnostic)"},
-    {"fifo-het", "arrival order, the fastest free device type for each job"},
+    {"fifo-het", "arrival order, each job's fastest type with room, re-decided (Gavel fifo_perf)"},
     {"priority", "larger job priority first; preempts lower-priority preemptible jobs"},
     {"easy-backfill", "arrival order with EASY backfilling by expected run times (estimates)"},
-    {"las", "least attained service (device-seconds), type-agnostic (Gavel max_min_fairness)"},
+    {"las", "least attained service (device-seconds), type-agnostic, discrete (Tiresias LAS)"},
     {"las-het", "least attained service normalized by speed; types where they gain most"},
     {"srpt-het", "smallest expected remaining time (Gittins rank over learned sizes)"},
     {"srpt-het-fair", "srpt-het with aging of waiting jobs and types by comparative advantage"},
+    {"maxmin", "LP: equal time shares, types agnostic (Gavel max_min_fairness)"},
     {"maxmin-het", "LP: max the min normalized throughput (Gavel's heterogeneity-aware LAS)"},
     {"max-throughput", "LP: max the summed throughput, each job's normalized by its best"},
     {"min-makespan", "LP: min the time the last active job finishes"},
@@ -123,7 +130,7 @@ util::Result<std::unique_ptr<Policy>> MakePolicy(std::string_view name,
   if (name == "default") name = kDefaultPolicy;
   if (name == "fifo") return std::unique_ptr<Policy>(new Fifo(false, Blocking::kStrict, "fifo"));
   if (name == "fifo-het") {
-    return std::unique_ptr<Policy>(new Fifo(true, Blocking::kStrict, "fifo-het"));
+    return std::unique_ptr<Policy>(new Fifo(true, Blocking::kStrict, "fifo-het", true));
   }
   if (name == "easy-backfill") {
     return std::unique_ptr<Policy>(new Fifo(true, Blocking::kBackfill, "easy-backfill"));

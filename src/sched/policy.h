@@ -29,7 +29,7 @@ enum class Blocking {
 struct PolicyTuning {
   // srpt-het-fair: a job's key is its remaining time on its best type minus aging x the time
   // since it arrived, so no job waits much longer than remaining / aging behind newer ones.
-  double aging = 0.5;
+  double aging = 0.25;
 };
 
 class Policy {
@@ -41,6 +41,9 @@ class Policy {
   virtual bool preemptive() const = 0;
   virtual TypeChoice type_choice() const = 0;
   virtual Blocking blocking() const { return Blocking::kStrict; }
+  // True: no job starts before an earlier one in the order that does not fit, even when the
+  // policy re-decides running jobs (fifo-het). False: later jobs fill devices others leave.
+  virtual bool in_order_only() const { return false; }
   // Queue order: smaller runs first; ties by arrival, then id (the scheduler adds those).
   // `belief` is what the scheduler has learned about job sizes (never the true sizes).
   // Contract: for a queued job, Key(job, now) = Key(job, 0) - c(now) with c the same for all

@@ -689,7 +689,10 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
       for (int32_t u = 0; u < types; ++u) both[u] = free[u] + held[u];
       best = BestType(r, choice == TypeChoice::kAgnostic ? choice : TypeChoice::kFastest, both);
     }
-    if (best < 0) continue;
+    if (best < 0) {
+      if (policy_->in_order_only()) break;  // head-of-line blocking, as the policy promises
+      continue;
+    }
     t = best;
     take(t, gang);
     selected.push_back(id);
@@ -784,9 +787,9 @@ Decision Scheduler::Decide(double now_s) {
     // Work conservation: devices the reallocation left free (a selected job that did not fit
     // where it was assigned, capacity counted for gangs that could not be placed) go to
     // queued jobs in policy order, as between reallocations.
-    if (!queue_.empty()) DecideQueueOrder(now_s, true, out);
+    if (!queue_.empty()) DecideQueueOrder(now_s, !policy_->in_order_only(), out);
   } else {
-    DecideQueueOrder(now_s, true, out);
+    DecideQueueOrder(now_s, !policy_->in_order_only(), out);
   }
   if (options_.space_sharing) DecidePairs(now_s, out);
   return out;
@@ -884,7 +887,9 @@ void Scheduler::DecideAllocation(double now_s, Decision& out) {
       j.speed.assign(types, 0);
       bool any = false;
       for (int32_t t = 0; t < types; ++t) {
-        if (r.allowed[t] && !r.incompatible[t]) j.speed[t] = r.speed[t];
+        if (r.allowed[t] && !r.incompatible[t] && r.speed[t] > 0) {
+          j.speed[t] = allocator_->agnostic() ? 1.0 : r.speed[t];
+        }
         any = any || j.speed[t] > 0;
       }
       if (!any) continue;  // runs nowhere it can progress: left to the fill pass

@@ -15,8 +15,8 @@ namespace {
 using testing::MakeCluster;
 using testing::MakeJob;
 
-constexpr std::string_view kLpPolicies[] = {"maxmin-het", "max-throughput", "min-makespan",
-                                            "min-cost", "ftf-het"};
+constexpr std::string_view kLpPolicies[] = {"maxmin",       "maxmin-het", "max-throughput",
+                                            "min-makespan", "min-cost",   "ftf-het"};
 
 std::unique_ptr<Scheduler> Make(const model::Cluster& c, std::string_view policy,
                                 SchedulerOptions options = {}) {
@@ -73,6 +73,30 @@ TEST(LpPolicies, MaxMinGivesTypesByComparativeAdvantage) {
   EXPECT_GT(s->TargetShare(model::JobId(0), model::DeviceTypeId(0)),
             s->TargetShare(model::JobId(1), model::DeviceTypeId(0)));
   EXPECT_EQ(s->running(), 2u);  // both devices used
+}
+
+// Gavel's heterogeneity-agnostic max_min_fairness: the LP sees every type as equally fast, so
+// three jobs on two devices each get two thirds of a device, whatever their real speeds.
+TEST(LpPolicies, AgnosticMaxMinGivesEqualTimeShares) {
+  const auto c = MakeCluster({{"fast", "cuda", 1, 1}, {"slow", "cuda", 1, 1}});
+  std::vector<model::Job> jobs = {MakeJob(0, 0, 1e6, {{"fast", 10.0}, {"slow", 1.0}}),
+                                  MakeJob(1, 0, 1e6, {{"fast", 2.0}, {"slow", 1.0}}),
+                                  MakeJob(2, 0, 1e6, {{"fast", 1.0}, {"slow", 1.0}})};
+  for (std::string_view policy : {"maxmin", "maxmin-het"}) {
+    auto s = Make(c, policy);
+    for (const auto& j : jobs) ASSERT_TRUE(s->Submit(j, 0).accepted);
+    s->Decide(0);
+    for (int j = 0; j < 3; ++j) {
+      const double total = s->TargetShare(model::JobId(j), model::DeviceTypeId(0)) +
+                           s->TargetShare(model::JobId(j), model::DeviceTypeId(1));
+      if (policy == "maxmin") {
+        EXPECT_NEAR(total, 2.0 / 3, 1e-6) << j;
+      } else if (j == 0) {
+        // Normalized by its own speed, job 0 needs less time on "fast" to match the others.
+        EXPECT_LT(total, 2.0 / 3 - 1e-3);
+      }
+    }
+  }
 }
 
 // Fails every solve after the first.

@@ -186,7 +186,7 @@ TEST(SchedulerBelief, CrossVendorMoveRestartsUnlessPortable) {
 // With nobody waiting, a running job still moves up to a faster type that came free.
 TEST(SchedulerBelief, RunningJobMovesUpWhenTheQueueIsEmpty) {
   const auto c = MakeCluster({{"fast", "cuda", 1, 1}, {"slow", "cuda", 1, 1}});
-  for (std::string_view policy : {"default", "las-het"}) {
+  for (std::string_view policy : {"default", "las-het", "fifo-het"}) {
     SchedulerOptions o;
     o.preempt_interval_s = 0;
     auto s = Scheduler::Create(c, nullptr, policy, o);
@@ -204,6 +204,27 @@ TEST(SchedulerBelief, RunningJobMovesUpWhenTheQueueIsEmpty) {
     EXPECT_EQ(c.catalog.Get(d.placed[0].type).name, "fast") << policy;
     EXPECT_TRUE(d.placed[0].migrated) << policy;
   }
+}
+
+// fifo-het (Gavel's fifo_perf) re-decides, but in arrival order: a later job never starts
+// ahead of an earlier one that does not fit, and never displaces an earlier running job.
+TEST(FifoHet, ReDecidesInArrivalOrderWithHeadOfLineBlocking) {
+  const auto c = MakeCluster({{"fast", "cuda", 1, 2}});
+  SchedulerOptions o;
+  o.preempt_interval_s = 0;
+  auto s = Scheduler::Create(c, nullptr, "fifo-het", o);
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE((*s)->Submit(MakeJob(0, 0, 100, {{"fast", 1.0}}), 0).accepted);
+  ASSERT_EQ((*s)->Decide(0).placed.size(), 1u);
+  ASSERT_TRUE((*s)->Submit(MakeJob(1, 1, 100, {{"fast", 1.0}}, 2), 1).accepted);  // needs 2
+  ASSERT_TRUE((*s)->Submit(MakeJob(2, 2, 100, {{"fast", 1.0}}), 2).accepted);
+  Decision d = (*s)->Decide(2);
+  EXPECT_TRUE(d.placed.empty());  // job 2 would fit, but job 1 is ahead of it
+  EXPECT_TRUE(d.preempted.empty());
+  (*s)->Finish(model::JobId(0), 10);
+  d = (*s)->Decide(10);
+  ASSERT_EQ(d.placed.size(), 1u);
+  EXPECT_EQ(d.placed[0].job.value(), 1);
 }
 
 }  // namespace
