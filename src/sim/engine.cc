@@ -872,12 +872,12 @@ SimResult Engine::Execute() {
       queue_.Push(at, EventKind::kRound);
       round_pending = true;
     }
-    // Nothing runs, nothing will arrive or come back up (no fault repair, no node booting or
-    // waiting to be resumed), and the last decision placed nothing: the queued jobs can never
-    // start.
-    if (sched_->running() == 0 && next_arrival_ == n && pending_ups_ == 0 && placed == 0 &&
-        decide && sched_->queued() > 0 && options_.node_mtbf_s <= 0 && booting_ == 0 &&
-        !wake_blocked_) {
+    // Nothing runs or writes a checkpoint, nothing will arrive or come back up (no fault
+    // repair, no node booting or waiting to be resumed), and the last decision placed nothing:
+    // the queued jobs can never start.
+    if (sched_->running() == 0 && stopping_ == 0 && next_arrival_ == n && pending_ups_ == 0 &&
+        placed == 0 && decide && sched_->queued() > 0 && options_.node_mtbf_s <= 0 &&
+        booting_ == 0 && !wake_blocked_) {
       break;
     }
     if (options_.on_progress && (++progress_tick & 1023) == 0) {

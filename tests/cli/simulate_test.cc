@@ -104,6 +104,27 @@ TEST(SimulateCli, BadFlagsAreNamed) {
   r = RunHetsched("simulate " + kSeed + " --mtbf 3600");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("--mttr"), std::string::npos) << r.out;
+  r = RunHetsched("simulate " + kSeed + " --estimates psychic");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--estimates 'psychic': unknown mode (known: workload, none, "
+                       "lognormal:SIGMA, user-limit:FACTOR, history, oracle)"),
+            std::string::npos)
+      << r.out;
+  r = RunHetsched("simulate " + kSeed + " --estimates lognormal:-2");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("bad parameter '-2'"), std::string::npos) << r.out;
+  r = RunHetsched("simulate " + kSeed + " --checkpoint-save -30");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--checkpoint-save"), std::string::npos) << r.out;
+}
+
+TEST(SimulateCli, OracleEstimatesAreLabelled) {
+  CliRun r = RunHetsched("simulate " + kSeed + " --estimates oracle");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("oracle (true sizes)"), std::string::npos) << r.out;
+  r = RunHetsched("simulate " + kSeed);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find("oracle"), std::string::npos) << r.out;
 }
 
 TEST(CompareCli, PoliciesSideBySide) {

@@ -223,3 +223,107 @@ TEST(Simulate, UnknownPolicyIsAnError) {
 
 }  // namespace
 }  // namespace hetsched::sim
+
+namespace hetsched::sim {
+namespace {
+
+using testing::MakeCluster;
+using testing::MakeJob;
+using testing::RunSim;
+
+TEST(Estimates, WhatTheSchedulerIsToldChangesItsOrder) {
+  // A long and a short job arrive together on one device. Told nothing, the scheduler cannot
+  // tell them apart and runs them in arrival order; told the truth (oracle), it runs the short
+  // one first.
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
+  model::Workload w;
+  w.jobs = {MakeJob(0, 0, 1000, {{"nv", 1.0}}), MakeJob(1, 0, 10, {{"nv", 1.0}})};
+  SimOptions o;
+  o.policy = "srpt-het";
+  o.estimates.kind = EstimateMode::kNone;
+  EXPECT_DOUBLE_EQ(RunSim(c, w, o).avg_jct_s, (1000 + 1010) / 2.0);
+  o.estimates.kind = EstimateMode::kOracle;
+  const SimResult oracle = RunSim(c, w, o);
+  EXPECT_DOUBLE_EQ(oracle.avg_jct_s, (10 + 1010) / 2.0);
+  EXPECT_EQ(oracle.estimates, "oracle");
+  EXPECT_EQ(ToJson(oracle)["oracle"], "true job sizes: an upper bound no real scheduler has");
+  // The workload's own estimates count under the default mode, not under `none`.
+  w.jobs[0].estimate_s = 1000;
+  w.jobs[1].estimate_s = 10;
+  o.estimates.kind = EstimateMode::kWorkload;
+  EXPECT_DOUBLE_EQ(RunSim(c, w, o).avg_jct_s, (10 + 1010) / 2.0);
+  o.estimates.kind = EstimateMode::kNone;
+  EXPECT_DOUBLE_EQ(RunSim(c, w, o).avg_jct_s, (1000 + 1010) / 2.0);
+}
+
+TEST(Estimates, NoisyModesAreDeterministicForASeed) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 2}});
+  model::Workload w;
+  for (int i = 0; i < 40; ++i) {
+    w.jobs.push_back(MakeJob(i, i * 7.0, 50 + (i * 37) % 400, {{"nv", 1.0}}));
+  }
+  SimOptions o;
+  o.policy = "srpt-het";
+  for (const char* mode : {"lognormal:1", "user-limit:5", "history"}) {
+    auto m = ParseEstimateMode(mode);
+    ASSERT_TRUE(m.ok()) << mode;
+    o.estimates = *m;
+    EXPECT_EQ(EstimateModeName(*m), mode);
+    const SimResult a = RunSim(c, w, o), b = RunSim(c, w, o);
+    EXPECT_EQ(a.avg_jct_s, b.avg_jct_s) << mode;
+    EXPECT_EQ(a.jobs_completed, 40) << mode;
+  }
+}
+
+TEST(Estimates, BadModesAreRejectedListingTheKnownOnes) {
+  for (const char* bad : {"psychic", "lognormal", "lognormal:-1", "lognormal:abc", "user-limit:0.5",
+                          "user-limit:1e9", "oracle:2", "lognormal:nan"}) {
+    auto m = ParseEstimateMode(bad);
+    ASSERT_FALSE(m.ok()) << bad;
+    EXPECT_NE(m.status().message().find(std::string("--estimates '") + bad + "'"),
+              std::string::npos)
+        << m.status().message();
+  }
+  EXPECT_NE(ParseEstimateMode("psychic").status().message().find("lognormal:SIGMA"),
+            std::string::npos);
+}
+
+TEST(Simulate, CheckpointSaveHoldsTheDevicesOfAPreemptedJob) {
+  // As SrptWaitsForTheFastDeviceWhenThatIsSooner, with a 5 s checkpoint write: job 1 starts
+  // only at 15, when job 0 has released the device.
+  const auto c = MakeCluster({{"fast", "cuda", 1, 1}});
+  model::Workload w;
+  w.jobs = {MakeJob(0, 0, 100, {{"fast", 1.0}}), MakeJob(1, 10, 10, {{"fast", 1.0}})};
+  SimOptions o;
+  o.policy = "srpt-het";
+  o.record_jobs = true;
+  o.sched.preempt_interval_s = 0;
+  o.estimates.kind = EstimateMode::kOracle;
+  o.checkpoint_save_s = 5;
+  o.restore_s = 3;
+  const SimResult r = RunSim(c, w, o);
+  EXPECT_EQ(r.preemptions, 1);
+  EXPECT_DOUBLE_EQ(r.jobs[1].first_start_s, 15);
+  EXPECT_DOUBLE_EQ(r.jobs[1].completion_s, 25);
+  EXPECT_DOUBLE_EQ(r.jobs[0].completion_s, 25 + 3 + 90);  // restore, then the 90 steps left
+  EXPECT_DOUBLE_EQ(r.utilization.at("fast"), 1.0);        // busy while it saved
+  ExpectAllAccounted(r);
+}
+
+TEST(Simulate, ReportsWhenArrivalsEndBeforeTheMeasuredJobsAreDone) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
+  model::Workload w;
+  for (int i = 0; i < 10; ++i) w.jobs.push_back(MakeJob(i, i * 10.0, 100, {{"nv", 1.0}}));
+  SimOptions o;
+  o.policy = "fifo";
+  o.measure = std::make_pair(2, 4);  // jobs 2 and 3 are done at 400 s
+  SimResult r = RunSim(c, w, o);
+  EXPECT_TRUE(r.arrivals_ended_early);  // the last arrival (90 s) came before 400 s
+  EXPECT_DOUBLE_EQ(r.last_arrival_s, 90);
+  for (int i = 0; i < 10; ++i) w.jobs[i].arrival_s = i * 1000.0;
+  r = RunSim(c, w, o);
+  EXPECT_FALSE(r.arrivals_ended_early);  // jobs 2 and 3 were done long before job 9 arrived
+}
+
+}  // namespace
+}  // namespace hetsched::sim
