@@ -221,4 +221,8 @@ secs=$(awk '/^Average job completion time: / {print $5; exit}' "$out")
 jobs=$(grep -c '^Job [0-9]*\( (high priority)\)\{0,1\}: [0-9.]*$' "$out" || true)
 total=$(grep -c . "$trace" || true)
 echo "run-gavel.sh: gavel policy=$policy cluster=$cluster round=${round}s seed=$seed jobs_completed=$jobs/$total wall=$(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.1f", b - a}')s" >&2
+if [[ $jobs -lt $total ]]; then
+  failed=$(grep -c '\[Job failed\]' "$out" || true)
+  echo "run-gavel.sh: warning: only $jobs of $total jobs completed ($failed marked failed by Gavel after repeated zero-step rounds); Gavel's average leaves the others out" >&2
+fi
 awk -v s="$secs" 'BEGIN {printf "%.4f\n", s / 3600}'

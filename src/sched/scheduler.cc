@@ -98,7 +98,8 @@ void Scheduler::Enqueue(int32_t id, double now_s) {
   r.queued_since_s = now_s;
   pos_[id] = static_cast<int32_t>(queue_.size());
   queue_.push_back(id);
-  sorted_queue_.insert(KeyOf(r, 0));
+  queue_key_[id] = KeyOf(r, 0);
+  sorted_queue_.insert(queue_key_[id]);
 }
 
 void Scheduler::Dequeue(int32_t id) {
@@ -106,7 +107,9 @@ void Scheduler::Dequeue(int32_t id) {
   queue_[p] = queue_.back();
   pos_[queue_[p]] = p;
   queue_.pop_back();
-  sorted_queue_.erase(KeyOf(records_[id], 0));
+  // The key it was filed under (its belief may have moved since only through RefreshBelief,
+  // which re-files every queued job).
+  sorted_queue_.erase(queue_key_[id]);
 }
 
 void Scheduler::AddRunning(int32_t id) {
@@ -130,6 +133,7 @@ Admission Scheduler::Submit(const model::Job& job, double now_s,
     records_.resize(id + 1);
     pinned_.resize(id + 1);
     pos_.resize(id + 1, -1);
+    queue_key_.resize(id + 1);
     hints_.resize(id + 1);
   }
   if (options_.space_sharing) {
@@ -254,6 +258,18 @@ bool Scheduler::SameVendor(DeviceTypeId a, DeviceTypeId b) const {
   return a == b || cluster_.catalog.Get(a).vendor == cluster_.catalog.Get(b).vendor;
 }
 
+double Scheduler::ScoreOf(const JobRecord& r, DeviceTypeId type) const {
+  const double score = scorers_.Score(r, type, cluster_.catalog);
+  if (r.done_work <= 0 || r.job->portable_checkpoint || !r.type.valid() ||
+      SameVendor(r.type, type)) {
+    return score;
+  }
+  // Its checkpoint does not load there: it would redo the work done so far. Only the share of
+  // the work there that is new counts (expected remaining / (done + expected remaining)).
+  const double remaining = belief_.ExpectedRemaining(r, r.progress_since_s) * r.ref_speed;
+  return remaining > 0 ? score * remaining / (remaining + r.done_work) : 0;
+}
+
 int32_t Scheduler::TotalFree() const {
   int32_t total = 0;
   for (int32_t t = 0; t < state_.type_count(); ++t) total += state_.FreeOfType(DeviceTypeId(t));
@@ -267,8 +283,7 @@ std::vector<DeviceTypeId> Scheduler::TypePreference(const JobRecord& r, TypeChoi
   std::vector<std::pair<double, int32_t>> cands;  // (score, type)
   for (int32_t t = 0; t < state_.type_count(); ++t) {
     if (!r.allowed[t] || (!pinned && capacity[t] < gang)) continue;
-    const double score =
-        choice == TypeChoice::kAgnostic ? 0 : scorers_.Score(r, DeviceTypeId(t), cluster_.catalog);
+    const double score = choice == TypeChoice::kAgnostic ? 0 : ScoreOf(r, DeviceTypeId(t));
     cands.push_back({score, t});
   }
   std::sort(cands.begin(), cands.end(), [&](const auto& a, const auto& b) {
@@ -292,8 +307,7 @@ int32_t Scheduler::BestType(const JobRecord& r, TypeChoice choice,
   // pass: types are visited by increasing id, so a full tie keeps the earlier one.
   for (int32_t t = 0; t < state_.type_count(); ++t) {
     if (!r.allowed[t] || (!pinned && capacity[t] < gang)) continue;
-    const double score =
-        choice == TypeChoice::kAgnostic ? 0 : scorers_.Score(r, DeviceTypeId(t), cluster_.catalog);
+    const double score = choice == TypeChoice::kAgnostic ? 0 : ScoreOf(r, DeviceTypeId(t));
     if (best < 0 || score > best_score || (score == best_score && capacity[t] > capacity[best])) {
       best = t;
       best_score = score;
@@ -337,9 +351,9 @@ Placement Scheduler::Start(int32_t id, DeviceTypeId type, std::vector<DeviceId> 
   JobRecord& r = records_[id];
   const bool restarted = r.first_start_s >= 0 && r.done_work > 0 && !r.job->portable_checkpoint &&
                          r.type.valid() && !SameVendor(r.type, type);
-  if (restarted) r.done_work = 0;
   const double rate = r.incompatible[type.value()] ? 0 : r.speed[type.value()];
   const bool resumed = MarkRunning(id, type, std::move(devices), rate, now_s);
+  if (restarted) r.done_work = 0;  // after it left the queue: its key depends on the work done
   state_.Allocate(r.devices);
   for (DeviceId d : r.devices) owner_[d.value()] = id;
   if (CanShare(r) && !r.incompatible[type.value()]) IndexSolo(id);
@@ -403,7 +417,10 @@ void Scheduler::RefreshBelief(double now_s) {
   last_refresh_s_ = now_s;
   if (!belief_.Refresh()) return;
   sorted_queue_.clear();
-  for (int32_t id : queue_) sorted_queue_.insert(KeyOf(records_[id], 0));
+  for (int32_t id : queue_) {
+    queue_key_[id] = KeyOf(records_[id], 0);
+    sorted_queue_.insert(queue_key_[id]);
+  }
 }
 
 void Scheduler::SetProgress(JobId job, double rate, double since_s) {
@@ -558,12 +575,8 @@ std::vector<int32_t> Scheduler::AssignByRegret(const std::vector<int32_t>& jobs,
     gangs[i] = std::max(1, r.job->gang_size);
     for (int32_t t = 0; t < types; ++t) {
       double v = std::numeric_limits<double>::quiet_NaN();
-      // A running job whose checkpoint does not load on another vendor's stack is not moved
-      // there (it would restart from the beginning).
-      const bool stays = r.phase == JobPhase::kRunning && !r.job->portable_checkpoint &&
-                         !SameVendor(r.type, DeviceTypeId(t));
-      if (r.allowed[t] && !stays) {
-        v = scorers_.Score(r, DeviceTypeId(t), cluster_.catalog);
+      if (r.allowed[t]) {
+        v = ScoreOf(r, DeviceTypeId(t));
         if (r.phase == JobPhase::kRunning && r.type.value() == t) v += options_.stickiness;
       }
       value[i * types + t] = v;
@@ -669,9 +682,7 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
           const int32_t best = BestType(r, choice, free);
           // Greedy-fastest moves a running job to a free faster type only for a clear gain.
           if (best >= 0 && best != own &&
-              (r.job->portable_checkpoint || SameVendor(DeviceTypeId(best), r.type)) &&
-              scorers_.Score(r, DeviceTypeId(best), cluster_.catalog) >
-                  scorers_.Score(r, r.type, cluster_.catalog) + options_.stickiness) {
+              ScoreOf(r, DeviceTypeId(best)) > ScoreOf(r, r.type) + options_.stickiness) {
             t = best;
             free[own] += gang;
             free[t] -= gang;

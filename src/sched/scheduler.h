@@ -232,6 +232,9 @@ class Scheduler {
   int32_t TotalFree() const;
   // Checkpoints load across these types (same vendor, so the same software stack family).
   bool SameVendor(model::DeviceTypeId a, model::DeviceTypeId b) const;
+  // The scorers' value of `type` for `r`, less the work a move there would redo: a job with
+  // progress whose checkpoint does not load on another vendor's stack restarts there.
+  double ScoreOf(const JobRecord& r, model::DeviceTypeId type) const;
 
   // Space sharing (see SchedulerOptions::space_sharing).
   bool CanShare(const JobRecord& r) const;
@@ -270,6 +273,7 @@ class Scheduler {
   std::vector<int32_t> queue_, running_;              // ids, unordered
   std::vector<int32_t> pos_;                          // id -> position in queue_ or running_
   std::set<QueueKey> sorted_queue_;                   // queued jobs by KeyOf(job, 0)
+  std::vector<QueueKey> queue_key_;                   // by JobId: its key in sorted_queue_
   SizeBelief belief_;
   double last_refresh_s_ = -1e300;
   double last_full_s_ = -1e300;        // last full preemptive decision

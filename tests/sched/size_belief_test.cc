@@ -161,9 +161,11 @@ TEST(SchedulerBelief, PreemptedJobHoldsItsDevicesUntilStopped) {
 
 // Moving between vendors restarts a job unless its checkpoint is portable.
 TEST(SchedulerBelief, CrossVendorMoveRestartsUnlessPortable) {
-  const auto c = MakeCluster({{"nv", "cuda", 1, 1}, {"amd", "rocm", 1, 1}});
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}, {"amd", "rocm", 1, 3}});
   for (bool portable : {false, true}) {
-    auto s = Scheduler::Create(c, nullptr, "fifo-het", {});
+    // srpt-het's queue key depends on the work done: the restart must not leave the job filed
+    // in the queue under its old key (it was then started twice).
+    auto s = Scheduler::Create(c, nullptr, portable ? "fifo-het" : "srpt-het", {});
     ASSERT_TRUE(s.ok());
     model::Job j = MakeJob(0, 0, 1000, {{"nv", 2.0}, {"amd", 1.0}});
     j.stacks = {{"cuda", ""}, {"rocm", ""}};
@@ -180,6 +182,11 @@ TEST(SchedulerBelief, CrossVendorMoveRestartsUnlessPortable) {
     EXPECT_EQ(c.catalog.Get(d.placed[0].type).name, "amd");
     EXPECT_EQ(d.placed[0].restarted, !portable);
     EXPECT_DOUBLE_EQ((*s)->record(model::JobId(0)).done_work, portable ? 200 : 0);
+    EXPECT_EQ((*s)->queued(), 0u);
+    ASSERT_TRUE((*s)->Submit(MakeJob(1, 100, 10, {{"amd", 1.0}}, 1, "rocm"), 100).accepted);
+    d = (*s)->Decide(100);
+    ASSERT_EQ(d.placed.size(), 1u);
+    EXPECT_EQ(d.placed[0].job.value(), 1);
   }
 }
 
