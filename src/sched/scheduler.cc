@@ -778,10 +778,10 @@ Decision Scheduler::Decide(double now_s) {
     // Nobody waits, but running jobs may move up to faster devices that came free (as Gavel
     // re-solves every round), subject to the same stickiness; guests may move too.
     if (full_due && HasWork() && (allocator_ != nullptr || policy_->preemptive())) {
+      last_full_s_ = now_s;
       if (allocator_ != nullptr) {
         DecideAllocation(now_s, out);
       } else {
-        last_full_s_ = now_s;
         DecidePreemptive(now_s, out);
       }
     }
@@ -789,7 +789,14 @@ Decision Scheduler::Decide(double now_s) {
     return out;
   }
   if (allocator_ != nullptr) {
-    DecideAllocation(now_s, out);
+    // Like the preemptive policies: shares are re-realized (which preempts) at most every
+    // preempt interval; in between, queued jobs only fill free devices.
+    if (full_due) {
+      last_full_s_ = now_s;
+      DecideAllocation(now_s, out);
+    } else {
+      DecideQueueOrder(now_s, true, out);
+    }
   } else if (!policy_->preemptive()) {
     DecideQueueOrder(now_s, false, out);
   } else if (full_due) {
@@ -853,12 +860,13 @@ void Scheduler::DecideAllocation(double now_s, Decision& out) {
     lp_received_.resize(n_rec * types, 0);
     lp_share_.resize(n_rec * types, 0);
   }
-  // Book the time since the last decision: a running job has run on its type since then (jobs
-  // start only at decisions).
+  // Book the time since the last allocation decision: a running job has run on its type since
+  // then, or since it started (fill decisions start jobs in between).
   if (lp_last_s_ >= 0 && now_s > lp_last_s_) {
     for (int32_t id : running_) {
-      lp_received_[static_cast<size_t>(id) * types + records_[id].type.value()] +=
-          now_s - lp_last_s_;
+      const JobRecord& r = records_[id];
+      lp_received_[static_cast<size_t>(id) * types + r.type.value()] +=
+          now_s - std::max(lp_last_s_, r.service_since_s);
     }
   }
   std::vector<int32_t> active, guests;

@@ -171,6 +171,7 @@ TEST(AllocationFailures, AreCountedLoggedAndInTheJson) {
   SimOptions o;
   o.policy = "maxmin-het";
   o.record_jobs = true;
+  o.sched.preempt_interval_s = 0;  // an allocation at every decision
   o.sched.lp_solver = std::make_shared<FailsAfterFirst>();
   const SimResult r = RunSim(c, ThreeJobs(), o);
   EXPECT_EQ(r.jobs_completed, 3);  // the last good allocation kept the jobs going
