@@ -260,14 +260,13 @@ bool Scheduler::SameVendor(DeviceTypeId a, DeviceTypeId b) const {
 
 double Scheduler::ScoreOf(const JobRecord& r, DeviceTypeId type) const {
   const double score = scorers_.Score(r, type, cluster_.catalog);
-  if (r.done_work <= 0 || r.job->portable_checkpoint || !r.type.valid() ||
-      SameVendor(r.type, type)) {
-    return score;
-  }
+  if (r.job->portable_checkpoint || !r.type.valid() || SameVendor(r.type, type)) return score;
+  const double done = r.DoneAt(decision_s_);
+  if (done <= 0) return score;
   // Its checkpoint does not load there: it would redo the work done so far. Only the share of
   // the work there that is new counts (expected remaining / (done + expected remaining)).
-  const double remaining = belief_.ExpectedRemaining(r, r.progress_since_s) * r.ref_speed;
-  return remaining > 0 ? score * remaining / (remaining + r.done_work) : 0;
+  const double remaining = RemainingWork(r, decision_s_);
+  return remaining > 0 ? score * remaining / (remaining + done) : 0;
 }
 
 int32_t Scheduler::TotalFree() const {
@@ -772,6 +771,7 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
 
 Decision Scheduler::Decide(double now_s) {
   Decision out;
+  decision_s_ = now_s;
   RefreshBelief(now_s);
   const bool full_due = now_s - last_full_s_ >= options_.preempt_interval_s;
   if (queue_.empty()) {

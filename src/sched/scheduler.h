@@ -275,6 +275,8 @@ class Scheduler {
   std::set<QueueKey> sorted_queue_;                   // queued jobs by KeyOf(job, 0)
   std::vector<QueueKey> queue_key_;                   // by JobId: its key in sorted_queue_
   SizeBelief belief_;
+  double decision_s_ =
+      0;  // time of the decision under way (ScoreOf needs a running job's progress)
   double last_refresh_s_ = -1e300;
   double last_full_s_ = -1e300;        // last full preemptive decision
   std::vector<int32_t> owner_;         // device -> job id, -1 if none

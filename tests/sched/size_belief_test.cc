@@ -190,6 +190,30 @@ TEST(SchedulerBelief, CrossVendorMoveRestartsUnlessPortable) {
   }
 }
 
+// A running job moves to a faster type of another vendor only if the speed-up outweighs
+// redoing its work there: with 100 s done and (believed) 100 s left, 1.5x faster devices give
+// 0.75x the useful rate, so a job whose checkpoint is not portable stays; a portable one moves.
+TEST(SchedulerBelief, RunningJobMovesAcrossVendorsOnlyWhenItPays) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}, {"amd", "rocm", 1, 1}});
+  for (bool portable : {false, true}) {
+    SchedulerOptions o;
+    o.preempt_interval_s = 0;
+    auto s = Scheduler::Create(c, nullptr, "default", o);
+    ASSERT_TRUE(s.ok());
+    model::Job first = MakeJob(0, 0, 50, {{"amd", 1.5}}, 1, "rocm");
+    model::Job second = MakeJob(1, 0, 1000, {{"nv", 1.0}, {"amd", 1.5}});
+    second.stacks = {{"cuda", ""}, {"rocm", ""}};
+    second.portable_checkpoint = portable;
+    ASSERT_TRUE((*s)->Submit(first, 0).accepted);
+    ASSERT_TRUE((*s)->Submit(second, 0).accepted);
+    Decision d = (*s)->Decide(0);
+    ASSERT_EQ(d.placed.size(), 2u);
+    (*s)->Finish(model::JobId(0), 100);
+    d = (*s)->Decide(100);
+    EXPECT_EQ(d.placed.size(), portable ? 1u : 0u) << portable;
+  }
+}
+
 // With nobody waiting, a running job still moves up to a faster type that came free.
 TEST(SchedulerBelief, RunningJobMovesUpWhenTheQueueIsEmpty) {
   const auto c = MakeCluster({{"fast", "cuda", 1, 1}, {"slow", "cuda", 1, 1}});
