@@ -71,8 +71,11 @@ void BM_Decision(benchmark::State& state, const char* policy, double preempt_int
   state.counters["queued"] = static_cast<double>(sched.queued());
 }
 
-BENCHMARK_CAPTURE(BM_Decision, fifo_het, "fifo-het", 0)
+BENCHMARK_CAPTURE(BM_Decision, fifo_het_fill, "fifo-het", 1e9)
     ->Iterations(1000)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Decision, fifo_het_full, "fifo-het", 0)
+    ->Iterations(10)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Decision, easy_backfill, "easy-backfill", 0)
     ->Iterations(1000)

@@ -71,6 +71,7 @@ class Srpt final : public Policy {
  public:
   Srpt(bool fair, double aging) : fair_(fair), aging_(aging) {}
   std::string_view name() const override { return fair_ ? "srpt-het-fair" : "srpt-het"; }
+  bool key_uses_belief() const override { return true; }
   bool preemptive() const override { return true; }
   TypeChoice type_choice() const override {
     return fair_ ? TypeChoice::kMaxThroughput : TypeChoice::kFastest;

@@ -44,6 +44,9 @@ class Policy {
   // True: no job starts before an earlier one in the order that does not fit, even when the
   // policy re-decides running jobs (fifo-het). False: later jobs fill devices others leave.
   virtual bool in_order_only() const { return false; }
+  // True when Key reads the size belief: the scheduler then re-sorts its queue whenever the
+  // belief is refreshed.
+  virtual bool key_uses_belief() const { return false; }
   // Queue order: smaller runs first; ties by arrival, then id (the scheduler adds those).
   // `belief` is what the scheduler has learned about job sizes (never the true sizes).
   // Contract: for a queued job, Key(job, now) = Key(job, 0) - c(now) with c the same for all

@@ -414,7 +414,7 @@ bool Scheduler::HasWork() const {
 void Scheduler::RefreshBelief(double now_s) {
   if (now_s - last_refresh_s_ < options_.preempt_interval_s) return;
   last_refresh_s_ = now_s;
-  if (!belief_.Refresh()) return;
+  if (!belief_.Refresh() || !policy_->key_uses_belief()) return;
   sorted_queue_.clear();
   for (int32_t id : queue_) {
     queue_key_[id] = KeyOf(records_[id], 0);
