@@ -7,22 +7,6 @@
 
 namespace hetsched::sched {
 
-std::string_view EstimateSourceName(EstimateSource source) {
-  switch (source) {
-    case EstimateSource::kNone:
-      return "none";
-    case EstimateSource::kUser:
-      return "estimate";
-    case EstimateSource::kTimeLimit:
-      return "time_limit";
-    case EstimateSource::kDriver:
-      return "driver";
-    case EstimateSource::kHistory:
-      return "history";
-  }
-  return "?";
-}
-
 double JobRecord::DoneAt(double now_s) const {
   if (phase != JobPhase::kRunning) return done_work;
   return done_work + rate * std::max(0.0, now_s - progress_since_s);

@@ -6,7 +6,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "model/catalog.h"
@@ -29,7 +28,6 @@ enum class EstimateSource : int8_t {
   kHistory,    // the mean of completed jobs of the same type and gang size
 };
 inline constexpr int kEstimateSources = 5;
-std::string_view EstimateSourceName(EstimateSource source);
 
 // An estimate handed to Scheduler::Submit: total steps, and where it comes from.
 struct SizeEstimate {

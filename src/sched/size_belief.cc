@@ -85,7 +85,6 @@ void SizeBelief::Observe(const JobRecord& r) {
   if (r.ref_speed <= 0 || r.job == nullptr) return;
   const double size_s = r.done_work / r.ref_speed;
   if (!(size_s > 0)) return;
-  ++observed_;
   if (r.estimate_source == EstimateSource::kNone) {
     sizes_.Add(size_s);
   } else if (r.estimated_work > 0) {

@@ -48,8 +48,6 @@ class SizeBelief {
   // size; nullopt before the first one completed.
   std::optional<double> HistoryMean(const std::string& job_type, int32_t gang) const;
 
-  int64_t observed() const { return observed_; }
-
   // Samples kept per distribution (the most recent ones: the workload may drift).
   static constexpr size_t kMaxSamples = 2000;
   // Below this many samples a distribution is not used (cold start: estimates are trusted as
@@ -77,7 +75,6 @@ class SizeBelief {
   Table sizes_;
   Table ratios_[kEstimateSources];
   std::map<std::pair<std::string, int32_t>, std::pair<double, int64_t>> history_;
-  int64_t observed_ = 0;
 };
 
 }  // namespace hetsched::sched
