@@ -72,6 +72,9 @@ struct JobRecord {
   model::DeviceTypeId type;              // while running
   std::vector<model::DeviceId> devices;  // while running
   int32_t preemptions = 0;
+  // Preempted to move to another type while it writes its checkpoint: its next start counts
+  // as a migration.
+  bool migrating = false;
   // Space sharing: the job running on the same devices (-1: none). The host holds the devices'
   // allocation; its guest joined them and holds nothing (when the host leaves first, the guest
   // becomes the holder). While paired, `pair_speed` is its gang steps/s there instead of speed.

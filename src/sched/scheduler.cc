@@ -230,7 +230,9 @@ Admission Scheduler::Submit(const model::Job& job, double now_s,
     }
   }
   if (allocator_ != nullptr) {
-    if (auto why = allocator_->RejectAtSubmit(r, now_s, RemainingWork(r, now_s))) {
+    // Only the job's own estimate can say it cannot make its deadline.
+    const double expected = r.estimated_work > 0 ? RemainingWork(r, now_s) : 0;
+    if (auto why = allocator_->RejectAtSubmit(r, now_s, expected)) {
       pinned_[id].clear();
       return {false, *why};
     }
@@ -258,15 +260,26 @@ bool Scheduler::SameVendor(DeviceTypeId a, DeviceTypeId b) const {
   return a == b || cluster_.catalog.Get(a).vendor == cluster_.catalog.Get(b).vendor;
 }
 
-double Scheduler::ScoreOf(const JobRecord& r, DeviceTypeId type) const {
-  const double score = scorers_.Score(r, type, cluster_.catalog);
-  if (r.job->portable_checkpoint || !r.type.valid() || SameVendor(r.type, type)) return score;
+double Scheduler::NewWorkShare(const JobRecord& r, DeviceTypeId type) const {
+  if (r.job->portable_checkpoint || !r.type.valid() || SameVendor(r.type, type)) return 1;
   const double done = r.DoneAt(decision_s_);
-  if (done <= 0) return score;
-  // Its checkpoint does not load there: it would redo the work done so far. Only the share of
-  // the work there that is new counts (expected remaining / (done + expected remaining)).
+  if (done <= 0) return 1;
+  // Its checkpoint does not load there: it would redo the work done so far. While devices of
+  // its own vendor are up for it, it waits for them (time sharing would otherwise restart it
+  // at every turn); when none are left, only the share of the work that is new counts.
+  const int32_t gang = std::max(1, r.job->gang_size);
+  for (int32_t t = 0; t < state_.type_count(); ++t) {
+    if (r.allowed[t] && !r.incompatible[t] && SameVendor(r.type, DeviceTypeId(t)) &&
+        state_.UpOfType(DeviceTypeId(t)) >= gang) {
+      return 0;
+    }
+  }
   const double remaining = RemainingWork(r, decision_s_);
-  return remaining > 0 ? score * remaining / (remaining + done) : 0;
+  return remaining > 0 ? remaining / (remaining + done) : 0;
+}
+
+double Scheduler::ScoreOf(const JobRecord& r, DeviceTypeId type) const {
+  return scorers_.Score(r, type, cluster_.catalog) * NewWorkShare(r, type);
 }
 
 int32_t Scheduler::TotalFree() const {
@@ -282,6 +295,7 @@ std::vector<DeviceTypeId> Scheduler::TypePreference(const JobRecord& r, TypeChoi
   std::vector<std::pair<double, int32_t>> cands;  // (score, type)
   for (int32_t t = 0; t < state_.type_count(); ++t) {
     if (!r.allowed[t] || (!pinned && capacity[t] < gang)) continue;
+    if (NewWorkShare(r, DeviceTypeId(t)) <= 0) continue;  // it waits for its own vendor
     const double score = choice == TypeChoice::kAgnostic ? 0 : ScoreOf(r, DeviceTypeId(t));
     cands.push_back({score, t});
   }
@@ -306,6 +320,7 @@ int32_t Scheduler::BestType(const JobRecord& r, TypeChoice choice,
   // pass: types are visited by increasing id, so a full tie keeps the earlier one.
   for (int32_t t = 0; t < state_.type_count(); ++t) {
     if (!r.allowed[t] || (!pinned && capacity[t] < gang)) continue;
+    if (NewWorkShare(r, DeviceTypeId(t)) <= 0) continue;  // it waits for its own vendor
     const double score = choice == TypeChoice::kAgnostic ? 0 : ScoreOf(r, DeviceTypeId(t));
     if (best < 0 || score > best_score || (score == best_score && capacity[t] > capacity[best])) {
       best = t;
@@ -350,6 +365,8 @@ Placement Scheduler::Start(int32_t id, DeviceTypeId type, std::vector<DeviceId> 
   JobRecord& r = records_[id];
   const bool restarted = r.first_start_s >= 0 && r.done_work > 0 && !r.job->portable_checkpoint &&
                          r.type.valid() && !SameVendor(r.type, type);
+  migrated = migrated || r.migrating;
+  r.migrating = false;
   const double rate = r.incompatible[type.value()] ? 0 : r.speed[type.value()];
   const bool resumed = MarkRunning(id, type, std::move(devices), rate, now_s);
   if (restarted) r.done_work = 0;  // after it left the queue: its key depends on the work done
@@ -399,6 +416,13 @@ void Scheduler::Stopped(JobId job, double now_s) {
 
 double Scheduler::RemainingWork(const JobRecord& r, double now_s) const {
   return belief_.ExpectedRemaining(r, now_s) * r.ref_speed;
+}
+
+double Scheduler::BackfillRemainingWork(const JobRecord& r, double now_s) const {
+  // With no estimate and no learned sizes the belief's guess (as long again as it has run) is
+  // 0 for a job that just started: EASY would take it for one that ends at once.
+  if (r.estimated_work <= 0 && !belief_.sizes_known()) return kInf;
+  return RemainingWork(r, now_s);
 }
 
 double Scheduler::ExpectedRemainingWork(JobId job, double now_s) const {
@@ -461,6 +485,7 @@ void Scheduler::Requeue(JobId job, double now_s, double done_work,
     return;
   }
   r.done_work = done_work;
+  r.migrating = false;
   if (exclude_type) {
     r.allowed[exclude_type->value()] = 0;
     r.best_speed = 0;
@@ -481,8 +506,8 @@ std::pair<double, int32_t> Scheduler::ShadowTime(DeviceTypeId type, int32_t gang
   for (int32_t id : running_) {
     const JobRecord& r = records_[id];
     if (r.type != type || r.guest) continue;  // a guest frees no devices
-    const double end =
-        r.rate > 0 ? std::max(now_s, r.progress_since_s) + RemainingWork(r, now_s) / r.rate : kInf;
+    const double left = BackfillRemainingWork(r, now_s);
+    const double end = r.rate > 0 ? std::max(now_s, r.progress_since_s) + left / r.rate : kInf;
     ends.push_back({end, static_cast<int32_t>(r.devices.size())});
   }
   std::sort(ends.begin(), ends.end());
@@ -543,7 +568,7 @@ void Scheduler::DecideQueueOrder(double now_s, bool fill, Decision& out) {
     }
     if (head_blocked && chosen->first == reserved_type) {
       const double speed = r.speed[reserved_type.value()];
-      const double end = speed > 0 ? now_s + RemainingWork(r, now_s) / speed : kInf;
+      const double end = speed > 0 ? now_s + BackfillRemainingWork(r, now_s) / speed : kInf;
       if (end > shadow) {
         if (gang > extra) continue;  // would delay the head's reservation
         extra -= gang;
@@ -574,7 +599,7 @@ std::vector<int32_t> Scheduler::AssignByRegret(const std::vector<int32_t>& jobs,
     gangs[i] = std::max(1, r.job->gang_size);
     for (int32_t t = 0; t < types; ++t) {
       double v = std::numeric_limits<double>::quiet_NaN();
-      if (r.allowed[t]) {
+      if (r.allowed[t] && NewWorkShare(r, DeviceTypeId(t)) > 0) {
         v = ScoreOf(r, DeviceTypeId(t));
         if (r.phase == JobPhase::kRunning && r.type.value() == t) v += options_.stickiness;
       }
@@ -663,11 +688,13 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
   selected.clear();
   tentative.clear();
   std::vector<int32_t> both(types);
+  bool blocked = false;  // in_order_only: an earlier job did not fit; later queued jobs wait
   for (const auto& k : keys) {
     if (capacity_total <= 0) break;
     const int32_t id = std::get<2>(k);
     const JobRecord& r = records_[id];
     const int32_t gang = std::max(1, r.job->gang_size);
+    if (blocked && r.phase != JobPhase::kRunning) continue;
     int32_t t = -1;
     if (r.phase == JobPhase::kRunning) {
       // It keeps its devices unless jobs ahead of it took them (then it competes like a queued
@@ -700,7 +727,8 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
       best = BestType(r, choice == TypeChoice::kAgnostic ? choice : TypeChoice::kFastest, both);
     }
     if (best < 0) {
-      if (policy_->in_order_only()) break;  // head-of-line blocking, as the policy promises
+      // Head-of-line blocking, as the policy promises; running jobs behind keep their devices.
+      if (policy_->in_order_only()) blocked = true;
       continue;
     }
     t = best;
@@ -742,6 +770,8 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
     if (scratch_[id] >= 0) {
       moved.push_back(id);
       moved_flag_[id] = 1;
+      // Still writing its checkpoint: it starts on its new type after Stopped.
+      records_[id].migrating = records_[id].phase == JobPhase::kStopping;
     }
   }
   // Start the selected jobs that are not running, in policy order.
@@ -777,8 +807,12 @@ Decision Scheduler::Decide(double now_s) {
   if (queue_.empty()) {
     // Nobody waits, but running jobs may move up to faster devices that came free (as Gavel
     // re-solves every round), subject to the same stickiness; guests may move too.
-    if (full_due && HasWork() && (allocator_ != nullptr || policy_->preemptive())) {
-      last_full_s_ = now_s;
+    // Its own clock: a decision with nobody waiting must not delay the full decision the next
+    // arrival may need.
+    const bool upgrade_due =
+        now_s - std::max(last_full_s_, last_upgrade_s_) >= options_.preempt_interval_s;
+    if (upgrade_due && HasWork() && (allocator_ != nullptr || policy_->preemptive())) {
+      last_upgrade_s_ = now_s;
       if (allocator_ != nullptr) {
         DecideAllocation(now_s, out);
       } else {
@@ -817,6 +851,7 @@ std::string Scheduler::WhyWaiting(JobId job, double now_s) const {
   const JobRecord& r = records_[job.value()];
   if (r.phase == JobPhase::kRunning) return "running";
   if (r.phase == JobPhase::kDone) return "finished";
+  if (r.phase == JobPhase::kStopping) return "preempted: writing its checkpoint";
   const int32_t gang = std::max(1, r.job->gang_size);
   std::string types;
   for (int32_t t = 0; t < state_.type_count(); ++t) {
@@ -907,7 +942,8 @@ void Scheduler::DecideAllocation(double now_s, Decision& out) {
       bool any = false;
       for (int32_t t = 0; t < types; ++t) {
         if (r.allowed[t] && !r.incompatible[t] && r.speed[t] > 0) {
-          j.speed[t] = allocator_->agnostic() ? 1.0 : r.speed[t];
+          j.speed[t] =
+              (allocator_->agnostic() ? 1.0 : r.speed[t]) * NewWorkShare(r, DeviceTypeId(t));
         }
         any = any || j.speed[t] > 0;
       }
@@ -915,7 +951,9 @@ void Scheduler::DecideAllocation(double now_s, Decision& out) {
       j.name = r.job->name;
       j.gang = std::max(1, r.job->gang_size);
       j.weight = r.job->priority_weight > 0 ? r.job->priority_weight : 1;
-      j.remaining = RemainingWork(r, now_s);
+      // Nothing known yet (no estimate, nothing run): at least a second on its best type, so
+      // the LPs that divide by remaining work stay finite.
+      j.remaining = std::max(RemainingWork(r, now_s), r.ref_speed);
       j.work = r.DoneAt(now_s) + j.remaining;
       j.elapsed_s = std::max(0.0, now_s - r.job->arrival_s);
       j.slo_rate = allocator_->SloRate(r, now_s, j.remaining);
@@ -971,7 +1009,8 @@ void Scheduler::DecideAllocation(double now_s, Decision& out) {
     const double present = lp_present_[id];
     for (int32_t t = 0; t < types; ++t) {
       const double share = lp_share_[static_cast<size_t>(id) * types + t];
-      if (share < 1e-6 || !r.allowed[t]) continue;
+      // Shares solved before the job made progress may point at another vendor's devices.
+      if (share < 1e-6 || !r.allowed[t] || NewWorkShare(r, DeviceTypeId(t)) <= 0) continue;
       const double received = lp_received_[static_cast<size_t>(id) * types + t];
       // Never served there yet: ahead of everyone served, by share.
       const double priority =
@@ -1010,7 +1049,11 @@ void Scheduler::DecideAllocation(double now_s, Decision& out) {
       best = r.type.value();  // stays where it is
     } else {
       for (int32_t t = 0; t < types; ++t) {
-        if (r.allowed[t] && room[t] >= gang && (best < 0 || r.speed[t] > r.speed[best])) best = t;
+        const double useful = r.speed[t] * NewWorkShare(r, DeviceTypeId(t));
+        if (r.allowed[t] && room[t] >= gang && useful > 0 &&
+            (best < 0 || useful > r.speed[best] * NewWorkShare(r, DeviceTypeId(best)))) {
+          best = t;
+        }
       }
     }
     if (best < 0) continue;
@@ -1031,7 +1074,10 @@ void Scheduler::DecideAllocation(double now_s, Decision& out) {
     Stop(id, now_s);
     records_[id].preemptions++;
     out.preempted.push_back(JobId(id));
-    if (choice[id] >= 0) moved[id] = 1;
+    if (choice[id] >= 0) {
+      moved[id] = 1;
+      records_[id].migrating = records_[id].phase == JobPhase::kStopping;
+    }
   }
   std::vector<int32_t> starts;
   for (int32_t id : active) {
@@ -1212,7 +1258,11 @@ void Scheduler::DecidePairs(double now_s, Decision& out) {
         if (!r.allowed[t] || r.incompatible[t] || state_.FreeOfType(DeviceTypeId(t)) < gang) {
           continue;
         }
-        if (r.speed[t] > r.pair_speed && (best < 0 || r.speed[t] > r.speed[best])) best = t;
+        const double useful = r.speed[t] * NewWorkShare(r, DeviceTypeId(t));
+        if (useful > r.pair_speed &&
+            (best < 0 || useful > r.speed[best] * NewWorkShare(r, DeviceTypeId(best)))) {
+          best = t;
+        }
       }
       if (best < 0) continue;
       auto devs = PlaceOn(r, DeviceTypeId(best));

@@ -235,6 +235,11 @@ class Scheduler {
   // The scorers' value of `type` for `r`, less the work a move there would redo: a job with
   // progress whose checkpoint does not load on another vendor's stack restarts there.
   double ScoreOf(const JobRecord& r, model::DeviceTypeId type) const;
+  // 1, or the share of the work on `type` that is new: remaining / (done + remaining) when the
+  // job has progress whose checkpoint does not load there (another vendor, not portable).
+  double NewWorkShare(const JobRecord& r, model::DeviceTypeId type) const;
+  // EASY's view of a job's remaining work: infinite while nothing at all is known about it.
+  double BackfillRemainingWork(const JobRecord& r, double now_s) const;
 
   // Space sharing (see SchedulerOptions::space_sharing).
   bool CanShare(const JobRecord& r) const;
@@ -278,6 +283,7 @@ class Scheduler {
   double decision_s_ =
       0;  // time of the decision under way (ScoreOf needs a running job's progress)
   double last_refresh_s_ = -1e300;
+  double last_upgrade_s_ = -1e300;     // last full decision made with nobody queued
   double last_full_s_ = -1e300;        // last full preemptive decision
   std::vector<int32_t> owner_;         // device -> job id, -1 if none
   std::vector<PlacementHints> hints_;  // by JobId: data locality

@@ -47,6 +47,8 @@ class SizeBelief {
   // The history predictor: mean size (seconds) of completed jobs with this job type and gang
   // size; nullopt before the first one completed.
   std::optional<double> HistoryMean(const std::string& job_type, int32_t gang) const;
+  // True once enough jobs without an estimate completed to rank by their sizes.
+  bool sizes_known() const { return sizes_.ready(); }
 
   // Samples kept per distribution (the most recent ones: the workload may drift).
   static constexpr size_t kMaxSamples = 2000;

@@ -46,6 +46,7 @@ struct JobRun {
   double rate = 0;        // effective steps/s, synchronization included
   double start_done = 0;  // steps done when the run started
   double stop_s = -1;     // preempted at (writing its checkpoint until the kStopped event)
+  double stop_rate = 0;   // its rate until then (a fault while it saves loses work at it)
   model::DeviceTypeId type;
   int32_t devices = 0;
   double sync_bytes_per_step = 0;  // summed over the gang (ring all-reduce: 2(n-1) x buffer)
@@ -548,7 +549,8 @@ void Engine::FailRun(int32_t id, double now_s) {
   }
   const double lost_time = progress_time - saved_time;
   result_.lost_device_hours += run.devices * lost_time / 3600.0;
-  const double kept = std::max(run.start_done, r.DoneAt(now_s) - run.rate * lost_time);
+  const double rate = run.stop_s >= 0 ? run.stop_rate : run.rate;
+  const double kept = std::max(run.start_done, r.DoneAt(now_s) - rate * lost_time);
   if (run.stop_s >= 0) --stopping_;
   run.stop_s = -1;
   CloseRun(id, now_s, RunEnd::kFault);
@@ -659,9 +661,12 @@ void Engine::StartRun(const sched::Placement& p, double now_s) {
   run.segment_s = run.since_s;
   // A guest's devices draw what their holder's cap allows: it picks no cap of its own.
   if (power_parts_.caps && run.rate > 0 && run.owns) {
-    const power::CapPoint cap = power::ChooseCap(
-        curves_[p.type.value()], job.deadline_s, run.since_s,
-        sched_->ExpectedRemainingWork(p.job, now_s) / run.rate, options_.power.cap_max_slowdown);
+    // A deadline can guide the cap only when the scheduler expects some work left; with nothing
+    // known it is treated as no deadline (the bounded-slowdown rule).
+    const double expected_s = sched_->ExpectedRemainingWork(p.job, now_s) / run.rate;
+    const power::CapPoint cap =
+        power::ChooseCap(curves_[p.type.value()], expected_s > 0 ? job.deadline_s : std::nullopt,
+                         run.since_s, expected_s, options_.power.cap_max_slowdown);
     if (cap.cap < 1) {
       run.rate = EffectiveRate(speed, run.sync_s, cap.throughput);
       run.cap_power = cap.power;
@@ -684,6 +689,7 @@ void Engine::Apply(const sched::Decision& d, double now_s) {
       // It writes its checkpoint on its devices (they stay busy) and makes no more progress.
       network_bytes_ += run.rate * std::max(0.0, now_s - run.segment_s) * run.sync_bytes_per_step;
       run.generation++;
+      run.stop_rate = run.rate;
       run.rate = 0;
       run.segment_s = now_s;
       run.stop_s = now_s;
@@ -713,7 +719,9 @@ std::optional<sched::SizeEstimate> Engine::EstimateFor(const model::Job& job) {
       factor = 1;
       break;
     case EstimateMode::kLognormal:
-      factor = std::exp(std::normal_distribution<double>(0, m.parameter)(estimate_rng_));
+      factor = m.parameter > 0
+                   ? std::exp(std::normal_distribution<double>(0, m.parameter)(estimate_rng_))
+                   : 1;
       break;
     case EstimateMode::kUserLimit:
       factor =
@@ -769,7 +777,7 @@ SimResult Engine::Execute() {
     now_s = ToSeconds(next);
     meter_.Advance(now_s);
     SampleUntil(now_s);
-    bool changed = false, round_tick = false;
+    bool changed = false, round_tick = false, stopped_now = false;
     while (next_arrival_ < n && ToMicros(workload_.jobs[order_[next_arrival_]].arrival_s) == next) {
       const model::Job& job = workload_.jobs[order_[next_arrival_++]];
       result_.events++;
@@ -833,7 +841,7 @@ SimResult Engine::Execute() {
           --stopping_;
           CloseRun(e.target, now_s, RunEnd::kPreempted);
           sched_->Stopped(JobId(e.target), now_s);
-          changed = true;
+          changed = stopped_now = true;
           break;
         }
         case EventKind::kPowerCheck:
@@ -846,7 +854,8 @@ SimResult Engine::Execute() {
     }
     bool decide = changed;
     if (rounds) {
-      decide = round_tick;
+      // Devices a checkpoint write held are free now: fill them without waiting for the round.
+      decide = round_tick || stopped_now;
       if (round_tick) round_pending = false;
     }
     size_t placed = 0;

@@ -327,3 +327,52 @@ TEST(Simulate, ReportsWhenArrivalsEndBeforeTheMeasuredJobsAreDone) {
 
 }  // namespace
 }  // namespace hetsched::sim
+
+namespace hetsched::sim {
+namespace {
+
+using testing::MakeCluster;
+using testing::MakeJob;
+using testing::RunSim;
+
+// LP policies count the work a move across vendors would redo: jobs whose checkpoints do not
+// load on the other vendor's devices are not shuttled between them (they were restarted
+// thousands of times and never finished).
+TEST(CrossVendor, LpPoliciesDoNotShuttleNonPortableJobs) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}, {"amd", "rocm", 1, 1}});
+  model::Workload w;
+  for (int i = 0; i < 3; ++i) {
+    w.jobs.push_back(MakeJob(i, 0, 10000, {{"nv", 1.0}, {"amd", 1.0}}));
+    w.jobs.back().stacks = {{"cuda", ""}, {"rocm", ""}};
+  }
+  for (const char* policy : {"maxmin-het", "max-throughput", "default"}) {
+    SimOptions o;
+    o.policy = policy;
+    o.round_s = 360;
+    o.until_s = 1e6;  // each job needs 1e4 s; shuttled jobs never finish
+    const SimResult r = RunSim(c, w, o);
+    EXPECT_EQ(r.jobs_completed, 3) << policy;
+    EXPECT_LE(r.cross_vendor_restarts, 3) << policy;
+  }
+}
+
+// Under rounds, devices a checkpoint write held are filled as soon as it is done, not at the
+// next round, and the move counts as a migration.
+TEST(Simulate, RoundsFillDevicesFreedByACheckpointWrite) {
+  const auto c = MakeCluster({{"fast", "cuda", 1, 1}});
+  model::Workload w;
+  w.jobs = {MakeJob(0, 0, 10000, {{"fast", 1.0}}), MakeJob(1, 100, 10, {{"fast", 1.0}})};
+  SimOptions o;
+  o.policy = "srpt-het";
+  o.record_jobs = true;
+  o.round_s = 360;
+  o.estimates.kind = EstimateMode::kOracle;
+  o.checkpoint_save_s = 30;
+  const SimResult r = RunSim(c, w, o);
+  EXPECT_EQ(r.preemptions, 1);
+  EXPECT_DOUBLE_EQ(r.jobs[1].first_start_s, 390);  // the round at 360, plus the 30 s write
+  ExpectAllAccounted(r);
+}
+
+}  // namespace
+}  // namespace hetsched::sim
