@@ -124,26 +124,10 @@ TEST(ValidateCli, BadShorthandAndMissingFile) {
 }
 
 // A cluster file that adds a device type the built-in catalog lacks, with 4 of them.
-const char* kRtxCluster = R"(name: rtx-lab
-device_types:
-  - name: rtx2080ti
-    vendor: nvidia
-    kind: gpu
-    stacks: ["cuda 12.2"]
-    fp16_tflops: 107
-    memory: 11GiB
-    memory_bandwidth: 616GB/s
-    idle_power: 20W
-    peak_power: 250W
-racks: [{name: r, uplink_bandwidth: 100Gb/s, latency: 1us}]
-nodes:
-  - name: n1
-    devices: [{type: rtx2080ti, count: 4}]
-    nic: {bandwidth: 100Gb/s, latency: 1us}
-)";
+const std::string kRtxCluster = "tests/data/clusters/rtx-lab.yaml";
 
 TEST(ValidateCli, WorkloadMayNameTheClustersOwnDeviceTypes) {
-  const std::string cluster = TempFile("rtx-lab.yaml", kRtxCluster);
+  const std::string& cluster = kRtxCluster;
   const std::string jobs = TempFile("rtx-jobs.yaml", R"(jobs:
   - name: bert
     stacks: [cuda]
@@ -169,7 +153,7 @@ TEST(ValidateCli, WorkloadMayNameTheClustersOwnDeviceTypes) {
 }
 
 TEST(ValidateCli, UnknownDeviceTypeInWorkloadListsTheClustersTypes) {
-  const std::string cluster = TempFile("rtx-lab2.yaml", kRtxCluster);
+  const std::string& cluster = kRtxCluster;
   const std::string jobs = TempFile("gtx-jobs.yaml", R"(jobs:
   - name: bert
     stacks: [cuda]

@@ -507,25 +507,7 @@ TEST(WorkloadReaderBadInputTest, LargeRandomBinaryFailsQuickly) {
 
 // A cluster whose file adds a device type the built-in catalog does not have.
 Cluster ClusterWithRtx2080Ti() {
-  auto cluster = ParseClusterYaml(R"(name: lab
-device_types:
-  - name: rtx2080ti
-    aliases: [2080ti]
-    vendor: nvidia
-    kind: gpu
-    stacks: ["cuda 12.2"]
-    fp16_tflops: 107
-    memory: 11GiB
-    memory_bandwidth: 616GB/s
-    idle_power: 20W
-    peak_power: 250W
-racks: [{name: r, uplink_bandwidth: 100Gb/s, latency: 1us}]
-nodes:
-  - name: n1
-    devices: [{type: rtx2080ti, count: 4}]
-    nic: {bandwidth: 100Gb/s, latency: 1us}
-)",
-                                  "lab.yaml");
+  auto cluster = LoadCluster(kSourceDir + "/tests/data/clusters/rtx-lab.yaml");
   EXPECT_TRUE(cluster.ok()) << cluster.status().message();
   return cluster.ok() ? std::move(cluster).value() : Cluster{};
 }

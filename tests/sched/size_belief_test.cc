@@ -258,24 +258,17 @@ TEST(FifoHet, ReDecidesInArrivalOrderWithHeadOfLineBlocking) {
   EXPECT_EQ(d.placed[0].job.value(), 1);
 }
 
-}  // namespace
-}  // namespace hetsched::sched
-
-namespace hetsched::sched {
-namespace {
-
 // min-cost rejects a job only on its own estimate, never on the sizes of other jobs.
 TEST(SchedulerBelief, MinCostAdmitsAJobWithoutAnEstimate) {
-  const auto c = testing::MakeCluster({{"gpu", "cuda", 1, 1}});
+  const auto c = MakeCluster({{"gpu", "cuda", 1, 1}});
   auto s = Scheduler::Create(c, nullptr, "min-cost", {});
   ASSERT_TRUE(s.ok());
   for (int i = 0; i < 10; ++i) {  // ten 1000 s jobs complete: sizes are learned
-    ASSERT_TRUE(
-        (*s)->Submit(testing::MakeJob(i, i * 2000.0, 1000, {{"gpu", 1.0}}), i * 2000.0).accepted);
+    ASSERT_TRUE((*s)->Submit(MakeJob(i, i * 2000.0, 1000, {{"gpu", 1.0}}), i * 2000.0).accepted);
     (*s)->Decide(i * 2000.0);
     (*s)->Finish(model::JobId(i), i * 2000.0 + 1000);
   }
-  model::Job quick = testing::MakeJob(10, 30000, 10, {{"gpu", 1.0}});
+  model::Job quick = MakeJob(10, 30000, 10, {{"gpu", 1.0}});
   quick.deadline_s = 30500;
   EXPECT_TRUE((*s)->Submit(quick, 30000).accepted);
 }

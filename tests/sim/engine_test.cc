@@ -221,16 +221,6 @@ TEST(Simulate, UnknownPolicyIsAnError) {
   EXPECT_NE(r.status().message().find("known:"), std::string::npos);
 }
 
-}  // namespace
-}  // namespace hetsched::sim
-
-namespace hetsched::sim {
-namespace {
-
-using testing::MakeCluster;
-using testing::MakeJob;
-using testing::RunSim;
-
 TEST(Estimates, WhatTheSchedulerIsToldChangesItsOrder) {
   // A long and a short job arrive together on one device. Told nothing, the scheduler cannot
   // tell them apart and runs them in arrival order; told the truth (oracle), it runs the short
@@ -324,16 +314,6 @@ TEST(Simulate, ReportsWhenArrivalsEndBeforeTheMeasuredJobsAreDone) {
   r = RunSim(c, w, o);
   EXPECT_FALSE(r.arrivals_ended_early);  // jobs 2 and 3 were done long before job 9 arrived
 }
-
-}  // namespace
-}  // namespace hetsched::sim
-
-namespace hetsched::sim {
-namespace {
-
-using testing::MakeCluster;
-using testing::MakeJob;
-using testing::RunSim;
 
 // LP policies count the work a move across vendors would redo: jobs whose checkpoints do not
 // load on the other vendor's devices are not shuttled between them (they were restarted
