@@ -86,6 +86,13 @@ Scheduler::Scheduler(const model::Cluster& cluster, const model::ThroughputProfi
       owner_(cluster.devices.size(), -1) {
   allocator_ = dynamic_cast<const AllocationPolicy*>(policy_.get());
   if (allocator_ != nullptr) lp_solver_ = options_.lp_solver ? options_.lp_solver : MakeClpSolver();
+  // Vendors as small ids: SameVendor runs in the type-scoring loops.
+  std::map<std::string, int32_t> vendors;
+  for (size_t t = 0; t < cluster.catalog.size(); ++t) {
+    const std::string& v = cluster.catalog.Get(DeviceTypeId(static_cast<int32_t>(t))).vendor;
+    vendor_of_type_.push_back(
+        vendors.emplace(v, static_cast<int32_t>(vendors.size())).first->second);
+  }
 }
 
 Scheduler::QueueKey Scheduler::KeyOf(const JobRecord& r, double now_s) const {
@@ -257,7 +264,7 @@ bool Scheduler::HasAllowedType(JobId job) const {
 }
 
 bool Scheduler::SameVendor(DeviceTypeId a, DeviceTypeId b) const {
-  return a == b || cluster_.catalog.Get(a).vendor == cluster_.catalog.Get(b).vendor;
+  return vendor_of_type_[a.value()] == vendor_of_type_[b.value()];
 }
 
 double Scheduler::NewWorkShare(const JobRecord& r, DeviceTypeId type) const {

@@ -280,8 +280,9 @@ class Scheduler {
   std::set<QueueKey> sorted_queue_;                   // queued jobs by KeyOf(job, 0)
   std::vector<QueueKey> queue_key_;                   // by JobId: its key in sorted_queue_
   SizeBelief belief_;
-  double decision_s_ =
-      0;  // time of the decision under way (ScoreOf needs a running job's progress)
+  std::vector<int32_t> vendor_of_type_;  // by catalog type id
+  // Time of the decision under way (ScoreOf needs a running job's progress).
+  double decision_s_ = 0;
   double last_refresh_s_ = -1e300;
   double last_upgrade_s_ = -1e300;     // last full decision made with nobody queued
   double last_full_s_ = -1e300;        // last full preemptive decision
