@@ -8,6 +8,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-libclp-dev coinor-libcbc-dev
+  libcpp-httplib-dev libsqlite3-dev
 )
 # Wanted but not required: headless chromium for the browser test of the HTML report
 # (tests/cli/demo_test.cc skips, saying so, where it is missing).

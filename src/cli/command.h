@@ -29,6 +29,9 @@ void AddSimulateCommand(CLI::App& app, CommandResult& result);
 void AddCompareCommand(CLI::App& app, CommandResult& result);
 void AddGenTraceCommand(CLI::App& app, CommandResult& result);
 void AddDemoCommand(CLI::App& app, CommandResult& result);
+void AddServeCommand(CLI::App& app, CommandResult& result);
+// submit, jobs, cancel, why, nodes: the daemon's client (cli/cmd_client.cc).
+void AddClientCommands(CLI::App& app, CommandResult& result);
 // Children of `plan` (cli/cmd_plan.cc adds them).
 void AddPlanModelCommand(CLI::App& plan, CommandResult& result);
 void AddPlanDagCommand(CLI::App& plan, CommandResult& result);

@@ -12,6 +12,7 @@ int ReportError(const util::Status& status) {
     case util::StatusCode::kInvalidArgument:
     case util::StatusCode::kNotFound:
     case util::StatusCode::kInfeasible:
+    case util::StatusCode::kAlreadyExists:
       return kExitBadInput;
     default:
       return kExitFailure;
@@ -35,6 +36,8 @@ int Main(int argc, char** argv) {
   AddCompareCommand(app, result);
   AddGenTraceCommand(app, result);
   AddDemoCommand(app, result);
+  AddServeCommand(app, result);
+  AddClientCommands(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -61,6 +61,8 @@ struct Job {
   uint64_t data_bytes = 0;
   std::string data_location;                // node or rack name where the input lives
   std::vector<std::string> pinned_devices;  // "node/index" or "node": reserved for this job
+  // What a backend that runs processes executes (argv); the simulator does not need it.
+  std::vector<std::string> command;
   double arrival_s = 0;
 };
 

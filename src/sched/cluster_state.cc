@@ -14,6 +14,8 @@ ClusterState::ClusterState(const model::Cluster& cluster) : cluster_(cluster) {
   status_.assign(n_dev, kFree);
   reserved_.assign(n_dev, 0);
   node_on_.assign(cluster.nodes.size(), 1);
+  node_powered_.assign(cluster.nodes.size(), 1);
+  node_drained_.assign(cluster.nodes.size(), 0);
   free_total_.assign(type_count_, 0);
   up_total_.assign(type_count_, 0);
   total_.assign(type_count_, 0);
@@ -87,24 +89,41 @@ void ClusterState::SetUp(DeviceId d) {
 }
 
 void ClusterState::Reserve(DeviceId d) {
-  if (reserved_[d.value()]) return;
-  if (Indexed(d)) AdjustFree(cluster_.device(d).node, cluster_.device(d).type, -1);
-  reserved_[d.value()] = 1;
+  if (reserved_[d.value()]++ > 0) return;
+  if (status_[d.value()] == kFree && Offers(cluster_.device(d).node)) {
+    AdjustFree(cluster_.device(d).node, cluster_.device(d).type, -1);
+  }
+}
+
+void ClusterState::Unreserve(DeviceId d) {
+  assert(reserved_[d.value()] > 0);
+  if (--reserved_[d.value()] > 0) return;
+  if (Indexed(d)) AdjustFree(cluster_.device(d).node, cluster_.device(d).type, +1);
 }
 
 void ClusterState::SetNodeOn(NodeId node, bool on) {
-  if (static_cast<bool>(node_on_[node.value()]) == on) return;
+  node_powered_[node.value()] = on ? 1 : 0;
+  SetOffers(node, on && !node_drained_[node.value()]);
+}
+
+void ClusterState::SetNodeDrained(NodeId node, bool drained) {
+  node_drained_[node.value()] = drained ? 1 : 0;
+  SetOffers(node, node_powered_[node.value()] && !drained);
+}
+
+void ClusterState::SetOffers(NodeId node, bool offers) {
+  if (static_cast<bool>(node_on_[node.value()]) == offers) return;
   const model::Node& n = cluster_.node(node);
   for (int32_t i = 0; i < n.device_count; ++i) {
     const DeviceId d(n.first_device.value() + i);
     const DeviceTypeId type = cluster_.device(d).type;
-    if (!on) {
+    if (!offers) {
       if (Indexed(d)) AdjustFree(node, type, -1);
       if (status_[d.value()] != kDown) up_total_[type.value()]--;
     }
   }
-  node_on_[node.value()] = on ? 1 : 0;
-  if (on) {
+  node_on_[node.value()] = offers ? 1 : 0;
+  if (offers) {
     for (int32_t i = 0; i < n.device_count; ++i) {
       const DeviceId d(n.first_device.value() + i);
       const DeviceTypeId type = cluster_.device(d).type;

@@ -20,8 +20,9 @@ class ClusterState {
   int32_t type_count() const { return type_count_; }
 
   bool IsFree(model::DeviceId d) const { return status_[d.value()] == kFree; }
+  // Up: not failed, on a node that offers its devices (powered on and not drained).
   bool IsUp(model::DeviceId d) const {
-    return status_[d.value()] != kDown && node_on_[cluster_.device(d).node.value()];
+    return status_[d.value()] != kDown && Offers(cluster_.device(d).node);
   }
   // Free devices of `type` in the whole cluster, in a rack, in a node. O(1) / O(1) / O(types).
   int32_t FreeOfType(model::DeviceTypeId type) const { return free_total_[type.value()]; }
@@ -48,26 +49,36 @@ class ClusterState {
   void SetDown(model::DeviceId device);
   void SetUp(model::DeviceId device);
   // Reserved devices (pinned by some job) are kept out of the free index for everyone else.
+  // Counted: a device pinned by two jobs stays reserved until both Unreserve it.
   void Reserve(model::DeviceId device);
-  bool IsReserved(model::DeviceId device) const { return reserved_[device.value()]; }
+  void Unreserve(model::DeviceId device);
+  bool IsReserved(model::DeviceId device) const { return reserved_[device.value()] > 0; }
   // Powered-off nodes offer nothing.
   void SetNodeOn(model::NodeId node, bool on);
-  bool NodeOn(model::NodeId node) const { return node_on_[node.value()]; }
+  bool NodeOn(model::NodeId node) const { return node_powered_[node.value()]; }
+  // A drained node offers nothing new; the jobs running there continue (an operator takes it
+  // out of service gently). Its devices stop counting as capacity.
+  void SetNodeDrained(model::NodeId node, bool drained);
+  bool NodeDrained(model::NodeId node) const { return node_drained_[node.value()]; }
+  // Powered on and not drained.
+  bool Offers(model::NodeId node) const { return node_on_[node.value()]; }
 
  private:
   enum Status : uint8_t { kFree, kBusy, kDown };
   // Adds `delta` free devices of `type` at `node` to every index.
   void AdjustFree(model::NodeId node, model::DeviceTypeId type, int32_t delta);
   bool Indexed(model::DeviceId d) const {
-    return status_[d.value()] == kFree && !reserved_[d.value()] &&
+    return status_[d.value()] == kFree && reserved_[d.value()] == 0 &&
            node_on_[cluster_.device(d).node.value()];
   }
+  void SetOffers(model::NodeId node, bool offers);
 
   const model::Cluster& cluster_;
   int32_t type_count_ = 0;
   std::vector<Status> status_;
-  std::vector<char> reserved_;
-  std::vector<char> node_on_;
+  std::vector<int32_t> reserved_;  // how many jobs pin each device
+  // By node: offers its devices (= powered && !drained), powered, drained.
+  std::vector<char> node_on_, node_powered_, node_drained_;
   std::vector<int32_t> free_total_, up_total_, total_;
   std::vector<int32_t> rack_free_;  // rack * type_count + type
   // Per node: (type, free count) for the few types a node holds.

@@ -40,6 +40,7 @@ struct JobRecord {
   // scheduler sees estimates, never the truth). Null before submission and after it ends.
   std::unique_ptr<const model::Job> job;
   bool submitted = false;  // admitted once (stays true after it ends)
+  int64_t seq = 0;         // submission order: ties are broken by it, never by slot id
   JobPhase phase = JobPhase::kQueued;
   // Per device type (catalog id): gang steps/s there, 0 where the job may not run there
   // (filtered out, or no throughput known).

@@ -96,7 +96,7 @@ Scheduler::Scheduler(const model::Cluster& cluster, const model::ThroughputProfi
 }
 
 Scheduler::QueueKey Scheduler::KeyOf(const JobRecord& r, double now_s) const {
-  return {policy_->Key(r, now_s, belief_), r.job->arrival_s, r.job->id.value()};
+  return {policy_->Key(r, now_s, belief_), r.job->arrival_s, r.seq, r.job->id.value()};
 }
 
 void Scheduler::Enqueue(int32_t id, double now_s) {
@@ -136,6 +136,9 @@ Admission Scheduler::Submit(const model::Job& job, double now_s,
                             std::optional<SizeEstimate> estimate) {
   const int32_t id = job.id.value();
   assert(id >= 0);
+  // A slot is reused only once its job ended (the daemon's JobSlots hands out freed ids).
+  assert(!Known(job.id) || records_[id].phase == JobPhase::kDone);
+  if (Known(job.id)) lp_slot_reused_ = true;
   if (static_cast<size_t>(id) >= records_.size()) {
     records_.resize(id + 1);
     pinned_.resize(id + 1);
@@ -145,6 +148,7 @@ Admission Scheduler::Submit(const model::Job& job, double now_s,
   }
   if (options_.space_sharing) {
     if (job_type_of_.size() <= static_cast<size_t>(id)) job_type_of_.resize(id + 1, -1);
+    job_type_of_[id] = -1;
     if (!job.job_type.empty()) {
       job_type_of_[id] =
           job_type_index_.emplace(job.job_type, static_cast<int32_t>(job_type_index_.size()))
@@ -245,6 +249,7 @@ Admission Scheduler::Submit(const model::Job& job, double now_s,
     }
   }
   r.submitted = true;
+  r.seq = next_seq_++;
   records_[id] = std::move(r);
   hints_[id] = HintsFor(cluster_, job.data_location);
   for (DeviceId d : pinned_[id]) state_.Reserve(d);
@@ -385,6 +390,33 @@ Placement Scheduler::Start(int32_t id, DeviceTypeId type, std::vector<DeviceId> 
   return p;
 }
 
+util::Status Scheduler::Adopt(JobId job, const std::vector<DeviceId>& devices, double done_work,
+                              double now_s) {
+  if (!Known(job) || records_[job.value()].phase != JobPhase::kQueued) {
+    return util::Status::InvalidArgument(fmt::format("job {} is not queued", job.value()));
+  }
+  JobRecord& r = records_[job.value()];
+  if (devices.size() != static_cast<size_t>(std::max(1, r.job->gang_size))) {
+    return util::Status::InvalidArgument(fmt::format("'{}' needs {} device(s), not {}", r.job->name,
+                                                     r.job->gang_size, devices.size()));
+  }
+  const DeviceTypeId type = cluster_.device(devices.front()).type;
+  for (DeviceId d : devices) {
+    if (d.value() < 0 || static_cast<size_t>(d.value()) >= cluster_.devices.size() ||
+        cluster_.device(d).type != type || !state_.IsFree(d)) {
+      return util::Status::InvalidArgument(fmt::format(
+          "'{}': device {} is not a free device of its gang's type", r.job->name, d.value()));
+    }
+  }
+  if (!r.allowed[type.value()]) {
+    return util::Status::InvalidArgument(
+        fmt::format("'{}' may not run on {}", r.job->name, cluster_.catalog.Get(type).name));
+  }
+  r.done_work = done_work;
+  Start(job.value(), type, devices, now_s, false);
+  return util::Status::Ok();
+}
+
 void Scheduler::Leave(int32_t id, double now_s) {
   JobRecord& r = records_[id];
   r.done_work = r.DoneAt(now_s);
@@ -474,6 +506,15 @@ void Scheduler::Finish(JobId job, double now_s) {
   r.phase = JobPhase::kDone;
   r.job.reset();
   hints_[job.value()] = {};
+  for (DeviceId d : pinned_[job.value()]) state_.Unreserve(d);
+  pinned_[job.value()].clear();
+  // The slot may be reused by another job (JobSlots): nothing of this one may carry over.
+  if (static_cast<size_t>(job.value()) < lp_present_.size()) {
+    const size_t types = state_.type_count();
+    lp_present_[job.value()] = 0;
+    std::fill_n(lp_share_.begin() + job.value() * types, types, 0.0);
+    std::fill_n(lp_received_.begin() + job.value() * types, types, 0.0);
+  }
 }
 
 void Scheduler::Requeue(JobId job, double now_s, double done_work,
@@ -540,7 +581,7 @@ void Scheduler::DecideQueueOrder(double now_s, bool fill, Decision& out) {
   // The sorted index is walked directly; Start erases only the current element.
   auto next = sorted_queue_.begin();
   while (free_total > 0 && next != sorted_queue_.end()) {
-    const int32_t id = std::get<2>(*next);
+    const int32_t id = std::get<3>(*next);
     ++next;
     const JobRecord& r = records_[id];
     for (int32_t t = 0; t < state_.type_count(); ++t) free[t] = state_.FreeOfType(DeviceTypeId(t));
@@ -698,7 +739,7 @@ void Scheduler::DecidePreemptive(double now_s, Decision& out) {
   bool blocked = false;  // in_order_only: an earlier job did not fit; later queued jobs wait
   for (const auto& k : keys) {
     if (capacity_total <= 0) break;
-    const int32_t id = std::get<2>(k);
+    const int32_t id = std::get<3>(k);
     const JobRecord& r = records_[id];
     const int32_t gang = std::max(1, r.job->gang_size);
     if (blocked && r.phase != JobPhase::kRunning) continue;
@@ -925,7 +966,9 @@ void Scheduler::DecideAllocation(double now_s, Decision& out) {
     }
   }
   active.insert(active.end(), queue_.begin(), queue_.end());
-  std::sort(active.begin(), active.end());
+  // In submission order: ids are slots a later job may reuse.
+  std::sort(active.begin(), active.end(),
+            [&](int32_t a, int32_t b) { return records_[a].seq < records_[b].seq; });
   for (const std::vector<int32_t>* ids : {&active, &guests}) {
     for (int32_t id : *ids) {
       const double since = lp_last_s_ >= 0 ? std::max(lp_last_s_, records_[id].job->arrival_s)
@@ -935,7 +978,8 @@ void Scheduler::DecideAllocation(double now_s, Decision& out) {
   }
   lp_last_s_ = now_s;
 
-  if (active != lp_jobs_ || capacity != lp_capacity_) {
+  if (active != lp_jobs_ || capacity != lp_capacity_ || lp_slot_reused_) {
+    lp_slot_reused_ = false;
     AllocationProblem problem;
     problem.capacity = capacity;
     for (int32_t t = 0; t < types; ++t) {
@@ -1025,10 +1069,10 @@ void Scheduler::DecideAllocation(double now_s, Decision& out) {
       cands.push_back({priority, r.phase == JobPhase::kRunning && r.type.value() == t, id, t});
     }
   }
-  std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+  std::sort(cands.begin(), cands.end(), [&](const Candidate& a, const Candidate& b) {
     if (a.priority != b.priority) return a.priority > b.priority;
     if (a.running_there != b.running_there) return a.running_there;
-    return a.id < b.id;
+    return records_[a.id].seq < records_[b.id].seq;
   });
   std::vector<int32_t> choice(n_rec, -1);
   for (const Candidate& c : cands) {
@@ -1284,7 +1328,7 @@ void Scheduler::DecidePairs(double now_s, Decision& out) {
   int32_t scanned = 0;
   auto next = sorted_queue_.begin();
   while (next != sorted_queue_.end() && scanned < kPairScan && !solo_.empty()) {
-    const int32_t id = std::get<2>(*next);
+    const int32_t id = std::get<3>(*next);
     ++next;
     ++scanned;
     const JobRecord& r = records_[id];

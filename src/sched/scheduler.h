@@ -131,6 +131,11 @@ class Scheduler {
   // that type again.
   void Requeue(model::JobId job, double now_s, double done_work,
                std::optional<model::DeviceTypeId> exclude_type = std::nullopt);
+  // A queued job is found running on `devices` (free, of one type it may use) with `done_work`
+  // steps behind it: the daemon's recovery after a restart. It runs there from now on, at its
+  // speed there (SetProgress corrects that). kInvalidArgument when the devices do not fit.
+  util::Status Adopt(model::JobId job, const std::vector<model::DeviceId>& devices,
+                     double done_work, double now_s);
   // The job is given up (e.g. it can run nowhere that is left): it leaves the scheduler.
   void Drop(model::JobId job, double now_s);
 
@@ -140,6 +145,8 @@ class Scheduler {
   void SetDeviceUp(model::DeviceId device) { state_.SetUp(device); }
   // Power management: a node that is off (suspending, booting, down) offers no devices.
   void SetNodeOn(model::NodeId node, bool on) { state_.SetNodeOn(node, on); }
+  // An operator's drain: nothing new starts on the node; what runs there continues.
+  void SetNodeDrained(model::NodeId node, bool drained) { state_.SetNodeDrained(node, drained); }
   std::optional<model::JobId> JobOn(model::DeviceId device) const;
 
   // True once `job` was submitted (and admitted); only then is record() valid (its `job` copy
@@ -184,7 +191,8 @@ class Scheduler {
             std::unique_ptr<Policy> policy, std::vector<std::unique_ptr<Filter>> filters,
             ScorerSet scorers, const SchedulerOptions& options);
 
-  using QueueKey = std::tuple<double, double, int32_t>;  // key, arrival, id
+  // Policy key, arrival, submission order (ties never depend on which slot a job got), id.
+  using QueueKey = std::tuple<double, double, int64_t, int32_t>;
   QueueKey KeyOf(const JobRecord& r, double now_s) const;
   void Enqueue(int32_t id, double now_s);
   void Dequeue(int32_t id);
@@ -281,6 +289,7 @@ class Scheduler {
   std::vector<QueueKey> queue_key_;                   // by JobId: its key in sorted_queue_
   SizeBelief belief_;
   std::vector<int32_t> vendor_of_type_;  // by catalog type id
+  int64_t next_seq_ = 0;                 // JobRecord::seq of the next submission
   // Time of the decision under way (ScoreOf needs a running job's progress).
   double decision_s_ = 0;
   double last_refresh_s_ = -1e300;
@@ -307,6 +316,9 @@ class Scheduler {
   std::vector<int32_t> lp_jobs_;     // ids the shares in lp_share_ were solved for
   std::vector<double> lp_capacity_;  // capacity they were solved for
   double lp_last_s_ = -1;            // time of the last DecideAllocation
+  // A finished job's slot was given to a new job: the same ids may name other jobs, so the
+  // next allocation decision solves again.
+  bool lp_slot_reused_ = false;
   std::vector<std::string> lp_log_;
   int64_t lp_failures_ = 0, lp_solves_ = 0;
 

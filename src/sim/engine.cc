@@ -1067,6 +1067,12 @@ util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Wor
       return util::Status::InvalidArgument(fmt::format(
           "workload job {} has id {} (ids must be positions)", i, workload.jobs[i].id.value()));
     }
+    if (!(workload.jobs[i].work > 0)) {
+      return util::Status::InvalidArgument(fmt::format(
+          "job '{}' has no work: the simulator needs its size (work, or duration with "
+          "reference_device); only a daemon backend that runs its command can do without",
+          workload.jobs[i].name));
+    }
   }
   if (options.measure) {
     const auto [a, b] = *options.measure;

@@ -14,6 +14,10 @@ const char* StatusCodeName(StatusCode code) {
       return "infeasible";
     case StatusCode::kIoError:
       return "I/O error";
+    case StatusCode::kAlreadyExists:
+      return "already exists";
+    case StatusCode::kUnavailable:
+      return "unavailable";
     case StatusCode::kInternal:
       return "internal error";
   }

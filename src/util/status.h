@@ -16,6 +16,8 @@ enum class StatusCode {
   kNotFound,         // a named thing (file, device type, job) does not exist
   kInfeasible,       // a well-formed request that cannot be satisfied
   kIoError,          // the OS refused (open, read, write)
+  kAlreadyExists,    // a named thing exists already (a job name taken by another submission)
+  kUnavailable,      // a service cannot answer now (recovering, shutting down); try again
   kInternal,         // a bug or a library failure we could not attribute to input
 };
 
@@ -33,6 +35,12 @@ class Status {
     return Status(StatusCode::kInfeasible, std::move(msg));
   }
   static Status IoError(std::string msg) { return Status(StatusCode::kIoError, std::move(msg)); }
+  static Status AlreadyExists(std::string msg) {
+    return Status(StatusCode::kAlreadyExists, std::move(msg));
+  }
+  static Status Unavailable(std::string msg) {
+    return Status(StatusCode::kUnavailable, std::move(msg));
+  }
   static Status Internal(std::string msg) { return Status(StatusCode::kInternal, std::move(msg)); }
 
   bool ok() const { return code_ == StatusCode::kOk; }

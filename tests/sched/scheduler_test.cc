@@ -7,6 +7,7 @@
 #include <set>
 
 #include "sched/cluster_state.h"
+#include "sched/job_slots.h"
 #include "sched/placement.h"
 #include "sched/policy.h"
 #include "sched/test_cluster.h"
@@ -320,6 +321,112 @@ TEST(Preemptive, NoQueuedJobWaitsBesideFreeDevicesItCouldUse) {
       }
     }
   }
+}
+
+TEST(JobSlots, EndedJobsGiveTheirIdsToNewOnes) {
+  JobSlots slots;
+  const auto a = slots.Acquire("a");
+  const auto b = slots.Acquire("b");
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->value(), 0);
+  EXPECT_EQ(b->value(), 1);
+  EXPECT_FALSE(slots.Acquire("a")) << "a name holds one id at a time";
+  slots.Release(*a);
+  EXPECT_FALSE(slots.Find("a"));
+  EXPECT_TRUE(slots.NameOf(*a).empty());
+  const auto c = slots.Acquire("c");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->value(), 0) << "the freed id is reused";
+  EXPECT_EQ(slots.NameOf(*c), "c");
+  EXPECT_EQ(slots.live(), 2u);
+  EXPECT_EQ(slots.capacity(), 2u);
+}
+
+// A daemon submits thousands of jobs over time through a few slots: every decision must be
+// the one a scheduler with fresh ids would make.
+TEST(SlotReuse, ReusedIdsDecideLikeFreshOnes) {
+  const auto c = MakeCluster({{"fast", "cuda", 1, 2}, {"slow", "cuda", 1, 2}});
+  for (std::string_view policy : {"fifo", "default", "las-het", "max-throughput", "maxmin-het"}) {
+    auto reused = Make(c, policy);
+    auto fresh = Make(c, policy);
+    JobSlots slots;
+    std::vector<int32_t> fresh_of_slot;
+    double now = 0;
+    for (int i = 0; i < 40; ++i, now += 10) {
+      model::Job j = MakeJob(i, now, 100, {{"fast", 2.0 + i % 3}, {"slow", 1.0}}, 1 + i % 2);
+      ASSERT_TRUE(fresh->Submit(j, now).accepted);
+      j.id = *slots.Acquire(j.name);
+      if (fresh_of_slot.size() <= static_cast<size_t>(j.id.value())) {
+        fresh_of_slot.resize(j.id.value() + 1);
+      }
+      fresh_of_slot[j.id.value()] = i;
+      ASSERT_TRUE(reused->Submit(j, now).accepted) << policy;
+      const Decision a = fresh->Decide(now);
+      const Decision b = reused->Decide(now);
+      ASSERT_EQ(a.placed.size(), b.placed.size()) << policy << " at job " << i;
+      for (size_t k = 0; k < a.placed.size(); ++k) {
+        EXPECT_EQ(a.placed[k].job.value(), fresh_of_slot[b.placed[k].job.value()]) << policy;
+        EXPECT_EQ(a.placed[k].devices, b.placed[k].devices) << policy;
+      }
+      ASSERT_EQ(a.preempted.size(), b.preempted.size()) << policy;
+      // The oldest running job finishes every other step.
+      if (i % 2 == 1 && reused->running() > 0) {
+        int32_t oldest = -1;
+        for (size_t slot = 0; slot < fresh_of_slot.size(); ++slot) {
+          if (!reused->Known(model::JobId(slot))) continue;
+          if (reused->record(model::JobId(slot)).phase != JobPhase::kRunning) continue;
+          if (oldest < 0 || fresh_of_slot[slot] < fresh_of_slot[oldest]) oldest = slot;
+        }
+        fresh->Finish(model::JobId(fresh_of_slot[oldest]), now);
+        reused->Finish(model::JobId(oldest), now);
+        slots.Release(model::JobId(oldest));
+      }
+    }
+    EXPECT_LT(slots.capacity(), 40u) << policy << ": ids were reused";
+  }
+}
+
+TEST(Drain, NothingNewStartsOnADrainedNodeAndItsJobsContinue) {
+  const auto c = MakeCluster({{"nv", "cuda", 2, 2}});
+  auto s = Make(c, "fifo");
+  ASSERT_TRUE(s->Submit(MakeJob(0, 0, 100, {{"nv", 1.0}}, 2), 0).accepted);
+  Decision d = s->Decide(0);
+  ASSERT_EQ(d.placed.size(), 1u);
+  const model::NodeId busy = c.device(d.placed[0].devices[0]).node;
+  const model::NodeId idle(1 - busy.value());
+  s->SetNodeDrained(busy, true);
+  s->SetNodeDrained(idle, true);
+  EXPECT_EQ(s->state().UpOfType(model::DeviceTypeId(0)), 0) << "drained capacity is not offered";
+  EXPECT_EQ(s->record(model::JobId(0)).phase, JobPhase::kRunning) << "a drain stops nothing";
+  ASSERT_TRUE(s->Submit(MakeJob(1, 0, 100, {{"nv", 1.0}}, 1), 0).accepted);
+  EXPECT_TRUE(s->Decide(1).placed.empty());
+  s->Finish(model::JobId(0), 2);
+  EXPECT_TRUE(s->Decide(2).placed.empty()) << "freed devices of a drained node stay unused";
+  s->SetNodeDrained(idle, false);
+  d = s->Decide(3);
+  ASSERT_EQ(d.placed.size(), 1u);
+  EXPECT_EQ(c.device(d.placed[0].devices[0]).node, idle);
+  // Power and drain are separate: powering a drained node on does not undrain it.
+  s->SetNodeOn(busy, false);
+  s->SetNodeOn(busy, true);
+  EXPECT_TRUE(s->state().NodeDrained(busy));
+  EXPECT_EQ(s->state().FreeInNode(busy, model::DeviceTypeId(0)), 0);
+}
+
+TEST(Pinned, AFinishedJobsPinnedDevicesReturnToEveryone) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 2}});
+  auto s = Make(c, "fifo");
+  model::Job pinned = MakeJob(0, 0, 100, {{"nv", 1.0}}, 1);
+  pinned.pinned_devices = {"nv-n0/0"};
+  model::Job also = MakeJob(1, 0, 100, {{"nv", 1.0}}, 1);
+  also.pinned_devices = {"nv-n0/0"};
+  ASSERT_TRUE(s->Submit(pinned, 0).accepted);
+  ASSERT_TRUE(s->Submit(also, 0).accepted);
+  EXPECT_EQ(s->state().FreeOfType(model::DeviceTypeId(0)), 1);
+  s->Finish(model::JobId(0), 1);
+  EXPECT_EQ(s->state().FreeOfType(model::DeviceTypeId(0)), 1) << "job 1 still pins it";
+  s->Finish(model::JobId(1), 1);
+  EXPECT_EQ(s->state().FreeOfType(model::DeviceTypeId(0)), 2);
 }
 
 }  // namespace

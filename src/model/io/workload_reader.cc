@@ -338,6 +338,7 @@ const std::vector<std::string_view> kJobFields = {"name",
                                                   "portable_checkpoint",
                                                   "data",
                                                   "pinned_devices",
+                                                  "command",
                                                   "arrival",
                                                   "repeat",
                                                   "every"};
@@ -496,6 +497,18 @@ class JobParser {
         job.pinned_devices.push_back(std::move(dev));
       }
     }
+    if (const Value* x = Get(v, "command", jp, &path)) {
+      RETURN_IF_ERROR(p_.Expect(*x, Value::Kind::kList, path, "a non-empty list of strings"));
+      if (x->items.empty()) {
+        return p_.Error(*x, path, "is empty", "a non-empty list of strings (program, arguments)");
+      }
+      for (size_t i = 0; i < x->items.size(); ++i) {
+        const std::string item_path = fmt::format("{}[{}]", path, i);
+        ASSIGN_OR_RETURN(std::string arg, p_.String(x->items[i], item_path));
+        if (i == 0 && arg.empty()) return p_.Error(x->items[i], item_path, "is empty", "a program");
+        job.command.push_back(std::move(arg));
+      }
+    }
     if (const Value* x = Get(v, "arrival", jp, &path)) {
       ASSIGN_OR_RETURN(job.arrival_s, p_.Seconds(*x, path));
     }
@@ -615,6 +628,9 @@ class JobParser {
       return Status::Ok();
     }
     if (duration == nullptr) {
+      std::string command_path;
+      // A job that runs a command may leave its size unsaid: the process decides when it ends.
+      if (Get(v, "command", jp, &command_path) != nullptr) return Status::Ok();
       return p_.Error(v, jp + ".work", "is missing",
                       "work (steps), or duration with reference_device");
     }
@@ -735,6 +751,7 @@ size_t EstimateJobBytes(const Job& job) {
   }
   for (const auto& [device, rate] : job.throughput) bytes += 64 + device.size();
   for (const std::string& d : job.pinned_devices) bytes += sizeof(d) + d.size();
+  for (const std::string& a : job.command) bytes += sizeof(a) + a.size();
   return bytes + 64;  // the name index entry
 }
 

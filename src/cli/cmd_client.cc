@@ -1,0 +1,312 @@
+// The daemon's command-line client: `hetsched submit / jobs / cancel / why / nodes` against
+// the API of a running `hetsched serve` (docs/api.md). Server from --server or HETSCHED_SERVER,
+// token from --token, HETSCHED_TOKEN or the hetsched.token file the daemon wrote.
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "report/table.h"
+#include "util/units.h"
+
+namespace hetsched::cli {
+namespace {
+
+using nlohmann::json;
+
+struct ClientFlags {
+  std::string server;
+  std::string token;
+  bool json_out = false;
+};
+
+struct Reply {
+  int status = 0;
+  json body;
+};
+
+std::string ServerUrl(const ClientFlags& f) {
+  if (!f.server.empty()) return f.server;
+  if (const char* env = std::getenv("HETSCHED_SERVER"); env != nullptr && *env != '\0') return env;
+  return "http://127.0.0.1:8080";
+}
+
+std::string Token(const ClientFlags& f) {
+  if (!f.token.empty()) return f.token;
+  if (const char* env = std::getenv("HETSCHED_TOKEN"); env != nullptr && *env != '\0') return env;
+  std::ifstream in("hetsched.token");
+  std::string token;
+  std::getline(in, token);
+  return token;
+}
+
+// One request; a failure to connect or a reply that is not JSON is an error, an HTTP error
+// status is returned for the caller to report.
+util::Result<Reply> Call(const ClientFlags& f, const std::string& method, const std::string& path,
+                         const std::string& body = "", const httplib::Headers& extra = {}) {
+  const std::string url = ServerUrl(f);
+  httplib::Client client(url);
+  if (!client.is_valid()) {
+    return util::Status::InvalidArgument(
+        fmt::format("server '{}' is not a URL (expected http://HOST:PORT)", url));
+  }
+  client.set_connection_timeout(5);
+  client.set_read_timeout(30);
+  httplib::Headers headers = extra;
+  if (const std::string token = Token(f); !token.empty()) {
+    headers.emplace("Authorization", "Bearer " + token);
+  }
+  httplib::Result res = method == "GET"      ? client.Get(path, headers)
+                        : method == "DELETE" ? client.Delete(path, headers)
+                                             : client.Post(path, headers, body, "application/json");
+  if (!res) {
+    return util::Status::IoError(
+        fmt::format("cannot reach the daemon at {} ({}); is `hetsched "
+                    "serve` running? (--server or HETSCHED_SERVER)",
+                    url, httplib::to_string(res.error())));
+  }
+  Reply r;
+  r.status = res->status;
+  r.body = json::parse(res->body, nullptr, false);
+  if (r.body.is_discarded()) {
+    return util::Status::IoError(
+        fmt::format("{} {}: the reply (HTTP {}) is not JSON", method, path, res->status));
+  }
+  return r;
+}
+
+// Exit status 2 for a request the daemon refused (4xx), 1 otherwise.
+int ReportHttpError(const Reply& r) {
+  std::string message = "HTTP " + std::to_string(r.status);
+  if (r.body.contains("error") && r.body["error"].is_object()) {
+    message = r.body["error"].value("message", message);
+  }
+  std::fprintf(stderr, "hetsched: %s\n", message.c_str());
+  return r.status >= 400 && r.status < 500 ? kExitBadInput : kExitFailure;
+}
+
+std::string Text(const json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+std::string UrlEscape(const std::string& s) {
+  // Job and node names are [A-Za-z0-9._-]; anything else is escaped so the URL stays whole.
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '.' || c == '_' || c == '-') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+int PrintJobs(const json& jobs) {
+  report::Table t({"name", "state", "device type", "devices", "attempt", "message"});
+  for (const json& j : jobs) {
+    t.AddRow({Text(j["name"]), Text(j["state"]), Text(j["device_type"]),
+              std::to_string(j["devices"].size()), Text(j["attempt"]), Text(j["message"])});
+  }
+  std::fputs(t.Render().c_str(), stdout);
+  return kExitOk;
+}
+
+void AddConnectionFlags(CLI::App* cmd, ClientFlags& f) {
+  cmd->add_option("--server", f.server,
+                  "daemon URL (default: $HETSCHED_SERVER, else http://127.0.0.1:8080)");
+  cmd->add_option("--token", f.token,
+                  "bearer token (default: $HETSCHED_TOKEN, else ./hetsched.token)");
+}
+
+struct SubmitFlags {
+  std::string name;
+  std::string stacks;
+  std::string gpus;
+  std::string time;
+  std::string duration;
+  std::string idempotency_key;
+  std::vector<std::string> command;
+};
+
+util::Result<json> SubmitBody(const SubmitFlags& s) {
+  json job = {{"name", s.name}};
+  json stacks = json::array();
+  for (size_t start = 0; start <= s.stacks.size();) {
+    const size_t comma = std::min(s.stacks.find(',', start), s.stacks.size());
+    if (comma > start) stacks.push_back(s.stacks.substr(start, comma - start));
+    start = comma + 1;
+  }
+  job["stacks"] = stacks;
+  if (!s.gpus.empty()) {
+    // [TYPE:]N
+    const size_t colon = s.gpus.rfind(':');
+    const std::string count = colon == std::string::npos ? s.gpus : s.gpus.substr(colon + 1);
+    char* end = nullptr;
+    const long n = std::strtol(count.c_str(), &end, 10);
+    if (count.empty() || *end != '\0' || n < 1 || n > 4096) {
+      return util::Status::InvalidArgument(fmt::format(
+          "--gpus '{}': expected [TYPE:]N with N from 1 to 4096, e.g. v100-32g:2 or 4", s.gpus));
+    }
+    job["gang_size"] = n;
+    if (colon != std::string::npos) job["throughput"] = {{s.gpus.substr(0, colon), 1}};
+  }
+  if (!s.time.empty()) {
+    auto d = util::ParseDuration(s.time);
+    if (!d.ok()) {
+      return util::Status::InvalidArgument(fmt::format(
+          "--time '{}': {} (expected a duration like 30m or 2h)", s.time, d.status().message()));
+    }
+    job["time_limit"] = *d;
+  }
+  if (!s.duration.empty()) {
+    auto d = util::ParseDuration(s.duration);
+    if (!d.ok() || !(*d > 0)) {
+      return util::Status::InvalidArgument(
+          fmt::format("--duration '{}': expected a duration > 0 like 10m", s.duration));
+    }
+    // Submitted jobs run at 1 step/s wherever they may run (no measured throughput).
+    job["work"] = *d;
+  }
+  if (!s.command.empty()) job["command"] = s.command;
+  return job;
+}
+
+}  // namespace
+
+void AddClientCommands(CLI::App& app, CommandResult& result) {
+  auto conn = std::make_shared<ClientFlags>();
+
+  auto submit = std::make_shared<SubmitFlags>();
+  auto* cmd =
+      app.add_subcommand("submit",
+                         "Submit a job to a running daemon: hetsched submit --name N --stacks cuda "
+                         "--gpus v100-32g:2 -- python3 train.py");
+  AddConnectionFlags(cmd, *conn);
+  cmd->add_option("--name", submit->name, "the job's id (letters, digits, . _ -)")->required();
+  cmd->add_option("--stacks", submit->stacks,
+                  "software stacks it runs on, comma-separated (e.g. cuda>=12.0,rocm)")
+      ->required();
+  cmd->add_option("--gpus", submit->gpus, "[TYPE:]N: N devices at once, of TYPE if given");
+  cmd->add_option("--time", submit->time, "time limit, e.g. 30m or 2h");
+  cmd->add_option("--duration", submit->duration,
+                  "how long it runs, e.g. 10m: what the virtual backend models (a job with a "
+                  "command runs until its command exits)");
+  cmd->add_option("--idempotency-key", submit->idempotency_key,
+                  "a retry with the same key never makes a second job");
+  cmd->add_option("command", submit->command, "the command to run (after --)");
+  cmd->callback([conn, submit, &result] {
+    auto body = SubmitBody(*submit);
+    if (!body.ok()) {
+      result.exit_code = ReportError(body.status());
+      return;
+    }
+    httplib::Headers headers;
+    if (!submit->idempotency_key.empty()) {
+      headers.emplace("Idempotency-Key", submit->idempotency_key);
+    }
+    auto r = Call(*conn, "POST", "/v1/jobs", body->dump(), headers);
+    if (!r.ok()) {
+      result.exit_code = ReportError(r.status());
+      return;
+    }
+    if (r->status != 200 && r->status != 201) {
+      result.exit_code = ReportHttpError(*r);
+      return;
+    }
+    std::printf("%s %s (%s)\n", r->status == 201 ? "submitted" : "already submitted",
+                Text(r->body["name"]).c_str(), Text(r->body["state"]).c_str());
+    if (r->body.value("speed_assumed", false)) {
+      std::printf(
+          "note: no throughput given; it is assumed to run equally fast on every device "
+          "type its stacks allow\n");
+    }
+  });
+
+  cmd = app.add_subcommand("jobs", "List the daemon's jobs");
+  AddConnectionFlags(cmd, *conn);
+  cmd->add_flag("--json", conn->json_out, "print the API's JSON");
+  cmd->callback([conn, &result] {
+    auto r = Call(*conn, "GET", "/v1/jobs");
+    if (!r.ok()) {
+      result.exit_code = ReportError(r.status());
+    } else if (r->status != 200) {
+      result.exit_code = ReportHttpError(*r);
+    } else if (conn->json_out) {
+      std::printf("%s\n", r->body.dump(2).c_str());
+    } else {
+      result.exit_code = PrintJobs(r->body["jobs"]);
+    }
+  });
+
+  auto name = std::make_shared<std::string>();
+  for (const char* verb : {"cancel", "why"}) {
+    const bool cancel = std::string_view(verb) == "cancel";
+    cmd = app.add_subcommand(verb, cancel ? "Cancel a job (running ones get SIGTERM, then SIGKILL)"
+                                          : "Why a job waits, or what it does");
+    AddConnectionFlags(cmd, *conn);
+    cmd->add_option("name", *name, "the job's name")->required();
+    cmd->callback([conn, name, cancel, &result] {
+      const std::string path = "/v1/jobs/" + UrlEscape(*name) + (cancel ? "" : "/why");
+      auto r = Call(*conn, cancel ? "DELETE" : "GET", path);
+      if (!r.ok()) {
+        result.exit_code = ReportError(r.status());
+      } else if (r->status >= 300) {
+        result.exit_code = ReportHttpError(*r);
+      } else if (cancel) {
+        std::printf("cancelling %s (%s)\n", Text(r->body["name"]).c_str(),
+                    Text(r->body["state"]).c_str());
+      } else {
+        std::printf("%s: %s\n", Text(r->body["name"]).c_str(), Text(r->body["why"]).c_str());
+      }
+    });
+  }
+
+  cmd = app.add_subcommand("nodes", "List the daemon's nodes and their devices");
+  AddConnectionFlags(cmd, *conn);
+  cmd->add_flag("--json", conn->json_out, "print the API's JSON");
+  cmd->callback([conn, &result] {
+    auto r = Call(*conn, "GET", "/v1/nodes");
+    if (!r.ok()) {
+      result.exit_code = ReportError(r.status());
+      return;
+    }
+    if (r->status != 200) {
+      result.exit_code = ReportHttpError(*r);
+      return;
+    }
+    if (conn->json_out) {
+      std::printf("%s\n", r->body.dump(2).c_str());
+      return;
+    }
+    report::Table t({"node", "power", "drained", "devices", "busy", "jobs"});
+    for (const json& n : r->body["nodes"]) {
+      int busy = 0;
+      std::string jobs, types;
+      for (const json& d : n["devices"]) {
+        if (d["state"] == "busy") {
+          ++busy;
+          const std::string job = d["job"].get<std::string>();
+          if (jobs.find(job) == std::string::npos) jobs += (jobs.empty() ? "" : ",") + job;
+        }
+        const std::string type = d["type"].get<std::string>();
+        if (types.find(type) == std::string::npos) types += (types.empty() ? "" : ",") + type;
+      }
+      t.AddRow({Text(n["name"]), Text(n["power_state"]), n["drained"].get<bool>() ? "yes" : "no",
+                fmt::format("{} {}", n["devices"].size(), types), std::to_string(busy),
+                jobs.empty() ? "-" : jobs});
+    }
+    std::fputs(t.Render().c_str(), stdout);
+  });
+}
+
+}  // namespace hetsched::cli

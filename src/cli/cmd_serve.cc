@@ -1,0 +1,216 @@
+// `hetsched serve`: the scheduling daemon (docs/operations.md). Wires the config, store,
+// backend, service and HTTP API together, then waits for SIGINT or SIGTERM.
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+
+#include "cli/command.h"
+#include "cli/data_dir.h"
+#include "model/io/cluster_reader.h"
+#include "svc/http_api.h"
+#include "svc/local_backend.h"
+#include "svc/serve_config.h"
+#include "svc/service.h"
+#include "svc/store.h"
+#include "svc/virtual_backend.h"
+
+namespace hetsched::cli {
+namespace {
+
+struct ServeFlags {
+  std::string config;
+  std::string listen;
+  std::string db;
+  std::string backend;
+  std::string cluster;
+  std::string policy;
+  std::string log_level;
+  double time_scale = 0;  // 0: from the config
+};
+
+// 32 random bytes from the kernel, hex.
+util::Result<std::string> NewToken() {
+  std::ifstream in("/dev/urandom", std::ios::binary);
+  unsigned char bytes[32];
+  if (!in.read(reinterpret_cast<char*>(bytes), sizeof(bytes))) {
+    return util::Status::IoError("cannot read /dev/urandom for a token");
+  }
+  std::string out;
+  for (unsigned char b : bytes) out += fmt::format("{:02x}", b);
+  return out;
+}
+
+// The admin token beside the database: read when it exists, else made (mode 0600).
+util::Result<std::string> TokenBeside(const std::string& db_path, std::string* token_path) {
+  const std::filesystem::path dir = std::filesystem::path(db_path).parent_path();
+  *token_path = (dir / "hetsched.token").string();
+  if (std::filesystem::exists(*token_path)) {
+    std::ifstream in(*token_path);
+    std::string token;
+    std::getline(in, token);
+    if (token.size() < 16) {
+      return util::Status::InvalidArgument(
+          fmt::format("{}: not a token (expected at least 16 characters on the first line); "
+                      "remove it to have a new one made",
+                      *token_path));
+    }
+    return token;
+  }
+  ASSIGN_OR_RETURN(std::string token, NewToken());
+  const std::string tmp = *token_path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return util::Status::IoError(fmt::format("cannot write {}", tmp));
+    ::chmod(tmp.c_str(), 0600);
+    out << token << "\n";
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, *token_path, ec);
+  if (ec)
+    return util::Status::IoError(fmt::format("cannot write {}: {}", *token_path, ec.message()));
+  return token;
+}
+
+util::Result<std::unique_ptr<svc::Backend>> MakeBackend(const svc::ServeConfig& c,
+                                                        const model::Cluster& cluster) {
+  if (c.backend == "virtual") {
+    svc::VirtualBackendOptions o;
+    for (const model::Node& n : cluster.nodes) o.nodes.push_back(n.name);
+    o.time_scale = c.time_scale;
+    return std::unique_ptr<svc::Backend>(std::make_unique<svc::VirtualBackend>(std::move(o)));
+  }
+  if (cluster.nodes.size() != 1) {
+    return util::Status::InvalidArgument(fmt::format(
+        "the local backend runs jobs on this machine: its cluster must have one node, not {} "
+        "(e.g. --cluster 'xeon-8380=1' or a cluster file with one node)",
+        cluster.nodes.size()));
+  }
+  svc::LocalBackendOptions o;
+  o.node_name = cluster.nodes[0].name;
+  o.state_dir = c.local_state_dir;
+  ASSIGN_OR_RETURN(auto backend, svc::LocalBackend::Create(std::move(o)));
+  return std::unique_ptr<svc::Backend>(std::move(backend));
+}
+
+int RunServe(const ServeFlags& f) {
+  svc::ServeConfig c;
+  if (!f.config.empty()) {
+    auto loaded = svc::LoadServeConfig(f.config);
+    if (!loaded.ok()) return ReportError(loaded.status());
+    c = std::move(loaded).value();
+  }
+  if (!f.listen.empty()) {
+    if (auto st = svc::ParseListen(f.listen, &c); !st.ok()) return ReportError(st);
+  }
+  if (!f.db.empty()) c.database = f.db;
+  if (!f.backend.empty()) c.backend = f.backend;
+  if (!f.cluster.empty()) c.cluster = f.cluster;
+  if (!f.policy.empty()) c.policy = f.policy;
+  if (f.time_scale > 0) c.time_scale = f.time_scale;
+  if (!f.log_level.empty()) {
+    auto level = svc::ParseLogLevel(f.log_level);
+    if (!level.ok()) return ReportError(level.status());
+    c.log_level = *level;
+  }
+  if (c.backend != "virtual" && c.time_scale != 1) {
+    return ReportError(util::Status::InvalidArgument(
+        "--time-scale applies to the virtual backend only (real jobs run in real time)"));
+  }
+  if (c.cluster.empty()) {
+    if (c.backend != "virtual") {
+      return ReportError(util::Status::InvalidArgument(
+          "the local backend needs --cluster (or cluster: in the config) describing this "
+          "machine, e.g. 'xeon-8380=1' or 'v100-32g=2:per_node=2'"));
+    }
+    c.cluster = ExamplePath("clusters/seed-startup.yaml");
+  }
+  auto cluster = model::io::LoadCluster(c.cluster);
+  if (!cluster.ok()) return ReportError(cluster.status());
+
+  // Signals are taken by sigwait below; every thread started from here on inherits the block.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  svc::Logger logger(c.log_level);
+  svc::MetricsRegistry metrics;
+  std::string token_note;
+  if (c.tokens.empty()) {
+    std::string token_path;
+    auto token = TokenBeside(c.database, &token_path);
+    if (!token.ok()) return ReportError(token.status());
+    c.tokens.push_back({*token, svc::Role::kAdmin});
+    token_note = fmt::format("admin token in {} (the client reads it from there)", token_path);
+  }
+  auto store = svc::Store::Open(c.database, c.synchronous_full);
+  if (!store.ok()) return ReportError(store.status());
+  auto backend = MakeBackend(c, *cluster);
+  if (!backend.ok()) return ReportError(backend.status());
+  svc::ServiceOptions so;
+  so.policy = c.policy;
+  so.time_scale = c.time_scale;
+  so.stop_grace_s = c.stop_grace_s;
+  auto service = svc::Service::Create(std::move(cluster).value(), std::move(backend).value(),
+                                      std::move(store).value(), so, &logger, &metrics);
+  if (!service.ok()) return ReportError(service.status());
+  svc::HttpApiOptions ao;
+  ao.host = c.host;
+  ao.port = c.port;
+  ao.tokens = c.tokens;
+  ao.anonymous_read = c.anonymous_read;
+  auto api = svc::HttpApi::Create(ao, service->get(), &metrics, &logger);
+  if (!api.ok()) return ReportError(api.status());
+  // The API answers 503 while the service recovers its state.
+  (*api)->Start();
+  if (auto st = (*service)->Start(); !st.ok()) {
+    (*api)->Stop();
+    return ReportError(st);
+  }
+  const std::string host = c.host.find(':') != std::string::npos ? "[" + c.host + "]" : c.host;
+  std::printf("hetsched serve: %s backend, policy %s, database %s\n", c.backend.c_str(),
+              c.policy.c_str(), c.database.c_str());
+  if (!token_note.empty()) std::printf("hetsched serve: %s\n", token_note.c_str());
+  std::printf("hetsched serve: listening on http://%s:%d/ (dashboard; API under /v1)\n",
+              host.c_str(), (*api)->port());
+  std::fflush(stdout);
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  logger.Info("shutting down", {{"signal", sig}});
+  (*api)->Stop();
+  (*service)->Shutdown();
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App& app, CommandResult& result) {
+  auto flags = std::make_shared<ServeFlags>();
+  auto* cmd = app.add_subcommand(
+      "serve",
+      "Run the scheduling daemon: an HTTP API, a dashboard and durable state. With no flags: "
+      "the seed start-up cluster as a virtual backend, state in ./hetsched.db, on "
+      "127.0.0.1:8080");
+  cmd->add_option("--config", flags->config, "YAML config (docs/operations.md)");
+  cmd->add_option("--listen", flags->listen, "HOST:PORT to listen on (port 0: any free port)");
+  cmd->add_option("--db", flags->db, "SQLite database for the daemon's state");
+  cmd->add_option("--backend", flags->backend,
+                  "virtual (jobs run for their modeled time) or local (jobs' commands run on "
+                  "this machine)");
+  cmd->add_option("--cluster", flags->cluster, "cluster YAML or shorthand like 'v100-32g=4'");
+  cmd->add_option("--policy", flags->policy, "scheduling policy (see `hetsched simulate --help`)");
+  cmd->add_option("--time-scale", flags->time_scale,
+                  "virtual backend: modeled seconds per wall second (e.g. 60)");
+  cmd->add_option("--log-level", flags->log_level, "debug, info, warn or error");
+  cmd->callback([flags, &result] { result.exit_code = RunServe(*flags); });
+}
+
+}  // namespace hetsched::cli

@@ -1,0 +1,84 @@
+#include "svc/job_request.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "model/compatibility.h"
+#include "model/io/workload_reader.h"
+
+namespace hetsched::svc {
+
+bool ValidJobName(std::string_view name) {
+  if (name.empty() || name.size() > 128) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-'))) return false;
+  }
+  return true;
+}
+
+util::Result<JobRequest> ParseJobRequest(std::string_view body,
+                                         const model::DeviceCatalog& catalog) {
+  if (body.size() > kMaxJobRequestBytes) {
+    return util::Status::InvalidArgument(fmt::format("request body: {} bytes (expected at most {})",
+                                                     body.size(), kMaxJobRequestBytes));
+  }
+  nlohmann::json doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    // Parse again for the position of the syntax error.
+    try {
+      (void)nlohmann::json::parse(body);
+    } catch (const nlohmann::json::parse_error& e) {
+      return util::Status::InvalidArgument(
+          fmt::format("request body: byte {}: not JSON (expected one job object)", e.byte));
+    }
+    return util::Status::InvalidArgument("request body: not JSON (expected one job object)");
+  }
+  if (!doc.is_object()) {
+    return util::Status::InvalidArgument(
+        fmt::format("request body: a JSON {} (expected one job object)", doc.type_name()));
+  }
+  if (doc.contains("arrival")) {
+    return util::Status::InvalidArgument(
+        "request body: arrival: is set by the daemon (expected no arrival)");
+  }
+  if (doc.contains("repeat") || doc.contains("every")) {
+    return util::Status::InvalidArgument(
+        "request body: repeat/every: one request submits one job (expected neither)");
+  }
+  if (auto name = doc.find("name"); name != doc.end() && name->is_string() &&
+                                    !ValidJobName(name->get_ref<const std::string&>())) {
+    return util::Status::InvalidArgument(fmt::format(
+        "request body: name: '{}' is not a job id (expected 1 to 128 of A-Z a-z 0-9 . _ -, "
+        "starting with a letter or digit)",
+        name->get_ref<const std::string&>()));
+  }
+  // The workload reader checks every field; it reads JSON Lines, so hand it one line.
+  const std::string line =
+      doc.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
+  auto workload = model::io::ParseWorkloadJsonl(line, "request body", catalog);
+  if (!workload.ok()) {
+    // The reader names fields as entries of a workload file; a request is one job.
+    std::string message = workload.status().message();
+    for (size_t at; (at = message.find("jobs[0].")) != std::string::npos;) message.erase(at, 8);
+    return util::Status::InvalidArgument(message);
+  }
+  if (workload->jobs.size() != 1) {
+    return util::Status::InvalidArgument("request body: expected exactly one job object");
+  }
+  JobRequest out;
+  out.job = std::move(workload->jobs[0]);
+  out.spec_json = line;
+  model::Job& job = out.job;
+  if (job.throughput.empty() && job.job_type.empty() && !job.ops) {
+    for (const model::DeviceType& type : catalog.types()) {
+      if (model::TypeRunsJob(type, job)) job.throughput[type.name] = 1;
+    }
+    out.speed_assumed = true;
+  }
+  return out;
+}
+
+}  // namespace hetsched::svc

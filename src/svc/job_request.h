@@ -1,0 +1,37 @@
+// Job requests: the body of POST /v1/jobs (one job as a JSON object with the fields of the
+// workload format, docs/workload-format.md, plus `command`) turned into a model::Job.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "model/catalog.h"
+#include "model/job.h"
+#include "util/status.h"
+
+namespace hetsched::svc {
+
+// Largest request body the API reads (bytes); larger bodies are refused with 413.
+inline constexpr size_t kMaxJobRequestBytes = 64 * 1024;
+
+// A job's name is its id in URLs, logs and file names: 1 to 128 of [A-Za-z0-9._-], starting
+// with a letter or digit.
+bool ValidJobName(std::string_view name);
+
+struct JobRequest {
+  model::Job job;
+  // The request as stored: compact JSON, one line, `arrival` left out (the daemon sets it).
+  std::string spec_json;
+  // No throughput, job_type or ops was given, so the job is assumed to run at 1 step/s per
+  // worker on every device type it may use (its work, if any, is then in seconds).
+  bool speed_assumed = false;
+};
+
+// Parses and checks one job. Errors are kInvalidArgument naming the field, e.g.
+// "request body:1: gang_size: ..." (the reader's messages; the body is read as one JSON line).
+// A job without throughput, job_type or ops gets throughput 1 on every type of `catalog` its
+// stacks can use (JobRequest::speed_assumed), so that an unmeasured command can be scheduled.
+util::Result<JobRequest> ParseJobRequest(std::string_view body,
+                                         const model::DeviceCatalog& catalog);
+
+}  // namespace hetsched::svc

@@ -1,0 +1,197 @@
+#include "svc/serve_config.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <filesystem>
+#include <set>
+
+#include "util/file.h"
+#include "util/source_location.h"
+#include "util/units.h"
+
+namespace hetsched::svc {
+
+namespace {
+
+const std::set<std::string, std::less<>> kFields = {
+    "cluster",   "backend", "policy",         "listen",     "database",    "time_scale",
+    "log_level", "tokens",  "anonymous_read", "stop_grace", "synchronous", "local_state_dir"};
+
+std::string Resolve(const std::string& base_dir, const std::string& path) {
+  if (path.empty() || base_dir.empty() || std::filesystem::path(path).is_absolute()) return path;
+  return (std::filesystem::path(base_dir) / path).string();
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  util::Status Error(const YAML::Node& n, const std::string& field, const std::string& problem,
+                     const std::string& expected = "") const {
+    const YAML::Mark m = n.Mark();
+    return util::InputError({file_, m.line + 1, m.column + 1}, field, problem, expected);
+  }
+
+  util::Result<std::string> String(const YAML::Node& n, const std::string& field) const {
+    if (!n.IsScalar()) return Error(n, field, "is not a string");
+    return n.Scalar();
+  }
+
+  util::Result<bool> Bool(const YAML::Node& n, const std::string& field) const {
+    if (n.IsScalar() && (n.Scalar() == "true" || n.Scalar() == "false")) {
+      return n.Scalar() == "true";
+    }
+    return Error(n, field, "is not a boolean", "true or false");
+  }
+
+ private:
+  std::string file_;
+};
+
+}  // namespace
+
+util::Status ParseListen(std::string_view text, ServeConfig* config) {
+  const size_t colon = text.rfind(':');
+  const auto bad = [&] {
+    return util::Status::InvalidArgument(
+        fmt::format("listen '{}': expected HOST:PORT with PORT from 0 to 65535 (0: any free "
+                    "port), e.g. 127.0.0.1:8080",
+                    text));
+  };
+  if (colon == std::string_view::npos || colon == 0) return bad();
+  const std::string_view port_text = text.substr(colon + 1);
+  int port = -1;
+  const auto [ptr, ec] =
+      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (port_text.empty() || ec != std::errc() || ptr != port_text.data() + port_text.size() ||
+      port < 0 || port > 65535) {
+    return bad();
+  }
+  std::string host(text.substr(0, colon));
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  config->host = host;
+  config->port = port;
+  return util::Status::Ok();
+}
+
+util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& file_name,
+                                           const std::string& base_dir) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return util::InputError({file_name, e.mark.line + 1, e.mark.column + 1}, "",
+                            fmt::format("not YAML: {}", e.msg));
+  }
+  ServeConfig c;
+  const Reader r(file_name);
+  if (root.IsNull()) return c;
+  if (!root.IsMap()) return r.Error(root, "", "is not a mapping", "fields like backend: virtual");
+  for (const auto& kv : root) {
+    const std::string key = kv.first.Scalar();
+    if (kFields.count(key) == 0) {
+      std::string known;
+      for (const auto& f : kFields) known += (known.empty() ? "" : ", ") + f;
+      return r.Error(kv.first, key, "unknown field", "one of: " + known);
+    }
+    const YAML::Node& v = kv.second;
+    if (key == "cluster") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
+      // A shorthand is not a path.
+      c.cluster = s.find('=') != std::string::npos && s.find('/') == std::string::npos
+                      ? s
+                      : Resolve(base_dir, s);
+    } else if (key == "backend") {
+      ASSIGN_OR_RETURN(c.backend, r.String(v, key));
+      if (c.backend != "virtual" && c.backend != "local") {
+        return r.Error(v, key, fmt::format("'{}' is unknown", c.backend), "virtual or local");
+      }
+    } else if (key == "policy") {
+      ASSIGN_OR_RETURN(c.policy, r.String(v, key));
+    } else if (key == "listen") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
+      if (auto st = ParseListen(s, &c); !st.ok()) return r.Error(v, key, st.message());
+    } else if (key == "database") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
+      if (s.empty()) return r.Error(v, key, "is empty", "a file path");
+      c.database = Resolve(base_dir, s);
+    } else if (key == "local_state_dir") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
+      if (s.empty()) return r.Error(v, key, "is empty", "a folder path");
+      c.local_state_dir = Resolve(base_dir, s);
+    } else if (key == "time_scale") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
+      double x = 0;
+      const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+      if (ec != std::errc() || ptr != s.data() + s.size() || !(x > 0) || x > 1e6) {
+        return r.Error(v, key, fmt::format("'{}' is not a time scale", s),
+                       "a number > 0 and <= 1e6 (modeled seconds per wall second)");
+      }
+      c.time_scale = x;
+    } else if (key == "log_level") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
+      auto level = ParseLogLevel(s);
+      if (!level.ok()) return r.Error(v, key, level.status().message());
+      c.log_level = *level;
+    } else if (key == "anonymous_read") {
+      ASSIGN_OR_RETURN(c.anonymous_read, r.Bool(v, key));
+    } else if (key == "synchronous") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
+      if (s != "normal" && s != "full") {
+        return r.Error(v, key, fmt::format("'{}' is unknown", s),
+                       "normal (survives a crash of the daemon) or full (also power loss)");
+      }
+      c.synchronous_full = s == "full";
+    } else if (key == "stop_grace") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
+      auto d = util::ParseDuration(s);
+      if (!d.ok() || *d < 0 || *d > 86400) {
+        return r.Error(v, key, fmt::format("'{}' is not a grace period", s),
+                       "a duration from 0 to 1d, like 30s");
+      }
+      c.stop_grace_s = *d;
+    } else if (key == "tokens") {
+      if (!v.IsSequence()) return r.Error(v, key, "is not a list", "entries {token, role}");
+      for (size_t i = 0; i < v.size(); ++i) {
+        const YAML::Node& t = v[i];
+        const std::string at = fmt::format("tokens[{}]", i);
+        if (!t.IsMap()) return r.Error(t, at, "is not a mapping", "{token: SECRET, role: ROLE}");
+        ApiToken token;
+        for (const auto& f : t) {
+          const std::string fk = f.first.Scalar();
+          if (fk == "token") {
+            ASSIGN_OR_RETURN(token.token, r.String(f.second, at + ".token"));
+            if (token.token.size() < 16 ||
+                token.token.find_first_of(" \t\r\n") != std::string::npos) {
+              // The message must not echo the secret.
+              return r.Error(f.second, at + ".token", "is too short or has blanks",
+                             "at least 16 characters without spaces");
+            }
+          } else if (fk == "role") {
+            ASSIGN_OR_RETURN(std::string role, r.String(f.second, at + ".role"));
+            auto parsed = ParseRole(role);
+            if (!parsed.ok()) return r.Error(f.second, at + ".role", parsed.status().message());
+            token.role = *parsed;
+          } else {
+            return r.Error(f.first, at + "." + fk, "unknown field", "token or role");
+          }
+        }
+        if (token.token.empty()) return r.Error(t, at + ".token", "is missing", "a secret");
+        if (!t["role"]) return r.Error(t, at + ".role", "is missing", "read, submit or admin");
+        c.tokens.push_back(std::move(token));
+      }
+    }
+  }
+  return c;
+}
+
+util::Result<ServeConfig> LoadServeConfig(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, util::ReadFile(path));
+  return ParseServeConfig(text, path, std::filesystem::path(path).parent_path().string());
+}
+
+}  // namespace hetsched::svc

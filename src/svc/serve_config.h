@@ -1,0 +1,43 @@
+// ServeConfig: what `hetsched serve --config FILE` reads (docs/operations.md): the cluster,
+// backend, policy, listen address, tokens and database. Every field has a default.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "svc/http_api.h"
+#include "svc/log.h"
+#include "util/status.h"
+
+namespace hetsched::svc {
+
+struct ServeConfig {
+  // A cluster YAML file or shorthand ("v100=4,k80=4"); empty: the shipped seed start-up
+  // cluster for the virtual backend.
+  std::string cluster;
+  std::string backend = "virtual";  // virtual | local
+  std::string policy = "default";
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  std::string database = "hetsched.db";
+  double time_scale = 1;  // virtual backend: modeled seconds per wall second
+  LogLevel log_level = LogLevel::kInfo;
+  bool anonymous_read = true;
+  std::vector<ApiToken> tokens;  // empty: an admin token is generated (hetsched.token)
+  double stop_grace_s = 30;
+  bool synchronous_full = false;  // fsync every commit (survives power loss), else NORMAL
+  std::string local_state_dir = "hetsched-local";  // local backend: logs, pid and exit files
+};
+
+// Parses a config document; relative paths (cluster file, database, local state dir) are
+// resolved against `base_dir` (the config file's folder). Errors are
+// "file:line:column: field: problem (expected ...)".
+util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& file_name,
+                                           const std::string& base_dir);
+util::Result<ServeConfig> LoadServeConfig(const std::string& path);
+
+// "HOST:PORT" with PORT 0..65535 (0: any free port) into the config's host and port.
+util::Status ParseListen(std::string_view text, ServeConfig* config);
+
+}  // namespace hetsched::svc

@@ -1,0 +1,950 @@
+#include "svc/service.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "svc/job_request.h"
+
+namespace hetsched::svc {
+
+using model::DeviceId;
+using model::JobId;
+
+namespace {
+
+constexpr const char* kClockKey = "scheduler_clock";
+
+bool Ended(const std::string& state) {
+  return state == "completed" || state == "failed" || state == "cancelled";
+}
+
+double SystemUnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Buckets (seconds) for decision and API latency: 10 us .. 10 s.
+std::vector<double> LatencyBuckets() {
+  return {1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1, 3, 10};
+}
+
+}  // namespace
+
+// Why a job is stopping: the scheduler preempted it (it is queued again once stopped) or the
+// user cancelled it (it ends).
+enum class StopReason { kNone, kPreempt, kCancel };
+
+struct Service::Entry {
+  std::string name;
+  model::Job job;  // as submitted, with its true size when the user gave one
+  std::string spec_json;
+  std::string idempotency_key;
+  std::string state = "queued";
+  JobId slot;  // valid while the job is live
+  double submitted_s = 0, started_s = -1, ended_s = -1;
+  std::optional<int> exit_status;
+  std::string device_type;
+  std::vector<DeviceId> devices;
+  int64_t attempt = 0;
+  int32_t parts_left = 0;  // nodes of the current attempt not yet exited
+  int first_failure = 0;   // the first non-zero exit among the parts
+  StopReason stop = StopReason::kNone;
+  int32_t start_failures = 0;  // in a row
+  int32_t preemptions = 0;
+  double done_work = 0;
+  std::string message;
+};
+
+struct Service::PendingSubmit {
+  model::Job job;
+  std::string spec_json;
+  std::string idempotency_key;
+  bool done = false;
+  util::Status status;
+  JobView view;
+};
+
+struct Service::Metrics {
+  CounterFamily submitted, placements, preemptions, ended;
+  HistogramFamily decision_s;
+  GaugeFamily jobs, devices_used, devices_offered, power_w;
+};
+
+util::Result<std::unique_ptr<Service>> Service::Create(model::Cluster cluster,
+                                                       std::unique_ptr<Backend> backend,
+                                                       std::unique_ptr<Store> store,
+                                                       ServiceOptions options, Logger* logger,
+                                                       MetricsRegistry* metrics) {
+  if (!(options.time_scale > 0)) {
+    return util::Status::InvalidArgument("time scale must be > 0");
+  }
+  // A preempted job keeps its devices until its process is gone; the daemon never assumes.
+  options.scheduler.stop_holds_devices = true;
+  // Space sharing needs pair measurements the daemon does not have.
+  options.scheduler.space_sharing = false;
+  if (!options.wall_clock) options.wall_clock = SystemUnixNow;
+  auto service =
+      std::unique_ptr<Service>(new Service(std::move(cluster), std::move(backend), std::move(store),
+                                           std::move(options), logger, metrics));
+  ASSIGN_OR_RETURN(service->scheduler_,
+                   sched::Scheduler::Create(service->cluster_, nullptr, service->options_.policy,
+                                            service->options_.scheduler));
+  ASSIGN_OR_RETURN(auto submitted, metrics->AddCounter("hetsched_jobs_submitted_total",
+                                                       "Jobs admitted through the API."));
+  ASSIGN_OR_RETURN(
+      auto placements,
+      metrics->AddCounter("hetsched_placements_total",
+                          "Job starts the scheduler decided, by device type.", {"device_type"}));
+  ASSIGN_OR_RETURN(auto preemptions, metrics->AddCounter("hetsched_preemptions_total",
+                                                         "Running jobs the scheduler stopped."));
+  ASSIGN_OR_RETURN(auto ended, metrics->AddCounter("hetsched_jobs_ended_total",
+                                                   "Jobs that ended, by final state.", {"state"}));
+  ASSIGN_OR_RETURN(auto decision_s, metrics->AddHistogram("hetsched_decision_seconds",
+                                                          "Wall time of one scheduling decision.",
+                                                          LatencyBuckets()));
+  ASSIGN_OR_RETURN(auto jobs, metrics->AddGauge("hetsched_jobs", "Live jobs by state.", {"state"}));
+  ASSIGN_OR_RETURN(auto devices_used, metrics->AddGauge("hetsched_devices_used",
+                                                        "Busy devices by type.", {"device_type"}));
+  ASSIGN_OR_RETURN(
+      auto devices_offered,
+      metrics->AddGauge("hetsched_devices_offered",
+                        "Devices up on powered, undrained nodes, by type.", {"device_type"}));
+  ASSIGN_OR_RETURN(auto power_w, metrics->AddGauge("hetsched_power_watts",
+                                                   "Modeled device draw by type (busy at peak, "
+                                                   "the rest at idle).",
+                                                   {"device_type"}));
+  service->metrics_ =
+      std::make_unique<Metrics>(Metrics{submitted, placements, preemptions, ended, decision_s, jobs,
+                                        devices_used, devices_offered, power_w});
+  return service;
+}
+
+Service::Service(model::Cluster cluster, std::unique_ptr<Backend> backend,
+                 std::unique_ptr<Store> store, ServiceOptions options, Logger* logger,
+                 MetricsRegistry* registry)
+    : cluster_(std::move(cluster)),
+      backend_(std::move(backend)),
+      store_(std::move(store)),
+      options_(std::move(options)),
+      logger_(logger),
+      registry_(registry) {}
+
+Service::~Service() { Shutdown(); }
+
+double Service::WallNow() const { return options_.wall_clock(); }
+
+double Service::SchedNow() const {
+  return sched_base_s_ + (WallNow() - wall_start_s_) * options_.time_scale;
+}
+
+util::Status Service::ReadyOrUnavailable() const {
+  if (!ready_) return util::Status::Unavailable("the daemon is recovering its state; try again");
+  if (stopping_) return util::Status::Unavailable("the daemon is shutting down");
+  return util::Status::Ok();
+}
+
+util::Status Service::Start() {
+  std::unique_lock lock(mu_);
+  RETURN_IF_ERROR(Recover());
+  ready_ = true;
+  loop_ = std::thread([this] { Loop(); });
+  return util::Status::Ok();
+}
+
+void Service::Shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    // Submitters still waiting get an answer.
+    for (auto& p : pending_) {
+      p->done = true;
+      p->status = util::Status::Unavailable("the daemon is shutting down");
+    }
+    pending_.clear();
+  }
+  wake_.notify_all();
+  committed_.notify_all();
+  if (loop_.joinable()) loop_.join();
+  std::lock_guard lock(mu_);
+  if (ready_) SaveClock();
+}
+
+void Service::SaveClock() {
+  nlohmann::json clock = {{"sched_s", SchedNow()}, {"wall_s", WallNow()}};
+  if (auto st = store_->Put(kClockKey, clock.dump()); !st.ok()) {
+    logger_->Error("saving the scheduler clock failed", {{"error", st.message()}});
+  }
+}
+
+void Service::Loop() {
+  std::unique_lock lock(mu_);
+  const auto tick = std::chrono::duration<double>(options_.tick_s);
+  while (!stopping_) {
+    Step();
+    wake_.wait_for(lock, tick,
+                   [this] { return stopping_ || !pending_.empty() || !cancels_.empty(); });
+  }
+}
+
+void Service::Step() {
+  const double now = SchedNow();
+  CommitSubmissions(now);
+  ApplyCancels(now);
+  const double wall = WallNow();
+  if (wall - last_reconcile_wall_s_ >= options_.reconcile_every_s) {
+    last_reconcile_wall_s_ = wall;
+    Reconcile(now);
+    SaveClock();
+  } else {
+    ApplyBackendEvents(backend_->Poll(), now);
+  }
+  DecideAndAct(now);
+}
+
+util::Result<Service::Submitted> Service::Submit(model::Job job, std::string spec_json,
+                                                 std::string idempotency_key) {
+  std::unique_lock lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  const std::string name = job.name;
+  const auto taken = [&](const std::string& key) -> util::Status {
+    return util::Status::AlreadyExists(fmt::format(
+        "job '{}' exists{}", name,
+        idempotency_key.empty() ? " (a retry must send the first submission's Idempotency-Key)"
+        : key.empty()           ? " (submitted without an Idempotency-Key)"
+                                : " (submitted with another Idempotency-Key)"));
+  };
+  if (auto it = jobs_.find(name); it != jobs_.end()) {
+    const Entry& e = *it->second;
+    if (idempotency_key.empty() || e.idempotency_key != idempotency_key) {
+      return taken(e.idempotency_key);
+    }
+    return Submitted{ViewOf(e), false};
+  }
+  for (const auto& p : pending_) {
+    if (p->job.name != name) continue;
+    if (idempotency_key.empty() || p->idempotency_key != idempotency_key) {
+      return taken(p->idempotency_key);
+    }
+    // The same request twice at once: both answers wait for the first one's commit.
+    const auto first = p;
+    committed_.wait(lock, [&] { return first->done; });
+    if (!first->status.ok()) return first->status;
+    return Submitted{first->view, false};
+  }
+  auto p = std::make_shared<PendingSubmit>();
+  p->job = std::move(job);
+  p->spec_json = std::move(spec_json);
+  p->idempotency_key = std::move(idempotency_key);
+  pending_.push_back(p);
+  wake_.notify_one();
+  committed_.wait(lock, [&] { return p->done; });
+  if (!p->status.ok()) return p->status;
+  return Submitted{p->view, true};
+}
+
+void Service::CommitSubmissions(double now) {
+  if (pending_.empty()) return;
+  std::vector<std::shared_ptr<PendingSubmit>> batch(pending_.begin(), pending_.end());
+  pending_.clear();
+  std::vector<Entry*> admitted;
+  const double wall = WallNow();
+  for (auto& p : batch) {
+    const JobId slot = *slots_.Acquire(p->job.name);
+    p->job.id = slot;
+    p->job.arrival_s = now;
+    const sched::Admission a = scheduler_->Submit(p->job, now);
+    if (!a.accepted) {
+      slots_.Release(slot);
+      p->status = util::Status::InvalidArgument(
+          fmt::format("job '{}' cannot run on this cluster: {}", p->job.name, a.reason));
+      p->done = true;
+      continue;
+    }
+    auto e = std::make_unique<Entry>();
+    e->name = p->job.name;
+    e->spec_json = p->spec_json;
+    e->idempotency_key = p->idempotency_key;
+    e->slot = slot;
+    e->submitted_s = wall;
+    e->job = std::move(p->job);
+    if (by_slot_.size() <= static_cast<size_t>(slot.value())) by_slot_.resize(slot.value() + 1);
+    by_slot_[slot.value()] = e.get();
+    admitted.push_back(e.get());
+    jobs_[e->name] = std::move(e);
+  }
+  // One transaction for the batch: a job is acknowledged only once it is on disk.
+  util::Status st = store_->Begin();
+  for (Entry* e : admitted) {
+    if (st.ok()) st = Persist(*e, /*insert=*/true);
+  }
+  if (st.ok()) st = store_->Commit();
+  size_t next = 0;
+  for (auto& p : batch) {
+    if (p->done) continue;
+    Entry* e = admitted[next++];
+    if (!st.ok()) {
+      scheduler_->Drop(e->slot, now);
+      slots_.Release(e->slot);
+      by_slot_[e->slot.value()] = nullptr;
+      jobs_.erase(p->job.name.empty() ? e->name : p->job.name);
+      p->status = util::Status::Unavailable(
+          fmt::format("the job was not stored, so it was not accepted: {}", st.message()));
+    } else {
+      p->view = ViewOf(*e);
+      metrics_->submitted.Get({})->Inc();
+      logger_->Info("submitted", {{"job", e->name}, {"gang", e->job.gang_size}});
+    }
+    p->done = true;
+  }
+  if (!st.ok()) {
+    logger_->Error("storing submissions failed", {{"error", st.message()}});
+    // Names of the failed batch are free again (their entries are gone).
+    for (auto it = jobs_.begin(); it != jobs_.end();) {
+      it = it->second->slot.valid() || Ended(it->second->state) ? std::next(it) : jobs_.erase(it);
+    }
+  }
+  committed_.notify_all();
+}
+
+util::Result<JobView> Service::Cancel(const std::string& name) {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  auto it = jobs_.find(name);
+  if (it == jobs_.end()) return util::Status::NotFound(fmt::format("no job '{}'", name));
+  Entry& e = *it->second;
+  if (!Ended(e.state) && e.stop != StopReason::kCancel) {
+    cancels_.push_back(name);
+    wake_.notify_one();
+  }
+  JobView v = ViewOf(e);
+  return v;
+}
+
+void Service::ApplyCancels(double now) {
+  for (const std::string& name : cancels_) {
+    auto it = jobs_.find(name);
+    if (it == jobs_.end()) continue;
+    Entry& e = *it->second;
+    if (Ended(e.state) || e.stop == StopReason::kCancel) continue;
+    if (e.state == "queued") {
+      End(e, "cancelled", now, std::nullopt, "cancelled while queued");
+      continue;
+    }
+    // Starting, running or stopping (a preemption under way): it ends as cancelled once the
+    // backend says its processes are gone.
+    const bool already_stopping = e.state == "stopping";
+    e.stop = StopReason::kCancel;
+    e.state = "stopping";
+    e.message = "cancel requested";
+    if (auto st = Persist(e); !st.ok()) {
+      logger_->Error("storing a cancel failed", {{"job", e.name}, {"error", st.message()}});
+    }
+    if (!already_stopping) StopAttempt(e);
+  }
+  cancels_.clear();
+}
+
+void Service::StopAttempt(Entry& e) {
+  if (auto st = backend_->Stop(e.name, e.attempt, options_.stop_grace_s); !st.ok()) {
+    logger_->Error("stop failed", {{"job", e.name}, {"error", st.message()}});
+  }
+}
+
+void Service::ApplyBackendEvents(std::vector<BackendEvent> events, double now) {
+  for (const BackendEvent& ev : events) {
+    if (ev.kind == BackendEventKind::kNodeUp || ev.kind == BackendEventKind::kNodeDown) {
+      SetNodeUp(ev.node, ev.kind == BackendEventKind::kNodeUp, now);
+      continue;
+    }
+    auto it = jobs_.find(ev.job);
+    if (it == jobs_.end() || Ended(it->second->state) || ev.attempt != it->second->attempt) {
+      logger_->Debug("stale backend event", {{"job", ev.job}, {"attempt", ev.attempt}});
+      continue;
+    }
+    Entry& e = *it->second;
+    switch (ev.kind) {
+      case BackendEventKind::kStarted:
+        if (e.state != "starting") break;
+        e.state = "running";
+        e.start_failures = 0;
+        if (e.started_s < 0) e.started_s = WallNow();
+        // Progress counts from now, when the backend says it runs.
+        scheduler_->SetProgress(e.slot, scheduler_->SpeedNow(e.slot), now);
+        (void)Persist(e);
+        logger_->Info("started", {{"job", e.name}, {"attempt", e.attempt}, {"node", ev.node}});
+        break;
+      case BackendEventKind::kStartFailed:
+        e.message = fmt::format("start failed on {}: {}", ev.node, ev.message);
+        StartFailed(e, now);
+        break;
+      case BackendEventKind::kExited:
+        if (ev.exit_status != 0 && e.first_failure == 0) e.first_failure = ev.exit_status;
+        if (--e.parts_left > 0) {
+          // One node of a gang ended: the others cannot go on without it.
+          if (ev.exit_status != 0 && e.stop == StopReason::kNone) StopAttempt(e);
+          break;
+        }
+        Exited(e, ev.stopped, now);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+void Service::StartFailed(Entry& e, double now) {
+  ++e.start_failures;
+  logger_->Warn("start failed", {{"job", e.name}, {"attempt", e.attempt}, {"why", e.message}});
+  if (e.start_failures >= options_.max_start_failures) {
+    End(e, "failed", now, std::nullopt,
+        fmt::format("{} start attempts failed; the last: {}", e.start_failures, e.message));
+    return;
+  }
+  scheduler_->Requeue(e.slot, now, e.done_work);
+  e.state = "queued";
+  e.stop = StopReason::kNone;
+  e.devices.clear();
+  e.device_type.clear();
+  (void)Persist(e);
+}
+
+void Service::Exited(Entry& e, bool stopped, double now) {
+  const int status = e.first_failure;
+  if (e.stop == StopReason::kCancel) {
+    End(e, "cancelled", now, status, "cancelled");
+  } else if (e.stop == StopReason::kPreempt && stopped) {
+    // Its checkpoint is written: back in the queue with the progress the scheduler booked.
+    scheduler_->Stopped(e.slot, now);
+    e.done_work = scheduler_->record(e.slot).done_work;
+    e.state = "queued";
+    e.stop = StopReason::kNone;
+    e.devices.clear();
+    e.device_type.clear();
+    (void)Persist(e);
+    Event("stopped", e.name, fmt::format("attempt {}", e.attempt));
+  } else if (status == 0) {
+    End(e, "completed", now, 0, "");
+  } else {
+    End(e, "failed", now, status,
+        status > 128 ? fmt::format("killed by signal {}", status - 128)
+        : status < 0 ? "its processes were lost"
+                     : fmt::format("exited with status {}", status));
+  }
+}
+
+void Service::End(Entry& e, const std::string& state, double now, std::optional<int> exit_status,
+                  const std::string& message) {
+  scheduler_->Finish(e.slot, now);
+  slots_.Release(e.slot);
+  by_slot_[e.slot.value()] = nullptr;
+  e.slot = JobId();
+  e.state = state;
+  e.stop = StopReason::kNone;
+  e.ended_s = WallNow();
+  e.exit_status = exit_status;
+  e.message = message;
+  e.devices.clear();
+  if (auto st = Persist(e); !st.ok()) {
+    logger_->Error("storing a job's end failed", {{"job", e.name}, {"error", st.message()}});
+  }
+  ended_counts_[state == "completed" ? 0 : state == "failed" ? 1 : 2]++;
+  metrics_->ended.Get({state})->Inc();
+  logger_->Info("ended", {{"job", e.name}, {"state", state}, {"message", message}});
+}
+
+void Service::DecideAndAct(double now) {
+  if (!scheduler_->HasWork()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  sched::Decision d = scheduler_->Decide(now);
+  metrics_->decision_s.Get({})->Observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  if (d.placed.empty() && d.preempted.empty()) return;
+  // Write ahead: what is about to happen is on disk before the backend hears of it.
+  std::vector<Entry*> stops, starts;
+  util::Status st = store_->Begin();
+  for (JobId id : d.preempted) {
+    Entry* e = by_slot_[id.value()];
+    if (e->stop != StopReason::kNone) continue;  // being stopped already
+    e->stop = StopReason::kPreempt;
+    e->state = "stopping";
+    ++e->preemptions;
+    stops.push_back(e);
+    if (st.ok()) st = Persist(*e);
+  }
+  for (const sched::Placement& p : d.placed) {
+    Entry* e = by_slot_[p.job.value()];
+    ++e->attempt;
+    e->state = "starting";
+    e->device_type = cluster_.catalog.Get(p.type).name;
+    e->devices = p.devices;
+    e->first_failure = 0;
+    if (p.restarted) e->done_work = 0;
+    // Nothing runs until the backend confirms.
+    scheduler_->SetProgress(p.job, 0, now);
+    starts.push_back(e);
+    if (st.ok()) st = Persist(*e);
+  }
+  if (st.ok()) st = store_->Commit();
+  if (!st.ok()) {
+    // Without the record the daemon could place these twice after a restart: act on nothing,
+    // put them back, and say so.
+    logger_->Error("storing a decision failed; nothing was started or stopped",
+                   {{"error", st.message()}});
+    for (Entry* e : starts) {
+      scheduler_->Requeue(e->slot, now, e->done_work);
+      e->state = "queued";
+      e->devices.clear();
+    }
+    for (Entry* e : stops) {
+      scheduler_->Stopped(e->slot, now);
+      e->state = "queued";
+      e->stop = StopReason::kNone;
+    }
+    return;
+  }
+  for (Entry* e : stops) {
+    metrics_->preemptions.Get({})->Inc();
+    Event("preempt", e->name, fmt::format("attempt {}", e->attempt));
+    StopAttempt(*e);
+  }
+  for (Entry* e : starts) Launch(*e, now);
+}
+
+void Service::Launch(Entry& e, double now) {
+  const sched::JobRecord& r = scheduler_->record(e.slot);
+  const model::DeviceType& type = cluster_.catalog.Get(r.type);
+  // The true remaining time at the speed there: only the virtual backend uses it.
+  const double speed =
+      scheduler_->SpeedNow(e.slot) > 0 ? scheduler_->SpeedNow(e.slot) : r.speed[r.type.value()];
+  double modeled_s = 0;
+  if (e.job.work > 0 && speed > 0) {
+    modeled_s = std::max(0.0, e.job.work - e.done_work) / speed;
+  } else if (e.job.estimate_s) {
+    modeled_s = *e.job.estimate_s;
+  } else if (e.job.time_limit_s) {
+    modeled_s = *e.job.time_limit_s;
+  }
+  if (e.attempt > 1) modeled_s += options_.restore_s;
+  // One launch per node the gang spans.
+  std::map<model::NodeId, std::vector<int32_t>> by_node;
+  for (DeviceId d : e.devices)
+    by_node[cluster_.device(d).node].push_back(cluster_.device(d).local_index);
+  e.parts_left = static_cast<int32_t>(by_node.size());
+  metrics_->placements.Get({e.device_type})->Inc();
+  Event("place", e.name,
+        fmt::format("attempt {} on {} x{}", e.attempt, e.device_type, e.devices.size()));
+  logger_->Info("placed", {{"job", e.name},
+                           {"attempt", e.attempt},
+                           {"device_type", e.device_type},
+                           {"devices", e.devices.size()}});
+  for (const auto& [node, indices] : by_node) {
+    LaunchSpec spec;
+    spec.job = e.name;
+    spec.attempt = e.attempt;
+    spec.node = cluster_.node(node).name;
+    spec.device_type = type.name;
+    spec.vendor = type.vendor;
+    spec.node_devices = indices;
+    spec.command = e.job.command;
+    spec.modeled_s = modeled_s;
+    if (auto st = backend_->Start(spec); !st.ok()) {
+      e.message = fmt::format("start failed on {}: {}", spec.node, st.message());
+      if (e.parts_left > 1) StopAttempt(e);
+      StartFailed(e, now);
+      return;
+    }
+  }
+}
+
+void Service::SetNodeUp(const std::string& node_name, bool up, double now) {
+  auto node = cluster_.FindNode(node_name);
+  if (!node) {
+    logger_->Warn("backend reported an unknown node", {{"node", node_name}});
+    return;
+  }
+  const model::Node& n = cluster_.node(*node);
+  for (int32_t i = 0; i < n.device_count; ++i) {
+    const DeviceId d(n.first_device.value() + i);
+    if (up) {
+      scheduler_->SetDeviceUp(d);
+      continue;
+    }
+    if (auto job = scheduler_->JobOn(d)) {
+      Entry* e = by_slot_[job->value()];
+      e->message = fmt::format("node {} went down", node_name);
+      StartFailed(*e, now);
+    }
+    scheduler_->SetDeviceDown(d);
+  }
+  Event("node", node_name, up ? "up" : "down");
+  logger_->Warn(up ? "node up" : "node down", {{"node", node_name}});
+}
+
+void Service::Reconcile(double now) {
+  // What runs before the events are applied: an attempt that ends in between is reported by
+  // its event, so only attempts missing from both were lost.
+  std::set<std::pair<std::string, int64_t>> running;
+  for (const BackendJob& j : backend_->ListJobs()) running.insert({j.job, j.attempt});
+  ApplyBackendEvents(backend_->Poll(), now);
+  for (const auto& [key, attempt] : running) {
+    auto it = jobs_.find(key);
+    const bool current = it != jobs_.end() && !Ended(it->second->state) &&
+                         it->second->attempt == attempt && it->second->state != "queued";
+    if (current) continue;
+    // A process the daemon does not account for: an attempt it already gave up, or a job it
+    // never knew. Either would hold devices the scheduler believes free.
+    Event("repair", key, fmt::format("stopped stray attempt {}", attempt));
+    logger_->Warn("stopping a stray attempt", {{"job", key}, {"attempt", attempt}});
+    (void)backend_->Stop(key, attempt, options_.stop_grace_s);
+  }
+  for (Entry* e : by_slot_) {
+    if (e == nullptr || e->state == "queued") continue;
+    if (running.count({e->name, e->attempt}) != 0) continue;
+    if (Ended(e->state) || e->state == "queued") continue;
+    // The backend does not know it: it vanished (a lost node, a restart of the backend).
+    Event("repair", e->name, fmt::format("attempt {} vanished; requeued", e->attempt));
+    logger_->Warn("an attempt vanished; requeued", {{"job", e->name}, {"attempt", e->attempt}});
+    if (e->stop == StopReason::kCancel) {
+      End(*e, "cancelled", now, std::nullopt, "cancelled");
+      continue;
+    }
+    e->message = fmt::format("attempt {} vanished from the backend", e->attempt);
+    e->stop = StopReason::kNone;
+    scheduler_->Requeue(e->slot, now, e->done_work);
+    e->state = "queued";
+    e->devices.clear();
+    e->device_type.clear();
+    (void)Persist(*e);
+  }
+}
+
+util::Status Service::Recover() {
+  wall_start_s_ = WallNow();
+  ASSIGN_OR_RETURN(auto clock, store_->Get(kClockKey));
+  if (clock) {
+    auto j = nlohmann::json::parse(*clock, nullptr, false);
+    if (j.is_object() && j.contains("sched_s") && j.contains("wall_s")) {
+      // The cluster went on while the daemon was down.
+      sched_base_s_ =
+          j["sched_s"].get<double>() +
+          std::max(0.0, wall_start_s_ - j["wall_s"].get<double>()) * options_.time_scale;
+    }
+  }
+  ASSIGN_OR_RETURN(auto nodes, store_->LoadNodes());
+  for (const StoredNode& n : nodes) {
+    auto node = cluster_.FindNode(n.name);
+    if (!node) continue;
+    drained_[n.name] = n.drained;
+    scheduler_->SetNodeDrained(*node, n.drained);
+  }
+  ASSIGN_OR_RETURN(auto stored, store_->LoadJobs(/*include_ended=*/true));
+  const double now = SchedNow();
+  int64_t recovered = 0;
+  for (StoredJob& s : stored) {
+    auto e = std::make_unique<Entry>();
+    e->name = s.name;
+    e->spec_json = s.spec_json;
+    e->idempotency_key = s.idempotency_key;
+    e->state = s.state;
+    e->submitted_s = s.submitted_s;
+    e->started_s = s.started_s;
+    e->ended_s = s.ended_s;
+    e->exit_status = s.exit_status;
+    e->device_type = s.device_type;
+    e->attempt = s.attempt;
+    e->preemptions = s.preemptions;
+    e->done_work = s.done_work;
+    e->message = s.message;
+    e->stop = s.stop_reason == "cancel"    ? StopReason::kCancel
+              : s.stop_reason == "preempt" ? StopReason::kPreempt
+                                           : StopReason::kNone;
+    if (Ended(e->state)) {
+      jobs_[e->name] = std::move(e);
+      continue;
+    }
+    auto req = ParseJobRequest(s.spec_json, cluster_.catalog);
+    if (!req.ok()) {
+      return util::Status::Internal(fmt::format("{}: stored job '{}' no longer parses: {}",
+                                                store_->path(), s.name, req.status().message()));
+    }
+    e->job = std::move(req->job);
+    e->job.arrival_s = s.arrival_s;
+    e->slot = *slots_.Acquire(e->name);
+    e->job.id = e->slot;
+    const sched::Admission a = scheduler_->Submit(e->job, now);
+    if (!a.accepted) {
+      slots_.Release(e->slot);
+      e->slot = JobId();
+      e->state = "failed";
+      e->ended_s = WallNow();
+      e->message = fmt::format("cannot run on this cluster after a restart: {}", a.reason);
+      RETURN_IF_ERROR(Persist(*e));
+      jobs_[e->name] = std::move(e);
+      continue;
+    }
+    if (by_slot_.size() <= static_cast<size_t>(e->slot.value())) {
+      by_slot_.resize(e->slot.value() + 1);
+    }
+    by_slot_[e->slot.value()] = e.get();
+    if (e->state != "queued") {
+      // It held devices when the daemon stopped: they are its again until reconciliation
+      // shows whether it still runs.
+      for (int32_t d : s.devices) e->devices.push_back(DeviceId(d));
+      if (auto st = scheduler_->Adopt(e->slot, e->devices, e->done_work, now); !st.ok()) {
+        logger_->Warn("a recovered placement does not fit; requeued",
+                      {{"job", e->name}, {"error", st.message()}});
+        e->state = "queued";
+        e->devices.clear();
+      } else {
+        e->parts_left = 0;
+        std::set<model::NodeId> nodes_of_gang;
+        for (DeviceId d : e->devices) nodes_of_gang.insert(cluster_.device(d).node);
+        e->parts_left = static_cast<int32_t>(nodes_of_gang.size());
+        if (e->stop == StopReason::kPreempt) {
+          // Preempted before the restart: it is stopping still.
+          scheduler_->Requeue(e->slot, now, e->done_work);
+          scheduler_->Adopt(e->slot, e->devices, e->done_work, now);
+        }
+        if (e->state == "running") {
+          scheduler_->SetProgress(e->slot, scheduler_->SpeedNow(e->slot), now);
+        } else {
+          scheduler_->SetProgress(e->slot, 0, now);
+        }
+      }
+    }
+    ++recovered;
+    jobs_[e->name] = std::move(e);
+  }
+  // Stops asked for before the restart may not have reached the backend.
+  for (Entry* e : by_slot_) {
+    if (e != nullptr && e->state == "stopping") StopAttempt(*e);
+  }
+  last_reconcile_wall_s_ = WallNow();
+  Reconcile(now);
+  logger_->Info("recovered",
+                {{"live_jobs", recovered}, {"stored_jobs", stored.size()}, {"scheduler_s", now}});
+  return util::Status::Ok();
+}
+
+util::Status Service::Persist(const Entry& e, bool insert) {
+  StoredJob s;
+  s.name = e.name;
+  s.spec_json = e.spec_json;
+  s.idempotency_key = e.idempotency_key;
+  s.state = e.state;
+  s.submitted_s = e.submitted_s;
+  s.arrival_s = e.job.arrival_s;
+  s.started_s = e.started_s;
+  s.ended_s = e.ended_s;
+  s.exit_status = e.exit_status;
+  s.device_type = e.device_type;
+  for (DeviceId d : e.devices) {
+    s.devices.push_back(d.value());
+    if (s.node.empty()) s.node = cluster_.node(cluster_.device(d).node).name;
+  }
+  s.attempt = e.attempt;
+  s.done_work = e.done_work;
+  s.preemptions = e.preemptions;
+  s.stop_reason = e.stop == StopReason::kCancel    ? "cancel"
+                  : e.stop == StopReason::kPreempt ? "preempt"
+                                                   : "";
+  s.message = e.message;
+  return insert ? store_->InsertJob(s) : store_->UpdateJob(s);
+}
+
+void Service::Event(const std::string& kind, const std::string& subject,
+                    const std::string& detail) {
+  StoredEvent ev;
+  ev.at_s = WallNow();
+  ev.kind = kind;
+  ev.subject = subject;
+  ev.detail = detail;
+  if (auto st = store_->AppendEvent(ev); !st.ok()) {
+    logger_->Error("storing an event failed", {{"kind", kind}, {"error", st.message()}});
+  }
+}
+
+JobView Service::ViewOf(const Entry& e) const {
+  JobView v;
+  v.name = e.name;
+  v.state = e.state;
+  v.kind = std::string(model::JobKindName(e.job.kind));
+  v.gang = e.job.gang_size;
+  for (const auto& s : e.job.stacks) v.stacks.push_back(model::ToString(s));
+  v.submitted_s = e.submitted_s;
+  v.started_s = e.started_s;
+  v.ended_s = e.ended_s;
+  v.exit_status = e.exit_status;
+  v.device_type = e.device_type;
+  for (DeviceId d : e.devices) {
+    const model::Device& dev = cluster_.device(d);
+    v.devices.push_back(fmt::format("{}/{}", cluster_.node(dev.node).name, dev.local_index));
+  }
+  v.preemptions = e.preemptions;
+  v.attempt = e.attempt;
+  v.message = e.message;
+  v.has_command = !e.job.command.empty();
+  return v;
+}
+
+util::Result<JobView> Service::Get(const std::string& name) {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  auto it = jobs_.find(name);
+  if (it == jobs_.end()) return util::Status::NotFound(fmt::format("no job '{}'", name));
+  return ViewOf(*it->second);
+}
+
+util::Result<std::vector<JobView>> Service::List(const JobFilter& filter) {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  // Live jobs first, each group in submission order: a limit cuts finished jobs first.
+  std::vector<const Entry*> picked;
+  for (const auto& [name, e] : jobs_) {
+    if (filter.state.empty() || e->state == filter.state) picked.push_back(e.get());
+  }
+  std::sort(picked.begin(), picked.end(), [](const Entry* a, const Entry* b) {
+    const bool a_ended = Ended(a->state), b_ended = Ended(b->state);
+    if (a_ended != b_ended) return b_ended;
+    return std::tie(a->submitted_s, a->name) < std::tie(b->submitted_s, b->name);
+  });
+  if (picked.size() > filter.limit) picked.resize(filter.limit);
+  std::vector<JobView> out;
+  out.reserve(picked.size());
+  for (const Entry* e : picked) out.push_back(ViewOf(*e));
+  return out;
+}
+
+util::Result<std::string> Service::Why(const std::string& name) {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  auto it = jobs_.find(name);
+  if (it == jobs_.end()) return util::Status::NotFound(fmt::format("no job '{}'", name));
+  const Entry& e = *it->second;
+  if (e.state == "queued") return scheduler_->WhyWaiting(e.slot, SchedNow());
+  if (Ended(e.state)) {
+    return fmt::format("{}{}", e.state, e.message.empty() ? "" : ": " + e.message);
+  }
+  const JobView v = ViewOf(e);
+  return fmt::format("{} on {} x{} ({}), attempt {}", e.state, e.device_type, e.devices.size(),
+                     fmt::join(v.devices, ", "), e.attempt);
+}
+
+NodeView Service::NodeViewOf(model::NodeId id) const {
+  const model::Node& n = cluster_.node(id);
+  const sched::ClusterState& state = scheduler_->state();
+  NodeView v;
+  v.name = n.name;
+  if (n.rack.valid()) v.rack = cluster_.racks[n.rack.value()].name;
+  v.drained = state.NodeDrained(id);
+  v.power_state = state.NodeOn(id) ? "on" : "off";
+  for (int32_t i = 0; i < n.device_count; ++i) {
+    const DeviceId d(n.first_device.value() + i);
+    DeviceView dv;
+    dv.index = cluster_.device(d).local_index;
+    dv.type = cluster_.catalog.Get(cluster_.device(d).type).name;
+    if (auto job = scheduler_->JobOn(d); job && by_slot_[job->value()] != nullptr) {
+      dv.state = "busy";
+      dv.job = by_slot_[job->value()]->name;
+    } else if (!state.IsUp(d)) {
+      dv.state = state.Offers(id) ? "down" : (v.drained ? "drained" : "off");
+    } else {
+      dv.state = "free";
+    }
+    v.devices.push_back(std::move(dv));
+  }
+  return v;
+}
+
+util::Result<std::vector<NodeView>> Service::Nodes() {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  std::vector<NodeView> out;
+  for (size_t i = 0; i < cluster_.nodes.size(); ++i) {
+    out.push_back(NodeViewOf(model::NodeId(static_cast<int32_t>(i))));
+  }
+  return out;
+}
+
+util::Result<NodeView> Service::SetDrained(const std::string& node_name, bool drained) {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  auto node = cluster_.FindNode(node_name);
+  if (!node) return util::Status::NotFound(fmt::format("no node '{}'", node_name));
+  StoredNode s;
+  s.name = node_name;
+  s.drained = drained;
+  s.power_state = scheduler_->state().NodeOn(*node) ? "on" : "off";
+  s.since_s = WallNow();
+  RETURN_IF_ERROR(store_->PutNode(s));
+  scheduler_->SetNodeDrained(*node, drained);
+  drained_[node_name] = drained;
+  Event(drained ? "drain" : "undrain", node_name, "");
+  logger_->Info(drained ? "node drained" : "node undrained", {{"node", node_name}});
+  wake_.notify_one();
+  return NodeViewOf(*node);
+}
+
+util::Result<ClusterView> Service::Cluster() {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  ClusterView v;
+  const sched::ClusterState& state = scheduler_->state();
+  for (int32_t t = 0; t < state.type_count(); ++t) {
+    const model::DeviceTypeId type(t);
+    const int32_t total = state.TotalOfType(type);
+    if (total == 0) continue;
+    const model::DeviceType& dt = cluster_.catalog.Get(type);
+    TypeSummary s;
+    s.type = dt.name;
+    s.capacity = total;
+    s.offered = state.UpOfType(type);
+    s.used = 0;
+    v.types.push_back(s);
+  }
+  for (size_t i = 0; i < cluster_.devices.size(); ++i) {
+    const DeviceId d(static_cast<int32_t>(i));
+    const model::DeviceType& dt = cluster_.catalog.Get(cluster_.device(d).type);
+    auto it = std::find_if(v.types.begin(), v.types.end(),
+                           [&](const TypeSummary& s) { return s.type == dt.name; });
+    const bool busy = scheduler_->JobOn(d).has_value();
+    if (busy) it->used++;
+    if (state.NodeOn(cluster_.device(d).node)) it->power_w += busy ? dt.peak_watts : dt.idle_watts;
+  }
+  for (TypeSummary& s : v.types) {
+    s.utilization = s.offered > 0 ? static_cast<double>(s.used) / s.offered : 0;
+    metrics_->devices_used.Get({s.type})->Set(s.used);
+    metrics_->devices_offered.Get({s.type})->Set(s.offered);
+    metrics_->power_w.Get({s.type})->Set(s.power_w);
+  }
+  for (const auto& [name, e] : jobs_) {
+    if (e->state == "queued")
+      ++v.queued;
+    else if (e->state == "starting")
+      ++v.starting;
+    else if (e->state == "running")
+      ++v.running;
+    else if (e->state == "stopping")
+      ++v.stopping;
+  }
+  v.completed = ended_counts_[0];
+  v.failed = ended_counts_[1];
+  v.cancelled = ended_counts_[2];
+  for (const auto& [state_name, count] :
+       std::initializer_list<std::pair<const char*, int64_t>>{{"queued", v.queued},
+                                                              {"starting", v.starting},
+                                                              {"running", v.running},
+                                                              {"stopping", v.stopping}}) {
+    metrics_->jobs.Get({state_name})->Set(static_cast<double>(count));
+  }
+  v.now_s = SchedNow();
+  v.policy = scheduler_->policy().name();
+  v.backend = backend_->name();
+  return v;
+}
+
+}  // namespace hetsched::svc

@@ -1,0 +1,217 @@
+// Service: the daemon's heart. One control loop drives the decision core (sched::Scheduler) in
+// real time against a Backend, writing every job, placement and stop to the Store before it
+// acts, and recovering from it at start. The HTTP API (svc/http_api.h) calls it from many
+// threads; everything here is safe to call concurrently.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "model/cluster.h"
+#include "model/job.h"
+#include "model/profile.h"
+#include "sched/job_slots.h"
+#include "sched/scheduler.h"
+#include "svc/backend.h"
+#include "svc/log.h"
+#include "svc/metrics.h"
+#include "svc/store.h"
+#include "util/status.h"
+
+namespace hetsched::svc {
+
+struct ServiceOptions {
+  std::string policy = "default";
+  sched::SchedulerOptions scheduler;
+  // Scheduler seconds per wall second: the virtual backend's time scale (1 for real backends).
+  double time_scale = 1;
+  // The control loop runs at least this often (wall seconds), and at once on a submission.
+  double tick_s = 0.05;
+  // Wall seconds between reconciliations with what the backend reports.
+  double reconcile_every_s = 10;
+  // Wall seconds a stopped job gets between SIGTERM (write your checkpoint) and SIGKILL.
+  double stop_grace_s = 30;
+  // Modeled seconds a restored job spends loading its checkpoint (the virtual backend adds
+  // them to a resumed attempt's run time).
+  double restore_s = 0;
+  // Start attempts that fail in a row before the job is given up (failed).
+  int32_t max_start_failures = 3;
+  // Wall clock, unix seconds; injectable for tests.
+  std::function<double()> wall_clock;
+};
+
+// What the API shows of one job.
+struct JobView {
+  std::string name;
+  std::string state;  // queued, starting, running, stopping, completed, failed, cancelled
+  std::string kind;
+  int32_t gang = 1;
+  std::vector<std::string> stacks;
+  double submitted_s = 0;  // unix seconds
+  double started_s = -1;
+  double ended_s = -1;
+  std::optional<int> exit_status;
+  std::string device_type;
+  std::vector<std::string> devices;  // "node/index"
+  int32_t preemptions = 0;
+  int64_t attempt = 0;
+  std::string message;
+  bool has_command = false;
+};
+
+struct DeviceView {
+  int32_t index = 0;  // within the node
+  std::string type;
+  std::string state;  // free, busy, down, off (node off or drained)
+  std::string job;    // while busy
+};
+
+struct NodeView {
+  std::string name;
+  std::string rack;
+  bool drained = false;
+  std::string power_state;  // on, off
+  std::vector<DeviceView> devices;
+};
+
+struct TypeSummary {
+  std::string type;
+  int32_t capacity = 0;    // devices in the cluster
+  int32_t offered = 0;     // up, on powered and undrained nodes
+  int32_t used = 0;        // busy
+  double utilization = 0;  // used / offered (0 when none offered)
+  double power_w = 0;      // modeled draw: busy devices at peak, the rest at idle
+};
+
+struct ClusterView {
+  std::vector<TypeSummary> types;
+  int64_t queued = 0, starting = 0, running = 0, stopping = 0;
+  int64_t completed = 0, failed = 0, cancelled = 0;  // kept in memory since start
+  double now_s = 0;                                  // scheduler time
+  std::string policy;
+  std::string backend;
+  bool recovering = false;
+};
+
+// Filters of GET /v1/jobs.
+struct JobFilter {
+  std::string state;  // empty: all
+  size_t limit = 1000;
+};
+
+class Service {
+ public:
+  // Takes ownership of the backend and store; `logger` and `metrics` outlive the service.
+  static util::Result<std::unique_ptr<Service>> Create(model::Cluster cluster,
+                                                       std::unique_ptr<Backend> backend,
+                                                       std::unique_ptr<Store> store,
+                                                       ServiceOptions options, Logger* logger,
+                                                       MetricsRegistry* metrics);
+  ~Service();  // stops the control loop (Shutdown)
+
+  // Recovers the queue, allocations and node states from the store, reconciles them with the
+  // backend, and starts the control loop. Until it returns, every call answers kUnavailable.
+  util::Status Start();
+  void Shutdown();
+
+  // Admits `job` (its name is its id) and returns once it is committed to the store.
+  // kAlreadyExists when the name is taken and `idempotency_key` is empty or differs from the
+  // first submission's (the same key returns the first submission's job, `created` false);
+  // kInvalidArgument when no device of the cluster can run it (the reasons say why).
+  struct Submitted {
+    JobView job;
+    bool created = true;
+  };
+  util::Result<Submitted> Submit(model::Job job, std::string spec_json,
+                                 std::string idempotency_key);
+  // Queued jobs end at once; starting or running ones are stopped (state stopping) and end as
+  // cancelled when the backend reports them gone. An ended job is returned unchanged.
+  util::Result<JobView> Cancel(const std::string& name);
+  util::Result<JobView> Get(const std::string& name);
+  util::Result<std::vector<JobView>> List(const JobFilter& filter);
+  // Why a queued job waits (the scheduler's reasons), or what it does otherwise.
+  util::Result<std::string> Why(const std::string& name);
+  util::Result<std::vector<NodeView>> Nodes();
+  util::Result<NodeView> SetDrained(const std::string& node, bool drained);
+  util::Result<ClusterView> Cluster();
+
+  const model::Cluster& cluster() const { return cluster_; }
+
+ private:
+  Service(model::Cluster cluster, std::unique_ptr<Backend> backend, std::unique_ptr<Store> store,
+          ServiceOptions options, Logger* logger, MetricsRegistry* metrics);
+  struct Entry;  // one job the daemon knows (svc/service.cc)
+  struct PendingSubmit;
+
+  struct Metrics;  // the daemon's metric families
+
+  double WallNow() const;
+  double SchedNow() const;  // scheduler seconds: continues across restarts
+  void SaveClock();
+  void Loop();
+  // One pass of the control loop (mu_ held), and its parts.
+  void Step();
+  void CommitSubmissions(double now);
+  void ApplyCancels(double now);
+  void ApplyBackendEvents(std::vector<BackendEvent> events, double now);
+  void DecideAndAct(double now);
+  // Compares what the backend runs with what the daemon believes and repairs the difference.
+  void Reconcile(double now);
+  util::Status Recover();
+
+  // Starts the placed job `e` on the backend (one launch per node of its gang).
+  void Launch(Entry& e, double now);
+  void StopAttempt(Entry& e);
+  // A start did not happen: queued again, or failed after max_start_failures in a row.
+  void StartFailed(Entry& e, double now);
+  // Every node of the current attempt exited.
+  void Exited(Entry& e, bool stopped, double now);
+  // Job `e` ends (completed, failed, cancelled): out of the scheduler, its slot freed.
+  void End(Entry& e, const std::string& state, double now, std::optional<int> exit_status,
+           const std::string& message);
+  void SetNodeUp(const std::string& node, bool up, double now);
+  util::Status Persist(const Entry& e, bool insert = false);
+  void Event(const std::string& kind, const std::string& subject, const std::string& detail);
+  JobView ViewOf(const Entry& e) const;
+  NodeView NodeViewOf(model::NodeId node) const;
+  util::Status ReadyOrUnavailable() const;
+
+  model::Cluster cluster_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Store> store_;
+  ServiceOptions options_;
+  Logger* logger_;
+  MetricsRegistry* registry_;
+  std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<sched::Scheduler> scheduler_;
+
+  mutable std::mutex mu_;              // guards everything below
+  std::condition_variable wake_;       // the control loop waits on it
+  std::condition_variable committed_;  // submitters wait on it
+  sched::JobSlots slots_;
+  std::map<std::string, std::unique_ptr<Entry>> jobs_;  // by name: live and ended
+  std::vector<Entry*> by_slot_;                         // live jobs by JobId
+  std::deque<std::shared_ptr<PendingSubmit>> pending_;
+  std::vector<std::string> cancels_;
+  std::map<std::string, bool> drained_;  // by node name
+  int64_t commit_generation_ = 0;
+  bool ready_ = false;
+  bool stopping_ = false;
+  double sched_base_s_ = 0;  // scheduler time at wall_start_s_
+  double wall_start_s_ = 0;
+  double last_reconcile_wall_s_ = 0;
+  int64_t ended_counts_[3] = {0, 0, 0};  // completed, failed, cancelled
+  std::thread loop_;
+};
+
+}  // namespace hetsched::svc

@@ -1,0 +1,53 @@
+// VirtualBackend: a cluster that exists only in time. Each attempt "runs" for its modeled
+// seconds divided by the time scale, then exits 0; nothing is executed. The daemon's default
+// backend (try hetsched without a cluster) and the one tests use to check live decisions.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "svc/backend.h"
+
+namespace hetsched::svc {
+
+struct VirtualBackendOptions {
+  std::vector<std::string> nodes;  // names of the nodes it offers (all up, powered on)
+  double time_scale = 1;           // modeled seconds per wall second
+  // Modeled seconds a stopped attempt takes to write its checkpoint before it exits.
+  double checkpoint_save_s = 0;
+  // Wall seconds (any epoch); steady by default, injectable for tests.
+  std::function<double()> clock;
+};
+
+// Not thread-safe (one caller, the service's control loop).
+class VirtualBackend final : public Backend {
+ public:
+  explicit VirtualBackend(VirtualBackendOptions options);
+
+  std::string name() const override { return "virtual"; }
+  util::Status Start(const LaunchSpec& spec) override;
+  util::Status Stop(const std::string& job, int64_t attempt, double grace_s) override;
+  util::Status SetNodePower(const std::string& node, bool on) override;
+  std::vector<BackendNode> ListNodes() override;
+  std::vector<BackendJob> ListJobs() override;
+  std::vector<BackendEvent> Poll() override;
+
+ private:
+  struct Run {
+    std::string node;
+    double end_wall_s = 0;
+    bool stopped = false;
+    bool started_reported = false;
+  };
+  using Key = std::pair<std::string, int64_t>;  // job, attempt
+
+  VirtualBackendOptions options_;
+  std::map<Key, Run> runs_;
+  std::map<std::string, bool> node_on_;
+  std::vector<BackendEvent> pending_;  // node power events, handed out by the next Poll
+};
+
+}  // namespace hetsched::svc

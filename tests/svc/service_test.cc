@@ -1,0 +1,226 @@
+#include "svc/service.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include "model/io/cluster_reader.h"
+#include "svc/job_request.h"
+#include "svc/virtual_backend.h"
+
+namespace hetsched::svc {
+namespace {
+
+// A fresh folder per test, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = ::testing::TempDir() + "hetsched-svc-XXXXXX";
+    path_ = mkdtemp(pattern.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Polls `done` until it holds or `seconds` pass.
+bool WaitFor(const std::function<bool()>& done, double seconds = 10) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return done();
+}
+
+struct Daemon {
+  Logger logger{LogLevel::kError, [](std::string_view) {}};
+  MetricsRegistry metrics;
+  std::unique_ptr<Service> service;
+};
+
+// A daemon on `cluster` with a virtual backend at `scale` modeled seconds per wall second.
+std::unique_ptr<Daemon> StartDaemon(const std::string& db,
+                                    const std::string& cluster = "v100=2,k80=2",
+                                    double scale = 1000, std::string policy = "fifo") {
+  auto d = std::make_unique<Daemon>();
+  auto c = model::io::LoadCluster(cluster);
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  VirtualBackendOptions vo;
+  for (const model::Node& n : c->nodes) vo.nodes.push_back(n.name);
+  vo.time_scale = scale;
+  auto store = Store::Open(db);
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  ServiceOptions so;
+  so.policy = std::move(policy);
+  so.time_scale = scale;
+  so.tick_s = 0.005;
+  auto s = Service::Create(std::move(c).value(), std::make_unique<VirtualBackend>(vo),
+                           std::move(store).value(), so, &d->logger, &d->metrics);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  d->service = std::move(s).value();
+  EXPECT_TRUE(d->service->Start().ok());
+  return d;
+}
+
+util::Result<Service::Submitted> SubmitJson(Service& s, const std::string& body,
+                                            const std::string& key = "") {
+  auto req = ParseJobRequest(body, s.cluster().catalog);
+  if (!req.ok()) return req.status();
+  return s.Submit(std::move(req->job), req->spec_json, key);
+}
+
+std::string State(Service& s, const std::string& name) {
+  auto v = s.Get(name);
+  return v.ok() ? v->state : "?";
+}
+
+TEST(Service, JobsRunToCompletionOnTheVirtualBackend) {
+  TempDir dir;
+  auto d = StartDaemon(dir.File("h.db"));
+  // 60 modeled seconds each at 1 step/s: 60 ms of wall time.
+  for (int i = 0; i < 6; ++i) {
+    auto r =
+        SubmitJson(*d->service, fmt::format(R"({{"name":"j{}","stacks":["cuda"],"work":60}})", i));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_TRUE(r->created);
+    EXPECT_EQ(r->job.state, "queued");
+  }
+  ASSERT_TRUE(WaitFor([&] {
+    for (int i = 0; i < 6; ++i) {
+      if (State(*d->service, fmt::format("j{}", i)) != "completed") return false;
+    }
+    return true;
+  }));
+  auto j = d->service->Get("j0");
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ(j->exit_status, 0);
+  EXPECT_GE(j->started_s, j->submitted_s);
+  EXPECT_GE(j->ended_s, j->started_s);
+  auto c = d->service->Cluster();
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->completed, 6);
+  EXPECT_EQ(c->running + c->queued + c->starting, 0);
+}
+
+TEST(Service, ANameIsTakenOnceAndAnIdempotentRetryReturnsTheFirstJob) {
+  TempDir dir;
+  auto d = StartDaemon(dir.File("h.db"));
+  const std::string body = R"({"name":"once","stacks":["cuda"],"work":1e6})";
+  auto first = SubmitJson(*d->service, body, "key-1");
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(first->created);
+  auto retry = SubmitJson(*d->service, body, "key-1");
+  ASSERT_TRUE(retry.ok());
+  EXPECT_FALSE(retry->created);
+  EXPECT_EQ(retry->job.name, "once");
+  auto other_key = SubmitJson(*d->service, body, "key-2");
+  EXPECT_EQ(other_key.status().code(), util::StatusCode::kAlreadyExists);
+  auto no_key = SubmitJson(*d->service, body);
+  EXPECT_EQ(no_key.status().code(), util::StatusCode::kAlreadyExists);
+  auto list = d->service->List({});
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->size(), 1u);
+}
+
+TEST(Service, AJobNoDeviceCanRunIsRefusedWithTheReason) {
+  TempDir dir;
+  auto d = StartDaemon(dir.File("h.db"));
+  auto r = SubmitJson(*d->service, R"({"name":"amd","stacks":["rocm"],"work":10})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), util::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("runs cuda"), std::string::npos) << r.status().message();
+  EXPECT_EQ(d->service->Get("amd").status().code(), util::StatusCode::kNotFound);
+  // The name is free for a job that fits.
+  EXPECT_TRUE(SubmitJson(*d->service, R"({"name":"amd","stacks":["cuda"],"work":10})").ok());
+}
+
+TEST(Service, CancelEndsQueuedAndRunningJobs) {
+  TempDir dir;
+  auto d = StartDaemon(dir.File("h.db"), "v100=1", 1);
+  ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"long","stacks":["cuda"],"work":1e6})").ok());
+  ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"next","stacks":["cuda"],"work":1e6})").ok());
+  ASSERT_TRUE(WaitFor([&] { return State(*d->service, "long") == "running"; }));
+  EXPECT_EQ(State(*d->service, "next"), "queued");
+  ASSERT_TRUE(d->service->Cancel("next").ok());
+  ASSERT_TRUE(d->service->Cancel("long").ok());
+  ASSERT_TRUE(WaitFor([&] {
+    return State(*d->service, "next") == "cancelled" && State(*d->service, "long") == "cancelled";
+  }));
+  EXPECT_EQ(d->service->Cancel("nobody").status().code(), util::StatusCode::kNotFound);
+  auto why = d->service->Why("long");
+  ASSERT_TRUE(why.ok());
+  EXPECT_EQ(why->rfind("cancelled", 0), 0u) << *why;
+}
+
+TEST(Service, NothingStartsOnADrainedNode) {
+  TempDir dir;
+  auto d = StartDaemon(dir.File("h.db"), "v100=1,k80=1", 1);
+  auto nodes = d->service->Nodes();
+  ASSERT_TRUE(nodes.ok());
+  std::string v100_node;
+  for (const NodeView& n : *nodes) {
+    if (n.devices[0].type == "v100-32g") v100_node = n.name;
+  }
+  ASSERT_FALSE(v100_node.empty());
+  auto drained = d->service->SetDrained(v100_node, true);
+  ASSERT_TRUE(drained.ok());
+  EXPECT_TRUE(drained->drained);
+  ASSERT_TRUE(SubmitJson(*d->service,
+                         R"({"name":"v","stacks":["cuda"],"work":1e6,"throughput":{"v100":1}})")
+                  .ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(State(*d->service, "v"), "queued");
+  ASSERT_TRUE(d->service->SetDrained(v100_node, false).ok());
+  EXPECT_TRUE(WaitFor([&] { return State(*d->service, "v") == "running"; }));
+  EXPECT_EQ(d->service->SetDrained("no-such-node", true).status().code(),
+            util::StatusCode::kNotFound);
+}
+
+// A restart recovers every job exactly once; jobs that ran on the virtual backend (which died
+// with the daemon) are found vanished by reconciliation and run again from their checkpoint.
+TEST(Service, ARestartRecoversEveryJobExactlyOnce) {
+  TempDir dir;
+  const std::string db = dir.File("h.db");
+  {
+    auto d = StartDaemon(db, "v100=2", 1);
+    auto nodes = d->service->Nodes();
+    ASSERT_TRUE(nodes.ok());
+    ASSERT_TRUE(d->service->SetDrained((*nodes)[0].name, true).ok());
+    for (int i = 0; i < 5; ++i) {
+      ASSERT_TRUE(
+          SubmitJson(*d->service, fmt::format(R"({{"name":"r{}","stacks":["cuda"],"work":30}})", i))
+              .ok());
+    }
+    ASSERT_TRUE(WaitFor([&] { return State(*d->service, "r0") == "running"; }));
+    ASSERT_TRUE(d->service->Cancel("r4").ok());
+    ASSERT_TRUE(WaitFor([&] { return State(*d->service, "r4") == "cancelled"; }));
+  }
+  auto d = StartDaemon(db, "v100=2", 1000);
+  auto nodes = d->service->Nodes();
+  ASSERT_TRUE(nodes.ok());
+  EXPECT_TRUE((*nodes)[0].drained) << "the drain survives the restart";
+  auto list = d->service->List({});
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->size(), 5u);
+  EXPECT_EQ(State(*d->service, "r4"), "cancelled");
+  ASSERT_TRUE(WaitFor([&] {
+    for (int i = 0; i < 4; ++i) {
+      if (State(*d->service, fmt::format("r{}", i)) != "completed") return false;
+    }
+    return true;
+  }));
+  auto r0 = d->service->Get("r0");
+  ASSERT_TRUE(r0.ok());
+  EXPECT_GE(r0->attempt, 2) << "r0 ran before the restart and again after";
+}
+
+}  // namespace
+}  // namespace hetsched::svc
