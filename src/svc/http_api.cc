@@ -369,7 +369,8 @@ void HttpApi::Route(MetricsRegistry* metrics) {
       ReplyError(res, 413, "too_large",
                  fmt::format("the request body is over {} bytes", kMaxJobRequestBytes));
     } else {
-      ReplyError(res, res.status, "bad_request", "the request could not be read");
+      ReplyError(res, res.status, "bad_request",
+                 "the request could not be read (a POST needs a Content-Length, 0 for no body)");
     }
   });
 }

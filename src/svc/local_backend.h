@@ -5,7 +5,9 @@
 // that forks the job, waits for it and writes the outcome to a file. So a job's result survives
 // a kill -9 of the daemon, and a new LocalBackend on the same state directory adopts what the
 // last one left: attempts still running, attempts that ended meanwhile, attempts that were lost
-// (the machine restarted). Files under `state_dir`:
+// (the machine restarted). An attempt ends when the process it started (its group's leader)
+// ends; whatever that left in its process group is killed then, so its devices are free when
+// kExited is reported. Files under `state_dir`:
 //   logs/<job>.<attempt>.log   the job's stdout and stderr (appended; kept after the end)
 //   run/<job>.<attempt>.pid    job and monitor pids with their start times, a pending Stop
 //   run/<job>.<attempt>.exit   "exit <code>" or "signal <number>", written by the monitor
@@ -50,26 +52,38 @@ class LocalBackend final : public Backend {
   std::string name() const override { return "local"; }
 
   // Forks the monitor and the job and returns once the job's process exists and its pid record
-  // is on disk (kStarted follows from Poll). kInvalidArgument: a job name outside
-  // [A-Za-z0-9][A-Za-z0-9._-]{0,127}, a negative attempt, another node, an empty command, a
-  // negative device index, an environment name that is empty or holds '=', an attempt that
-  // was started already. kIoError: the log cannot be opened or a fork fails. That the command
-  // cannot be executed is no error here: the attempt exits with status 127 and says why in its
-  // log.
+  // is on disk (kStarted follows from Poll). The job runs spec.command (argv[0] looked up in
+  // the job's PATH) in the working directory, stdin from /dev/null, stdout and stderr appended
+  // to LogPath(). Its environment is the daemon's, overridden by spec.env, overridden by
+  // HETSCHED_JOB, HETSCHED_ATTEMPT, HETSCHED_NODE, HETSCHED_DEVICE_TYPE, HETSCHED_DEVICES (the
+  // node_devices, comma-separated) and the vendor's visibility variable: CUDA_VISIBLE_DEVICES
+  // (nvidia), ASCEND_RT_VISIBLE_DEVICES (huawei), ROCR_VISIBLE_DEVICES (amd; with
+  // HIP_VISIBLE_DEVICES=0..n-1, since HIP numbers what ROCR left visible from 0), none for
+  // other vendors.
+  // kInvalidArgument: a job name outside [A-Za-z0-9][A-Za-z0-9._-]{0,127}, a negative attempt,
+  // another node, an empty command, a negative device index, an environment name that is
+  // empty or holds '=', an attempt that was started already. kIoError: the log cannot be
+  // opened or a fork fails. That the command cannot be executed is no error here: the attempt
+  // exits with status 127 and says why in its log.
   util::Status Start(const LaunchSpec& spec) override;
-  // SIGTERM to the job's process group now, SIGKILL after `grace_s` (at once when <= 0). The
-  // kExited that follows has stopped = true, also when a restarted daemon reports it. Unknown
-  // or ended attempts: OK, nothing happens.
+  // SIGTERM to the job's process group now, SIGKILL after `grace_s` (at once when <= 0); a
+  // signal sent before the job has exec'd is held and acts then. The stop is recorded, so the
+  // kExited that follows has stopped = true and the SIGKILL still comes after a daemon
+  // restart. Unknown or ended attempts: OK, nothing happens. kIoError when the record cannot
+  // be updated (the signal was sent).
   util::Status Stop(const std::string& job, int64_t attempt, double grace_s) override;
   // Always kInfeasible: this backend cannot switch the machine it runs on.
   util::Status SetNodePower(const std::string& node, bool on) override;
   std::vector<BackendNode> ListNodes() override;
-  // Attempts started or adopted whose kExited Poll has not handed out yet: the same view the
-  // event stream gives, so the service can reconcile the two.
+  // Attempts started or adopted whose kExited Poll has not handed out yet (so also one that
+  // ended while no backend watched, until the next Poll reports it): the same view the event
+  // stream gives, so the service can reconcile the two.
   std::vector<BackendJob> ListJobs() override;
   // Never blocks: reaps ended monitors, reads exit files, sends due SIGKILLs. kExited carries
   // the exit code, 128 + the signal number, or -1 with a message starting "lost:" when neither
-  // the job nor its monitor runs and no exit status was recorded.
+  // the job nor its monitor runs and no exit status was recorded. Exits found in one call come
+  // in the order their exit files were written, after the kStarted events of Starts since the
+  // last call. A kExited is handed out once: a daemon that dies before storing it loses it.
   std::vector<BackendEvent> Poll() override;
 
   // Where the job's output of that attempt goes (whether or not it exists).

@@ -28,18 +28,21 @@ util::Status VirtualBackend::Start(const LaunchSpec& spec) {
   Run run;
   run.node = spec.node;
   run.end_wall_s = options_.clock() + std::max(0.0, spec.modeled_s) / options_.time_scale;
-  runs_[{spec.job, spec.attempt}] = run;
+  runs_[{spec.job, spec.attempt, spec.node}] = run;
   return util::Status::Ok();
 }
 
 util::Status VirtualBackend::Stop(const std::string& job, int64_t attempt, double grace_s) {
-  auto it = runs_.find({job, attempt});
-  if (it == runs_.end() || it->second.stopped) return util::Status::Ok();
-  it->second.stopped = true;
-  // It writes its checkpoint (unless the grace period cuts that short), then exits.
+  // Each part writes its checkpoint (unless the grace period cuts that short), then exits.
   const double save_s = std::min(options_.checkpoint_save_s, grace_s);
-  it->second.end_wall_s =
-      std::min(it->second.end_wall_s, options_.clock() + save_s / options_.time_scale);
+  for (auto it = runs_.lower_bound({job, attempt, ""});
+       it != runs_.end() && std::get<0>(it->first) == job && std::get<1>(it->first) == attempt;
+       ++it) {
+    if (it->second.stopped) continue;
+    it->second.stopped = true;
+    it->second.end_wall_s =
+        std::min(it->second.end_wall_s, options_.clock() + save_s / options_.time_scale);
+  }
   return util::Status::Ok();
 }
 
@@ -65,7 +68,8 @@ std::vector<BackendNode> VirtualBackend::ListNodes() {
 
 std::vector<BackendJob> VirtualBackend::ListJobs() {
   std::vector<BackendJob> out;
-  for (const auto& [key, run] : runs_) out.push_back({key.first, key.second, run.node});
+  for (const auto& [key, run] : runs_)
+    out.push_back({std::get<0>(key), std::get<1>(key), run.node});
   return out;
 }
 
@@ -80,8 +84,8 @@ std::vector<BackendEvent> VirtualBackend::Poll() {
       run.started_reported = true;
       BackendEvent e;
       e.kind = BackendEventKind::kStarted;
-      e.job = key.first;
-      e.attempt = key.second;
+      e.job = std::get<0>(key);
+      e.attempt = std::get<1>(key);
       e.node = run.node;
       out.push_back(std::move(e));
     }
@@ -92,8 +96,8 @@ std::vector<BackendEvent> VirtualBackend::Poll() {
     const Run& run = runs_[key];
     BackendEvent e;
     e.kind = BackendEventKind::kExited;
-    e.job = key.first;
-    e.attempt = key.second;
+    e.job = std::get<0>(key);
+    e.attempt = std::get<1>(key);
     e.node = run.node;
     e.stopped = run.stopped;
     out.push_back(std::move(e));

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -42,7 +43,8 @@ class VirtualBackend final : public Backend {
     bool stopped = false;
     bool started_reported = false;
   };
-  using Key = std::pair<std::string, int64_t>;  // job, attempt
+  // A gang spanning nodes is one launch per node, all with the job's attempt number.
+  using Key = std::tuple<std::string, int64_t, std::string>;  // job, attempt, node
 
   VirtualBackendOptions options_;
   std::map<Key, Run> runs_;
