@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build demo test werror asan format format-check fuzz bench clean
+.PHONY: all deps build demo test werror asan format format-check fuzz bench package clean
 
 all: build
 
@@ -52,5 +52,18 @@ fuzz: deps
 bench: build
 	@for b in $(BUILD)/bench/*_bench; do echo "== $$b"; $$b --benchmark_repetitions=5 --benchmark_report_aggregates_only=true; done
 
+# The Debian package (docs/operations.md): a Release build in build-package whose binary finds
+# its data and examples under /usr/share/hetsched, packed by CPack (packaging/, CMakeLists.txt).
+package:
+	@bash scripts/install-deps.sh --package
+	@cmake -S . -B build-package -G Ninja -DCMAKE_BUILD_TYPE=Release -DHETSCHED_BENCH=OFF \
+	  -DHETSCHED_INSTALLED_LAYOUT=ON -DCMAKE_INSTALL_PREFIX=/usr \
+	  -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON >/dev/null
+	@cmake --build build-package -j $(JOBS) --target hetsched
+	@rm -f build-package/hetsched_*.deb
+	@cd build-package && cpack -G DEB
+	@echo "make package: $$(ls build-package/hetsched_*.deb)" \
+	  "(install: sudo apt-get install ./$$(ls build-package/hetsched_*.deb))"
+
 clean:
-	rm -rf build build-werror build-asan build-fuzz
+	rm -rf build build-werror build-asan build-fuzz build-package

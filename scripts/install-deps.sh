@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages hetsched needs to build and test, and only those missing.
+# With --package, also those `make package` needs.
 # Non-interactive and idempotent: a second run with everything present does nothing.
 set -euo pipefail
 
@@ -13,6 +14,11 @@ packages=(
 # Wanted but not required: headless chromium for the browser test of the HTML report
 # (tests/cli/demo_test.cc skips, saying so, where it is missing).
 optional=(chromium)
+# `--package` (make package): also dpkg-shlibdeps for CPack's Debian package; no browser.
+if [ "${1:-}" = --package ]; then
+  packages+=(dpkg-dev)
+  optional=()
+fi
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 missing=()

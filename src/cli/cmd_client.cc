@@ -33,9 +33,16 @@ struct Reply {
 };
 
 std::string ServerUrl(const ClientFlags& f) {
-  if (!f.server.empty()) return f.server;
-  if (const char* env = std::getenv("HETSCHED_SERVER"); env != nullptr && *env != '\0') return env;
-  return "http://127.0.0.1:8080";
+  std::string url = "http://127.0.0.1:8080";
+  if (!f.server.empty()) {
+    url = f.server;
+  } else if (const char* env = std::getenv("HETSCHED_SERVER"); env != nullptr && *env != '\0') {
+    url = env;
+  }
+  // `hetsched serve` prints its URL with a trailing slash; httplib wants scheme://host:port
+  // (with the slash it cannot connect).
+  while (url.size() > 1 && url.back() == '/') url.pop_back();
+  return url;
 }
 
 std::string Token(const ClientFlags& f) {
@@ -58,6 +65,7 @@ util::Result<Reply> Call(const ClientFlags& f, const std::string& method, const 
         fmt::format("server '{}' is not a URL (expected http://HOST:PORT)", url));
   }
   client.set_connection_timeout(5);
+  client.set_tcp_nodelay(true);
   client.set_read_timeout(30);
   httplib::Headers headers = extra;
   if (const std::string token = Token(f); !token.empty()) {

@@ -134,6 +134,11 @@ util::Result<std::unique_ptr<HttpApi>> HttpApi::Create(HttpApiOptions options, S
   const int threads = api->options_.threads;
   s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   s.set_payload_max_length(kMaxJobRequestBytes);
+  // Clients that submit in a loop keep their connection (httplib closes after 5 by default).
+  s.set_keep_alive_max_count(100000);
+  // Replies are small and written in pieces: without this, Nagle's algorithm and delayed ACKs
+  // hold each one for tens of milliseconds.
+  s.set_tcp_nodelay(true);
   const auto timeout = std::chrono::duration<double>(api->options_.request_timeout_s);
   s.set_read_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
   s.set_write_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));

@@ -2,12 +2,44 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "model/compatibility.h"
 #include "model/io/workload_reader.h"
 
 namespace hetsched::svc {
+
+namespace {
+
+// Deepest a request may nest arrays and objects, as deep as the workload reader reads.
+constexpr int kMaxNesting = 64;
+
+// How deep arrays and objects nest in `json`, which is valid JSON. Counted on the text, without
+// recursion: a body of 64 KiB can nest tens of thousands deep.
+int NestingDepth(std::string_view json) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+}  // namespace
 
 bool ValidJobName(std::string_view name) {
   if (name.empty() || name.size() > 128) return false;
@@ -33,12 +65,23 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
     } catch (const nlohmann::json::parse_error& e) {
       return util::Status::InvalidArgument(
           fmt::format("request body: byte {}: not JSON (expected one job object)", e.byte));
+    } catch (const nlohmann::json::exception& e) {
+      // A number beyond a double's range is out_of_range, not parse_error.
+      std::string what = e.what();
+      if (size_t at = what.find("] "); at != std::string::npos) what.erase(0, at + 2);
+      return util::Status::InvalidArgument(
+          fmt::format("request body: {} (expected one job object)", what));
     }
     return util::Status::InvalidArgument("request body: not JSON (expected one job object)");
   }
   if (!doc.is_object()) {
     return util::Status::InvalidArgument(
         fmt::format("request body: a JSON {} (expected one job object)", doc.type_name()));
+  }
+  // Writing the document back (below) recurses once per level.
+  if (NestingDepth(body) > kMaxNesting) {
+    return util::Status::InvalidArgument(
+        fmt::format("request body: nesting deeper than {} (expected one job object)", kMaxNesting));
   }
   if (doc.contains("arrival")) {
     return util::Status::InvalidArgument(

@@ -919,6 +919,14 @@ std::vector<BackendJob> LocalBackend::ListJobs() {
 }
 
 std::vector<BackendEvent> LocalBackend::Poll() {
+  // The caller has recorded what the last Poll reported (it polls again only after that):
+  // those records can go. Until now they stayed, so a daemon killed in between learns the
+  // outcome again from the next backend on this folder instead of losing it.
+  for (const std::string& path : reported_) {
+    std::error_code ec;
+    fs::remove(path, ec);
+  }
+  reported_.clear();
   const Clock::time_point now = Clock::now();
   std::erase_if(unreaped_, [](pid_t pid) {
     const pid_t r = waitpid(pid, nullptr, WNOHANG);
@@ -985,10 +993,10 @@ std::vector<BackendEvent> LocalBackend::Poll() {
   std::stable_sort(ended.begin(), ended.end(),
                    [](const Ended& x, const Ended& y) { return x.at < y.at; });
   for (Ended& e : ended) {
-    // The record first: an exit file without a record is known to be reported (see Adopt).
-    std::error_code ec;
-    fs::remove(RunPath(attempts_[e.index], ".pid"), ec);
-    fs::remove(RunPath(attempts_[e.index], ".exit"), ec);
+    // Removed by the next Poll, the record first: an exit file without a record is known to be
+    // reported (see Adopt).
+    reported_.push_back(RunPath(attempts_[e.index], ".pid"));
+    reported_.push_back(RunPath(attempts_[e.index], ".exit"));
     events_.push_back(std::move(e.event));
   }
   std::vector<size_t> gone;

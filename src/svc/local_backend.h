@@ -11,7 +11,9 @@
 //   logs/<job>.<attempt>.log   the job's stdout and stderr (appended; kept after the end)
 //   run/<job>.<attempt>.pid    job and monitor pids with their start times, a pending Stop
 //   run/<job>.<attempt>.exit   "exit <code>" or "signal <number>", written by the monitor
-// The run/ files are removed once Poll has handed out the attempt's kExited.
+// The run/ files are removed by the Poll after the one that handed out the attempt's kExited:
+// the caller records each Poll's events before it polls again, so a daemon killed in between
+// hears the outcome again from the next LocalBackend on this folder.
 #pragma once
 
 #include <sys/types.h>
@@ -118,6 +120,7 @@ class LocalBackend final : public Backend {
   std::vector<Attempt> attempts_;  // in start (or adoption) order
   std::vector<pid_t> unreaped_;    // monitors of reported attempts that had not ended yet
   std::vector<BackendEvent> events_;
+  std::vector<std::string> reported_;  // run/ files of the last Poll's kExited events
 };
 
 }  // namespace hetsched::svc

@@ -149,6 +149,9 @@ util::Status Service::ReadyOrUnavailable() const {
 util::Status Service::Start() {
   std::unique_lock lock(mu_);
   RETURN_IF_ERROR(Recover());
+  // The clock is otherwise saved at the first reconciliation only: a daemon killed before
+  // that would start its next run at scheduler time 0, behind its jobs' arrivals.
+  SaveClock();
   ready_ = true;
   loop_ = std::thread([this] { Loop(); });
   return util::Status::Ok();
@@ -193,6 +196,10 @@ void Service::Loop() {
 void Service::Step() {
   const double now = SchedNow();
   CommitSubmissions(now);
+  // What cancels and the backend's events change is recorded in one transaction per pass
+  // (thousands of jobs may end at once); nothing here acts on the backend before it is stored
+  // except stops, which are safe to repeat.
+  const bool grouped = store_->Begin().ok();
   ApplyCancels(now);
   const double wall = WallNow();
   if (wall - last_reconcile_wall_s_ >= options_.reconcile_every_s) {
@@ -201,6 +208,11 @@ void Service::Step() {
     SaveClock();
   } else {
     ApplyBackendEvents(backend_->Poll(), now);
+  }
+  if (grouped) {
+    if (auto st = store_->Commit(); !st.ok()) {
+      logger_->Error("storing job changes failed", {{"error", st.message()}});
+    }
   }
   DecideAndAct(now);
 }
@@ -724,7 +736,9 @@ util::Status Service::Recover() {
     if (e != nullptr && e->state == "stopping") StopAttempt(*e);
   }
   last_reconcile_wall_s_ = WallNow();
+  RETURN_IF_ERROR(store_->Begin());
   Reconcile(now);
+  RETURN_IF_ERROR(store_->Commit());
   logger_->Info("recovered",
                 {{"live_jobs", recovered}, {"stored_jobs", stored.size()}, {"scheduler_s", now}});
   return util::Status::Ok();

@@ -25,11 +25,21 @@ util::Status VirtualBackend::Start(const LaunchSpec& spec) {
   if (!node->second) {
     return util::Status::Infeasible(fmt::format("virtual backend: node '{}' is off", spec.node));
   }
-  Run run;
-  run.node = spec.node;
-  run.end_wall_s = options_.clock() + std::max(0.0, spec.modeled_s) / options_.time_scale;
-  runs_[{spec.job, spec.attempt, spec.node}] = run;
+  const Key key{spec.job, spec.attempt, spec.node};
+  if (runs_.count(key) != 0) {
+    return util::Status::InvalidArgument(
+        fmt::format("virtual backend: attempt {} of '{}' runs on '{}' already", spec.attempt,
+                    spec.job, spec.node));
+  }
+  auto run = runs_.emplace(key, Run{spec.node, by_end_.end(), false}).first;
+  EndAt(run, options_.clock() + std::max(0.0, spec.modeled_s) / options_.time_scale);
+  unreported_.push_back(key);
   return util::Status::Ok();
+}
+
+void VirtualBackend::EndAt(std::map<Key, Run>::iterator run, double end_wall_s) {
+  if (run->second.end != by_end_.end()) by_end_.erase(run->second.end);
+  run->second.end = by_end_.emplace(end_wall_s, run->first);
 }
 
 util::Status VirtualBackend::Stop(const std::string& job, int64_t attempt, double grace_s) {
@@ -40,8 +50,7 @@ util::Status VirtualBackend::Stop(const std::string& job, int64_t attempt, doubl
        ++it) {
     if (it->second.stopped) continue;
     it->second.stopped = true;
-    it->second.end_wall_s =
-        std::min(it->second.end_wall_s, options_.clock() + save_s / options_.time_scale);
+    EndAt(it, std::min(it->second.end->first, options_.clock() + save_s / options_.time_scale));
   }
   return util::Status::Ok();
 }
@@ -76,32 +85,28 @@ std::vector<BackendJob> VirtualBackend::ListJobs() {
 std::vector<BackendEvent> VirtualBackend::Poll() {
   std::vector<BackendEvent> out = std::move(pending_);
   pending_.clear();
-  const double now = options_.clock();
-  // Exits in the order they happened.
-  std::vector<std::pair<double, Key>> ended;
-  for (auto& [key, run] : runs_) {
-    if (!run.started_reported) {
-      run.started_reported = true;
-      BackendEvent e;
-      e.kind = BackendEventKind::kStarted;
-      e.job = std::get<0>(key);
-      e.attempt = std::get<1>(key);
-      e.node = run.node;
-      out.push_back(std::move(e));
-    }
-    if (run.end_wall_s <= now) ended.push_back({run.end_wall_s, key});
-  }
-  std::sort(ended.begin(), ended.end());
-  for (const auto& [at, key] : ended) {
-    const Run& run = runs_[key];
+  const auto event = [](BackendEventKind kind, const Key& key) {
     BackendEvent e;
-    e.kind = BackendEventKind::kExited;
+    e.kind = kind;
     e.job = std::get<0>(key);
     e.attempt = std::get<1>(key);
-    e.node = run.node;
-    e.stopped = run.stopped;
+    e.node = std::get<2>(key);
+    return e;
+  };
+  for (const Key& key : unreported_) {
+    if (runs_.count(key) != 0) out.push_back(event(BackendEventKind::kStarted, key));
+  }
+  unreported_.clear();
+  // Exits in the order they happened.
+  const double now = options_.clock();
+  while (!by_end_.empty() && by_end_.begin()->first <= now) {
+    const Key key = by_end_.begin()->second;
+    by_end_.erase(by_end_.begin());
+    auto run = runs_.find(key);
+    BackendEvent e = event(BackendEventKind::kExited, key);
+    e.stopped = run->second.stopped;
     out.push_back(std::move(e));
-    runs_.erase(key);
+    runs_.erase(run);
   }
   return out;
 }

@@ -37,17 +37,20 @@ class VirtualBackend final : public Backend {
   std::vector<BackendEvent> Poll() override;
 
  private:
-  struct Run {
-    std::string node;
-    double end_wall_s = 0;
-    bool stopped = false;
-    bool started_reported = false;
-  };
   // A gang spanning nodes is one launch per node, all with the job's attempt number.
   using Key = std::tuple<std::string, int64_t, std::string>;  // job, attempt, node
-
+  struct Run {
+    std::string node;
+    std::multimap<double, Key>::iterator end;  // its entry in by_end_
+    bool stopped = false;
+  };
+  void EndAt(std::map<Key, Run>::iterator run, double end_wall_s);
   VirtualBackendOptions options_;
   std::map<Key, Run> runs_;
+  // Runs by the wall time they end, so a Poll touches only what ended (O(ended log runs)),
+  // and runs not yet reported started.
+  std::multimap<double, Key> by_end_;
+  std::vector<Key> unreported_;
   std::map<std::string, bool> node_on_;
   std::vector<BackendEvent> pending_;  // node power events, handed out by the next Poll
 };

@@ -69,6 +69,15 @@ std::map<std::string, json> WaitEnded(const Daemon& d, const std::vector<std::st
   return jobs;
 }
 
+// What to show when a wait failed: the last `jobs --json` call and the daemon's stderr.
+std::string Diagnose(const Daemon& d) {
+  const CommandResult r = d.Client({"jobs", "--json"});
+  std::string err = d.Stderr();
+  if (err.size() > 6000) err = "..." + err.substr(err.size() - 6000);
+  return "\n--- jobs --json: status " + std::to_string(r.status) + " ---\n" + r.out + r.err +
+         "\n--- daemon stderr (running: " + (d.running() ? "yes" : "no") + ") ---\n" + err;
+}
+
 std::string StateOf(const std::map<std::string, json>& jobs, const std::string& name) {
   auto it = jobs.find(name);
   return it == jobs.end() ? "<missing>" : it->second["state"].get<std::string>();
@@ -175,11 +184,13 @@ TEST(ServeCli, VirtualBackendThroughTheClient) {
   }
   std::map<std::string, json> jobs = WaitEnded(*d, names, 30);
   for (const std::string& n : names) {
-    ASSERT_EQ(StateOf(jobs, n), "completed") << Dump(jobs);
+    ASSERT_EQ(StateOf(jobs, n), "completed") << Dump(jobs) << Diagnose(*d);
     const json& j = jobs[n];
     EXPECT_EQ(j["exit_status"], 0) << j;
     EXPECT_EQ(j["device_type"], "v100-32g") << j;
-    EXPECT_EQ(j["attempt"], 1) << j;
+    // The default policy (srpt-het-fair) may time-slice the three over the two devices:
+    // every attempt after the first follows a preemption.
+    EXPECT_EQ(j["attempt"].get<int>(), 1 + j["preemptions"].get<int>()) << j;
     // 600 modeled seconds at 600x: about one wall second, not instantly.
     const double ran = j["ended"].get<double>() - j["started"].get<double>();
     EXPECT_GE(ran, 0.8) << j;
@@ -270,7 +281,7 @@ TEST(ServeLocal, CpuNodeRunsCommandsKeepsExitStatusAndCancels) {
       {"submit", "--name", "bad", "--stacks", "x86_64", "--", "/bin/sh", "-c", "exit 3"});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   std::map<std::string, json> jobs = WaitEnded(*d, {"ok", "bad"}, 30);
-  ASSERT_EQ(StateOf(jobs, "ok"), "completed") << Dump(jobs) << d->Stderr();
+  ASSERT_EQ(StateOf(jobs, "ok"), "completed") << Dump(jobs) << Diagnose(*d);
   EXPECT_EQ(jobs["ok"]["exit_status"], 0) << jobs["ok"];
   EXPECT_EQ(jobs["ok"]["device_type"], "xeon-8380") << jobs["ok"];
   EXPECT_EQ(ReadFileText(out_file), "ok 0\n");
@@ -315,7 +326,7 @@ TEST(ServeLocal, CpuNodeRunsCommandsKeepsExitStatusAndCancels) {
 TEST(ServeLocal, GpuNodeGetsItsDevicesInCudaVisibleDevices) {
   TempDir tmp;
   ASSERT_TRUE(tmp.ok());
-  ASSERT_DAEMON_STARTS(d, tmp.path(), "--backend", "local", "--cluster", "v100=1:per_node=2");
+  ASSERT_DAEMON_STARTS(d, tmp.path(), "--backend", "local", "--cluster", "v100=2:per_node=2");
   CommandResult r = d->Client({"nodes", "--json"});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   const json nodes = json::parse(r.out, nullptr, false);
@@ -328,7 +339,7 @@ TEST(ServeLocal, GpuNodeGetsItsDevicesInCudaVisibleDevices) {
                  "-c", "echo \"$CUDA_VISIBLE_DEVICES\" > " + out_file});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   std::map<std::string, json> jobs = WaitEnded(*d, {"pair"}, 30);
-  ASSERT_EQ(StateOf(jobs, "pair"), "completed") << Dump(jobs) << d->Stderr();
+  ASSERT_EQ(StateOf(jobs, "pair"), "completed") << Dump(jobs) << Diagnose(*d);
   EXPECT_EQ(jobs["pair"]["exit_status"], 0);
   EXPECT_EQ(ReadFileText(out_file), "0,1\n");
 
@@ -349,7 +360,9 @@ class SubmitLoad {
   SubmitLoad(std::string url, std::string token) : url_(std::move(url)), token_(std::move(token)) {}
   ~SubmitLoad() { Stop(); }
 
-  void Start(int threads) {
+  // `threads` submitters, each pausing `pause_ms` after an acknowledgement.
+  void Start(int threads, int pause_ms) {
+    pause_ms_ = pause_ms;
     for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
   }
   // No new names; the names under way are retried until acknowledged, for up to `seconds`.
@@ -421,6 +434,7 @@ class SubmitLoad {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
       --busy_;
+      std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms_));
     }
   }
 
@@ -431,6 +445,7 @@ class SubmitLoad {
   std::vector<std::string> errors_;
   std::atomic<int> next_{0}, busy_{0}, acked_count_{0}, replayed_{0};
   std::atomic<bool> stop_new_{false}, give_up_{false};
+  int pause_ms_ = 0;
   std::vector<std::thread> threads_;
 };
 
@@ -576,9 +591,11 @@ TEST_P(ServeCrash, KillNineLosesNoAcknowledgedJobAndRunsNoneTwice) {
 
   SubmitLoad load(d->url(), d->token());
   Watcher watcher(d->url(), d->token(), &load);
-  load.Start(4);
+  // About 250 submissions a second, so some jobs have completed by the kill (4 devices run
+  // about 80 a second) and many wait.
+  load.Start(4, 15);
   watcher.Start();
-  ASSERT_TRUE(WaitUntil([&] { return load.acked() >= kill_after; }, 30))
+  ASSERT_TRUE(WaitUntil([&] { return load.acked() >= kill_after; }, 30, 1))
       << load.acked() << " acknowledged of " << kill_after << "\n"
       << d->Stderr();
   const double clock_before = SchedulerNow(*d);

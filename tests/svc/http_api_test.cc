@@ -153,9 +153,8 @@ class HttpApiTest : public ::testing::Test {
     ao.port = 0;
     ao.anonymous_read = o.anonymous_read;
     ao.threads = 2;
-    ao.tokens = {{kReadToken, Role::kRead},
-                 {kSubmitToken, Role::kSubmit},
-                 {kAdminToken, Role::kAdmin}};
+    ao.tokens = {
+        {kReadToken, Role::kRead}, {kSubmitToken, Role::kSubmit}, {kAdminToken, Role::kAdmin}};
     auto api = HttpApi::Create(ao, service_.get(), &metrics_, logger_.get());
     ASSERT_TRUE(api.ok()) << api.status().ToString();
     api_ = std::move(api).value();
@@ -324,18 +323,47 @@ TEST_F(HttpApiTest, ABadBodyIs400SayingWhatIsWrong) {
         << "body: " << c.body << "\nreply: " << r.body;
   }
   // An unknown field is named as unknown.
-  EXPECT_NE(
-      ErrorMessage(Post("/v1/jobs", cases[5].body, kSubmitToken)).find("unknown field"),
-      std::string::npos);
+  EXPECT_NE(ErrorMessage(Post("/v1/jobs", cases[5].body, kSubmitToken)).find("unknown field"),
+            std::string::npos);
   // A job no device of the cluster can run: the reason is given.
-  const Reply r =
-      Post("/v1/jobs", R"({"name":"amd","stacks":["rocm"],"work":10})", kSubmitToken);
+  const Reply r = Post("/v1/jobs", R"({"name":"amd","stacks":["rocm"],"work":10})", kSubmitToken);
   EXPECT_TRUE(IsError(r, 400, "invalid_argument"));
   EXPECT_NE(ErrorMessage(r).find("runs cuda"), std::string::npos) << r.body;
   // Nothing was admitted.
   const json list = Get("/v1/jobs", kReadToken).Json();
   ASSERT_TRUE(list.contains("jobs")) << list;
   EXPECT_TRUE(list["jobs"].empty()) << list;
+}
+
+// Regression (fuzz/job_request_fuzz): a number beyond a double's range made the JSON parser
+// throw an exception ParseJobRequest did not catch; the API answered 500 instead of 400.
+TEST_F(HttpApiTest, ANumberTooLargeIs400) {
+  ASSERT_NO_FATAL_FAILURE(Boot());
+  for (const char* body : {R"({"name":"big","stacks":["cuda"],"work":1e400})", "-1e400"}) {
+    const Reply r = Post("/v1/jobs", body, kSubmitToken);
+    EXPECT_TRUE(IsError(r, 400, "invalid_argument")) << body;
+    EXPECT_NE(ErrorMessage(r).find("1e400"), std::string::npos) << r.body;
+  }
+}
+
+// Regression (fuzz/job_request_fuzz): a body nested thousands deep (it fits in the size limit)
+// overflowed the stack when ParseJobRequest wrote it back as one line.
+TEST_F(HttpApiTest, ABodyNestedTooDeepIs400) {
+  ASSERT_NO_FATAL_FAILURE(Boot());
+  const int levels = (kMaxJobRequestBytes - 64) / 2;
+  const std::string body = R"({"name":"deep","stacks":["cuda"],"work":1,"x":)" +
+                           std::string(levels, '[') + std::string(levels, ']') + "}";
+  ASSERT_LE(body.size(), kMaxJobRequestBytes);
+  Reply r = Post("/v1/jobs", body, kSubmitToken);
+  EXPECT_TRUE(IsError(r, 400, "invalid_argument"));
+  EXPECT_NE(ErrorMessage(r).find("nesting"), std::string::npos) << r.body;
+  // Brackets inside strings are no nesting.
+  r = Post("/v1/jobs",
+           R"({"name":"brackets","stacks":["cuda"],"work":1,"command":["echo",")" +
+               std::string(1000, '[') + R"(\"{"]})",
+           kSubmitToken);
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Get("/healthz").status, 200);
 }
 
 TEST_F(HttpApiTest, ABodyOverTheLimitIs413AndOneAtTheLimitIsRead) {
@@ -350,8 +378,7 @@ TEST_F(HttpApiTest, ABodyOverTheLimitIs413AndOneAtTheLimitIsRead) {
   over.resize(kMaxJobRequestBytes + 1, ' ');
   r = Post("/v1/jobs", over, kSubmitToken);
   EXPECT_TRUE(IsError(r, 413, "too_large"));
-  EXPECT_NE(ErrorMessage(r).find(std::to_string(kMaxJobRequestBytes)), std::string::npos)
-      << r.body;
+  EXPECT_NE(ErrorMessage(r).find(std::to_string(kMaxJobRequestBytes)), std::string::npos) << r.body;
   EXPECT_TRUE(IsError(Get("/v1/jobs/over", kReadToken), 404, "not_found"));
 }
 
@@ -370,11 +397,12 @@ TEST_F(HttpApiTest, ListFiltersByStateAndLimit) {
   r = Get("/v1/jobs?state=queued", kReadToken);
   ASSERT_EQ(r.status, 200) << r.body;
   std::set<std::string> names;
-  for (const json& j : r.Json()["jobs"]) {
+  const json queued = r.Json();
+  for (const json& j : queued["jobs"]) {
     EXPECT_EQ(j["state"], "queued");
     names.insert(j["name"].get<std::string>());
   }
-  EXPECT_EQ(names, (std::set<std::string>{"q1", "q2", "q3"}));
+  EXPECT_EQ(names, (std::set<std::string>{"q1", "q2", "q3"})) << r.body;
   r = Get("/v1/jobs?state=running", kReadToken);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_TRUE(r.Json()["jobs"].empty()) << r.body;
@@ -470,8 +498,7 @@ TEST_F(HttpApiTest, NodesAreDrainedAndUndrainedByAnAdmin) {
   EXPECT_EQ(Get("/v1/nodes").Json()["nodes"][0]["drained"], false);
 
   EXPECT_TRUE(IsError(Post("/v1/nodes/no-such-node/drain", "", kAdminToken), 404, "not_found"));
-  EXPECT_TRUE(
-      IsError(Post("/v1/nodes/no-such-node/undrain", "", kAdminToken), 404, "not_found"));
+  EXPECT_TRUE(IsError(Post("/v1/nodes/no-such-node/undrain", "", kAdminToken), 404, "not_found"));
 }
 
 TEST_F(HttpApiTest, ClusterSummarizesTypesAndJobs) {
@@ -555,8 +582,8 @@ TEST_F(HttpApiTest, OpenApiDocumentsEveryRouteServed) {
       EXPECT_NE(got.status, 404) << upper << " " << url << ": " << got.body;
     }
   }
-  EXPECT_EQ(documented, (std::set<std::pair<std::string, std::string>>(kRoutes.begin(),
-                                                                         kRoutes.end())));
+  EXPECT_EQ(documented,
+            (std::set<std::pair<std::string, std::string>>(kRoutes.begin(), kRoutes.end())));
 }
 
 TEST_F(HttpApiTest, TheDashboardIsHtml) {
@@ -598,8 +625,8 @@ TEST_F(HttpApiTest, WithoutAnonymousReadsEveryReadNeedsAToken) {
 TEST_F(HttpApiTest, UntilTheServiceStartsItAnswers503) {
   ASSERT_NO_FATAL_FAILURE(Boot({.start_service = false}));
   EXPECT_EQ(Get("/healthz").status, 503);
-  for (const char* path : {"/v1/jobs", "/v1/jobs/x", "/v1/jobs/x/why", "/v1/nodes",
-                           "/v1/cluster"}) {
+  for (const char* path :
+       {"/v1/jobs", "/v1/jobs/x", "/v1/jobs/x/why", "/v1/nodes", "/v1/cluster"}) {
     const Reply r = Get(path, kReadToken);
     EXPECT_TRUE(IsError(r, 503, "unavailable")) << path;
     EXPECT_EQ(r.Header("Retry-After"), "1") << path;

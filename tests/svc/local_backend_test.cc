@@ -164,7 +164,29 @@ TEST_F(LocalBackendTest, ReportsExitCodesInOrder) {
     EXPECT_LT(started, IndexOf(BackendEventKind::kExited, job, 1)) << job;
   }
   EXPECT_TRUE(b->ListJobs().empty());
-  EXPECT_TRUE(fs::is_empty(state_ + "/run")) << "records are removed once reported";
+  EXPECT_FALSE(fs::is_empty(state_ + "/run")) << "kept until the caller polls again";
+  EXPECT_TRUE(b->Poll().empty());
+  EXPECT_TRUE(fs::is_empty(state_ + "/run")) << "removed by the Poll after the report";
+}
+
+// A daemon killed after a Poll reported an exit but before it recorded it: the next backend on
+// the folder reports the exit again, so the outcome is not lost (and the job not run twice).
+TEST_F(LocalBackendTest, AnExitIsReportedAgainUntilTheNextPoll) {
+  auto a = NewBackend();
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(Start(*a, Spec("once", 1, "exit 4")).ok());
+  auto first = WaitExit(*a, "once", 1);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->exit_status, 4);
+  a.reset();
+  auto b = NewBackend();
+  ASSERT_NE(b, nullptr);
+  std::vector<BackendEvent> again = b->Poll();
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].kind, BackendEventKind::kExited);
+  EXPECT_EQ(again[0].exit_status, 4);
+  EXPECT_TRUE(b->Poll().empty());
+  EXPECT_TRUE(fs::is_empty(state_ + "/run"));
 }
 
 TEST_F(LocalBackendTest, ListsRunningAttempts) {
@@ -433,6 +455,7 @@ TEST_F(LocalBackendTest, ReportsAnAttemptThatEndedWhileNoBackendWatched) {
   EXPECT_EQ(events[0].kind, BackendEventKind::kExited);
   EXPECT_EQ(events[0].exit_status, 7);
   EXPECT_TRUE(b->ListJobs().empty());
+  b->Poll();
   EXPECT_TRUE(fs::is_empty(state_ + "/run"));
 }
 
@@ -474,6 +497,7 @@ TEST_F(LocalBackendTest, ReportsAnAttemptLostWithoutAnExitRecord) {
   EXPECT_EQ(events[0].attempt, 2);
   EXPECT_EQ(events[0].exit_status, -1);
   EXPECT_THAT(events[0].message, StartsWith("lost: "));
+  b->Poll();
   EXPECT_FALSE(fs::exists(state_ + "/run/vanished.2.pid"));
 }
 
