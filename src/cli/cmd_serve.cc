@@ -2,9 +2,13 @@
 // backend, service and HTTP API together, then waits for SIGINT or SIGTERM.
 #include <fmt/format.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -149,6 +153,15 @@ int RunServe(const ServeFlags& f) {
     if (!token.ok()) return ReportError(token.status());
     c.tokens.push_back({*token, svc::Role::kAdmin});
     token_note = fmt::format("admin token in {} (the client reads it from there)", token_path);
+  }
+  // One daemon per database: a second one would place the same jobs again.
+  const std::string lock_path = c.database + ".lock";
+  const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    return ReportError(util::Status::Unavailable(fmt::format(
+        "{}: {}", lock_path,
+        lock_fd < 0 ? std::strerror(errno)
+                    : "another hetsched serve uses this database (one daemon per database)")));
   }
   auto store = svc::Store::Open(c.database, c.synchronous_full);
   if (!store.ok()) return ReportError(store.status());

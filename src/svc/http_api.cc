@@ -352,6 +352,29 @@ void HttpApi::Route(MetricsRegistry* metrics) {
                  {"types", types}});
         }));
 
+  s.Get("/v1/whatif", wrap("/v1/whatif", Role::kSubmit,
+                           [this](const httplib::Request& req, httplib::Response& res) {
+                             const std::string policy = req.get_param_value("policy");
+                             if (policy.empty()) {
+                               return ReplyError(
+                                   res, 400, "invalid_argument",
+                                   "policy: missing (expected ?policy=NAME, e.g. fifo or las-het)");
+                             }
+                             auto results = service_->WhatIf(policy);
+                             if (!results.ok()) return ReplyStatus(res, results.status());
+                             json list = json::array();
+                             for (const WhatIfResult& w : *results) {
+                               list.push_back({{"policy", w.policy},
+                                               {"jobs", w.jobs},
+                                               {"skipped", w.skipped},
+                                               {"makespan_s", w.makespan_s},
+                                               {"avg_jct_s", w.avg_jct_s},
+                                               {"p99_jct_s", w.p99_jct_s},
+                                               {"preemptions", w.preemptions}});
+                             }
+                             Reply(res, 200, {{"current", list[0]}, {"candidate", list[1]}});
+                           }));
+
   s.Get("/metrics", wrap("/metrics", Role::kRead,
                          [this, metrics](const httplib::Request&, httplib::Response& res) {
                            (void)service_->Cluster();  // refreshes the device gauges
@@ -363,6 +386,19 @@ void HttpApi::Route(MetricsRegistry* metrics) {
   });
   s.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(std::string(DashboardHtml()), "text/html; charset=utf-8");
+  });
+
+  // httplib 0.11 bounds a body by its Content-Length only, and inflates gzip and brotli bodies
+  // without a bound, before any handler (the token check included) runs: a few KiB could take
+  // gigabytes. Compressed bodies are refused unread.
+  s.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!req.has_header("Content-Encoding") ||
+        req.get_header_value("Content-Encoding") == "identity") {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    ReplyError(res, 415, "bad_request", "send the body uncompressed (no Content-Encoding)");
+    res.set_header("Connection", "close");
+    return httplib::Server::HandlerResponse::Handled;
   });
 
   // Unknown routes and httplib's own refusals (413 for a body over the limit) in JSON.

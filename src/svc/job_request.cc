@@ -61,7 +61,8 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
   if (doc.is_discarded()) {
     // Parse again for the position of the syntax error.
     try {
-      (void)nlohmann::json::parse(body);
+      const nlohmann::json again = nlohmann::json::parse(body);
+      (void)again;
     } catch (const nlohmann::json::parse_error& e) {
       return util::Status::InvalidArgument(
           fmt::format("request body: byte {}: not JSON (expected one job object)", e.byte));

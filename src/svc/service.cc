@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "sim/engine.h"
 #include "svc/job_request.h"
 
 namespace hetsched::svc {
@@ -189,18 +190,17 @@ void Service::Loop() {
   while (!stopping_) {
     Step();
     wake_.wait_for(lock, tick,
-                   [this] { return stopping_ || !pending_.empty() || !cancels_.empty(); });
+                   [this] { return stopping_ || !pending_.empty(); });
   }
 }
 
 void Service::Step() {
   const double now = SchedNow();
   CommitSubmissions(now);
-  // What cancels and the backend's events change is recorded in one transaction per pass
-  // (thousands of jobs may end at once); nothing here acts on the backend before it is stored
-  // except stops, which are safe to repeat.
+  // What the backend's events change is recorded in one transaction per pass (thousands of
+  // jobs may end at once); nothing here acts on the backend before it is stored except stops,
+  // which are safe to repeat.
   const bool grouped = store_->Begin().ok();
-  ApplyCancels(now);
   const double wall = WallNow();
   if (wall - last_reconcile_wall_s_ >= options_.reconcile_every_s) {
     last_reconcile_wall_s_ = wall;
@@ -328,36 +328,25 @@ util::Result<JobView> Service::Cancel(const std::string& name) {
   auto it = jobs_.find(name);
   if (it == jobs_.end()) return util::Status::NotFound(fmt::format("no job '{}'", name));
   Entry& e = *it->second;
+  // Applied here, under the lock (the control loop is between passes, no transaction open), so
+  // the cancel is stored before it is acknowledged.
   if (!Ended(e.state) && e.stop != StopReason::kCancel) {
-    cancels_.push_back(name);
-    wake_.notify_one();
-  }
-  JobView v = ViewOf(e);
-  return v;
-}
-
-void Service::ApplyCancels(double now) {
-  for (const std::string& name : cancels_) {
-    auto it = jobs_.find(name);
-    if (it == jobs_.end()) continue;
-    Entry& e = *it->second;
-    if (Ended(e.state) || e.stop == StopReason::kCancel) continue;
+    const double now = SchedNow();
     if (e.state == "queued") {
       End(e, "cancelled", now, std::nullopt, "cancelled while queued");
-      continue;
+    } else {
+      // Starting, running or stopping (a preemption under way): it ends as cancelled once the
+      // backend says its processes are gone.
+      const bool already_stopping = e.state == "stopping";
+      e.stop = StopReason::kCancel;
+      e.state = "stopping";
+      e.message = "cancel requested";
+      RETURN_IF_ERROR(Persist(e));
+      if (!already_stopping) StopAttempt(e);
     }
-    // Starting, running or stopping (a preemption under way): it ends as cancelled once the
-    // backend says its processes are gone.
-    const bool already_stopping = e.state == "stopping";
-    e.stop = StopReason::kCancel;
-    e.state = "stopping";
-    e.message = "cancel requested";
-    if (auto st = Persist(e); !st.ok()) {
-      logger_->Error("storing a cancel failed", {{"job", e.name}, {"error", st.message()}});
-    }
-    if (!already_stopping) StopAttempt(e);
+    wake_.notify_one();
   }
-  cancels_.clear();
+  return ViewOf(e);
 }
 
 void Service::StopAttempt(Entry& e) {
@@ -959,6 +948,61 @@ util::Result<ClusterView> Service::Cluster() {
   v.policy = scheduler_->policy().name();
   v.backend = backend_->name();
   return v;
+}
+
+util::Result<std::vector<WhatIfResult>> Service::WhatIf(const std::string& policy) {
+  model::Workload workload;
+  int64_t skipped = 0;
+  std::string own_policy;
+  {
+    std::lock_guard lock(mu_);
+    RETURN_IF_ERROR(ReadyOrUnavailable());
+    const double now = SchedNow();
+    own_policy = options_.policy;
+    for (const Entry* e : by_slot_) {
+      if (e == nullptr) continue;
+      const sched::JobRecord& r = scheduler_->record(e->slot);
+      const double done = e->state == "queued" ? e->done_work : r.DoneAt(now);
+      double remaining = e->job.work > 0 ? e->job.work - done : 0;
+      if (remaining <= 0 && r.ref_speed > 0) {
+        // No true size: what the user said, in steps on the fastest type.
+        const double said = e->job.estimate_s.value_or(e->job.time_limit_s.value_or(0));
+        remaining = said * r.ref_speed - done;
+      }
+      if (!(remaining > 0)) {
+        ++skipped;
+        continue;
+      }
+      if (static_cast<int64_t>(workload.jobs.size()) >= kMaxWhatIfJobs) {
+        return util::Status::InvalidArgument(fmt::format(
+            "a what-if simulates at most {} live jobs; there are more", kMaxWhatIfJobs));
+      }
+      model::Job job = e->job;
+      job.id = model::JobId(static_cast<int32_t>(workload.jobs.size()));
+      job.arrival_s = 0;
+      job.deadline_s.reset();
+      job.work = remaining;
+      workload.jobs.push_back(std::move(job));
+    }
+  }
+  std::vector<WhatIfResult> out;
+  for (const std::string& p : {own_policy, policy}) {
+    sim::SimOptions o;
+    o.policy = p;
+    o.sched = options_.scheduler;
+    auto r = sim::Simulate(cluster_, workload, nullptr, o);
+    if (!r.ok()) return r.status();
+    WhatIfResult w;
+    w.policy = r->policy;
+    w.jobs = static_cast<int64_t>(workload.jobs.size());
+    w.skipped = skipped;
+    w.makespan_s = r->makespan_s;
+    w.avg_jct_s = r->avg_jct_s;
+    w.p99_jct_s = r->p99_jct_s;
+    w.preemptions = r->preemptions;
+    out.push_back(std::move(w));
+  }
+  return out;
 }
 
 }  // namespace hetsched::svc

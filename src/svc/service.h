@@ -103,6 +103,17 @@ struct ClusterView {
   bool recovering = false;
 };
 
+// What-if: the live jobs simulated from now under one policy (sim::Simulate, virtual time).
+struct WhatIfResult {
+  std::string policy;        // as resolved ("default" shows as what it stands for)
+  int64_t jobs = 0;          // simulated: live jobs whose remaining size is known
+  int64_t skipped = 0;       // live jobs without a known size (a command with no estimate)
+  double makespan_s = 0;     // from now until the last of them completes
+  double avg_jct_s = 0;      // mean time from now to completion
+  double p99_jct_s = 0;
+  int64_t preemptions = 0;
+};
+
 // Filters of GET /v1/jobs.
 struct JobFilter {
   std::string state;  // empty: all
@@ -144,6 +155,13 @@ class Service {
   util::Result<std::vector<NodeView>> Nodes();
   util::Result<NodeView> SetDrained(const std::string& node, bool drained);
   util::Result<ClusterView> Cluster();
+  // Simulates the live jobs from an empty cluster under `policy` and under the daemon's own
+  // (the first result), each job needing what remains of its size: its work less the progress
+  // booked, else its estimate or time limit. Running jobs are placed again from scratch, so
+  // the comparison is between policies, not a forecast of this cluster's next hours.
+  // kInvalidArgument for an unknown policy or more than kMaxWhatIfJobs live jobs.
+  util::Result<std::vector<WhatIfResult>> WhatIf(const std::string& policy);
+  static constexpr int64_t kMaxWhatIfJobs = 20000;
 
   const model::Cluster& cluster() const { return cluster_; }
 
@@ -162,7 +180,6 @@ class Service {
   // One pass of the control loop (mu_ held), and its parts.
   void Step();
   void CommitSubmissions(double now);
-  void ApplyCancels(double now);
   void ApplyBackendEvents(std::vector<BackendEvent> events, double now);
   void DecideAndAct(double now);
   // Compares what the backend runs with what the daemon believes and repairs the difference.
@@ -202,7 +219,6 @@ class Service {
   std::map<std::string, std::unique_ptr<Entry>> jobs_;  // by name: live and ended
   std::vector<Entry*> by_slot_;                         // live jobs by JobId
   std::deque<std::shared_ptr<PendingSubmit>> pending_;
-  std::vector<std::string> cancels_;
   std::map<std::string, bool> drained_;  // by node name
   int64_t commit_generation_ = 0;
   bool ready_ = false;

@@ -35,6 +35,16 @@ TEST(Simulate, TwoJobsOnTwoTypesHaveExactJcts) {
   ExpectAllAccounted(r);
 }
 
+TEST(Simulate, AJobWithoutWorkIsRefused) {
+  const auto c = MakeCluster({{"fast", "cuda", 1, 1}});
+  model::Workload w;
+  w.jobs = {MakeJob(0, 0, 0, {{"fast", 1.0}})};
+  auto r = sim::Simulate(c, w, nullptr, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("job 'job-0' has no work"), std::string::npos)
+      << r.status().message();
+}
+
 TEST(Simulate, SrptWaitsForTheFastDeviceWhenThatIsSooner) {
   // Same cluster, jobs arriving one after the other: srpt-het runs the short job first.
   const auto c = MakeCluster({{"fast", "cuda", 1, 1}});

@@ -382,6 +382,29 @@ TEST_F(HttpApiTest, ABodyOverTheLimitIs413AndOneAtTheLimitIsRead) {
   EXPECT_TRUE(IsError(Get("/v1/jobs/over", kReadToken), 404, "not_found"));
 }
 
+// Regression: httplib 0.11 inflated a compressed body without a bound before any handler, the
+// token check included, ran (a 64 KiB gzip body can inflate to 64 MiB, brotli to far more).
+TEST_F(HttpApiTest, ACompressedBodyIsRefused) {
+  ASSERT_NO_FATAL_FAILURE(Boot());
+  // 256 KiB of blanks gzip to a few hundred bytes; they were inflated past the limit.
+  client_->set_compress(true);
+  std::string padded = JobBody("gz");
+  padded.resize(4 * kMaxJobRequestBytes, ' ');
+  for (const char* token : {"", kSubmitToken}) {
+    const Reply r = Post("/v1/jobs", padded, token);
+    EXPECT_TRUE(IsError(r, 415, "bad_request")) << "token '" << token << "'";
+    EXPECT_NE(ErrorMessage(r).find("Content-Encoding"), std::string::npos) << r.body;
+  }
+  client_->set_compress(false);
+  EXPECT_TRUE(Get("/v1/jobs", kReadToken).Json()["jobs"].empty());
+  // The same job sent plainly is taken.
+  EXPECT_EQ(Post("/v1/jobs", JobBody("gz"), kSubmitToken).status, 201);
+  EXPECT_EQ(Send("POST", "/v1/jobs", kSubmitToken, JobBody("identity"),
+                 {{"Content-Encoding", "identity"}})
+                .status,
+            201);
+}
+
 TEST_F(HttpApiTest, ListFiltersByStateAndLimit) {
   ASSERT_NO_FATAL_FAILURE(Boot());
   // Nothing starts on drained nodes: every job stays queued.
@@ -547,6 +570,7 @@ const std::vector<std::pair<std::string, std::string>> kRoutes = {
     {"post", "/v1/nodes/{node}/drain"},
     {"post", "/v1/nodes/{node}/undrain"},
     {"get", "/v1/cluster"},
+    {"get", "/v1/whatif"},
     {"get", "/metrics"},
     {"get", "/openapi.json"},
     {"get", "/"},

@@ -222,5 +222,31 @@ TEST(Service, ARestartRecoversEveryJobExactlyOnce) {
   EXPECT_GE(r0->attempt, 2) << "r0 ran before the restart and again after";
 }
 
+TEST(Service, WhatIfSimulatesTheLiveJobsUnderAnotherPolicy) {
+  TempDir dir;
+  auto d = StartDaemon(dir.File("h.db"), "v100=2", 1, "default");
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(SubmitJson(*d->service,
+                           fmt::format(R"({{"name":"w{}","stacks":["cuda"],"work":{}}})", i,
+                                       600 * (i + 1)))
+                    .ok());
+  }
+  ASSERT_TRUE(
+      SubmitJson(*d->service, R"({"name":"cmd","stacks":["cuda"],"command":["sleep","9"]})").ok());
+  auto w = d->service->WhatIf("fifo");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_EQ(w->size(), 2u);
+  EXPECT_EQ((*w)[0].policy, "srpt-het-fair");
+  EXPECT_EQ((*w)[1].policy, "fifo");
+  for (const WhatIfResult& r : *w) {
+    EXPECT_EQ(r.jobs, 4);
+    EXPECT_EQ(r.skipped, 1) << "the command has no size";
+    // Two devices, 6,000 steps at 1 step/s in all: at least 3,000 s from now.
+    EXPECT_GE(r.makespan_s, 2990);
+    EXPECT_LE(r.makespan_s, 3610);
+  }
+  EXPECT_EQ(d->service->WhatIf("nope").status().code(), util::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace hetsched::svc

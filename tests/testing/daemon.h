@@ -168,7 +168,8 @@ inline CommandResult RunCommand(const std::vector<std::string>& argv,
     close(out[1]);
     return r;
   }
-  const pid_t pid = internal::Spawn(argv, internal::EnvironmentWith(env_extra), dir, out[1], err[1]);
+  const pid_t pid =
+      internal::Spawn(argv, internal::EnvironmentWith(env_extra), dir, out[1], err[1]);
   close(out[1]);
   close(err[1]);
   if (pid < 0) {
@@ -221,7 +222,7 @@ inline CommandResult RunCommand(const std::vector<std::string>& argv,
 class Daemon {
  public:
   struct Options {
-    std::filesystem::path dir;  // its working directory; the database is dir/h.db
+    std::filesystem::path dir;      // its working directory; the database is dir/h.db
     std::vector<std::string> args;  // after `serve --listen 127.0.0.1:0 --db dir/h.db`
     double ready_timeout_s = 20;
   };
@@ -243,7 +244,20 @@ class Daemon {
   Daemon& operator=(const Daemon&) = delete;
 
   pid_t pid() const { return pid_; }
-  bool running() const { return pid_ > 0; }
+  // Whether it runs still; when it ended on its own (or by someone else's signal),
+  // ended_how() says how.
+  bool running() {
+    if (pid_ <= 0) return false;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) != pid_) return true;
+    ended_how_ = WIFEXITED(status)     ? "exited with status " + std::to_string(WEXITSTATUS(status))
+                 : WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                       : "ended";
+    pid_ = 0;
+    StopReader();
+    return false;
+  }
+  const std::string& ended_how() const { return ended_how_; }
   // http://127.0.0.1:PORT, no trailing slash (what httplib::Client takes).
   const std::string& url() const { return url_; }
   // As the daemon printed it: http://127.0.0.1:PORT/.
@@ -317,11 +331,11 @@ class Daemon {
       close(out[1]);
       return "cannot open " + err_path + ": " + std::strerror(errno);
     }
-    std::vector<std::string> argv = {HETSCHED_BINARY, "serve", "--listen", "127.0.0.1:0",
-                                     "--db", db()};
+    std::vector<std::string> argv = {HETSCHED_BINARY, "serve", "--listen",
+                                     "127.0.0.1:0",   "--db",  db()};
     argv.insert(argv.end(), options_.args.begin(), options_.args.end());
-    pid_ = internal::Spawn(argv, internal::EnvironmentWith({}), options_.dir.string(), out[1],
-                           err_fd);
+    pid_ =
+        internal::Spawn(argv, internal::EnvironmentWith({}), options_.dir.string(), out[1], err_fd);
     close(out[1]);
     close(err_fd);
     if (pid_ < 0) {
@@ -355,12 +369,11 @@ class Daemon {
       if (got < 0 && errno == EINTR) continue;
       if (got <= 0) {
         std::optional<int> status = internal::WaitPid(pid_, 5);
-        const std::string how = !status                ? "closed its stdout"
-                                : WIFEXITED(*status)   ? "exited with status " +
-                                                           std::to_string(WEXITSTATUS(*status))
-                                : WIFSIGNALED(*status) ? "was killed by signal " +
-                                                             std::to_string(WTERMSIG(*status))
-                                                       : "ended";
+        const std::string how =
+            !status                ? "closed its stdout"
+            : WIFEXITED(*status)   ? "exited with status " + std::to_string(WEXITSTATUS(*status))
+            : WIFSIGNALED(*status) ? "was killed by signal " + std::to_string(WTERMSIG(*status))
+                                   : "ended";
         if (status) pid_ = 0;
         return "the daemon " + how + " before it listened; its stdout: " + out_;
       }
@@ -394,6 +407,7 @@ class Daemon {
   int out_fd_ = -1;
   std::string url_, printed_url_;
   int port_ = 0;
+  std::string ended_how_;
   std::mutex out_mu_;
   std::string out_;  // its stdout so far
   std::atomic<bool> stop_reader_{false};

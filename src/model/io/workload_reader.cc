@@ -505,7 +505,6 @@ class JobParser {
       for (size_t i = 0; i < x->items.size(); ++i) {
         const std::string item_path = fmt::format("{}[{}]", path, i);
         ASSIGN_OR_RETURN(std::string arg, p_.String(x->items[i], item_path));
-        if (i == 0 && arg.empty()) return p_.Error(x->items[i], item_path, "is empty", "a program");
         job.command.push_back(std::move(arg));
       }
     }
