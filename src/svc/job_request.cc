@@ -92,8 +92,13 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
     return util::Status::InvalidArgument(
         "request body: repeat/every: one request submits one job (expected neither)");
   }
-  if (auto name = doc.find("name"); name != doc.end() && name->is_string() &&
-                                    !ValidJobName(name->get_ref<const std::string&>())) {
+  // The reader would take any scalar as a name, a number's text too ("-1", "1e+300").
+  if (auto name = doc.find("name"); name != doc.end() && !name->is_string()) {
+    return util::Status::InvalidArgument(
+        fmt::format("request body: name: a JSON {} (expected a string job id)", name->type_name()));
+  }
+  if (auto name = doc.find("name");
+      name != doc.end() && !ValidJobName(name->get_ref<const std::string&>())) {
     return util::Status::InvalidArgument(fmt::format(
         "request body: name: '{}' is not a job id (expected 1 to 128 of A-Z a-z 0-9 . _ -, "
         "starting with a letter or digit)",

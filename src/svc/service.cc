@@ -639,7 +639,6 @@ util::Status Service::Recover() {
   for (const StoredNode& n : nodes) {
     auto node = cluster_.FindNode(n.name);
     if (!node) continue;
-    drained_[n.name] = n.drained;
     scheduler_->SetNodeDrained(*node, n.drained);
   }
   ASSIGN_OR_RETURN(auto stored, store_->LoadJobs(/*include_ended=*/true));
@@ -885,7 +884,6 @@ util::Result<NodeView> Service::SetDrained(const std::string& node_name, bool dr
   s.since_s = WallNow();
   RETURN_IF_ERROR(store_->PutNode(s));
   scheduler_->SetNodeDrained(*node, drained);
-  drained_[node_name] = drained;
   Event(drained ? "drain" : "undrain", node_name, "");
   logger_->Info(drained ? "node drained" : "node undrained", {{"node", node_name}});
   wake_.notify_one();

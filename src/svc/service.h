@@ -219,7 +219,6 @@ class Service {
   std::map<std::string, std::unique_ptr<Entry>> jobs_;  // by name: live and ended
   std::vector<Entry*> by_slot_;                         // live jobs by JobId
   std::deque<std::shared_ptr<PendingSubmit>> pending_;
-  std::map<std::string, bool> drained_;  // by node name
   int64_t commit_generation_ = 0;
   bool ready_ = false;
   bool stopping_ = false;

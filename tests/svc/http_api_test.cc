@@ -250,6 +250,7 @@ TEST_F(HttpApiTest, SubmitNeedsAValidTokenWithTheSubmitRole) {
   r = Post("/v1/jobs", JobBody("a"), kWrongToken);
   EXPECT_TRUE(IsError(r, 401, "unauthorized"));
   EXPECT_EQ(r.Header("WWW-Authenticate"), "Bearer");
+  EXPECT_EQ(r.body.find(kWrongToken), std::string::npos) << "the token is echoed: " << r.body;
   // A token under another scheme is no bearer token.
   r = Send("POST", "/v1/jobs", "", JobBody("a"),
            {{"Authorization", std::string("Basic ") + kSubmitToken}});
@@ -314,6 +315,11 @@ TEST_F(HttpApiTest, ABadBodyIs400SayingWhatIsWrong) {
       {R"({"name":"t","stacks":["cuda"],"work":10,"arrival":5})", "arrival"},
       {R"({"name":"r","stacks":["cuda"],"work":10,"repeat":3})", "repeat"},
       {R"({"name":"-dash","stacks":["cuda"],"work":10})", "name"},
+      // Regression (fuzz/job_request_fuzz): a number was taken as its text, "-1" or "1e+300"
+      // not being job ids.
+      {R"({"name":-1,"stacks":["cuda"],"work":10})", "name: a JSON number"},
+      {R"({"name":1e300,"stacks":["cuda"],"work":10})", "name: a JSON number"},
+      {R"({"name":null,"stacks":["cuda"],"work":10})", "name"},
       {R"({"name":"p","stacks":["cuda"],"work":-1})", "work"},
   };
   for (const Case& c : cases) {
