@@ -1,8 +1,8 @@
 // `hetsched serve`: the scheduling daemon (docs/operations.md). Wires the config, store,
 // backend, service and HTTP API together, then waits for SIGINT or SIGTERM.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
-#include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 

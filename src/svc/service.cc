@@ -189,8 +189,7 @@ void Service::Loop() {
   const auto tick = std::chrono::duration<double>(options_.tick_s);
   while (!stopping_) {
     Step();
-    wake_.wait_for(lock, tick,
-                   [this] { return stopping_ || !pending_.empty(); });
+    wake_.wait_for(lock, tick, [this] { return stopping_ || !pending_.empty(); });
   }
 }
 

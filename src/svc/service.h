@@ -105,11 +105,11 @@ struct ClusterView {
 
 // What-if: the live jobs simulated from now under one policy (sim::Simulate, virtual time).
 struct WhatIfResult {
-  std::string policy;        // as resolved ("default" shows as what it stands for)
-  int64_t jobs = 0;          // simulated: live jobs whose remaining size is known
-  int64_t skipped = 0;       // live jobs without a known size (a command with no estimate)
-  double makespan_s = 0;     // from now until the last of them completes
-  double avg_jct_s = 0;      // mean time from now to completion
+  std::string policy;     // as resolved ("default" shows as what it stands for)
+  int64_t jobs = 0;       // simulated: live jobs whose remaining size is known
+  int64_t skipped = 0;    // live jobs without a known size (a command with no estimate)
+  double makespan_s = 0;  // from now until the last of them completes
+  double avg_jct_s = 0;   // mean time from now to completion
   double p99_jct_s = 0;
   int64_t preemptions = 0;
 };

@@ -605,13 +605,13 @@ TEST(WorkloadReaderTest, SeedDayCoversTheDayWithEveryKindOfJob) {
 
 // `command` is what the daemon's local backend runs; with it, a job may leave its size out.
 TEST(WorkloadReaderTest, ACommandIsAnArgvAndLetsTheSizeGo) {
-  auto with_work = ParseWorkloadYaml(OneJob("    command: [python3, train.py, --epochs, '3']\n"),
-                                     "w.yaml");
+  auto with_work =
+      ParseWorkloadYaml(OneJob("    command: [python3, train.py, --epochs, '3']\n"), "w.yaml");
   ASSERT_TRUE(with_work.ok()) << with_work.status().ToString();
   EXPECT_EQ(with_work->jobs[0].command,
             (std::vector<std::string>{"python3", "train.py", "--epochs", "3"}));
-  auto no_work = ParseWorkloadJsonl(R"({"name":"c","stacks":["cuda"],"command":["sleep","1"]})",
-                                    "w.jsonl");
+  auto no_work =
+      ParseWorkloadJsonl(R"({"name":"c","stacks":["cuda"],"command":["sleep","1"]})", "w.jsonl");
   ASSERT_TRUE(no_work.ok()) << no_work.status().ToString();
   EXPECT_EQ(no_work->jobs[0].work, 0);
   EXPECT_THAT(JsonlError(R"({"name":"c","stacks":["cuda"]})"), HasSubstr("work: is missing"));

@@ -226,10 +226,10 @@ TEST(Service, WhatIfSimulatesTheLiveJobsUnderAnotherPolicy) {
   TempDir dir;
   auto d = StartDaemon(dir.File("h.db"), "v100=2", 1, "default");
   for (int i = 0; i < 4; ++i) {
-    ASSERT_TRUE(SubmitJson(*d->service,
-                           fmt::format(R"({{"name":"w{}","stacks":["cuda"],"work":{}}})", i,
-                                       600 * (i + 1)))
-                    .ok());
+    ASSERT_TRUE(
+        SubmitJson(*d->service,
+                   fmt::format(R"({{"name":"w{}","stacks":["cuda"],"work":{}}})", i, 600 * (i + 1)))
+            .ok());
   }
   ASSERT_TRUE(
       SubmitJson(*d->service, R"({"name":"cmd","stacks":["cuda"],"command":["sleep","9"]})").ok());
