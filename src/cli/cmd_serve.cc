@@ -154,7 +154,8 @@ int RunServe(const ServeFlags& f) {
     c.tokens.push_back({*token, svc::Role::kAdmin});
     token_note = fmt::format("admin token in {} (the client reads it from there)", token_path);
   }
-  // One daemon per database: a second one would place the same jobs again.
+  // One daemon per database: a second one would place the same jobs again. The lock is held
+  // until this process exits (the descriptor is never closed).
   const std::string lock_path = c.database + ".lock";
   const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include "util/utf8.h"
+
 namespace hetsched::svc {
 namespace {
 
@@ -70,37 +72,13 @@ void AppendJsonString(std::string& out, std::string_view s) {
       ++i;
       continue;
     }
-    // Sequence length and the allowed range of its second byte exclude overlong forms, surrogates
-    // and code points above U+10FFFF (Unicode table 3-7).
-    size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      out += kReplacementChar;  // a continuation byte out of place, C0, C1 or F5..FF
-      ++i;
-      continue;
-    }
-    size_t k = 1;
-    while (k < len && i + k < s.size()) {
-      const auto b = static_cast<unsigned char>(s[i + k]);
-      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) break;
-      ++k;
-    }
-    if (k == len) {
-      out += s.substr(i, len);
+    const util::Utf8Step step = util::NextUtf8(s, i);
+    if (step.length > 0) {
+      out += s.substr(i, step.length);
     } else {
       out += kReplacementChar;
     }
-    i += k;
+    i += step.consumed;
   }
   out += '"';
 }

@@ -10,6 +10,8 @@
 #include <map>
 #include <type_traits>
 
+#include "util/utf8.h"
+
 namespace hetsched::svc {
 namespace internal {
 
@@ -55,41 +57,6 @@ namespace {
 
 using internal::MetricCell;
 using internal::MetricFamilyData;
-
-bool IsValidUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    // Length and the allowed range of the second byte exclude overlong forms, surrogates and
-    // code points above U+10FFFF (Unicode table 3-7).
-    size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return false;
-    }
-    if (s.size() - i < len) return false;
-    for (size_t k = 1; k < len; ++k) {
-      const auto b = static_cast<unsigned char>(s[i + k]);
-      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return false;
-    }
-    i += len;
-  }
-  return true;
-}
 
 bool IsValidMetricName(std::string_view s) {
   if (s.empty()) return false;
@@ -206,7 +173,7 @@ util::Result<MetricCell*> MetricFamilyData::Find(std::initializer_list<std::stri
   if (it != samples.end()) return &it->second;
   for (std::string_view v : values) {
     // Prometheus rejects the whole scrape if one label value is not UTF-8.
-    if (!IsValidUtf8(v)) {
+    if (!util::IsValidUtf8(v)) {
       return util::Status::InvalidArgument(
           fmt::format("metric {}: a label value is not valid UTF-8", name));
     }
@@ -298,7 +265,7 @@ util::Result<MetricFamilyData*> MetricsRegistry::Add(MetricType type, std::strin
     return util::Status::InvalidArgument(
         fmt::format("metric name \"{}\": expected [a-zA-Z_:][a-zA-Z0-9_:]*", name));
   }
-  if (!IsValidUtf8(help)) {
+  if (!util::IsValidUtf8(help)) {
     return util::Status::InvalidArgument(fmt::format("metric {}: help is not valid UTF-8", name));
   }
   for (size_t i = 0; i < label_names.size(); ++i) {

@@ -301,7 +301,7 @@ void Service::CommitSubmissions(double now) {
       scheduler_->Drop(e->slot, now);
       slots_.Release(e->slot);
       by_slot_[e->slot.value()] = nullptr;
-      jobs_.erase(p->job.name.empty() ? e->name : p->job.name);
+      jobs_.erase(e->name);
       p->status = util::Status::Unavailable(
           fmt::format("the job was not stored, so it was not accepted: {}", st.message()));
     } else {
@@ -311,13 +311,7 @@ void Service::CommitSubmissions(double now) {
     }
     p->done = true;
   }
-  if (!st.ok()) {
-    logger_->Error("storing submissions failed", {{"error", st.message()}});
-    // Names of the failed batch are free again (their entries are gone).
-    for (auto it = jobs_.begin(); it != jobs_.end();) {
-      it = it->second->slot.valid() || Ended(it->second->state) ? std::next(it) : jobs_.erase(it);
-    }
-  }
+  if (!st.ok()) logger_->Error("storing submissions failed", {{"error", st.message()}});
   committed_.notify_all();
 }
 
@@ -405,11 +399,17 @@ void Service::StartFailed(Entry& e, double now) {
     return;
   }
   scheduler_->Requeue(e.slot, now, e.done_work);
+  MarkQueued(e);
+}
+
+void Service::MarkQueued(Entry& e) {
   e.state = "queued";
   e.stop = StopReason::kNone;
   e.devices.clear();
   e.device_type.clear();
-  (void)Persist(e);
+  if (auto st = Persist(e); !st.ok()) {
+    logger_->Error("storing a requeue failed", {{"job", e.name}, {"error", st.message()}});
+  }
 }
 
 void Service::Exited(Entry& e, bool stopped, double now) {
@@ -417,14 +417,16 @@ void Service::Exited(Entry& e, bool stopped, double now) {
   if (e.stop == StopReason::kCancel) {
     End(e, "cancelled", now, status, "cancelled");
   } else if (e.stop == StopReason::kPreempt && stopped) {
-    // Its checkpoint is written: back in the queue with the progress the scheduler booked.
-    scheduler_->Stopped(e.slot, now);
-    e.done_work = scheduler_->record(e.slot).done_work;
-    e.state = "queued";
-    e.stop = StopReason::kNone;
-    e.devices.clear();
-    e.device_type.clear();
-    (void)Persist(e);
+    // Its checkpoint is written: back in the queue with the progress the scheduler booked. A
+    // job recovered after a restart while it was stopping runs in the scheduler's eyes (it was
+    // adopted): its progress is what the store kept.
+    if (scheduler_->record(e.slot).phase == sched::JobPhase::kStopping) {
+      scheduler_->Stopped(e.slot, now);
+      e.done_work = scheduler_->record(e.slot).done_work;
+    } else {
+      scheduler_->Requeue(e.slot, now, e.done_work);
+    }
+    MarkQueued(e);
     Event("stopped", e.name, fmt::format("attempt {}", e.attempt));
   } else if (status == 0) {
     End(e, "completed", now, 0, "");
@@ -602,9 +604,9 @@ void Service::Reconcile(double now) {
     (void)backend_->Stop(key, attempt, options_.stop_grace_s);
   }
   for (Entry* e : by_slot_) {
+    // Live jobs only are in by_slot_; queued ones hold nothing to lose.
     if (e == nullptr || e->state == "queued") continue;
     if (running.count({e->name, e->attempt}) != 0) continue;
-    if (Ended(e->state) || e->state == "queued") continue;
     // The backend does not know it: it vanished (a lost node, a restart of the backend).
     Event("repair", e->name, fmt::format("attempt {} vanished; requeued", e->attempt));
     logger_->Warn("an attempt vanished; requeued", {{"job", e->name}, {"attempt", e->attempt}});
@@ -613,12 +615,8 @@ void Service::Reconcile(double now) {
       continue;
     }
     e->message = fmt::format("attempt {} vanished from the backend", e->attempt);
-    e->stop = StopReason::kNone;
     scheduler_->Requeue(e->slot, now, e->done_work);
-    e->state = "queued";
-    e->devices.clear();
-    e->device_type.clear();
-    (void)Persist(*e);
+    MarkQueued(*e);
   }
 }
 
@@ -699,15 +697,10 @@ util::Status Service::Recover() {
         e->state = "queued";
         e->devices.clear();
       } else {
-        e->parts_left = 0;
+        // A job that was stopping stays adopted until its exit comes (Exited requeues it).
         std::set<model::NodeId> nodes_of_gang;
         for (DeviceId d : e->devices) nodes_of_gang.insert(cluster_.device(d).node);
         e->parts_left = static_cast<int32_t>(nodes_of_gang.size());
-        if (e->stop == StopReason::kPreempt) {
-          // Preempted before the restart: it is stopping still.
-          scheduler_->Requeue(e->slot, now, e->done_work);
-          scheduler_->Adopt(e->slot, e->devices, e->done_work, now);
-        }
         if (e->state == "running") {
           scheduler_->SetProgress(e->slot, scheduler_->SpeedNow(e->slot), now);
         } else {
@@ -808,12 +801,16 @@ util::Result<std::vector<JobView>> Service::List(const JobFilter& filter) {
   for (const auto& [name, e] : jobs_) {
     if (filter.state.empty() || e->state == filter.state) picked.push_back(e.get());
   }
-  std::sort(picked.begin(), picked.end(), [](const Entry* a, const Entry* b) {
-    const bool a_ended = Ended(a->state), b_ended = Ended(b->state);
-    if (a_ended != b_ended) return b_ended;
-    return std::tie(a->submitted_s, a->name) < std::tie(b->submitted_s, b->name);
-  });
-  if (picked.size() > filter.limit) picked.resize(filter.limit);
+  // Only the first `limit` are ordered: the dashboard asks for 200 of possibly 100,000s while
+  // the control loop waits for the lock.
+  const size_t keep = std::min(filter.limit, picked.size());
+  std::partial_sort(picked.begin(), picked.begin() + keep, picked.end(),
+                    [](const Entry* a, const Entry* b) {
+                      const bool a_ended = Ended(a->state), b_ended = Ended(b->state);
+                      if (a_ended != b_ended) return b_ended;
+                      return std::tie(a->submitted_s, a->name) < std::tie(b->submitted_s, b->name);
+                    });
+  picked.resize(keep);
   std::vector<JobView> out;
   out.reserve(picked.size());
   for (const Entry* e : picked) out.push_back(ViewOf(*e));
@@ -894,26 +891,26 @@ util::Result<ClusterView> Service::Cluster() {
   RETURN_IF_ERROR(ReadyOrUnavailable());
   ClusterView v;
   const sched::ClusterState& state = scheduler_->state();
+  std::vector<int32_t> row_of_type(state.type_count(), -1);  // index in v.types
   for (int32_t t = 0; t < state.type_count(); ++t) {
     const model::DeviceTypeId type(t);
     const int32_t total = state.TotalOfType(type);
     if (total == 0) continue;
-    const model::DeviceType& dt = cluster_.catalog.Get(type);
     TypeSummary s;
-    s.type = dt.name;
+    s.type = cluster_.catalog.Get(type).name;
     s.capacity = total;
     s.offered = state.UpOfType(type);
-    s.used = 0;
+    row_of_type[t] = static_cast<int32_t>(v.types.size());
     v.types.push_back(s);
   }
   for (size_t i = 0; i < cluster_.devices.size(); ++i) {
     const DeviceId d(static_cast<int32_t>(i));
-    const model::DeviceType& dt = cluster_.catalog.Get(cluster_.device(d).type);
-    auto it = std::find_if(v.types.begin(), v.types.end(),
-                           [&](const TypeSummary& s) { return s.type == dt.name; });
+    const model::DeviceTypeId type = cluster_.device(d).type;
+    const model::DeviceType& dt = cluster_.catalog.Get(type);
+    TypeSummary& row = v.types[row_of_type[type.value()]];
     const bool busy = scheduler_->JobOn(d).has_value();
-    if (busy) it->used++;
-    if (state.NodeOn(cluster_.device(d).node)) it->power_w += busy ? dt.peak_watts : dt.idle_watts;
+    if (busy) row.used++;
+    if (state.NodeOn(cluster_.device(d).node)) row.power_w += busy ? dt.peak_watts : dt.idle_watts;
   }
   for (TypeSummary& s : v.types) {
     s.utilization = s.offered > 0 ? static_cast<double>(s.used) / s.offered : 0;

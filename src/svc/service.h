@@ -191,6 +191,8 @@ class Service {
   void StopAttempt(Entry& e);
   // A start did not happen: queued again, or failed after max_start_failures in a row.
   void StartFailed(Entry& e, double now);
+  // `e` waits in the queue again (the scheduler has put it back): its record says so.
+  void MarkQueued(Entry& e);
   // Every node of the current attempt exited.
   void Exited(Entry& e, bool stopped, double now);
   // Job `e` ends (completed, failed, cancelled): out of the scheduler, its slot freed.

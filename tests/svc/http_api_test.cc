@@ -19,6 +19,7 @@
 #include "model/io/cluster_reader.h"
 #include "svc/job_request.h"
 #include "svc/virtual_backend.h"
+#include "testing/temp_dir.h"
 
 namespace hetsched::svc {
 namespace {
@@ -31,29 +32,8 @@ constexpr char kAdminToken[] = "admin-token-d2a64f9b0e";
 // Looks like a token, is none: must be refused and, like the real ones, never logged.
 constexpr char kWrongToken[] = "wrong-token-77c1e05ab3";
 
-// A fresh folder per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = ::testing::TempDir() + "hetsched-api-XXXXXX";
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-// Polls `done` until it holds or `seconds` pass.
-bool WaitFor(const std::function<bool()>& done, double seconds = 10) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return done();
-}
+using hetsched::testing::TempDir;
+using hetsched::testing::WaitUntil;
 
 // Every line the logger writes, debug level included.
 class LogCapture {
@@ -479,14 +459,14 @@ TEST_F(HttpApiTest, OneJobAndWhyItWaits) {
 TEST_F(HttpApiTest, DeleteCancelsAJob) {
   ASSERT_NO_FATAL_FAILURE(Boot());
   ASSERT_EQ(Post("/v1/jobs", JobBody("c"), kSubmitToken).status, 201);
-  ASSERT_TRUE(WaitFor([&] { return JobState("c") == "running"; })) << JobState("c");
+  ASSERT_TRUE(WaitUntil([&] { return JobState("c") == "running"; })) << JobState("c");
   EXPECT_TRUE(IsError(Delete("/v1/jobs/c", ""), 401, "unauthorized"));
   EXPECT_TRUE(IsError(Delete("/v1/jobs/c", kReadToken), 403, "forbidden"));
   EXPECT_EQ(JobState("c"), "running");
   const Reply r = Delete("/v1/jobs/c", kSubmitToken);
   ASSERT_EQ(r.status, 202) << r.body;
   EXPECT_EQ(r.Json()["name"], "c");
-  EXPECT_TRUE(WaitFor([&] { return JobState("c") == "cancelled"; })) << JobState("c");
+  EXPECT_TRUE(WaitUntil([&] { return JobState("c") == "cancelled"; })) << JobState("c");
   EXPECT_TRUE(IsError(Delete("/v1/jobs/nobody", kSubmitToken), 404, "not_found"));
 }
 
@@ -533,7 +513,7 @@ TEST_F(HttpApiTest, NodesAreDrainedAndUndrainedByAnAdmin) {
 TEST_F(HttpApiTest, ClusterSummarizesTypesAndJobs) {
   ASSERT_NO_FATAL_FAILURE(Boot());
   ASSERT_EQ(Post("/v1/jobs", JobBody("s"), kSubmitToken).status, 201);
-  ASSERT_TRUE(WaitFor([&] { return JobState("s") == "running"; }));
+  ASSERT_TRUE(WaitUntil([&] { return JobState("s") == "running"; }));
   const Reply r = Get("/v1/cluster", kReadToken);
   ASSERT_EQ(r.status, 200) << r.body;
   const json j = r.Json();
@@ -686,7 +666,7 @@ TEST_F(HttpApiTest, TokensNeverReachTheLog) {
     (void)Post("/v1/nodes/no-such-node/drain", "", token);
   }
   // The submit token's job runs: the service logged its submission and start.
-  ASSERT_TRUE(WaitFor([&] { return JobState("log-1") == "running"; }));
+  ASSERT_TRUE(WaitUntil([&] { return JobState("log-1") == "running"; }));
   bool submitted_logged = false;
   for (const std::string& line : log_.Lines()) {
     submitted_logged |= line.find("\"log-1\"") != std::string::npos;

@@ -15,6 +15,7 @@
 #include "svc/job_request.h"
 #include "svc/service.h"
 #include "svc/virtual_backend.h"
+#include "testing/temp_dir.h"
 
 namespace hetsched::svc {
 namespace {
@@ -84,14 +85,13 @@ TEST(SameDecisions, SimulatorAndDaemonPlaceAlike) {
                    [](const Start& a, const Start& b) { return a.at_s < b.at_s; });
 
   // The daemon: the same jobs submitted at once, run by the virtual backend in scaled time.
-  std::string dir = ::testing::TempDir() + "hetsched-same-XXXXXX";
-  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  hetsched::testing::TempDir dir;
   Logger logger(LogLevel::kError, [](std::string_view) {});
   MetricsRegistry metrics;
   VirtualBackendOptions vo;
   for (const model::Node& n : cluster->nodes) vo.nodes.push_back(n.name);
   vo.time_scale = kScale;
-  auto store = Store::Open(dir + "/h.db");
+  auto store = Store::Open(dir.File("h.db"));
   ASSERT_TRUE(store.ok());
   ServiceOptions opts;
   opts.policy = "fifo";
@@ -118,7 +118,6 @@ TEST(SameDecisions, SimulatorAndDaemonPlaceAlike) {
   }
   ASSERT_EQ(done.size(), workload.jobs.size()) << "every job completes";
   (*service).reset();
-  std::filesystem::remove_all(dir);
 
   // A completed job's view keeps the type it ran on and when it first started.
   std::vector<Start> got;

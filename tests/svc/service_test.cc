@@ -11,34 +11,15 @@
 
 #include "model/io/cluster_reader.h"
 #include "svc/job_request.h"
+#include "svc/local_backend.h"
 #include "svc/virtual_backend.h"
+#include "testing/temp_dir.h"
 
 namespace hetsched::svc {
 namespace {
 
-// A fresh folder per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = ::testing::TempDir() + "hetsched-svc-XXXXXX";
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-// Polls `done` until it holds or `seconds` pass.
-bool WaitFor(const std::function<bool()>& done, double seconds = 10) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return done();
-}
+using hetsched::testing::TempDir;
+using hetsched::testing::WaitUntil;
 
 struct Daemon {
   Logger logger{LogLevel::kError, [](std::string_view) {}};
@@ -93,7 +74,7 @@ TEST(Service, JobsRunToCompletionOnTheVirtualBackend) {
     EXPECT_TRUE(r->created);
     EXPECT_EQ(r->job.state, "queued");
   }
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(WaitUntil([&] {
     for (int i = 0; i < 6; ++i) {
       if (State(*d->service, fmt::format("j{}", i)) != "completed") return false;
     }
@@ -147,11 +128,11 @@ TEST(Service, CancelEndsQueuedAndRunningJobs) {
   auto d = StartDaemon(dir.File("h.db"), "v100=1", 1);
   ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"long","stacks":["cuda"],"work":1e6})").ok());
   ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"next","stacks":["cuda"],"work":1e6})").ok());
-  ASSERT_TRUE(WaitFor([&] { return State(*d->service, "long") == "running"; }));
+  ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "long") == "running"; }));
   EXPECT_EQ(State(*d->service, "next"), "queued");
   ASSERT_TRUE(d->service->Cancel("next").ok());
   ASSERT_TRUE(d->service->Cancel("long").ok());
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(WaitUntil([&] {
     return State(*d->service, "next") == "cancelled" && State(*d->service, "long") == "cancelled";
   }));
   EXPECT_EQ(d->service->Cancel("nobody").status().code(), util::StatusCode::kNotFound);
@@ -179,7 +160,7 @@ TEST(Service, NothingStartsOnADrainedNode) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(State(*d->service, "v"), "queued");
   ASSERT_TRUE(d->service->SetDrained(v100_node, false).ok());
-  EXPECT_TRUE(WaitFor([&] { return State(*d->service, "v") == "running"; }));
+  EXPECT_TRUE(WaitUntil([&] { return State(*d->service, "v") == "running"; }));
   EXPECT_EQ(d->service->SetDrained("no-such-node", true).status().code(),
             util::StatusCode::kNotFound);
 }
@@ -199,9 +180,9 @@ TEST(Service, ARestartRecoversEveryJobExactlyOnce) {
           SubmitJson(*d->service, fmt::format(R"({{"name":"r{}","stacks":["cuda"],"work":30}})", i))
               .ok());
     }
-    ASSERT_TRUE(WaitFor([&] { return State(*d->service, "r0") == "running"; }));
+    ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "r0") == "running"; }));
     ASSERT_TRUE(d->service->Cancel("r4").ok());
-    ASSERT_TRUE(WaitFor([&] { return State(*d->service, "r4") == "cancelled"; }));
+    ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "r4") == "cancelled"; }));
   }
   auto d = StartDaemon(db, "v100=2", 1000);
   auto nodes = d->service->Nodes();
@@ -211,7 +192,7 @@ TEST(Service, ARestartRecoversEveryJobExactlyOnce) {
   ASSERT_TRUE(list.ok());
   EXPECT_EQ(list->size(), 5u);
   EXPECT_EQ(State(*d->service, "r4"), "cancelled");
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(WaitUntil([&] {
     for (int i = 0; i < 4; ++i) {
       if (State(*d->service, fmt::format("r{}", i)) != "completed") return false;
     }
@@ -246,6 +227,63 @@ TEST(Service, WhatIfSimulatesTheLiveJobsUnderAnotherPolicy) {
     EXPECT_LE(r.makespan_s, 3610);
   }
   EXPECT_EQ(d->service->WhatIf("nope").status().code(), util::StatusCode::kInvalidArgument);
+}
+
+// A daemon killed while a preempted job wrote its checkpoint: the next one adopts the job on its
+// devices, hears it exit as stopped, and puts it back in the queue (its devices freed), where it
+// runs again.
+TEST(Service, AJobStoppingForAPreemptionAtARestartIsQueuedWhenItExits) {
+  TempDir dir;
+  auto cluster = model::io::LoadCluster("xeon-8380=1");
+  ASSERT_TRUE(cluster.ok());
+  const std::string node = cluster->nodes[0].name;
+  const std::string state_dir = dir.File("local");
+  {
+    // What the killed daemon left: attempt 1 asked to stop (it exits when told), and its row.
+    auto before = LocalBackend::Create({node, state_dir, ""});
+    ASSERT_TRUE(before.ok());
+    LaunchSpec spec;
+    spec.job = "p";
+    spec.attempt = 1;
+    spec.node = node;
+    spec.node_devices = {0};
+    spec.command = {"/bin/sh", "-c", "trap 'exit 0' TERM; sleep 30 & wait"};
+    ASSERT_TRUE((*before)->Start(spec).ok());
+    ASSERT_TRUE((*before)->Stop("p", 1, 10).ok());
+    auto store = Store::Open(dir.File("h.db"));
+    ASSERT_TRUE(store.ok());
+    StoredJob row;
+    row.name = "p";
+    row.spec_json = R"({"name":"p","stacks":["x86_64"],"command":["/bin/sh","-c","exit 0"]})";
+    row.state = "stopping";
+    row.stop_reason = "preempt";
+    row.attempt = 1;
+    row.devices = {0};
+    row.device_type = "xeon-8380";
+    ASSERT_TRUE((*store)->InsertJob(row).ok());
+  }
+  Logger logger(LogLevel::kError, [](std::string_view) {});
+  MetricsRegistry metrics;
+  auto backend = LocalBackend::Create({node, state_dir, ""});
+  ASSERT_TRUE(backend.ok());
+  auto store = Store::Open(dir.File("h.db"));
+  ASSERT_TRUE(store.ok());
+  ServiceOptions so;
+  so.policy = "fifo";
+  so.tick_s = 0.005;
+  auto service = Service::Create(*cluster, std::move(backend).value(), std::move(store).value(), so,
+                                 &logger, &metrics);
+  ASSERT_TRUE(service.ok());
+  ASSERT_TRUE((*service)->Start().ok());
+  // Attempt 2 can only start once attempt 1's device is free again.
+  ASSERT_TRUE(WaitUntil([&] {
+    auto v = (*service)->Get("p");
+    return v.ok() && v->state == "completed";
+  }));
+  auto v = (*service)->Get("p");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->attempt, 2);
+  EXPECT_EQ(v->exit_status, 0);
 }
 
 }  // namespace

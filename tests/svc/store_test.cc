@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "testing/temp_dir.h"
 #include "util/file.h"
 
 namespace hetsched::svc {
@@ -25,23 +26,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using util::StatusCode;
 
-// A fresh directory per test, removed with everything in it.
-class ScopedTempDir {
- public:
-  ScopedTempDir() {
-    std::string pattern = ::testing::TempDir() + "/store_test_XXXXXX";
-    EXPECT_NE(mkdtemp(pattern.data()), nullptr) << pattern;
-    path_ = pattern;
-  }
-  ~ScopedTempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using hetsched::testing::TempDir;
 
 // Runs `sql` on `path` through a connection of its own, as another process would; returns the
 // first column of the last row as text ("" when there is none).
@@ -92,8 +77,8 @@ class StoreTest : public ::testing::Test {
     return store.ok() ? std::move(store).value() : nullptr;
   }
 
-  ScopedTempDir dir_;
-  const std::string path_ = dir_.path() + "/hetsched.db";
+  TempDir dir_;
+  const std::string path_ = dir_.File("hetsched.db");
 };
 
 TEST_F(StoreTest, RoundTripsEveryJobField) {
@@ -393,7 +378,7 @@ TEST_F(StoreTest, AFileThatIsNotSqliteIsAnIoErrorNamingThePath) {
 }
 
 TEST_F(StoreTest, AnUnopenablePathIsAnIoErrorNamingIt) {
-  const std::string path = dir_.path() + "/no-such-dir/hetsched.db";
+  const std::string path = dir_.File("no-such-dir/hetsched.db");
   auto store = Store::Open(path);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kIoError);
