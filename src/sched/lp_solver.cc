@@ -26,6 +26,8 @@ void LinearProgram::Reserve(int32_t variables, int32_t entries) {
 int32_t LinearProgram::AddVariable(double lower, double upper, double objective,
                                    const int32_t* rows, const double* coefs, int32_t count) {
   for (int32_t i = 0; i < count; ++i) {
+    // CLP's packed matrix must hold no explicit zeros (its pricing asserts on them).
+    if (coefs[i] == 0) continue;
     index_.push_back(rows[i]);
     value_.push_back(coefs[i]);
   }
@@ -39,6 +41,7 @@ int32_t LinearProgram::AddVariable(double lower, double upper, double objective,
 int32_t LinearProgram::AddVariable(double lower, double upper, double objective,
                                    const std::vector<Entry>& entries) {
   for (const Entry& e : entries) {
+    if (e.coef == 0) continue;  // as above
     index_.push_back(e.row);
     value_.push_back(e.coef);
   }
@@ -103,6 +106,10 @@ class ClpLpSolver final : public LpSolver {
     model.loadProblem(lp.variables(), lp.rows(), start.data(), lp.index().data(), lp.value().data(),
                       lp.col_lower().data(), lp.col_upper().data(), lp.objective().data(),
                       lp.row_lower().data(), lp.row_upper().data());
+    // No row copy: Debian's CLP 1.17.6 aborts on an assertion (`elValue`, in
+    // gutsOfTransposeTimesByRowGE3) pricing some of our LPs through its row copy; the
+    // column-wise products give the same answers.
+    model.setSpecialOptions(model.specialOptions() | 256);
     model.setOptimizationDirection(lp.sense() == LinearProgram::Sense::kMaximize ? -1 : 1);
     if (options.max_seconds > 0) model.setMaximumSeconds(options.max_seconds);
     switch (options.method) {

@@ -173,6 +173,22 @@ TEST(GenTraceCli, WritesGavelLinesDeterministically) {
   EXPECT_NE(bad.out.find("rate"), std::string::npos) << bad.out;
 }
 
+// This trace's min-makespan LPs made Debian's CLP 1.17.6 abort (an assertion in its row-copy
+// pricing) until the solver stopped keeping a row copy (sched/lp_solver.cc).
+TEST(SimulateCli, MinMakespanLpsOfAMultiGpuTraceSolve) {
+  const std::string trace = TempPath("mm.trace"), json = TempPath("mm.json");
+  ASSERT_EQ(RunHetsched("gen-trace --jobs 300 --rate 6 --multi-gpu --seed 7 -o " + trace).status,
+            0);
+  const CliRun run = RunHetsched(
+      "simulate -q --cluster v100=12,p100=12,k80=12 --policy "
+      "min-makespan --trace " +
+      trace + " --json " + json);
+  ASSERT_EQ(run.status, 0) << run.out;
+  const auto j = ReadJson(json);
+  EXPECT_EQ(j["jobs_completed"], 300);
+  ExpectAllAccounted(j);
+}
+
 TEST(SimulateCli, SpaceSharingPairsJobsAndReportsIt) {
   // A busy Gavel trace on a small cluster: jobs wait, so pairs form.
   const std::string trace = TempPath("share.trace"), json = TempPath("share.json");
