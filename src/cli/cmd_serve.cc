@@ -172,6 +172,7 @@ int RunServe(const ServeFlags& f) {
   so.policy = c.policy;
   so.time_scale = c.time_scale;
   so.stop_grace_s = c.stop_grace_s;
+  so.keep_ended_s = c.keep_ended_s;
   auto service = svc::Service::Create(std::move(cluster).value(), std::move(backend).value(),
                                       std::move(store).value(), so, &logger, &metrics);
   if (!service.ok()) return ReportError(service.status());

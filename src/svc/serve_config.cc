@@ -16,8 +16,9 @@ namespace hetsched::svc {
 namespace {
 
 const std::set<std::string, std::less<>> kFields = {
-    "cluster",   "backend", "policy",         "listen",     "database",    "time_scale",
-    "log_level", "tokens",  "anonymous_read", "stop_grace", "synchronous", "local_state_dir"};
+    "cluster",     "backend",         "policy",    "listen",         "database",
+    "time_scale",  "log_level",       "tokens",    "anonymous_read", "stop_grace",
+    "synchronous", "local_state_dir", "keep_ended"};
 
 std::string Resolve(const std::string& base_dir, const std::string& path) {
   if (path.empty() || base_dir.empty() || std::filesystem::path(path).is_absolute()) return path;
@@ -154,6 +155,14 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
                        "a duration from 0 to 1d, like 30s");
       }
       c.stop_grace_s = *d;
+    } else if (key == "keep_ended") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
+      auto d = util::ParseDuration(s);
+      if (!d.ok() || *d < 0) {
+        return r.Error(v, key, fmt::format("'{}' is not a duration", s),
+                       "how long ended jobs stay in the database, like 30d (0: forever)");
+      }
+      c.keep_ended_s = *d;
     } else if (key == "tokens") {
       if (!v.IsSequence()) return r.Error(v, key, "is not a list", "entries {token, role}");
       for (size_t i = 0; i < v.size(); ++i) {

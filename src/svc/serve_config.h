@@ -26,6 +26,7 @@ struct ServeConfig {
   bool anonymous_read = true;
   std::vector<ApiToken> tokens;  // empty: an admin token is generated (hetsched.token)
   double stop_grace_s = 30;
+  double keep_ended_s = 0;        // ended jobs deleted from the database this long after (0: never)
   bool synchronous_full = false;  // fsync every commit (survives power loss), else NORMAL
   std::string local_state_dir = "hetsched-local";  // local backend: logs, pid and exit files
 };

@@ -205,6 +205,7 @@ void Service::Step() {
     last_reconcile_wall_s_ = wall;
     Reconcile(now);
     SaveClock();
+    PruneEnded();
   } else {
     ApplyBackendEvents(backend_->Poll(), now);
   }
@@ -214,6 +215,35 @@ void Service::Step() {
     }
   }
   DecideAndAct(now);
+  ForgetEnded();
+}
+
+void Service::PruneEnded() {
+  if (!(options_.keep_ended_s > 0)) return;
+  auto pruned = store_->PruneEndedJobs(WallNow() - options_.keep_ended_s);
+  if (!pruned.ok()) {
+    logger_->Error("pruning ended jobs failed", {{"error", pruned.status().message()}});
+  } else if (*pruned > 0) {
+    logger_->Info("pruned ended jobs", {{"jobs", *pruned}});
+  }
+}
+
+void Service::ForgetEnded() {
+  for (const std::string& name : ended_) {
+    auto it = jobs_.find(name);
+    if (it != jobs_.end() && Ended(it->second->state)) jobs_.erase(it);
+  }
+  ended_.clear();
+}
+
+util::Result<std::optional<StoredJob>> Service::StoredEnded(const std::string& name) {
+  ASSIGN_OR_RETURN(auto stored, store_->GetJob(name));
+  if (stored && !Ended(stored->state)) {
+    // Live jobs are all in memory; a live row without one is a bug, not a job to show.
+    return util::Status::Internal(fmt::format(
+        "job '{}' is {} in the database but unknown to the daemon", name, stored->state));
+  }
+  return stored;
 }
 
 util::Result<Service::Submitted> Service::Submit(model::Job job, std::string spec_json,
@@ -245,6 +275,13 @@ util::Result<Service::Submitted> Service::Submit(model::Job job, std::string spe
     committed_.wait(lock, [&] { return first->done; });
     if (!first->status.ok()) return first->status;
     return Submitted{first->view, false};
+  }
+  ASSIGN_OR_RETURN(auto ended, StoredEnded(name));
+  if (ended) {
+    if (idempotency_key.empty() || ended->idempotency_key != idempotency_key) {
+      return taken(ended->idempotency_key);
+    }
+    return Submitted{ViewOfStored(*ended), false};
   }
   auto p = std::make_shared<PendingSubmit>();
   p->job = std::move(job);
@@ -319,7 +356,11 @@ util::Result<JobView> Service::Cancel(const std::string& name) {
   std::lock_guard lock(mu_);
   RETURN_IF_ERROR(ReadyOrUnavailable());
   auto it = jobs_.find(name);
-  if (it == jobs_.end()) return util::Status::NotFound(fmt::format("no job '{}'", name));
+  if (it == jobs_.end()) {
+    ASSIGN_OR_RETURN(auto ended, StoredEnded(name));
+    if (!ended) return util::Status::NotFound(fmt::format("no job '{}'", name));
+    return ViewOfStored(*ended);
+  }
   Entry& e = *it->second;
   // Applied here, under the lock (the control loop is between passes, no transaction open), so
   // the cancel is stored before it is acknowledged.
@@ -339,7 +380,9 @@ util::Result<JobView> Service::Cancel(const std::string& name) {
     }
     wake_.notify_one();
   }
-  return ViewOf(e);
+  const JobView view = ViewOf(e);
+  ForgetEnded();
+  return view;
 }
 
 void Service::StopAttempt(Entry& e) {
@@ -451,7 +494,10 @@ void Service::End(Entry& e, const std::string& state, double now, std::optional<
   e.message = message;
   e.devices.clear();
   if (auto st = Persist(e); !st.ok()) {
+    // Kept in memory, where its end is known, rather than shown from a stale row.
     logger_->Error("storing a job's end failed", {{"job", e.name}, {"error", st.message()}});
+  } else {
+    ended_.push_back(e.name);
   }
   ended_counts_[state == "completed" ? 0 : state == "failed" ? 1 : 2]++;
   metrics_->ended.Get({state})->Inc();
@@ -638,7 +684,7 @@ util::Status Service::Recover() {
     if (!node) continue;
     scheduler_->SetNodeDrained(*node, n.drained);
   }
-  ASSIGN_OR_RETURN(auto stored, store_->LoadJobs(/*include_ended=*/true));
+  ASSIGN_OR_RETURN(auto stored, store_->LoadJobs(/*include_ended=*/false));
   const double now = SchedNow();
   int64_t recovered = 0;
   for (StoredJob& s : stored) {
@@ -659,10 +705,6 @@ util::Status Service::Recover() {
     e->stop = s.stop_reason == "cancel"    ? StopReason::kCancel
               : s.stop_reason == "preempt" ? StopReason::kPreempt
                                            : StopReason::kNone;
-    if (Ended(e->state)) {
-      jobs_[e->name] = std::move(e);
-      continue;
-    }
     auto req = ParseJobRequest(s.spec_json, cluster_.catalog);
     if (!req.ok()) {
       return util::Status::Internal(fmt::format("{}: stored job '{}' no longer parses: {}",
@@ -680,7 +722,6 @@ util::Status Service::Recover() {
       e->ended_s = WallNow();
       e->message = fmt::format("cannot run on this cluster after a restart: {}", a.reason);
       RETURN_IF_ERROR(Persist(*e));
-      jobs_[e->name] = std::move(e);
       continue;
     }
     if (by_slot_.size() <= static_cast<size_t>(e->slot.value())) {
@@ -719,8 +760,8 @@ util::Status Service::Recover() {
   RETURN_IF_ERROR(store_->Begin());
   Reconcile(now);
   RETURN_IF_ERROR(store_->Commit());
-  logger_->Info("recovered",
-                {{"live_jobs", recovered}, {"stored_jobs", stored.size()}, {"scheduler_s", now}});
+  ForgetEnded();
+  logger_->Info("recovered", {{"live_jobs", recovered}, {"scheduler_s", now}});
   return util::Status::Ok();
 }
 
@@ -785,35 +826,66 @@ JobView Service::ViewOf(const Entry& e) const {
   return v;
 }
 
+JobView Service::ViewOfStored(const StoredJob& s) const {
+  JobView v;
+  v.name = s.name;
+  v.state = s.state;
+  // What the job asked for is in its submission; a stored spec parsed when it was accepted.
+  if (auto req = ParseJobRequest(s.spec_json, cluster_.catalog); req.ok()) {
+    v.kind = std::string(model::JobKindName(req->job.kind));
+    v.gang = req->job.gang_size;
+    for (const auto& stack : req->job.stacks) v.stacks.push_back(model::ToString(stack));
+    v.has_command = !req->job.command.empty();
+  }
+  v.submitted_s = s.submitted_s;
+  v.started_s = s.started_s;
+  v.ended_s = s.ended_s;
+  v.exit_status = s.exit_status;
+  v.device_type = s.device_type;
+  v.preemptions = s.preemptions;
+  v.attempt = s.attempt;
+  v.message = s.message;
+  return v;
+}
+
 util::Result<JobView> Service::Get(const std::string& name) {
   std::lock_guard lock(mu_);
   RETURN_IF_ERROR(ReadyOrUnavailable());
   auto it = jobs_.find(name);
-  if (it == jobs_.end()) return util::Status::NotFound(fmt::format("no job '{}'", name));
-  return ViewOf(*it->second);
+  if (it != jobs_.end()) return ViewOf(*it->second);
+  ASSIGN_OR_RETURN(auto ended, StoredEnded(name));
+  if (!ended) return util::Status::NotFound(fmt::format("no job '{}'", name));
+  return ViewOfStored(*ended);
 }
 
 util::Result<std::vector<JobView>> Service::List(const JobFilter& filter) {
   std::lock_guard lock(mu_);
   RETURN_IF_ERROR(ReadyOrUnavailable());
-  // Live jobs first, each group in submission order: a limit cuts finished jobs first.
+  // Live jobs first (from memory), then ended ones (from the store), each group in submission
+  // order: a limit cuts ended jobs first.
   std::vector<const Entry*> picked;
-  for (const auto& [name, e] : jobs_) {
-    if (filter.state.empty() || e->state == filter.state) picked.push_back(e.get());
+  const bool want_live = filter.state.empty() || !Ended(filter.state);
+  if (want_live) {
+    for (const auto& [name, e] : jobs_) {
+      if (Ended(e->state)) continue;
+      if (filter.state.empty() || e->state == filter.state) picked.push_back(e.get());
+    }
   }
   // Only the first `limit` are ordered: the dashboard asks for 200 of possibly 100,000s while
   // the control loop waits for the lock.
   const size_t keep = std::min(filter.limit, picked.size());
   std::partial_sort(picked.begin(), picked.begin() + keep, picked.end(),
                     [](const Entry* a, const Entry* b) {
-                      const bool a_ended = Ended(a->state), b_ended = Ended(b->state);
-                      if (a_ended != b_ended) return b_ended;
                       return std::tie(a->submitted_s, a->name) < std::tie(b->submitted_s, b->name);
                     });
   picked.resize(keep);
   std::vector<JobView> out;
   out.reserve(picked.size());
   for (const Entry* e : picked) out.push_back(ViewOf(*e));
+  if (out.size() < filter.limit && (filter.state.empty() || Ended(filter.state))) {
+    ASSIGN_OR_RETURN(auto ended, store_->EndedJobs(filter.state, filter.limit - out.size()));
+    for (const StoredJob& s : ended) out.push_back(ViewOfStored(s));
+  }
   return out;
 }
 
@@ -821,7 +893,11 @@ util::Result<std::string> Service::Why(const std::string& name) {
   std::lock_guard lock(mu_);
   RETURN_IF_ERROR(ReadyOrUnavailable());
   auto it = jobs_.find(name);
-  if (it == jobs_.end()) return util::Status::NotFound(fmt::format("no job '{}'", name));
+  if (it == jobs_.end()) {
+    ASSIGN_OR_RETURN(auto ended, StoredEnded(name));
+    if (!ended) return util::Status::NotFound(fmt::format("no job '{}'", name));
+    return fmt::format("{}{}", ended->state, ended->message.empty() ? "" : ": " + ended->message);
+  }
   const Entry& e = *it->second;
   if (e.state == "queued") return scheduler_->WhyWaiting(e.slot, SchedNow());
   if (Ended(e.state)) {

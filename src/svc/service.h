@@ -46,6 +46,9 @@ struct ServiceOptions {
   double restore_s = 0;
   // Start attempts that fail in a row before the job is given up (failed).
   int32_t max_start_failures = 3;
+  // Ended jobs are kept in the database this many wall seconds after they end (0: forever);
+  // in memory the daemon holds live jobs only.
+  double keep_ended_s = 0;
   // Wall clock, unix seconds; injectable for tests.
   std::function<double()> wall_clock;
 };
@@ -96,7 +99,7 @@ struct TypeSummary {
 struct ClusterView {
   std::vector<TypeSummary> types;
   int64_t queued = 0, starting = 0, running = 0, stopping = 0;
-  int64_t completed = 0, failed = 0, cancelled = 0;  // kept in memory since start
+  int64_t completed = 0, failed = 0, cancelled = 0;  // since the daemon started
   double now_s = 0;                                  // scheduler time
   std::string policy;
   std::string backend;
@@ -164,6 +167,11 @@ class Service {
   static constexpr int64_t kMaxWhatIfJobs = 20000;
 
   const model::Cluster& cluster() const { return cluster_; }
+  // Jobs held in memory: the live ones (ended jobs are read from the store).
+  size_t jobs_held() const {
+    std::lock_guard lock(mu_);
+    return jobs_.size();
+  }
 
  private:
   Service(model::Cluster cluster, std::unique_ptr<Backend> backend, std::unique_ptr<Store> store,
@@ -196,8 +204,16 @@ class Service {
   // Every node of the current attempt exited.
   void Exited(Entry& e, bool stopped, double now);
   // Job `e` ends (completed, failed, cancelled): out of the scheduler, its slot freed.
+  // `e` stays valid until ForgetEnded.
   void End(Entry& e, const std::string& state, double now, std::optional<int> exit_status,
            const std::string& message);
+  // Ended jobs leave memory (they are in the store): the daemon holds live jobs only.
+  void ForgetEnded();
+  // Deletes ended jobs older than keep_ended_s from the store.
+  void PruneEnded();
+  // An ended job from the store (nullopt when there is none of that name).
+  util::Result<std::optional<StoredJob>> StoredEnded(const std::string& name);
+  JobView ViewOfStored(const StoredJob& s) const;
   void SetNodeUp(const std::string& node, bool up, double now);
   util::Status Persist(const Entry& e, bool insert = false);
   void Event(const std::string& kind, const std::string& subject, const std::string& detail);
@@ -218,7 +234,9 @@ class Service {
   std::condition_variable wake_;       // the control loop waits on it
   std::condition_variable committed_;  // submitters wait on it
   sched::JobSlots slots_;
-  std::map<std::string, std::unique_ptr<Entry>> jobs_;  // by name: live and ended
+  std::map<std::string, std::unique_ptr<Entry>> jobs_;  // by name: live (and ended until
+                                                        // ForgetEnded)
+  std::vector<std::string> ended_;                      // ended, not yet forgotten
   std::vector<Entry*> by_slot_;                         // live jobs by JobId
   std::deque<std::shared_ptr<PendingSubmit>> pending_;
   int64_t commit_generation_ = 0;

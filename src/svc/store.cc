@@ -90,6 +90,16 @@ constexpr std::string_view kLoadActiveJobs =
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
     "attempt, stop_reason "
     "FROM jobs WHERE state IN ('queued', 'starting', 'running', 'stopping') ORDER BY seq";
+constexpr std::string_view kEndedJobs =
+    "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
+    "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
+    "attempt, stop_reason "
+    "FROM jobs WHERE state IN ('completed', 'failed', 'cancelled') ORDER BY seq LIMIT ?1";
+constexpr std::string_view kEndedJobsInState =
+    "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
+    "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
+    "attempt, stop_reason "
+    "FROM jobs WHERE state = ?1 ORDER BY seq LIMIT ?2";
 constexpr std::string_view kPruneJobs =
     "DELETE FROM jobs WHERE state IN ('completed', 'failed', 'cancelled') AND ended_s < ?1";
 constexpr std::string_view kPutNode =
@@ -376,6 +386,21 @@ util::Result<std::vector<StoredJob>> Store::LoadJobs(bool include_ended) {
     jobs.push_back(std::move(job));
   }
   if (rc != SQLITE_DONE) return Error("loading jobs");
+  return jobs;
+}
+
+util::Result<std::vector<StoredJob>> Store::EndedJobs(const std::string& state, size_t limit) {
+  ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(state.empty() ? kEndedJobs : kEndedJobsInState));
+  Query q(stmt);
+  if (!state.empty()) q.Text(state);
+  q.Int(static_cast<int64_t>(std::min<size_t>(limit, INT64_MAX)));
+  std::vector<StoredJob> jobs;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    ASSIGN_OR_RETURN(StoredJob job, ReadJob(q, path_));
+    jobs.push_back(std::move(job));
+  }
+  if (rc != SQLITE_DONE) return Error("listing ended jobs");
   return jobs;
 }
 

@@ -92,6 +92,9 @@ class Store {
   // Jobs in submission order (of InsertJob; UpdateJob keeps a job's place); `include_ended`
   // false: only queued, starting, running, stopping.
   util::Result<std::vector<StoredJob>> LoadJobs(bool include_ended);
+  // Ended jobs (completed, failed, cancelled; only `state` when it names one of them) in
+  // submission order, at most `limit`.
+  util::Result<std::vector<StoredJob>> EndedJobs(const std::string& state, size_t limit);
   // Removes ended jobs that ended before `before_s` (retention); returns how many.
   util::Result<int64_t> PruneEndedJobs(double before_s);
 

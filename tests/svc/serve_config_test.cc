@@ -46,6 +46,7 @@ anonymous_read: false
 stop_grace: 2m
 synchronous: full
 local_state_dir: /var/lib/hetsched
+keep_ended: 30d
 )";
   auto c = Parse(text, "/etc/hetsched");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -68,6 +69,7 @@ local_state_dir: /var/lib/hetsched
   EXPECT_EQ(c->stop_grace_s, 120);
   EXPECT_TRUE(c->synchronous_full);
   EXPECT_EQ(c->local_state_dir, "/var/lib/hetsched");
+  EXPECT_EQ(c->keep_ended_s, 30 * 86400);
 }
 
 TEST(ServeConfig, AnEmptyDocumentKeepsTheDefaults) {
@@ -139,6 +141,7 @@ TEST(ServeConfig, EachBadValueNamesTheFieldAtItsLineAndColumn) {
        "cfg.yaml:2:13: stop_grace: ", "'2d' is not a grace period"},
       {"policy: fifo\nstop_grace: -5s\n",
        "cfg.yaml:2:13: stop_grace: ", "'-5s' is not a grace period"},
+      {"policy: fifo\nkeep_ended: -1d\n", "cfg.yaml:2:13: keep_ended: ", "'-1d' is not a duration"},
       {"policy: fifo\ntokens: abc\n", "cfg.yaml:2:9: tokens: ", "is not a list"},
       {"policy: fifo\ncluster: [a, b]\n", "cfg.yaml:2:10: cluster: ", "is not a string"},
       {"policy: fifo\nlocal_state_dir: ''\n", "cfg.yaml:2:18: local_state_dir: ", "is empty"},

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include "model/io/cluster_reader.h"
@@ -30,7 +31,8 @@ struct Daemon {
 // A daemon on `cluster` with a virtual backend at `scale` modeled seconds per wall second.
 std::unique_ptr<Daemon> StartDaemon(const std::string& db,
                                     const std::string& cluster = "v100=2,k80=2",
-                                    double scale = 1000, std::string policy = "fifo") {
+                                    double scale = 1000, std::string policy = "fifo",
+                                    ServiceOptions so = {}) {
   auto d = std::make_unique<Daemon>();
   auto c = model::io::LoadCluster(cluster);
   EXPECT_TRUE(c.ok()) << c.status().ToString();
@@ -39,7 +41,6 @@ std::unique_ptr<Daemon> StartDaemon(const std::string& db,
   vo.time_scale = scale;
   auto store = Store::Open(db);
   EXPECT_TRUE(store.ok()) << store.status().ToString();
-  ServiceOptions so;
   so.policy = std::move(policy);
   so.time_scale = scale;
   so.tick_s = 0.005;
@@ -89,6 +90,77 @@ TEST(Service, JobsRunToCompletionOnTheVirtualBackend) {
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->completed, 6);
   EXPECT_EQ(c->running + c->queued + c->starting, 0);
+}
+
+TEST(Service, EndedJobsLeaveMemoryButStayVisibleAndTheirNamesTaken) {
+  TempDir dir;
+  auto d = StartDaemon(dir.File("h.db"));
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(SubmitJson(*d->service,
+                           fmt::format(R"({{"name":"e{}","stacks":["cuda"],"work":30}})", i),
+                           fmt::format("k{}", i))
+                    .ok());
+  }
+  ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"long","stacks":["cuda"],"work":1e9})").ok());
+  ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "e4") == "completed"; }));
+  ASSERT_TRUE(WaitUntil([&] { return d->service->jobs_held() == 1; }));
+  // Read back from the store: state, times, what it asked for.
+  auto e0 = d->service->Get("e0");
+  ASSERT_TRUE(e0.ok());
+  EXPECT_EQ(e0->state, "completed");
+  EXPECT_EQ(e0->exit_status, 0);
+  EXPECT_EQ(e0->stacks, std::vector<std::string>{"cuda"});
+  EXPECT_GE(e0->ended_s, e0->started_s);
+  EXPECT_EQ(*d->service->Why("e0"), "completed");
+  EXPECT_EQ(d->service->Cancel("e0")->state, "completed");
+  // A name stays taken; the first submission's key still gets the first job back.
+  const std::string again = R"({"name":"e1","stacks":["cuda"],"work":30})";
+  EXPECT_EQ(SubmitJson(*d->service, again).status().code(), util::StatusCode::kAlreadyExists);
+  auto retry = SubmitJson(*d->service, again, "k1");
+  ASSERT_TRUE(retry.ok());
+  EXPECT_FALSE(retry->created);
+  EXPECT_EQ(retry->job.state, "completed");
+  // Lists: live first, then ended in submission order; filters and limits on both.
+  auto all = d->service->List({});
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 6u);
+  EXPECT_EQ((*all)[0].name, "long");
+  EXPECT_EQ((*all)[1].name, "e0");
+  EXPECT_EQ((*all)[5].name, "e4");
+  EXPECT_EQ(d->service->List({"completed", 2})->size(), 2u);
+  EXPECT_EQ(d->service->List({"completed", 2})->at(1).name, "e1");
+  EXPECT_EQ(d->service->List({"running", 10})->size(), 1u);
+  EXPECT_EQ(d->service->List({"", 1})->size(), 1u);
+  // A restart loads live jobs only.
+  d.reset();
+  d = StartDaemon(dir.File("h.db"));
+  EXPECT_EQ(d->service->jobs_held(), 1u);
+  EXPECT_EQ(State(*d->service, "e3"), "completed");
+}
+
+TEST(Service, EndedJobsArePrunedFromTheStoreAfterKeepEnded) {
+  TempDir dir;
+  double wall = 1e9;
+  ServiceOptions so;
+  so.keep_ended_s = 3600;
+  so.reconcile_every_s = 0;  // every pass prunes
+  std::mutex mu;
+  so.wall_clock = [&] {
+    std::lock_guard lock(mu);
+    return wall += 0.01;
+  };
+  auto d = StartDaemon(dir.File("h.db"), "v100=2,k80=2", 1000, "fifo", so);
+  ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"old","stacks":["cuda"],"work":1})").ok());
+  ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "old") == "completed"; }));
+  EXPECT_EQ(d->service->Get("old").status().code(), util::StatusCode::kOk);
+  {
+    std::lock_guard lock(mu);
+    wall += 3601;
+  }
+  ASSERT_TRUE(WaitUntil(
+      [&] { return d->service->Get("old").status().code() == util::StatusCode::kNotFound; }));
+  // The name is free again.
+  EXPECT_TRUE(SubmitJson(*d->service, R"({"name":"old","stacks":["cuda"],"work":1})").ok());
 }
 
 TEST(Service, ANameIsTakenOnceAndAnIdempotentRetryReturnsTheFirstJob) {
