@@ -25,6 +25,7 @@
 #include "plan/schedule.h"
 #include "report/html.h"
 #include "report/html_plan.h"
+#include "report/plan_json.h"
 #include "report/table.h"
 #include "util/file.h"
 
@@ -109,31 +110,6 @@ util::Result<AlgoRun> RunAlgo(const std::string& algo, const plan::DagProblem& p
         fmt::format("{} produced an invalid schedule: {}", algo, valid.message()));
   }
   return run;
-}
-
-nlohmann::ordered_json RunJson(const AlgoRun& run, const plan::DagProblem& problem) {
-  const model::TaskGraph& g = problem.graph();
-  nlohmann::ordered_json j;
-  j["algo"] = run.algo;
-  j["makespan"] = run.schedule.makespan;
-  const double seq = problem.BestSequentialTime();
-  j["speedup"] = std::isfinite(seq) && run.schedule.makespan > 0
-                     ? nlohmann::ordered_json(seq / run.schedule.makespan)
-                     : nlohmann::ordered_json(nullptr);
-  const double cp = problem.MinCostCriticalPath();
-  j["slr"] =
-      cp > 0 ? nlohmann::ordered_json(run.schedule.makespan / cp) : nlohmann::ordered_json(nullptr);
-  if (run.algo == "exact") j["optimal"] = run.optimal;
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (int32_t t = 0; t < g.num_tasks(); ++t) {
-    const plan::TaskPlacement& pl = run.schedule.placements[t];
-    rows.push_back({{"task", g.tasks[t].name},
-                    {"processor", g.processors[pl.processor].name},
-                    {"start", pl.start},
-                    {"finish", pl.finish}});
-  }
-  j["schedule"] = rows;
-  return j;
 }
 
 std::string SummaryText(const AlgoRun& run, const plan::DagProblem& problem) {
@@ -244,10 +220,14 @@ util::Status RunPlanDag(const PlanDagFlags& flags) {
   }
   if (flags.json) {
     if (runs.size() == 1) {
-      std::printf("%s\n", RunJson(runs[0], problem).dump(1).c_str());
+      std::printf("%s\n",
+                  report::DagScheduleJson(runs[0].algo, runs[0].schedule, problem, runs[0].optimal)
+                      .dump(1)
+                      .c_str());
     } else {
       nlohmann::ordered_json all = nlohmann::ordered_json::array();
-      for (const AlgoRun& r : runs) all.push_back(RunJson(r, problem));
+      for (const AlgoRun& r : runs)
+        all.push_back(report::DagScheduleJson(r.algo, r.schedule, problem, r.optimal));
       std::printf("%s\n", nlohmann::ordered_json{{"results", all}}.dump(1).c_str());
     }
     return util::Status::Ok();

@@ -17,6 +17,7 @@
 #include "plan/model_partition.h"
 #include "report/html.h"
 #include "report/html_plan.h"
+#include "report/plan_json.h"
 #include "report/table.h"
 #include "util/file.h"
 #include "util/units.h"
@@ -107,14 +108,6 @@ std::string Nodes(const plan::StagePlan& s) {
   return fmt::format("{}..{} ({})", s.nodes.front(), s.nodes.back(), s.nodes.size());
 }
 
-std::string Offload(uint8_t flags) {
-  if (flags == plan::kOffloadNone) return "-";
-  std::string out;
-  if (flags & plan::kOffloadOptimizer) out = "optimizer";
-  if (flags & plan::kOffloadEmbedding) out += out.empty() ? "embedding" : "+embedding";
-  return out;
-}
-
 std::string Seconds(double s) {
   if (s == 0) return "0";
   if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
@@ -145,7 +138,7 @@ std::string RenderText(const model::ModelSpec& spec, const std::string& cluster_
               util::FormatBytes(m.activations),
               fmt::format("{:.0f}% of {}", 100.0 * m.total() / s.memory_capacity,
                           util::FormatBytes(s.memory_capacity)),
-              Seconds(s.cost.latency_s), Offload(s.cost.offload)});
+              Seconds(s.cost.latency_s), report::OffloadName(s.cost.offload)});
   }
   out += t.Render();
   out += fmt::format(
@@ -167,74 +160,6 @@ std::string RenderText(const model::ModelSpec& spec, const std::string& cluster_
   }
   out += l.Render();
   return out;
-}
-
-nlohmann::ordered_json ToJson(const model::ModelSpec& spec, const model::Cluster& cluster,
-                              const plan::ModelPlan& p) {
-  nlohmann::ordered_json j;
-  j["model"] = spec.name;
-  j["cluster"] = cluster.name;
-  j["mode"] = p.training ? "training" : "inference";
-  j["parameters"] = spec.ParameterCount();
-  j["precision"] = model::PrecisionName(spec.setup.precision);
-  j["optimizer"] = model::OptimizerName(spec.setup.optimizer);
-  j["global_batch"] = p.global_batch;
-  j["seq_len"] = p.seq_len;
-  j["micro_batch"] = p.micro_batch;
-  j["micro_batches"] = p.micro_batches;
-  j["step_s"] = p.step_s;
-  j["bubble_s"] = p.bubble_s;
-  j["tail_s"] = p.tail_s;
-  j["tokens_per_s"] = p.tokens_per_s;
-  if (!p.training) j["s_per_token"] = p.step_s / static_cast<double>(p.global_batch * p.seq_len);
-  j["host_bytes"] = p.host_bytes;
-  j["devices_used"] = p.devices_used;
-  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
-  for (const plan::StagePlan& s : p.stages) {
-    nlohmann::ordered_json st;
-    st["first_layer"] = s.first_layer;
-    st["last_layer"] = s.last_layer - 1;
-    st["first_layer_name"] = s.first_layer_name;
-    st["last_layer_name"] = s.last_layer_name;
-    st["device_type"] = s.device_type;
-    nlohmann::ordered_json devs = nlohmann::ordered_json::array();
-    for (model::DeviceId d : s.devices) {
-      const model::Device& dev = cluster.device(d);
-      devs.push_back(fmt::format("{}/{}", cluster.node(dev.node).name, dev.local_index));
-    }
-    st["devices"] = devs;
-    st["nodes"] = s.nodes;
-    st["tp"] = s.cost.tp;
-    st["dp"] = s.cost.dp;
-    st["samples_per_replica"] = s.cost.samples_per_replica;
-    st["in_flight"] = s.in_flight;
-    st["memory_per_device"] = {
-        {"weights", s.cost.memory.weights},     {"gradients", s.cost.memory.gradients},
-        {"optimizer", s.cost.memory.optimizer}, {"activations", s.cost.memory.activations},
-        {"total", s.cost.memory.total()},       {"capacity", s.memory_capacity}};
-    st["offload"] = Offload(s.cost.offload);
-    st["compute_s"] = s.cost.compute_s;
-    st["tp_comm_s"] = s.cost.tp_comm_s;
-    st["p2p_s"] = s.cost.p2p_s;
-    st["latency_s"] = s.cost.latency_s;
-    st["allreduce_s"] = s.cost.allreduce_s;
-    st["offload_s"] = s.cost.offload_s;
-    st["tail_s"] = s.cost.tail_s;
-    stages.push_back(st);
-  }
-  j["stages"] = stages;
-  nlohmann::ordered_json links = nlohmann::ordered_json::array();
-  for (const plan::LinkTraffic& x : p.links) {
-    links.push_back({{"from", x.from},
-                     {"to", x.to},
-                     {"kind", x.kind},
-                     {"link", x.link},
-                     {"bytes_per_step", x.bytes_per_step},
-                     {"seconds_per_step", x.seconds_per_step}});
-  }
-  j["links"] = links;
-  j["search"] = {{"dp_runs", p.dp_runs}};
-  return j;
 }
 
 plan::ModelPartitionOptions Options(const PlanModelArgs& a) {
@@ -279,7 +204,7 @@ int Run(const PlanModelArgs& a) {
   }
 
   if (a.json) {
-    nlohmann::ordered_json j = ToJson(*spec, *cluster, *plan);
+    nlohmann::ordered_json j = report::ModelPlanJson(*spec, *cluster, *plan);
     if (!a.max_model.empty()) j["largest_in_family"] = spec->name;
     std::fputs((j.dump(2) + "\n").c_str(), stdout);
   } else {

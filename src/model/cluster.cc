@@ -45,4 +45,28 @@ void Cluster::Reindex() {
   for (size_t i = 0; i < racks.size(); ++i) rack_index_[racks[i].name] = static_cast<int32_t>(i);
 }
 
+Cluster SubCluster(const Cluster& cluster, const std::vector<NodeId>& nodes) {
+  Cluster out;
+  out.name = cluster.name;
+  out.catalog = cluster.catalog;
+  out.racks = cluster.racks;
+  for (Rack& r : out.racks) r.nodes.clear();
+  out.network_latency_s = cluster.network_latency_s;
+  for (NodeId id : nodes) {
+    const NodeId new_id(static_cast<int32_t>(out.nodes.size()));
+    Node n = cluster.node(id);
+    const DeviceId first = n.first_device;
+    n.first_device = DeviceId(static_cast<int32_t>(out.devices.size()));
+    for (int32_t i = 0; i < n.device_count; ++i) {
+      Device d = cluster.device(DeviceId(first.value() + i));
+      d.node = new_id;
+      out.devices.push_back(d);
+    }
+    if (n.rack.valid()) out.racks[n.rack.value()].nodes.push_back(new_id);
+    out.nodes.push_back(std::move(n));
+  }
+  out.Reindex();
+  return out;
+}
+
 }  // namespace hetsched::model

@@ -97,4 +97,8 @@ class Cluster {
   std::unordered_map<std::string, int32_t> rack_index_;
 };
 
+// The cluster made of `nodes` only (in that order; ids renumbered, racks kept with their
+// remaining nodes, catalog and links as they were): what a planner may use of a live cluster.
+Cluster SubCluster(const Cluster& cluster, const std::vector<NodeId>& nodes);
+
 }  // namespace hetsched::model

@@ -9,6 +9,7 @@
 
 #include "svc/embedded.h"
 #include "svc/job_request.h"
+#include "svc/plan_request.h"
 
 namespace hetsched::svc {
 
@@ -374,6 +375,18 @@ void HttpApi::Route(MetricsRegistry* metrics) {
                              }
                              Reply(res, 200, {{"current", list[0]}, {"candidate", list[1]}});
                            }));
+
+  s.Post(
+      "/v1/plan",
+      wrap("/v1/plan", Role::kSubmit, [this](const httplib::Request& req, httplib::Response& res) {
+        auto request = ParsePlanRequest(req.body);
+        if (!request.ok()) return ReplyStatus(res, request.status());
+        auto plan = service_->Plan(*request);
+        if (!plan.ok()) return ReplyStatus(res, plan.status());
+        res.status = 200;
+        res.set_content(plan->dump(-1, ' ', false, json::error_handler_t::replace) + "\n",
+                        "application/json");
+      }));
 
   s.Get("/metrics", wrap("/metrics", Role::kRead,
                          [this, metrics](const httplib::Request&, httplib::Response& res) {

@@ -51,8 +51,7 @@ bool ValidJobName(std::string_view name) {
   return true;
 }
 
-util::Result<JobRequest> ParseJobRequest(std::string_view body,
-                                         const model::DeviceCatalog& catalog) {
+util::Result<nlohmann::json> ParseBodyObject(std::string_view body, std::string_view expected) {
   if (body.size() > kMaxJobRequestBytes) {
     return util::Status::InvalidArgument(fmt::format("request body: {} bytes (expected at most {})",
                                                      body.size(), kMaxJobRequestBytes));
@@ -65,25 +64,32 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
       (void)again;
     } catch (const nlohmann::json::parse_error& e) {
       return util::Status::InvalidArgument(
-          fmt::format("request body: byte {}: not JSON (expected one job object)", e.byte));
+          fmt::format("request body: byte {}: not JSON (expected {})", e.byte, expected));
     } catch (const nlohmann::json::exception& e) {
       // A number beyond a double's range is out_of_range, not parse_error.
       std::string what = e.what();
       if (size_t at = what.find("] "); at != std::string::npos) what.erase(0, at + 2);
       return util::Status::InvalidArgument(
-          fmt::format("request body: {} (expected one job object)", what));
+          fmt::format("request body: {} (expected {})", what, expected));
     }
-    return util::Status::InvalidArgument("request body: not JSON (expected one job object)");
+    return util::Status::InvalidArgument(
+        fmt::format("request body: not JSON (expected {})", expected));
   }
   if (!doc.is_object()) {
     return util::Status::InvalidArgument(
-        fmt::format("request body: a JSON {} (expected one job object)", doc.type_name()));
+        fmt::format("request body: a JSON {} (expected {})", doc.type_name(), expected));
   }
-  // Writing the document back (below) recurses once per level.
+  // Writing the document back recurses once per level.
   if (NestingDepth(body) > kMaxNesting) {
     return util::Status::InvalidArgument(
-        fmt::format("request body: nesting deeper than {} (expected one job object)", kMaxNesting));
+        fmt::format("request body: nesting deeper than {} (expected {})", kMaxNesting, expected));
   }
+  return doc;
+}
+
+util::Result<JobRequest> ParseJobRequest(std::string_view body,
+                                         const model::DeviceCatalog& catalog) {
+  ASSIGN_OR_RETURN(nlohmann::json doc, ParseBodyObject(body, "one job object"));
   if (doc.contains("arrival")) {
     return util::Status::InvalidArgument(
         "request body: arrival: is set by the daemon (expected no arrival)");

@@ -2,6 +2,7 @@
 // workload format, docs/workload-format.md, plus `command`) turned into a model::Job.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -17,6 +18,10 @@ inline constexpr size_t kMaxJobRequestBytes = 64 * 1024;
 // A job's name is its id in URLs, logs and file names: 1 to 128 of [A-Za-z0-9._-], starting
 // with a letter or digit.
 bool ValidJobName(std::string_view name);
+
+// A request body that must be one JSON object of at most kMaxJobRequestBytes, nesting at most
+// 64 deep; errors say where JSON breaks and end "(expected <expected>)".
+util::Result<nlohmann::json> ParseBodyObject(std::string_view body, std::string_view expected);
 
 struct JobRequest {
   model::Job job;

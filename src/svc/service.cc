@@ -4,9 +4,19 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "model/io/dag_reader.h"
+#include "model/model_spec.h"
+#include "model/topology.h"
+#include "plan/cpop.h"
+#include "plan/heft.h"
+#include "plan/model_partition.h"
+#include "plan/peft.h"
+#include "plan/schedule.h"
+#include "report/plan_json.h"
 #include "sim/engine.h"
 #include "svc/job_request.h"
 
@@ -1072,6 +1082,124 @@ util::Result<std::vector<WhatIfResult>> Service::WhatIf(const std::string& polic
     w.preemptions = r->preemptions;
     out.push_back(std::move(w));
   }
+  return out;
+}
+
+util::Result<nlohmann::ordered_json> Service::Plan(const PlanRequest& request) {
+  model::Cluster part;
+  int64_t nodes_total = 0;
+  {
+    std::lock_guard lock(mu_);
+    RETURN_IF_ERROR(ReadyOrUnavailable());
+    const sched::ClusterState& state = scheduler_->state();
+    std::vector<model::NodeId> chosen;
+    nodes_total = static_cast<int64_t>(cluster_.nodes.size());
+    for (size_t i = 0; i < cluster_.nodes.size(); ++i) {
+      const model::NodeId id(static_cast<int32_t>(i));
+      bool usable = request.nodes == "all" || state.Offers(id);
+      const model::Node& n = cluster_.node(id);
+      for (int32_t k = 0; usable && request.nodes != "all" && k < n.device_count; ++k) {
+        const DeviceId d(n.first_device.value() + k);
+        usable = state.IsUp(d) && !scheduler_->JobOn(d).has_value();
+      }
+      if (usable) chosen.push_back(id);
+    }
+    part = model::SubCluster(cluster_, chosen);
+  }
+  nlohmann::ordered_json out;
+  out["nodes"] = {{"mode", request.nodes},
+                  {"used", part.nodes.size()},
+                  {"of", nodes_total},
+                  {"devices", part.devices.size()}};
+  const auto infeasible = [&](const std::string& reason) {
+    out["feasible"] = false;
+    out["reason"] = reason;
+    return out;
+  };
+  if (part.devices.empty()) {
+    return infeasible(request.nodes == "idle"
+                          ? "no node is idle (powered, undrained, every device up and free); "
+                            "\"nodes\": \"all\" plans on the whole cluster"
+                          : "the cluster has no devices");
+  }
+  if (!request.model.empty()) {
+    model::PresetOptions po;
+    po.global_batch = request.batch;
+    po.micro_batch = request.micro_batch;
+    po.seq_len = request.seq_len;
+    po.precision = request.precision;
+    po.optimizer = request.optimizer;
+    auto spec = model::MakePreset(request.model, po);
+    if (!spec.ok()) return util::Status::InvalidArgument(spec.status().message());
+    plan::ModelPartitionOptions o;
+    o.only_type = request.only_type;
+    o.memory_reserve = request.memory_reserve;
+    o.allow_offload = request.offload;
+    o.max_stages = request.max_stages;
+    auto p = plan::PlanModelPartition(*spec, part, o);
+    if (p.status().code() == util::StatusCode::kInfeasible) {
+      return infeasible(p.status().message());
+    }
+    if (!p.ok()) return util::Status::InvalidArgument(p.status().message());
+    out["feasible"] = true;
+    out["plan"] = report::ModelPlanJson(*spec, part, *p);
+    return out;
+  }
+  if (part.devices.size() > kMaxDagDevices) {
+    return util::Status::InvalidArgument(
+        fmt::format("a DAG is planned over at most {} devices; the nodes considered have {}",
+                    kMaxDagDevices, part.devices.size()));
+  }
+  // Costs may be keyed by any device type of the cluster: types with no device considered get
+  // a stand-in processor, dropped after reading, so a busy type is "cannot run here", not an
+  // unknown key.
+  model::io::DagReadOptions read;
+  for (size_t d = 0; d < part.devices.size(); ++d) {
+    const model::Device& dev = part.devices[d];
+    read.processors.push_back({fmt::format("{}/{}", part.node(dev.node).name, dev.local_index),
+                               part.type_of(DeviceId(static_cast<int32_t>(d))).name});
+  }
+  const size_t considered = read.processors.size();
+  std::set<std::string> present;
+  for (const model::DagProcessor& p : read.processors) present.insert(p.type);
+  for (const auto& [type, count] : cluster_.DeviceTypeCounts()) {
+    const std::string& name = cluster_.catalog.Get(type).name;
+    if (present.insert(name).second) read.processors.push_back({"(no " + name + " idle)", name});
+  }
+  ASSIGN_OR_RETURN(model::TaskGraph read_graph,
+                   model::io::ParseDagJson(request.dag_json, "request body: dag", read));
+  model::TaskGraph graph;
+  graph.name = read_graph.name;
+  graph.bandwidth = read_graph.bandwidth;
+  graph.edges = read_graph.edges;
+  graph.processors.assign(read_graph.processors.begin(),
+                          read_graph.processors.begin() + static_cast<std::ptrdiff_t>(considered));
+  for (model::DagTask& t : read_graph.tasks) {
+    t.cost.resize(considered);
+    if (std::none_of(t.cost.begin(), t.cost.end(),
+                     [](double c) { return c != model::kCannotRun; })) {
+      return infeasible(
+          fmt::format("task {} can run on none of the {} devices considered", t.name, considered));
+    }
+    graph.tasks.push_back(std::move(t));
+  }
+  RETURN_IF_ERROR(graph.Finalize());
+  const model::Topology topology(part);
+  plan::TransferModel transfer =
+      plan::TransferModel::FromLinks(graph.num_processors(), [&](int32_t a, int32_t b) {
+        const model::Path path = topology.Between(DeviceId(a), DeviceId(b));
+        return plan::TransferModel::Link{path.latency_s, path.bandwidth};
+      });
+  const plan::DagProblem problem(graph, std::move(transfer));
+  const plan::Schedule schedule = request.algo == "cpop"   ? plan::Cpop(problem)
+                                  : request.algo == "peft" ? plan::Peft(problem)
+                                                           : plan::Heft(problem);
+  if (auto st = plan::ValidateSchedule(problem, schedule); !st.ok()) {
+    return util::Status::Internal(
+        fmt::format("{} produced an invalid schedule: {}", request.algo, st.message()));
+  }
+  out["feasible"] = true;
+  out["plan"] = report::DagScheduleJson(request.algo, schedule, problem);
   return out;
 }
 

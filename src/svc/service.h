@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
@@ -25,6 +26,7 @@
 #include "svc/backend.h"
 #include "svc/log.h"
 #include "svc/metrics.h"
+#include "svc/plan_request.h"
 #include "svc/store.h"
 #include "util/status.h"
 
@@ -165,6 +167,12 @@ class Service {
   // kInvalidArgument for an unknown policy or more than kMaxWhatIfJobs live jobs.
   util::Result<std::vector<WhatIfResult>> WhatIf(const std::string& policy);
   static constexpr int64_t kMaxWhatIfJobs = 20000;
+  // Splits the request's model or DAG over the nodes it names (idle ones by default), as
+  // `hetsched plan` would over a cluster made of them: {"nodes": {...}, "feasible", and the
+  // plan or the reason none fits}. Runs outside the daemon's lock. kInvalidArgument for an
+  // unknown preset, precision, optimizer or device type, or a DAG that does not read.
+  util::Result<nlohmann::ordered_json> Plan(const PlanRequest& request);
+  static constexpr size_t kMaxDagDevices = 4096;
 
   const model::Cluster& cluster() const { return cluster_; }
   // Jobs held in memory: the live ones (ended jobs are read from the store).

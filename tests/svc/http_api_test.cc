@@ -531,6 +531,75 @@ TEST_F(HttpApiTest, ClusterSummarizesTypesAndJobs) {
   EXPECT_EQ(used, 1) << r.body;
 }
 
+// A DAG of three tasks with costs by device type: `b` runs only on V100s.
+constexpr const char* kPlanDag =
+    R"({"dag":{"tasks":[{"id":"a","cost":{"v100-32g":2,"k80":4}},{"id":"b","cost":{"v100-32g":3}},)"
+    R"({"id":"c","cost":{"v100-32g":2,"k80":1}}],"edges":[{"from":"a","to":"b","data":1},)"
+    R"({"from":"a","to":"c","data":1}]}})";
+
+TEST_F(HttpApiTest, PlanSplitsADagOverTheIdleNodes) {
+  ASSERT_NO_FATAL_FAILURE(Boot());
+  EXPECT_EQ(Post("/v1/plan", kPlanDag, "").status, 401);
+  EXPECT_EQ(Post("/v1/plan", kPlanDag, kReadToken).status, 403);
+  Reply r = Post("/v1/plan", kPlanDag, kSubmitToken);
+  ASSERT_EQ(r.status, 200) << r.body;
+  json j = r.Json();
+  EXPECT_TRUE(j["feasible"].get<bool>()) << r.body;
+  EXPECT_EQ(j["nodes"]["mode"], "idle");
+  EXPECT_EQ(j["nodes"]["of"], j["nodes"]["used"]) << r.body;
+  EXPECT_EQ(j["plan"]["algo"], "heft");
+  ASSERT_EQ(j["plan"]["schedule"].size(), 3u) << r.body;
+  for (const json& row : j["plan"]["schedule"]) {
+    // Devices are named node/index, and b sits on a V100 node.
+    EXPECT_NE(row["processor"].get<std::string>().find('/'), std::string::npos) << r.body;
+  }
+  // With every V100 busy, no idle node can run b: infeasible, with the reason (a value, not an
+  // error); on all nodes it plans.
+  ASSERT_EQ(Post("/v1/jobs",
+                 R"({"name":"busy","stacks":["cuda"],"gang_size":2,"work":1e9,)"
+                 R"("throughput":{"v100":1}})",
+                 kSubmitToken)
+                .status,
+            201);
+  ASSERT_TRUE(WaitUntil([&] { return JobState("busy") == "running"; }));
+  r = Post("/v1/plan", kPlanDag, kSubmitToken);
+  ASSERT_EQ(r.status, 200) << r.body;
+  j = r.Json();
+  EXPECT_FALSE(j["feasible"].get<bool>()) << r.body;
+  EXPECT_NE(j["reason"].get<std::string>().find("task b can run on none"), std::string::npos)
+      << r.body;
+  std::string all = kPlanDag;
+  all.insert(1, R"("nodes":"all",)");
+  r = Post("/v1/plan", all, kSubmitToken);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(r.Json()["feasible"].get<bool>()) << r.body;
+}
+
+TEST_F(HttpApiTest, PlanAModelPresetOrSayWhyNot) {
+  ASSERT_NO_FATAL_FAILURE(Boot({.cluster = "a100-80g=8:per_node=8"}));
+  Reply r = Post("/v1/plan", R"({"model":"llama-7b","batch":16})", kSubmitToken);
+  ASSERT_EQ(r.status, 200) << r.body;
+  json j = r.Json();
+  ASSERT_TRUE(j["feasible"].get<bool>()) << r.body;
+  EXPECT_EQ(j["plan"]["model"], "llama-7b");
+  EXPECT_GT(j["plan"]["step_s"].get<double>(), 0);
+  EXPECT_FALSE(j["plan"]["stages"].empty());
+  r = Post("/v1/plan", R"({"model":"gpt3-175b","offload":false})", kSubmitToken);
+  ASSERT_EQ(r.status, 200) << r.body;
+  j = r.Json();
+  EXPECT_FALSE(j["feasible"].get<bool>()) << r.body;
+  EXPECT_FALSE(j["reason"].get<std::string>().empty());
+  // Unknown presets and malformed bodies are 400s naming what is wrong.
+  r = Post("/v1/plan", R"({"model":"llama-9000"})", kSubmitToken);
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find("llama-9000"), std::string::npos) << r.body;
+  r = Post("/v1/plan", R"({"model":"llama-7b","batch":-1})", kSubmitToken);
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find("batch"), std::string::npos) << r.body;
+  r = Post("/v1/plan", R"({"dag":{"tasks":[{"id":"a","cost":{"h100":1}}]}})", kSubmitToken);
+  EXPECT_EQ(r.status, 400) << r.body;
+}
+
 TEST_F(HttpApiTest, MetricsCountRequestsAndSubmissions) {
   ASSERT_NO_FATAL_FAILURE(Boot());
   ASSERT_EQ(Post("/v1/jobs", JobBody("m"), kSubmitToken).status, 201);
@@ -557,6 +626,7 @@ const std::vector<std::pair<std::string, std::string>> kRoutes = {
     {"post", "/v1/nodes/{node}/undrain"},
     {"get", "/v1/cluster"},
     {"get", "/v1/whatif"},
+    {"post", "/v1/plan"},
     {"get", "/metrics"},
     {"get", "/openapi.json"},
     {"get", "/"},

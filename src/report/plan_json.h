@@ -1,0 +1,29 @@
+// Plans as JSON: what `hetsched plan model --json`, `plan dag --json` and the daemon's
+// POST /v1/plan print (docs/model-partitioning.md, docs/api.md).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "model/cluster.h"
+#include "model/model_spec.h"
+#include "plan/dag_problem.h"
+#include "plan/model_partition.h"
+#include "plan/schedule.h"
+
+namespace hetsched::report {
+
+// What a stage keeps in CPU-server memory: "-", "optimizer", "embedding", "optimizer+embedding".
+std::string OffloadName(uint8_t flags);
+
+// A model's pipeline plan: stages (devices as "node/index"), memory per device, link traffic.
+nlohmann::ordered_json ModelPlanJson(const model::ModelSpec& spec, const model::Cluster& cluster,
+                                     const plan::ModelPlan& plan);
+
+// A DAG schedule of `algo`: makespan, speedup over the best single processor, SLR and one row
+// per task. `optimal` is reported for the exact algorithm only.
+nlohmann::ordered_json DagScheduleJson(const std::string& algo, const plan::Schedule& schedule,
+                                       const plan::DagProblem& problem, bool optimal = false);
+
+}  // namespace hetsched::report
