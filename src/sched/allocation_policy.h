@@ -1,7 +1,7 @@
 // Allocation policies (maxmin-het, max-throughput, min-makespan, min-cost, ftf-het): at each
 // decision the scheduler asks for the time shares X[j][t] that optimize the policy's objective
 // (sched/allocation.h) and realizes them round by round with Gavel's priority rule (target share
-// over received share; sched/scheduler.h, DecideAllocation).
+// over received share; sched/allocation_strategy.h).
 #pragma once
 
 #include <memory>

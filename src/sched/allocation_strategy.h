@@ -1,0 +1,60 @@
+// AllocationStrategy: the LP allocation policies (sched/allocation_policy.h). At most every
+// preempt interval it solves for target time shares, when the set of jobs or devices changed,
+// and realizes them with Gavel's priority rule; in between, queued jobs fill free devices.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sched/allocation_policy.h"
+#include "sched/lp_solver.h"
+#include "sched/queue_order_strategy.h"
+#include "sched/scheduler_core.h"
+#include "sched/strategy.h"
+
+namespace hetsched::sched {
+
+// Keeps references to `core` and `policy` (the core's policy).
+class AllocationStrategy final : public DecisionStrategy {
+ public:
+  AllocationStrategy(SchedulerCore& core, const AllocationPolicy& policy);
+
+  void Decide(double now_s, Decision& out) override;
+  void Upgrade(double now_s, Decision& out) override;
+  std::optional<std::string> RejectAtSubmit(const JobRecord& r, double now_s) const override;
+  void OnSlotReused(int32_t id) override;
+  void OnJobLeft(int32_t id) override;
+
+  // See Scheduler::TargetShare, allocation_log, allocation_failures, allocations_solved.
+  double TargetShare(model::JobId job, model::DeviceTypeId type) const;
+  const std::vector<std::string>& log() const { return log_; }
+  int64_t failures() const { return failures_; }
+  int64_t solves() const { return solves_; }
+
+ private:
+  // Solves (when the set of jobs or devices changed) and realizes the shares.
+  void Allocate(double now_s, Decision& out);
+  void Log(std::string line);
+
+  SchedulerCore& core_;
+  const AllocationPolicy& policy_;
+  std::shared_ptr<LpSolver> solver_;
+  QueueOrderStrategy fill_;
+  ReallocationClock clock_;
+  std::vector<double> share_;     // by JobId x type: target share in force
+  std::vector<double> received_;  // by JobId x type: seconds run there (since arrival)
+  std::vector<double> present_;   // by JobId: seconds active (queued or running)
+  std::vector<int32_t> jobs_;     // ids the shares in share_ were solved for
+  std::vector<double> capacity_;  // capacity they were solved for
+  double last_s_ = -1;            // time of the last Allocate
+  // A finished job's slot was given to a new job: the same ids may name other jobs, so the
+  // next allocation solves again.
+  bool slot_reused_ = false;
+  std::vector<std::string> log_;
+  int64_t failures_ = 0, solves_ = 0;
+};
+
+}  // namespace hetsched::sched

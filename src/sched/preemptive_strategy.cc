@@ -1,0 +1,256 @@
+#include "sched/preemptive_strategy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <queue>
+
+namespace hetsched::sched {
+
+using model::DeviceId;
+using model::DeviceTypeId;
+
+PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core)
+    : core_(core), fill_(core), clock_(core.options().preempt_interval_s) {}
+
+void PreemptiveStrategy::Decide(double now_s, Decision& out) {
+  const bool fill = !core_.policy().in_order_only();
+  if (clock_.FullDue(now_s)) {
+    Reallocate(now_s, out);
+    // Work conservation: devices the reallocation left free (a selected job that did not fit
+    // where it was assigned, capacity counted for gangs that could not be placed) go to
+    // queued jobs in policy order, as between reallocations.
+    if (!core_.queue().empty()) fill_.StartInOrder(now_s, fill, out);
+  } else {
+    fill_.StartInOrder(now_s, fill, out);
+  }
+}
+
+void PreemptiveStrategy::Upgrade(double now_s, Decision& out) {
+  // Running jobs may move up to faster devices that came free (as Gavel re-solves every
+  // round), subject to the same stickiness.
+  if (clock_.UpgradeDue(now_s)) Reallocate(now_s, out);
+}
+
+std::vector<int32_t> PreemptiveStrategy::AssignByRegret(const std::vector<int32_t>& jobs,
+                                                        std::vector<int32_t> capacity) const {
+  const int32_t types = core_.state().type_count();
+  const double stickiness = core_.options().stickiness;
+  const size_t n = jobs.size();
+  std::vector<int32_t> result(n, -1);
+  struct Item {
+    double regret;
+    int32_t index;
+    int32_t type;
+  };
+  // Each job's value per type (score plus stickiness), computed once: the heap re-evaluates
+  // jobs whenever a type fills, and scoring is the costly part. NaN marks a disallowed type.
+  std::vector<double> value(n * types);
+  std::vector<int32_t> gangs(n);
+  for (size_t i = 0; i < n; ++i) {
+    const JobRecord& r = core_.record(jobs[i]);
+    gangs[i] = std::max(1, r.job->gang_size);
+    for (int32_t t = 0; t < types; ++t) {
+      double v = std::numeric_limits<double>::quiet_NaN();
+      if (r.allowed[t] && core_.NewWorkShare(r, DeviceTypeId(t)) > 0) {
+        v = core_.ScoreOf(r, DeviceTypeId(t));
+        if (r.phase == JobPhase::kRunning && r.type.value() == t) v += stickiness;
+      }
+      value[i * types + t] = v;
+    }
+  }
+  const auto evaluate = [&](size_t i) {
+    const int32_t gang = gangs[i];
+    const double* row = &value[i * types];
+    double v1 = -1, v2 = 0;
+    int32_t t1 = -1;
+    for (int32_t t = 0; t < types; ++t) {
+      if (std::isnan(row[t]) || capacity[t] < gang) continue;
+      const double v = row[t];
+      if (v > v1) {
+        v2 = std::max(v2, v1);
+        v1 = v;
+        t1 = t;
+      } else {
+        v2 = std::max(v2, v);
+      }
+    }
+    return Item{v1 - v2, static_cast<int32_t>(i), t1};
+  };
+  const auto cmp = [](const Item& a, const Item& b) {
+    if (a.regret != b.regret) return a.regret < b.regret;
+    return a.index > b.index;  // earlier in policy order first
+  };
+  std::priority_queue<Item, std::vector<Item>, decltype(cmp)> heap(cmp);
+  for (size_t i = 0; i < n; ++i) {
+    Item it = evaluate(i);
+    if (it.type >= 0) heap.push(it);
+  }
+  while (!heap.empty()) {
+    const Item top = heap.top();
+    heap.pop();
+    const Item now = evaluate(top.index);
+    if (now.type < 0) continue;
+    if (now.type != top.type || now.regret < top.regret - 1e-12) {
+      heap.push(now);  // stale: a type filled up since it was scored
+      continue;
+    }
+    result[top.index] = now.type;
+    capacity[now.type] -= gangs[top.index];
+  }
+  return result;
+}
+
+void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
+  const ClusterState& state = core_.state();
+  const int32_t types = state.type_count();
+  const TypeChoice choice = core_.policy().type_choice();
+  const double stickiness = core_.options().stickiness;
+  // free[t]: devices nobody holds; held[t]: devices of running preemptible jobs not yet
+  // reached in the policy order (the ones reached last lose them first).
+  std::vector<int32_t> free(types), held(types, 0);
+  for (int32_t t = 0; t < types; ++t) free[t] = state.FreeOfType(DeviceTypeId(t));
+  std::vector<SchedulerCore::QueueKey>& keys = keys_;
+  keys.clear();
+  keys.reserve(core_.queue().size() + core_.running().size());
+  for (int32_t id : core_.queue()) keys.push_back(core_.KeyOf(core_.record(id), now_s));
+  for (int32_t id : core_.running()) {
+    const JobRecord& r = core_.record(id);
+    if (!r.job->preemptible || !SchedulerCore::HoldsDevices(r)) continue;
+    held[r.type.value()] += static_cast<int32_t>(r.devices.size());
+    keys.push_back(core_.KeyOf(r, now_s));
+  }
+  std::sort(keys.begin(), keys.end());
+  std::vector<int32_t> initial(types);
+  int32_t capacity_total = 0;
+  for (int32_t t = 0; t < types; ++t) {
+    initial[t] = free[t] + held[t];
+    capacity_total += initial[t];
+  }
+  // Takes `gang` devices of type t, free ones first.
+  const auto take = [&](int32_t t, int32_t gang) {
+    const int32_t from_free = std::min(free[t], gang);
+    free[t] -= from_free;
+    held[t] -= gang - from_free;
+    capacity_total -= gang;
+  };
+
+  // Which jobs run: walk the policy order while capacity lasts.
+  std::vector<int32_t>& selected = selected_;
+  std::vector<int32_t>& tentative = tentative_;
+  selected.clear();
+  tentative.clear();
+  std::vector<int32_t> both(types);
+  bool blocked = false;  // in_order_only: an earlier job did not fit; later queued jobs wait
+  for (const auto& k : keys) {
+    if (capacity_total <= 0) break;
+    const int32_t id = std::get<3>(k);
+    const JobRecord& r = core_.record(id);
+    const int32_t gang = std::max(1, r.job->gang_size);
+    if (blocked && r.phase != JobPhase::kRunning) continue;
+    int32_t t = -1;
+    if (r.phase == JobPhase::kRunning) {
+      // It keeps its devices unless jobs ahead of it took them (then it competes like a queued
+      // job; its devices stay in the held pool of the jobs behind it).
+      const int32_t own = r.type.value();
+      if (held[own] >= gang) {
+        held[own] -= gang;
+        capacity_total -= gang;
+        t = own;
+        if (choice == TypeChoice::kFastest) {
+          const int32_t best = core_.BestType(r, choice, free);
+          // Greedy-fastest moves a running job to a free faster type only for a clear gain.
+          if (best >= 0 && best != own &&
+              core_.ScoreOf(r, DeviceTypeId(best)) > core_.ScoreOf(r, r.type) + stickiness) {
+            t = best;
+            free[own] += gang;
+            free[t] -= gang;
+          }
+        }
+        selected.push_back(id);
+        tentative.push_back(t);
+        continue;
+      }
+    }
+    // Agnostic: prefer devices nobody holds; aware: the best type, taking held devices if needed.
+    int32_t best = -1;
+    if (choice == TypeChoice::kAgnostic) best = core_.BestType(r, choice, free);
+    if (best < 0) {
+      for (int32_t u = 0; u < types; ++u) both[u] = free[u] + held[u];
+      best =
+          core_.BestType(r, choice == TypeChoice::kAgnostic ? choice : TypeChoice::kFastest, both);
+    }
+    if (best < 0) {
+      // Head-of-line blocking, as the policy promises; running jobs behind keep their devices.
+      if (core_.policy().in_order_only()) blocked = true;
+      continue;
+    }
+    t = best;
+    take(t, gang);
+    selected.push_back(id);
+    tentative.push_back(t);
+  }
+  std::vector<int32_t> assigned = tentative;
+  if (choice == TypeChoice::kMaxThroughput) {
+    assigned = AssignByRegret(selected, initial);
+    // A job the regret pass could not fit keeps its tentative type if that still has room.
+    std::vector<int32_t> left = initial;
+    for (size_t i = 0; i < selected.size(); ++i) {
+      if (assigned[i] >= 0) left[assigned[i]] -= core_.record(selected[i]).job->gang_size;
+    }
+    for (size_t i = 0; i < selected.size(); ++i) {
+      const int32_t gang = std::max(1, core_.record(selected[i]).job->gang_size);
+      if (assigned[i] < 0 && left[tentative[i]] >= gang) {
+        assigned[i] = tentative[i];
+        left[tentative[i]] -= gang;
+      }
+    }
+  }
+
+  // Preempt running jobs that lost their place or move to another type.
+  if (scratch_.size() < core_.slots()) scratch_.resize(core_.slots(), -2);
+  if (moved_flag_.size() < core_.slots()) moved_flag_.resize(core_.slots(), 0);
+  for (size_t i = 0; i < selected.size(); ++i) scratch_[selected[i]] = assigned[i];
+  std::vector<int32_t> moved;
+  const std::vector<int32_t> running_now = core_.running();
+  for (int32_t id : running_now) {
+    JobRecord& r = core_.record(id);
+    if (!r.job->preemptible || !SchedulerCore::HoldsDevices(r) || r.phase != JobPhase::kRunning) {
+      continue;
+    }
+    if (scratch_[id] == r.type.value()) continue;
+    core_.Preempt(id, now_s, out);
+    if (scratch_[id] >= 0) {
+      moved.push_back(id);
+      moved_flag_[id] = 1;
+      // Still writing its checkpoint: it starts on its new type after Stopped.
+      r.migrating = r.phase == JobPhase::kStopping;
+    }
+  }
+  // Start the selected jobs that are not running, in policy order.
+  for (size_t i = 0; i < selected.size(); ++i) {
+    const int32_t id = selected[i];
+    scratch_[id] = -2;
+    const JobRecord& r = core_.record(id);
+    // Running, still writing its checkpoint (kStopping), or not given a type.
+    if (r.phase != JobPhase::kQueued || assigned[i] < 0) continue;
+    const bool migrated = moved_flag_[id] != 0;
+    std::optional<std::vector<DeviceId>> devs = core_.PlaceOn(r, DeviceTypeId(assigned[i]));
+    DeviceTypeId type(assigned[i]);
+    if (!devs) {  // fragmentation: another type with room, in preference order
+      std::vector<int32_t> room(types);
+      for (int32_t t = 0; t < types; ++t) room[t] = state.FreeOfType(DeviceTypeId(t));
+      for (DeviceTypeId t : core_.TypePreference(r, choice, room)) {
+        if ((devs = core_.PlaceOn(r, t))) {
+          type = t;
+          break;
+        }
+      }
+    }
+    if (devs) out.placed.push_back(core_.Start(id, type, std::move(*devs), now_s, migrated));
+  }
+  for (int32_t id : moved) moved_flag_[id] = 0;
+}
+
+}  // namespace hetsched::sched

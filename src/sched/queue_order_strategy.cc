@@ -1,0 +1,108 @@
+#include "sched/queue_order_strategy.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <vector>
+
+namespace hetsched::sched {
+
+using model::DeviceId;
+using model::DeviceTypeId;
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}  // namespace
+
+double QueueOrderStrategy::BackfillRemainingWork(const JobRecord& r, double now_s) const {
+  // With no estimate and no learned sizes the belief's guess (as long again as it has run) is
+  // 0 for a job that just started: EASY would take it for one that ends at once.
+  if (r.estimated_work <= 0 && !core_.belief().sizes_known()) return kInf;
+  return core_.RemainingWork(r, now_s);
+}
+
+std::pair<double, int32_t> QueueOrderStrategy::ShadowTime(DeviceTypeId type, int32_t gang,
+                                                          double now_s) const {
+  int32_t free = core_.state().FreeOfType(type);
+  if (free >= gang) return {now_s, free - gang};
+  std::vector<std::pair<double, int32_t>> ends;
+  for (int32_t id : core_.running()) {
+    const JobRecord& r = core_.record(id);
+    if (r.type != type || !SchedulerCore::HoldsDevices(r)) continue;
+    const double left = BackfillRemainingWork(r, now_s);
+    const double end = r.rate > 0 ? std::max(now_s, r.progress_since_s) + left / r.rate : kInf;
+    ends.push_back({end, static_cast<int32_t>(r.devices.size())});
+  }
+  std::sort(ends.begin(), ends.end());
+  for (const auto& [end, n] : ends) {
+    free += n;
+    if (free >= gang) return {end, free - gang};
+  }
+  return {kInf, 0};
+}
+
+void QueueOrderStrategy::StartInOrder(double now_s, bool fill, Decision& out) {
+  constexpr int32_t kFillScan = 256;
+  const Policy& policy = core_.policy();
+  const ClusterState& state = core_.state();
+  const TypeChoice choice =
+      policy.type_choice() == TypeChoice::kAgnostic ? TypeChoice::kAgnostic : TypeChoice::kFastest;
+  const bool backfill = !fill && policy.blocking() == Blocking::kBackfill;
+  int32_t free_total = core_.TotalFree();
+  std::vector<int32_t> free(state.type_count());
+  bool head_blocked = false;
+  DeviceTypeId reserved_type;
+  double shadow = kInf;
+  int32_t extra = 0;
+  int32_t misses = 0;
+  // The sorted index is walked directly; Start erases only the current element.
+  const auto& sorted_queue = core_.sorted_queue();
+  auto next = sorted_queue.begin();
+  while (free_total > 0 && next != sorted_queue.end()) {
+    const int32_t id = std::get<3>(*next);
+    ++next;
+    const JobRecord& r = core_.record(id);
+    for (int32_t t = 0; t < state.type_count(); ++t) free[t] = state.FreeOfType(DeviceTypeId(t));
+    std::optional<std::pair<DeviceTypeId, std::vector<DeviceId>>> chosen;
+    for (DeviceTypeId t : core_.TypePreference(r, choice, free)) {
+      if (auto devs = core_.PlaceOn(r, t)) {
+        chosen.emplace(t, std::move(*devs));
+        break;
+      }
+    }
+    const int32_t gang = std::max(1, r.job->gang_size);
+    if (!chosen) {
+      if (fill) {
+        if (++misses >= kFillScan) break;
+        continue;
+      }
+      if (!backfill) break;
+      if (!head_blocked) {
+        head_blocked = true;
+        // The head's reservation: the allowed type where it could start soonest.
+        for (int32_t t = 0; t < state.type_count(); ++t) {
+          if (!r.allowed[t]) continue;
+          const auto [when, spare] = ShadowTime(DeviceTypeId(t), gang, now_s);
+          if (when < shadow) {
+            shadow = when;
+            extra = spare;
+            reserved_type = DeviceTypeId(t);
+          }
+        }
+      }
+      continue;
+    }
+    if (head_blocked && chosen->first == reserved_type) {
+      const double speed = r.speed[reserved_type.value()];
+      const double end = speed > 0 ? now_s + BackfillRemainingWork(r, now_s) / speed : kInf;
+      if (end > shadow) {
+        if (gang > extra) continue;  // would delay the head's reservation
+        extra -= gang;
+      }
+    }
+    out.placed.push_back(core_.Start(id, chosen->first, std::move(chosen->second), now_s, false));
+    free_total -= gang;
+  }
+}
+
+}  // namespace hetsched::sched

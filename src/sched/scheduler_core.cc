@@ -1,0 +1,283 @@
+#include "sched/scheduler_core.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "sched/space_sharing.h"
+
+namespace hetsched::sched {
+
+using model::DeviceId;
+using model::DeviceTypeId;
+using model::JobId;
+
+SchedulerCore::SchedulerCore(const model::Cluster& cluster, const model::ThroughputProfile* profile,
+                             std::unique_ptr<Policy> policy, ScorerSet scorers,
+                             const SchedulerOptions& options)
+    : cluster_(cluster),
+      profile_(profile),
+      policy_(std::move(policy)),
+      scorers_(std::move(scorers)),
+      options_(options),
+      state_(cluster),
+      owner_(cluster.devices.size(), -1) {
+  // Vendors as small ids: SameVendor runs in the type-scoring loops.
+  std::map<std::string, int32_t> vendors;
+  for (size_t t = 0; t < cluster.catalog.size(); ++t) {
+    const std::string& v = cluster.catalog.Get(DeviceTypeId(static_cast<int32_t>(t))).vendor;
+    vendor_of_type_.push_back(
+        vendors.emplace(v, static_cast<int32_t>(vendors.size())).first->second);
+  }
+}
+
+void SchedulerCore::SetOwner(const std::vector<DeviceId>& devices, int32_t id) {
+  for (DeviceId d : devices) owner_[d.value()] = id;
+}
+
+void SchedulerCore::Grow(int32_t id) {
+  if (static_cast<size_t>(id) < records_.size()) return;
+  records_.resize(id + 1);
+  pinned_.resize(id + 1);
+  pos_.resize(id + 1, -1);
+  queue_key_.resize(id + 1);
+  hints_.resize(id + 1);
+}
+
+void SchedulerCore::Admit(int32_t id, JobRecord record, std::vector<DeviceId> pinned,
+                          double now_s) {
+  records_[id] = std::move(record);
+  pinned_[id] = std::move(pinned);
+  hints_[id] = HintsFor(cluster_, records_[id].job->data_location);
+  for (DeviceId d : pinned_[id]) state_.Reserve(d);
+  Enqueue(id, now_s);
+}
+
+void SchedulerCore::Retire(int32_t id) {
+  JobRecord& r = records_[id];
+  r.devices.clear();
+  r.phase = JobPhase::kDone;
+  r.job.reset();
+  hints_[id] = {};
+  for (DeviceId d : pinned_[id]) state_.Unreserve(d);
+  pinned_[id].clear();
+}
+
+SchedulerCore::QueueKey SchedulerCore::KeyOf(const JobRecord& r, double now_s) const {
+  return {policy_->Key(r, now_s, belief_), r.job->arrival_s, r.seq, r.job->id.value()};
+}
+
+void SchedulerCore::Enqueue(int32_t id, double now_s) {
+  JobRecord& r = records_[id];
+  r.phase = JobPhase::kQueued;
+  r.queued_since_s = now_s;
+  pos_[id] = static_cast<int32_t>(queue_.size());
+  queue_.push_back(id);
+  queue_key_[id] = KeyOf(r, 0);
+  sorted_queue_.insert(queue_key_[id]);
+}
+
+void SchedulerCore::Dequeue(int32_t id) {
+  const int32_t p = pos_[id];
+  queue_[p] = queue_.back();
+  pos_[queue_[p]] = p;
+  queue_.pop_back();
+  // The key it was filed under (its belief may have moved since only through BeginDecision,
+  // which re-files every queued job).
+  sorted_queue_.erase(queue_key_[id]);
+}
+
+void SchedulerCore::AddRunning(int32_t id) {
+  pos_[id] = static_cast<int32_t>(running_.size());
+  running_.push_back(id);
+}
+
+void SchedulerCore::RemoveRunning(int32_t id) {
+  if (sharing_ != nullptr) sharing_->OnLeftRunning(id);
+  const int32_t p = pos_[id];
+  running_[p] = running_.back();
+  pos_[running_[p]] = p;
+  running_.pop_back();
+}
+
+void SchedulerCore::BeginDecision(double now_s) {
+  decision_s_ = now_s;
+  if (now_s - last_refresh_s_ < options_.preempt_interval_s) return;
+  last_refresh_s_ = now_s;
+  if (!belief_.Refresh() || !policy_->key_uses_belief()) return;
+  sorted_queue_.clear();
+  for (int32_t id : queue_) {
+    queue_key_[id] = KeyOf(records_[id], 0);
+    sorted_queue_.insert(queue_key_[id]);
+  }
+}
+
+bool SchedulerCore::MarkRunning(int32_t id, DeviceTypeId type, std::vector<DeviceId> devices,
+                                double rate, double now_s) {
+  JobRecord& r = records_[id];
+  Dequeue(id);
+  const bool resumed = r.first_start_s >= 0;
+  if (!resumed) r.first_start_s = now_s;
+  r.phase = JobPhase::kRunning;
+  r.type = type;
+  r.devices = std::move(devices);
+  r.rate = rate;
+  r.progress_since_s = now_s;
+  r.service_since_s = now_s;
+  AddRunning(id);
+  return resumed;
+}
+
+Placement SchedulerCore::Start(int32_t id, DeviceTypeId type, std::vector<DeviceId> devices,
+                               double now_s, bool migrated) {
+  JobRecord& r = records_[id];
+  const bool restarted = r.first_start_s >= 0 && r.done_work > 0 && !r.job->portable_checkpoint &&
+                         r.type.valid() && !SameVendor(r.type, type);
+  migrated = migrated || r.migrating;
+  r.migrating = false;
+  const double rate = r.incompatible[type.value()] ? 0 : r.speed[type.value()];
+  const bool resumed = MarkRunning(id, type, std::move(devices), rate, now_s);
+  if (restarted) r.done_work = 0;  // after it left the queue: its key depends on the work done
+  Hold(id, r.devices);
+  if (sharing_ != nullptr) sharing_->OnStarted(id);
+  Placement p{JobId(id), type, r.devices, resumed, migrated, JobId()};
+  p.restarted = restarted;
+  return p;
+}
+
+void SchedulerCore::Preempt(int32_t id, double now_s, Decision& out) {
+  if (sharing_ != nullptr) sharing_->BeforePreempt(id, now_s, out);
+  Stop(id, now_s);
+  records_[id].preemptions++;
+  out.preempted.push_back(JobId(id));
+}
+
+void SchedulerCore::Stop(int32_t id, double now_s) {
+  JobRecord& r = records_[id];
+  const bool released = Leave(id, now_s);
+  if (options_.stop_holds_devices && released) {
+    // Hold them again until the driver reports the checkpoint written (Scheduler::Stopped).
+    Hold(id, r.devices);
+    r.phase = JobPhase::kStopping;
+    return;
+  }
+  r.devices.clear();
+  Enqueue(id, now_s);
+}
+
+bool SchedulerCore::Leave(int32_t id, double now_s) {
+  JobRecord& r = records_[id];
+  r.done_work = r.DoneAt(now_s);
+  r.attained_s = r.AttainedAt(now_s);
+  r.attained_norm_s = r.AttainedNormAt(now_s);
+  const bool shared = sharing_ != nullptr && sharing_->LeavePair(id, now_s);
+  if (!shared) Release(r.devices);
+  r.rate = 0;
+  RemoveRunning(id);
+  return !shared;
+}
+
+void SchedulerCore::Hold(int32_t id, const std::vector<DeviceId>& devices) {
+  state_.Allocate(devices);
+  SetOwner(devices, id);
+}
+
+void SchedulerCore::Release(const std::vector<DeviceId>& devices) {
+  state_.Release(devices);
+  SetOwner(devices, -1);
+}
+
+double SchedulerCore::RemainingWork(const JobRecord& r, double now_s) const {
+  return belief_.ExpectedRemaining(r, now_s) * r.ref_speed;
+}
+
+int32_t SchedulerCore::TotalFree() const {
+  int32_t total = 0;
+  for (int32_t t = 0; t < state_.type_count(); ++t) total += state_.FreeOfType(DeviceTypeId(t));
+  return total;
+}
+
+bool SchedulerCore::SameVendor(DeviceTypeId a, DeviceTypeId b) const {
+  return vendor_of_type_[a.value()] == vendor_of_type_[b.value()];
+}
+
+double SchedulerCore::NewWorkShare(const JobRecord& r, DeviceTypeId type) const {
+  if (r.job->portable_checkpoint || !r.type.valid() || SameVendor(r.type, type)) return 1;
+  const double done = r.DoneAt(decision_s_);
+  if (done <= 0) return 1;
+  // Its checkpoint does not load there: it would redo the work done so far. While devices of
+  // its own vendor are up for it, it waits for them (time sharing would otherwise restart it
+  // at every turn); when none are left, only the share of the work that is new counts.
+  const int32_t gang = std::max(1, r.job->gang_size);
+  for (int32_t t = 0; t < state_.type_count(); ++t) {
+    if (r.allowed[t] && !r.incompatible[t] && SameVendor(r.type, DeviceTypeId(t)) &&
+        state_.UpOfType(DeviceTypeId(t)) >= gang) {
+      return 0;
+    }
+  }
+  const double remaining = RemainingWork(r, decision_s_);
+  return remaining > 0 ? remaining / (remaining + done) : 0;
+}
+
+double SchedulerCore::ScoreOf(const JobRecord& r, DeviceTypeId type) const {
+  return scorers_.Score(r, type, cluster_.catalog) * NewWorkShare(r, type);
+}
+
+std::vector<DeviceTypeId> SchedulerCore::TypePreference(
+    const JobRecord& r, TypeChoice choice, const std::vector<int32_t>& capacity) const {
+  const int32_t gang = std::max(1, r.job->gang_size);
+  const bool is_pinned = pinned(r.job->id.value());
+  std::vector<std::pair<double, int32_t>> cands;  // (score, type)
+  for (int32_t t = 0; t < state_.type_count(); ++t) {
+    if (!r.allowed[t] || (!is_pinned && capacity[t] < gang)) continue;
+    if (NewWorkShare(r, DeviceTypeId(t)) <= 0) continue;  // it waits for its own vendor
+    const double score = choice == TypeChoice::kAgnostic ? 0 : ScoreOf(r, DeviceTypeId(t));
+    cands.push_back({score, t});
+  }
+  std::sort(cands.begin(), cands.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first > b.first;
+    if (capacity[a.second] != capacity[b.second]) return capacity[a.second] > capacity[b.second];
+    return a.second < b.second;
+  });
+  std::vector<DeviceTypeId> out;
+  out.reserve(cands.size());
+  for (const auto& c : cands) out.emplace_back(c.second);
+  return out;
+}
+
+int32_t SchedulerCore::BestType(const JobRecord& r, TypeChoice choice,
+                                const std::vector<int32_t>& capacity) const {
+  const int32_t gang = std::max(1, r.job->gang_size);
+  const bool is_pinned = pinned(r.job->id.value());
+  int32_t best = -1;
+  double best_score = 0;
+  // TypePreference's order (higher score, then more capacity, then lower id) as one linear
+  // pass: types are visited by increasing id, so a full tie keeps the earlier one.
+  for (int32_t t = 0; t < state_.type_count(); ++t) {
+    if (!r.allowed[t] || (!is_pinned && capacity[t] < gang)) continue;
+    if (NewWorkShare(r, DeviceTypeId(t)) <= 0) continue;  // it waits for its own vendor
+    const double score = choice == TypeChoice::kAgnostic ? 0 : ScoreOf(r, DeviceTypeId(t));
+    if (best < 0 || score > best_score || (score == best_score && capacity[t] > capacity[best])) {
+      best = t;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+std::optional<std::vector<DeviceId>> SchedulerCore::PlaceOn(const JobRecord& r,
+                                                            DeviceTypeId type) const {
+  const int32_t id = r.job->id.value();
+  const int32_t gang = std::max(1, r.job->gang_size);
+  if (pinned_[id].empty()) return PlaceGang(state_, type, gang, hints_[id]);
+  std::vector<DeviceId> out;
+  for (DeviceId d : pinned_[id]) {
+    if (static_cast<int32_t>(out.size()) == gang) break;
+    if (cluster_.device(d).type == type && state_.IsFree(d) && state_.IsUp(d)) out.push_back(d);
+  }
+  if (static_cast<int32_t>(out.size()) < gang) return std::nullopt;
+  return out;
+}
+
+}  // namespace hetsched::sched

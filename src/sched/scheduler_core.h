@@ -1,0 +1,146 @@
+// SchedulerCore: the job bookkeeping behind sched::Scheduler, shared by its decision strategies
+// (sched/strategy.h) and space sharing (sched/space_sharing.h): job records, the queue index,
+// running jobs, device owners, and the primitives that start and stop jobs. Internal to sched/.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "model/cluster.h"
+#include "model/profile.h"
+#include "sched/cluster_state.h"
+#include "sched/job_record.h"
+#include "sched/placement.h"
+#include "sched/policy.h"
+#include "sched/scheduler.h"
+#include "sched/scorers.h"
+#include "sched/size_belief.h"
+
+namespace hetsched::sched {
+
+class SpaceSharing;
+
+// Not thread-safe; owned by one Scheduler. Job ids index every per-job table. Keeps references
+// to `cluster` and `profile`, as Scheduler does.
+class SchedulerCore {
+ public:
+  // Policy key, arrival, submission order (ties never depend on which slot a job got), id.
+  using QueueKey = std::tuple<double, double, int64_t, int32_t>;
+
+  SchedulerCore(const model::Cluster& cluster, const model::ThroughputProfile* profile,
+                std::unique_ptr<Policy> policy, ScorerSet scorers, const SchedulerOptions& options);
+  SchedulerCore(const SchedulerCore&) = delete;
+  SchedulerCore& operator=(const SchedulerCore&) = delete;
+
+  // Space sharing, when on (not owned): told when jobs start, leave devices or are preempted.
+  void set_sharing(SpaceSharing* sharing) { sharing_ = sharing; }
+
+  const model::Cluster& cluster() const { return cluster_; }
+  const model::ThroughputProfile* profile() const { return profile_; }
+  const Policy& policy() const { return *policy_; }
+  const SchedulerOptions& options() const { return options_; }
+  ClusterState& state() { return state_; }
+  const ClusterState& state() const { return state_; }
+  SizeBelief& belief() { return belief_; }
+  const SizeBelief& belief() const { return belief_; }
+  JobRecord& record(int32_t id) { return records_[id]; }
+  const JobRecord& record(int32_t id) const { return records_[id]; }
+  // Size of the per-job tables: every id submitted so far is below it.
+  size_t slots() const { return records_.size(); }
+  const std::vector<int32_t>& queue() const { return queue_; }      // queued ids, unordered
+  const std::vector<int32_t>& running() const { return running_; }  // running ids, unordered
+  // Queued jobs by KeyOf(job, 0), i.e. in policy order. Starting a job erases only its own
+  // entry, so a walk may start jobs as it goes.
+  const std::set<QueueKey>& sorted_queue() const { return sorted_queue_; }
+  int32_t owner(model::DeviceId device) const { return owner_[device.value()]; }  // -1: none
+  // Space sharing's hand-over: `id` now owns `devices` (already allocated).
+  void SetOwner(const std::vector<model::DeviceId>& devices, int32_t id);
+  // False for a space-sharing guest: it runs on its host's devices, frees none when it ends,
+  // and only SpaceSharing moves it (reallocations leave it out).
+  static bool HoldsDevices(const JobRecord& r) { return !r.guest; }
+
+  // Admission: Grow before building the record (the tables cover `id`), Admit once accepted
+  // (reserves its pinned devices and queues it), Retire when it ends (its slot may be reused).
+  void Grow(int32_t id);
+  void Admit(int32_t id, JobRecord record, std::vector<model::DeviceId> pinned, double now_s);
+  void Retire(int32_t id);
+
+  QueueKey KeyOf(const JobRecord& r, double now_s) const;
+  void Enqueue(int32_t id, double now_s);
+  void Dequeue(int32_t id);
+  // Starts a decision at `now_s`: the time NewWorkShare reads; refreshes the size belief at
+  // most every preempt interval and re-sorts the queue index when ranks moved.
+  void BeginDecision(double now_s);
+
+  // Job `id` leaves the queue and runs on `devices` at `rate` from now; true when it ran
+  // before (a resume). Start and SpaceSharing's Join build on it.
+  bool MarkRunning(int32_t id, model::DeviceTypeId type, std::vector<model::DeviceId> devices,
+                   double rate, double now_s);
+  // Starts job `id` on `devices` (allocates them, marks it running).
+  Placement Start(int32_t id, model::DeviceTypeId type, std::vector<model::DeviceId> devices,
+                  double now_s, bool migrated);
+  // Preempts running `id` (its guest first, under space sharing): counted and reported in `out`.
+  void Preempt(int32_t id, double now_s, Decision& out);
+  // Books a running job's progress and service up to now and takes it off its devices; true
+  // when it held them alone and released them (false: a guest left, or a host handed them on).
+  bool Leave(int32_t id, double now_s);
+  // Allocates `devices` to `id` / frees them, in the cluster state and the owner table.
+  void Hold(int32_t id, const std::vector<model::DeviceId>& devices);
+  void Release(const std::vector<model::DeviceId>& devices);
+
+  // Expected steps left of record `r` (SizeBelief::ExpectedRemaining in steps).
+  double RemainingWork(const JobRecord& r, double now_s) const;
+  int32_t TotalFree() const;
+  // Allowed types with at least `gang` of `capacity`, ordered by the policy's preference.
+  std::vector<model::DeviceTypeId> TypePreference(const JobRecord& r, TypeChoice choice,
+                                                  const std::vector<int32_t>& capacity) const;
+  // TypePreference(...)[0] without building the list (no allocation); -1 when empty.
+  int32_t BestType(const JobRecord& r, TypeChoice choice,
+                   const std::vector<int32_t>& capacity) const;
+  // Free, up devices of `type` for the whole gang (its pinned ones, if any), or nullopt.
+  std::optional<std::vector<model::DeviceId>> PlaceOn(const JobRecord& r,
+                                                      model::DeviceTypeId type) const;
+  // The scorers' value of `type` for `r`, less the work a move there would redo: a job with
+  // progress whose checkpoint does not load on another vendor's stack restarts there.
+  double ScoreOf(const JobRecord& r, model::DeviceTypeId type) const;
+  // 1, or the share of the work on `type` that is new: remaining / (done + remaining) when the
+  // job has progress whose checkpoint does not load there (another vendor, not portable).
+  double NewWorkShare(const JobRecord& r, model::DeviceTypeId type) const;
+  bool pinned(int32_t id) const { return !pinned_[id].empty(); }
+
+ private:
+  // Stops a running job: it is queued, or kStopping under stop_holds_devices.
+  void Stop(int32_t id, double now_s);
+  void AddRunning(int32_t id);
+  void RemoveRunning(int32_t id);
+  // Checkpoints load across these types (same vendor, so the same software stack family).
+  bool SameVendor(model::DeviceTypeId a, model::DeviceTypeId b) const;
+
+  const model::Cluster& cluster_;
+  const model::ThroughputProfile* profile_;
+  std::unique_ptr<Policy> policy_;
+  ScorerSet scorers_;
+  SchedulerOptions options_;
+  ClusterState state_;
+  SpaceSharing* sharing_ = nullptr;
+
+  std::vector<JobRecord> records_;  // by JobId; phase kDone once finished or dropped
+  std::vector<std::vector<model::DeviceId>> pinned_;  // by JobId: resolved pinned devices
+  std::vector<int32_t> queue_, running_;              // ids, unordered
+  std::vector<int32_t> pos_;                          // id -> position in queue_ or running_
+  std::set<QueueKey> sorted_queue_;                   // queued jobs by KeyOf(job, 0)
+  std::vector<QueueKey> queue_key_;                   // by JobId: its key in sorted_queue_
+  std::vector<int32_t> owner_;                        // device -> job id, -1 if none
+  std::vector<PlacementHints> hints_;                 // by JobId: data locality
+  SizeBelief belief_;
+  std::vector<int32_t> vendor_of_type_;  // by catalog type id
+  // Time of the decision under way (NewWorkShare needs a running job's progress).
+  double decision_s_ = 0;
+  double last_refresh_s_ = -1e300;
+};
+
+}  // namespace hetsched::sched
