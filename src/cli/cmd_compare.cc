@@ -4,6 +4,7 @@
 
 #include "cli/command.h"
 #include "cli/sim_flags.h"
+#include "report/sim_json.h"
 #include "sched/policy.h"
 #include "util/file.h"
 
@@ -38,7 +39,7 @@ void AddCompareCommand(CLI::App& app, CommandResult& result) {
         result.exit_code = ReportError(r.status());
         return;
       }
-      json.push_back(sim::ToJson(*r));
+      json.push_back(report::ToJson(*r));
       results.push_back(std::move(r).value());
     }
     std::fputs(ResultTable(results).c_str(), stdout);

@@ -6,6 +6,7 @@
 #include "cli/sim_flags.h"
 #include "report/html.h"
 #include "report/html_sim.h"
+#include "report/sim_json.h"
 #include "report/table.h"
 #include "sched/policy.h"
 #include "util/file.h"
@@ -144,7 +145,7 @@ void AddSimulateCommand(CLI::App& app, CommandResult& result) {
       }
     }
     if (!flags->json.empty()) {
-      if (auto st = util::WriteFile(flags->json, sim::ToJson(*r).dump(2) + "\n"); !st.ok()) {
+      if (auto st = util::WriteFile(flags->json, report::ToJson(*r).dump(2) + "\n"); !st.ok()) {
         result.exit_code = ReportError(st);
         return;
       }

@@ -1,7 +1,7 @@
 // PowerManager: the node power policies. Given the nodes' power states, the free powered-on
 // devices and what the queue still needs, it decides which nodes to suspend and which to
-// resume, and when it next wants to be asked. Pure decision code: no clock, no I/O; the
-// simulator (and later the daemon) applies its actions.
+// resume, and when it next wants to be asked. Pure decision code: no clock, no I/O;
+// PowerController (power_controller.h) applies its actions to the nodes' states.
 //
 //  idle-timeout  Slurm's power saving: a node idle for suspend_time_s is suspended (at most
 //                suspend_rate per minute, never one in exclude_nodes); queued jobs that no

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cassert>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -14,8 +13,7 @@
 
 #include "cost/transfer.h"
 #include "model/topology.h"
-#include "power/energy_meter.h"
-#include "power/power_manager.h"
+#include "power/power_controller.h"
 #include "sim/event_queue.h"
 
 namespace hetsched::sim {
@@ -73,18 +71,10 @@ double EffectiveRate(double speed, double sync_s, double throughput) {
   return std::isfinite(step_s) && step_s > 0 ? 1.0 / step_s : 0;
 }
 
-std::vector<std::string> TypeNames(const model::Cluster& cluster) {
-  std::vector<std::string> out;
-  for (size_t t = 0; t < cluster.catalog.size(); ++t) {
-    out.push_back(cluster.catalog.Get(model::DeviceTypeId(static_cast<int32_t>(t))).name);
-  }
-  return out;
-}
-
 class Engine {
  public:
   Engine(const model::Cluster& cluster, const model::Workload& workload, const SimOptions& options,
-         std::unique_ptr<sched::Scheduler> scheduler)
+         std::unique_ptr<sched::Scheduler> scheduler, power::PowerController power)
       : cluster_(cluster),
         workload_(workload),
         options_(options),
@@ -96,11 +86,12 @@ class Engine {
         down_since_(cluster.devices.size(), 0),
         rng_(options.seed),
         estimate_rng_(options.seed ^ 0x5eed5eed5eedULL),
-        power_parts_(power::ParsePowerPolicy(options.power.policy).value()),
-        power_manager_(power_parts_, options.power),
-        meter_(TypeNames(cluster), options.power.tariff) {
+        power_(std::move(power)),
+        boot_fails_(cluster.nodes.size(), 0) {
     busy_s_.assign(cluster.catalog.size(), 0);
-    InitPower();
+    for (const std::string& name : options.power.boot_failure_nodes) {
+      if (auto n = cluster.FindNode(name)) boot_fails_[n->value()] = 1;
+    }
     down_s_.assign(cluster.catalog.size(), 0);
     if (options.timeline_sample_s > 0) InitTimeline();
   }
@@ -134,7 +125,7 @@ class Engine {
   void CloseRun(int32_t id, double now_s, RunEnd end) {
     JobRun& run = runs_[id];
     if (run.owns) {
-      SetBusy(run.held, false, 1, now_s);
+      power_.SetBusy(run.held, false, 1, now_s);
       if (run.cap_power < 1) {
         result_.capped_device_hours += run.devices * std::max(0.0, now_s - run.busy_from_s) / 3600;
       }
@@ -177,14 +168,9 @@ class Engine {
   void ScheduleRandomFault(model::NodeId node, double now_s);
   std::vector<DeviceId> FaultDevices(const Fault& f) const;
 
-  // Power (power/): node states, the draw booked into meter_, the manager's actions.
-  void InitPower();
-  // Marks `devices` busy (at cap power fraction `cap_power`) or free, and updates their nodes.
-  void SetBusy(const std::vector<DeviceId>& devices, bool busy, double cap_power, double now_s);
-  // Re-books node `n`'s draw for its current state and devices.
-  void RefreshNode(int32_t n);
-  void Transition(int32_t n, power::NodeState to, double now_s);
-  // Asks the power manager and applies its actions (suspends, resumes, the next check).
+  // Power (power/power_controller.h): the demand the controller sees, and its commands carried
+  // out as events (shutdowns, boots, resume timeouts, the next check).
+  power::DemandView PowerDemand();
   void ManagePower(double now_s);
   // Handles a power event; true when capacity came up (a decision is due).
   bool PowerEvent(const Event& e, double now_s);
@@ -220,101 +206,12 @@ class Engine {
   double network_bytes_ = 0;
   int64_t multi_placements_ = 0, within_node_ = 0;
   // Power.
-  power::PolicyParts power_parts_;
-  power::PowerManager power_manager_;
-  power::EnergyMeter meter_;
-  std::vector<power::CapCurve> curves_;  // by type id, when caps are on
-  std::vector<power::NodePower> node_power_;
-  std::vector<int32_t> node_busy_;              // busy devices per node
-  std::vector<power::NodeState> booked_state_;  // per node: the state its draw is booked under
-  std::vector<double> booked_base_w_;           // per node
-  std::vector<double> booked_dev_w_;            // per device
-  std::vector<char> device_busy_;
-  std::vector<double> device_cap_;  // per device: power fraction of its cap while busy
-  std::vector<char> boot_fails_, excluded_;
+  power::PowerController power_;
+  std::vector<char> boot_fails_;  // per node: injected boot failures (never come up)
   std::vector<std::vector<int32_t>> pinned_nodes_;  // by job id, resolved on first use
   std::vector<char> pinned_done_;
-  int64_t booting_ = 0;
-  bool wake_blocked_ = false;
   Micros power_check_at_ = std::numeric_limits<Micros>::max();
 };
-
-void Engine::InitPower() {
-  const size_t nodes = cluster_.nodes.size(), devices = cluster_.devices.size();
-  node_power_.assign(nodes, {});
-  node_busy_.assign(nodes, 0);
-  booked_state_.assign(nodes, power::NodeState::kOnIdle);
-  booked_base_w_.assign(nodes, 0);
-  booked_dev_w_.assign(devices, 0);
-  device_busy_.assign(devices, 0);
-  device_cap_.assign(devices, 1);
-  boot_fails_.assign(nodes, 0);
-  excluded_.assign(nodes, 0);
-  for (const std::string& name : options_.power.boot_failure_nodes) {
-    if (auto n = cluster_.FindNode(name)) boot_fails_[n->value()] = 1;
-  }
-  for (const std::string& name : options_.power.exclude_nodes) {
-    if (auto n = cluster_.FindNode(name)) excluded_[n->value()] = 1;
-  }
-  if (power_parts_.caps) {
-    for (size_t t = 0; t < cluster_.catalog.size(); ++t) {
-      curves_.push_back(
-          power::CurveFor(cluster_.catalog.Get(model::DeviceTypeId(static_cast<int32_t>(t)))));
-    }
-  }
-  for (size_t n = 0; n < nodes; ++n) RefreshNode(static_cast<int32_t>(n));
-}
-
-void Engine::RefreshNode(int32_t n) {
-  const model::Node& node = cluster_.nodes[n];
-  const power::NodeState old_state = booked_state_[n];
-  const power::NodeState state = node_power_[n].state;
-  const double base = power::BaseWatts(node, state, options_.power.standby_fraction);
-  meter_.Add(old_state, -1, -booked_base_w_[n]);
-  meter_.Add(state, -1, base);
-  booked_base_w_[n] = base;
-  for (int32_t i = 0; i < node.device_count; ++i) {
-    const int32_t d = node.first_device.value() + i;
-    const model::DeviceType& type = cluster_.type_of(DeviceId(d));
-    const int32_t t = cluster_.devices[d].type.value();
-    const double w = power::DeviceWatts(type, state, device_busy_[d], device_cap_[d]);
-    meter_.Add(old_state, t, -booked_dev_w_[d]);
-    meter_.Add(state, t, w);
-    booked_dev_w_[d] = w;
-  }
-  booked_state_[n] = state;
-}
-
-void Engine::Transition(int32_t n, power::NodeState to, double now_s) {
-  const bool ok = node_power_[n].Enter(to, now_s);
-  assert(ok);
-  (void)ok;
-  RefreshNode(n);
-}
-
-void Engine::SetBusy(const std::vector<DeviceId>& devices, bool busy, double cap_power,
-                     double now_s) {
-  std::vector<int32_t> nodes;
-  for (DeviceId d : devices) {
-    if (static_cast<bool>(device_busy_[d.value()]) == busy) continue;
-    device_busy_[d.value()] = busy ? 1 : 0;
-    device_cap_[d.value()] = cap_power;
-    const int32_t n = cluster_.device(d).node.value();
-    node_busy_[n] += busy ? 1 : -1;
-    nodes.push_back(n);
-  }
-  std::sort(nodes.begin(), nodes.end());
-  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-  for (int32_t n : nodes) {
-    const power::NodeState s = node_power_[n].state;
-    if (s == power::NodeState::kOnIdle && node_busy_[n] > 0) {
-      node_power_[n].Enter(power::NodeState::kOnBusy, now_s);
-    } else if (s == power::NodeState::kOnBusy && node_busy_[n] == 0) {
-      node_power_[n].Enter(power::NodeState::kOnIdle, now_s);
-    }
-    RefreshNode(n);
-  }
-}
 
 const std::vector<int32_t>& Engine::PinnedNodes(int32_t job) {
   if (pinned_nodes_.size() <= static_cast<size_t>(job)) {
@@ -335,32 +232,27 @@ const std::vector<int32_t>& Engine::PinnedNodes(int32_t job) {
   return pinned_nodes_[job];
 }
 
-void Engine::ManagePower(double now_s) {
+power::DemandView Engine::PowerDemand() {
   // Queued jobs served first come first; a bounded scan keeps a huge queue cheap (the jobs
   // further back wake nodes once the front has been served).
   constexpr size_t kMaxDemands = 1000;
-  power::PowerView view;
-  view.now_s = now_s;
+  power::DemandView view;
   const sched::ClusterState& state = sched_->state();
   const int32_t types = state.type_count();
   view.warm_free.resize(types);
   for (int32_t t = 0; t < types; ++t) view.warm_free[t] = state.FreeOfType(model::DeviceTypeId(t));
-  view.nodes.resize(cluster_.nodes.size());
+  view.usable.resize(cluster_.nodes.size());
   for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
     const model::Node& node = cluster_.nodes[n];
-    power::NodeView& v = view.nodes[n];
-    v.state = node_power_[n].state;
-    v.idle_since_s = node_power_[n].idle_since_s;
-    v.resumable_at_s = node_power_[n].resumable_at_s;
-    v.excluded = excluded_[n];
+    auto& usable = view.usable[n];
     for (int32_t i = 0; i < node.device_count; ++i) {
       const DeviceId d(node.first_device.value() + i);
       if (down_count_[d.value()] > 0 || state.IsReserved(d)) continue;
       const int32_t t = cluster_.device(d).type.value();
-      auto it = std::find_if(v.devices.begin(), v.devices.end(),
-                             [&](const auto& tc) { return tc.first == t; });
-      if (it == v.devices.end()) {
-        v.devices.push_back({t, 1});
+      auto it =
+          std::find_if(usable.begin(), usable.end(), [&](const auto& tc) { return tc.first == t; });
+      if (it == usable.end()) {
+        usable.push_back({t, 1});
       } else {
         it->second++;
       }
@@ -389,32 +281,25 @@ void Engine::ManagePower(double now_s) {
     }
     view.demands.push_back(std::move(d));
   }
-  const power::PowerActions a = power_manager_.Decide(view);
-  wake_blocked_ = a.wake_blocked;
-  for (int32_t n : a.suspend) {
-    const model::Node& node = cluster_.nodes[n];
-    sched_->SetNodeOn(model::NodeId(n), false);
-    Transition(n, power::NodeState::kSuspending, now_s);
-    node_power_[n].resumable_at_s =
-        now_s + std::max(node.shutdown_s, options_.power.suspend_timeout_s);
-    queue_.Push(ToMicros(now_s + node.shutdown_s), EventKind::kSuspendDone, n,
-                node_power_[n].boot_attempt);
-    result_.node_power_transitions++;
+  return view;
+}
+
+void Engine::ManagePower(double now_s) {
+  const power::PowerCommands c = power_.Decide(PowerDemand(), now_s);
+  for (const power::NodeCommand& s : c.suspend) {
+    sched_->SetNodeOn(model::NodeId(s.node), false);
+    queue_.Push(ToMicros(s.deadline_s), EventKind::kSuspendDone, s.node, s.attempt);
   }
-  for (int32_t n : a.resume) {
-    const model::Node& node = cluster_.nodes[n];
-    Transition(n, power::NodeState::kBooting, now_s);
-    ++booting_;
-    const uint32_t attempt = node_power_[n].boot_attempt;
-    if (!boot_fails_[n]) {
-      queue_.Push(ToMicros(now_s + node.boot_s), EventKind::kBootDone, n, attempt);
+  for (const power::NodeCommand& r : c.resume) {
+    // The simulated machine comes up after its boot time, unless a boot failure is injected.
+    if (!boot_fails_[r.node]) {
+      queue_.Push(ToMicros(now_s + cluster_.nodes[r.node].boot_s), EventKind::kBootDone, r.node,
+                  r.attempt);
     }
-    queue_.Push(ToMicros(now_s + options_.power.resume_timeout_s), EventKind::kResumeTimeout, n,
-                attempt);
-    result_.node_power_transitions++;
+    queue_.Push(ToMicros(r.deadline_s), EventKind::kResumeTimeout, r.node, r.attempt);
   }
-  if (std::isfinite(a.next_check_s)) {
-    const Micros at = ToMicros(a.next_check_s);
+  if (std::isfinite(c.next_check_s)) {
+    const Micros at = ToMicros(c.next_check_s);
     if (at < power_check_at_) {
       power_check_at_ = at;
       queue_.Push(at, EventKind::kPowerCheck);
@@ -423,30 +308,21 @@ void Engine::ManagePower(double now_s) {
 }
 
 bool Engine::PowerEvent(const Event& e, double now_s) {
-  if (e.kind == EventKind::kPowerCheck) {
-    if (e.time >= power_check_at_) power_check_at_ = std::numeric_limits<Micros>::max();
-    return false;
-  }
   const int32_t n = e.target;
-  power::NodePower& p = node_power_[n];
-  if (p.boot_attempt != e.generation) return false;  // a later suspend or resume since
   switch (e.kind) {
+    case EventKind::kPowerCheck:
+      if (e.time >= power_check_at_) power_check_at_ = std::numeric_limits<Micros>::max();
+      return false;
     case EventKind::kSuspendDone:
-      if (p.state == power::NodeState::kSuspending) Transition(n, power::NodeState::kOff, now_s);
+      power_.OnSuspended(n, e.generation, now_s);
       return false;
     case EventKind::kBootDone:
-      if (p.state != power::NodeState::kBooting) return false;
-      Transition(n, power::NodeState::kOnIdle, now_s);
-      --booting_;
+      if (!power_.OnBooted(n, e.generation, now_s)) return false;
       sched_->SetNodeOn(model::NodeId(n), true);
       return true;
     case EventKind::kResumeTimeout:
-      if (p.state != power::NodeState::kBooting) return false;
-      // Slurm marks such a node DOWN; the jobs that waited for it are served elsewhere.
-      Transition(n, power::NodeState::kDown, now_s);
-      --booting_;
-      result_.node_boot_failures++;
-      return true;
+      // The jobs that waited for the node are served elsewhere.
+      return power_.OnResumeTimeout(n, e.generation, now_s);
     default:
       return false;
   }
@@ -473,7 +349,7 @@ void Engine::SampleUntil(double until_s) {
     s.busy = busy_now_;
     s.queued = static_cast<int32_t>(sched_->queued());
     s.running = static_cast<int32_t>(sched_->running());
-    s.power_w = meter_.watts();
+    s.power_w = power_.meter().watts();
     timeline().samples.push_back(std::move(s));
     next_sample_s_ += options_.timeline_sample_s;
   }
@@ -581,7 +457,7 @@ void Engine::Rerate(int32_t id, double now_s) {
     run.owns = true;
     run.busy_from_s = now_s;
     run.held = r.devices;
-    SetBusy(run.held, true, run.cap_power, now_s);
+    power_.SetBusy(run.held, true, run.cap_power, now_s);
     if (run.span >= 0) {
       run.counted = run.devices;
       busy_now_[timeline().runs[run.span].type] += run.counted;
@@ -643,7 +519,7 @@ void Engine::StartRun(const sched::Placement& p, double now_s) {
     // The naive baseline put it where its stack is missing: it crashes after start-up.
     run.rate = 0;
     run.since_s = run.segment_s = now_s;
-    SetBusy(run.held, true, 1, now_s);
+    power_.SetBusy(run.held, true, 1, now_s);
     sched_->SetProgress(p.job, 0, now_s);
     queue_.Push(ToMicros(now_s + options_.compat_startup_s), EventKind::kStartFailure, id,
                 run.generation);
@@ -660,20 +536,19 @@ void Engine::StartRun(const sched::Placement& p, double now_s) {
   run.since_s = now_s + (p.resumed ? options_.restore_s : 0);
   run.segment_s = run.since_s;
   // A guest's devices draw what their holder's cap allows: it picks no cap of its own.
-  if (power_parts_.caps && run.rate > 0 && run.owns) {
+  if (power_.caps() && run.rate > 0 && run.owns) {
     // A deadline can guide the cap only when the scheduler expects some work left; with nothing
     // known it is treated as no deadline (the bounded-slowdown rule).
     const double expected_s = sched_->ExpectedRemainingWork(p.job, now_s) / run.rate;
-    const power::CapPoint cap =
-        power::ChooseCap(curves_[p.type.value()], expected_s > 0 ? job.deadline_s : std::nullopt,
-                         run.since_s, expected_s, options_.power.cap_max_slowdown);
+    const power::CapPoint cap = power_.CapFor(
+        p.type, expected_s > 0 ? job.deadline_s : std::nullopt, run.since_s, expected_s);
     if (cap.cap < 1) {
       run.rate = EffectiveRate(speed, run.sync_s, cap.throughput);
       run.cap_power = cap.power;
       run.cap_throughput = cap.throughput;
     }
   }
-  SetBusy(run.held, true, run.cap_power, now_s);
+  power_.SetBusy(run.held, true, run.cap_power, now_s);
   sched_->SetProgress(p.job, run.rate, run.since_s);
   if (run.rate > 0) {
     queue_.Push(ToMicros(run.since_s + TrueRemaining(id, run.since_s) / run.rate),
@@ -762,7 +637,7 @@ SimResult Engine::Execute() {
   bool round_pending = false;
   double now_s = 0;
   // Every node starts on and idle: the idle timers run from 0, before the first event.
-  if (power_parts_.suspends) ManagePower(0);
+  if (power_.suspends()) ManagePower(0);
   int64_t progress_tick = 0;
   while (WorkLeft() && !MeasureDone()) {
     Micros next = std::numeric_limits<Micros>::max();
@@ -775,7 +650,7 @@ SimResult Engine::Execute() {
       break;
     }
     now_s = ToSeconds(next);
-    meter_.Advance(now_s);
+    power_.Advance(now_s);
     SampleUntil(now_s);
     bool changed = false, round_tick = false, stopped_now = false;
     while (next_arrival_ < n && ToMicros(workload_.jobs[order_[next_arrival_]].arrival_s) == next) {
@@ -873,7 +748,7 @@ SimResult Engine::Execute() {
         break;
       }
     }
-    if (power_parts_.suspends) ManagePower(now_s);
+    if (power_.suspends()) ManagePower(now_s);
     if (rounds && !round_pending && WorkLeft()) {
       // The next round boundary at or after now (after now when this one just ran).
       Micros at = (next + round_us - 1) / round_us * round_us;
@@ -886,7 +761,7 @@ SimResult Engine::Execute() {
     // the queued jobs can never start.
     if (sched_->running() == 0 && stopping_ == 0 && next_arrival_ == n && pending_ups_ == 0 &&
         placed == 0 && decide && sched_->queued() > 0 && options_.node_mtbf_s <= 0 &&
-        booting_ == 0 && !wake_blocked_) {
+        !power_.CapacityPending()) {
       break;
     }
     if (options_.on_progress && (++progress_tick & 1023) == 0) {
@@ -898,7 +773,7 @@ SimResult Engine::Execute() {
     }
   }
   result_.end_s = now_s;
-  meter_.Advance(now_s);
+  power_.Advance(now_s);
   if (Recording()) {
     // The samples up to the end, then one at the end itself so charts close there.
     SampleUntil(now_s);
@@ -974,14 +849,17 @@ SimResult Engine::Execute() {
         available > 0 ? busy_s_[type.value()] / available : 0;
   }
   result_.power_policy = options_.power.policy;
-  result_.energy_kwh = meter_.kwh();
-  result_.energy_cost = meter_.cost();
-  result_.peak_power_w = meter_.peak_watts();
-  result_.energy_by_state = meter_.KwhByState();
-  result_.energy_by_type = meter_.KwhByType();
+  const power::EnergyMeter& meter = power_.meter();
+  result_.energy_kwh = meter.kwh();
+  result_.energy_cost = meter.cost();
+  result_.peak_power_w = meter.peak_watts();
+  result_.energy_by_state = meter.KwhByState();
+  result_.energy_by_type = meter.KwhByType();
   if (options_.power.carbon_g_per_kwh) {
-    result_.carbon_kg = meter_.kwh() * *options_.power.carbon_g_per_kwh / 1000;
+    result_.carbon_kg = meter.kwh() * *options_.power.carbon_g_per_kwh / 1000;
   }
+  result_.node_power_transitions = power_.transitions();
+  result_.node_boot_failures = power_.boot_failures();
   result_.network_bytes = network_bytes_;
   result_.gangs_within_node =
       multi_placements_ > 0 ? static_cast<double>(within_node_) / multi_placements_ : 1.0;
@@ -1095,95 +973,16 @@ util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Wor
   if ((options.node_mtbf_s > 0) != (options.node_mttr_s > 0)) {
     return util::Status::InvalidArgument("give both --mtbf and --mttr, or neither");
   }
-  RETURN_IF_ERROR(power::ValidatePowerOptions(options.power, cluster));
+  ASSIGN_OR_RETURN(power::PowerController power,
+                   power::PowerController::Create(cluster, options.power));
   sched::SchedulerOptions sched_options = options.sched;
   sched_options.stop_holds_devices = options.checkpoint_save_s > 0;
   sched_options.history_estimates = options.estimates.kind == EstimateMode::kHistory;
   sched_options.declared_estimates = options.estimates.kind == EstimateMode::kWorkload;
   ASSIGN_OR_RETURN(auto scheduler,
                    sched::Scheduler::Create(cluster, profile, options.policy, sched_options));
-  Engine engine(cluster, workload, options, std::move(scheduler));
+  Engine engine(cluster, workload, options, std::move(scheduler), std::move(power));
   return engine.Execute();
-}
-
-nlohmann::json ToJson(const SimResult& r) {
-  nlohmann::json j;
-  j["policy"] = r.policy;
-  j["estimates"] = r.estimates;
-  if (r.estimates == "oracle") j["oracle"] = "true job sizes: an upper bound no real scheduler has";
-  j["seed"] = r.seed;
-  j["round_s"] = r.round_s;
-  j["jobs_total"] = r.jobs_total;
-  j["jobs_completed"] = r.jobs_completed;
-  j["jobs_failed"] = r.jobs_failed;
-  j["jobs_rejected"] = r.jobs_rejected;
-  j["jobs_unfinished"] = r.jobs_unfinished;
-  j["failure_reasons"] = r.failure_reasons;
-  j["measured_jobs"] = r.measured_jobs;
-  j["avg_jct_s"] = r.avg_jct_s;
-  j["p50_jct_s"] = r.p50_jct_s;
-  j["p99_jct_s"] = r.p99_jct_s;
-  j["avg_queue_s"] = r.avg_queue_s;
-  j["makespan_s"] = r.makespan_s;
-  j["end_s"] = r.end_s;
-  j["utilization"] = r.utilization;
-  j["compat_failures"] = r.compat_failures;
-  j["wasted_device_hours"] = r.wasted_device_hours;
-  j["lost_device_hours"] = r.lost_device_hours;
-  j["faults"] = r.faults;
-  j["preemptions"] = r.preemptions;
-  j["migrations"] = r.migrations;
-  j["decisions"] = r.decisions;
-  j["sched_wall_s"] = r.sched_wall_s;
-  j["decision_p50_us"] = r.decision_p50_us;
-  j["decision_p99_us"] = r.decision_p99_us;
-  j["decision_max_us"] = r.decision_max_us;
-  if (r.allocation_failures > 0) {
-    j["allocation_failures"] = r.allocation_failures;
-    j["allocation_log"] = r.allocation_log;
-  }
-  j["events"] = r.events;
-  j["sim_wall_s"] = r.sim_wall_s;
-  j["network_bytes"] = r.network_bytes;
-  j["gangs_within_node"] = r.gangs_within_node;
-  j["power_policy"] = r.power_policy;
-  j["energy_kwh"] = r.energy_kwh;
-  j["energy_cost"] = r.energy_cost;
-  j["peak_power_w"] = r.peak_power_w;
-  j["node_power_transitions"] = r.node_power_transitions;
-  j["node_boot_failures"] = r.node_boot_failures;
-  j["energy_by_state"] = r.energy_by_state;
-  j["energy_by_type"] = r.energy_by_type;
-  j["capped_device_hours"] = r.capped_device_hours;
-  if (r.carbon_kg) j["carbon_kg"] = *r.carbon_kg;
-  if (r.space_sharing) {
-    j["space_sharing"] = true;
-    j["pairs_formed"] = r.pairs_formed;
-    j["shared_device_hours"] = r.shared_device_hours;
-  }
-  if (!r.stopped_early.empty()) j["stopped_early"] = r.stopped_early;
-  j["last_arrival_s"] = r.last_arrival_s;
-  j["arrivals_ended_early"] = r.arrivals_ended_early;
-  j["cross_vendor_restarts"] = r.cross_vendor_restarts;
-  if (r.timeline.sample_s > 0) j["timeline"] = ToJson(r.timeline);
-  if (!r.jobs.empty()) {
-    nlohmann::json jobs = nlohmann::json::array();
-    for (const auto& o : r.jobs) {
-      nlohmann::json jo;
-      jo["id"] = o.id;
-      jo["status"] = o.status == JobStatus::kCompleted ? "completed"
-                     : o.status == JobStatus::kFailed  ? "failed"
-                                                       : "unfinished";
-      if (!o.reason.empty()) jo["reason"] = o.reason;
-      jo["arrival_s"] = o.arrival_s;
-      jo["first_start_s"] = o.first_start_s;
-      jo["completion_s"] = o.completion_s;
-      jo["preemptions"] = o.preemptions;
-      jobs.push_back(jo);
-    }
-    j["jobs"] = jobs;
-  }
-  return j;
 }
 
 }  // namespace hetsched::sim

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -161,7 +160,5 @@ struct SimResult {
 util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Workload& workload,
                                  const model::ThroughputProfile* profile,
                                  const SimOptions& options);
-
-nlohmann::json ToJson(const SimResult& result);
 
 }  // namespace hetsched::sim

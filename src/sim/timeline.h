@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -39,7 +38,5 @@ struct Timeline {
   std::vector<TimelineSample> samples;
   std::vector<RunSpan> runs;
 };
-
-nlohmann::json ToJson(const Timeline& timeline);
 
 }  // namespace hetsched::sim

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "report/sim_json.h"
 #include "sched/test_cluster.h"
 #include "sim/faults.h"
 #include "sim/run_sim.h"
@@ -118,12 +119,12 @@ TEST(Simulate, DeterministicForASeed) {
   };
   const SimResult a = RunSim(c, w, o);
   const SimResult b = RunSim(c, w, o);
-  EXPECT_EQ(strip(ToJson(a)), strip(ToJson(b)));
+  EXPECT_EQ(strip(report::ToJson(a)), strip(report::ToJson(b)));
   EXPECT_GT(a.faults, 0);
   ExpectAllAccounted(a);
   EXPECT_EQ(a.jobs_completed, 200);
   o.seed = 8;
-  EXPECT_NE(strip(ToJson(RunSim(c, w, o))), strip(ToJson(a)));
+  EXPECT_NE(strip(report::ToJson(RunSim(c, w, o))), strip(report::ToJson(a)));
 }
 
 TEST(Simulate, EveryPolicyFinishesEveryJob) {
@@ -246,7 +247,8 @@ TEST(Estimates, WhatTheSchedulerIsToldChangesItsOrder) {
   const SimResult oracle = RunSim(c, w, o);
   EXPECT_DOUBLE_EQ(oracle.avg_jct_s, (10 + 1010) / 2.0);
   EXPECT_EQ(oracle.estimates, "oracle");
-  EXPECT_EQ(ToJson(oracle)["oracle"], "true job sizes: an upper bound no real scheduler has");
+  EXPECT_EQ(report::ToJson(oracle)["oracle"],
+            "true job sizes: an upper bound no real scheduler has");
   // The workload's own estimates count under the default mode, not under `none`.
   w.jobs[0].estimate_s = 1000;
   w.jobs[1].estimate_s = 10;

@@ -2,6 +2,7 @@
 // timing, boot failures, caps, and every job accounted for.
 #include <gtest/gtest.h>
 
+#include "report/sim_json.h"
 #include "sched/test_cluster.h"
 #include "sim/engine.h"
 #include "sim/run_sim.h"
@@ -51,7 +52,7 @@ TEST(PowerSim, TwoNodeEnergyMatchesAHandComputation) {
   EXPECT_NEAR(r.energy_by_type.at("gpu"), 35000 / 3.6e6, 1e-12);
   EXPECT_NEAR(r.energy_by_type.at("node-base"), 20000 / 3.6e6, 1e-12);
   EXPECT_EQ(r.node_power_transitions, 0);
-  const auto j = ToJson(r);
+  const auto j = report::ToJson(r);
   for (const char* key : {"energy_kwh", "energy_cost", "peak_power_w", "node_power_transitions",
                           "energy_by_state", "energy_by_type", "carbon_kg"}) {
     EXPECT_TRUE(j.contains(key)) << key;

@@ -1,6 +1,7 @@
 // The simulator's timeline (samples and job runs) and its early stops (--until, --max-rounds).
 #include <gtest/gtest.h>
 
+#include "report/sim_json.h"
 #include "sched/lp_solver.h"
 #include "sched/test_cluster.h"
 #include "sim/engine.h"
@@ -62,7 +63,7 @@ TEST(Timeline, SamplesHoldTheStateBetweenEvents) {
   EXPECT_DOUBLE_EQ(t.runs[2].start_s, 60);
   EXPECT_DOUBLE_EQ(t.runs[2].end_s, 110);
   // JSON carries it.
-  const auto j = ToJson(r);
+  const auto j = report::ToJson(r);
   EXPECT_EQ(j["timeline"]["runs"].size(), 3u);
   EXPECT_EQ(j["timeline"]["runs"][0]["end"], "completed");
 }
@@ -90,7 +91,7 @@ TEST(Timeline, NoneUnlessAsked) {
   const SimResult r = RunSim(c, ThreeJobs(), o);
   EXPECT_TRUE(r.timeline.samples.empty());
   EXPECT_TRUE(r.timeline.runs.empty());
-  EXPECT_FALSE(ToJson(r).contains("timeline"));
+  EXPECT_FALSE(report::ToJson(r).contains("timeline"));
 }
 
 TEST(EarlyStop, UntilStopsAtThatTimeAndReportsWhatRan) {
@@ -111,7 +112,7 @@ TEST(EarlyStop, UntilStopsAtThatTimeAndReportsWhatRan) {
   EXPECT_DOUBLE_EQ(r.utilization.at("slow"), 1.0);
   EXPECT_EQ(r.timeline.runs.back().end, RunEnd::kRunning);
   EXPECT_DOUBLE_EQ(r.timeline.runs.back().end_s, 70);
-  EXPECT_EQ(ToJson(r)["stopped_early"], "until");
+  EXPECT_EQ(report::ToJson(r)["stopped_early"], "until");
 }
 
 TEST(EarlyStop, MaxRoundsCountsDecisions) {
@@ -179,13 +180,13 @@ TEST(AllocationFailures, AreCountedLoggedAndInTheJson) {
   ASSERT_FALSE(r.allocation_log.empty());
   EXPECT_NE(r.allocation_log.back().find("injected failure"), std::string::npos)
       << r.allocation_log.back();
-  const auto j = ToJson(r);
+  const auto j = report::ToJson(r);
   EXPECT_EQ(j["allocation_failures"], r.allocation_failures);
   // A solver that never fails leaves no trace in the JSON.
   o.sched.lp_solver = nullptr;
   const SimResult fine = RunSim(c, ThreeJobs(), o);
   EXPECT_EQ(fine.allocation_failures, 0);
-  EXPECT_FALSE(ToJson(fine).contains("allocation_failures"));
+  EXPECT_FALSE(report::ToJson(fine).contains("allocation_failures"));
 }
 
 }  // namespace

@@ -1,0 +1,114 @@
+#include "report/sim_json.h"
+
+namespace hetsched::report {
+
+nlohmann::json ToJson(const sim::SimResult& r) {
+  nlohmann::json j;
+  j["policy"] = r.policy;
+  j["estimates"] = r.estimates;
+  if (r.estimates == "oracle") j["oracle"] = "true job sizes: an upper bound no real scheduler has";
+  j["seed"] = r.seed;
+  j["round_s"] = r.round_s;
+  j["jobs_total"] = r.jobs_total;
+  j["jobs_completed"] = r.jobs_completed;
+  j["jobs_failed"] = r.jobs_failed;
+  j["jobs_rejected"] = r.jobs_rejected;
+  j["jobs_unfinished"] = r.jobs_unfinished;
+  j["failure_reasons"] = r.failure_reasons;
+  j["measured_jobs"] = r.measured_jobs;
+  j["avg_jct_s"] = r.avg_jct_s;
+  j["p50_jct_s"] = r.p50_jct_s;
+  j["p99_jct_s"] = r.p99_jct_s;
+  j["avg_queue_s"] = r.avg_queue_s;
+  j["makespan_s"] = r.makespan_s;
+  j["end_s"] = r.end_s;
+  j["utilization"] = r.utilization;
+  j["compat_failures"] = r.compat_failures;
+  j["wasted_device_hours"] = r.wasted_device_hours;
+  j["lost_device_hours"] = r.lost_device_hours;
+  j["faults"] = r.faults;
+  j["preemptions"] = r.preemptions;
+  j["migrations"] = r.migrations;
+  j["decisions"] = r.decisions;
+  j["sched_wall_s"] = r.sched_wall_s;
+  j["decision_p50_us"] = r.decision_p50_us;
+  j["decision_p99_us"] = r.decision_p99_us;
+  j["decision_max_us"] = r.decision_max_us;
+  if (r.allocation_failures > 0) {
+    j["allocation_failures"] = r.allocation_failures;
+    j["allocation_log"] = r.allocation_log;
+  }
+  j["events"] = r.events;
+  j["sim_wall_s"] = r.sim_wall_s;
+  j["network_bytes"] = r.network_bytes;
+  j["gangs_within_node"] = r.gangs_within_node;
+  j["power_policy"] = r.power_policy;
+  j["energy_kwh"] = r.energy_kwh;
+  j["energy_cost"] = r.energy_cost;
+  j["peak_power_w"] = r.peak_power_w;
+  j["node_power_transitions"] = r.node_power_transitions;
+  j["node_boot_failures"] = r.node_boot_failures;
+  j["energy_by_state"] = r.energy_by_state;
+  j["energy_by_type"] = r.energy_by_type;
+  j["capped_device_hours"] = r.capped_device_hours;
+  if (r.carbon_kg) j["carbon_kg"] = *r.carbon_kg;
+  if (r.space_sharing) {
+    j["space_sharing"] = true;
+    j["pairs_formed"] = r.pairs_formed;
+    j["shared_device_hours"] = r.shared_device_hours;
+  }
+  if (!r.stopped_early.empty()) j["stopped_early"] = r.stopped_early;
+  j["last_arrival_s"] = r.last_arrival_s;
+  j["arrivals_ended_early"] = r.arrivals_ended_early;
+  j["cross_vendor_restarts"] = r.cross_vendor_restarts;
+  if (r.timeline.sample_s > 0) j["timeline"] = ToJson(r.timeline);
+  if (!r.jobs.empty()) {
+    nlohmann::json jobs = nlohmann::json::array();
+    for (const auto& o : r.jobs) {
+      nlohmann::json jo;
+      jo["id"] = o.id;
+      jo["status"] = o.status == sim::JobStatus::kCompleted ? "completed"
+                     : o.status == sim::JobStatus::kFailed  ? "failed"
+                                                            : "unfinished";
+      if (!o.reason.empty()) jo["reason"] = o.reason;
+      jo["arrival_s"] = o.arrival_s;
+      jo["first_start_s"] = o.first_start_s;
+      jo["completion_s"] = o.completion_s;
+      jo["preemptions"] = o.preemptions;
+      jobs.push_back(jo);
+    }
+    j["jobs"] = jobs;
+  }
+  return j;
+}
+
+nlohmann::json ToJson(const sim::Timeline& t) {
+  nlohmann::json j;
+  j["sample_s"] = t.sample_s;
+  j["types"] = t.types;
+  j["type_total"] = t.type_total;
+  j["nodes"] = t.nodes;
+  nlohmann::json samples = nlohmann::json::array();
+  for (const sim::TimelineSample& s : t.samples) {
+    samples.push_back({{"time_s", s.time_s},
+                       {"busy", s.busy},
+                       {"queued", s.queued},
+                       {"running", s.running},
+                       {"power_w", s.power_w}});
+  }
+  j["samples"] = std::move(samples);
+  nlohmann::json runs = nlohmann::json::array();
+  for (const sim::RunSpan& r : t.runs) {
+    runs.push_back({{"job", r.job},
+                    {"type", r.type},
+                    {"nodes", r.nodes},
+                    {"devices", r.devices},
+                    {"start_s", r.start_s},
+                    {"end_s", r.end_s},
+                    {"end", sim::RunEndName(r.end)}});
+  }
+  j["runs"] = std::move(runs);
+  return j;
+}
+
+}  // namespace hetsched::report
