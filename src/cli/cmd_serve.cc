@@ -19,6 +19,7 @@
 #include "model/io/cluster_reader.h"
 #include "svc/http_api.h"
 #include "svc/local_backend.h"
+#include "svc/probed_cluster.h"
 #include "svc/serve_config.h"
 #include "svc/service.h"
 #include "svc/store.h"
@@ -102,6 +103,16 @@ util::Result<std::unique_ptr<svc::Backend>> MakeBackend(const svc::ServeConfig& 
   return std::unique_ptr<svc::Backend>(std::move(backend));
 }
 
+// This machine as one node (svc/probed_cluster.h), printing what the probe found and the node.
+util::Result<model::Cluster> ProbeThisMachine() {
+  std::vector<std::string> notes;
+  auto probed = svc::ProbeLocalCluster({}, &notes);
+  for (const std::string& note : notes) std::printf("hetsched serve: probed %s\n", note.c_str());
+  std::fflush(stdout);
+  if (!probed.ok()) return probed.status();
+  return std::move(probed->cluster);
+}
+
 int RunServe(const ServeFlags& f) {
   svc::ServeConfig c;
   if (!f.config.empty()) {
@@ -122,19 +133,22 @@ int RunServe(const ServeFlags& f) {
     if (!level.ok()) return ReportError(level.status());
     c.log_level = *level;
   }
+  if (c.backend != "virtual" && c.backend != "local") {
+    return ReportError(util::Status::InvalidArgument(
+        fmt::format("--backend '{}': unknown (expected virtual or local)", c.backend)));
+  }
   if (c.backend != "virtual" && c.time_scale != 1) {
     return ReportError(util::Status::InvalidArgument(
         "--time-scale applies to the virtual backend only (real jobs run in real time)"));
   }
-  if (c.cluster.empty()) {
-    if (c.backend != "virtual") {
-      return ReportError(util::Status::InvalidArgument(
-          "the local backend needs --cluster (or cluster: in the config) describing this "
-          "machine, e.g. 'xeon-8380=1' or 'v100-32g=2:per_node=2'"));
-    }
-    c.cluster = ExamplePath("clusters/seed-startup.yaml");
+  util::Result<model::Cluster> cluster = util::Status::Internal("no cluster");
+  if (c.cluster.empty() && c.backend != "virtual") {
+    // The local backend runs jobs here: without a cluster it describes this machine.
+    cluster = ProbeThisMachine();
+  } else {
+    if (c.cluster.empty()) c.cluster = ExamplePath("clusters/seed-startup.yaml");
+    cluster = model::io::LoadCluster(c.cluster);
   }
-  auto cluster = model::io::LoadCluster(c.cluster);
   if (!cluster.ok()) return ReportError(cluster.status());
 
   // Signals are taken by sigwait below; every thread started from here on inherits the block.
@@ -220,7 +234,11 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--backend", flags->backend,
                   "virtual (jobs run for their modeled time) or local (jobs' commands run on "
                   "this machine)");
-  cmd->add_option("--cluster", flags->cluster, "cluster YAML or shorthand like 'v100-32g=4'");
+  cmd->add_option("--cluster", flags->cluster,
+                  "cluster YAML or shorthand like 'v100-32g=4'. Default: the seed start-up "
+                  "cluster (virtual); for local, this machine as one node: its CPU and the "
+                  "GPUs/NPUs nvidia-smi, rocm-smi and npu-smi report, mapped to catalog types "
+                  "by model (an unknown model is an error: then pass --cluster)");
   cmd->add_option("--policy", flags->policy, "scheduling policy (see `hetsched simulate --help`)");
   cmd->add_option("--time-scale", flags->time_scale,
                   "virtual backend: modeled seconds per wall second (e.g. 60)");

@@ -19,9 +19,14 @@ struct LaunchSpec {
   std::string job;      // the job's name
   int64_t attempt = 0;  // increases with every start of the job; events carry it back
   std::string node;
-  std::string device_type;                 // catalog name, e.g. "v100"
-  std::string vendor;                      // "nvidia", "amd", "huawei", "intel", ... ("" for CPUs)
-  std::vector<int32_t> node_devices;       // indices within the node (what *_VISIBLE_DEVICES lists)
+  std::string device_type;            // catalog name, e.g. "v100"
+  std::string vendor;                 // "nvidia", "amd", "huawei", "intel", ... ("" for CPUs)
+  std::vector<int32_t> node_devices;  // positions within the node (HETSCHED_DEVICES, the API's)
+  // The same devices as the vendor's runtime numbers them, i.e. what *_VISIBLE_DEVICES lists:
+  // each one's position among the node's devices of that vendor that are not CPUs. It differs
+  // from node_devices on a node holding CPUs or other vendors' devices ahead of them (a node of
+  // [a100-80g x2, mi100 x2] has the MI100s at positions 2 and 3, ROCm devices 0 and 1).
+  std::vector<int32_t> visible_devices;
   std::vector<std::string> command;        // argv; empty: the backend has nothing to run (virtual)
   std::map<std::string, std::string> env;  // extra environment (HETSCHED_* set by the backend)
   // The virtual backend runs the job for this many modeled seconds (its remaining work at its

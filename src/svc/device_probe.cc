@@ -573,26 +573,28 @@ ProbeReport ProbeDevices(const ProbeOptions& options) {
       report.notes.push_back(fmt::format("{}: absent", tool.name));
       continue;
     }
+    auto fail = [&](const std::string& why) {
+      report.notes.push_back(fmt::format("{}: failed: {}", tool.name, why));
+      report.failed.push_back(tool.name);
+    };
     auto run = RunTool(path, tool.args, options.timeout_s);
     if (!run.ok()) {
-      report.notes.push_back(fmt::format("{}: failed: {}", tool.name, run.status().message()));
+      fail(run.status().message());
       continue;
     }
     const int status = run->status;
     if (WIFSIGNALED(status)) {
-      report.notes.push_back(
-          fmt::format("{}: failed: killed by signal {}", tool.name, WTERMSIG(status)));
+      fail(fmt::format("killed by signal {}", WTERMSIG(status)));
       continue;
     }
     if (WEXITSTATUS(status) != 0) {
       const std::string said = FirstLine(run->output);
-      report.notes.push_back(fmt::format("{}: failed: exit status {}{}{}", tool.name,
-                                         WEXITSTATUS(status), said.empty() ? "" : ": ", said));
+      fail(fmt::format("exit status {}{}{}", WEXITSTATUS(status), said.empty() ? "" : ": ", said));
       continue;
     }
     auto devices = tool.parse(run->output);
     if (!devices.ok()) {
-      report.notes.push_back(fmt::format("{}: failed: {}", tool.name, devices.status().message()));
+      fail(devices.status().message());
       continue;
     }
     report.notes.push_back(fmt::format("{}: found {} device{} ({})", tool.name, devices->size(),

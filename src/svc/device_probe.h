@@ -57,6 +57,8 @@ struct ProbeReport {
   // One line per tool, e.g. "nvidia-smi: absent", "rocm-smi: found 2 devices (/opt/rocm/bin/
   // rocm-smi)", "npu-smi: failed: exit status 1: ...". A tool that fails adds no devices.
   std::vector<std::string> notes;
+  // The tools that exist but reported nothing usable (their notes say why), e.g. "nvidia-smi".
+  std::vector<std::string> failed;
 };
 
 // Runs each tool that exists (stdout captured up to 4 MiB, stderr discarded) and parses what it

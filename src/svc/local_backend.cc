@@ -417,6 +417,14 @@ struct Fds {
   }
 };
 
+// The variable that makes a vendor's devices visible; nullptr for vendors without one.
+const char* VisibilityVariable(std::string_view vendor) {
+  if (vendor == "nvidia") return "CUDA_VISIBLE_DEVICES";
+  if (vendor == "amd") return "ROCR_VISIBLE_DEVICES";
+  if (vendor == "huawei") return "ASCEND_RT_VISIBLE_DEVICES";
+  return nullptr;
+}
+
 // The job's environment: the daemon's, then the spec's, then what the backend sets. The AMD
 // runtime applies HIP_VISIBLE_DEVICES to the devices ROCR_VISIBLE_DEVICES left, renumbered
 // from 0, so it lists 0..n-1 (overriding an inherited value) rather than the node's indices.
@@ -438,29 +446,24 @@ util::Result<std::vector<std::string>> BuildEnvironment(const LaunchSpec& spec) 
     }
     env[key] = value;
   }
-  std::string devices;
-  std::string renumbered;
-  for (size_t i = 0; i < spec.node_devices.size(); ++i) {
-    if (i > 0) {
-      devices += ',';
-      renumbered += ',';
+  auto join = [](const std::vector<int32_t>& indices) {
+    std::string out;
+    for (size_t i = 0; i < indices.size(); ++i) {
+      if (i > 0) out += ',';
+      out += std::to_string(indices[i]);
     }
-    devices += std::to_string(spec.node_devices[i]);
-    renumbered += std::to_string(i);
-  }
+    return out;
+  };
+  std::vector<int32_t> renumbered(spec.visible_devices.size());
+  for (size_t i = 0; i < renumbered.size(); ++i) renumbered[i] = static_cast<int32_t>(i);
   env["HETSCHED_JOB"] = spec.job;
   env["HETSCHED_ATTEMPT"] = std::to_string(spec.attempt);
   env["HETSCHED_NODE"] = spec.node;
   env["HETSCHED_DEVICE_TYPE"] = spec.device_type;
-  env["HETSCHED_DEVICES"] = devices;
-  if (spec.vendor == "nvidia") {
-    env["CUDA_VISIBLE_DEVICES"] = devices;
-  } else if (spec.vendor == "amd") {
-    env["ROCR_VISIBLE_DEVICES"] = devices;
-    env["HIP_VISIBLE_DEVICES"] = renumbered;
-  } else if (spec.vendor == "huawei") {
-    env["ASCEND_RT_VISIBLE_DEVICES"] = devices;
-  }
+  env["HETSCHED_DEVICES"] = join(spec.node_devices);
+  if (const char* variable = VisibilityVariable(spec.vendor))
+    env[variable] = join(spec.visible_devices);
+  if (spec.vendor == "amd") env["HIP_VISIBLE_DEVICES"] = join(renumbered);
   std::vector<std::string> out;
   out.reserve(env.size());
   for (const auto& [key, value] : env) out.push_back(key + "=" + value);
@@ -718,11 +721,19 @@ util::Status LocalBackend::Start(const LaunchSpec& spec) {
     return util::Status::InvalidArgument(
         fmt::format("job {}: no command to run (the local backend runs real processes)", spec.job));
   }
-  for (int32_t d : spec.node_devices) {
-    if (d < 0) {
-      return util::Status::InvalidArgument(
-          fmt::format("job {}: device index {} (expected >= 0)", spec.job, d));
+  for (const std::vector<int32_t>* list : {&spec.node_devices, &spec.visible_devices}) {
+    for (int32_t d : *list) {
+      if (d < 0) {
+        return util::Status::InvalidArgument(
+            fmt::format("job {}: device index {} (expected >= 0)", spec.job, d));
+      }
     }
+  }
+  if (VisibilityVariable(spec.vendor) != nullptr &&
+      spec.visible_devices.size() != spec.node_devices.size()) {
+    return util::Status::InvalidArgument(fmt::format(
+        "job {}: {} visible device number(s) for {} device(s) (expected one per device)", spec.job,
+        spec.visible_devices.size(), spec.node_devices.size()));
   }
   Attempt a;
   a.job = spec.job;

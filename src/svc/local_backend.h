@@ -58,12 +58,13 @@ class LocalBackend final : public Backend {
   // the job's PATH) in the working directory, stdin from /dev/null, stdout and stderr appended
   // to LogPath(). Its environment is the daemon's, overridden by spec.env, overridden by
   // HETSCHED_JOB, HETSCHED_ATTEMPT, HETSCHED_NODE, HETSCHED_DEVICE_TYPE, HETSCHED_DEVICES (the
-  // node_devices, comma-separated) and the vendor's visibility variable: CUDA_VISIBLE_DEVICES
-  // (nvidia), ASCEND_RT_VISIBLE_DEVICES (huawei), ROCR_VISIBLE_DEVICES (amd; with
-  // HIP_VISIBLE_DEVICES=0..n-1, since HIP numbers what ROCR left visible from 0), none for
-  // other vendors.
+  // node_devices, comma-separated) and the vendor's visibility variable listing the
+  // visible_devices: CUDA_VISIBLE_DEVICES (nvidia), ASCEND_RT_VISIBLE_DEVICES (huawei),
+  // ROCR_VISIBLE_DEVICES (amd; with HIP_VISIBLE_DEVICES=0..n-1, since HIP numbers what ROCR
+  // left visible from 0), none for other vendors and CPUs (vendor "").
   // kInvalidArgument: a job name outside [A-Za-z0-9][A-Za-z0-9._-]{0,127}, a negative attempt,
-  // another node, an empty command, a negative device index, an environment name that is
+  // another node, an empty command, a negative device index, visible_devices not one per
+  // node device for a vendor with a visibility variable, an environment name that is
   // empty or holds '=', an attempt that was started already. kIoError: the log cannot be
   // opened or a fork fails. That the command cannot be executed is no error here: the attempt
   // exits with status 127 and says why in its log.

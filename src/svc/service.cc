@@ -42,6 +42,20 @@ std::vector<double> LatencyBuckets() {
   return {1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1, 3, 10};
 }
 
+// The number the vendor's runtime gives device `d`: its position among the devices of its node
+// that are of the same vendor and not CPUs (devices are listed in the node in that order, see
+// LaunchSpec::visible_devices). O(devices of the node).
+int32_t VendorIndex(const model::Cluster& cluster, DeviceId d) {
+  const model::Device& dev = cluster.device(d);
+  const model::DeviceType& type = cluster.catalog.Get(dev.type);
+  int32_t index = 0;
+  for (int32_t i = 0; i < dev.local_index; ++i) {
+    const model::DeviceType& other = cluster.type_of(cluster.device_of(dev.node, i));
+    if (other.vendor == type.vendor && other.kind != model::DeviceKind::kCpu) ++index;
+  }
+  return index;
+}
+
 }  // namespace
 
 // Why a job is stopping: the scheduler preempted it (it is queued again once stopped) or the
@@ -587,10 +601,14 @@ void Service::Launch(Entry& e, double now) {
     modeled_s = *e.job.time_limit_s;
   }
   if (e.attempt > 1) modeled_s += options_.restore_s;
-  // One launch per node the gang spans.
+  // One launch per node the gang spans, with each device's position in its node and its number
+  // among the node's devices of its vendor (what the vendor's runtime calls it).
   std::map<model::NodeId, std::vector<int32_t>> by_node;
-  for (DeviceId d : e.devices)
+  std::map<model::NodeId, std::vector<int32_t>> visible_by_node;
+  for (DeviceId d : e.devices) {
     by_node[cluster_.device(d).node].push_back(cluster_.device(d).local_index);
+    visible_by_node[cluster_.device(d).node].push_back(VendorIndex(cluster_, d));
+  }
   e.parts_left = static_cast<int32_t>(by_node.size());
   metrics_->placements.Get({e.device_type})->Inc();
   Event("place", e.name,
@@ -605,8 +623,11 @@ void Service::Launch(Entry& e, double now) {
     spec.attempt = e.attempt;
     spec.node = cluster_.node(node).name;
     spec.device_type = type.name;
-    spec.vendor = type.vendor;
+    // CPUs are not hidden or numbered by a vendor's *_VISIBLE_DEVICES (an AMD CPU is no ROCm
+    // device).
+    spec.vendor = type.kind == model::DeviceKind::kCpu ? "" : type.vendor;
     spec.node_devices = indices;
+    spec.visible_devices = visible_by_node[node];
     spec.command = e.job.command;
     spec.modeled_s = modeled_s;
     if (auto st = backend_->Start(spec); !st.ok()) {

@@ -1,8 +1,9 @@
 // `hetsched serve` end to end: the built daemon runs as a child process (tests/testing/daemon.h)
 // on 127.0.0.1 with a port it picks, and is driven through the client commands (submit, jobs,
 // why, nodes, cancel) and its HTTP API. Covers the virtual backend, the local backend running
-// real commands, crash safety under kill -9 at several points of a submission load, and the
-// dashboard in headless Chromium (screenshot kept in <build>/test-artifacts/dashboard.png).
+// real commands (also on a node it probes from fake vendor tools), crash safety under kill -9
+// at several points of a submission load, and the dashboard in headless Chromium (screenshot
+// kept in <build>/test-artifacts/dashboard.png).
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
@@ -29,6 +30,7 @@ namespace fs = std::filesystem;
 using hetsched::testing::CommandResult;
 using hetsched::testing::Daemon;
 using hetsched::testing::ReadFileText;
+using hetsched::testing::RunCommand;
 using hetsched::testing::TempDir;
 using hetsched::testing::WaitUntil;
 using nlohmann::json;
@@ -344,6 +346,94 @@ TEST(ServeLocal, GpuNodeGetsItsDevicesInCudaVisibleDevices) {
   EXPECT_EQ(ReadFileText(out_file), "0,1\n");
 
   EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
+// A folder holding a fake `nvidia-smi` that prints `csv` (the query's answer), to put ahead on
+// the daemon's PATH.
+std::string FakeNvidiaSmi(const TempDir& tmp, const std::string& csv) {
+  const fs::path bin = tmp.path() / "fake-bin";
+  fs::create_directories(bin);
+  std::ofstream(bin / "nvidia-smi.out") << csv;
+  std::ofstream(bin / "nvidia-smi")
+      << "#!/bin/sh\ncat '" << (bin / "nvidia-smi.out").string() << "'\n";
+  fs::permissions(bin / "nvidia-smi", fs::perms::owner_all);
+  const char* path = std::getenv("PATH");
+  return "PATH=" + bin.string() + ":" + (path != nullptr ? path : "/usr/bin:/bin");
+}
+
+TEST(ServeLocal, WithoutAClusterItDescribesThisMachineFromTheProbe) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  const std::string path = FakeNvidiaSmi(
+      tmp, "0, NVIDIA A100-SXM4-80GB, 81920, GPU-a\n1, NVIDIA A100-SXM4-80GB, 81920, GPU-b\n");
+  std::string error;
+  std::unique_ptr<Daemon> d = Daemon::Start(
+      {tmp.path(), {"--backend", "local"}, 20, {path, "CUDA_VISIBLE_DEVICES=7"}}, &error);
+  ASSERT_NE(d, nullptr) << error;
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
+  // It says what it probed and the node it made, before it listens.
+  const std::string out = d->Stdout();
+  EXPECT_NE(out.find("hetsched serve: probed nvidia-smi: found 2 devices ("), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("hetsched serve: probed nvidia-smi: 2 x 'NVIDIA A100-SXM4-80GB' -> a100-80g "
+                     "(devices 0-1 of nvidia)"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(std::string("hetsched serve: probed node '") + host +
+                     "': a100-80g x2 (node devices 0-1)"),
+            std::string::npos)
+      << out;
+
+  CommandResult r = d->Client({"nodes", "--json"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const json nodes = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(nodes.is_discarded()) << r.out;
+  ASSERT_EQ(nodes["nodes"].size(), 1u) << r.out;
+  EXPECT_EQ(nodes["nodes"][0]["name"], std::string(host));
+  const json& devices = nodes["nodes"][0]["devices"];
+  ASSERT_GE(devices.size(), 2u) << r.out;  // and the CPU, where the catalog has one for it
+  EXPECT_EQ(devices[0]["type"], "a100-80g");
+  EXPECT_EQ(devices[1]["type"], "a100-80g");
+
+  // A CUDA job gets both GPUs as CUDA devices 0 and 1 (the daemon's own value is replaced).
+  const std::string out_file = tmp.File("gpus.out");
+  r = d->Client({"submit", "--name", "pair", "--stacks", "cuda", "--gpus", "2", "--", "/bin/sh",
+                 "-c", "echo \"$CUDA_VISIBLE_DEVICES\" > " + out_file});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  std::map<std::string, json> jobs = WaitEnded(*d, {"pair"}, 30);
+  ASSERT_EQ(StateOf(jobs, "pair"), "completed") << Dump(jobs) << Diagnose(*d);
+  EXPECT_EQ(jobs["pair"]["device_type"], "a100-80g");
+  EXPECT_EQ(ReadFileText(out_file), "0,1\n");
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
+TEST(ServeLocal, AProbedGpuTheCatalogLacksStopsTheDaemonNamingIt) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  const std::string path = FakeNvidiaSmi(tmp, "0, NVIDIA H200, 143771, GPU-a\n");
+  std::string error;
+  std::unique_ptr<Daemon> d =
+      Daemon::Start({tmp.path(), {"--backend", "local"}, 20, {path}}, &error);
+  ASSERT_EQ(d, nullptr) << "it started on a machine it cannot describe";
+  EXPECT_NE(error.find("exited with status 2"), std::string::npos) << error;
+  EXPECT_NE(error.find("nvidia-smi device 0 'NVIDIA H200': no catalog type is this model"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("describe this machine with --cluster"), std::string::npos) << error;
+}
+
+TEST(ServeLocal, AnUnknownBackendIsRefusedNotRunAsLocal) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  const CommandResult r =
+      RunCommand({HETSCHED_BINARY, "serve", "--backend", "bogus", "--cluster", "xeon-8380=1",
+                  "--listen", "127.0.0.1:0", "--db", tmp.File("h.db")},
+                 {}, 20, tmp.path().string());
+  EXPECT_FALSE(r.timed_out) << "it served: " << r.out;
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(r.err, "hetsched: --backend 'bogus': unknown (expected virtual or local)\n");
+  EXPECT_FALSE(fs::exists(tmp.path() / "hetsched-local")) << "it made the local backend's folder";
 }
 
 // ---- 3. Crash safety: kill -9 under a submission load --------------------------------------

@@ -289,6 +289,7 @@ TEST_F(ProbeDevicesTest, NoToolsNoDevicesNoError) {
   ProbeReport r = ProbeDevices({dir_, 5});
   EXPECT_TRUE(r.devices.empty());
   EXPECT_THAT(r.notes, ElementsAre("nvidia-smi: absent", "rocm-smi: absent", "npu-smi: absent"));
+  EXPECT_TRUE(r.failed.empty());
 }
 
 TEST_F(ProbeDevicesTest, ThisMachineWithoutVendorToolsHasNoDevices) {
@@ -331,6 +332,7 @@ TEST_F(ProbeDevicesTest, AFailingToolIsANoteNotAnError) {
             "communicate with the NVIDIA driver.");
   EXPECT_THAT(r.notes[1], StartsWith("rocm-smi: failed: \"card0\": no \"VRAM Total Memory"));
   EXPECT_THAT(r.notes[2], StartsWith("npu-smi: found 8 devices"));
+  EXPECT_THAT(r.failed, ElementsAre("nvidia-smi", "rocm-smi"));
 }
 
 TEST_F(ProbeDevicesTest, AHangingToolIsKilledAtTheTimeout) {
@@ -341,6 +343,7 @@ TEST_F(ProbeDevicesTest, AHangingToolIsKilledAtTheTimeout) {
   EXPECT_TRUE(r.devices.empty());
   EXPECT_THAT(r.notes, ElementsAre("nvidia-smi: absent", "rocm-smi: absent",
                                    "npu-smi: failed: timed out after 0.3 s"));
+  EXPECT_THAT(r.failed, ElementsAre("npu-smi"));
 }
 
 TEST_F(ProbeDevicesTest, AnUnexecutableFileIsNotATool) {

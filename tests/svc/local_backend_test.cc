@@ -230,7 +230,9 @@ TEST_F(LocalBackendTest, SetsDeviceVisibilityPerVendor) {
     LaunchSpec s = Spec("envjob", attempt, "env > '" + out + "'");
     s.vendor = c.vendor;
     s.device_type = "v100";
-    s.node_devices = {1, 3};
+    // Positions 5 and 7 of the node, devices 1 and 3 of their vendor (other devices come first).
+    s.node_devices = {5, 7};
+    s.visible_devices = {1, 3};
     s.env = {{"FOO", "bar baz"}, {"HETSCHED_DEVICES", "9"}};  // the backend's value wins
     ASSERT_TRUE(Start(*b, s).ok());
     auto e = WaitExit(*b, "envjob", attempt);
@@ -240,7 +242,7 @@ TEST_F(LocalBackendTest, SetsDeviceVisibilityPerVendor) {
     for (const std::string& line :
          {std::string("HETSCHED_JOB=envjob"), "HETSCHED_ATTEMPT=" + std::to_string(attempt),
           std::string("HETSCHED_NODE=host1"), std::string("HETSCHED_DEVICE_TYPE=v100"),
-          std::string("HETSCHED_DEVICES=1,3"), std::string("FOO=bar baz"),
+          std::string("HETSCHED_DEVICES=5,7"), std::string("FOO=bar baz"),
           std::string("HETSCHED_TEST_INHERITED=yes")}) {
       EXPECT_THAT(env, HasSubstr("\n" + line + "\n")) << c.vendor;
     }
@@ -396,6 +398,13 @@ TEST_F(LocalBackendTest, RejectsBadRequests) {
   s = Spec("job", 1, "exit 0");
   s.node_devices = {0, -1};
   EXPECT_EQ(code(s), kInvalid);
+  s = Spec("job", 1, "exit 0");
+  s.vendor = "nvidia";
+  s.node_devices = {0, 1};
+  s.visible_devices = {0};
+  EXPECT_EQ(code(s), kInvalid) << "a visible device number per device";
+  s.visible_devices = {0, -1};
+  EXPECT_EQ(code(s), kInvalid) << "negative visible device number";
   s = Spec("job", 1, "exit 0");
   s.env = {{"A=B", "c"}};
   EXPECT_EQ(code(s), kInvalid);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -90,6 +91,94 @@ TEST(Service, JobsRunToCompletionOnTheVirtualBackend) {
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->completed, 6);
   EXPECT_EQ(c->running + c->queued + c->starting, 0);
+}
+
+// Passes every call to a virtual backend and keeps a copy of each LaunchSpec.
+class RecordingBackend final : public Backend {
+ public:
+  RecordingBackend(std::unique_ptr<Backend> inner, std::mutex* mu, std::vector<LaunchSpec>* specs)
+      : inner_(std::move(inner)), mu_(mu), specs_(specs) {}
+  std::string name() const override { return inner_->name(); }
+  util::Status Start(const LaunchSpec& spec) override {
+    {
+      std::lock_guard lock(*mu_);
+      specs_->push_back(spec);
+    }
+    return inner_->Start(spec);
+  }
+  util::Status Stop(const std::string& job, int64_t attempt, double grace_s) override {
+    return inner_->Stop(job, attempt, grace_s);
+  }
+  util::Status SetNodePower(const std::string& node, bool on) override {
+    return inner_->SetNodePower(node, on);
+  }
+  std::vector<BackendNode> ListNodes() override { return inner_->ListNodes(); }
+  std::vector<BackendJob> ListJobs() override { return inner_->ListJobs(); }
+  std::vector<BackendEvent> Poll() override { return inner_->Poll(); }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+  std::mutex* mu_;
+  std::vector<LaunchSpec>* specs_;
+};
+
+// The backend is told each device's place in the node and its number among the node's devices
+// of its vendor, which is what *_VISIBLE_DEVICES takes; CPUs get no vendor (an AMD CPU is no
+// ROCm device). Before this was fixed the MI100s below got ROCR_VISIBLE_DEVICES=3,4.
+TEST(Service, LaunchesNumberDevicesAsTheirVendorDoes) {
+  TempDir dir;
+  auto c = model::io::ParseClusterYaml(R"(name: mixed
+racks: [{name: r, uplink_bandwidth: 100Gb/s, latency: 1us}]
+nodes:
+  - name: box
+    devices:
+      - {type: epyc-7763, count: 1}
+      - {type: a100-80g, count: 2}
+      - {type: mi100, count: 2}
+    nic: {bandwidth: 100Gb/s, latency: 2us}
+)",
+                                       "mixed.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  VirtualBackendOptions vo;
+  vo.nodes = {"box"};
+  vo.time_scale = 1000;
+  std::mutex mu;
+  std::vector<LaunchSpec> specs;
+  auto store = Store::Open(dir.File("h.db"));
+  ASSERT_TRUE(store.ok());
+  ServiceOptions so;
+  so.policy = "fifo";
+  so.time_scale = 1000;
+  so.tick_s = 0.005;
+  Logger logger(LogLevel::kError, [](std::string_view) {});
+  MetricsRegistry metrics;
+  auto s = Service::Create(
+      std::move(c).value(),
+      std::make_unique<RecordingBackend>(std::make_unique<VirtualBackend>(vo), &mu, &specs),
+      std::move(store).value(), so, &logger, &metrics);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_TRUE((*s)->Start().ok());
+  for (const char* body : {R"({"name":"cpu","stacks":["x86_64"],"work":1})",
+                           R"({"name":"cuda","stacks":["cuda"],"gang_size":2,"work":1})",
+                           R"({"name":"rocm","stacks":["rocm"],"gang_size":2,"work":1})"}) {
+    ASSERT_TRUE(SubmitJson(**s, body).ok()) << body;
+  }
+  ASSERT_TRUE(WaitUntil([&] {
+    std::lock_guard lock(mu);
+    return specs.size() == 3;
+  }));
+  (*s).reset();
+  std::map<std::string, LaunchSpec> by_job;
+  for (const LaunchSpec& spec : specs) by_job[spec.job] = spec;
+  EXPECT_EQ(by_job["cpu"].vendor, "");
+  EXPECT_EQ(by_job["cpu"].node_devices, std::vector<int32_t>({0}));
+  EXPECT_EQ(by_job["cuda"].vendor, "nvidia");
+  EXPECT_EQ(by_job["cuda"].node_devices, std::vector<int32_t>({1, 2}));
+  EXPECT_EQ(by_job["cuda"].visible_devices, std::vector<int32_t>({0, 1}));
+  EXPECT_EQ(by_job["rocm"].vendor, "amd");
+  EXPECT_EQ(by_job["rocm"].node_devices, std::vector<int32_t>({3, 4}));
+  EXPECT_EQ(by_job["rocm"].visible_devices, std::vector<int32_t>({0, 1}))
+      << "the EPYC is an AMD CPU, not ROCm device 0";
 }
 
 TEST(Service, EndedJobsLeaveMemoryButStayVisibleAndTheirNamesTaken) {

@@ -184,6 +184,7 @@ class Daemon {
     std::filesystem::path dir;      // its working directory; the database is dir/h.db
     std::vector<std::string> args;  // after `serve --listen 127.0.0.1:0 --db dir/h.db`
     double ready_timeout_s = 20;
+    std::vector<std::string> env = {};  // "NAME=VALUE" set over the test's environment
   };
 
   // Starts the daemon and waits until it listens. nullptr with `*error` saying why (the
@@ -293,8 +294,8 @@ class Daemon {
     std::vector<std::string> argv = {HETSCHED_BINARY, "serve", "--listen",
                                      "127.0.0.1:0",   "--db",  db()};
     argv.insert(argv.end(), options_.args.begin(), options_.args.end());
-    pid_ =
-        internal::Spawn(argv, internal::EnvironmentWith({}), options_.dir.string(), out[1], err_fd);
+    pid_ = internal::Spawn(argv, internal::EnvironmentWith(options_.env), options_.dir.string(),
+                           out[1], err_fd);
     close(out[1]);
     close(err_fd);
     if (pid_ < 0) {
