@@ -61,6 +61,38 @@ void AllocationStrategy::Log(std::string line) {
   log_.push_back(std::move(line));
 }
 
+void AllocationStrategy::ExportHistory(int32_t id, double now_s, JobHistory& out) const {
+  const int32_t types = core_.state().type_count();
+  const JobRecord& r = core_.record(id);
+  for (int32_t t = 0; t < types; ++t) {
+    double seconds = static_cast<size_t>(id) < present_.size()
+                         ? received_[static_cast<size_t>(id) * types + t]
+                         : 0;
+    // Booked up to the last allocation decision; a running job has run on since then.
+    if (r.phase == JobPhase::kRunning && r.type.value() == t && last_s_ >= 0) {
+      seconds += std::max(0.0, now_s - std::max(last_s_, r.service_since_s));
+    }
+    if (seconds > 0)
+      out.received_s.push_back({core_.cluster().catalog.Get(DeviceTypeId(t)).name, seconds});
+  }
+}
+
+void AllocationStrategy::ImportHistory(int32_t id, const JobHistory& history) {
+  const int32_t types = core_.state().type_count();
+  const size_t n_rec = core_.slots();
+  if (present_.size() < n_rec) {
+    present_.resize(n_rec, 0);
+    received_.resize(n_rec * types, 0);
+    share_.resize(n_rec * types, 0);
+  }
+  // Presence needs no restoring: it is counted from the job's arrival, which is kept.
+  for (const auto& [name, seconds] : history.received_s) {
+    const auto type = core_.cluster().catalog.FindId(name);
+    if (!type || type->value() >= types) continue;
+    received_[static_cast<size_t>(id) * types + type->value()] = seconds;
+  }
+}
+
 // Gavel's round-based mechanism (Narayanan et al., OSDI 2020, Section 5): the LP gives target
 // shares X[j][t]; each decision ranks (job, type) pairs by X[j][t] / (the share of its active
 // time job j has received on t) and grants gangs in that order, whole gangs only, each job on

@@ -27,6 +27,8 @@ class AllocationStrategy final : public DecisionStrategy {
   std::optional<std::string> RejectAtSubmit(const JobRecord& r, double now_s) const override;
   void OnSlotReused(int32_t id) override;
   void OnJobLeft(int32_t id) override;
+  void ExportHistory(int32_t id, double now_s, JobHistory& out) const override;
+  void ImportHistory(int32_t id, const JobHistory& history) override;
 
   // See Scheduler::TargetShare, allocation_log, allocation_failures, allocations_solved.
   double TargetShare(model::JobId job, model::DeviceTypeId type) const;

@@ -307,6 +307,38 @@ util::Status Scheduler::Adopt(JobId job, const std::vector<DeviceId>& devices, d
 
 void Scheduler::Drop(JobId job, double now_s) { Finish(job, now_s); }
 
+JobHistory Scheduler::History(JobId job, double now_s) const {
+  const JobRecord& r = core_->record(job.value());
+  JobHistory h;
+  h.attained_s = r.AttainedAt(now_s);
+  h.attained_norm_s = r.AttainedNormAt(now_s);
+  strategy_->ExportHistory(job.value(), now_s, h);
+  return h;
+}
+
+void Scheduler::RestoreHistory(JobId job, const JobHistory& history, double now_s) {
+  JobRecord& r = core_->record(job.value());
+  // A queued job's place in the queue may depend on its service (LAS): re-keyed.
+  const bool queued = r.phase == JobPhase::kQueued;
+  const double queued_since = r.queued_since_s;
+  if (queued) core_->Dequeue(job.value());
+  // A running job books service from now (Adopt) on top of what it had.
+  r.attained_s = history.attained_s;
+  r.attained_norm_s = history.attained_norm_s;
+  if (r.phase == JobPhase::kRunning) r.service_since_s = std::max(r.service_since_s, now_s);
+  if (queued) {
+    core_->Enqueue(job.value(), now_s);
+    r.queued_since_s = queued_since;
+  }
+  strategy_->ImportHistory(job.value(), history);
+}
+
+std::string Scheduler::SaveBelief() const { return core_->belief().Save(); }
+
+util::Status Scheduler::RestoreBelief(std::string_view saved) {
+  return core_->belief().Restore(saved);
+}
+
 void Scheduler::SetDeviceDown(DeviceId device) { core_->state().SetDown(device); }
 void Scheduler::SetDeviceUp(DeviceId device) { core_->state().SetUp(device); }
 void Scheduler::SetNodeOn(model::NodeId node, bool on) { core_->state().SetNodeOn(node, on); }

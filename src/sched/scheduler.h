@@ -72,6 +72,15 @@ struct SchedulerOptions {
   bool stop_holds_devices = false;
 };
 
+// What the policy remembers of a live job beyond its progress: attained service (LAS, the
+// Gittins ranks) and, under the LP allocation policies, the seconds it ran on each device type
+// (Gavel's priorities). A daemon stores it so that a restart resumes where the policy was.
+struct JobHistory {
+  double attained_s = 0;       // device-seconds
+  double attained_norm_s = 0;  // the same weighted by speed relative to the job's best type
+  std::vector<std::pair<std::string, double>> received_s;  // by device type name (LP only)
+};
+
 struct Admission {
   bool accepted = false;
   std::string reason;  // why not, when rejected
@@ -142,6 +151,15 @@ class Scheduler {
   // speed there (SetProgress corrects that). kInvalidArgument when the devices do not fit.
   util::Status Adopt(model::JobId job, const std::vector<model::DeviceId>& devices,
                      double done_work, double now_s);
+  // What the policy remembers of live `job` at `now_s`, and (after a restart, once the job is
+  // submitted again, and adopted if it runs) the same handed back. Types unknown to the
+  // cluster are ignored.
+  JobHistory History(model::JobId job, double now_s) const;
+  void RestoreHistory(model::JobId job, const JobHistory& history, double now_s);
+  // The size belief learned from completed jobs (SizeBelief::Save / Restore), so that a
+  // restart does not forget how big jobs turn out.
+  std::string SaveBelief() const;
+  util::Status RestoreBelief(std::string_view saved);
   // The job is given up (e.g. it can run nowhere that is left): it leaves the scheduler.
   void Drop(model::JobId job, double now_s);
 

@@ -1,7 +1,10 @@
 #include "sched/size_belief.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 namespace hetsched::sched {
 namespace {
@@ -134,6 +137,61 @@ std::optional<double> SizeBelief::HistoryMean(const std::string& job_type, int32
   auto it = history_.find({job_type, std::max(1, gang)});
   if (it == history_.end() || it->second.second == 0) return std::nullopt;
   return it->second.first / static_cast<double>(it->second.second);
+}
+
+std::string SizeBelief::Save() const {
+  // Samples oldest first, so that Restore refills the ring in the order they came.
+  const auto samples = [](const Table& t) {
+    std::vector<double> out(t.recent.begin() + static_cast<std::ptrdiff_t>(t.next), t.recent.end());
+    out.insert(out.end(), t.recent.begin(), t.recent.begin() + static_cast<std::ptrdiff_t>(t.next));
+    return out;
+  };
+  nlohmann::json j;
+  j["version"] = 1;
+  j["sizes"] = samples(sizes_);
+  j["ratios"] = nlohmann::json::array();
+  for (const Table& t : ratios_) j["ratios"].push_back(samples(t));
+  j["history"] = nlohmann::json::array();
+  for (const auto& [key, value] : history_) {
+    j["history"].push_back({key.first, key.second, value.first, value.second});
+  }
+  return j.dump();
+}
+
+util::Status SizeBelief::Restore(std::string_view saved) {
+  const auto bad = [](std::string_view why) {
+    return util::Status::InvalidArgument(fmt::format("saved size belief: {}", why));
+  };
+  const nlohmann::json j = nlohmann::json::parse(saved, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || j.value("version", 0) != 1) return bad("not version 1 JSON");
+  const auto read = [](const nlohmann::json& list, Table& t) {
+    if (!list.is_array()) return false;
+    t = Table();
+    for (const nlohmann::json& x : list) {
+      if (!x.is_number()) return false;
+      t.Add(x.get<double>());
+    }
+    return true;
+  };
+  SizeBelief b;
+  if (!j.contains("sizes") || !read(j["sizes"], b.sizes_)) return bad("sizes is not numbers");
+  const nlohmann::json& ratios = j.value("ratios", nlohmann::json());
+  if (!ratios.is_array() || ratios.size() != kEstimateSources) return bad("ratios");
+  for (int i = 0; i < kEstimateSources; ++i) {
+    if (!read(ratios[i], b.ratios_[i])) return bad("ratios is not numbers");
+  }
+  const nlohmann::json& history = j.value("history", nlohmann::json());
+  if (!history.is_array()) return bad("history is not a list");
+  for (const nlohmann::json& h : history) {
+    if (!h.is_array() || h.size() != 4 || !h[0].is_string() || !h[1].is_number_integer() ||
+        !h[2].is_number() || !h[3].is_number_integer()) {
+      return bad("history entries are [job type, gang, mean, count]");
+    }
+    b.history_[{h[0].get<std::string>(), h[1].get<int32_t>()}] = {h[2].get<double>(),
+                                                                  h[3].get<int64_t>()};
+  }
+  *this = std::move(b);
+  return util::Status::Ok();
 }
 
 }  // namespace hetsched::sched

@@ -8,10 +8,12 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "sched/job_record.h"
+#include "util/status.h"
 
 namespace hetsched::sched {
 
@@ -47,6 +49,11 @@ class SizeBelief {
   // The history predictor: mean size (seconds) of completed jobs with this job type and gang
   // size; nullopt before the first one completed.
   std::optional<double> HistoryMean(const std::string& job_type, int32_t gang) const;
+  // The learned samples as JSON text, and back (a daemon keeps them across restarts). Restore
+  // replaces what was learned; rank tables are rebuilt at the next Refresh. kInvalidArgument
+  // for text Save did not write.
+  std::string Save() const;
+  util::Status Restore(std::string_view saved);
   // True once enough jobs without an estimate completed to rank by their sizes.
   bool sizes_known() const { return sizes_.ready(); }
 

@@ -38,6 +38,9 @@ class DecisionStrategy {
   virtual void OnSlotReused(int32_t /*id*/) {}
   // Job `id` ended (finished or dropped); its slot may be reused.
   virtual void OnJobLeft(int32_t /*id*/) {}
+  // What the family remembers of live job `id` (Scheduler::History), and the same restored.
+  virtual void ExportHistory(int32_t /*id*/, double /*now_s*/, JobHistory& /*out*/) const {}
+  virtual void ImportHistory(int32_t /*id*/, const JobHistory& /*history*/) {}
 };
 
 // When a family that moves running jobs may do so (SchedulerOptions::preempt_interval_s): a

@@ -33,6 +33,7 @@ json JobJson(const JobView& v) {
           {"devices", v.devices},
           {"preemptions", v.preemptions},
           {"attempt", v.attempt},
+          {"attained_service_s", v.attained_s ? json(*v.attained_s) : json(nullptr)},
           {"message", v.message}};
 }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "model/io/dag_reader.h"
@@ -54,6 +55,36 @@ int32_t VendorIndex(const model::Cluster& cluster, DeviceId d) {
     if (other.vendor == type.vendor && other.kind != model::DeviceKind::kCpu) ++index;
   }
   return index;
+}
+
+constexpr const char* kBeliefKey = "size_belief";
+
+std::string HistoryJson(const sched::JobHistory& h) {
+  nlohmann::json j = {{"attained_s", h.attained_s}, {"attained_norm_s", h.attained_norm_s}};
+  if (!h.received_s.empty()) {
+    nlohmann::json received = nlohmann::json::object();
+    for (const auto& [type, seconds] : h.received_s) received[type] = seconds;
+    j["received_s"] = received;
+  }
+  return j.dump();
+}
+
+// What HistoryJson wrote; nullopt for anything else (the job then starts without history).
+std::optional<sched::JobHistory> ParseHistory(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.value("attained_s", nlohmann::json()).is_number() ||
+      !j.value("attained_norm_s", nlohmann::json()).is_number()) {
+    return std::nullopt;
+  }
+  sched::JobHistory h;
+  h.attained_s = j["attained_s"].get<double>();
+  h.attained_norm_s = j["attained_norm_s"].get<double>();
+  if (auto it = j.find("received_s"); it != j.end() && it->is_object()) {
+    for (const auto& [type, seconds] : it->items()) {
+      if (seconds.is_number()) h.received_s.push_back({type, seconds.get<double>()});
+    }
+  }
+  return h;
 }
 
 }  // namespace
@@ -198,13 +229,35 @@ void Service::Shutdown() {
   committed_.notify_all();
   if (loop_.joinable()) loop_.join();
   std::lock_guard lock(mu_);
-  if (ready_) SaveClock();
+  if (ready_) {
+    SaveClock();
+    // Attained service of running jobs since their last change, which a crash would lose.
+    SavePolicyState();
+  }
 }
 
 void Service::SaveClock() {
   nlohmann::json clock = {{"sched_s", SchedNow()}, {"wall_s", WallNow()}};
   if (auto st = store_->Put(kClockKey, clock.dump()); !st.ok()) {
     logger_->Error("saving the scheduler clock failed", {{"error", st.message()}});
+  }
+  // The size belief learns from completed jobs only: saved when one completed since.
+  if (ended_counts_[0] != belief_saved_at_) {
+    if (auto st = store_->Put(kBeliefKey, scheduler_->SaveBelief()); !st.ok()) {
+      logger_->Error("saving the size belief failed", {{"error", st.message()}});
+    } else {
+      belief_saved_at_ = ended_counts_[0];
+    }
+  }
+}
+
+void Service::SavePolicyState() {
+  if (!store_->Begin().ok()) return;
+  for (Entry* e : by_slot_) {
+    if (e != nullptr) (void)Persist(*e);
+  }
+  if (auto st = store_->Commit(); !st.ok()) {
+    logger_->Error("saving the jobs' policy state failed", {{"error", st.message()}});
   }
 }
 
@@ -709,6 +762,13 @@ util::Status Service::Recover() {
           std::max(0.0, wall_start_s_ - j["wall_s"].get<double>()) * options_.time_scale;
     }
   }
+  ASSIGN_OR_RETURN(auto belief, store_->Get(kBeliefKey));
+  if (belief) {
+    if (auto st = scheduler_->RestoreBelief(*belief); !st.ok()) {
+      logger_->Warn("the stored size belief does not read; starting without it",
+                    {{"error", st.message()}});
+    }
+  }
   ASSIGN_OR_RETURN(auto nodes, store_->LoadNodes());
   for (const StoredNode& n : nodes) {
     auto node = cluster_.FindNode(n.name);
@@ -780,6 +840,14 @@ util::Status Service::Recover() {
         }
       }
     }
+    if (!s.policy_state.empty()) {
+      if (auto history = ParseHistory(s.policy_state)) {
+        scheduler_->RestoreHistory(e->slot, *history, now);
+      } else {
+        logger_->Warn("a job's stored policy state does not read; it starts without history",
+                      {{"job", e->name}});
+      }
+    }
     ++recovered;
     jobs_[e->name] = std::move(e);
   }
@@ -819,6 +887,7 @@ util::Status Service::Persist(const Entry& e, bool insert) {
                   : e.stop == StopReason::kPreempt ? "preempt"
                                                    : "";
   s.message = e.message;
+  if (e.slot.valid()) s.policy_state = HistoryJson(scheduler_->History(e.slot, SchedNow()));
   return insert ? store_->InsertJob(s) : store_->UpdateJob(s);
 }
 
@@ -854,6 +923,7 @@ JobView Service::ViewOf(const Entry& e) const {
   v.attempt = e.attempt;
   v.message = e.message;
   v.has_command = !e.job.command.empty();
+  if (e.slot.valid()) v.attained_s = scheduler_->record(e.slot).AttainedAt(SchedNow());
   return v;
 }
 

@@ -72,6 +72,8 @@ struct JobView {
   int64_t attempt = 0;
   std::string message;
   bool has_command = false;
+  // Device-seconds it has run (what least-attained-service policies rank by); live jobs only.
+  std::optional<double> attained_s;
 };
 
 struct DeviceView {
@@ -191,7 +193,10 @@ class Service {
 
   double WallNow() const;
   double SchedNow() const;  // scheduler seconds: continues across restarts
+  // The scheduler clock, and the size belief when a job completed since the last save.
   void SaveClock();
+  // Every live job's policy state (attained service, LP time), in one transaction.
+  void SavePolicyState();
   void Loop();
   // One pass of the control loop (mu_ held), and its parts.
   void Step();
@@ -254,6 +259,7 @@ class Service {
   double wall_start_s_ = 0;
   double last_reconcile_wall_s_ = 0;
   int64_t ended_counts_[3] = {0, 0, 0};  // completed, failed, cancelled
+  int64_t belief_saved_at_ = 0;          // ended_counts_[0] when the belief was last saved
   std::thread loop_;
 };
 

@@ -13,7 +13,8 @@ namespace {
 // other applications instead of adding tables to them.
 constexpr int64_t kApplicationId = 0x68736368;
 // PRAGMA user_version: the schema this build writes, and the newest it reads.
-constexpr int64_t kSchemaVersion = 1;
+// Version 2 added jobs.policy_state; a version 1 file is upgraded when opened.
+constexpr int64_t kSchemaVersion = 2;
 // How long a statement waits for another connection's lock (say, an operator's sqlite3 shell).
 constexpr int kBusyTimeoutMs = 5000;
 
@@ -38,7 +39,8 @@ CREATE TABLE jobs (
   message TEXT NOT NULL,
   arrival_s REAL NOT NULL,
   attempt INTEGER NOT NULL,
-  stop_reason TEXT NOT NULL
+  stop_reason TEXT NOT NULL,
+  policy_state TEXT NOT NULL DEFAULT ''
 );
 CREATE UNIQUE INDEX jobs_by_seq ON jobs (seq);
 CREATE INDEX jobs_by_state ON jobs (state, seq);
@@ -62,43 +64,43 @@ CREATE TABLE kv (
 );
 )sql";
 
-// Job statements share parameter numbers ?1..?17 (BindJob) and, for reads, column order
-// 0..16 (ReadJob). A new job goes after every job stored: MAX(seq) + 1.
+// Job statements share parameter numbers ?1..?18 (BindJob) and, for reads, column order
+// 0..17 (ReadJob). A new job goes after every job stored: MAX(seq) + 1.
 constexpr std::string_view kInsertJob =
     "INSERT INTO jobs (seq, name, spec_json, idempotency_key, state, submitted_s, started_s, "
     "ended_s, exit_status, device_type, node, devices, done_work, preemptions, message, "
-    "arrival_s, attempt, stop_reason) VALUES "
+    "arrival_s, attempt, stop_reason, policy_state) VALUES "
     "((SELECT IFNULL(MAX(seq), 0) + 1 FROM jobs), "
-    "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
+    "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
 constexpr std::string_view kUpdateJob =
     "UPDATE jobs SET spec_json = ?2, idempotency_key = ?3, state = ?4, submitted_s = ?5, "
     "started_s = ?6, ended_s = ?7, exit_status = ?8, device_type = ?9, node = ?10, "
     "devices = ?11, done_work = ?12, preemptions = ?13, message = ?14, arrival_s = ?15, "
-    "attempt = ?16, stop_reason = ?17 WHERE name = ?1";
+    "attempt = ?16, stop_reason = ?17, policy_state = ?18 WHERE name = ?1";
 constexpr std::string_view kGetJob =
     "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
-    "attempt, stop_reason "
+    "attempt, stop_reason, policy_state "
     "FROM jobs WHERE name = ?1";
 constexpr std::string_view kLoadAllJobs =
     "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
-    "attempt, stop_reason "
+    "attempt, stop_reason, policy_state "
     "FROM jobs ORDER BY seq";
 constexpr std::string_view kLoadActiveJobs =
     "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
-    "attempt, stop_reason "
+    "attempt, stop_reason, policy_state "
     "FROM jobs WHERE state IN ('queued', 'starting', 'running', 'stopping') ORDER BY seq";
 constexpr std::string_view kEndedJobs =
     "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
-    "attempt, stop_reason "
+    "attempt, stop_reason, policy_state "
     "FROM jobs WHERE state IN ('completed', 'failed', 'cancelled') ORDER BY seq LIMIT ?1";
 constexpr std::string_view kEndedJobsInState =
     "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
-    "attempt, stop_reason "
+    "attempt, stop_reason, policy_state "
     "FROM jobs WHERE state = ?1 ORDER BY seq LIMIT ?2";
 constexpr std::string_view kPruneJobs =
     "DELETE FROM jobs WHERE state IN ('completed', 'failed', 'cancelled') AND ended_s < ?1";
@@ -195,7 +197,7 @@ std::optional<std::vector<int32_t>> ParseDevices(std::string_view text) {
   }
 }
 
-// Binds ?1..?17 of the job statements.
+// Binds ?1..?18 of the job statements.
 void BindJob(Query& q, const StoredJob& job) {
   q.Text(job.name)
       .Text(job.spec_json)
@@ -217,7 +219,8 @@ void BindJob(Query& q, const StoredJob& job) {
       .Text(job.message)
       .Real(job.arrival_s)
       .Int(job.attempt)
-      .Text(job.stop_reason);
+      .Text(job.stop_reason)
+      .Text(job.policy_state);
 }
 
 util::Result<StoredJob> ReadJob(const Query& q, const std::string& path) {
@@ -246,6 +249,7 @@ util::Result<StoredJob> ReadJob(const Query& q, const std::string& path) {
   job.arrival_s = q.RealAt(14);
   job.attempt = q.IntAt(15);
   job.stop_reason = q.BytesAt(16);
+  job.policy_state = q.BytesAt(17);
   return job;
 }
 
@@ -287,6 +291,12 @@ util::Status Store::Initialize(bool synchronous_full) {
     return util::Status::InvalidArgument(
         fmt::format("{} is not a hetsched database (application_id {}, user_version {})", path_,
                     application_id, version));
+  } else if (version == 1) {
+    // Version 1 files lack policy_state: added, empty for the jobs already there.
+    RETURN_IF_ERROR(
+        Exec("ALTER TABLE jobs ADD COLUMN policy_state TEXT NOT NULL DEFAULT ''; "
+             "PRAGMA user_version = 2;",
+             "upgrading the schema from version 1"));
   } else if (version > kSchemaVersion) {
     return util::Status::InvalidArgument(
         fmt::format("{} was written by a newer hetsched (schema {}, this build reads up to {})",

@@ -40,6 +40,9 @@ struct StoredJob {
   double arrival_s = 0;     // scheduler seconds of its submission
   int64_t attempt = 0;      // starts so far; the backend's runs carry it
   std::string stop_reason;  // while stopping: "preempt" or "cancel"; empty otherwise
+  // What the scheduling policy remembers of the job (attained service, LP time per type), as
+  // JSON written by the service; empty when nothing.
+  std::string policy_state;
 };
 
 struct StoredNode {

@@ -100,6 +100,72 @@ TEST(SizeBelief, HistoryMeanPerJobTypeAndGang) {
   EXPECT_FALSE(b.HistoryMean("resnet", 2));
 }
 
+TEST(SizeBelief, SavedAndRestoredItRanksAndPredictsTheSame) {
+  SizeBelief b;
+  JobRecord typed = Record(300);
+  const_cast<model::Job&>(*typed.job).job_type = "bert";
+  b.Observe(typed);
+  std::vector<double> sizes;
+  for (int i = 0; i < 40; ++i) sizes.push_back(i % 3 ? 100 + i : 5000 - i);
+  Learn(b, sizes);  // every table b ranks with is built from all its samples
+  for (int i = 0; i < 12; ++i) b.Observe(Record(200 + i, 100, EstimateSource::kUser));
+  b.Refresh();
+  const std::string saved = b.Save();
+  SizeBelief c;
+  ASSERT_TRUE(c.Restore(saved).ok());
+  c.Refresh();
+  for (double done : {0.0, 50.0, 150.0, 4000.0}) {
+    EXPECT_DOUBLE_EQ(c.Rank(Record(done), 0), b.Rank(Record(done), 0)) << done;
+    EXPECT_DOUBLE_EQ(c.ExpectedRemaining(Record(done, 100, EstimateSource::kUser), 0),
+                     b.ExpectedRemaining(Record(done, 100, EstimateSource::kUser), 0))
+        << done;
+  }
+  EXPECT_EQ(c.HistoryMean("bert", 1), b.HistoryMean("bert", 1));
+  EXPECT_EQ(c.Save(), saved);
+  // Text it did not write is refused and changes nothing.
+  for (const char* bad : {"", "{}", R"({"version":1,"sizes":["x"]})", "[1,2]",
+                          R"({"version":1,"sizes":[],"ratios":[],"history":[]})"}) {
+    EXPECT_EQ(c.Restore(bad).code(), util::StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(c.Save(), saved);
+}
+
+// What a policy remembers of a job survives a new scheduler (a daemon's restart): attained
+// service re-ranks a queued job under LAS, and LP time per type comes back under maxmin-het.
+TEST(SchedulerHistory, RestoredHistoryIsWhatWasSaved) {
+  const auto c = MakeCluster({{"fast", "cuda", 1, 2}, {"slow", "cuda", 2, 2}});
+  for (std::string_view policy : {"las", "maxmin-het"}) {
+    auto s = Scheduler::Create(c, nullptr, policy, {});
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    for (int i = 0; i < 7; ++i) {
+      ASSERT_TRUE((*s)->Submit(MakeJob(i, 0, 1e9, {{"fast", 3.0}, {"slow", 1.0}}, 1), 0).accepted);
+    }
+    (*s)->Decide(0);
+    (*s)->Decide(1000);
+    const JobHistory h = (*s)->History(model::JobId(0), 1e6);
+    EXPECT_GT(h.attained_s, 0) << policy;
+    if (policy == "maxmin-het") EXPECT_FALSE(h.received_s.empty());
+
+    auto fresh = Scheduler::Create(c, nullptr, policy, {});
+    ASSERT_TRUE(fresh.ok());
+    for (int i = 0; i < 7; ++i) {
+      ASSERT_TRUE(
+          (*fresh)->Submit(MakeJob(i, 0, 1e9, {{"fast", 3.0}, {"slow", 1.0}}, 1), 1e6).accepted);
+    }
+    (*fresh)->RestoreHistory(model::JobId(0), h, 1e6);
+    const JobHistory back = (*fresh)->History(model::JobId(0), 1e6);
+    EXPECT_DOUBLE_EQ(back.attained_s, h.attained_s) << policy;
+    EXPECT_DOUBLE_EQ(back.attained_norm_s, h.attained_norm_s) << policy;
+    EXPECT_EQ(back.received_s, h.received_s) << policy;
+    if (policy == "las") {
+      // Job 0 has attained the most: the six others take the six devices.
+      const Decision d = (*fresh)->Decide(1e6);
+      ASSERT_EQ(d.placed.size(), 6u);
+      for (const Placement& p : d.placed) EXPECT_NE(p.job, model::JobId(0));
+    }
+  }
+}
+
 // The scheduler decides from what it is told, never from the true size: two runs whose jobs
 // differ only in their true `work` make the same decisions.
 TEST(SchedulerBelief, DecisionsDoNotDependOnTrueSizes) {

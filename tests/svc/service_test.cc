@@ -252,6 +252,27 @@ TEST(Service, EndedJobsArePrunedFromTheStoreAfterKeepEnded) {
   EXPECT_TRUE(SubmitJson(*d->service, R"({"name":"old","stacks":["cuda"],"work":1})").ok());
 }
 
+TEST(Service, ARestartKeepsWhatThePolicyRemembers) {
+  TempDir dir;
+  // LAS ranks by attained service: after a restart, a job that ran keeps what it attained
+  // (saved at its changes and at shutdown) rather than starting again from zero.
+  auto d = StartDaemon(dir.File("h.db"), "v100=1", 1000, "las");
+  ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"a","stacks":["cuda"],"work":1e9})").ok());
+  ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "a") == "running"; }));
+  ASSERT_TRUE(WaitUntil([&] { return d->service->Get("a")->attained_s.value_or(0) > 200; }));
+  const double before = *d->service->Get("a")->attained_s;
+  d.reset();
+  d = StartDaemon(dir.File("h.db"), "v100=1", 1000, "las");
+  const auto after = d->service->Get("a");
+  ASSERT_TRUE(after.ok() && after->attained_s);
+  EXPECT_GE(*after->attained_s, before);
+  // An ended job has no attained service to show.
+  ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"b","stacks":["cuda"],"work":1})").ok());
+  EXPECT_TRUE(d->service->Cancel("a").ok());
+  ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "b") == "completed"; }));
+  EXPECT_FALSE(d->service->Get("b")->attained_s.has_value());
+}
+
 TEST(Service, ANameIsTakenOnceAndAnIdempotentRetryReturnsTheFirstJob) {
   TempDir dir;
   auto d = StartDaemon(dir.File("h.db"));

@@ -356,7 +356,7 @@ TEST_F(StoreTest, TheFileIsInWalModeAndIdentifiesItself) {
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(RawSql(path_, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(RawSql(path_, "PRAGMA application_id"), std::to_string(0x68736368));
-  EXPECT_EQ(RawSql(path_, "PRAGMA user_version"), "1");
+  EXPECT_EQ(RawSql(path_, "PRAGMA user_version"), "2");
   EXPECT_EQ(store->path(), path_);
 }
 
@@ -405,12 +405,32 @@ TEST_F(StoreTest, AnUnmarkedDatabaseWithTablesIsNotOurs) {
 
 TEST_F(StoreTest, ANewerSchemaIsRefused) {
   ASSERT_NE(OpenStore(), nullptr);
-  RawSql(path_, "PRAGMA user_version = 2");
+  RawSql(path_, "PRAGMA user_version = 3");
   auto store = Store::Open(path_);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store.status().message(),
-            path_ + " was written by a newer hetsched (schema 2, this build reads up to 1)");
+            path_ + " was written by a newer hetsched (schema 3, this build reads up to 2)");
+}
+
+TEST_F(StoreTest, AVersion1FileIsUpgradedKeepingItsJobs) {
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->InsertJob(Job("old")).ok());
+  }
+  // What a version 1 daemon left: no policy_state column.
+  RawSql(path_, "ALTER TABLE jobs DROP COLUMN policy_state; PRAGMA user_version = 1;");
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(RawSql(path_, "PRAGMA user_version"), "2");
+  auto old = store->GetJob("old");
+  ASSERT_TRUE(old.ok() && old->has_value());
+  EXPECT_EQ((*old)->policy_state, "");
+  StoredJob j = Job("new");
+  j.policy_state = R"({"attained_s":5})";
+  ASSERT_TRUE(store->InsertJob(j).ok());
+  EXPECT_EQ((*store->GetJob("new"))->policy_state, j.policy_state);
 }
 
 TEST_F(StoreTest, ADamagedDevicesColumnIsAnErrorNotACrash) {
