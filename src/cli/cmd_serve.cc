@@ -90,6 +90,12 @@ util::Result<std::unique_ptr<svc::Backend>> MakeBackend(const svc::ServeConfig& 
     o.time_scale = c.time_scale;
     return std::unique_ptr<svc::Backend>(std::make_unique<svc::VirtualBackend>(std::move(o)));
   }
+  if (c.power.policy != "always-on") {
+    return util::Status::InvalidArgument(
+        fmt::format("power policy '{}': the local backend cannot switch this machine's power (use "
+                    "always-on, or the virtual backend)",
+                    c.power.policy));
+  }
   if (cluster.nodes.size() != 1) {
     return util::Status::InvalidArgument(fmt::format(
         "the local backend runs jobs on this machine: its cluster must have one node, not {} "
@@ -187,6 +193,7 @@ int RunServe(const ServeFlags& f) {
   so.time_scale = c.time_scale;
   so.stop_grace_s = c.stop_grace_s;
   so.keep_ended_s = c.keep_ended_s;
+  so.power = c.power;
   auto service = svc::Service::Create(std::move(cluster).value(), std::move(backend).value(),
                                       std::move(store).value(), so, &logger, &metrics);
   if (!service.ok()) return ReportError(service.status());

@@ -8,9 +8,10 @@ namespace hetsched::power {
 
 using cost::kJoulesPerKwh;
 
-EnergyMeter::EnergyMeter(std::vector<std::string> types, Tariff tariff)
+EnergyMeter::EnergyMeter(std::vector<std::string> types, Tariff tariff, double start_s)
     : types_(std::move(types)),
       tariff_(std::move(tariff)),
+      last_s_(start_s),
       state_w_(kNodeStateCount, 0),
       state_j_(kNodeStateCount, 0),
       type_w_(types_.size() + 1, 0),

@@ -16,7 +16,8 @@ class EnergyMeter {
  public:
   // `types`: names of the device-type buckets (indexed by catalog type id); the nodes' base
   // draw goes to its own bucket, kBaseName.
-  EnergyMeter(std::vector<std::string> types, Tariff tariff);
+  // Energy is counted from `start_s` on.
+  EnergyMeter(std::vector<std::string> types, Tariff tariff, double start_s = 0);
 
   static constexpr const char* kBaseName = "node-base";
 

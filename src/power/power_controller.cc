@@ -18,21 +18,23 @@ std::vector<std::string> TypeNames(const model::Cluster& cluster) {
 }  // namespace
 
 util::Result<PowerController> PowerController::Create(const model::Cluster& cluster,
-                                                      const PowerOptions& options) {
+                                                      const PowerOptions& options, double start_s) {
   RETURN_IF_ERROR(ValidatePowerOptions(options, cluster));
   ASSIGN_OR_RETURN(const PolicyParts parts, ParsePowerPolicy(options.policy));
-  return PowerController(cluster, parts, options);
+  return PowerController(cluster, parts, options, start_s);
 }
 
 PowerController::PowerController(const model::Cluster& cluster, PolicyParts parts,
-                                 const PowerOptions& options)
+                                 const PowerOptions& options, double start_s)
     : cluster_(&cluster),
       parts_(parts),
       options_(options),
       manager_(parts, options),
-      meter_(TypeNames(cluster), options.tariff) {
+      meter_(TypeNames(cluster), options.tariff, start_s) {
   const size_t nodes = cluster.nodes.size(), devices = cluster.devices.size();
-  nodes_.assign(nodes, {});
+  NodePower initial;
+  initial.since_s = initial.idle_since_s = start_s;
+  nodes_.assign(nodes, initial);
   excluded_.assign(nodes, 0);
   node_busy_.assign(nodes, 0);
   booked_state_.assign(nodes, NodeState::kOnIdle);
@@ -154,6 +156,18 @@ bool PowerController::OnSuspended(int32_t node, uint32_t attempt, double now_s) 
   if (p.boot_attempt != attempt || p.state != NodeState::kSuspending) return false;
   meter_.Advance(now_s);
   Transition(node, NodeState::kOff, now_s);
+  return true;
+}
+
+bool PowerController::AssumeOff(int32_t node, double now_s) {
+  NodePower& p = nodes_[node];
+  if (p.state != NodeState::kOnIdle) return false;
+  meter_.Advance(now_s);
+  // No shutdown to wait for: straight to off, as if the suspend had completed.
+  p.state = NodeState::kOff;
+  p.since_s = now_s;
+  p.resumable_at_s = now_s;
+  RefreshNode(node);
   return true;
 }
 

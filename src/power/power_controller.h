@@ -55,9 +55,10 @@ struct PowerCommands {
 class PowerController {
  public:
   // Checks `options` against `cluster` (ValidatePowerOptions). Every node starts on and idle
-  // at time 0. `cluster` is not owned and must outlive the controller.
+  // at `start_s` (a daemon's clock does not start at 0), when energy counting starts too.
+  // `cluster` is not owned and must outlive the controller.
   static util::Result<PowerController> Create(const model::Cluster& cluster,
-                                              const PowerOptions& options);
+                                              const PowerOptions& options, double start_s = 0);
 
   PowerController(const PowerController&) = delete;
   PowerController& operator=(const PowerController&) = delete;
@@ -93,6 +94,11 @@ class PowerController {
   // booting -> down (Slurm marks such a node DOWN; final).
   bool OnResumeTimeout(int32_t node, uint32_t attempt, double now_s);
 
+  // The driver found node `node` off (a daemon restarting after it suspended the node, a
+  // cluster whose nodes are powered down): on-idle -> off at once, resumable from now. False
+  // when the node is not on-idle.
+  bool AssumeOff(int32_t node, double now_s);
+
   // For a driver without per-node timers: the earliest deadline of a suspending or booting
   // node (infinity: none), and Expire, which applies OnSuspended / OnResumeTimeout to every
   // node whose deadline is at or before `now_s` and returns those it marked down.
@@ -109,7 +115,8 @@ class PowerController {
   const EnergyMeter& meter() const { return meter_; }
 
  private:
-  PowerController(const model::Cluster& cluster, PolicyParts parts, const PowerOptions& options);
+  PowerController(const model::Cluster& cluster, PolicyParts parts, const PowerOptions& options,
+                  double start_s);
 
   // Re-books node `n`'s draw for its current state and devices.
   void RefreshNode(int32_t n);

@@ -20,6 +20,8 @@ class ClusterState {
   int32_t type_count() const { return type_count_; }
 
   bool IsFree(model::DeviceId d) const { return status_[d.value()] == kFree; }
+  // Failed (SetDown), whatever its node's power or drain.
+  bool IsFailed(model::DeviceId d) const { return status_[d.value()] == kDown; }
   // Up: not failed, on a node that offers its devices (powered on and not drained).
   bool IsUp(model::DeviceId d) const {
     return status_[d.value()] != kDown && Offers(cluster_.device(d).node);

@@ -46,6 +46,7 @@ json NodeJson(const NodeView& n) {
           {"rack", n.rack},
           {"drained", n.drained},
           {"power_state", n.power_state},
+          {"power_since_s", n.power_since_s},
           {"devices", devices}};
 }
 
@@ -315,6 +316,20 @@ void HttpApi::Route(MetricsRegistry* metrics) {
           Reply(res, 200, {{"nodes", list}});
         }));
 
+  s.Get(R"(/v1/nodes/([^/]+))",
+        wrap("/v1/nodes/{node}", Role::kRead,
+             [this](const httplib::Request& req, httplib::Response& res) {
+               auto h = service_->Node(req.matches[1], 100);
+               if (!h.ok()) return ReplyStatus(res, h.status());
+               json events = json::array();
+               for (const StoredEvent& e : h->events) {
+                 events.push_back({{"at", e.at_s}, {"kind", e.kind}, {"detail", e.detail}});
+               }
+               json body = NodeJson(h->node);
+               body["history"] = events;
+               Reply(res, 200, body);
+             }));
+
   for (const bool drain : {true, false}) {
     const std::string verb = drain ? "drain" : "undrain";
     s.Post("/v1/nodes/([^/]+)/" + verb,
@@ -351,6 +366,11 @@ void HttpApi::Route(MetricsRegistry* metrics) {
                    {"completed", c->completed},
                    {"failed", c->failed},
                    {"cancelled", c->cancelled}}},
+                 {"power",
+                  {{"draw_w", c->power_w},
+                   {"energy_j", c->energy_j},
+                   {"nodes_off", c->nodes_off},
+                   {"transitions", c->power_transitions}}},
                  {"types", types}});
         }));
 

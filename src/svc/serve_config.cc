@@ -16,9 +16,9 @@ namespace hetsched::svc {
 namespace {
 
 const std::set<std::string, std::less<>> kFields = {
-    "cluster",     "backend",         "policy",    "listen",         "database",
-    "time_scale",  "log_level",       "tokens",    "anonymous_read", "stop_grace",
-    "synchronous", "local_state_dir", "keep_ended"};
+    "cluster",     "backend",         "policy",     "listen",         "database",
+    "time_scale",  "log_level",       "tokens",     "anonymous_read", "stop_grace",
+    "synchronous", "local_state_dir", "keep_ended", "power"};
 
 std::string Resolve(const std::string& base_dir, const std::string& path) {
   if (path.empty() || base_dir.empty() || std::filesystem::path(path).is_absolute()) return path;
@@ -78,6 +78,65 @@ util::Status ParseListen(std::string_view text, ServeConfig* config) {
   config->port = port;
   return util::Status::Ok();
 }
+
+namespace {
+
+// The `power:` mapping into `out` (Slurm's names for the timeouts and rates).
+util::Status ParsePower(const Reader& r, const YAML::Node& node, power::PowerOptions& out) {
+  if (!node.IsMap()) {
+    return r.Error(node, "power", "is not a mapping", "fields like policy: idle-timeout");
+  }
+  static const std::set<std::string, std::less<>> kPowerFields = {
+      "policy",       "suspend_time", "suspend_timeout", "resume_timeout",
+      "suspend_rate", "resume_rate",  "exclude_nodes",   "headroom"};
+  for (const auto& kv : node) {
+    const std::string key = kv.first.Scalar();
+    const std::string at = "power." + key;
+    const YAML::Node& v = kv.second;
+    if (kPowerFields.count(key) == 0) {
+      std::string known;
+      for (const auto& f : kPowerFields) known += (known.empty() ? "" : ", ") + f;
+      return r.Error(kv.first, at, "unknown field", "one of: " + known);
+    }
+    if (key == "policy") {
+      ASSIGN_OR_RETURN(out.policy, r.String(v, at));
+      if (!power::ParsePowerPolicy(out.policy).ok()) {
+        return r.Error(v, at, fmt::format("'{}' is unknown", out.policy),
+                       "always-on, idle-timeout or consolidate");
+      }
+    } else if (key == "suspend_time" || key == "suspend_timeout" || key == "resume_timeout") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, at));
+      auto d = util::ParseDuration(s);
+      if (!d.ok() || !(*d >= 0)) {
+        return r.Error(v, at, fmt::format("'{}' is not a duration", s), "a duration like 10m");
+      }
+      (key == "suspend_time"      ? out.suspend_time_s
+       : key == "suspend_timeout" ? out.suspend_timeout_s
+                                  : out.resume_timeout_s) = *d;
+    } else if (key == "suspend_rate" || key == "resume_rate" || key == "headroom") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, at));
+      int32_t n = -1;
+      const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+      if (ec != std::errc() || ptr != s.data() + s.size() || n < 0) {
+        return r.Error(v, at, fmt::format("'{}' is not a count", s),
+                       key == "headroom" ? "a whole number >= 0 of free devices per type"
+                                         : "nodes per minute, a whole number >= 0 (0: no limit)");
+      }
+      (key == "suspend_rate"  ? out.suspend_rate
+       : key == "resume_rate" ? out.resume_rate
+                              : out.headroom) = n;
+    } else {  // exclude_nodes
+      if (!v.IsSequence()) return r.Error(v, at, "is not a list", "node names");
+      for (size_t i = 0; i < v.size(); ++i) {
+        ASSIGN_OR_RETURN(std::string name, r.String(v[i], fmt::format("{}[{}]", at, i)));
+        out.exclude_nodes.push_back(name);
+      }
+    }
+  }
+  return util::Status::Ok();
+}
+
+}  // namespace
 
 util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& file_name,
                                            const std::string& base_dir) {
@@ -155,6 +214,8 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
                        "a duration from 0 to 1d, like 30s");
       }
       c.stop_grace_s = *d;
+    } else if (key == "power") {
+      RETURN_IF_ERROR(ParsePower(r, v, c.power));
     } else if (key == "keep_ended") {
       ASSIGN_OR_RETURN(std::string s, r.String(v, key));
       auto d = util::ParseDuration(s);

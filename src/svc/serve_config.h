@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "power/power_options.h"
 #include "svc/http_api.h"
 #include "svc/log.h"
 #include "util/status.h"
@@ -26,7 +27,10 @@ struct ServeConfig {
   bool anonymous_read = true;
   std::vector<ApiToken> tokens;  // empty: an admin token is generated (hetsched.token)
   double stop_grace_s = 30;
-  double keep_ended_s = 0;        // ended jobs deleted from the database this long after (0: never)
+  double keep_ended_s = 0;
+  // power: {policy, suspend_time, suspend_timeout, resume_timeout, suspend_rate, resume_rate,
+  // exclude_nodes, headroom} (docs/operations.md); always-on by default.
+  power::PowerOptions power;      // ended jobs deleted from the database this long after (0: never)
   bool synchronous_full = false;  // fsync every commit (survives power loss), else NORMAL
   std::string local_state_dir = "hetsched-local";  // local backend: logs, pid and exit files
 };

@@ -19,6 +19,7 @@
 #include "plan/schedule.h"
 #include "report/plan_json.h"
 #include "sim/engine.h"
+#include "sim/power_demand.h"
 #include "svc/job_request.h"
 
 namespace hetsched::svc {
@@ -124,9 +125,9 @@ struct Service::PendingSubmit {
 };
 
 struct Service::Metrics {
-  CounterFamily submitted, placements, preemptions, ended;
+  CounterFamily submitted, placements, preemptions, ended, energy_j;
   HistogramFamily decision_s;
-  GaugeFamily jobs, devices_used, devices_offered, power_w;
+  GaugeFamily jobs, devices_used, devices_offered, power_w, draw_w, nodes;
 };
 
 util::Result<std::unique_ptr<Service>> Service::Create(model::Cluster cluster,
@@ -142,6 +143,20 @@ util::Result<std::unique_ptr<Service>> Service::Create(model::Cluster cluster,
   // Space sharing needs pair measurements the daemon does not have.
   options.scheduler.space_sharing = false;
   if (!options.wall_clock) options.wall_clock = SystemUnixNow;
+  {
+    ASSIGN_OR_RETURN(const power::PolicyParts parts, power::ParsePowerPolicy(options.power.policy));
+    if (parts.caps) {
+      return util::Status::InvalidArgument(fmt::format(
+          "power policy '{}': the daemon cannot set device power caps yet (cap policies are "
+          "simulated only; use always-on, idle-timeout or consolidate)",
+          options.power.policy));
+    }
+    if (!options.power.boot_failure_nodes.empty()) {
+      return util::Status::InvalidArgument(
+          "boot failure injection is the simulator's, not the daemon's");
+    }
+    RETURN_IF_ERROR(power::PowerController::Create(cluster, options.power).status());
+  }
   auto service =
       std::unique_ptr<Service>(new Service(std::move(cluster), std::move(backend), std::move(store),
                                            std::move(options), logger, metrics));
@@ -172,9 +187,18 @@ util::Result<std::unique_ptr<Service>> Service::Create(model::Cluster cluster,
                                                    "Modeled device draw by type (busy at peak, "
                                                    "the rest at idle).",
                                                    {"device_type"}));
-  service->metrics_ =
-      std::make_unique<Metrics>(Metrics{submitted, placements, preemptions, ended, decision_s, jobs,
-                                        devices_used, devices_offered, power_w});
+  ASSIGN_OR_RETURN(auto energy_j,
+                   metrics->AddCounter("hetsched_energy_joules_total",
+                                       "Modeled energy of every node (base draw and devices, "
+                                       "by power state) since the daemon started."));
+  ASSIGN_OR_RETURN(auto draw_w, metrics->AddGauge("hetsched_cluster_power_watts",
+                                                  "Modeled draw of every node now (base draw "
+                                                  "and devices; off nodes at standby)."));
+  ASSIGN_OR_RETURN(auto nodes,
+                   metrics->AddGauge("hetsched_nodes", "Nodes by power state.", {"power_state"}));
+  service->metrics_ = std::make_unique<Metrics>(Metrics{submitted, placements, preemptions, ended,
+                                                        energy_j, decision_s, jobs, devices_used,
+                                                        devices_offered, power_w, draw_w, nodes});
   return service;
 }
 
@@ -205,11 +229,36 @@ util::Status Service::ReadyOrUnavailable() const {
 util::Status Service::Start() {
   std::unique_lock lock(mu_);
   RETURN_IF_ERROR(Recover());
+  RETURN_IF_ERROR(StartPower());
   // The clock is otherwise saved at the first reconciliation only: a daemon killed before
   // that would start its next run at scheduler time 0, behind its jobs' arrivals.
   SaveClock();
   ready_ = true;
   loop_ = std::thread([this] { Loop(); });
+  return util::Status::Ok();
+}
+
+util::Status Service::StartPower() {
+  const double now = SchedNow();
+  ASSIGN_OR_RETURN(power::PowerController controller,
+                   power::PowerController::Create(cluster_, options_.power, now));
+  power_.emplace(std::move(controller));
+  for (Entry* e : by_slot_) {
+    if (e != nullptr && !e->devices.empty()) power_->SetBusy(e->devices, true, 1, now);
+  }
+  // Nodes hetsched powered down (or was powering up or down) stay off until demand wakes
+  // them; the backend is told again, in case the stop came before it heard.
+  ASSIGN_OR_RETURN(auto nodes, store_->LoadNodes());
+  for (const StoredNode& n : nodes) {
+    auto node = cluster_.FindNode(n.name);
+    if (!node || n.power_state.empty() || n.power_state == "on") continue;
+    if (!power_->AssumeOff(node->value(), now)) continue;
+    scheduler_->SetNodeOn(*node, false);
+    if (auto st = backend_->SetNodePower(n.name, false); !st.ok()) {
+      logger_->Warn("powering a node off again failed",
+                    {{"node", n.name}, {"error", st.message()}});
+    }
+  }
   return util::Status::Ok();
 }
 
@@ -292,6 +341,7 @@ void Service::Step() {
     }
   }
   DecideAndAct(now);
+  ManagePower(now);
   ForgetEnded();
 }
 
@@ -400,6 +450,7 @@ void Service::CommitSubmissions(double now) {
     by_slot_[slot.value()] = e.get();
     admitted.push_back(e.get());
     jobs_[e->name] = std::move(e);
+    demand_changed_ = true;
   }
   // One transaction for the batch: a job is acknowledged only once it is on disk.
   util::Status st = store_->Begin();
@@ -525,6 +576,8 @@ void Service::StartFailed(Entry& e, double now) {
 void Service::MarkQueued(Entry& e) {
   e.state = "queued";
   e.stop = StopReason::kNone;
+  if (power_) power_->SetBusy(e.devices, false, 1, SchedNow());
+  demand_changed_ = true;
   e.devices.clear();
   e.device_type.clear();
   if (auto st = Persist(e); !st.ok()) {
@@ -569,6 +622,8 @@ void Service::End(Entry& e, const std::string& state, double now, std::optional<
   e.ended_s = WallNow();
   e.exit_status = exit_status;
   e.message = message;
+  if (power_) power_->SetBusy(e.devices, false, 1, now);
+  demand_changed_ = true;
   e.devices.clear();
   if (auto st = Persist(e); !st.ok()) {
     // Kept in memory, where its end is known, rather than shown from a stale row.
@@ -663,6 +718,7 @@ void Service::Launch(Entry& e, double now) {
     visible_by_node[cluster_.device(d).node].push_back(VendorIndex(cluster_, d));
   }
   e.parts_left = static_cast<int32_t>(by_node.size());
+  if (power_) power_->SetBusy(e.devices, true, 1, now);
   metrics_->placements.Get({e.device_type})->Inc();
   Event("place", e.name,
         fmt::format("attempt {} on {} x{}", e.attempt, e.device_type, e.devices.size()));
@@ -698,6 +754,24 @@ void Service::SetNodeUp(const std::string& node_name, bool up, double now) {
     logger_->Warn("backend reported an unknown node", {{"node", node_name}});
     return;
   }
+  if (power_) {
+    const power::NodePower& p = power_->node(node->value());
+    if (up && p.state == power::NodeState::kBooting) {
+      if (power_->OnBooted(node->value(), p.boot_attempt, now)) {
+        scheduler_->SetNodeOn(*node, true);
+        StoreNode(*node, "up: boot completed");
+        demand_changed_ = true;
+      }
+      return;
+    }
+    if (p.state == power::NodeState::kSuspending || p.state == power::NodeState::kOff ||
+        p.state == power::NodeState::kDown) {
+      // Down: the power-off hetsched asked for. Up while hetsched holds it off: not ours to
+      // use until it is resumed through hetsched.
+      if (up) logger_->Warn("a node hetsched powered off reports up", {{"node", node_name}});
+      return;
+    }
+  }
   const model::Node& n = cluster_.node(*node);
   for (int32_t i = 0; i < n.device_count; ++i) {
     const DeviceId d(n.first_device.value() + i);
@@ -714,6 +788,87 @@ void Service::SetNodeUp(const std::string& node_name, bool up, double now) {
   }
   Event("node", node_name, up ? "up" : "down");
   logger_->Warn(up ? "node up" : "node down", {{"node", node_name}});
+}
+
+std::string Service::PowerStateOf(model::NodeId node) const {
+  if (!power_) return scheduler_->state().NodeOn(node) ? "on" : "off";
+  const power::NodeState s = power_->node(node.value()).state;
+  return power::IsOn(s) ? "on" : std::string(power::NodeStateName(s));
+}
+
+void Service::StoreNode(model::NodeId node, const std::string& event_detail) {
+  StoredNode s;
+  s.name = cluster_.node(node).name;
+  s.drained = scheduler_->state().NodeDrained(node);
+  s.power_state = PowerStateOf(node);
+  s.since_s = WallNow();
+  if (auto st = store_->PutNode(s); !st.ok()) {
+    logger_->Error("storing a node's state failed", {{"node", s.name}, {"error", st.message()}});
+  }
+  if (!event_detail.empty()) Event("power", s.name, event_detail);
+}
+
+void Service::ManagePower(double now) {
+  power_->Advance(now);
+  // Suspends whose shutdown time passed are off; boots past ResumeTimeout are down (final,
+  // as Slurm marks them).
+  if (power_->NextDeadline() <= now) {
+    std::vector<int32_t> suspending;
+    for (int32_t n : power_in_flight_) {
+      if (power_->node(n).state == power::NodeState::kSuspending) suspending.push_back(n);
+    }
+    for (int32_t n : power_->Expire(now)) {
+      StoreNode(model::NodeId(n), fmt::format("down: not up within the resume timeout ({} s)",
+                                              options_.power.resume_timeout_s));
+      logger_->Warn("node did not come up; down", {{"node", cluster_.nodes[n].name}});
+      power_in_flight_.erase(n);
+    }
+    for (int32_t n : suspending) {
+      if (power_->node(n).state != power::NodeState::kOff) continue;
+      StoreNode(model::NodeId(n), "off");
+      power_in_flight_.erase(n);
+    }
+  }
+  if (!power_->suspends()) return;
+  const double wall = WallNow();
+  const bool due =
+      now >= next_power_check_s_ || (demand_changed_ && wall - last_power_wall_s_ >= 1.0);
+  if (!due) return;
+  last_power_wall_s_ = wall;
+  demand_changed_ = false;
+  const power::PowerCommands c = power_->Decide(sim::DemandOf(*scheduler_), now);
+  next_power_check_s_ = c.next_check_s;
+  if (c.suspend.empty() && c.resume.empty()) return;
+  // Write ahead: the node rows and events are on disk before the backend hears of them.
+  const bool grouped = store_->Begin().ok();
+  for (const power::NodeCommand& cmd : c.suspend) {
+    StoreNode(model::NodeId(cmd.node), "suspend requested");
+  }
+  for (const power::NodeCommand& cmd : c.resume) {
+    StoreNode(model::NodeId(cmd.node), "resume requested");
+  }
+  if (grouped) {
+    if (auto st = store_->Commit(); !st.ok()) {
+      logger_->Error("storing power actions failed", {{"error", st.message()}});
+    }
+  }
+  for (const power::NodeCommand& cmd : c.suspend) {
+    const std::string& name = cluster_.nodes[cmd.node].name;
+    scheduler_->SetNodeOn(model::NodeId(cmd.node), false);
+    power_in_flight_.insert(cmd.node);
+    logger_->Info("suspending node", {{"node", name}});
+    if (auto st = backend_->SetNodePower(name, false); !st.ok()) {
+      logger_->Error("suspend failed", {{"node", name}, {"error", st.message()}});
+    }
+  }
+  for (const power::NodeCommand& cmd : c.resume) {
+    const std::string& name = cluster_.nodes[cmd.node].name;
+    power_in_flight_.insert(cmd.node);
+    logger_->Info("resuming node", {{"node", name}});
+    if (auto st = backend_->SetNodePower(name, true); !st.ok()) {
+      logger_->Error("resume failed", {{"node", name}, {"error", st.message()}});
+    }
+  }
 }
 
 void Service::Reconcile(double now) {
@@ -1016,7 +1171,8 @@ NodeView Service::NodeViewOf(model::NodeId id) const {
   v.name = n.name;
   if (n.rack.valid()) v.rack = cluster_.racks[n.rack.value()].name;
   v.drained = state.NodeDrained(id);
-  v.power_state = state.NodeOn(id) ? "on" : "off";
+  v.power_state = PowerStateOf(id);
+  if (power_) v.power_since_s = power_->node(id.value()).since_s;
   for (int32_t i = 0; i < n.device_count; ++i) {
     const DeviceId d(n.first_device.value() + i);
     DeviceView dv;
@@ -1053,7 +1209,7 @@ util::Result<NodeView> Service::SetDrained(const std::string& node_name, bool dr
   StoredNode s;
   s.name = node_name;
   s.drained = drained;
-  s.power_state = scheduler_->state().NodeOn(*node) ? "on" : "off";
+  s.power_state = PowerStateOf(*node);
   s.since_s = WallNow();
   RETURN_IF_ERROR(store_->PutNode(s));
   scheduler_->SetNodeDrained(*node, drained);
@@ -1061,6 +1217,17 @@ util::Result<NodeView> Service::SetDrained(const std::string& node_name, bool dr
   logger_->Info(drained ? "node drained" : "node undrained", {{"node", node_name}});
   wake_.notify_one();
   return NodeViewOf(*node);
+}
+
+util::Result<Service::NodeHistory> Service::Node(const std::string& node_name, int limit) {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  auto node = cluster_.FindNode(node_name);
+  if (!node) return util::Status::NotFound(fmt::format("no node '{}'", node_name));
+  NodeHistory out;
+  out.node = NodeViewOf(*node);
+  ASSIGN_OR_RETURN(out.events, store_->Events(node_name, limit));
+  return out;
 }
 
 util::Result<ClusterView> Service::Cluster() {
@@ -1108,6 +1275,25 @@ util::Result<ClusterView> Service::Cluster() {
   v.completed = ended_counts_[0];
   v.failed = ended_counts_[1];
   v.cancelled = ended_counts_[2];
+  if (power_) {
+    power_->Advance(SchedNow());
+    const power::EnergyMeter& meter = power_->meter();
+    v.power_w = meter.watts();
+    v.energy_j = meter.joules();
+    v.power_transitions = power_->transitions();
+    std::map<std::string, int64_t> by_state;
+    for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
+      const std::string state = PowerStateOf(model::NodeId(static_cast<int32_t>(n)));
+      ++by_state[state];
+      if (state == "suspending" || state == "off" || state == "booting") ++v.nodes_off;
+    }
+    for (const char* state : {"on", "suspending", "off", "booting", "down"}) {
+      metrics_->nodes.Get({state})->Set(static_cast<double>(by_state[state]));
+    }
+    metrics_->draw_w.Get({})->Set(v.power_w);
+    metrics_->energy_j.Get({})->Inc(v.energy_j - energy_reported_j_);
+    energy_reported_j_ = v.energy_j;
+  }
   for (const auto& [state_name, count] :
        std::initializer_list<std::pair<const char*, int64_t>>{{"queued", v.queued},
                                                               {"starting", v.starting},

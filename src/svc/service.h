@@ -14,6 +14,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "model/cluster.h"
 #include "model/job.h"
 #include "model/profile.h"
+#include "power/power_controller.h"
 #include "sched/job_slots.h"
 #include "sched/scheduler.h"
 #include "svc/backend.h"
@@ -51,6 +53,10 @@ struct ServiceOptions {
   // Ended jobs are kept in the database this many wall seconds after they end (0: forever);
   // in memory the daemon holds live jobs only.
   double keep_ended_s = 0;
+  // Node power (docs/power.md): always-on, idle-timeout or consolidate, with Slurm's timeouts
+  // and rates, carried out through the backend's SetNodePower. Cap policies and injected boot
+  // failures are the simulator's only (kInvalidArgument).
+  power::PowerOptions power;
   // Wall clock, unix seconds; injectable for tests.
   std::function<double()> wall_clock;
 };
@@ -87,7 +93,8 @@ struct NodeView {
   std::string name;
   std::string rack;
   bool drained = false;
-  std::string power_state;  // on, off
+  std::string power_state;   // on, suspending, off, booting, down
+  double power_since_s = 0;  // scheduler seconds: when it entered that state
   std::vector<DeviceView> devices;
 };
 
@@ -102,6 +109,10 @@ struct TypeSummary {
 
 struct ClusterView {
   std::vector<TypeSummary> types;
+  double power_w = 0;     // modeled draw of every node (base and devices), as the meter books
+  double energy_j = 0;    // since the daemon started
+  int64_t nodes_off = 0;  // suspending, off or booting
+  int64_t power_transitions = 0;  // suspends and resumes since the daemon started
   int64_t queued = 0, starting = 0, running = 0, stopping = 0;
   int64_t completed = 0, failed = 0, cancelled = 0;  // since the daemon started
   double now_s = 0;                                  // scheduler time
@@ -161,6 +172,12 @@ class Service {
   util::Result<std::string> Why(const std::string& name);
   util::Result<std::vector<NodeView>> Nodes();
   util::Result<NodeView> SetDrained(const std::string& node, bool drained);
+  // One node and its history (drains, power changes, failures: newest `limit` events).
+  struct NodeHistory {
+    NodeView node;
+    std::vector<StoredEvent> events;
+  };
+  util::Result<NodeHistory> Node(const std::string& node, int limit);
   util::Result<ClusterView> Cluster();
   // Simulates the live jobs from an empty cluster under `policy` and under the daemon's own
   // (the first result), each job needing what remains of its size: its work less the progress
@@ -206,6 +223,8 @@ class Service {
   // Compares what the backend runs with what the daemon believes and repairs the difference.
   void Reconcile(double now);
   util::Status Recover();
+  // The power controller, from the state recovered (busy devices, nodes left off).
+  util::Status StartPower();
 
   // Starts the placed job `e` on the backend (one launch per node of its gang).
   void Launch(Entry& e, double now);
@@ -228,6 +247,11 @@ class Service {
   util::Result<std::optional<StoredJob>> StoredEnded(const std::string& name);
   JobView ViewOfStored(const StoredJob& s) const;
   void SetNodeUp(const std::string& node, bool up, double now);
+  // Power (ServiceOptions::power): the controller's timeouts, then its suspends and resumes,
+  // each stored before the backend is asked; and the reports of nodes that came up.
+  void ManagePower(double now);
+  void StoreNode(model::NodeId node, const std::string& event_detail);
+  std::string PowerStateOf(model::NodeId node) const;
   util::Status Persist(const Entry& e, bool insert = false);
   void Event(const std::string& kind, const std::string& subject, const std::string& detail);
   JobView ViewOf(const Entry& e) const;
@@ -242,6 +266,8 @@ class Service {
   MetricsRegistry* registry_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<sched::Scheduler> scheduler_;
+  std::optional<power::PowerController> power_;  // from Start on
+  std::set<int32_t> power_in_flight_;            // nodes suspending or booting
 
   mutable std::mutex mu_;              // guards everything below
   std::condition_variable wake_;       // the control loop waits on it
@@ -260,6 +286,10 @@ class Service {
   double last_reconcile_wall_s_ = 0;
   int64_t ended_counts_[3] = {0, 0, 0};  // completed, failed, cancelled
   int64_t belief_saved_at_ = 0;          // ended_counts_[0] when the belief was last saved
+  double next_power_check_s_ = 0;        // scheduler seconds: when the controller asked to be
+  double last_power_wall_s_ = -1e300;    // called again, and when it last decided
+  bool demand_changed_ = false;          // jobs queued or ended since the last power decision
+  double energy_reported_j_ = 0;         // what the energy counter has been given
   std::thread loop_;
 };
 

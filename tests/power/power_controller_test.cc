@@ -255,3 +255,40 @@ TEST(PowerController, CreateChecksTheOptions) {
 
 }  // namespace
 }  // namespace hetsched::power
+
+namespace hetsched::power {
+namespace {
+
+// A daemon's controller starts at its own clock: idle timers and the meter start there.
+TEST(PowerControllerStart, IdleTimeAndEnergyCountFromTheStartTime) {
+  const model::Cluster c = Nodes(2);
+  auto r = PowerController::Create(c, Options("idle-timeout", 600), 1e6);
+  ASSERT_TRUE(r.ok());
+  PowerController& p = *r;
+  // Idle since 1e6, not since 0: nothing is due yet.
+  EXPECT_TRUE(p.Decide(View(c, p, 0), 1e6 + 10).suspend.empty());
+  p.Advance(1e6 + 10);
+  // Two nodes at 100 W base + 2 x 50 W idle for 10 s.
+  EXPECT_NEAR(p.meter().joules(), 2 * 200 * 10, 1e-6);
+  EXPECT_EQ(p.Decide(View(c, p, 0), 1e6 + 600).suspend.size(), 2u);
+}
+
+// A node found off (after a daemon restart) is off at once, and woken like any off node.
+TEST(PowerControllerStart, ANodeFoundOffIsOffAndCanBeResumed) {
+  const model::Cluster c = Nodes(2);
+  PowerController p = Make(c, Options("idle-timeout", 600));
+  p.SetBusy(DevicesOf(c, 1), true, 1, 0);
+  EXPECT_FALSE(p.AssumeOff(1, 0));  // busy: not idle
+  ASSERT_TRUE(p.AssumeOff(0, 0));
+  EXPECT_EQ(p.node(0).state, NodeState::kOff);
+  EXPECT_FALSE(p.AssumeOff(0, 0));
+  EXPECT_EQ(p.transitions(), 0);
+  const PowerCommands cmd = p.Decide(View(c, p, 2, {2}), 1);
+  ASSERT_EQ(cmd.resume.size(), 1u);
+  EXPECT_EQ(cmd.resume[0].node, 0);
+  EXPECT_TRUE(p.OnBooted(0, cmd.resume[0].attempt, 181));
+  EXPECT_TRUE(IsOn(p.node(0).state));
+}
+
+}  // namespace
+}  // namespace hetsched::power

@@ -622,6 +622,7 @@ const std::vector<std::pair<std::string, std::string>> kRoutes = {
     {"delete", "/v1/jobs/{name}"},
     {"get", "/v1/jobs/{name}/why"},
     {"get", "/v1/nodes"},
+    {"get", "/v1/nodes/{node}"},
     {"post", "/v1/nodes/{node}/drain"},
     {"post", "/v1/nodes/{node}/undrain"},
     {"get", "/v1/cluster"},

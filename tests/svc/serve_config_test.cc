@@ -47,6 +47,15 @@ stop_grace: 2m
 synchronous: full
 local_state_dir: /var/lib/hetsched
 keep_ended: 30d
+power:
+  policy: consolidate
+  suspend_time: 5m
+  suspend_timeout: 30s
+  resume_timeout: 10m
+  suspend_rate: 10
+  resume_rate: 0
+  exclude_nodes: [login-1]
+  headroom: 4
 )";
   auto c = Parse(text, "/etc/hetsched");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -70,6 +79,14 @@ keep_ended: 30d
   EXPECT_TRUE(c->synchronous_full);
   EXPECT_EQ(c->local_state_dir, "/var/lib/hetsched");
   EXPECT_EQ(c->keep_ended_s, 30 * 86400);
+  EXPECT_EQ(c->power.policy, "consolidate");
+  EXPECT_EQ(c->power.suspend_time_s, 300);
+  EXPECT_EQ(c->power.suspend_timeout_s, 30);
+  EXPECT_EQ(c->power.resume_timeout_s, 600);
+  EXPECT_EQ(c->power.suspend_rate, 10);
+  EXPECT_EQ(c->power.resume_rate, 0);
+  EXPECT_EQ(c->power.exclude_nodes, std::vector<std::string>{"login-1"});
+  EXPECT_EQ(c->power.headroom, 4);
 }
 
 TEST(ServeConfig, AnEmptyDocumentKeepsTheDefaults) {
@@ -141,6 +158,17 @@ TEST(ServeConfig, EachBadValueNamesTheFieldAtItsLineAndColumn) {
        "cfg.yaml:2:13: stop_grace: ", "'2d' is not a grace period"},
       {"policy: fifo\nstop_grace: -5s\n",
        "cfg.yaml:2:13: stop_grace: ", "'-5s' is not a grace period"},
+      {"policy: fifo\npower: idle\n", "cfg.yaml:2:8: power: ", "is not a mapping"},
+      {"policy: fifo\npower:\n  policy: sometimes\n",
+       "cfg.yaml:3:11: power.policy: ", "'sometimes' is unknown"},
+      {"policy: fifo\npower:\n  suspend_tme: 5m\n",
+       "cfg.yaml:3:3: power.suspend_tme: ", "unknown field"},
+      {"policy: fifo\npower:\n  suspend_time: soon\n",
+       "cfg.yaml:3:17: power.suspend_time: ", "'soon' is not a duration"},
+      {"policy: fifo\npower:\n  headroom: -1\n",
+       "cfg.yaml:3:13: power.headroom: ", "'-1' is not a count"},
+      {"policy: fifo\npower:\n  exclude_nodes: a\n",
+       "cfg.yaml:3:18: power.exclude_nodes: ", "is not a list"},
       {"policy: fifo\nkeep_ended: -1d\n", "cfg.yaml:2:13: keep_ended: ", "'-1d' is not a duration"},
       {"policy: fifo\ntokens: abc\n", "cfg.yaml:2:9: tokens: ", "is not a list"},
       {"policy: fifo\ncluster: [a, b]\n", "cfg.yaml:2:10: cluster: ", "is not a string"},

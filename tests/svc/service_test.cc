@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -16,6 +17,7 @@
 #include "svc/local_backend.h"
 #include "svc/virtual_backend.h"
 #include "testing/temp_dir.h"
+#include "util/file.h"
 
 namespace hetsched::svc {
 namespace {
@@ -271,6 +273,89 @@ TEST(Service, ARestartKeepsWhatThePolicyRemembers) {
   EXPECT_TRUE(d->service->Cancel("a").ok());
   ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "b") == "completed"; }));
   EXPECT_FALSE(d->service->Get("b")->attained_s.has_value());
+}
+
+std::string PowerState(Service& s, const std::string& node) {
+  auto h = s.Node(node, 100);
+  return h.ok() ? h->node.power_state : "?";
+}
+
+TEST(Service, IdleNodesArePoweredDownAndWokenForWork) {
+  TempDir dir;
+  const std::string cluster = dir.File("c.yaml");
+  ASSERT_TRUE(util::WriteFile(cluster,
+                              "name: two\n"
+                              "racks: [{name: r, uplink_bandwidth: 100Gb/s, latency: 1us}]\n"
+                              "nodes:\n"
+                              "  - name: gpu-[1-2]\n"
+                              "    rack: r\n"
+                              "    nic: {bandwidth: 100Gb/s, latency: 1us}\n"
+                              "    host_link: {bandwidth: 16GB/s, latency: 1us}\n"
+                              "    host_memory: 256GiB\n"
+                              "    devices: [{type: v100, count: 1}]\n"
+                              "    boot_time: 30s\n"
+                              "    shutdown_time: 10s\n")
+                  .ok());
+  ServiceOptions so;
+  so.power.policy = "idle-timeout";
+  so.power.suspend_time_s = 60;  // 60 ms of wall time at scale 1000
+  so.power.suspend_timeout_s = 0;
+  auto d = StartDaemon(dir.File("h.db"), cluster, 1000, "fifo", so);
+  const std::vector<std::string> nodes = {d->service->cluster().nodes[0].name,
+                                          d->service->cluster().nodes[1].name};
+  ASSERT_TRUE(WaitUntil([&] {
+    return PowerState(*d->service, nodes[0]) == "off" && PowerState(*d->service, nodes[1]) == "off";
+  }));
+  // Work wakes one node; the job runs there and completes.
+  ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"w","stacks":["cuda"],"work":30})").ok());
+  ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "w") == "completed"; }));
+  int resumed = 0;
+  for (const std::string& n : nodes) {
+    auto history = d->service->Node(n, 100);
+    ASSERT_TRUE(history.ok());
+    std::vector<std::string> details;
+    for (const StoredEvent& e : history->events) {
+      if (e.kind == "power") details.push_back(e.detail);
+    }
+    ASSERT_GE(details.size(), 2u) << n;
+    EXPECT_EQ(details[0], "suspend requested") << n;
+    EXPECT_EQ(details[1], "off") << n;
+    if (std::find(details.begin(), details.end(), "up: boot completed") != details.end()) {
+      ++resumed;
+    }
+  }
+  EXPECT_EQ(resumed, 1);
+  auto c = d->service->Cluster();
+  ASSERT_TRUE(c.ok());
+  EXPECT_GT(c->energy_j, 0);
+  EXPECT_GE(c->power_transitions, 3);
+  // Idle again, it goes back off; after a restart the nodes stay off until work comes.
+  ASSERT_TRUE(WaitUntil([&] {
+    return PowerState(*d->service, nodes[0]) == "off" && PowerState(*d->service, nodes[1]) == "off";
+  }));
+  d.reset();
+  d = StartDaemon(dir.File("h.db"), cluster, 1000, "fifo", so);
+  EXPECT_EQ(PowerState(*d->service, nodes[0]), "off");
+  EXPECT_EQ(PowerState(*d->service, nodes[1]), "off");
+  ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"w2","stacks":["cuda"],"work":30})").ok());
+  ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "w2") == "completed"; }));
+}
+
+TEST(Service, PowerPoliciesTheDaemonCannotCarryOutAreRefused) {
+  auto c = model::io::LoadCluster("v100=2");
+  ASSERT_TRUE(c.ok());
+  Logger logger{LogLevel::kError, [](std::string_view) {}};
+  MetricsRegistry metrics;
+  TempDir dir;
+  for (const char* policy : {"cap", "idle-timeout+cap", "sometimes"}) {
+    ServiceOptions so;
+    so.power.policy = policy;
+    auto store = Store::Open(dir.File(std::string(policy) + ".db"));
+    ASSERT_TRUE(store.ok());
+    auto s = Service::Create(*c, std::make_unique<VirtualBackend>(VirtualBackendOptions{}),
+                             std::move(store).value(), so, &logger, &metrics);
+    EXPECT_EQ(s.status().code(), util::StatusCode::kInvalidArgument) << policy;
+  }
 }
 
 TEST(Service, ANameIsTakenOnceAndAnIdempotentRetryReturnsTheFirstJob) {
