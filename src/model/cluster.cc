@@ -45,6 +45,33 @@ void Cluster::Reindex() {
   for (size_t i = 0; i < racks.size(); ++i) rack_index_[racks[i].name] = static_cast<int32_t>(i);
 }
 
+NodeId AddNode(Cluster& cluster, Node node, const std::vector<DeviceTypeId>& types) {
+  const NodeId id(static_cast<int32_t>(cluster.nodes.size()));
+  node.first_device = DeviceId(static_cast<int32_t>(cluster.devices.size()));
+  node.device_count = static_cast<int32_t>(types.size());
+  for (size_t i = 0; i < types.size(); ++i) {
+    Device d;
+    d.type = types[i];
+    d.node = id;
+    d.local_index = static_cast<int32_t>(i);
+    cluster.devices.push_back(d);
+  }
+  for (size_t g = 0; g < node.islands.size(); ++g) {
+    for (int32_t m : node.islands[g].members) {
+      cluster.devices[node.first_device.value() + m].island = static_cast<int32_t>(g);
+    }
+  }
+  for (size_t g = 0; g < node.pcie_switches.size(); ++g) {
+    for (int32_t m : node.pcie_switches[g].members) {
+      cluster.devices[node.first_device.value() + m].pcie_switch = static_cast<int32_t>(g);
+    }
+  }
+  if (node.rack.valid()) cluster.racks[node.rack.value()].nodes.push_back(id);
+  cluster.nodes.push_back(std::move(node));
+  cluster.Reindex();
+  return id;
+}
+
 Cluster SubCluster(const Cluster& cluster, const std::vector<NodeId>& nodes) {
   Cluster out;
   out.name = cluster.name;

@@ -97,6 +97,12 @@ class Cluster {
   std::unordered_map<std::string, int32_t> rack_index_;
 };
 
+// Appends `node` with one device per entry of `types`, in that order (first_device and
+// device_count are set here; its islands and PCIe switches, if any, name those positions):
+// a node that joined a running cluster. Ids of existing nodes and devices do not change. The
+// caller checks that the name is new and the rack, if any, exists.
+NodeId AddNode(Cluster& cluster, Node node, const std::vector<DeviceTypeId>& types);
+
 // The cluster made of `nodes` only (in that order; ids renumbered, racks kept with their
 // remaining nodes, catalog and links as they were): what a planner may use of a live cluster.
 Cluster SubCluster(const Cluster& cluster, const std::vector<NodeId>& nodes);

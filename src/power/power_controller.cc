@@ -159,6 +159,25 @@ bool PowerController::OnSuspended(int32_t node, uint32_t attempt, double now_s) 
   return true;
 }
 
+void PowerController::AddNode(int32_t node, double now_s) {
+  meter_.Advance(now_s);
+  const size_t nodes = cluster_->nodes.size(), devices = cluster_->devices.size();
+  NodePower initial;
+  initial.since_s = initial.idle_since_s = now_s;
+  nodes_.resize(nodes, initial);
+  excluded_.resize(nodes, 0);
+  node_busy_.resize(nodes, 0);
+  booked_state_.resize(nodes, NodeState::kOnIdle);
+  booked_base_w_.resize(nodes, 0);
+  booked_dev_w_.resize(devices, 0);
+  device_busy_.resize(devices, 0);
+  device_cap_.resize(devices, 1);
+  for (const std::string& name : options_.exclude_nodes) {
+    if (name == cluster_->nodes[node].name) excluded_[node] = 1;
+  }
+  RefreshNode(node);
+}
+
 bool PowerController::AssumeOff(int32_t node, double now_s) {
   NodePower& p = nodes_[node];
   if (p.state != NodeState::kOnIdle) return false;

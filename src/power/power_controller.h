@@ -94,6 +94,9 @@ class PowerController {
   // booting -> down (Slurm marks such a node DOWN; final).
   bool OnResumeTimeout(int32_t node, uint32_t attempt, double now_s);
 
+  // Node `node` was appended to the cluster (model::AddNode): on and idle from `now_s`.
+  void AddNode(int32_t node, double now_s);
+
   // The driver found node `node` off (a daemon restarting after it suspended the node, a
   // cluster whose nodes are powered down): on-idle -> off at once, resumable from now. False
   // when the node is not on-idle.

@@ -1,5 +1,6 @@
 #include "sched/cluster_state.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace hetsched::sched {
@@ -16,6 +17,7 @@ ClusterState::ClusterState(const model::Cluster& cluster) : cluster_(cluster) {
   node_on_.assign(cluster.nodes.size(), 1);
   node_powered_.assign(cluster.nodes.size(), 1);
   node_drained_.assign(cluster.nodes.size(), 0);
+  node_removed_.assign(cluster.nodes.size(), 0);
   free_total_.assign(type_count_, 0);
   up_total_.assign(type_count_, 0);
   total_.assign(type_count_, 0);
@@ -28,6 +30,38 @@ ClusterState::ClusterState(const model::Cluster& cluster) : cluster_(cluster) {
     up_total_[d.type.value()]++;
     AdjustFree(d.node, d.type, +1);
   }
+}
+
+void ClusterState::AddNode(NodeId node) {
+  const size_t n_dev = cluster_.devices.size(), n_nodes = cluster_.nodes.size();
+  status_.resize(n_dev, kFree);
+  reserved_.resize(n_dev, 0);
+  node_on_.resize(n_nodes, 1);
+  node_powered_.resize(n_nodes, 1);
+  node_drained_.resize(n_nodes, 0);
+  node_removed_.resize(n_nodes, 0);
+  node_free_.resize(n_nodes);
+  rack_free_.resize(std::max<size_t>(cluster_.racks.size(), 1) * type_count_, 0);
+  const model::Node& n = cluster_.node(node);
+  for (int32_t i = 0; i < n.device_count; ++i) {
+    const model::Device& d = cluster_.device(DeviceId(n.first_device.value() + i));
+    total_[d.type.value()]++;
+    up_total_[d.type.value()]++;
+    AdjustFree(node, d.type, +1);
+  }
+}
+
+void ClusterState::RemoveNode(NodeId node) {
+  if (node_removed_[node.value()]) return;
+  SetNodeDrained(node, true);
+  const model::Node& n = cluster_.node(node);
+  for (int32_t i = 0; i < n.device_count; ++i) {
+    const DeviceId d(n.first_device.value() + i);
+    assert(status_[d.value()] != kBusy);
+    SetDown(d);
+    total_[cluster_.device(d).type.value()]--;
+  }
+  node_removed_[node.value()] = 1;
 }
 
 int32_t ClusterState::FreeInNode(NodeId node, DeviceTypeId type) const {
@@ -82,7 +116,7 @@ void ClusterState::SetDown(DeviceId d) {
 }
 
 void ClusterState::SetUp(DeviceId d) {
-  if (status_[d.value()] != kDown) return;
+  if (status_[d.value()] != kDown || node_removed_[cluster_.device(d).node.value()]) return;
   status_[d.value()] = kFree;
   if (node_on_[cluster_.device(d).node.value()]) up_total_[cluster_.device(d).type.value()]++;
   if (Indexed(d)) AdjustFree(cluster_.device(d).node, cluster_.device(d).type, +1);
@@ -102,11 +136,13 @@ void ClusterState::Unreserve(DeviceId d) {
 }
 
 void ClusterState::SetNodeOn(NodeId node, bool on) {
+  if (node_removed_[node.value()]) return;
   node_powered_[node.value()] = on ? 1 : 0;
   SetOffers(node, on && !node_drained_[node.value()]);
 }
 
 void ClusterState::SetNodeDrained(NodeId node, bool drained) {
+  if (node_removed_[node.value()]) return;
   node_drained_[node.value()] = drained ? 1 : 0;
   SetOffers(node, node_powered_[node.value()] && !drained);
 }

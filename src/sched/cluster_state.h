@@ -20,6 +20,13 @@ class ClusterState {
   int32_t type_count() const { return type_count_; }
 
   bool IsFree(model::DeviceId d) const { return status_[d.value()] == kFree; }
+  // Node `node` was appended to the cluster (model::AddNode): its devices join, free and up.
+  void AddNode(model::NodeId node);
+  // Node `node` left the cluster for good: drained, its devices down and no longer counted;
+  // later power, drain and device changes leave it so. Its devices must hold no job.
+  void RemoveNode(model::NodeId node);
+  bool NodeRemoved(model::NodeId node) const { return node_removed_[node.value()]; }
+
   // Failed (SetDown), whatever its node's power or drain.
   bool IsFailed(model::DeviceId d) const { return status_[d.value()] == kDown; }
   // Up: not failed, on a node that offers its devices (powered on and not drained).
@@ -80,7 +87,7 @@ class ClusterState {
   std::vector<Status> status_;
   std::vector<int32_t> reserved_;  // how many jobs pin each device
   // By node: offers its devices (= powered && !drained), powered, drained.
-  std::vector<char> node_on_, node_powered_, node_drained_;
+  std::vector<char> node_on_, node_powered_, node_drained_, node_removed_;
   std::vector<int32_t> free_total_, up_total_, total_;
   std::vector<int32_t> rack_free_;  // rack * type_count + type
   // Per node: (type, free count) for the few types a node holds.

@@ -339,6 +339,21 @@ util::Status Scheduler::RestoreBelief(std::string_view saved) {
   return core_->belief().Restore(saved);
 }
 
+void Scheduler::AddNode(model::NodeId node) { core_->AddNode(node); }
+
+util::Status Scheduler::RemoveNode(model::NodeId node) {
+  const model::Node& n = core_->cluster().node(node);
+  for (int32_t i = 0; i < n.device_count; ++i) {
+    const DeviceId d(n.first_device.value() + i);
+    if (core_->owner(d) >= 0) {
+      return util::Status::InvalidArgument(fmt::format("node {}: job {} still runs there", n.name,
+                                                       core_->record(core_->owner(d)).job->name));
+    }
+  }
+  core_->state().RemoveNode(node);
+  return util::Status::Ok();
+}
+
 void Scheduler::SetDeviceDown(DeviceId device) { core_->state().SetDown(device); }
 void Scheduler::SetDeviceUp(DeviceId device) { core_->state().SetUp(device); }
 void Scheduler::SetNodeOn(model::NodeId node, bool on) { core_->state().SetNodeOn(node, on); }

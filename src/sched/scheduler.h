@@ -165,6 +165,12 @@ class Scheduler {
 
   // Device and node availability; the driver requeues the jobs there first (JobOn, and its
   // partner under space sharing).
+  // Nodes that join or leave a running cluster. AddNode: the driver appended `node` to the
+  // cluster it gave Create (model::AddNode); its devices are free from now. RemoveNode: it
+  // leaves for good (drained, devices down; its ids are never reused); kInvalidArgument while
+  // a job holds devices there (the driver requeues them first).
+  void AddNode(model::NodeId node);
+  util::Status RemoveNode(model::NodeId node);
   void SetDeviceDown(model::DeviceId device);
   void SetDeviceUp(model::DeviceId device);
   // Power management: a node that is off (suspending, booting, down) offers no devices.

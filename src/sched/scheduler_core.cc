@@ -68,6 +68,11 @@ SchedulerCore::QueueKey SchedulerCore::KeyOf(const JobRecord& r, double now_s) c
   return {policy_->Key(r, now_s, belief_), r.job->arrival_s, r.seq, r.job->id.value()};
 }
 
+void SchedulerCore::AddNode(model::NodeId node) {
+  state_.AddNode(node);
+  owner_.resize(cluster_.devices.size(), -1);
+}
+
 void SchedulerCore::Enqueue(int32_t id, double now_s) {
   JobRecord& r = records_[id];
   r.phase = JobPhase::kQueued;

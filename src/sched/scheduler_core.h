@@ -57,6 +57,8 @@ class SchedulerCore {
   // entry, so a walk may start jobs as it goes.
   const std::set<QueueKey>& sorted_queue() const { return sorted_queue_; }
   int32_t owner(model::DeviceId device) const { return owner_[device.value()]; }  // -1: none
+  // A node appended to the cluster: the state and the owner table cover its devices.
+  void AddNode(model::NodeId node);
   // Space sharing's hand-over: `id` now owns `devices` (already allocated).
   void SetOwner(const std::vector<model::DeviceId>& devices, int32_t id);
   // False for a space-sharing guest: it runs on its host's devices, frees none when it ends,

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "util/status.h"
@@ -63,6 +64,11 @@ struct BackendJob {
 struct BackendNode {
   std::string name;
   bool up = true;
+  // What the node holds, when the backend knows: (catalog device type, count), in device
+  // order, and its rack ("" for none). A node the daemon does not know joins the cluster only
+  // with a description; a node it knew that is no longer listed has left.
+  std::vector<std::pair<std::string, int32_t>> devices;
+  std::string rack;
 };
 
 // Called from one thread (the service's control loop); implementations may run their own

@@ -526,7 +526,10 @@ void Service::ApplyBackendEvents(std::vector<BackendEvent> events, double now) {
       continue;
     }
     auto it = jobs_.find(ev.job);
-    if (it == jobs_.end() || Ended(it->second->state) || ev.attempt != it->second->attempt) {
+    // A queued job runs no attempt: what comes from its last one (a gang part stopped after
+    // the job was requeued) is stale.
+    if (it == jobs_.end() || Ended(it->second->state) || ev.attempt != it->second->attempt ||
+        it->second->state == "queued") {
       logger_->Debug("stale backend event", {{"job", ev.job}, {"attempt", ev.attempt}});
       continue;
     }
@@ -791,21 +794,134 @@ void Service::SetNodeUp(const std::string& node_name, bool up, double now) {
 }
 
 std::string Service::PowerStateOf(model::NodeId node) const {
+  if (scheduler_->state().NodeRemoved(node)) return "removed";
   if (!power_) return scheduler_->state().NodeOn(node) ? "on" : "off";
   const power::NodeState s = power_->node(node.value()).state;
   return power::IsOn(s) ? "on" : std::string(power::NodeStateName(s));
 }
 
-void Service::StoreNode(model::NodeId node, const std::string& event_detail) {
+StoredNode Service::StoredNodeOf(model::NodeId node) const {
   StoredNode s;
   s.name = cluster_.node(node).name;
   s.drained = scheduler_->state().NodeDrained(node);
   s.power_state = PowerStateOf(node);
   s.since_s = WallNow();
+  if (auto it = node_spec_.find(node.value()); it != node_spec_.end()) s.spec = it->second;
+  return s;
+}
+
+void Service::StoreNode(model::NodeId node, const std::string& event_detail,
+                        const std::string& event_kind) {
+  const StoredNode s = StoredNodeOf(node);
   if (auto st = store_->PutNode(s); !st.ok()) {
     logger_->Error("storing a node's state failed", {{"node", s.name}, {"error", st.message()}});
   }
-  if (!event_detail.empty()) Event("power", s.name, event_detail);
+  if (!event_detail.empty()) Event(event_kind, s.name, event_detail);
+}
+
+util::Result<model::NodeId> Service::AddNodeFromSpec(const std::string& name,
+                                                     const std::string& spec, double now) {
+  const auto bad = [&](const std::string& why) {
+    return util::Status::InvalidArgument(fmt::format("node {}: {}", name, why));
+  };
+  if (cluster_.FindNode(name)) return bad("a node of that name exists");
+  const nlohmann::json j = nlohmann::json::parse(spec, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.value("devices", nlohmann::json()).is_array()) {
+    return bad("its description is not {\"rack\", \"devices\": [[TYPE, COUNT], ...]}");
+  }
+  std::vector<model::DeviceTypeId> types;
+  for (const nlohmann::json& d : j["devices"]) {
+    if (!d.is_array() || d.size() != 2 || !d[0].is_string() || !d[1].is_number_integer() ||
+        d[1].get<int64_t>() < 1 || d[1].get<int64_t>() > 4096) {
+      return bad("devices entries are [TYPE, COUNT] with COUNT from 1 to 4096");
+    }
+    const auto type = cluster_.catalog.FindId(d[0].get<std::string>());
+    if (!type)
+      return bad(fmt::format("device type '{}' is not in the catalog", d[0].get<std::string>()));
+    types.insert(types.end(), d[1].get<int64_t>(), *type);
+  }
+  if (types.empty()) return bad("it has no devices");
+  const std::string rack = j.value("rack", std::string());
+  std::optional<model::RackId> rack_id;
+  if (!rack.empty()) {
+    rack_id = cluster_.FindRack(rack);
+    if (!rack_id) return bad(fmt::format("rack '{}' is not in the cluster", rack));
+  }
+  // Links, memory, power and boot times as its rack's first node (else the cluster's first):
+  // the backend describes devices, not the rest.
+  model::Node node;
+  for (const model::Node& n : cluster_.nodes) {
+    if (!rack_id || n.rack == *rack_id) {
+      node = n;
+      break;
+    }
+  }
+  node.name = name;
+  node.rack = rack_id.value_or(model::RackId());
+  node.islands.clear();
+  node.pcie_switches.clear();
+  node.labels.clear();
+  const model::NodeId id = model::AddNode(cluster_, std::move(node), types);
+  scheduler_->AddNode(id);
+  if (power_) power_->AddNode(id.value(), now);
+  node_spec_[id.value()] = spec;
+  return id;
+}
+
+void Service::RemoveNode(model::NodeId node, double now) {
+  const model::Node& n = cluster_.node(node);
+  for (int32_t i = 0; i < n.device_count; ++i) {
+    auto job = scheduler_->JobOn(DeviceId(n.first_device.value() + i));
+    if (!job) continue;
+    Entry* e = by_slot_[job->value()];
+    if (e == nullptr) continue;
+    // Its other nodes, if any, are stopped; it waits again with the progress it had.
+    e->message = fmt::format("node {} left the cluster; requeued", n.name);
+    StopAttempt(*e);
+    if (e->stop == StopReason::kCancel) {
+      End(*e, "cancelled", now, std::nullopt, "cancelled");
+      continue;
+    }
+    scheduler_->Requeue(e->slot, now, e->done_work);
+    MarkQueued(*e);
+  }
+  if (auto st = scheduler_->RemoveNode(node); !st.ok()) {
+    logger_->Error("removing a node failed", {{"node", n.name}, {"error", st.message()}});
+    return;
+  }
+  // Never suspended or woken again: it is not there.
+  if (power_) (void)power_->AssumeOff(node.value(), now);
+  StoreNode(node, "left the cluster", "node");
+  logger_->Warn("node left the cluster", {{"node", n.name}});
+}
+
+void Service::SyncNodes(const std::vector<BackendNode>& listed, double now) {
+  std::set<std::string> names;
+  for (const BackendNode& b : listed) {
+    names.insert(b.name);
+    if (cluster_.FindNode(b.name) || b.devices.empty()) continue;
+    nlohmann::json devices = nlohmann::json::array();
+    for (const auto& [type, count] : b.devices) devices.push_back({type, count});
+    const std::string spec = nlohmann::json{{"rack", b.rack}, {"devices", devices}}.dump();
+    auto id = AddNodeFromSpec(b.name, spec, now);
+    if (!id.ok()) {
+      logger_->Warn("a node the backend lists cannot join", {{"error", id.status().message()}});
+      continue;
+    }
+    StoreNode(*id, fmt::format("joined the cluster: {}", spec), "node");
+    logger_->Info("node joined the cluster", {{"node", b.name}});
+    demand_changed_ = true;
+  }
+  // Gone: listed before, or joined at run time (a backend that comes back after a restart
+  // without it lost it), and not listed now.
+  std::set<std::string> known = listed_nodes_;
+  for (const auto& [id, spec] : node_spec_) known.insert(cluster_.nodes[id].name);
+  for (const std::string& name : known) {
+    if (names.count(name) != 0) continue;
+    auto node = cluster_.FindNode(name);
+    if (node && !scheduler_->state().NodeRemoved(*node)) RemoveNode(*node, now);
+  }
+  listed_nodes_ = std::move(names);
 }
 
 void Service::ManagePower(double now) {
@@ -874,6 +990,7 @@ void Service::ManagePower(double now) {
 void Service::Reconcile(double now) {
   // What runs before the events are applied: an attempt that ends in between is reported by
   // its event, so only attempts missing from both were lost.
+  SyncNodes(backend_->ListNodes(), now);
   std::set<std::pair<std::string, int64_t>> running;
   for (const BackendJob& j : backend_->ListJobs()) running.insert({j.job, j.attempt});
   ApplyBackendEvents(backend_->Poll(), now);
@@ -927,7 +1044,15 @@ util::Status Service::Recover() {
   ASSIGN_OR_RETURN(auto nodes, store_->LoadNodes());
   for (const StoredNode& n : nodes) {
     auto node = cluster_.FindNode(n.name);
+    if (!node && !n.spec.empty()) {
+      // Joined at run time: back before the jobs that ran there are adopted.
+      ASSIGN_OR_RETURN(node, AddNodeFromSpec(n.name, n.spec, SchedNow()));
+    }
     if (!node) continue;
+    if (n.power_state == "removed") {
+      (void)scheduler_->RemoveNode(*node);
+      continue;
+    }
     scheduler_->SetNodeDrained(*node, n.drained);
   }
   ASSIGN_OR_RETURN(auto stored, store_->LoadJobs(/*include_ended=*/false));
@@ -1196,7 +1321,8 @@ util::Result<std::vector<NodeView>> Service::Nodes() {
   RETURN_IF_ERROR(ReadyOrUnavailable());
   std::vector<NodeView> out;
   for (size_t i = 0; i < cluster_.nodes.size(); ++i) {
-    out.push_back(NodeViewOf(model::NodeId(static_cast<int32_t>(i))));
+    const model::NodeId id(static_cast<int32_t>(i));
+    if (!scheduler_->state().NodeRemoved(id)) out.push_back(NodeViewOf(id));
   }
   return out;
 }
@@ -1206,11 +1332,11 @@ util::Result<NodeView> Service::SetDrained(const std::string& node_name, bool dr
   RETURN_IF_ERROR(ReadyOrUnavailable());
   auto node = cluster_.FindNode(node_name);
   if (!node) return util::Status::NotFound(fmt::format("no node '{}'", node_name));
-  StoredNode s;
-  s.name = node_name;
+  if (scheduler_->state().NodeRemoved(*node)) {
+    return util::Status::NotFound(fmt::format("node '{}' left the cluster", node_name));
+  }
+  StoredNode s = StoredNodeOf(*node);
   s.drained = drained;
-  s.power_state = PowerStateOf(*node);
-  s.since_s = WallNow();
   RETURN_IF_ERROR(store_->PutNode(s));
   scheduler_->SetNodeDrained(*node, drained);
   Event(drained ? "drain" : "undrain", node_name, "");
@@ -1250,6 +1376,8 @@ util::Result<ClusterView> Service::Cluster() {
   for (size_t i = 0; i < cluster_.devices.size(); ++i) {
     const DeviceId d(static_cast<int32_t>(i));
     const model::DeviceTypeId type = cluster_.device(d).type;
+    // Devices of nodes that left are not capacity (their type may have no row at all).
+    if (state.NodeRemoved(cluster_.device(d).node)) continue;
     const model::DeviceType& dt = cluster_.catalog.Get(type);
     TypeSummary& row = v.types[row_of_type[type.value()]];
     const bool busy = scheduler_->JobOn(d).has_value();
@@ -1373,7 +1501,7 @@ util::Result<nlohmann::ordered_json> Service::Plan(const PlanRequest& request) {
     nodes_total = static_cast<int64_t>(cluster_.nodes.size());
     for (size_t i = 0; i < cluster_.nodes.size(); ++i) {
       const model::NodeId id(static_cast<int32_t>(i));
-      bool usable = request.nodes == "all" || state.Offers(id);
+      bool usable = !state.NodeRemoved(id) && (request.nodes == "all" || state.Offers(id));
       const model::Node& n = cluster_.node(id);
       for (int32_t k = 0; usable && request.nodes != "all" && k < n.device_count; ++k) {
         const DeviceId d(n.first_device.value() + k);

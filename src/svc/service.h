@@ -250,7 +250,18 @@ class Service {
   // Power (ServiceOptions::power): the controller's timeouts, then its suspends and resumes,
   // each stored before the backend is asked; and the reports of nodes that came up.
   void ManagePower(double now);
-  void StoreNode(model::NodeId node, const std::string& event_detail);
+  StoredNode StoredNodeOf(model::NodeId node) const;
+  // Stores the node's row and, when `event_detail` is not empty, an event about it.
+  void StoreNode(model::NodeId node, const std::string& event_detail,
+                 const std::string& event_kind = "power");
+  // Nodes joining and leaving: what the backend lists is compared with the cluster. A listed
+  // node with a description that the cluster lacks joins (AddNodeFromSpec); a node listed
+  // before, or one that joined at run time, that is not listed now is removed (its jobs
+  // requeued).
+  void SyncNodes(const std::vector<BackendNode>& listed, double now);
+  util::Result<model::NodeId> AddNodeFromSpec(const std::string& name, const std::string& spec,
+                                              double now);
+  void RemoveNode(model::NodeId node, double now);
   std::string PowerStateOf(model::NodeId node) const;
   util::Status Persist(const Entry& e, bool insert = false);
   void Event(const std::string& kind, const std::string& subject, const std::string& detail);
@@ -268,6 +279,8 @@ class Service {
   std::unique_ptr<sched::Scheduler> scheduler_;
   std::optional<power::PowerController> power_;  // from Start on
   std::set<int32_t> power_in_flight_;            // nodes suspending or booting
+  std::map<int32_t, std::string> node_spec_;     // nodes that joined at run time: description
+  std::set<std::string> listed_nodes_;           // what the backend listed last
 
   mutable std::mutex mu_;              // guards everything below
   std::condition_variable wake_;       // the control loop waits on it

@@ -13,7 +13,7 @@ namespace {
 // other applications instead of adding tables to them.
 constexpr int64_t kApplicationId = 0x68736368;
 // PRAGMA user_version: the schema this build writes, and the newest it reads.
-// Version 2 added jobs.policy_state; a version 1 file is upgraded when opened.
+// Version 2 added jobs.policy_state and nodes.spec; a version 1 file is upgraded when opened.
 constexpr int64_t kSchemaVersion = 2;
 // How long a statement waits for another connection's lock (say, an operator's sqlite3 shell).
 constexpr int kBusyTimeoutMs = 5000;
@@ -48,7 +48,8 @@ CREATE TABLE nodes (
   name TEXT PRIMARY KEY NOT NULL,
   drained INTEGER NOT NULL,
   power_state TEXT NOT NULL,
-  since_s REAL NOT NULL
+  since_s REAL NOT NULL,
+  spec TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE events (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -105,9 +106,10 @@ constexpr std::string_view kEndedJobsInState =
 constexpr std::string_view kPruneJobs =
     "DELETE FROM jobs WHERE state IN ('completed', 'failed', 'cancelled') AND ended_s < ?1";
 constexpr std::string_view kPutNode =
-    "INSERT OR REPLACE INTO nodes (name, drained, power_state, since_s) VALUES (?1, ?2, ?3, ?4)";
+    "INSERT OR REPLACE INTO nodes (name, drained, power_state, since_s, spec) "
+    "VALUES (?1, ?2, ?3, ?4, ?5)";
 constexpr std::string_view kLoadNodes =
-    "SELECT name, drained, power_state, since_s FROM nodes ORDER BY name";
+    "SELECT name, drained, power_state, since_s, spec FROM nodes ORDER BY name";
 constexpr std::string_view kAppendEvent =
     "INSERT INTO events (at_s, kind, subject, detail) VALUES (?1, ?2, ?3, ?4)";
 constexpr std::string_view kAllEvents =
@@ -425,7 +427,11 @@ util::Result<int64_t> Store::PruneEndedJobs(double before_s) {
 util::Status Store::PutNode(const StoredNode& node) {
   ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(kPutNode));
   Query q(stmt);
-  q.Text(node.name).Int(node.drained ? 1 : 0).Text(node.power_state).Real(node.since_s);
+  q.Text(node.name)
+      .Int(node.drained ? 1 : 0)
+      .Text(node.power_state)
+      .Real(node.since_s)
+      .Text(node.spec);
   if (q.Step() != SQLITE_DONE) return Error(fmt::format("writing node {}", node.name));
   return util::Status::Ok();
 }
@@ -441,6 +447,7 @@ util::Result<std::vector<StoredNode>> Store::LoadNodes() {
     node.drained = q.IntAt(1) != 0;
     node.power_state = q.BytesAt(2);
     node.since_s = q.RealAt(3);
+    node.spec = q.BytesAt(4);
     nodes.push_back(std::move(node));
   }
   if (rc != SQLITE_DONE) return Error("loading nodes");

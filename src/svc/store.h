@@ -48,8 +48,11 @@ struct StoredJob {
 struct StoredNode {
   std::string name;
   bool drained = false;
-  std::string power_state;  // e.g. "on", "off", "suspending", "booting", "down"
+  std::string power_state;  // "on", "off", "suspending", "booting", "down", "removed"
   double since_s = 0;       // unix seconds of the last change
+  // A node that joined at run time (not in the cluster file): its description as JSON,
+  // {"rack": NAME, "devices": [[TYPE, COUNT], ...]}; empty for the cluster file's nodes.
+  std::string spec;
 };
 
 struct StoredEvent {

@@ -14,16 +14,52 @@ VirtualBackend::VirtualBackend(VirtualBackendOptions options) : options_(std::mo
           .count();
     };
   }
-  for (const std::string& n : options_.nodes) node_on_[n] = true;
+  for (const std::string& n : options_.nodes) {
+    if (nodes_.emplace(n, BackendNode{n, true, {}, ""}).second) node_order_.push_back(n);
+  }
+}
+
+void VirtualBackend::AddNode(BackendNode node) {
+  std::lock_guard lock(nodes_mu_);
+  const std::string name = node.name;
+  if (nodes_.insert_or_assign(name, std::move(node)).second) node_order_.push_back(name);
+}
+
+void VirtualBackend::RemoveNode(const std::string& node) {
+  std::lock_guard lock(nodes_mu_);
+  if (nodes_.erase(node) == 0) return;
+  node_order_.erase(std::find(node_order_.begin(), node_order_.end(), node));
+  left_.push_back(node);
+}
+
+void VirtualBackend::DropLeftNodes() {
+  std::vector<std::string> left;
+  {
+    std::lock_guard lock(nodes_mu_);
+    left.swap(left_);
+  }
+  for (const std::string& node : left) {
+    for (auto it = runs_.begin(); it != runs_.end();) {
+      if (it->second.node != node) {
+        ++it;
+        continue;
+      }
+      if (it->second.end != by_end_.end()) by_end_.erase(it->second.end);
+      it = runs_.erase(it);
+    }
+  }
 }
 
 util::Status VirtualBackend::Start(const LaunchSpec& spec) {
-  auto node = node_on_.find(spec.node);
-  if (node == node_on_.end()) {
-    return util::Status::NotFound(fmt::format("virtual backend: no node '{}'", spec.node));
-  }
-  if (!node->second) {
-    return util::Status::Infeasible(fmt::format("virtual backend: node '{}' is off", spec.node));
+  {
+    std::lock_guard lock(nodes_mu_);
+    auto node = nodes_.find(spec.node);
+    if (node == nodes_.end()) {
+      return util::Status::NotFound(fmt::format("virtual backend: no node '{}'", spec.node));
+    }
+    if (!node->second.up) {
+      return util::Status::Infeasible(fmt::format("virtual backend: node '{}' is off", spec.node));
+    }
   }
   const Key key{spec.job, spec.attempt, spec.node};
   if (runs_.count(key) != 0) {
@@ -56,12 +92,13 @@ util::Status VirtualBackend::Stop(const std::string& job, int64_t attempt, doubl
 }
 
 util::Status VirtualBackend::SetNodePower(const std::string& node, bool on) {
-  auto it = node_on_.find(node);
-  if (it == node_on_.end()) {
+  std::lock_guard lock(nodes_mu_);
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) {
     return util::Status::NotFound(fmt::format("virtual backend: no node '{}'", node));
   }
-  if (it->second == on) return util::Status::Ok();
-  it->second = on;
+  if (it->second.up == on) return util::Status::Ok();
+  it->second.up = on;
   BackendEvent e;
   e.kind = on ? BackendEventKind::kNodeUp : BackendEventKind::kNodeDown;
   e.node = node;
@@ -70,12 +107,14 @@ util::Status VirtualBackend::SetNodePower(const std::string& node, bool on) {
 }
 
 std::vector<BackendNode> VirtualBackend::ListNodes() {
+  std::lock_guard lock(nodes_mu_);
   std::vector<BackendNode> out;
-  for (const std::string& n : options_.nodes) out.push_back({n, node_on_[n]});
+  for (const std::string& n : node_order_) out.push_back(nodes_.at(n));
   return out;
 }
 
 std::vector<BackendJob> VirtualBackend::ListJobs() {
+  DropLeftNodes();
   std::vector<BackendJob> out;
   for (const auto& [key, run] : runs_)
     out.push_back({std::get<0>(key), std::get<1>(key), run.node});
@@ -83,6 +122,7 @@ std::vector<BackendJob> VirtualBackend::ListJobs() {
 }
 
 std::vector<BackendEvent> VirtualBackend::Poll() {
+  DropLeftNodes();
   std::vector<BackendEvent> out = std::move(pending_);
   pending_.clear();
   const auto event = [](BackendEventKind kind, const Key& key) {

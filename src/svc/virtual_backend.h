@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -36,7 +37,15 @@ class VirtualBackend final : public Backend {
   std::vector<BackendJob> ListJobs() override;
   std::vector<BackendEvent> Poll() override;
 
+  // The modeled cluster changes under the daemon, as a real one does: a machine joins
+  // (listed with its description from then on) or leaves (its runs vanish with it, without an
+  // exit). Safe to call from another thread than the service's.
+  void AddNode(BackendNode node);
+  void RemoveNode(const std::string& node);
+
  private:
+  // Drops the runs of nodes that left (the service's thread).
+  void DropLeftNodes();
   // A gang spanning nodes is one launch per node, all with the job's attempt number.
   using Key = std::tuple<std::string, int64_t, std::string>;  // job, attempt, node
   struct Run {
@@ -51,8 +60,11 @@ class VirtualBackend final : public Backend {
   // and runs not yet reported started.
   std::multimap<double, Key> by_end_;
   std::vector<Key> unreported_;
-  std::map<std::string, bool> node_on_;
-  std::vector<BackendEvent> pending_;  // node power events, handed out by the next Poll
+  std::mutex nodes_mu_;  // guards the three below: AddNode / RemoveNode come from any thread
+  std::map<std::string, BackendNode> nodes_;  // by name; `up` is its power
+  std::vector<std::string> node_order_;       // as listed
+  std::vector<std::string> left_;             // removed, runs not yet dropped
+  std::vector<BackendEvent> pending_;         // node power events, handed out by the next Poll
 };
 
 }  // namespace hetsched::svc

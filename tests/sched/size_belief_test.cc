@@ -144,7 +144,9 @@ TEST(SchedulerHistory, RestoredHistoryIsWhatWasSaved) {
     (*s)->Decide(1000);
     const JobHistory h = (*s)->History(model::JobId(0), 1e6);
     EXPECT_GT(h.attained_s, 0) << policy;
-    if (policy == "maxmin-het") EXPECT_FALSE(h.received_s.empty());
+    if (policy == "maxmin-het") {
+      EXPECT_FALSE(h.received_s.empty());
+    }
 
     auto fresh = Scheduler::Create(c, nullptr, policy, {});
     ASSERT_TRUE(fresh.ok());
@@ -164,6 +166,34 @@ TEST(SchedulerHistory, RestoredHistoryIsWhatWasSaved) {
       for (const Placement& p : d.placed) EXPECT_NE(p.job, model::JobId(0));
     }
   }
+}
+
+// Nodes join and leave a running scheduler: a joined node's devices take work at once; a node
+// that left is no capacity and is never used again; one still running a job cannot leave.
+TEST(SchedulerNodes, JoinAndLeaveWithoutRebuilding) {
+  auto c = MakeCluster({{"slow", "cuda", 1, 1}});
+  auto s = Scheduler::Create(c, nullptr, "fifo-het", {});
+  ASSERT_TRUE(s.ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE((*s)->Submit(MakeJob(i, 0, 1e9, {{"slow", 1.0}}, 1), 0).accepted);
+  }
+  EXPECT_EQ((*s)->Decide(0).placed.size(), 1u);
+  model::Node extra = c.nodes[0];
+  extra.name = "joined";
+  const model::NodeId id = model::AddNode(c, extra, {c.devices[0].type, c.devices[0].type});
+  (*s)->AddNode(id);
+  EXPECT_EQ((*s)->state().TotalOfType(c.devices[0].type), 3);
+  const Decision d = (*s)->Decide(1);
+  ASSERT_EQ(d.placed.size(), 2u);
+  for (const Placement& p : d.placed) EXPECT_EQ(c.device(p.devices[0]).node, id);
+  EXPECT_EQ((*s)->RemoveNode(id).code(), util::StatusCode::kInvalidArgument);  // jobs run there
+  for (const Placement& p : d.placed) (*s)->Finish(p.job, 2);
+  ASSERT_TRUE((*s)->RemoveNode(id).ok());
+  EXPECT_EQ((*s)->state().TotalOfType(c.devices[0].type), 1);
+  EXPECT_EQ((*s)->state().FreeOfType(c.devices[0].type), 0);
+  (*s)->SetNodeDrained(id, false);  // a node that left stays gone
+  ASSERT_TRUE((*s)->Submit(MakeJob(3, 3, 1e9, {{"slow", 1.0}}, 1), 3).accepted);
+  EXPECT_TRUE((*s)->Decide(3).placed.empty());
 }
 
 // The scheduler decides from what it is told, never from the true size: two runs whose jobs

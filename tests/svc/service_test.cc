@@ -358,6 +358,68 @@ TEST(Service, PowerPoliciesTheDaemonCannotCarryOutAreRefused) {
   }
 }
 
+// The backend's cluster changes under the daemon: a node it starts listing (with what it holds)
+// joins and takes work; a node it stops listing leaves, and its jobs are requeued elsewhere.
+// Both survive a restart.
+TEST(Service, NodesJoinAndLeaveAsTheBackendListsThem) {
+  TempDir dir;
+  Logger logger{LogLevel::kError, [](std::string_view) {}};
+  std::vector<std::unique_ptr<MetricsRegistry>> registries;  // one per daemon, outliving it
+  const auto start = [&](VirtualBackend** backend, bool with_v100) {
+    registries.push_back(std::make_unique<MetricsRegistry>());
+    auto c = model::io::LoadCluster("k80=1");
+    EXPECT_TRUE(c.ok());
+    VirtualBackendOptions vo;
+    for (const model::Node& n : c->nodes) vo.nodes.push_back(n.name);
+    vo.time_scale = 1000;
+    auto b = std::make_unique<VirtualBackend>(vo);
+    if (with_v100) b->AddNode({"v100-new", true, {{"v100", 2}}, ""});
+    *backend = b.get();
+    ServiceOptions so;
+    so.policy = "fifo";
+    so.time_scale = 1000;
+    so.tick_s = 0.005;
+    so.reconcile_every_s = 0.02;
+    auto s = Service::Create(std::move(c).value(), std::move(b),
+                             std::move(Store::Open(dir.File("h.db"))).value(), so, &logger,
+                             registries.back().get());
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_TRUE((*s)->Start().ok());
+    return std::move(s).value();
+  };
+  VirtualBackend* backend = nullptr;
+  auto service = start(&backend, false);
+  // Measured on V100s only: it can run nowhere until a V100 node joins.
+  const std::string body = R"({"name":"v","stacks":["cuda"],"work":1e9,"throughput":{"v100":1}})";
+  auto req = ParseJobRequest(body, service->cluster().catalog);
+  ASSERT_TRUE(req.ok()) << req.status().ToString();
+  EXPECT_EQ(service->Submit(req->job, req->spec_json, "").status().code(),
+            util::StatusCode::kInvalidArgument);  // no V100 yet: refused, with the reason
+  backend->AddNode({"v100-new", true, {{"v100", 2}}, ""});
+  ASSERT_TRUE(WaitUntil([&] { return service->Node("v100-new", 10).ok(); }));
+  auto joined = service->Node("v100-new", 10);
+  ASSERT_EQ(joined->node.devices.size(), 2u);
+  EXPECT_EQ(joined->node.devices[0].type, "v100-32g");
+  ASSERT_TRUE(service->Submit(req->job, req->spec_json, "").ok());
+  ASSERT_TRUE(WaitUntil([&] { return State(*service, "v") == "running"; }));
+  EXPECT_EQ(service->Get("v")->devices.at(0), "v100-new/0");
+  // A restart keeps the node that joined (the backend still lists it) and the job on it.
+  service.reset();
+  service = start(&backend, true);
+  ASSERT_TRUE(WaitUntil([&] { return State(*service, "v") == "running"; }));
+  // It leaves: the job waits again (no other V100), the node is gone from the list.
+  backend->RemoveNode("v100-new");
+  ASSERT_TRUE(WaitUntil([&] { return State(*service, "v") == "queued"; }));
+  EXPECT_NE(service->Get("v")->message.find("left the cluster"), std::string::npos);
+  auto nodes = service->Nodes();
+  ASSERT_TRUE(nodes.ok());
+  ASSERT_EQ(nodes->size(), 1u);
+  EXPECT_EQ(service->Node("v100-new", 10)->node.power_state, "removed");
+  auto c = service->Cluster();
+  ASSERT_TRUE(c.ok());
+  for (const TypeSummary& t : c->types) EXPECT_NE(t.type, "v100-32g") << t.capacity;
+}
+
 TEST(Service, ANameIsTakenOnceAndAnIdempotentRetryReturnsTheFirstJob) {
   TempDir dir;
   auto d = StartDaemon(dir.File("h.db"));

@@ -420,7 +420,9 @@ TEST_F(StoreTest, AVersion1FileIsUpgradedKeepingItsJobs) {
     ASSERT_TRUE(store->InsertJob(Job("old")).ok());
   }
   // What a version 1 daemon left: no policy_state column.
-  RawSql(path_, "ALTER TABLE jobs DROP COLUMN policy_state; PRAGMA user_version = 1;");
+  RawSql(path_,
+         "ALTER TABLE jobs DROP COLUMN policy_state; ALTER TABLE nodes DROP COLUMN spec; "
+         "PRAGMA user_version = 1;");
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(RawSql(path_, "PRAGMA user_version"), "2");
