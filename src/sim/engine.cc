@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -12,13 +13,17 @@
 #include <string_view>
 
 #include "cost/transfer.h"
+#include "exec/launch.h"
 #include "model/topology.h"
 #include "power/power_controller.h"
 #include "sim/event_queue.h"
+#include "sim/sim_backend.h"
 
 namespace hetsched::sim {
 namespace {
 
+using exec::BackendEvent;
+using exec::BackendEventKind;
 using model::DeviceId;
 using model::JobId;
 using Clock = std::chrono::steady_clock;
@@ -36,14 +41,28 @@ double Percentile(std::vector<T>& values, double q) {
   return values[i];
 }
 
-// The simulator's bookkeeping for one run of a job (start to stop).
+// A backend call the engine makes cannot fail: it names jobs, nodes and types the backend
+// knows, and starts work only on nodes the scheduler sees on.
+void Must(const util::Status& status) {
+  assert(status.ok());
+  (void)status;
+}
+
+// Why the engine stopped an attempt (its exit is read accordingly).
+enum class StopReason { kNone, kPreempt, kFault };
+
+// The simulator's bookkeeping for one run of a job (start to stop), i.e. one attempt on the
+// backend.
 struct JobRun {
-  uint32_t generation = 0;
+  int64_t attempt = 0;         // the backend's attempt number
+  int32_t parts_to_start = 0;  // nodes of the attempt not yet reported started
+  int32_t parts_left = 0;      // nodes of the attempt not yet reported ended
+  StopReason stop = StopReason::kNone;
   double start_s = 0;
   double since_s = 0;     // progress starts (after a restore)
   double rate = 0;        // effective steps/s, synchronization included
   double start_done = 0;  // steps done when the run started
-  double stop_s = -1;     // preempted at (writing its checkpoint until the kStopped event)
+  double stop_s = -1;     // preempted at (writing its checkpoint until it exits)
   double stop_rate = 0;   // its rate until then (a fault while it saves loses work at it)
   model::DeviceTypeId type;
   int32_t devices = 0;
@@ -80,6 +99,9 @@ class Engine {
         options_(options),
         sched_(std::move(scheduler)),
         topology_(cluster),
+        backend_(cluster, workload, queue_,
+                 {options.checkpoint_save_s, options.compat_startup_s,
+                  options.power.boot_failure_nodes}),
         runs_(workload.jobs.size()),
         outcomes_(workload.jobs.size()),
         down_count_(cluster.devices.size(), 0),
@@ -87,11 +109,8 @@ class Engine {
         rng_(options.seed),
         estimate_rng_(options.seed ^ 0x5eed5eed5eedULL),
         power_(std::move(power)),
-        boot_fails_(cluster.nodes.size(), 0) {
+        node_attempt_(cluster.nodes.size(), 0) {
     busy_s_.assign(cluster.catalog.size(), 0);
-    for (const std::string& name : options.power.boot_failure_nodes) {
-      if (auto n = cluster.FindNode(name)) boot_fails_[n->value()] = 1;
-    }
     down_s_.assign(cluster.catalog.size(), 0);
     if (options.timeline_sample_s > 0) InitTimeline();
   }
@@ -135,7 +154,6 @@ class Engine {
     const double steps = run.rate * std::max(0.0, now_s - run.segment_s);
     network_bytes_ += steps * run.sync_bytes_per_step;
     EndSharing(run, now_s);
-    run.generation++;
     if (run.span >= 0) {
       RunSpan& span = timeline().runs[run.span];
       span.end_s = now_s;
@@ -153,8 +171,10 @@ class Engine {
   // devices, when the partner that held them left). `skip`: jobs started at now_s with it.
   void ApplySpeedChanges(double now_s, const std::vector<sched::Placement>* skip = nullptr);
   void Rerate(int32_t id, double now_s);
-  // The job on a failed device loses the work since its last checkpoint and is requeued.
+  // The job on a failed device is killed (FailRun); once it has exited it loses the work since
+  // its last checkpoint and is requeued (LoseRun).
   void FailRun(int32_t id, double now_s);
+  void LoseRun(int32_t id, double now_s);
   Timeline& timeline() { return result_.timeline; }
   bool Recording() const { return options_.timeline_sample_s > 0; }
   void InitTimeline();
@@ -162,7 +182,19 @@ class Engine {
   void SampleUntil(double until_s);
   void OpenSpan(const sched::Placement& p, double now_s);
   void Apply(const sched::Decision& d, double now_s);
-  void StartRun(const sched::Placement& p, double now_s);
+  // Starts placement `p` on the backend as the job's next attempt.
+  void Launch(const sched::Placement& p, double now_s);
+  // Asks the backend to end job `id`'s attempt for `why` after at most `grace_s`.
+  void StopRun(int32_t id, StopReason why, double grace_s, double now_s);
+
+  // Reacting to the backend (the way svc::Service does): everything it reports now, in order.
+  struct Reaction {
+    bool decide = false;  // a job or a node changed: a decision is due
+    bool freed = false;   // a preempted job finished writing its checkpoint
+  };
+  Reaction Dispatch(double now_s);
+  void OnStartFailed(int32_t id, double now_s, Reaction& reaction);
+  void OnExited(int32_t id, double now_s, Reaction& reaction);
   void FaultDown(size_t fault, double now_s);
   void FaultUp(size_t fault, double now_s);
   void ScheduleRandomFault(model::NodeId node, double now_s);
@@ -172,7 +204,7 @@ class Engine {
   // out as events (shutdowns, boots, resume timeouts, the next check).
   power::DemandView PowerDemand();
   void ManagePower(double now_s);
-  // Handles a power event; true when capacity came up (a decision is due).
+  // Handles the controller's timers (kPowerCheck, kResumeTimeout); true when capacity changed.
   bool PowerEvent(const Event& e, double now_s);
   const std::vector<int32_t>& PinnedNodes(int32_t job);
 
@@ -182,6 +214,7 @@ class Engine {
   std::unique_ptr<sched::Scheduler> sched_;
   model::Topology topology_;
   EventQueue queue_;
+  SimBackend backend_;          // the machines: attempts and node power, events in queue_
   std::vector<int32_t> order_;  // job ids by arrival
   size_t next_arrival_ = 0;
   std::vector<JobRun> runs_;
@@ -207,7 +240,7 @@ class Engine {
   int64_t multi_placements_ = 0, within_node_ = 0;
   // Power.
   power::PowerController power_;
-  std::vector<char> boot_fails_;  // per node: injected boot failures (never come up)
+  std::vector<uint32_t> node_attempt_;  // per node: the controller's attempt the backend runs
   std::vector<std::vector<int32_t>> pinned_nodes_;  // by job id, resolved on first use
   std::vector<char> pinned_done_;
   Micros power_check_at_ = std::numeric_limits<Micros>::max();
@@ -286,16 +319,16 @@ power::DemandView Engine::PowerDemand() {
 
 void Engine::ManagePower(double now_s) {
   const power::PowerCommands c = power_.Decide(PowerDemand(), now_s);
+  // The backend reports the node off after its shutdown time (the command's deadline) and on
+  // after its boot time; a node not on by the resume deadline is marked down.
   for (const power::NodeCommand& s : c.suspend) {
     sched_->SetNodeOn(model::NodeId(s.node), false);
-    queue_.Push(ToMicros(s.deadline_s), EventKind::kSuspendDone, s.node, s.attempt);
+    node_attempt_[s.node] = s.attempt;
+    Must(backend_.SetNodePower(cluster_.nodes[s.node].name, false));
   }
   for (const power::NodeCommand& r : c.resume) {
-    // The simulated machine comes up after its boot time, unless a boot failure is injected.
-    if (!boot_fails_[r.node]) {
-      queue_.Push(ToMicros(now_s + cluster_.nodes[r.node].boot_s), EventKind::kBootDone, r.node,
-                  r.attempt);
-    }
+    node_attempt_[r.node] = r.attempt;
+    Must(backend_.SetNodePower(cluster_.nodes[r.node].name, true));
     queue_.Push(ToMicros(r.deadline_s), EventKind::kResumeTimeout, r.node, r.attempt);
   }
   if (std::isfinite(c.next_check_s)) {
@@ -313,13 +346,6 @@ bool Engine::PowerEvent(const Event& e, double now_s) {
     case EventKind::kPowerCheck:
       if (e.time >= power_check_at_) power_check_at_ = std::numeric_limits<Micros>::max();
       return false;
-    case EventKind::kSuspendDone:
-      power_.OnSuspended(n, e.generation, now_s);
-      return false;
-    case EventKind::kBootDone:
-      if (!power_.OnBooted(n, e.generation, now_s)) return false;
-      sched_->SetNodeOn(model::NodeId(n), true);
-      return true;
     case EventKind::kResumeTimeout:
       // The jobs that waited for the node are served elsewhere.
       return power_.OnResumeTimeout(n, e.generation, now_s);
@@ -412,7 +438,9 @@ void Engine::FaultDown(size_t index, double now_s) {
   }
 }
 
-void Engine::FailRun(int32_t id, double now_s) {
+void Engine::FailRun(int32_t id, double now_s) { StopRun(id, StopReason::kFault, 0, now_s); }
+
+void Engine::LoseRun(int32_t id, double now_s) {
   const sched::JobRecord& r = sched_->record(JobId(id));
   JobRun& run = runs_[id];
   // Progress stopped at the preemption when it is writing its checkpoint.
@@ -463,14 +491,12 @@ void Engine::Rerate(int32_t id, double now_s) {
       busy_now_[timeline().runs[run.span].type] += run.counted;
     }
   }
-  run.generation++;
   run.rate = EffectiveRate(sched_->SpeedNow(JobId(id)), run.sync_s, run.cap_throughput);
   run.segment_s = std::max(now_s, r.progress_since_s);
   sched_->SetProgress(JobId(id), run.rate, run.segment_s);
-  if (run.rate > 0) {
-    queue_.Push(ToMicros(run.segment_s + TrueRemaining(id, run.segment_s) / run.rate),
-                EventKind::kCompletion, id, run.generation);
-  }
+  backend_.MoveEnd(
+      SimBackend::JobName(id), run.attempt,
+      run.rate > 0 ? run.segment_s + TrueRemaining(id, run.segment_s) / run.rate : kInf);
 }
 
 void Engine::FaultUp(size_t index, double now_s) {
@@ -484,17 +510,17 @@ void Engine::FaultUp(size_t index, double now_s) {
   if (fault_random_[index]) ScheduleRandomFault(f.node, now_s);
 }
 
-void Engine::StartRun(const sched::Placement& p, double now_s) {
+void Engine::Launch(const sched::Placement& p, double now_s) {
   const int32_t id = p.job.value();
   const sched::JobRecord& r = sched_->record(p.job);
   const model::Job& job = *r.job;
   JobRun& run = runs_[id];
-  run.generation++;
   run.start_s = now_s;
   run.type = p.type;
   run.devices = static_cast<int32_t>(p.devices.size());
   run.start_done = r.done_work;
   run.stop_s = -1;
+  run.stop = StopReason::kNone;
   if (p.restarted) result_.cross_vendor_restarts++;
   run.sync_bytes_per_step = 0;
   run.sync_s = 0;
@@ -507,53 +533,64 @@ void Engine::StartRun(const sched::Placement& p, double now_s) {
   run.cap_throughput = 1;
   if (Recording()) OpenSpan(p, now_s);
   if (outcomes_[id].first_start_s < 0) outcomes_[id].first_start_s = now_s;
+  std::vector<exec::LaunchSpec> specs = exec::SpecsPerNode(cluster_, p.devices);
   if (p.devices.size() > 1) {
     ++multi_placements_;
-    const model::NodeId node = cluster_.device(p.devices[0]).node;
-    if (std::all_of(p.devices.begin(), p.devices.end(),
-                    [&](DeviceId d) { return cluster_.device(d).node == node; })) {
-      ++within_node_;
-    }
+    if (specs.size() == 1) ++within_node_;
   }
+  double startup_s = 0;
   if (r.incompatible[p.type.value()]) {
-    // The naive baseline put it where its stack is missing: it crashes after start-up.
+    // The naive baseline put it where its stack is missing: the backend has it crash in
+    // start-up. Its devices are held (and draw power) meanwhile.
     run.rate = 0;
     run.since_s = run.segment_s = now_s;
-    power_.SetBusy(run.held, true, 1, now_s);
-    sched_->SetProgress(p.job, 0, now_s);
-    queue_.Push(ToMicros(now_s + options_.compat_startup_s), EventKind::kStartFailure, id,
-                run.generation);
-    return;
-  }
-  const double speed = sched_->SpeedNow(p.job);  // its pair speed when it joins a partner
-  if (job.sync_bytes_per_step > 0 && p.devices.size() > 1) {
-    run.sync_s = cost::RingAllReduceSeconds(topology_, p.devices, job.sync_bytes_per_step);
-    run.sync_bytes_per_step =
-        2.0 * static_cast<double>(p.devices.size() - 1) * job.sync_bytes_per_step;
-  }
-  // A lower power cap slows the compute part of a step (not the communication).
-  run.rate = EffectiveRate(speed, run.sync_s, 1);
-  run.since_s = now_s + (p.resumed ? options_.restore_s : 0);
-  run.segment_s = run.since_s;
-  // A guest's devices draw what their holder's cap allows: it picks no cap of its own.
-  if (power_.caps() && run.rate > 0 && run.owns) {
-    // A deadline can guide the cap only when the scheduler expects some work left; with nothing
-    // known it is treated as no deadline (the bounded-slowdown rule).
-    const double expected_s = sched_->ExpectedRemainingWork(p.job, now_s) / run.rate;
-    const power::CapPoint cap = power_.CapFor(
-        p.type, expected_s > 0 ? job.deadline_s : std::nullopt, run.since_s, expected_s);
-    if (cap.cap < 1) {
-      run.rate = EffectiveRate(speed, run.sync_s, cap.throughput);
-      run.cap_power = cap.power;
-      run.cap_throughput = cap.throughput;
+  } else {
+    const double speed = sched_->SpeedNow(p.job);  // its pair speed when it joins a partner
+    if (job.sync_bytes_per_step > 0 && p.devices.size() > 1) {
+      run.sync_s = cost::RingAllReduceSeconds(topology_, p.devices, job.sync_bytes_per_step);
+      run.sync_bytes_per_step =
+          2.0 * static_cast<double>(p.devices.size() - 1) * job.sync_bytes_per_step;
+    }
+    // A lower power cap slows the compute part of a step (not the communication).
+    run.rate = EffectiveRate(speed, run.sync_s, 1);
+    startup_s = p.resumed ? options_.restore_s : 0;
+    run.since_s = now_s + startup_s;
+    run.segment_s = run.since_s;
+    // A guest's devices draw what their holder's cap allows: it picks no cap of its own.
+    if (power_.caps() && run.rate > 0 && run.owns) {
+      // A deadline can guide the cap only when the scheduler expects some work left; with
+      // nothing known it is treated as no deadline (the bounded-slowdown rule).
+      const double expected_s = sched_->ExpectedRemainingWork(p.job, now_s) / run.rate;
+      const power::CapPoint cap = power_.CapFor(
+          p.type, expected_s > 0 ? job.deadline_s : std::nullopt, run.since_s, expected_s);
+      if (cap.cap < 1) {
+        run.rate = EffectiveRate(speed, run.sync_s, cap.throughput);
+        run.cap_power = cap.power;
+        run.cap_throughput = cap.throughput;
+      }
     }
   }
   power_.SetBusy(run.held, true, run.cap_power, now_s);
-  sched_->SetProgress(p.job, run.rate, run.since_s);
-  if (run.rate > 0) {
-    queue_.Push(ToMicros(run.since_s + TrueRemaining(id, run.since_s) / run.rate),
-                EventKind::kCompletion, id, run.generation);
+  // Nothing progresses until the backend says the attempt runs (Dispatch, kStarted).
+  sched_->SetProgress(p.job, 0, now_s);
+  // Without progress it never ends by itself (the backend ignores this for a failing start).
+  const double modeled_s = run.rate > 0 ? TrueRemaining(id, run.since_s) / run.rate : kInf;
+  run.attempt++;
+  run.parts_to_start = run.parts_left = static_cast<int32_t>(specs.size());
+  for (exec::LaunchSpec& spec : specs) {
+    spec.job = SimBackend::JobName(id);
+    spec.attempt = run.attempt;
+    spec.startup_s = startup_s;
+    spec.modeled_s = modeled_s;
+    Must(backend_.Start(spec));
   }
+  Dispatch(now_s);
+}
+
+void Engine::StopRun(int32_t id, StopReason why, double grace_s, double now_s) {
+  runs_[id].stop = why;
+  Must(backend_.Stop(SimBackend::JobName(id), runs_[id].attempt, grace_s));
+  Dispatch(now_s);
 }
 
 void Engine::Apply(const sched::Decision& d, double now_s) {
@@ -561,25 +598,108 @@ void Engine::Apply(const sched::Decision& d, double now_s) {
     result_.preemptions++;
     JobRun& run = runs_[j.value()];
     if (sched_->record(j).phase == sched::JobPhase::kStopping) {
-      // It writes its checkpoint on its devices (they stay busy) and makes no more progress.
+      // It writes its checkpoint on its devices (they stay busy) and makes no more progress;
+      // the backend reports its exit when that is done.
       network_bytes_ += run.rate * std::max(0.0, now_s - run.segment_s) * run.sync_bytes_per_step;
-      run.generation++;
       run.stop_rate = run.rate;
       run.rate = 0;
       run.segment_s = now_s;
       run.stop_s = now_s;
       ++stopping_;
-      queue_.Push(ToMicros(now_s + options_.checkpoint_save_s), EventKind::kStopped, j.value(),
-                  run.generation);
+      StopRun(j.value(), StopReason::kPreempt, kInf, now_s);
       continue;
     }
-    CloseRun(j.value(), now_s, RunEnd::kPreempted);
+    // It frees its devices at once (no checkpoint time).
+    StopRun(j.value(), StopReason::kPreempt, 0, now_s);
   }
   for (const auto& p : d.placed) {
     if (p.migrated) result_.migrations++;
-    StartRun(p, now_s);
+    Launch(p, now_s);
   }
   ApplySpeedChanges(now_s, &d.placed);
+}
+
+Engine::Reaction Engine::Dispatch(double now_s) {
+  Reaction reaction;
+  for (const BackendEvent& ev : backend_.Poll()) {
+    if (ev.kind == BackendEventKind::kNodeUp || ev.kind == BackendEventKind::kNodeDown) {
+      const int32_t n = cluster_.FindNode(ev.node)->value();
+      if (ev.kind == BackendEventKind::kNodeDown) {
+        power_.OnSuspended(n, node_attempt_[n], now_s);
+      } else if (power_.OnBooted(n, node_attempt_[n], now_s)) {
+        sched_->SetNodeOn(model::NodeId(n), true);
+        reaction.decide = true;
+      }
+      continue;
+    }
+    // The backend reports the current attempt only: a stop or a speed change supersedes
+    // what it had scheduled before.
+    const int32_t id = *SimBackend::JobIdOf(ev.job);
+    JobRun& run = runs_[id];
+    assert(ev.attempt == run.attempt);
+    switch (ev.kind) {
+      case BackendEventKind::kStarted:
+        // Progress counts from the end of its start-up (restoring the checkpoint).
+        if (--run.parts_to_start == 0) sched_->SetProgress(JobId(id), run.rate, run.since_s);
+        break;
+      case BackendEventKind::kStartFailed:
+        if (--run.parts_left == 0) OnStartFailed(id, now_s, reaction);
+        break;
+      case BackendEventKind::kExited:
+        if (--run.parts_left == 0) OnExited(id, now_s, reaction);
+        break;
+      default:
+        break;
+    }
+  }
+  return reaction;
+}
+
+void Engine::OnStartFailed(int32_t id, double now_s, Reaction& reaction) {
+  const JobRun& run = runs_[id];
+  const model::DeviceTypeId type = run.type;
+  result_.compat_failures++;
+  result_.wasted_device_hours += run.devices * options_.compat_startup_s / 3600.0;
+  const double done = run.start_done;
+  CloseRun(id, now_s, RunEnd::kFailed);
+  sched_->Requeue(JobId(id), now_s, done, type);
+  ApplySpeedChanges(now_s);
+  if (!sched_->HasAllowedType(JobId(id))) {
+    sched_->Drop(JobId(id), now_s);
+    EndJob(id, JobStatus::kFailed,
+           "failed at start-up on every device type it was placed on (no compatible stack)", now_s);
+  }
+  reaction.decide = true;
+}
+
+void Engine::OnExited(int32_t id, double now_s, Reaction& reaction) {
+  JobRun& run = runs_[id];
+  switch (run.stop) {
+    case StopReason::kFault:
+      LoseRun(id, now_s);
+      return;
+    case StopReason::kPreempt:
+      if (run.stop_s < 0) {  // stopped at once
+        CloseRun(id, now_s, RunEnd::kPreempted);
+        return;
+      }
+      // Its checkpoint is written: its devices are free.
+      run.stop_s = -1;
+      --stopping_;
+      CloseRun(id, now_s, RunEnd::kPreempted);
+      sched_->Stopped(JobId(id), now_s);
+      reaction.decide = reaction.freed = true;
+      return;
+    case StopReason::kNone:
+      // Its work is done.
+      CloseRun(id, now_s, RunEnd::kCompleted);
+      sched_->Finish(JobId(id), now_s);
+      ApplySpeedChanges(now_s);
+      EndJob(id, JobStatus::kCompleted, "", now_s);
+      result_.makespan_s = std::max(result_.makespan_s, now_s);
+      reaction.decide = true;
+      return;
+  }
 }
 
 std::optional<sched::SizeEstimate> Engine::EstimateFor(const model::Job& job) {
@@ -650,6 +770,7 @@ SimResult Engine::Execute() {
       break;
     }
     now_s = ToSeconds(next);
+    backend_.AdvanceTo(now_s);
     power_.Advance(now_s);
     SampleUntil(now_s);
     bool changed = false, round_tick = false, stopped_now = false;
@@ -667,37 +788,13 @@ SimResult Engine::Execute() {
     while (!queue_.empty() && queue_.Top().time == next) {
       const Event e = queue_.Pop();
       result_.events++;
+      if (backend_.Fire(e)) {  // the machines': an attempt or a node changed
+        const Reaction reaction = Dispatch(now_s);
+        changed = reaction.decide || changed;
+        stopped_now = reaction.freed || stopped_now;
+        continue;
+      }
       switch (e.kind) {
-        case EventKind::kCompletion: {
-          if (runs_[e.target].generation != e.generation) break;  // stopped since
-          CloseRun(e.target, now_s, RunEnd::kCompleted);
-          sched_->Finish(JobId(e.target), now_s);
-          ApplySpeedChanges(now_s);
-          EndJob(e.target, JobStatus::kCompleted, "", now_s);
-          result_.makespan_s = std::max(result_.makespan_s, now_s);
-          changed = true;
-          break;
-        }
-        case EventKind::kStartFailure: {
-          if (runs_[e.target].generation != e.generation) break;
-          const JobRun& run = runs_[e.target];
-          const model::DeviceTypeId type = run.type;
-          result_.compat_failures++;
-          result_.wasted_device_hours += run.devices * options_.compat_startup_s / 3600.0;
-          const double done = run.start_done;
-          CloseRun(e.target, now_s, RunEnd::kFailed);
-          sched_->Requeue(JobId(e.target), now_s, done, type);
-          ApplySpeedChanges(now_s);
-          if (!sched_->HasAllowedType(JobId(e.target))) {
-            sched_->Drop(JobId(e.target), now_s);
-            EndJob(e.target, JobStatus::kFailed,
-                   "failed at start-up on every device type it was placed on (no compatible "
-                   "stack)",
-                   now_s);
-          }
-          changed = true;
-          break;
-        }
         case EventKind::kDeviceDown:
           FaultDown(static_cast<size_t>(e.target), now_s);
           changed = true;
@@ -709,21 +806,14 @@ SimResult Engine::Execute() {
         case EventKind::kRound:
           round_tick = true;
           break;
-        case EventKind::kStopped: {
-          JobRun& run = runs_[e.target];
-          if (run.generation != e.generation || run.stop_s < 0) break;  // failed meanwhile
-          run.stop_s = -1;
-          --stopping_;
-          CloseRun(e.target, now_s, RunEnd::kPreempted);
-          sched_->Stopped(JobId(e.target), now_s);
-          changed = stopped_now = true;
-          break;
-        }
         case EventKind::kPowerCheck:
-        case EventKind::kSuspendDone:
-        case EventKind::kBootDone:
         case EventKind::kResumeTimeout:
           changed = PowerEvent(e, now_s) || changed;
+          break;
+        case EventKind::kAttemptEnd:  // the backend's (Fire took them)
+        case EventKind::kAttemptStartFailure:
+        case EventKind::kNodeOff:
+        case EventKind::kNodeOn:
           break;
       }
     }

@@ -1,6 +1,8 @@
 // The discrete-event simulator: drives the scheduling core (sched/scheduler.h) through virtual
 // time over a workload on a cluster, with faults, rounds and preemption costs, and measures
-// what happened. Deterministic for a given input and seed.
+// what happened. Jobs start, stop and exit, and nodes switch power, through an exec::Backend
+// in virtual time (sim/sim_backend.h), as in the daemon. Deterministic for a given input and
+// seed.
 #pragma once
 
 #include <cstdint>

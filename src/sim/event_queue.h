@@ -16,16 +16,18 @@ inline Micros ToMicros(double seconds) { return static_cast<Micros>(std::ceil(se
 inline double ToSeconds(Micros us) { return static_cast<double>(us) * 1e-6; }
 
 enum class EventKind : uint8_t {
-  kCompletion,     // job finishes (if `generation` still matches)
-  kStartFailure,   // job placed on a device it cannot run fails after its start-up time
+  // The engine's own: faults, rounds and the power controller's timers.
   kDeviceDown,     // device (`target`) or node (`target` < 0: node -target-1) fails
   kDeviceUp,       // and comes back
   kRound,          // a scheduling round boundary
   kPowerCheck,     // the power manager asked to decide again (an idle timeout, a rate window)
-  kSuspendDone,    // node `target` finished shutting down (if `generation` = its boot attempt)
-  kBootDone,       // node `target` finished booting (same)
-  kResumeTimeout,  // node `target` still not up: marked down (same)
-  kStopped,        // job `target` finished writing its checkpoint after a preemption (same)
+  kResumeTimeout,  // node `target` still not up: marked down (if `generation` = its boot attempt)
+  // The machines' (sim/sim_backend.h), handed to SimBackend::Fire; `generation` is stale when
+  // the attempt or the node was told something since.
+  kAttemptEnd,           // job `target`'s attempt exits: its work is done, or its stop is
+  kAttemptStartFailure,  // job `target`'s attempt fails at start-up (no stack for it there)
+  kNodeOff,              // node `target` finished shutting down
+  kNodeOn,               // node `target` finished booting
 };
 
 struct Event {
@@ -33,7 +35,7 @@ struct Event {
   uint64_t seq = 0;
   EventKind kind = EventKind::kRound;
   int32_t target = -1;      // job id, or device / node per kind
-  uint32_t generation = 0;  // job events: stale when the job was stopped since
+  uint32_t generation = 0;  // stale-event check, per kind
 };
 
 class EventQueue {

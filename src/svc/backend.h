@@ -1,93 +1,16 @@
-// Backend: what the daemon asks of the machines that run jobs, and what they report back.
-// Small on purpose: start a placement, stop a job, switch a node's power, list nodes and jobs;
-// events come back through Poll. Every action is asynchronous: Start returning OK means the
-// request was taken, not that the job runs (kStarted says so, or kStartFailed why not).
+// The daemon's names for the backend interface, which lives in exec/backend.h (the simulator
+// implements it too). svc code keeps saying svc::Backend, svc::LaunchSpec, ...
 #pragma once
 
-#include <cstdint>
-#include <map>
-#include <string>
-#include <utility>
-#include <vector>
-
-#include "util/status.h"
+#include "exec/backend.h"
 
 namespace hetsched::svc {
 
-// One attempt at running a job on a set of devices of one node (gangs across nodes are started
-// as one placement per node by the caller, with the same attempt number).
-struct LaunchSpec {
-  std::string job;      // the job's name
-  int64_t attempt = 0;  // increases with every start of the job; events carry it back
-  std::string node;
-  std::string device_type;            // catalog name, e.g. "v100"
-  std::string vendor;                 // "nvidia", "amd", "huawei", "intel", ... ("" for CPUs)
-  std::vector<int32_t> node_devices;  // positions within the node (HETSCHED_DEVICES, the API's)
-  // The same devices as the vendor's runtime numbers them, i.e. what *_VISIBLE_DEVICES lists:
-  // each one's position among the node's devices of that vendor that are not CPUs. It differs
-  // from node_devices on a node holding CPUs or other vendors' devices ahead of them (a node of
-  // [a100-80g x2, mi100 x2] has the MI100s at positions 2 and 3, ROCm devices 0 and 1).
-  std::vector<int32_t> visible_devices;
-  std::vector<std::string> command;        // argv; empty: the backend has nothing to run (virtual)
-  std::map<std::string, std::string> env;  // extra environment (HETSCHED_* set by the backend)
-  // The virtual backend runs the job for this many modeled seconds (its remaining work at its
-  // speed there, plus the restore delay); other backends ignore it.
-  double modeled_s = 0;
-};
-
-enum class BackendEventKind {
-  kStarted,      // the attempt runs
-  kStartFailed,  // it could not be started (message says why)
-  kExited,       // it ended: on its own, or after Stop
-  kNodeUp,
-  kNodeDown,
-};
-
-struct BackendEvent {
-  BackendEventKind kind = BackendEventKind::kStarted;
-  std::string job;  // kStarted, kStartFailed, kExited
-  int64_t attempt = 0;
-  std::string node;      // kNodeUp, kNodeDown (and the job's node otherwise)
-  int exit_status = 0;   // kExited: the exit code, or 128 + signal number when killed
-  bool stopped = false;  // kExited: it ended because Stop asked it to
-  std::string message;
-};
-
-// A job attempt the backend is running now (reconciliation compares these with the daemon's
-// own view).
-struct BackendJob {
-  std::string job;
-  int64_t attempt = 0;
-  std::string node;
-};
-
-struct BackendNode {
-  std::string name;
-  bool up = true;
-  // What the node holds, when the backend knows: (catalog device type, count), in device
-  // order, and its rack ("" for none). A node the daemon does not know joins the cluster only
-  // with a description; a node it knew that is no longer listed has left.
-  std::vector<std::pair<std::string, int32_t>> devices;
-  std::string rack;
-};
-
-// Called from one thread (the service's control loop); implementations may run their own
-// threads and hand events over through Poll.
-class Backend {
- public:
-  virtual ~Backend() = default;
-  virtual std::string name() const = 0;  // "virtual", "local", ...
-
-  virtual util::Status Start(const LaunchSpec& spec) = 0;
-  // Asks the attempt to end: SIGTERM (the job may write a checkpoint), SIGKILL after
-  // `grace_s`. Unknown or already ended attempts are not an error (kExited may follow or not).
-  virtual util::Status Stop(const std::string& job, int64_t attempt, double grace_s) = 0;
-  // kInfeasible where the backend cannot switch power (e.g. the machine it runs on).
-  virtual util::Status SetNodePower(const std::string& node, bool on) = 0;
-  virtual std::vector<BackendNode> ListNodes() = 0;
-  virtual std::vector<BackendJob> ListJobs() = 0;
-  // Events since the last call, in the order they happened.
-  virtual std::vector<BackendEvent> Poll() = 0;
-};
+using exec::Backend;
+using exec::BackendEvent;
+using exec::BackendEventKind;
+using exec::BackendJob;
+using exec::BackendNode;
+using exec::LaunchSpec;
 
 }  // namespace hetsched::svc

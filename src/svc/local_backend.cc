@@ -920,7 +920,7 @@ util::Status LocalBackend::SetNodePower(const std::string& node, bool on) {
 }
 
 std::vector<BackendNode> LocalBackend::ListNodes() {
-  return {BackendNode{options_.node_name, true}};
+  return {BackendNode{options_.node_name, true, {}, ""}};
 }
 
 std::vector<BackendJob> LocalBackend::ListJobs() {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 
+#include "exec/launch.h"
 #include "model/io/dag_reader.h"
 #include "model/model_spec.h"
 #include "model/topology.h"
@@ -42,20 +43,6 @@ double SystemUnixNow() {
 // Buckets (seconds) for decision and API latency: 10 us .. 10 s.
 std::vector<double> LatencyBuckets() {
   return {1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1, 3, 10};
-}
-
-// The number the vendor's runtime gives device `d`: its position among the devices of its node
-// that are of the same vendor and not CPUs (devices are listed in the node in that order, see
-// LaunchSpec::visible_devices). O(devices of the node).
-int32_t VendorIndex(const model::Cluster& cluster, DeviceId d) {
-  const model::Device& dev = cluster.device(d);
-  const model::DeviceType& type = cluster.catalog.Get(dev.type);
-  int32_t index = 0;
-  for (int32_t i = 0; i < dev.local_index; ++i) {
-    const model::DeviceType& other = cluster.type_of(cluster.device_of(dev.node, i));
-    if (other.vendor == type.vendor && other.kind != model::DeviceKind::kCpu) ++index;
-  }
-  return index;
 }
 
 constexpr const char* kBeliefKey = "size_belief";
@@ -699,7 +686,6 @@ void Service::DecideAndAct(double now) {
 
 void Service::Launch(Entry& e, double now) {
   const sched::JobRecord& r = scheduler_->record(e.slot);
-  const model::DeviceType& type = cluster_.catalog.Get(r.type);
   // The true remaining time at the speed there: only the virtual backend uses it.
   const double speed =
       scheduler_->SpeedNow(e.slot) > 0 ? scheduler_->SpeedNow(e.slot) : r.speed[r.type.value()];
@@ -711,16 +697,11 @@ void Service::Launch(Entry& e, double now) {
   } else if (e.job.time_limit_s) {
     modeled_s = *e.job.time_limit_s;
   }
-  if (e.attempt > 1) modeled_s += options_.restore_s;
+  const double startup_s = e.attempt > 1 ? options_.restore_s : 0;
   // One launch per node the gang spans, with each device's position in its node and its number
   // among the node's devices of its vendor (what the vendor's runtime calls it).
-  std::map<model::NodeId, std::vector<int32_t>> by_node;
-  std::map<model::NodeId, std::vector<int32_t>> visible_by_node;
-  for (DeviceId d : e.devices) {
-    by_node[cluster_.device(d).node].push_back(cluster_.device(d).local_index);
-    visible_by_node[cluster_.device(d).node].push_back(VendorIndex(cluster_, d));
-  }
-  e.parts_left = static_cast<int32_t>(by_node.size());
+  std::vector<LaunchSpec> specs = exec::SpecsPerNode(cluster_, e.devices);
+  e.parts_left = static_cast<int32_t>(specs.size());
   if (power_) power_->SetBusy(e.devices, true, 1, now);
   metrics_->placements.Get({e.device_type})->Inc();
   Event("place", e.name,
@@ -729,18 +710,11 @@ void Service::Launch(Entry& e, double now) {
                            {"attempt", e.attempt},
                            {"device_type", e.device_type},
                            {"devices", e.devices.size()}});
-  for (const auto& [node, indices] : by_node) {
-    LaunchSpec spec;
+  for (LaunchSpec& spec : specs) {
     spec.job = e.name;
     spec.attempt = e.attempt;
-    spec.node = cluster_.node(node).name;
-    spec.device_type = type.name;
-    // CPUs are not hidden or numbered by a vendor's *_VISIBLE_DEVICES (an AMD CPU is no ROCm
-    // device).
-    spec.vendor = type.kind == model::DeviceKind::kCpu ? "" : type.vendor;
-    spec.node_devices = indices;
-    spec.visible_devices = visible_by_node[node];
     spec.command = e.job.command;
+    spec.startup_s = startup_s;
     spec.modeled_s = modeled_s;
     if (auto st = backend_->Start(spec); !st.ok()) {
       e.message = fmt::format("start failed on {}: {}", spec.node, st.message());

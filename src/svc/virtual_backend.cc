@@ -68,7 +68,8 @@ util::Status VirtualBackend::Start(const LaunchSpec& spec) {
                     spec.job, spec.node));
   }
   auto run = runs_.emplace(key, Run{spec.node, by_end_.end(), false}).first;
-  EndAt(run, options_.clock() + std::max(0.0, spec.modeled_s) / options_.time_scale);
+  EndAt(run,
+        options_.clock() + std::max(0.0, spec.startup_s + spec.modeled_s) / options_.time_scale);
   unreported_.push_back(key);
   return util::Status::Ok();
 }
