@@ -17,6 +17,7 @@
 #include "model/topology.h"
 #include "power/power_controller.h"
 #include "sim/event_queue.h"
+#include "sim/power_demand.h"
 #include "sim/sim_backend.h"
 
 namespace hetsched::sim {
@@ -202,11 +203,9 @@ class Engine {
 
   // Power (power/power_controller.h): the demand the controller sees, and its commands carried
   // out as events (shutdowns, boots, resume timeouts, the next check).
-  power::DemandView PowerDemand();
   void ManagePower(double now_s);
   // Handles the controller's timers (kPowerCheck, kResumeTimeout); true when capacity changed.
   bool PowerEvent(const Event& e, double now_s);
-  const std::vector<int32_t>& PinnedNodes(int32_t job);
 
   const model::Cluster& cluster_;
   const model::Workload& workload_;
@@ -241,84 +240,11 @@ class Engine {
   // Power.
   power::PowerController power_;
   std::vector<uint32_t> node_attempt_;  // per node: the controller's attempt the backend runs
-  std::vector<std::vector<int32_t>> pinned_nodes_;  // by job id, resolved on first use
-  std::vector<char> pinned_done_;
   Micros power_check_at_ = std::numeric_limits<Micros>::max();
 };
 
-const std::vector<int32_t>& Engine::PinnedNodes(int32_t job) {
-  if (pinned_nodes_.size() <= static_cast<size_t>(job)) {
-    pinned_nodes_.resize(workload_.jobs.size());
-    pinned_done_.resize(workload_.jobs.size(), 0);
-  }
-  if (!pinned_done_[job]) {
-    pinned_done_[job] = 1;
-    for (const std::string& p : workload_.jobs[job].pinned_devices) {
-      if (auto n = cluster_.FindNode(p.substr(0, p.find('/')))) {
-        pinned_nodes_[job].push_back(n->value());
-      }
-    }
-    std::sort(pinned_nodes_[job].begin(), pinned_nodes_[job].end());
-    pinned_nodes_[job].erase(std::unique(pinned_nodes_[job].begin(), pinned_nodes_[job].end()),
-                             pinned_nodes_[job].end());
-  }
-  return pinned_nodes_[job];
-}
-
-power::DemandView Engine::PowerDemand() {
-  // Queued jobs served first come first; a bounded scan keeps a huge queue cheap (the jobs
-  // further back wake nodes once the front has been served).
-  constexpr size_t kMaxDemands = 1000;
-  power::DemandView view;
-  const sched::ClusterState& state = sched_->state();
-  const int32_t types = state.type_count();
-  view.warm_free.resize(types);
-  for (int32_t t = 0; t < types; ++t) view.warm_free[t] = state.FreeOfType(model::DeviceTypeId(t));
-  view.usable.resize(cluster_.nodes.size());
-  for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
-    const model::Node& node = cluster_.nodes[n];
-    auto& usable = view.usable[n];
-    for (int32_t i = 0; i < node.device_count; ++i) {
-      const DeviceId d(node.first_device.value() + i);
-      if (down_count_[d.value()] > 0 || state.IsReserved(d)) continue;
-      const int32_t t = cluster_.device(d).type.value();
-      auto it =
-          std::find_if(usable.begin(), usable.end(), [&](const auto& tc) { return tc.first == t; });
-      if (it == usable.end()) {
-        usable.push_back({t, 1});
-      } else {
-        it->second++;
-      }
-    }
-  }
-  std::vector<int32_t> queued = sched_->queued_ids();
-  std::sort(queued.begin(), queued.end(), [&](int32_t a, int32_t b) {
-    const double ta = workload_.jobs[a].arrival_s, tb = workload_.jobs[b].arrival_s;
-    return ta != tb ? ta < tb : a < b;
-  });
-  if (queued.size() > kMaxDemands) queued.resize(kMaxDemands);
-  for (int32_t id : queued) {
-    const sched::JobRecord& r = sched_->record(JobId(id));
-    power::Demand d;
-    d.gang = std::max(1, r.job->gang_size);
-    if (!r.job->pinned_devices.empty()) {
-      d.pinned_nodes = PinnedNodes(id);
-    } else {
-      for (int32_t t = 0; t < types; ++t) {
-        if (r.allowed[t] && r.speed[t] > 0 && state.TotalOfType(model::DeviceTypeId(t)) > 0) {
-          d.types.push_back(t);
-        }
-      }
-      std::stable_sort(d.types.begin(), d.types.end(),
-                       [&](int32_t a, int32_t b) { return r.speed[a] > r.speed[b]; });
-    }
-    view.demands.push_back(std::move(d));
-  }
-  return view;
-}
-
 void Engine::ManagePower(double now_s) {
-  const power::PowerCommands c = power_.Decide(PowerDemand(), now_s);
+  const power::PowerCommands c = power_.Decide(DemandOf(*sched_), now_s);
   // The backend reports the node off after its shutdown time (the command's deadline) and on
   // after its boot time; a node not on by the resume deadline is marked down.
   for (const power::NodeCommand& s : c.suspend) {

@@ -1,6 +1,5 @@
 // What the power controller needs to know of the queue (power::DemandView), read from the
-// scheduler: the daemon builds it at each power decision. (The simulator's engine builds its
-// own, counting its injected faults.)
+// scheduler: the simulator's engine and the daemon build it at each power decision.
 #pragma once
 
 #include <cstddef>
