@@ -225,12 +225,17 @@ void Scheduler::SetProgress(JobId job, double rate, double since_s) {
   r.progress_since_s = since_s;
 }
 
-void Scheduler::Finish(JobId job, double now_s) {
+void Scheduler::Finish(JobId job, double now_s) { Leave(job, now_s, /*completed=*/true); }
+
+// A dropped job (failed, cancelled) says nothing about how big jobs are: not learned from.
+void Scheduler::Drop(JobId job, double now_s) { Leave(job, now_s, /*completed=*/false); }
+
+void Scheduler::Leave(JobId job, double now_s, bool completed) {
   const int32_t id = job.value();
   JobRecord& r = core_->record(id);
   if (r.phase == JobPhase::kRunning) {
     core_->Leave(id, now_s);
-    core_->belief().Observe(r);
+    if (completed) core_->belief().Observe(r);
   } else if (r.phase == JobPhase::kQueued) {
     core_->Dequeue(id);
   } else if (r.phase == JobPhase::kStopping) {
@@ -304,8 +309,6 @@ util::Status Scheduler::Adopt(JobId job, const std::vector<DeviceId>& devices, d
   core_->Start(job.value(), type, devices, now_s, false);
   return util::Status::Ok();
 }
-
-void Scheduler::Drop(JobId job, double now_s) { Finish(job, now_s); }
 
 JobHistory Scheduler::History(JobId job, double now_s) const {
   const JobRecord& r = core_->record(job.value());

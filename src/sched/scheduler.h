@@ -160,7 +160,8 @@ class Scheduler {
   // restart does not forget how big jobs turn out.
   std::string SaveBelief() const;
   util::Status RestoreBelief(std::string_view saved);
-  // The job is given up (e.g. it can run nowhere that is left): it leaves the scheduler.
+  // The job is given up (failed, cancelled, or it can run nowhere that is left): it leaves the
+  // scheduler like a finished one, but its run time is not learned as a job size.
   void Drop(model::JobId job, double now_s);
 
   // Device and node availability; the driver requeues the jobs there first (JobOn, and its
@@ -215,6 +216,8 @@ class Scheduler {
 
  private:
   Scheduler(std::unique_ptr<SchedulerCore> core, std::vector<std::unique_ptr<Filter>> filters);
+  // Finish and Drop: `completed` jobs teach the size belief.
+  void Leave(model::JobId job, double now_s, bool completed);
 
   // The pieces (see sched/strategy.h for how they fit): the job bookkeeping the others share;
   // the policy family's decisions; space sharing, when on.

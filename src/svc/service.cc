@@ -603,7 +603,12 @@ void Service::Exited(Entry& e, bool stopped, double now) {
 
 void Service::End(Entry& e, const std::string& state, double now, std::optional<int> exit_status,
                   const std::string& message) {
-  scheduler_->Finish(e.slot, now);
+  // Only a completed job's run time is its size; failed and cancelled ones are not learned.
+  if (state == "completed") {
+    scheduler_->Finish(e.slot, now);
+  } else {
+    scheduler_->Drop(e.slot, now);
+  }
   slots_.Release(e.slot);
   by_slot_[e.slot.value()] = nullptr;
   e.slot = JobId();

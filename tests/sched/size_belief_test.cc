@@ -168,6 +168,24 @@ TEST(SchedulerHistory, RestoredHistoryIsWhatWasSaved) {
   }
 }
 
+// A failed or cancelled job's run time is not a job size: only completions are learned.
+TEST(SchedulerBelief, OnlyCompletedJobsAreLearned) {
+  const auto c = MakeCluster({{"fast", "cuda", 1, 2}});
+  auto s = Scheduler::Create(c, nullptr, "fifo-het", {});
+  ASSERT_TRUE(s.ok());
+  for (int i = 0; i < 2; ++i) {
+    model::Job j = MakeJob(i, 0, 1e9, {{"fast", 1.0}}, 1);
+    j.job_type = "bert";
+    ASSERT_TRUE((*s)->Submit(j, 0).accepted);
+  }
+  ASSERT_EQ((*s)->Decide(0).placed.size(), 2u);
+  (*s)->Drop(model::JobId(0), 100);
+  EXPECT_FALSE((*s)->belief().HistoryMean("bert", 1));
+  (*s)->Finish(model::JobId(1), 300);
+  ASSERT_TRUE((*s)->belief().HistoryMean("bert", 1));
+  EXPECT_DOUBLE_EQ(*(*s)->belief().HistoryMean("bert", 1), 300);
+}
+
 // Nodes join and leave a running scheduler: a joined node's devices take work at once; a node
 // that left is no capacity and is never used again; one still running a job cannot leave.
 TEST(SchedulerNodes, JoinAndLeaveWithoutRebuilding) {
