@@ -3,6 +3,7 @@
 // submissions per second, their latency (median, p99, max), the daemon's decision latency
 // (from /metrics) and peak memory. Optionally fills the queue first and times a restart.
 //   serve_load_bench [--seconds 60] [--clients 4] [--cluster SPEC] [--queue N] [--restart]
+//                    [--job-seconds 60]
 // Not a Google Benchmark: it measures a service from outside, as docs/benchmarks.md describes.
 #include <fmt/format.h>
 #include <httplib.h>
@@ -31,6 +32,7 @@ struct Options {
   std::string cluster = "v100=64:per_node=8,k80=64:per_node=8";
   long queue = 0;  // jobs submitted (and kept queued) before the timed load
   bool restart = false;
+  double job_seconds = 60;  // modeled length of each job of the timed load
   std::string binary = "./build/hetsched";
 };
 
@@ -177,10 +179,12 @@ int main(int argc, char** argv) {
       o.restart = true;
     else if (a == "--binary")
       o.binary = value();
+    else if (a == "--job-seconds")
+      o.job_seconds = std::stod(value());
     else {
       std::fprintf(stderr,
                    "usage: serve_load_bench [--seconds S] [--clients N] [--cluster SPEC] "
-                   "[--queue N] [--restart] [--binary PATH]\n");
+                   "[--queue N] [--restart] [--job-seconds S] [--binary PATH]\n");
       return 2;
     }
   }
@@ -201,8 +205,8 @@ int main(int argc, char** argv) {
   }
   Load load;
   const auto t0 = Clock::now();
-  // Short jobs (60 s each): completions keep the scheduler deciding during the load.
-  Submit(d.port, token, "j", o.clients, 0, o.seconds, 60, load);
+  // Short jobs (60 s each by default): completions keep the scheduler deciding during the load.
+  Submit(d.port, token, "j", o.clients, 0, o.seconds, o.job_seconds, load);
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   std::vector<double> all;
   for (const auto& v : load.latency) all.insert(all.end(), v.begin(), v.end());
