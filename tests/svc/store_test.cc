@@ -52,7 +52,9 @@ auto Fields(const StoredJob& j) {
                   j.preemptions, j.message, j.arrival_s, j.attempt, j.stop_reason);
 }
 
-auto Fields(const StoredNode& n) { return std::tie(n.name, n.drained, n.power_state, n.since_s); }
+auto Fields(const StoredNode& n) {
+  return std::tie(n.name, n.drained, n.power_state, n.since_s, n.spec);
+}
 
 StoredJob Job(const std::string& name, const std::string& state = "queued", double ended_s = -1) {
   StoredJob job;
@@ -260,8 +262,8 @@ TEST_F(StoreTest, KeyValuesPutGetOverwriteAndMissing) {
 TEST_F(StoreTest, PutNodeInsertsOrReplacesAndLoadNodesSortsByName) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  const StoredNode b{"node-b", false, "on", 10};
-  StoredNode a{"node-a", true, "off", 20.5};
+  const StoredNode b{"node-b", false, "on", 10, ""};
+  StoredNode a{"node-a", true, "off", 20.5, R"({"rack":"","devices":[["v100",2]]})"};
   ASSERT_TRUE(store->PutNode(b).ok());
   ASSERT_TRUE(store->PutNode(a).ok());
   a.drained = false;
@@ -326,7 +328,7 @@ TEST_F(StoreTest, EverythingSurvivesAReopen) {
   StoredJob job = Job("kept", "running");
   job.devices = {1, 2};
   job.exit_status = 3;
-  const StoredNode node{"node-1", true, "suspending", 42};
+  const StoredNode node{"node-1", true, "suspending", 42, ""};
   {
     auto store = OpenStore(/*synchronous_full=*/true);
     ASSERT_NE(store, nullptr);
