@@ -464,6 +464,9 @@ util::Result<std::vector<std::string>> BuildEnvironment(const LaunchSpec& spec) 
   if (const char* variable = VisibilityVariable(spec.vendor))
     env[variable] = join(spec.visible_devices);
   if (spec.vendor == "amd") env["HIP_VISIBLE_DEVICES"] = join(renumbered);
+  // CUDA numbers devices fastest first unless told otherwise; the numbers above are nvidia-smi's
+  // (PCI bus order), which differ on a machine mixing NVIDIA models.
+  if (spec.vendor == "nvidia") env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
   std::vector<std::string> out;
   out.reserve(env.size());
   for (const auto& [key, value] : env) out.push_back(key + "=" + value);

@@ -210,6 +210,7 @@ TEST_F(LocalBackendTest, SetsDeviceVisibilityPerVendor) {
   unsetenv("CUDA_VISIBLE_DEVICES");
   unsetenv("ROCR_VISIBLE_DEVICES");
   unsetenv("ASCEND_RT_VISIBLE_DEVICES");
+  unsetenv("CUDA_DEVICE_ORDER");
   auto b = NewBackend();
   ASSERT_NE(b, nullptr);
   struct Case {
@@ -218,8 +219,12 @@ TEST_F(LocalBackendTest, SetsDeviceVisibilityPerVendor) {
     std::vector<std::string> absent;
   };
   const std::vector<Case> cases = {
-      {"nvidia", {"CUDA_VISIBLE_DEVICES=1,3"}, {"ROCR_VISIBLE_DEVICES="}},
-      {"amd", {"ROCR_VISIBLE_DEVICES=1,3", "HIP_VISIBLE_DEVICES=0,1"}, {"CUDA_VISIBLE_DEVICES="}},
+      {"nvidia",
+       {"CUDA_VISIBLE_DEVICES=1,3", "CUDA_DEVICE_ORDER=PCI_BUS_ID"},
+       {"ROCR_VISIBLE_DEVICES="}},
+      {"amd",
+       {"ROCR_VISIBLE_DEVICES=1,3", "HIP_VISIBLE_DEVICES=0,1"},
+       {"CUDA_VISIBLE_DEVICES=", "CUDA_DEVICE_ORDER="}},
       {"huawei", {"ASCEND_RT_VISIBLE_DEVICES=1,3"}, {"CUDA_VISIBLE_DEVICES="}},
       {"intel", {}, {"CUDA_VISIBLE_DEVICES=", "ROCR_VISIBLE_DEVICES=", "ASCEND_RT_VISIBLE"}},
   };
