@@ -740,6 +740,7 @@ void Service::SetNodeUp(const std::string& node_name, bool up, double now) {
     const power::NodePower& p = power_->node(node->value());
     if (up && p.state == power::NodeState::kBooting) {
       if (power_->OnBooted(node->value(), p.boot_attempt, now)) {
+        power_in_flight_.erase(node->value());
         scheduler_->SetNodeOn(*node, true);
         StoreNode(*node, "up: boot completed");
         demand_changed_ = true;
