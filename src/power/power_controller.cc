@@ -31,27 +31,14 @@ PowerController::PowerController(const model::Cluster& cluster, PolicyParts part
       options_(options),
       manager_(parts, options),
       meter_(TypeNames(cluster), options.tariff, start_s) {
-  const size_t nodes = cluster.nodes.size(), devices = cluster.devices.size();
-  NodePower initial;
-  initial.since_s = initial.idle_since_s = start_s;
-  nodes_.assign(nodes, initial);
-  excluded_.assign(nodes, 0);
-  node_busy_.assign(nodes, 0);
-  booked_state_.assign(nodes, NodeState::kOnIdle);
-  booked_base_w_.assign(nodes, 0);
-  booked_dev_w_.assign(devices, 0);
-  device_busy_.assign(devices, 0);
-  device_cap_.assign(devices, 1);
-  for (const std::string& name : options.exclude_nodes) {
-    if (auto n = cluster.FindNode(name)) excluded_[n->value()] = 1;
-  }
+  Grow(start_s);
   if (parts.caps) {
     for (size_t t = 0; t < cluster.catalog.size(); ++t) {
       curves_.push_back(
           CurveFor(cluster.catalog.Get(model::DeviceTypeId(static_cast<int32_t>(t)))));
     }
   }
-  for (size_t n = 0; n < nodes; ++n) RefreshNode(static_cast<int32_t>(n));
+  for (size_t n = 0; n < nodes_.size(); ++n) RefreshNode(static_cast<int32_t>(n));
 }
 
 void PowerController::RefreshNode(int32_t n) {
@@ -161,6 +148,12 @@ bool PowerController::OnSuspended(int32_t node, uint32_t attempt, double now_s) 
 
 void PowerController::AddNode(int32_t node, double now_s) {
   meter_.Advance(now_s);
+  Grow(now_s);
+  RefreshNode(node);
+}
+
+void PowerController::Grow(double now_s) {
+  const size_t old_nodes = nodes_.size();
   const size_t nodes = cluster_->nodes.size(), devices = cluster_->devices.size();
   NodePower initial;
   initial.since_s = initial.idle_since_s = now_s;
@@ -173,9 +166,10 @@ void PowerController::AddNode(int32_t node, double now_s) {
   device_busy_.resize(devices, 0);
   device_cap_.resize(devices, 1);
   for (const std::string& name : options_.exclude_nodes) {
-    if (name == cluster_->nodes[node].name) excluded_[node] = 1;
+    if (auto n = cluster_->FindNode(name); n && static_cast<size_t>(n->value()) >= old_nodes) {
+      excluded_[n->value()] = 1;
+    }
   }
-  RefreshNode(node);
 }
 
 bool PowerController::AssumeOff(int32_t node, double now_s) {

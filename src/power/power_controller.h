@@ -121,6 +121,9 @@ class PowerController {
   PowerController(const model::Cluster& cluster, PolicyParts parts, const PowerOptions& options,
                   double start_s);
 
+  // Extends the per-node and per-device tables to the cluster's size: new nodes on and idle
+  // from `now_s` (excluded when options name them), new devices idle at full cap.
+  void Grow(double now_s);
   // Re-books node `n`'s draw for its current state and devices.
   void RefreshNode(int32_t n);
   // A legal move of node `n` (asserted), with its draw re-booked.

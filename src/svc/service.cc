@@ -908,7 +908,8 @@ void Service::ManagePower(double now) {
   power_->Advance(now);
   // Suspends whose shutdown time passed are off; boots past ResumeTimeout are down (final,
   // as Slurm marks them).
-  if (power_->NextDeadline() <= now) {
+  // Only nodes in flight have deadlines: the O(nodes) scan is skipped on most passes.
+  if (!power_in_flight_.empty() && power_->NextDeadline() <= now) {
     std::vector<int32_t> suspending;
     for (int32_t n : power_in_flight_) {
       if (power_->node(n).state == power::NodeState::kSuspending) suspending.push_back(n);
