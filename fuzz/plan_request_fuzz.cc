@@ -17,8 +17,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   if (request->model.empty() == request->dag_json.empty()) std::abort();
-  if (request->max_stages < 1 || request->max_stages > 1024) std::abort();
-  if (!(request->memory_reserve >= 0 && request->memory_reserve <= 0.95)) std::abort();
+  if (request->partition.max_stages < 1 || request->partition.max_stages > 1024) std::abort();
+  if (!(request->partition.memory_reserve >= 0 && request->partition.memory_reserve <= 0.95))
+    std::abort();
   if (request->nodes != "idle" && request->nodes != "all") std::abort();
   return 0;
 }

@@ -47,28 +47,28 @@ util::Result<PlanRequest> ParsePlanRequest(std::string_view body) {
       ASSIGN_OR_RETURN(r.nodes, String(v, key));
       if (r.nodes != "idle" && r.nodes != "all") return FieldError(key, v, "idle or all");
     } else if (key == "batch") {
-      ASSIGN_OR_RETURN(r.batch, Count(v, key, int64_t{1} << 30));
+      ASSIGN_OR_RETURN(r.preset.global_batch, Count(v, key, int64_t{1} << 30));
     } else if (key == "micro_batch") {
-      ASSIGN_OR_RETURN(r.micro_batch, Count(v, key, int64_t{1} << 30));
+      ASSIGN_OR_RETURN(r.preset.micro_batch, Count(v, key, int64_t{1} << 30));
     } else if (key == "seq_len") {
-      ASSIGN_OR_RETURN(r.seq_len, Count(v, key, int64_t{1} << 24));
+      ASSIGN_OR_RETURN(r.preset.seq_len, Count(v, key, int64_t{1} << 24));
     } else if (key == "max_stages") {
       ASSIGN_OR_RETURN(int64_t n, Count(v, key, 1024));
-      r.max_stages = static_cast<int32_t>(n);
+      r.partition.max_stages = static_cast<int32_t>(n);
     } else if (key == "precision") {
-      ASSIGN_OR_RETURN(r.precision, String(v, key));
+      ASSIGN_OR_RETURN(r.preset.precision, String(v, key));
     } else if (key == "optimizer") {
-      ASSIGN_OR_RETURN(r.optimizer, String(v, key));
+      ASSIGN_OR_RETURN(r.preset.optimizer, String(v, key));
     } else if (key == "only_type") {
-      ASSIGN_OR_RETURN(r.only_type, String(v, key));
+      ASSIGN_OR_RETURN(r.partition.only_type, String(v, key));
     } else if (key == "memory_reserve") {
       if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > 0.95) {
         return FieldError(key, v, "a fraction from 0 to 0.95");
       }
-      r.memory_reserve = v.get<double>();
+      r.partition.memory_reserve = v.get<double>();
     } else if (key == "offload") {
       if (!v.is_boolean()) return FieldError(key, v, "true or false");
-      r.offload = v.get<bool>();
+      r.partition.allow_offload = v.get<bool>();
     } else if (key == "algo") {
       ASSIGN_OR_RETURN(r.algo, String(v, key));
       if (r.algo != "heft" && r.algo != "cpop" && r.algo != "peft") {

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "model/model_spec.h"
+#include "plan/model_partition.h"
 #include "util/status.h"
 
 namespace hetsched::svc {
@@ -20,11 +22,8 @@ struct PlanRequest {
   // "all" (the cluster as configured, whatever runs on it now).
   std::string nodes = "idle";
   // Model options, as `hetsched plan model` takes them (0 / "": the planner's default).
-  int64_t batch = 0, micro_batch = 0, seq_len = 0;
-  std::string precision, optimizer, only_type;
-  int32_t max_stages = 16;
-  double memory_reserve = 0.10;
-  bool offload = true;
+  model::PresetOptions preset;
+  plan::ModelPartitionOptions partition;
   // DAG option: heft, cpop or peft.
   std::string algo = "heft";
 };

@@ -1509,20 +1509,9 @@ util::Result<nlohmann::ordered_json> Service::Plan(const PlanRequest& request) {
                           : "the cluster has no devices");
   }
   if (!request.model.empty()) {
-    model::PresetOptions po;
-    po.global_batch = request.batch;
-    po.micro_batch = request.micro_batch;
-    po.seq_len = request.seq_len;
-    po.precision = request.precision;
-    po.optimizer = request.optimizer;
-    auto spec = model::MakePreset(request.model, po);
+    auto spec = model::MakePreset(request.model, request.preset);
     if (!spec.ok()) return util::Status::InvalidArgument(spec.status().message());
-    plan::ModelPartitionOptions o;
-    o.only_type = request.only_type;
-    o.memory_reserve = request.memory_reserve;
-    o.allow_offload = request.offload;
-    o.max_stages = request.max_stages;
-    auto p = plan::PlanModelPartition(*spec, part, o);
+    auto p = plan::PlanModelPartition(*spec, part, request.partition);
     if (p.status().code() == util::StatusCode::kInfeasible) {
       return infeasible(p.status().message());
     }

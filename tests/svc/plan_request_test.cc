@@ -15,14 +15,14 @@ TEST(PlanRequest, AModelWithItsOptions) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->model, "llama-7b");
   EXPECT_TRUE(r->dag_json.empty());
-  EXPECT_EQ(r->batch, 64);
-  EXPECT_EQ(r->micro_batch, 2);
-  EXPECT_EQ(r->seq_len, 2048);
-  EXPECT_EQ(r->precision, "bf16");
-  EXPECT_EQ(r->max_stages, 8);
-  EXPECT_DOUBLE_EQ(r->memory_reserve, 0.2);
-  EXPECT_FALSE(r->offload);
-  EXPECT_EQ(r->only_type, "a100-80g");
+  EXPECT_EQ(r->preset.global_batch, 64);
+  EXPECT_EQ(r->preset.micro_batch, 2);
+  EXPECT_EQ(r->preset.seq_len, 2048);
+  EXPECT_EQ(r->preset.precision, "bf16");
+  EXPECT_EQ(r->partition.max_stages, 8);
+  EXPECT_DOUBLE_EQ(r->partition.memory_reserve, 0.2);
+  EXPECT_FALSE(r->partition.allow_offload);
+  EXPECT_EQ(r->partition.only_type, "a100-80g");
   EXPECT_EQ(r->nodes, "all");
 }
 
