@@ -13,9 +13,7 @@
 #include <string>
 #include <vector>
 
-#ifndef HETSCHED_SOURCE_DIR
-#error "HETSCHED_SOURCE_DIR must name the source tree (the build defines it)"
-#endif
+#include "testing/smi_samples.h"
 
 namespace hetsched::svc {
 namespace {
@@ -27,19 +25,7 @@ using ::testing::StartsWith;
 
 constexpr uint64_t kMiB = 1024 * 1024;
 
-// A recorded sample from tests/data/smi without its leading '#' note lines.
-std::string Sample(const std::string& name) {
-  std::ifstream in(std::string(HETSCHED_SOURCE_DIR) + "/tests/data/smi/" + name);
-  EXPECT_TRUE(in.good()) << name;
-  std::string out, line;
-  bool note = true;
-  while (std::getline(in, line)) {
-    if (note && line.rfind('#', 0) == 0) continue;
-    note = false;
-    out += line + "\n";
-  }
-  return out;
-}
+std::string Sample(const std::string& name) { return hetsched::testing::SmiSample(name); }
 
 std::string ErrorOf(const util::Result<std::vector<ProbedDevice>>& r) {
   EXPECT_FALSE(r.ok());

@@ -10,11 +10,8 @@
 #include <vector>
 
 #include "svc/device_probe.h"
+#include "testing/smi_samples.h"
 #include "testing/temp_dir.h"
-
-#ifndef HETSCHED_SOURCE_DIR
-#error "HETSCHED_SOURCE_DIR must name the source tree (the build defines it)"
-#endif
 
 namespace hetsched::svc {
 namespace {
@@ -26,19 +23,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 
-// A recorded sample from tests/data/smi without its leading '#' note lines.
-std::string Sample(const std::string& name) {
-  std::ifstream in(std::string(HETSCHED_SOURCE_DIR) + "/tests/data/smi/" + name);
-  EXPECT_TRUE(in.good()) << name;
-  std::string out, line;
-  bool note = true;
-  while (std::getline(in, line)) {
-    if (note && line.rfind('#', 0) == 0) continue;
-    note = false;
-    out += line + "\n";
-  }
-  return out;
-}
+std::string Sample(const std::string& name) { return hetsched::testing::SmiSample(name); }
 
 std::vector<ProbedDevice> Parsed(util::Result<std::vector<ProbedDevice>> r) {
   EXPECT_TRUE(r.ok()) << r.status().ToString();
