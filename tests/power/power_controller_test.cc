@@ -13,19 +13,7 @@ namespace {
 
 // `nodes` nodes of 2 devices of type 0 (50 W idle, 300 W peak), 100 W base, 180 s boot and
 // 60 s shutdown.
-model::Cluster Nodes(int nodes) {
-  auto c = testing::MakeCluster({{"gpu", "cuda", nodes, 2}});
-  model::DeviceType t = c.catalog.Get(c.devices[0].type);
-  t.idle_watts = 50;
-  t.peak_watts = 300;
-  c.catalog.Upsert(t);
-  for (auto& n : c.nodes) {
-    n.base_watts = 100;
-    n.boot_s = 180;
-    n.shutdown_s = 60;
-  }
-  return c;
-}
+model::Cluster Nodes(int nodes) { return testing::MakePowerCluster(nodes, 2); }
 
 PowerOptions Options(const std::string& policy, double suspend_time_s) {
   PowerOptions o;

@@ -79,4 +79,20 @@ inline model::Job MakeJob(int id, double arrival_s, double work,
   return j;
 }
 
+// `nodes` nodes of `per_node` devices of `type` (cuda; 50 W idle, 300 W peak), each node with a
+// 100 W base, 180 s boot and 60 s shutdown: the power tests' cluster.
+inline model::Cluster MakePowerCluster(int nodes, int per_node, const std::string& type = "gpu") {
+  auto c = MakeCluster({{type, "cuda", nodes, per_node}});
+  model::DeviceType t = c.catalog.Get(c.devices[0].type);
+  t.idle_watts = 50;
+  t.peak_watts = 300;
+  c.catalog.Upsert(t);
+  for (auto& n : c.nodes) {
+    n.base_watts = 100;
+    n.boot_s = 180;
+    n.shutdown_s = 60;
+  }
+  return c;
+}
+
 }  // namespace hetsched::testing

@@ -19,17 +19,7 @@ using testing::RunSim;
 // Nodes of one device ("gpu": 50 W idle, 300 W peak) with a 100 W base, 180 s boot and
 // 60 s shutdown.
 model::Cluster PowerCluster(int nodes, const std::string& type = "gpu") {
-  auto c = MakeCluster({{type, "cuda", nodes, 1}});
-  model::DeviceType t = c.catalog.Get(c.devices[0].type);
-  t.idle_watts = 50;
-  t.peak_watts = 300;
-  c.catalog.Upsert(t);
-  for (auto& n : c.nodes) {
-    n.base_watts = 100;
-    n.boot_s = 180;
-    n.shutdown_s = 60;
-  }
-  return c;
+  return testing::MakePowerCluster(nodes, 1, type);
 }
 
 TEST(PowerSim, TwoNodeEnergyMatchesAHandComputation) {
