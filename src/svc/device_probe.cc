@@ -1,27 +1,20 @@
 #include "svc/device_probe.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <thread>
 
 #include "util/line_reader.h"
+#include "util/subprocess.h"
 
 extern char** environ;
 
@@ -29,7 +22,6 @@ namespace hetsched::svc {
 namespace {
 
 constexpr uint64_t kMiB = 1024 * 1024;
-constexpr size_t kMaxToolOutput = 4 * kMiB;
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -426,126 +418,6 @@ util::Result<std::vector<ProbedDevice>> ParseNpuSmiInfo(std::string_view text) {
 // ---------------------------------------------------------------------------------------------
 // Running the tools
 
-namespace {
-
-struct ToolRun {
-  std::string output;  // stdout
-  int status = 0;      // waitpid status
-};
-
-void KillAndReap(pid_t pid) {
-  kill(-pid, SIGKILL);
-  while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-  }
-}
-
-// Runs `path args...` in its own process group with stdin and stderr on /dev/null; kills the
-// group when it runs past `timeout_s` or prints more than kMaxToolOutput.
-util::Result<ToolRun> RunTool(const std::string& path, const std::vector<std::string>& args,
-                              double timeout_s) {
-  using Clock = std::chrono::steady_clock;
-  const auto deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(std::clamp(timeout_s, 0.0, 1e6)));
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) {
-    return util::Status::IoError(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::vector<std::string> argv_strings = {path};
-  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& s : argv_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, path.c_str(), &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  close(out[1]);
-  if (spawned != 0) {
-    close(out[0]);
-    return util::Status::IoError(fmt::format("cannot run: {}", std::strerror(spawned)));
-  }
-  ToolRun run;
-  char buf[65536];
-  while (true) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) {
-      close(out[0]);
-      KillAndReap(pid);
-      return util::Status::IoError(fmt::format("timed out after {} s", timeout_s));
-    }
-    pollfd p = {out[0], POLLIN, 0};
-    const int ready = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
-    if (ready < 0 && errno != EINTR) {
-      const int err = errno;
-      close(out[0]);
-      KillAndReap(pid);
-      return util::Status::IoError(fmt::format("poll: {}", std::strerror(err)));
-    }
-    if (ready <= 0) continue;
-    const ssize_t n = read(out[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // EOF (or an error: what was read is all there is)
-    if (run.output.size() + static_cast<size_t>(n) > kMaxToolOutput) {
-      close(out[0]);
-      KillAndReap(pid);
-      return util::Status::IoError(fmt::format("printed more than {} MiB", kMaxToolOutput / kMiB));
-    }
-    run.output.append(buf, static_cast<size_t>(n));
-  }
-  close(out[0]);
-  // Output closed; the tool should be exiting. Wait out the rest of the deadline for it.
-  while (true) {
-    const pid_t r = waitpid(pid, &run.status, WNOHANG);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) {
-      return util::Status::IoError(fmt::format("waitpid: {}", std::strerror(errno)));
-    }
-    if (Clock::now() >= deadline) {
-      KillAndReap(pid);
-      return util::Status::IoError(fmt::format("timed out after {} s", timeout_s));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return run;
-}
-
-// The first executable regular file called `name` in the ':'-separated directories.
-std::string FindTool(const std::string& name, std::string_view search_path) {
-  for (std::string_view dir : Split(search_path, ':')) {
-    if (dir.empty()) continue;  // the current directory is not searched
-    const std::string path = std::string(dir) + "/" + name;
-    struct stat st;
-    if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0) {
-      return path;
-    }
-  }
-  return "";
-}
-
-std::string FirstLine(std::string_view text) {
-  text = Trim(text);
-  return std::string(Trim(text.substr(0, text.find('\n'))).substr(0, 200));
-}
-
-}  // namespace
-
 ProbeReport ProbeDevices(const ProbeOptions& options) {
   struct Tool {
     const char* name;
@@ -568,7 +440,7 @@ ProbeReport ProbeDevices(const ProbeOptions& options) {
   }
   ProbeReport report;
   for (const Tool& tool : tools) {
-    const std::string path = FindTool(tool.name, search_path);
+    const std::string path = util::FindExecutable(tool.name, search_path);
     if (path.empty()) {
       report.notes.push_back(fmt::format("{}: absent", tool.name));
       continue;
@@ -577,22 +449,18 @@ ProbeReport ProbeDevices(const ProbeOptions& options) {
       report.notes.push_back(fmt::format("{}: failed: {}", tool.name, why));
       report.failed.push_back(tool.name);
     };
-    auto run = RunTool(path, tool.args, options.timeout_s);
+    util::CommandOptions run_options;
+    run_options.timeout_s = options.timeout_s;
+    auto run = util::RunCommand(path, tool.args, run_options);
     if (!run.ok()) {
       fail(run.status().message());
       continue;
     }
-    const int status = run->status;
-    if (WIFSIGNALED(status)) {
-      fail(fmt::format("killed by signal {}", WTERMSIG(status)));
+    if (!run->succeeded()) {
+      fail(run->Failure());
       continue;
     }
-    if (WEXITSTATUS(status) != 0) {
-      const std::string said = FirstLine(run->output);
-      fail(fmt::format("exit status {}{}{}", WEXITSTATUS(status), said.empty() ? "" : ": ", said));
-      continue;
-    }
-    auto devices = tool.parse(run->output);
+    auto devices = tool.parse(run->out);
     if (!devices.ok()) {
       fail(devices.status().message());
       continue;
