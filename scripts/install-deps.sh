@@ -10,6 +10,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-libclp-dev coinor-libcbc-dev
   libcpp-httplib-dev libsqlite3-dev
+  # The Slurm test bed (scripts/slurm-testbed.sh) the Slurm backend's integration tests run on.
+  slurmctld slurmd slurm-client munge iproute2
 )
 # Wanted but not required: headless chromium for the browser test of the HTML report
 # (tests/cli/demo_test.cc skips, saying so, where it is missing).

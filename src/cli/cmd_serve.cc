@@ -22,6 +22,7 @@
 #include "svc/probed_cluster.h"
 #include "svc/serve_config.h"
 #include "svc/service.h"
+#include "svc/slurm_backend.h"
 #include "svc/store.h"
 #include "svc/virtual_backend.h"
 
@@ -82,6 +83,39 @@ util::Result<std::string> TokenBeside(const std::string& db_path, std::string* t
   return token;
 }
 
+// The Slurm backend (docs/slurm.md), checking that the config's catalog names exist.
+util::Result<std::unique_ptr<svc::SlurmBackend>> MakeSlurmBackend(
+    const svc::ServeConfig& c, const model::DeviceCatalog& catalog, svc::Logger* logger) {
+  for (const auto& [slurm_name, type] : c.slurm.mapping.device_types) {
+    if (!catalog.Find(type)) {
+      return util::Status::InvalidArgument(fmt::format(
+          "slurm.device_types.{}: '{}' is not a catalog device type (`hetsched catalog` lists "
+          "them)",
+          slurm_name, type));
+    }
+  }
+  if (!c.slurm.mapping.cpu_type.empty() && !catalog.Find(c.slurm.mapping.cpu_type)) {
+    return util::Status::InvalidArgument(
+        fmt::format("slurm.cpu_type: '{}' is not a catalog device type", c.slurm.mapping.cpu_type));
+  }
+  svc::SlurmBackendOptions o;
+  o.conf = c.slurm.conf;
+  o.bin_dir = c.slurm.bin_dir;
+  o.partitions = c.slurm.partitions;
+  o.mapping = c.slurm.mapping;
+  o.catalog = catalog;
+  std::error_code ec;
+  std::filesystem::create_directories(c.slurm.output_dir, ec);
+  o.output_dir = std::filesystem::absolute(c.slurm.output_dir).string();
+  if (ec) {
+    return util::Status::IoError(
+        fmt::format("slurm.output_dir {}: {}", o.output_dir, ec.message()));
+  }
+  o.poll_interval_s = c.slurm.poll_interval_s;
+  o.logger = logger;
+  return svc::SlurmBackend::Create(std::move(o));
+}
+
 util::Result<std::unique_ptr<svc::Backend>> MakeBackend(const svc::ServeConfig& c,
                                                         const model::Cluster& cluster) {
   if (c.backend == "virtual") {
@@ -139,16 +173,34 @@ int RunServe(const ServeFlags& f) {
     if (!level.ok()) return ReportError(level.status());
     c.log_level = *level;
   }
-  if (c.backend != "virtual" && c.backend != "local") {
+  if (c.backend != "virtual" && c.backend != "local" && c.backend != "slurm") {
     return ReportError(util::Status::InvalidArgument(
-        fmt::format("--backend '{}': unknown (expected virtual or local)", c.backend)));
+        fmt::format("--backend '{}': unknown (expected virtual, local or slurm)", c.backend)));
   }
   if (c.backend != "virtual" && c.time_scale != 1) {
     return ReportError(util::Status::InvalidArgument(
         "--time-scale applies to the virtual backend only (real jobs run in real time)"));
   }
+  svc::Logger logger(c.log_level);
   util::Result<model::Cluster> cluster = util::Status::Internal("no cluster");
-  if (c.cluster.empty() && c.backend != "virtual") {
+  std::unique_ptr<svc::Backend> slurm_backend;
+  if (c.backend == "slurm") {
+    // The cluster is Slurm's nodes, unless a cluster file describes them (with its links).
+    if (!c.cluster.empty()) cluster = model::io::LoadCluster(c.cluster);
+    if (!c.cluster.empty() && !cluster.ok()) return ReportError(cluster.status());
+    auto b = MakeSlurmBackend(
+        c, c.cluster.empty() ? model::DeviceCatalog::BuiltIn() : cluster->catalog, &logger);
+    if (!b.ok()) return ReportError(b.status());
+    if (c.cluster.empty()) {
+      std::vector<std::string> problems;
+      cluster = svc::slurm::ClusterOfNodes((*b)->ListNodes(), c.power.resume_timeout_s,
+                                           c.power.suspend_timeout_s, &problems);
+      for (const std::string& p : problems) {
+        std::printf("hetsched serve: Slurm node %s\n", p.c_str());
+      }
+    }
+    slurm_backend = std::move(b).value();
+  } else if (c.cluster.empty() && c.backend != "virtual") {
     // The local backend runs jobs here: without a cluster it describes this machine.
     cluster = ProbeThisMachine();
   } else {
@@ -164,7 +216,6 @@ int RunServe(const ServeFlags& f) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  svc::Logger logger(c.log_level);
   svc::MetricsRegistry metrics;
   std::string token_note;
   if (c.tokens.empty()) {
@@ -186,7 +237,9 @@ int RunServe(const ServeFlags& f) {
   }
   auto store = svc::Store::Open(c.database, c.synchronous_full);
   if (!store.ok()) return ReportError(store.status());
-  auto backend = MakeBackend(c, *cluster);
+  util::Result<std::unique_ptr<svc::Backend>> backend =
+      slurm_backend ? util::Result<std::unique_ptr<svc::Backend>>(std::move(slurm_backend))
+                    : MakeBackend(c, *cluster);
   if (!backend.ok()) return ReportError(backend.status());
   svc::ServiceOptions so;
   so.policy = c.policy;
@@ -239,13 +292,14 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--listen", flags->listen, "HOST:PORT to listen on (port 0: any free port)");
   cmd->add_option("--db", flags->db, "SQLite database for the daemon's state");
   cmd->add_option("--backend", flags->backend,
-                  "virtual (jobs run for their modeled time) or local (jobs' commands run on "
-                  "this machine)");
+                  "virtual (jobs run for their modeled time), local (jobs' commands run on "
+                  "this machine) or slurm (a Slurm cluster runs them; docs/slurm.md)");
   cmd->add_option("--cluster", flags->cluster,
                   "cluster YAML or shorthand like 'v100-32g=4'. Default: the seed start-up "
                   "cluster (virtual); for local, this machine as one node: its CPU and the "
                   "GPUs/NPUs nvidia-smi, rocm-smi and npu-smi report, mapped to catalog types "
-                  "by model (an unknown model is an error: then pass --cluster)");
+                  "by model (an unknown model is an error: then pass --cluster); for slurm, "
+                  "Slurm's nodes");
   cmd->add_option("--policy", flags->policy, "scheduling policy (see `hetsched simulate --help`)");
   cmd->add_option("--time-scale", flags->time_scale,
                   "virtual backend: modeled seconds per wall second (e.g. 60)");

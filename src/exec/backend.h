@@ -6,7 +6,7 @@
 //
 // Implementations: sim::SimBackend (virtual time, the simulator's event queue),
 // svc::VirtualBackend (modeled run times in real time), svc::LocalBackend (processes on this
-// machine).
+// machine), svc::SlurmBackend (jobs of a Slurm cluster).
 #pragma once
 
 #include <cstdint>
@@ -47,8 +47,18 @@ enum class BackendEventKind {
   kStarted,      // the attempt runs
   kStartFailed,  // it could not be started (message says why)
   kExited,       // it ended: on its own, or after Stop
+  // It is gone through no fault of its own (its node failed, the backend requeued it): the
+  // driver runs it again. Other parts of a gang may still run; the driver stops them.
+  kLost,
   kNodeUp,
   kNodeDown,
+  // A job was submitted to the backend itself (e.g. with sbatch), for the driver to decide
+  // where it runs: `spec` is its request in the daemon's job format (docs/api.md), or empty
+  // with `message` saying why the backend cannot describe it. Repeated after a driver
+  // restart for jobs still waiting; the driver ignores names it knows.
+  kSubmitted,
+  // A job submitted to the backend was withdrawn there (e.g. scancel) before it ended.
+  kWithdrawn,
 };
 
 struct BackendEvent {
@@ -59,6 +69,7 @@ struct BackendEvent {
   int exit_status = 0;   // kExited: the exit code, or 128 + signal number when killed
   bool stopped = false;  // kExited: it ended because Stop asked it to
   std::string message;
+  std::string spec;  // kSubmitted
 };
 
 // A job attempt the backend is running now (reconciliation compares these with the driver's
@@ -77,6 +88,11 @@ struct BackendNode {
   // with a description; a node it knew that is no longer listed has left.
   std::vector<std::pair<std::string, int32_t>> devices;
   std::string rack;
+  // Why the backend could not describe the node's devices (e.g. a GPU type no catalog type is
+  // mapped to); the driver reports it instead of adding the node.
+  std::string problem;
+  // Drained by the backend's own operators: its jobs run on, nothing new starts there.
+  bool drained = false;
 };
 
 // Called from one thread (the driver's loop); implementations may run their own threads and
@@ -97,6 +113,12 @@ class Backend {
   virtual std::vector<BackendJob> ListJobs() = 0;
   // Events since the last call, in the order they happened.
   virtual std::vector<BackendEvent> Poll() = 0;
+  // False while the backend cannot be reached (e.g. Slurm does not answer): the driver then
+  // decides nothing, rather than count failed starts against jobs.
+  virtual bool Available() const { return true; }
+  // The driver is done with the job (it ended): what the backend still keeps of it goes, e.g.
+  // a job submitted to it that waits held. Backends that keep nothing ignore it.
+  virtual void Forget(const std::string& job) { (void)job; }
 };
 
 }  // namespace hetsched::exec

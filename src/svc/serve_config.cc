@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 
+#include "model/software_stack.h"
 #include "util/file.h"
 #include "util/source_location.h"
 #include "util/units.h"
@@ -18,7 +19,7 @@ namespace {
 const std::set<std::string, std::less<>> kFields = {
     "cluster",     "backend",         "policy",     "listen",         "database",
     "time_scale",  "log_level",       "tokens",     "anonymous_read", "stop_grace",
-    "synchronous", "local_state_dir", "keep_ended", "power"};
+    "synchronous", "local_state_dir", "keep_ended", "power",          "slurm"};
 
 std::string Resolve(const std::string& base_dir, const std::string& path) {
   if (path.empty() || base_dir.empty() || std::filesystem::path(path).is_absolute()) return path;
@@ -136,6 +137,75 @@ util::Status ParsePower(const Reader& r, const YAML::Node& node, power::PowerOpt
   return util::Status::Ok();
 }
 
+util::Result<std::vector<std::string>> StringList(const Reader& r, const YAML::Node& v,
+                                                  const std::string& at) {
+  if (!v.IsSequence()) return r.Error(v, at, "is not a list", "a list of names");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    ASSIGN_OR_RETURN(std::string s, r.String(v[i], fmt::format("{}[{}]", at, i)));
+    if (s.empty()) return r.Error(v[i], fmt::format("{}[{}]", at, i), "is empty", "a name");
+    out.push_back(s);
+  }
+  return out;
+}
+
+// The `slurm:` mapping (docs/slurm.md).
+util::Status ParseSlurm(const Reader& r, const YAML::Node& node, const std::string& base_dir,
+                        ServeConfig::Slurm& out) {
+  if (!node.IsMap()) {
+    return r.Error(node, "slurm", "is not a mapping", "fields like conf: /etc/slurm/slurm.conf");
+  }
+  static const std::set<std::string, std::less<>> kSlurmFields = {
+      "conf",     "bin_dir",        "partitions", "device_types",
+      "cpu_type", "default_stacks", "output_dir", "poll_interval"};
+  for (const auto& kv : node) {
+    const std::string key = kv.first.Scalar();
+    const std::string at = "slurm." + key;
+    const YAML::Node& v = kv.second;
+    if (kSlurmFields.count(key) == 0) {
+      std::string known;
+      for (const auto& f : kSlurmFields) known += (known.empty() ? "" : ", ") + f;
+      return r.Error(kv.first, at, "unknown field", "one of: " + known);
+    }
+    if (key == "conf" || key == "bin_dir" || key == "output_dir") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, at));
+      if (s.empty()) return r.Error(v, at, "is empty", "a path");
+      (key == "conf"      ? out.conf
+       : key == "bin_dir" ? out.bin_dir
+                          : out.output_dir) = Resolve(base_dir, s);
+    } else if (key == "partitions") {
+      ASSIGN_OR_RETURN(out.partitions, StringList(r, v, at));
+    } else if (key == "default_stacks") {
+      ASSIGN_OR_RETURN(out.mapping.default_stacks, StringList(r, v, at));
+      for (size_t i = 0; i < out.mapping.default_stacks.size(); ++i) {
+        if (auto st = model::ParseStackRequirement(out.mapping.default_stacks[i]); !st.ok()) {
+          return r.Error(v[i], fmt::format("{}[{}]", at, i), st.status().message(),
+                         "a stack like cuda or cuda>=12.2");
+        }
+      }
+    } else if (key == "cpu_type") {
+      ASSIGN_OR_RETURN(out.mapping.cpu_type, r.String(v, at));
+    } else if (key == "poll_interval") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, at));
+      auto d = util::ParseDuration(s);
+      if (!d.ok() || !(*d >= 0.1) || *d > 600) {
+        return r.Error(v, at, fmt::format("'{}' is not a poll interval", s),
+                       "a duration from 100ms to 10m, like 1s");
+      }
+      out.poll_interval_s = *d;
+    } else {  // device_types
+      if (!v.IsMap()) {
+        return r.Error(v, at, "is not a mapping", "GRES type or feature: catalog type");
+      }
+      for (const auto& m : v) {
+        ASSIGN_OR_RETURN(std::string type, r.String(m.second, at + "." + m.first.Scalar()));
+        out.mapping.device_types[m.first.Scalar()] = type;
+      }
+    }
+  }
+  return util::Status::Ok();
+}
+
 }  // namespace
 
 util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& file_name,
@@ -167,8 +237,9 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
                       : Resolve(base_dir, s);
     } else if (key == "backend") {
       ASSIGN_OR_RETURN(c.backend, r.String(v, key));
-      if (c.backend != "virtual" && c.backend != "local") {
-        return r.Error(v, key, fmt::format("'{}' is unknown", c.backend), "virtual or local");
+      if (c.backend != "virtual" && c.backend != "local" && c.backend != "slurm") {
+        return r.Error(v, key, fmt::format("'{}' is unknown", c.backend),
+                       "virtual, local or slurm");
       }
     } else if (key == "policy") {
       ASSIGN_OR_RETURN(c.policy, r.String(v, key));
@@ -216,6 +287,8 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
       c.stop_grace_s = *d;
     } else if (key == "power") {
       RETURN_IF_ERROR(ParsePower(r, v, c.power));
+    } else if (key == "slurm") {
+      RETURN_IF_ERROR(ParseSlurm(r, v, base_dir, c.slurm));
     } else if (key == "keep_ended") {
       ASSIGN_OR_RETURN(std::string s, r.String(v, key));
       auto d = util::ParseDuration(s);

@@ -9,6 +9,7 @@
 #include "power/power_options.h"
 #include "svc/http_api.h"
 #include "svc/log.h"
+#include "svc/slurm_records.h"
 #include "util/status.h"
 
 namespace hetsched::svc {
@@ -17,7 +18,7 @@ struct ServeConfig {
   // A cluster YAML file or shorthand ("v100=4,k80=4"); empty: the shipped seed start-up
   // cluster for the virtual backend.
   std::string cluster;
-  std::string backend = "virtual";  // virtual | local
+  std::string backend = "virtual";  // virtual | local | slurm
   std::string policy = "default";
   std::string host = "127.0.0.1";
   int port = 8080;
@@ -33,6 +34,16 @@ struct ServeConfig {
   power::PowerOptions power;      // ended jobs deleted from the database this long after (0: never)
   bool synchronous_full = false;  // fsync every commit (survives power loss), else NORMAL
   std::string local_state_dir = "hetsched-local";  // local backend: logs, pid and exit files
+  // slurm: {conf, bin_dir, partitions, device_types, cpu_type, default_stacks, output_dir,
+  // poll_interval} (docs/slurm.md).
+  struct Slurm {
+    std::string conf;
+    std::string bin_dir;
+    std::vector<std::string> partitions;
+    slurm::Mapping mapping;
+    std::string output_dir = "hetsched-slurm";
+    double poll_interval_s = 1;
+  } slurm;
 };
 
 // Parses a config document; relative paths (cluster file, database, local state dir) are

@@ -327,8 +327,10 @@ void Service::Step() {
       logger_->Error("storing job changes failed", {{"error", st.message()}});
     }
   }
-  DecideAndAct(now);
-  ManagePower(now);
+  if (backend_->Available()) {
+    DecideAndAct(now);
+    ManagePower(now);
+  }
   ForgetEnded();
 }
 
@@ -408,36 +410,97 @@ util::Result<Service::Submitted> Service::Submit(model::Job job, std::string spe
   return Submitted{p->view, true};
 }
 
+util::Result<Service::Entry*> Service::Admit(model::Job job, std::string spec_json,
+                                             std::string idempotency_key, double now) {
+  const JobId slot = *slots_.Acquire(job.name);
+  job.id = slot;
+  job.arrival_s = now;
+  const sched::Admission a = scheduler_->Submit(job, now);
+  if (!a.accepted) {
+    slots_.Release(slot);
+    return util::Status::InvalidArgument(
+        fmt::format("job '{}' cannot run on this cluster: {}", job.name, a.reason));
+  }
+  auto e = std::make_unique<Entry>();
+  e->name = job.name;
+  e->spec_json = std::move(spec_json);
+  e->idempotency_key = std::move(idempotency_key);
+  e->slot = slot;
+  e->submitted_s = WallNow();
+  e->job = std::move(job);
+  if (by_slot_.size() <= static_cast<size_t>(slot.value())) by_slot_.resize(slot.value() + 1);
+  by_slot_[slot.value()] = e.get();
+  Entry* out = e.get();
+  jobs_[out->name] = std::move(e);
+  demand_changed_ = true;
+  return out;
+}
+
+void Service::AdoptBackendJob(const BackendEvent& ev, double now) {
+  if (jobs_.count(ev.job) != 0) return;  // adopted already (the backend repeats waiting jobs)
+  auto ended = StoredEnded(ev.job);
+  if (!ended.ok()) {
+    logger_->Error("a job submitted to the backend cannot be checked",
+                   {{"job", ev.job}, {"error", ended.status().message()}});
+    return;
+  }
+  if (*ended) {
+    // It ended here; what the backend keeps of it is stale.
+    backend_->Forget(ev.job);
+    return;
+  }
+  util::Status rejected = util::Status::InvalidArgument(ev.message);
+  if (!ev.spec.empty()) {
+    auto req = ParseJobRequest(ev.spec, cluster_.catalog);
+    if (!req.ok()) {
+      rejected = req.status();
+    } else {
+      auto e = Admit(std::move(req->job), ev.spec, "", now);
+      if (e.ok()) {
+        if (auto st = Persist(**e, /*insert=*/true); !st.ok()) {
+          logger_->Error("storing a job submitted to the backend failed",
+                         {{"job", ev.job}, {"error", st.message()}});
+        }
+        metrics_->submitted.Get({})->Inc();
+        logger_->Info("adopted a job submitted to the backend",
+                      {{"job", ev.job}, {"gang", (*e)->job.gang_size}});
+        return;
+      }
+      rejected = e.status();
+    }
+  }
+  // It can never run here: recorded as failed with the reason (so `hetsched jobs` and the API
+  // show it) and withdrawn from the backend rather than left waiting there forever.
+  Entry failed;
+  failed.name = ev.job;
+  failed.spec_json = ev.spec.empty() ? nlohmann::json{{"name", ev.job}}.dump() : ev.spec;
+  failed.state = "failed";
+  failed.submitted_s = failed.ended_s = WallNow();
+  failed.message =
+      fmt::format("submitted to {}, cannot run here: {}", backend_->name(), rejected.message());
+  if (auto st = Persist(failed, /*insert=*/true); !st.ok()) {
+    logger_->Error("storing a rejected job failed", {{"job", ev.job}, {"error", st.message()}});
+  }
+  ended_counts_[1]++;
+  metrics_->ended.Get({"failed"})->Inc();
+  logger_->Error("a job submitted to the backend cannot run here; withdrawn",
+                 {{"job", ev.job}, {"why", rejected.message()}});
+  backend_->Forget(ev.job);
+}
+
 void Service::CommitSubmissions(double now) {
   if (pending_.empty()) return;
   std::vector<std::shared_ptr<PendingSubmit>> batch(pending_.begin(), pending_.end());
   pending_.clear();
   std::vector<Entry*> admitted;
-  const double wall = WallNow();
   for (auto& p : batch) {
-    const JobId slot = *slots_.Acquire(p->job.name);
-    p->job.id = slot;
-    p->job.arrival_s = now;
-    const sched::Admission a = scheduler_->Submit(p->job, now);
-    if (!a.accepted) {
-      slots_.Release(slot);
-      p->status = util::Status::InvalidArgument(
-          fmt::format("job '{}' cannot run on this cluster: {}", p->job.name, a.reason));
+    auto admitted_or = Admit(std::move(p->job), p->spec_json, p->idempotency_key, now);
+    if (!admitted_or.ok()) {
+      p->status = admitted_or.status();
       p->done = true;
       continue;
     }
-    auto e = std::make_unique<Entry>();
-    e->name = p->job.name;
-    e->spec_json = p->spec_json;
-    e->idempotency_key = p->idempotency_key;
-    e->slot = slot;
-    e->submitted_s = wall;
-    e->job = std::move(p->job);
-    if (by_slot_.size() <= static_cast<size_t>(slot.value())) by_slot_.resize(slot.value() + 1);
-    by_slot_[slot.value()] = e.get();
-    admitted.push_back(e.get());
-    jobs_[e->name] = std::move(e);
-    demand_changed_ = true;
+    admitted.push_back(*admitted_or);
   }
   // One transaction for the batch: a job is acknowledged only once it is on disk.
   util::Status st = store_->Begin();
@@ -512,6 +575,19 @@ void Service::ApplyBackendEvents(std::vector<BackendEvent> events, double now) {
       SetNodeUp(ev.node, ev.kind == BackendEventKind::kNodeUp, now);
       continue;
     }
+    if (ev.kind == BackendEventKind::kSubmitted) {
+      AdoptBackendJob(ev, now);
+      continue;
+    }
+    if (ev.kind == BackendEventKind::kWithdrawn) {
+      auto it = jobs_.find(ev.job);
+      if (it != jobs_.end() && !Ended(it->second->state)) {
+        End(*it->second, "cancelled", now, std::nullopt,
+            fmt::format("cancelled in {}{}{}", backend_->name(), ev.message.empty() ? "" : ": ",
+                        ev.message));
+      }
+      continue;
+    }
     auto it = jobs_.find(ev.job);
     // A queued job runs no attempt: what comes from its last one (a gang part stopped after
     // the job was requeued) is stale.
@@ -535,6 +611,19 @@ void Service::ApplyBackendEvents(std::vector<BackendEvent> events, double now) {
       case BackendEventKind::kStartFailed:
         e.message = fmt::format("start failed on {}: {}", ev.node, ev.message);
         StartFailed(e, now);
+        break;
+      case BackendEventKind::kLost:
+        e.message = fmt::format("attempt {} lost on {}: {}", e.attempt, ev.node, ev.message);
+        logger_->Warn("an attempt was lost; requeued",
+                      {{"job", e.name}, {"attempt", e.attempt}, {"why", ev.message}});
+        Event("lost", e.name, e.message);
+        if (e.parts_left > 1) StopAttempt(e);
+        if (e.stop == StopReason::kCancel) {
+          End(e, "cancelled", now, std::nullopt, "cancelled");
+          break;
+        }
+        scheduler_->Requeue(e.slot, now, e.done_work);
+        MarkQueued(e);
         break;
       case BackendEventKind::kExited:
         if (ev.exit_status != 0 && e.first_failure == 0) e.first_failure = ev.exit_status;
@@ -620,6 +709,7 @@ void Service::End(Entry& e, const std::string& state, double now, std::optional<
   if (power_) power_->SetBusy(e.devices, false, 1, now);
   demand_changed_ = true;
   e.devices.clear();
+  backend_->Forget(e.name);
   if (auto st = Persist(e); !st.ok()) {
     // Kept in memory, where its end is known, rather than shown from a stale row.
     logger_->Error("storing a job's end failed", {{"job", e.name}, {"error", st.message()}});
@@ -879,7 +969,34 @@ void Service::SyncNodes(const std::vector<BackendNode>& listed, double now) {
   std::set<std::string> names;
   for (const BackendNode& b : listed) {
     names.insert(b.name);
-    if (cluster_.FindNode(b.name) || b.devices.empty()) continue;
+    if (!b.problem.empty() && !cluster_.FindNode(b.name)) {
+      // Said once per problem, not at every reconciliation.
+      if (node_problems_.insert(b.name + ": " + b.problem).second) {
+        logger_->Error("a node the backend lists cannot join",
+                       {{"node", b.name}, {"error", b.problem}});
+        Event("node", b.name, "cannot join: " + b.problem);
+      }
+      continue;
+    }
+    if (auto known = cluster_.FindNode(b.name)) {
+      // A drain done in the backend (e.g. scontrol) is followed when it changes, so that one
+      // done through the API stays until the backend's own changes.
+      auto [it, first] = listed_drained_.emplace(b.name, b.drained);
+      if ((first && b.drained) || (!first && it->second != b.drained)) {
+        it->second = b.drained;
+        if (!scheduler_->state().NodeRemoved(*known) &&
+            scheduler_->state().NodeDrained(*known) != b.drained) {
+          scheduler_->SetNodeDrained(*known, b.drained);
+          StoreNode(*known, b.drained ? "drained in the backend" : "undrained in the backend",
+                    b.drained ? "drain" : "undrain");
+          logger_->Info(b.drained ? "node drained in the backend" : "node undrained in the backend",
+                        {{"node", b.name}});
+          demand_changed_ = true;
+        }
+      }
+      continue;
+    }
+    if (b.devices.empty()) continue;
     nlohmann::json devices = nlohmann::json::array();
     for (const auto& [type, count] : b.devices) devices.push_back({type, count});
     const std::string spec = nlohmann::json{{"rack", b.rack}, {"devices", devices}}.dump();

@@ -218,6 +218,14 @@ class Service {
   // One pass of the control loop (mu_ held), and its parts.
   void Step();
   void CommitSubmissions(double now);
+  // Into the scheduler and the daemon's jobs (not yet stored); kInvalidArgument when no device
+  // of the cluster can run it.
+  util::Result<Entry*> Admit(model::Job job, std::string spec_json, std::string idempotency_key,
+                             double now);
+  // A job submitted to the backend itself (kSubmitted): admitted and stored like an API
+  // submission, or, when it cannot run here, stored as failed with the reason and withdrawn
+  // from the backend.
+  void AdoptBackendJob(const BackendEvent& ev, double now);
   void ApplyBackendEvents(std::vector<BackendEvent> events, double now);
   void DecideAndAct(double now);
   // Compares what the backend runs with what the daemon believes and repairs the difference.
@@ -281,6 +289,8 @@ class Service {
   std::set<int32_t> power_in_flight_;            // nodes suspending or booting
   std::map<int32_t, std::string> node_spec_;     // nodes that joined at run time: description
   std::set<std::string> listed_nodes_;           // what the backend listed last
+  std::set<std::string> node_problems_;          // "node: problem" already reported
+  std::map<std::string, bool> listed_drained_;   // drained as the backend listed it last
 
   mutable std::mutex mu_;              // guards everything below
   std::condition_variable wake_;       // the control loop waits on it

@@ -15,7 +15,7 @@ VirtualBackend::VirtualBackend(VirtualBackendOptions options) : options_(std::mo
     };
   }
   for (const std::string& n : options_.nodes) {
-    if (nodes_.emplace(n, BackendNode{n, true, {}, ""}).second) node_order_.push_back(n);
+    if (nodes_.emplace(n, BackendNode{n, true, {}, "", "", false}).second) node_order_.push_back(n);
   }
 }
 

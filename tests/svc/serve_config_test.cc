@@ -120,6 +120,20 @@ TEST(ServeConfig, OtherGoodValues) {
   EXPECT_TRUE(c->tokens.empty());
   EXPECT_EQ(c->host, "::1");
   EXPECT_EQ(c->port, 0);
+  c = Parse(
+      "backend: slurm\nslurm:\n  conf: etc/slurm.conf\n  partitions: [het, gpu]\n"
+      "  device_types: {a100: a100-80g, mi250x: mi250x}\n  cpu_type: xeon-8380\n"
+      "  default_stacks: [rocm]\n  output_dir: /shared/out\n  poll_interval: 2s\n",
+      "/cfg");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->backend, "slurm");
+  EXPECT_EQ(c->slurm.conf, "/cfg/etc/slurm.conf");
+  EXPECT_THAT(c->slurm.partitions, ::testing::ElementsAre("het", "gpu"));
+  EXPECT_EQ(c->slurm.mapping.device_types.at("a100"), "a100-80g");
+  EXPECT_EQ(c->slurm.mapping.cpu_type, "xeon-8380");
+  EXPECT_THAT(c->slurm.mapping.default_stacks, ::testing::ElementsAre("rocm"));
+  EXPECT_EQ(c->slurm.output_dir, "/shared/out");
+  EXPECT_EQ(c->slurm.poll_interval_s, 2);
   // A grace period of exactly one day is the longest.
   c = Parse("stop_grace: 1d\n");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -135,7 +149,7 @@ TEST(ServeConfig, EachBadValueNamesTheFieldAtItsLineAndColumn) {
   };
   const std::vector<Case> cases = {
       {"policy: fifo\nbackend: cloud\n",
-       "cfg.yaml:2:10: backend: ", "'cloud' is unknown (expected virtual or local)"},
+       "cfg.yaml:2:10: backend: ", "'cloud' is unknown (expected virtual, local or slurm)"},
       {"policy: fifo\nlisten: nowhere\n", "cfg.yaml:2:9: listen: ", "HOST:PORT"},
       {"policy: fifo\nlisten: localhost:70000\n", "cfg.yaml:2:9: listen: ", "0 to 65535"},
       {"policy: fifo\ndatabase: ''\n", "cfg.yaml:2:11: database: ", "is empty"},
@@ -173,6 +187,18 @@ TEST(ServeConfig, EachBadValueNamesTheFieldAtItsLineAndColumn) {
       {"policy: fifo\ntokens: abc\n", "cfg.yaml:2:9: tokens: ", "is not a list"},
       {"policy: fifo\ncluster: [a, b]\n", "cfg.yaml:2:10: cluster: ", "is not a string"},
       {"policy: fifo\nlocal_state_dir: ''\n", "cfg.yaml:2:18: local_state_dir: ", "is empty"},
+      {"policy: fifo\nslurm: yes\n", "cfg.yaml:2:8: slurm: ", "is not a mapping"},
+      {"policy: fifo\nslurm:\n  partition: [a]\n", "cfg.yaml:3:3: slurm.partition: ",
+       "unknown field (expected one of: bin_dir, conf, cpu_type"},
+      {"policy: fifo\nslurm:\n  partitions: het\n",
+       "cfg.yaml:3:15: slurm.partitions: ", "is not a list"},
+      {"policy: fifo\nslurm:\n  default_stacks: [cuda>=x]\n",
+       "cfg.yaml:3:20: slurm.default_stacks[0]: ", ""},
+      {"policy: fifo\nslurm:\n  poll_interval: 10ms\n", "cfg.yaml:3:18: slurm.poll_interval: ",
+       "'10ms' is not a poll interval (expected a duration from 100ms to 10m"},
+      {"policy: fifo\nslurm:\n  device_types: [a100]\n",
+       "cfg.yaml:3:17: slurm.device_types: ", "is not a mapping"},
+      {"policy: fifo\nslurm:\n  conf: ''\n", "cfg.yaml:3:9: slurm.conf: ", "is empty"},
       {"policy: [fifo]\n", "cfg.yaml:1:9: policy: ", "is not a string"},
       {"policy: fifo\nbackend:\n  kind: local\n", "cfg.yaml:3:3: backend: ", "is not a string"},
       // Token entries.

@@ -1,0 +1,240 @@
+// `hetsched serve --backend slurm` on a real Slurm cluster: the test bed of
+// scripts/slurm-testbed.sh (7 nodes: nv1-2 a100 x4, amd1-2 mi250x x4, asc1 910b x8, cpu1-2),
+// one bed per test, torn down even when the test fails. Jobs check the node they land on the
+// way a vendor's binary would: one built for another stack exits 1.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "testing/daemon.h"
+#include "testing/slurm_testbed.h"
+#include "testing/temp_dir.h"
+
+namespace hetsched {
+namespace {
+
+using testing::CommandResult;
+using testing::Daemon;
+using ::testing::HasSubstr;
+using testing::SlurmTestBed;
+using testing::TempDir;
+using testing::WaitUntil;
+
+// need.sh STACK...: runs (printing where) only on a node of one of those stacks, as a binary
+// built for them would; elsewhere it fails at once. SLEEP: how long it then runs.
+constexpr char kNeedScript[] = R"(#!/bin/sh
+case "$SLURMD_NODENAME" in
+  nv*) have=cuda ;; amd*) have=rocm ;; asc*) have=cann ;; cpu*) have=x86_64 ;; *) have=none ;;
+esac
+for s in "$@"; do
+  if [ "$s" = "$have" ]; then
+    echo "ran on $SLURMD_NODENAME devices=${CUDA_VISIBLE_DEVICES:-none}"
+    sleep "${SLEEP:-1}"
+    exit 0
+  fi
+done
+echo "no $* on $SLURMD_NODENAME" >&2
+exit 1
+)";
+
+class SlurmBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = SlurmTestBed::Unavailable(); !why.empty()) GTEST_SKIP() << why;
+    ASSERT_TRUE(tmp_.ok());
+    std::string error;
+    bed_ = SlurmTestBed::Up(tmp_.path() / "bed", &error);
+    ASSERT_NE(bed_, nullptr) << error;
+    need_ = (bed_->dir() / "work" / "need.sh").string();
+    std::ofstream(need_) << kNeedScript;
+    std::filesystem::permissions(need_, std::filesystem::perms::all);
+  }
+
+  // The daemon on this bed, with `extra` config lines (e.g. a power: block).
+  void StartDaemon(const std::string& extra = "") {
+    const std::filesystem::path dir = tmp_.path() / "daemon";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "config.yaml")
+        << "backend: slurm\n"
+        << "slurm:\n"
+        << "  conf: " << bed_->conf() << "\n"
+        << "  partitions: [het]\n"
+        << "  device_types: {a100: a100-80g, mi250x: mi250x, 910b: ascend-910b}\n"
+        << "  cpu_type: xeon-8380\n"
+        << "  output_dir: " << (bed_->dir() / "work" / "hetsched").string() << "\n"
+        << "  poll_interval: 200ms\n"
+        << extra;
+    std::string error;
+    daemon_ = Daemon::Start({dir, {"--config", (dir / "config.yaml").string()}}, &error);
+    ASSERT_NE(daemon_, nullptr) << error;
+  }
+
+  // sbatch ARGS --wrap 'need.sh STACKS' with its output in work/ID.out; the Slurm job id.
+  int64_t Sbatch(std::vector<std::string> args, const std::string& needs,
+                 const std::string& sleep = "1") {
+    std::vector<std::string> argv = {"sbatch", "--parsable", "--open-mode=append",
+                                     "--output=" + (bed_->dir() / "work" / "%j.out").string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back("--wrap=SLEEP=" + sleep + " " + need_ + " " + needs);
+    CommandResult r = bed_->Slurm(argv);
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    return std::atoll(r.out.c_str());
+  }
+
+  // The daemon's jobs by name (GET /v1/jobs through the client).
+  std::map<std::string, nlohmann::json> Jobs() {
+    std::map<std::string, nlohmann::json> out;
+    CommandResult r = daemon_->Client({"jobs", "--json"});
+    if (r.status != 0) return out;
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    if (!j.is_object() || !j["jobs"].is_array()) return out;
+    for (auto& job : j["jobs"]) out[job["name"].get<std::string>()] = job;
+    return out;
+  }
+
+  bool AllEnded(size_t expected) {
+    auto jobs = Jobs();
+    if (jobs.size() < expected) return false;
+    for (auto& [name, j] : jobs) {
+      const std::string s = j["state"];
+      if (s != "completed" && s != "failed" && s != "cancelled") return false;
+    }
+    return true;
+  }
+
+  std::string Output(int64_t slurm_id) {
+    return testing::ReadFileText(bed_->dir() / "work" / (std::to_string(slurm_id) + ".out"));
+  }
+
+  // Where the daemon says the job's attempt started (its log; ended jobs hold no devices).
+  std::string StartedOn(const std::string& job, int attempt = 1) {
+    const std::regex started(R"re("msg":"started","job":")re" + job + R"re(","attempt":)re" +
+                             std::to_string(attempt) + R"re(,"node":"([a-z0-9]+)")re");
+    const std::string log = daemon_->Stderr();
+    std::smatch m;
+    return std::regex_search(log, m, started) ? m[1].str() : "(not started)";
+  }
+
+  // Where a running job is placed: the node of its first device ("nv1/0" -> nv1).
+  static std::string NodeOf(const nlohmann::json& job) {
+    const std::string d = job["devices"].empty() ? "" : job["devices"][0].get<std::string>();
+    return d.substr(0, d.find('/'));
+  }
+
+  TempDir tmp_;
+  std::unique_ptr<SlurmTestBed> bed_;
+  std::unique_ptr<Daemon> daemon_;
+  std::string need_;
+};
+
+TEST_F(SlurmBackendTest, PlacesEveryJobWhereItsStackRunsAcrossADaemonRestart) {
+  ASSERT_NO_FATAL_FAILURE(StartDaemon());
+  // Submitted to Slurm the way users do; the stacks ride in the comment or a constraint.
+  const std::map<std::string, int64_t> sbatch = {
+      {"cuda", Sbatch({"--gres=gpu:2", "--comment=stacks=cuda"}, "cuda", "4")},
+      {"rocm", Sbatch({"--gres=gpu:4", "--comment=stacks=rocm"}, "rocm", "4")},
+      {"cann", Sbatch({"--gres=gpu:8", "--comment=stacks=cann"}, "cann", "4")},
+      {"cpu", Sbatch({}, "x86_64", "4")},
+      {"portable", Sbatch({"--gres=gpu:1", "--comment=stacks=cuda,rocm"}, "cuda rocm", "4")},
+      {"undeclared", Sbatch({"--gres=gpu:1"}, "cuda", "4")},  // slurm.default_stacks: cuda
+      {"constraint", Sbatch({"--gres=gpu:1", "--constraint=rocm"}, "rocm", "4")},
+  };
+  const int64_t nowhere = Sbatch({"--gres=gpu:1", "--comment=stacks=oneapi"}, "oneapi");
+  // Submitted through hetsched: Slurm runs the command where hetsched pinned it.
+  for (const char* stack : {"cuda", "cann"}) {
+    CommandResult r = daemon_->Client({"submit", "--name", std::string("api-") + stack, "--stacks",
+                                       stack, "--gpus", "2", "--", need_, stack});
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+  }
+  // Restarted while jobs run: nothing may be lost or placed twice.
+  ASSERT_TRUE(WaitUntil([&] { return Jobs().size() >= 10; }, 30));
+  daemon_->Terminate(SIGTERM, 10);
+  daemon_.reset();
+  ASSERT_NO_FATAL_FAILURE(StartDaemon());
+  ASSERT_TRUE(WaitUntil([&] { return AllEnded(10); }, 120)) << daemon_->Stderr();
+
+  auto jobs = Jobs();
+  for (const auto& [label, id] : sbatch) {
+    const nlohmann::json& j = jobs["slurm-" + std::to_string(id)];
+    EXPECT_EQ(j["state"], "completed") << label << ": " << j.dump();
+    EXPECT_EQ(j["attempt"], 1) << label << ": placed once";
+    // It ran once, where hetsched said.
+    const std::string out = Output(id);
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << label << ": " << out;
+    EXPECT_THAT(out, HasSubstr("ran on " + StartedOn("slurm-" + std::to_string(id)) + " "))
+        << label;
+  }
+  const nlohmann::json& rejected = jobs["slurm-" + std::to_string(nowhere)];
+  EXPECT_EQ(rejected["state"], "failed");
+  EXPECT_THAT(rejected["message"].get<std::string>(), HasSubstr("cannot run here"));
+  EXPECT_THAT(
+      bed_->Slurm({"squeue", "-h", "-t", "all", "-j", std::to_string(nowhere), "-o", "%T"}).out,
+      HasSubstr("CANCELLED"));
+  for (const char* name : {"api-cuda", "api-cann"}) {
+    const nlohmann::json& j = jobs[name];
+    ASSERT_EQ(j["state"], "completed") << j.dump();
+    const std::string node = StartedOn(name);
+    const std::string log = testing::ReadFileText(bed_->dir() / "work" / "hetsched" /
+                                                  (std::string(name) + ".1." + node + ".log"));
+    EXPECT_THAT(log, HasSubstr("ran on " + node + " devices=0,1")) << name;
+  }
+  EXPECT_THAT(daemon_->Stderr(),
+              HasSubstr("cannot run here; withdrawn\",\"job\":\"slurm-" + std::to_string(nowhere)))
+      << "the rejection is logged";
+}
+
+TEST_F(SlurmBackendTest, PowersIdleNodesDownAndUpThroughSlurm) {
+  ASSERT_NO_FATAL_FAILURE(
+      StartDaemon("power:\n  policy: idle-timeout\n  suspend_time: 2s\n  suspend_timeout: 20s\n"
+                  "  resume_timeout: 60s\n"));
+  // Idle nodes are suspended through Slurm's power saving.
+  const auto powered_down = [&] {
+    return bed_->Slurm({"sinfo", "-h", "-N", "-t", "POWERED_DOWN", "-o", "%N"}).out;
+  };
+  ASSERT_TRUE(WaitUntil([&] { return powered_down().find("asc1") != std::string::npos; }, 60))
+      << bed_->Slurm({"sinfo", "-N"}).out << daemon_->Stderr();
+  // A job only asc1 can run: hetsched resumes it, through Slurm, and places the job there.
+  const int64_t id = Sbatch({"--gres=gpu:8", "--comment=stacks=cann"}, "cann");
+  ASSERT_TRUE(WaitUntil([&] { return AllEnded(1); }, 90)) << daemon_->Stderr();
+  auto jobs = Jobs();
+  EXPECT_EQ(jobs["slurm-" + std::to_string(id)]["state"], "completed");
+  EXPECT_THAT(Output(id), HasSubstr("ran on asc1"));
+  const std::string log = daemon_->Stderr();
+  EXPECT_THAT(log, HasSubstr(R"("msg":"suspending node","node":"asc1")"));
+  EXPECT_THAT(log, HasSubstr(R"("msg":"resuming node","node":"asc1")"));
+}
+
+TEST_F(SlurmBackendTest, AJobOfANodeThatDiesIsPlacedAgainAndCompletes) {
+  ASSERT_NO_FATAL_FAILURE(StartDaemon());
+  const int64_t id = Sbatch({"--gres=gpu:4", "--comment=stacks=cuda"}, "cuda", "5");
+  const std::string name = "slurm-" + std::to_string(id);
+  ASSERT_TRUE(WaitUntil([&] { return Jobs()[name]["state"] == "running"; }, 30));
+  const std::string first = NodeOf(Jobs()[name]);
+  ASSERT_THAT(first, ::testing::StartsWith("nv"));
+  // The node dies: its slurmd, the job's slurmstepd and the job's processes are killed. Slurm
+  // marks the node DOWN after SlurmdTimeout and requeues the job; hetsched places it again.
+  const std::string kill_node = "kill -9 $(cat " +
+                                (bed_->dir() / "run" / ("slurmd." + first + ".pid")).string() +
+                                "); pkill -9 -f 'slurmstepd: \\[" + std::to_string(id) +
+                                "\\.'; for p in $(grep -lzx SLURM_JOB_ID=" + std::to_string(id) +
+                                " /proc/[0-9]*/environ | cut -d/ -f3); do kill -9 $p; done; true";
+  ASSERT_EQ(testing::RunCommand({"/bin/sh", "-c", kill_node}).status, 0);
+  ASSERT_TRUE(WaitUntil([&] { return AllEnded(1); }, 150)) << daemon_->Stderr();
+  const nlohmann::json j = Jobs()[name];
+  EXPECT_EQ(j["state"], "completed") << j.dump() << daemon_->Stderr();
+  EXPECT_GE(j["attempt"].get<int>(), 2);
+  const std::string second = first == "nv1" ? "nv2" : "nv1";
+  EXPECT_THAT(Output(id), HasSubstr("ran on " + second + " "));
+  EXPECT_THAT(daemon_->Stderr(), HasSubstr(R"("msg":"node down","node":")" + first));
+}
+
+}  // namespace
+}  // namespace hetsched
