@@ -36,9 +36,10 @@ bed=$root/bed
 daemon_pid=""
 sampler_pid=""
 cleanup() {
+  set +e  # everything below runs, whatever fails
   [ -n "$sampler_pid" ] && kill "$sampler_pid" 2>/dev/null
   [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
-  bash "$here/slurm-testbed.sh" down "$bed" >/dev/null 2>&1 || true
+  bash "$here/slurm-testbed.sh" down "$bed" >/dev/null 2>&1
   rm -rf "$root"
 }
 trap cleanup EXIT
@@ -127,6 +128,7 @@ start_sampling() {
 stop_sampling() {
   kill "$sampler_pid"
   wait "$sampler_pid" 2>/dev/null || true
+  sampler_pid=""
   awk '{s += $1} END {printf "%.3f", s / 3600}' "$root/powered"
 }
 

@@ -1,9 +1,12 @@
 #include "svc/slurm_backend.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 namespace hetsched::svc {
 namespace {
@@ -68,6 +71,12 @@ util::Result<std::unique_ptr<SlurmBackend>> SlurmBackend::Create(SlurmBackendOpt
           "slurm.bin_dir)",
           tool, options.bin_dir.empty() ? "PATH" : options.bin_dir));
     }
+  }
+  // Slurm's tools retry a missing config for a minute before they say so.
+  if (!options.conf.empty() && access(options.conf.c_str(), R_OK) != 0) {
+    return util::Status::InvalidArgument(
+        fmt::format("slurm.conf '{}': {} (expected the cluster's slurm.conf)", options.conf,
+                    std::strerror(errno)));
   }
   std::unique_ptr<SlurmBackend> b(new SlurmBackend(std::move(options)));
   auto info = b->Run("sinfo", {"--json"});
@@ -242,6 +251,18 @@ void SlurmBackend::ComputeEvents() {
       continue;
     }
     const slurm::Job& j = jt->second;
+    if (!a.placed && !a.deferred && (j.state == "RUNNING" || slurm::JobEnded(j.state))) {
+      // Released past hetsched (priority 0 is a user hold), or ended by Slurm while hetsched
+      // did not run it: no longer hetsched's to manage.
+      events_.push_back(
+          {BackendEventKind::kWithdrawn, name, a.attempt, j.nodes, 0, false,
+           j.state == "RUNNING"
+               ? "started by Slurm without hetsched's placement (released by its owner?)"
+               : fmt::format("Slurm ended it ({}) while hetsched did not run it", j.state),
+           ""});
+      it = adopted_.erase(it);
+      continue;
+    }
     if (a.deferred) {
       const bool pending = j.state == "PENDING";
       if (pending || std::chrono::steady_clock::now() - a.deferred_since > kRequeueWait) {

@@ -191,6 +191,36 @@ TEST_F(SlurmBackendTest, PlacesEveryJobWhereItsStackRunsAcrossADaemonRestart) {
       << "the rejection is logged";
 }
 
+TEST_F(SlurmBackendTest, CancellingOnEitherSideCancelsOnBoth) {
+  ASSERT_NO_FATAL_FAILURE(StartDaemon());
+  // asc1 is the only CANN node: the first job runs, the second and third wait for it.
+  const int64_t running = Sbatch({"--gres=gpu:8", "--comment=stacks=cann"}, "cann", "60");
+  const int64_t waiting = Sbatch({"--gres=gpu:8", "--comment=stacks=cann"}, "cann");
+  const int64_t other = Sbatch({"--gres=gpu:8", "--comment=stacks=cann"}, "cann");
+  const auto state = [&](int64_t id) {
+    return Jobs()["slurm-" + std::to_string(id)]["state"].get<std::string>();
+  };
+  ASSERT_TRUE(WaitUntil([&] { return Jobs().size() == 3 && state(running) == "running"; }, 30));
+  // scancel in Slurm: the daemon's job is cancelled too.
+  ASSERT_EQ(bed_->Slurm({"scancel", std::to_string(waiting)}).status, 0);
+  ASSERT_TRUE(WaitUntil([&] { return state(waiting) == "cancelled"; }, 20)) << daemon_->Stderr();
+  EXPECT_THAT(Jobs()["slurm-" + std::to_string(waiting)]["message"].get<std::string>(),
+              HasSubstr("cancelled in slurm"));
+  // hetsched cancel: cancelled in Slurm, queued or running.
+  for (int64_t id : {other, running}) {
+    CommandResult r = daemon_->Client({"cancel", "slurm-" + std::to_string(id)});
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    ASSERT_TRUE(WaitUntil([&] { return state(id) == "cancelled"; }, 30)) << daemon_->Stderr();
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          return bed_->Slurm({"squeue", "-h", "-t", "all", "-j", std::to_string(id), "-o", "%T"})
+                     .out == "CANCELLED\n";
+        },
+        30))
+        << id;
+  }
+}
+
 TEST_F(SlurmBackendTest, PowersIdleNodesDownAndUpThroughSlurm) {
   ASSERT_NO_FATAL_FAILURE(
       StartDaemon("power:\n  policy: idle-timeout\n  suspend_time: 2s\n  suspend_timeout: 20s\n"
