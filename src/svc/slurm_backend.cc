@@ -79,15 +79,10 @@ util::Result<std::unique_ptr<SlurmBackend>> SlurmBackend::Create(SlurmBackendOpt
                     std::strerror(errno)));
   }
   std::unique_ptr<SlurmBackend> b(new SlurmBackend(std::move(options)));
-  auto info = b->Run("sinfo", {"--json"});
-  if (!info.ok() || !info->succeeded()) {
-    return util::Status::Unavailable(
-        fmt::format("Slurm cannot be reached{}: {}",
-                    b->options_.conf.empty() ? "" : " (SLURM_CONF=" + b->options_.conf + ")",
-                    info.ok() ? info->Failure() : info.status().message()));
-  }
   if (!b->Refresh(/*force=*/true)) {
-    return util::Status::Unavailable("Slurm answered sinfo but not squeue (see the log)");
+    return util::Status::Unavailable(fmt::format(
+        "Slurm cannot be reached{}: {}",
+        b->options_.conf.empty() ? "" : " (SLURM_CONF=" + b->options_.conf + ")", b->last_error_));
   }
   b->Recover();
   return b;
@@ -123,7 +118,8 @@ bool SlurmBackend::Refresh(bool force) {
   }
   last_refresh_ = now;
   const auto fail = [&](const std::string& why) {
-    if (reachable_ && options_.logger != nullptr) {
+    last_error_ = why;
+    if (reachable_ && refreshed_once_ && options_.logger != nullptr) {
       options_.logger->Error("Slurm cannot be reached; no decisions until it answers",
                              {{"error", why}});
     }

@@ -115,6 +115,7 @@ class SlurmBackend final : public Backend {
   std::chrono::steady_clock::time_point last_refresh_{};
   bool refreshed_once_ = false;
   bool reachable_ = true;
+  std::string last_error_;  // why the last refresh failed
   std::vector<slurm::Node> nodes_;
   std::map<int64_t, slurm::Job> jobs_;      // by Slurm id: the last squeue
   std::map<int64_t, Part> own_;             // by Slurm id
