@@ -79,13 +79,26 @@ util::Result<std::unique_ptr<SlurmBackend>> SlurmBackend::Create(SlurmBackendOpt
                     std::strerror(errno)));
   }
   std::unique_ptr<SlurmBackend> b(new SlurmBackend(std::move(options)));
-  if (!b->Refresh(/*force=*/true)) {
-    return util::Status::Unavailable(fmt::format(
-        "Slurm cannot be reached{}: {}",
-        b->options_.conf.empty() ? "" : " (SLURM_CONF=" + b->options_.conf + ")", b->last_error_));
+  auto first = b->TakeSnapshot();
+  if (!first.ok()) {
+    return util::Status::Unavailable(
+        fmt::format("Slurm cannot be reached{}: {}",
+                    b->options_.conf.empty() ? "" : " (SLURM_CONF=" + b->options_.conf + ")",
+                    first.status().message()));
   }
+  b->Install(std::move(first).value());
   b->Recover();
+  b->reader_ = std::thread([raw = b.get()] { raw->ReadLoop(); });
   return b;
+}
+
+SlurmBackend::~SlurmBackend() {
+  {
+    std::lock_guard lock(read_mu_);
+    stopping_ = true;
+  }
+  read_wake_.notify_all();
+  if (reader_.joinable()) reader_.join();
 }
 
 util::Result<util::CommandResult> SlurmBackend::Run(const std::string& tool,
@@ -110,45 +123,63 @@ bool SlurmBackend::Managed(const std::string& partition) const {
          options_.partitions.end();
 }
 
-bool SlurmBackend::Refresh(bool force) {
-  const auto now = std::chrono::steady_clock::now();
-  if (!force && refreshed_once_ &&
-      now - last_refresh_ < std::chrono::duration<double>(options_.poll_interval_s)) {
-    return true;
-  }
-  last_refresh_ = now;
-  const auto fail = [&](const std::string& why) {
-    last_error_ = why;
-    if (reachable_ && refreshed_once_ && options_.logger != nullptr) {
-      options_.logger->Error("Slurm cannot be reached; no decisions until it answers",
-                             {{"error", why}});
-    }
-    reachable_ = false;
-    return false;
-  };
+util::Result<SlurmBackend::Snapshot> SlurmBackend::TakeSnapshot() const {
+  Snapshot snap;
+  snap.taken_at = std::chrono::steady_clock::now();
   auto info = Run("sinfo", {"--json"});
-  if (!info.ok()) return fail("sinfo: " + info.status().message());
-  if (!info->succeeded()) return fail("sinfo: " + info->Failure());
-  auto nodes = slurm::ParseSinfoJson(info->out);
-  if (!nodes.ok()) return fail(nodes.status().message());
+  if (!info.ok()) return util::Status::Unavailable("sinfo: " + info.status().message());
+  if (!info->succeeded()) return util::Status::Unavailable("sinfo: " + info->Failure());
+  ASSIGN_OR_RETURN(snap.nodes, slurm::ParseSinfoJson(info->out));
   auto queue = Run("squeue", {"--json"});
-  if (!queue.ok()) return fail("squeue: " + queue.status().message());
-  if (!queue->succeeded()) return fail("squeue: " + queue->Failure());
-  auto jobs = slurm::ParseSqueueJson(queue->out);
-  if (!jobs.ok()) return fail(jobs.status().message());
-  if (!reachable_ && options_.logger != nullptr) options_.logger->Info("Slurm answers again");
-  reachable_ = true;
+  if (!queue.ok()) return util::Status::Unavailable("squeue: " + queue.status().message());
+  if (!queue->succeeded()) return util::Status::Unavailable("squeue: " + queue->Failure());
+  ASSIGN_OR_RETURN(snap.jobs, slurm::ParseSqueueJson(queue->out));
+  return snap;
+}
+
+void SlurmBackend::ReadLoop() {
+  const auto interval = std::chrono::duration<double>(options_.poll_interval_s);
+  std::unique_lock lock(read_mu_);
+  while (!stopping_) {
+    lock.unlock();
+    auto snap = TakeSnapshot();
+    lock.lock();
+    if (snap.ok()) {
+      newest_ = std::move(snap).value();
+      if (!reachable_ && options_.logger != nullptr) options_.logger->Info("Slurm answers again");
+      reachable_ = true;
+    } else {
+      if (reachable_ && options_.logger != nullptr) {
+        options_.logger->Error("Slurm cannot be reached; no decisions until it answers",
+                               {{"error", snap.status().message()}});
+      }
+      reachable_ = false;
+    }
+    read_wake_.wait_for(lock, interval, [this] { return stopping_; });
+  }
+}
+
+void SlurmBackend::ApplyNewest() {
+  std::optional<Snapshot> snap;
+  {
+    std::lock_guard lock(read_mu_);
+    snap.swap(newest_);
+  }
+  if (!snap) return;
+  Install(std::move(*snap));
+  ComputeEvents();
+}
+
+void SlurmBackend::Install(Snapshot snapshot) {
+  taken_at_ = snapshot.taken_at;
   nodes_.clear();
-  for (slurm::Node& n : *nodes) {
+  for (slurm::Node& n : snapshot.nodes) {
     bool managed = false;
     for (const std::string& p : n.partitions) managed = managed || Managed(p);
     if (managed) nodes_.push_back(std::move(n));
   }
   jobs_.clear();
-  for (slurm::Job& j : *jobs) jobs_[j.id] = std::move(j);
-  refreshed_once_ = true;
-  ComputeEvents();
-  return true;
+  for (slurm::Job& j : snapshot.jobs) jobs_[j.id] = std::move(j);
 }
 
 void SlurmBackend::Recover() {
@@ -207,7 +238,7 @@ void SlurmBackend::Exit(const std::string& job, int64_t attempt, const std::stri
 
 void SlurmBackend::ComputeEvents() {
   for (auto& [id, p] : own_) {
-    if (p.ended) continue;
+    if (p.ended || p.since > taken_at_) continue;  // this snapshot predates its submission
     auto it = jobs_.find(id);
     if (it == jobs_.end()) {
       p.ended = true;
@@ -234,6 +265,10 @@ void SlurmBackend::ComputeEvents() {
   for (auto it = adopted_.begin(); it != adopted_.end();) {
     const std::string& name = it->first;
     Adopted& a = it->second;
+    if (a.since > taken_at_) {  // hetsched acted on it after this snapshot was taken
+      ++it;
+      continue;
+    }
     auto jt = jobs_.find(a.slurm_id);
     if (jt == jobs_.end() || (jt->second.state == "CANCELLED" && !a.stop_requested)) {
       // Cancelled in Slurm (or purged): the daemon's job goes with it.
@@ -367,6 +402,7 @@ util::Status SlurmBackend::StartAdopted(Adopted& a, const LaunchSpec& spec) {
   a.stop_requested = false;
   a.deferred = false;
   a.placed = false;  // a last run Slurm still ends is no longer the daemon's attempt
+  a.since = std::chrono::steady_clock::now();
   auto jt = jobs_.find(a.slurm_id);
   if (jt != jobs_.end() && jt->second.state != "PENDING") {
     // Slurm is still ending its last run (e.g. NODE_FAIL before it requeues the job).
@@ -398,6 +434,7 @@ util::Status SlurmBackend::Place(Adopted& a) {
   RETURN_IF_ERROR(must({"release", id}));
   a.placed = true;
   a.restarts = jt != jobs_.end() ? jt->second.restarts : 0;
+  a.since = std::chrono::steady_clock::now();
   return util::Status::Ok();
 }
 
@@ -485,6 +522,7 @@ util::Status SlurmBackend::StartOwn(const LaunchSpec& spec) {
   p.job = spec.job;
   p.attempt = spec.attempt;
   p.node = spec.node;
+  p.since = std::chrono::steady_clock::now();
   own_[id] = p;
   auto released = Run("scontrol", {"release", std::to_string(id)});
   if (!released.ok() || !released->succeeded()) {
@@ -502,6 +540,7 @@ util::Status SlurmBackend::Stop(const std::string& job, int64_t attempt, double 
     Adopted& a = it->second;
     if (a.attempt != attempt || !(a.placed || a.deferred)) return util::Status::Ok();
     a.stop_requested = true;
+    a.since = std::chrono::steady_clock::now();
     const std::string id = std::to_string(a.slurm_id);
     auto jt = jobs_.find(a.slurm_id);
     if (a.deferred || (jt != jobs_.end() && jt->second.state == "PENDING")) {
@@ -572,7 +611,7 @@ util::Status SlurmBackend::SetNodePower(const std::string& node, bool on) {
 }
 
 std::vector<BackendNode> SlurmBackend::ListNodes() {
-  Refresh(/*force=*/false);
+  ApplyNewest();
   std::vector<BackendNode> out;
   out.reserve(nodes_.size());
   for (const slurm::Node& n : nodes_) {
@@ -582,7 +621,7 @@ std::vector<BackendNode> SlurmBackend::ListNodes() {
 }
 
 std::vector<BackendJob> SlurmBackend::ListJobs() {
-  Refresh(/*force=*/true);
+  ApplyNewest();
   std::vector<BackendJob> out;
   for (const auto& [id, p] : own_) {
     if (!p.ended) out.push_back({p.job, p.attempt, p.node});
@@ -594,7 +633,7 @@ std::vector<BackendJob> SlurmBackend::ListJobs() {
 }
 
 std::vector<BackendEvent> SlurmBackend::Poll() {
-  Refresh(/*force=*/false);
+  ApplyNewest();
   std::vector<BackendEvent> out;
   out.swap(events_);
   return out;

@@ -15,14 +15,23 @@
 //   - Power: `scontrol update NodeName=X State=POWER_DOWN|POWER_UP`; Slurm's SuspendProgram
 //     and ResumeProgram do the work, and the node's state in sinfo says when it is done.
 // Everything hetsched needs after a restart is in Slurm (job names and admin comments).
+//
+// Reading Slurm (sinfo, squeue) happens on a thread of its own, so that a Slurm that is slow or
+// down never stalls the daemon's control loop (and with it the API); actions (sbatch,
+// scontrol, scancel) run on the caller's thread, and none is asked for while Slurm is away.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "model/catalog.h"
@@ -48,12 +57,16 @@ struct SlurmBackendOptions {
   Logger* logger = nullptr;  // Slurm unreachable, jobs it cannot describe; may be null
 };
 
-// Single-threaded: every call comes from the service's control loop.
+// Every call comes from the service's control loop; the reader thread only hands snapshots
+// over.
 class SlurmBackend final : public Backend {
  public:
   // Checks that the commands exist and that Slurm answers (sinfo). kUnavailable with Slurm's
   // own message when it does not; kInvalidArgument for missing commands.
   static util::Result<std::unique_ptr<SlurmBackend>> Create(SlurmBackendOptions options);
+  ~SlurmBackend() override;  // stops the reader thread
+  SlurmBackend(const SlurmBackend&) = delete;
+  SlurmBackend& operator=(const SlurmBackend&) = delete;
 
   std::string name() const override { return "slurm"; }
   util::Status Start(const LaunchSpec& spec) override;
@@ -66,7 +79,7 @@ class SlurmBackend final : public Backend {
   void Forget(const std::string& job) override;
   bool Available() const override { return reachable_; }
 
-  // Runs one Slurm command (`tool` from bin_dir) with SLURM_CONF set.
+  // Runs one Slurm command (`tool` from bin_dir) with SLURM_CONF set; safe from any thread.
   util::Result<util::CommandResult> Run(const std::string& tool,
                                         const std::vector<std::string>& args) const;
 
@@ -79,6 +92,8 @@ class SlurmBackend final : public Backend {
     bool started = false;
     bool stop_requested = false;
     bool ended = false;  // its kExited is computed
+    // When it was submitted: snapshots taken before then do not know it yet.
+    std::chrono::steady_clock::time_point since{};
   };
   // A job submitted to Slurm directly, handed to the daemon as `slurm-ID`.
   struct Adopted {
@@ -93,12 +108,24 @@ class SlurmBackend final : public Backend {
     // requeued by Slurm seconds later): pinned and released once it is pending again.
     bool deferred = false;
     std::chrono::steady_clock::time_point deferred_since{};
+    // When hetsched last acted on it (placed, stopped): older snapshots are not judged by.
+    std::chrono::steady_clock::time_point since{};
+  };
+  // What sinfo and squeue said, and when they were asked.
+  struct Snapshot {
+    std::vector<slurm::Node> nodes;
+    std::vector<slurm::Job> jobs;
+    std::chrono::steady_clock::time_point taken_at{};
   };
 
   explicit SlurmBackend(SlurmBackendOptions options);
-  // sinfo + squeue into the snapshot, then the events that follow from it. `force`: even
-  // within the poll interval. False when Slurm did not answer (logged).
-  bool Refresh(bool force);
+  // sinfo + squeue now, or what failed ("sinfo: exit status 1: ...").
+  util::Result<Snapshot> TakeSnapshot() const;
+  void ReadLoop();  // the reader thread: a snapshot every poll interval
+  // The reader's newest snapshot, if any, becomes the current one (Install), and the events
+  // that follow from it are computed.
+  void ApplyNewest();
+  void Install(Snapshot snapshot);
   void ComputeEvents();
   void Recover();  // own and adopted jobs from Slurm's names and admin comments
   bool Managed(const std::string& partition) const;
@@ -112,12 +139,17 @@ class SlurmBackend final : public Backend {
 
   SlurmBackendOptions options_;
   std::map<std::string, std::string> env_;
-  std::chrono::steady_clock::time_point last_refresh_{};
-  bool refreshed_once_ = false;
-  bool reachable_ = true;
-  std::string last_error_;  // why the last refresh failed
+  // Handed over by the reader thread.
+  std::mutex read_mu_;
+  std::condition_variable read_wake_;
+  bool stopping_ = false;
+  std::optional<Snapshot> newest_;  // not yet applied
+  std::atomic<bool> reachable_{true};
+  std::thread reader_;
+  // The control loop's view: the snapshot applied last.
+  std::chrono::steady_clock::time_point taken_at_{};
   std::vector<slurm::Node> nodes_;
-  std::map<int64_t, slurm::Job> jobs_;      // by Slurm id: the last squeue
+  std::map<int64_t, slurm::Job> jobs_;      // by Slurm id
   std::map<int64_t, Part> own_;             // by Slurm id
   std::map<std::string, Adopted> adopted_;  // by the daemon's name, slurm-ID
   std::map<std::string, bool> node_usable_;
