@@ -93,6 +93,7 @@ util::Result<std::unique_ptr<SlurmBackend>> SlurmBackend::Create(SlurmBackendOpt
 }
 
 SlurmBackend::~SlurmBackend() {
+  ReleasePlaced();  // what was placed runs, as the daemon recorded it
   {
     std::lock_guard lock(read_mu_);
     stopping_ = true;
@@ -431,7 +432,7 @@ util::Status SlurmBackend::Place(Adopted& a) {
   };
   RETURN_IF_ERROR(must({"update", "JobId=" + id, "NodeList=" + a.node,
                         fmt::format("AdminComment={}{}", kAttemptComment, a.attempt)}));
-  RETURN_IF_ERROR(must({"release", id}));
+  to_release_.push_back({a.slurm_id, "slurm-" + id, a.attempt, a.node});
   a.placed = true;
   a.restarts = jt != jobs_.end() ? jt->second.restarts : 0;
   a.since = std::chrono::steady_clock::now();
@@ -524,18 +525,41 @@ util::Status SlurmBackend::StartOwn(const LaunchSpec& spec) {
   p.node = spec.node;
   p.since = std::chrono::steady_clock::now();
   own_[id] = p;
-  auto released = Run("scontrol", {"release", std::to_string(id)});
-  if (!released.ok() || !released->succeeded()) {
-    (void)Run("scancel", {std::to_string(id)});
-    return util::Status::Unavailable(
-        fmt::format("scontrol release {}: {}", id,
-                    released.ok() ? released->Failure() : released.status().message()));
-  }
+  to_release_.push_back({id, spec.job, spec.attempt, spec.node});
   return util::Status::Ok();
+}
+
+void SlurmBackend::ReleasePlaced() {
+  if (to_release_.empty()) return;
+  std::vector<Release> batch;
+  batch.swap(to_release_);
+  std::string ids;
+  for (const Release& r : batch) ids += (ids.empty() ? "" : ",") + std::to_string(r.slurm_id);
+  auto all = Run("scontrol", {"release", ids});
+  if (all.ok() && all->succeeded()) return;
+  // One by one, to learn which did not take: those starts failed.
+  for (const Release& r : batch) {
+    const std::string id = std::to_string(r.slurm_id);
+    auto one = Run("scontrol", {"release", id});
+    if (one.ok() && one->succeeded()) continue;
+    if (auto it = own_.find(r.slurm_id); it != own_.end()) {
+      it->second.ended = true;
+      (void)Run("scancel", {id});
+    } else if (auto a = adopted_.find(r.job); a != adopted_.end()) {
+      a->second.placed = false;
+    }
+    events_.push_back({BackendEventKind::kStartFailed, r.job, r.attempt, r.node, 0, false,
+                       fmt::format("scontrol release {}: {}", id,
+                                   one.ok() ? one->Failure() : one.status().message()),
+                       ""});
+  }
 }
 
 util::Status SlurmBackend::Stop(const std::string& job, int64_t attempt, double grace_s) {
   (void)grace_s;
+  // Not released yet: it stays held (and is cancelled or requeued below).
+  std::erase_if(to_release_,
+                [&](const Release& r) { return r.job == job && r.attempt == attempt; });
   if (auto it = adopted_.find(job); it != adopted_.end()) {
     Adopted& a = it->second;
     if (a.attempt != attempt || !(a.placed || a.deferred)) return util::Status::Ok();
@@ -621,6 +645,7 @@ std::vector<BackendNode> SlurmBackend::ListNodes() {
 }
 
 std::vector<BackendJob> SlurmBackend::ListJobs() {
+  ReleasePlaced();
   ApplyNewest();
   std::vector<BackendJob> out;
   for (const auto& [id, p] : own_) {
@@ -633,6 +658,7 @@ std::vector<BackendJob> SlurmBackend::ListJobs() {
 }
 
 std::vector<BackendEvent> SlurmBackend::Poll() {
+  ReleasePlaced();
   ApplyNewest();
   std::vector<BackendEvent> out;
   out.swap(events_);

@@ -5,11 +5,11 @@
 //     (slurm::Mapping). Nodes outside the managed partitions are not offered.
 //   - Jobs hetsched starts (submitted through its API, with a command) become one Slurm batch
 //     job per node of the placement: `sbatch -H --nodelist NODE --gres gpu:TYPE:N` named
-//     `hetsched:JOB:ATTEMPT`, then `scontrol release`.
+//     `hetsched:JOB:ATTEMPT`, then `scontrol release` (one for all placed in a pass).
 //   - Jobs submitted to Slurm directly wait held (the managed partitions hold every new job:
 //     scripts/slurm-testbed.sh installs a job_submit.lua that does) and are handed to the daemon
 //     as kSubmitted, named `slurm-ID`; when the daemon places one, it is pinned with `scontrol
-//     update JobId=ID NodeList=NODE AdminComment=hetsched:attempt=N` and released.
+//     update JobId=ID NodeList=NODE AdminComment=hetsched:attempt=N` and released (likewise).
 //   - Stops: `scancel` (Slurm signals SIGTERM, SIGKILL after its KillWait) for hetsched's
 //     jobs; `scontrol requeuehold` for sbatch jobs, which wait held for their next placement.
 //   - Power: `scontrol update NodeName=X State=POWER_DOWN|POWER_UP`; Slurm's SuspendProgram
@@ -64,7 +64,7 @@ class SlurmBackend final : public Backend {
   // Checks that the commands exist and that Slurm answers (sinfo). kUnavailable with Slurm's
   // own message when it does not; kInvalidArgument for missing commands.
   static util::Result<std::unique_ptr<SlurmBackend>> Create(SlurmBackendOptions options);
-  ~SlurmBackend() override;  // stops the reader thread
+  ~SlurmBackend() override;  // releases what was placed, stops the reader thread
   SlurmBackend(const SlurmBackend&) = delete;
   SlurmBackend& operator=(const SlurmBackend&) = delete;
 
@@ -134,6 +134,9 @@ class SlurmBackend final : public Backend {
   util::Status StartAdopted(Adopted& a, const LaunchSpec& spec);
   // Holds (if needed), pins to a.node with the attempt in the admin comment, releases.
   util::Status Place(Adopted& a);
+  // Releases in one `scontrol release ID,ID,...` the jobs placed since the last call (a
+  // placement costs one scontrol update, not two); a release that fails is a kStartFailed.
+  void ReleasePlaced();
   void Exit(const std::string& job, int64_t attempt, const std::string& node,
             const slurm::Job* record, bool stopped, const std::string& lost_why);
 
@@ -155,6 +158,14 @@ class SlurmBackend final : public Backend {
   std::map<std::string, bool> node_usable_;
   std::set<int64_t> warned_;  // jobs in managed partitions hetsched did not place, said once
   std::vector<BackendEvent> events_;
+  // Placed (pinned, or submitted held) and not yet released.
+  struct Release {
+    int64_t slurm_id = 0;
+    std::string job;
+    int64_t attempt = 0;
+    std::string node;
+  };
+  std::vector<Release> to_release_;
 };
 
 }  // namespace hetsched::svc
