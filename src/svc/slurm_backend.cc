@@ -295,6 +295,15 @@ void SlurmBackend::ComputeEvents() {
       it = adopted_.erase(it);
       continue;
     }
+    if (a.deferred && slurm::JobEnded(j.state) && j.state != "NODE_FAIL" &&
+        j.state != "BOOT_FAIL") {
+      // The last run ended on its own after all (e.g. its processes outlived their node's
+      // slurmd and completed): that is the outcome of the daemon's current attempt.
+      a.deferred = false;
+      Exit(name, a.attempt, a.node, &j, a.stop_requested, "");
+      ++it;
+      continue;
+    }
     if (a.deferred) {
       const bool pending = j.state == "PENDING";
       if (pending || std::chrono::steady_clock::now() - a.deferred_since > kRequeueWait) {
