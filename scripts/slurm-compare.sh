@@ -165,7 +165,7 @@ run() {
       failed=$((failed + 1))
     fi
   done < <(squeue -h -t all -o '%i|%T|%V|%S|%e')
-  printf '| %-8s | %9d | %6d | %11d | %16s | %18s |\n' "$mode" "$completed" "$failed" \
+  printf '| %-8s | %9d | %6d | %10d | %26s | %18s |\n' "$mode" "$completed" "$failed" \
     "$((last - first))" "$(awk -v s=$jct_sum -v n=$completed 'BEGIN{printf "%.1f", n ? s/n : 0}')" \
     "$node_hours"
   [ "$mode" = hetsched ] && stop_daemon
@@ -206,8 +206,8 @@ drain() {
 
 echo "$jobs jobs (seed $seed), 7 nodes: nv1-2 a100 x4, amd1-2 mi250x x4, asc1 910b x8, cpu1-2"
 echo
-echo '| run      | completed | failed | makespan s | avg JCT s (done) | node-hours powered |'
-echo '|----------|-----------|--------|------------|------------------|--------------------|'
+echo '| run      | completed | failed | makespan s | avg JCT s (completed jobs) | node-hours powered |'
+echo '|----------|-----------|--------|------------|----------------------------|--------------------|'
 run slurm
 run hetsched
 echo
