@@ -41,6 +41,15 @@ class Reader {
     return n.Scalar();
   }
 
+  // kInvalidArgument listing the known fields when `key` (at `field`) is not one of them.
+  util::Status KnownField(const YAML::Node& key, const std::string& field,
+                          const std::set<std::string, std::less<>>& known) const {
+    if (known.count(key.Scalar()) != 0) return util::Status::Ok();
+    std::string list;
+    for (const auto& f : known) list += (list.empty() ? "" : ", ") + f;
+    return Error(key, field, "unknown field", "one of: " + list);
+  }
+
   util::Result<bool> Bool(const YAML::Node& n, const std::string& field) const {
     if (n.IsScalar() && (n.Scalar() == "true" || n.Scalar() == "false")) {
       return n.Scalar() == "true";
@@ -94,11 +103,7 @@ util::Status ParsePower(const Reader& r, const YAML::Node& node, power::PowerOpt
     const std::string key = kv.first.Scalar();
     const std::string at = "power." + key;
     const YAML::Node& v = kv.second;
-    if (kPowerFields.count(key) == 0) {
-      std::string known;
-      for (const auto& f : kPowerFields) known += (known.empty() ? "" : ", ") + f;
-      return r.Error(kv.first, at, "unknown field", "one of: " + known);
-    }
+    RETURN_IF_ERROR(r.KnownField(kv.first, at, kPowerFields));
     if (key == "policy") {
       ASSIGN_OR_RETURN(out.policy, r.String(v, at));
       if (!power::ParsePowerPolicy(out.policy).ok()) {
@@ -162,11 +167,7 @@ util::Status ParseSlurm(const Reader& r, const YAML::Node& node, const std::stri
     const std::string key = kv.first.Scalar();
     const std::string at = "slurm." + key;
     const YAML::Node& v = kv.second;
-    if (kSlurmFields.count(key) == 0) {
-      std::string known;
-      for (const auto& f : kSlurmFields) known += (known.empty() ? "" : ", ") + f;
-      return r.Error(kv.first, at, "unknown field", "one of: " + known);
-    }
+    RETURN_IF_ERROR(r.KnownField(kv.first, at, kSlurmFields));
     if (key == "conf" || key == "bin_dir" || key == "output_dir") {
       ASSIGN_OR_RETURN(std::string s, r.String(v, at));
       if (s.empty()) return r.Error(v, at, "is empty", "a path");
@@ -223,11 +224,7 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
   if (!root.IsMap()) return r.Error(root, "", "is not a mapping", "fields like backend: virtual");
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();
-    if (kFields.count(key) == 0) {
-      std::string known;
-      for (const auto& f : kFields) known += (known.empty() ? "" : ", ") + f;
-      return r.Error(kv.first, key, "unknown field", "one of: " + known);
-    }
+    RETURN_IF_ERROR(r.KnownField(kv.first, key, kFields));
     const YAML::Node& v = kv.second;
     if (key == "cluster") {
       ASSIGN_OR_RETURN(std::string s, r.String(v, key));
