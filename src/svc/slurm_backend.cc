@@ -59,19 +59,6 @@ SlurmBackend::SlurmBackend(SlurmBackendOptions options) : options_(std::move(opt
 }
 
 util::Result<std::unique_ptr<SlurmBackend>> SlurmBackend::Create(SlurmBackendOptions options) {
-  std::string search = options.bin_dir;
-  if (search.empty()) {
-    const char* path = std::getenv("PATH");
-    search = path != nullptr ? path : "";
-  }
-  for (const char* tool : {"sbatch", "scontrol", "scancel", "sinfo", "squeue"}) {
-    if (util::FindExecutable(tool, search).empty()) {
-      return util::Status::InvalidArgument(fmt::format(
-          "the Slurm backend needs {} and it is not in {} (install slurm-client, or set "
-          "slurm.bin_dir)",
-          tool, options.bin_dir.empty() ? "PATH" : options.bin_dir));
-    }
-  }
   // Slurm's tools retry a missing config for a minute before they say so.
   if (!options.conf.empty() && access(options.conf.c_str(), R_OK) != 0) {
     return util::Status::InvalidArgument(
@@ -79,6 +66,15 @@ util::Result<std::unique_ptr<SlurmBackend>> SlurmBackend::Create(SlurmBackendOpt
                     std::strerror(errno)));
   }
   std::unique_ptr<SlurmBackend> b(new SlurmBackend(std::move(options)));
+  for (const char* tool : {"sbatch", "scontrol", "scancel", "sinfo", "squeue"}) {
+    const std::string path = b->ToolPath(tool);
+    if (path.empty() || access(path.c_str(), X_OK) != 0) {
+      return util::Status::InvalidArgument(fmt::format(
+          "the Slurm backend needs {} and it is not in {} (install slurm-client, or set "
+          "slurm.bin_dir)",
+          tool, b->options_.bin_dir.empty() ? "PATH" : b->options_.bin_dir));
+    }
+  }
   auto first = b->TakeSnapshot();
   if (!first.ok()) {
     return util::Status::Unavailable(
@@ -102,11 +98,13 @@ SlurmBackend::~SlurmBackend() {
   if (reader_.joinable()) reader_.join();
 }
 
-util::Result<util::CommandResult> SlurmBackend::Run(const std::string& tool,
-                                                    const std::vector<std::string>& args) const {
+util::Result<util::CommandResult> SlurmBackend::Run(
+    const std::string& tool, const std::vector<std::string>& args,
+    const std::map<std::string, std::string>& extra_env) const {
   util::CommandOptions o;
   o.timeout_s = options_.command_timeout_s;
   o.env = env_;
+  for (const auto& [k, v] : extra_env) o.env[k] = v;
   o.capture_stderr = true;
   o.max_output = 512u << 20;  // squeue --json of 100,000s of jobs
   return util::RunCommand(ToolPath(tool), args, o);
@@ -469,13 +467,12 @@ util::Status SlurmBackend::StartOwn(const LaunchSpec& spec) {
   std::string resources;
   for (const slurm::Gres& g : node->gres) {
     if (g.name != "gpu") continue;
-    const std::string key = g.type.empty() ? "" : g.type;
     const auto type = g.type.empty()
                           ? std::optional<std::string>(spec.device_type)
                           : slurm::CatalogTypeFor(g.type, options_.mapping, options_.catalog);
     if (type && *type == spec.device_type) {
-      resources =
-          fmt::format("--gres=gpu:{}{}", key.empty() ? "" : key + ":", spec.node_devices.size());
+      resources = fmt::format("--gres=gpu:{}{}", g.type.empty() ? "" : g.type + ":",
+                              spec.node_devices.size());
       break;
     }
   }
@@ -509,17 +506,13 @@ util::Status SlurmBackend::StartOwn(const LaunchSpec& spec) {
       "--wrap=" + command};
   // The job's environment: sbatch passes its own on (--export=ALL), so HETSCHED_* are set in
   // sbatch's; values may hold commas, which --export=NAME=VALUE lists cannot.
-  util::CommandOptions o;
-  o.timeout_s = options_.command_timeout_s;
-  o.capture_stderr = true;
-  o.env = env_;
-  for (const auto& [k, v] : spec.env) o.env[k] = v;
-  o.env["HETSCHED_JOB"] = spec.job;
-  o.env["HETSCHED_ATTEMPT"] = std::to_string(spec.attempt);
-  o.env["HETSCHED_NODE"] = spec.node;
-  o.env["HETSCHED_DEVICE_TYPE"] = spec.device_type;
-  o.env["HETSCHED_DEVICES"] = fmt::format("{}", fmt::join(spec.node_devices, ","));
-  auto r = util::RunCommand(ToolPath("sbatch"), args, o);
+  std::map<std::string, std::string> env = spec.env;
+  env["HETSCHED_JOB"] = spec.job;
+  env["HETSCHED_ATTEMPT"] = std::to_string(spec.attempt);
+  env["HETSCHED_NODE"] = spec.node;
+  env["HETSCHED_DEVICE_TYPE"] = spec.device_type;
+  env["HETSCHED_DEVICES"] = fmt::format("{}", fmt::join(spec.node_devices, ","));
+  auto r = Run("sbatch", args, env);
   if (!r.ok()) return r.status();
   if (!r->succeeded()) return util::Status::Unavailable("sbatch: " + r->Failure());
   char* end = nullptr;

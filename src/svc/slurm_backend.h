@@ -79,9 +79,11 @@ class SlurmBackend final : public Backend {
   void Forget(const std::string& job) override;
   bool Available() const override { return reachable_; }
 
-  // Runs one Slurm command (`tool` from bin_dir) with SLURM_CONF set; safe from any thread.
-  util::Result<util::CommandResult> Run(const std::string& tool,
-                                        const std::vector<std::string>& args) const;
+  // Runs one Slurm command (`tool` from bin_dir) with SLURM_CONF and `extra_env` set; safe
+  // from any thread.
+  util::Result<util::CommandResult> Run(
+      const std::string& tool, const std::vector<std::string>& args,
+      const std::map<std::string, std::string>& extra_env = {}) const;
 
  private:
   // One Slurm job started by hetsched: a node's part of an attempt.

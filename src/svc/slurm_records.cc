@@ -283,7 +283,12 @@ BackendNode DescribeNode(const Node& node, const Mapping& mapping,
                               g.type, g.type);
       return out;
     }
-    out.devices.emplace_back(*type, static_cast<int32_t>(std::min<int64_t>(g.count, 4096)));
+    if (g.count > 4096) {
+      out.devices.clear();
+      out.problem = fmt::format("GRES '{}' counts {} GPUs, more than 4096", g.type, g.count);
+      return out;
+    }
+    out.devices.emplace_back(*type, static_cast<int32_t>(g.count));
   }
   if (out.devices.empty()) {
     if (mapping.cpu_type.empty()) {

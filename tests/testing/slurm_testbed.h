@@ -46,9 +46,9 @@ class SlurmTestBed {
 
   const std::filesystem::path& dir() const { return dir_; }
   std::string conf() const { return (dir_ / "slurm.conf").string(); }
-  // Runs a Slurm command (e.g. {"sbatch", ...}) against this bed.
+  // Runs a Slurm client command (e.g. {"sbatch", ...}) against this bed.
   CommandResult Slurm(std::vector<std::string> argv, double timeout_s = 30) const {
-    argv[0] = (argv[0] == "slurmd" ? "/usr/sbin/" : "/usr/bin/") + argv[0];
+    argv[0] = "/usr/bin/" + argv[0];
     return RunCommand(argv, {"SLURM_CONF=" + conf()}, timeout_s, (dir_ / "work").string());
   }
 
