@@ -205,7 +205,7 @@ void SlurmBackend::Recover() {
     a.node = j.required_nodes;
     adopted_[kAdoptedPrefix + std::to_string(id)] = a;
   }
-  // What changed while no backend watched comes out of the next ComputeEvents.
+  // What changed while no backend watched comes out as events now.
   ComputeEvents();
 }
 
