@@ -9,7 +9,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-libclp-dev coinor-libcbc-dev
-  libcpp-httplib-dev libsqlite3-dev
+  libcpp-httplib-dev libsqlite3-dev libsimdjson-dev
   # The Slurm test bed (scripts/slurm-testbed.sh) the Slurm backend's integration tests run on.
   slurmctld slurmd slurm-client munge iproute2
 )

@@ -6,18 +6,24 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "cli/command.h"
 #include "cli/data_dir.h"
 #include "model/io/cluster_reader.h"
+#include "model/io/gavel_reader.h"
 #include "svc/http_api.h"
+#include "svc/k8s_client.h"
+#include "svc/k8s_extender.h"
+#include "svc/k8s_node_cache.h"
 #include "svc/local_backend.h"
 #include "svc/probed_cluster.h"
 #include "svc/serve_config.h"
@@ -153,6 +159,118 @@ util::Result<model::Cluster> ProbeThisMachine() {
   return std::move(probed->cluster);
 }
 
+// Blocks SIGINT and SIGTERM for sigwait; threads started afterwards inherit the block.
+sigset_t BlockStopSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+// The Kubernetes API as the config says: the pod's service account or a kubeconfig.
+util::Result<std::unique_ptr<svc::k8s::ApiClient>> KubernetesClient(
+    const svc::ServeConfig::Kubernetes& k) {
+  util::Result<svc::k8s::ApiConfig> config = util::Status::Internal("no API");
+  if (k.api == "in-cluster") {
+    config = svc::k8s::InClusterConfig();
+  } else {
+    std::string path = k.kubeconfig;
+    if (path.empty()) {
+      const char* env = std::getenv("KUBECONFIG");
+      const char* home = std::getenv("HOME");
+      path = env && *env ? env : std::string(home ? home : "") + "/.kube/config";
+    }
+    config = svc::k8s::LoadKubeconfig(path, k.context);
+  }
+  if (!config.ok()) return config.status();
+  return svc::k8s::ApiClient::Create(std::move(config).value());
+}
+
+// A name the API server accepts for a namespace or pod (RFC 1123 subdomain characters): it goes
+// into a URL path.
+bool ValidObjectName(const std::string& name) {
+  if (name.empty() || name.size() > 253) return false;
+  return std::all_of(name.begin(), name.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '.';
+  });
+}
+
+// `serve --backend kubernetes`: hetsched as kube-scheduler's extender (docs/kubernetes.md).
+// kube-scheduler keeps the queue: no database, no job routes; the verbs, the node cache's view
+// (GET /v1/k8s/nodes), /healthz and /metrics.
+int RunKubernetesExtender(svc::ServeConfig& c) {
+  const svc::ServeConfig::Kubernetes& k = c.kubernetes;
+  svc::Logger logger(c.log_level);
+  auto profile = model::io::LoadGavelThroughputs(DataPath("gavel/simulation_throughputs.json"));
+  if (!profile.ok()) return ReportError(profile.status());
+  std::unique_ptr<svc::k8s::ApiClient> client;
+  if (k.api != "none") {
+    auto made = KubernetesClient(k);
+    if (!made.ok()) return ReportError(made.status());
+    client = std::move(made).value();
+  }
+  svc::k8s::ExtenderOptions o;
+  o.mapping = k.mapping;
+  o.profile = &*profile;
+  o.scorers = k.scorers;
+  o.packing_weight = k.packing;
+  o.locality_weight = k.locality;
+  o.node_cache = k.node_cache;
+  o.group_timeout_s = k.group_timeout_s;
+  if (client) {
+    o.binder = [api = client.get()](const std::string& ns, const std::string& name,
+                                    const std::string& uid, const std::string& node) {
+      if (!ValidObjectName(ns) || !ValidObjectName(name) || !ValidObjectName(node)) {
+        return util::Status::InvalidArgument(
+            fmt::format("bind {}/{} to {}: not valid Kubernetes names", ns, name, node));
+      }
+      nlohmann::json binding = {
+          {"apiVersion", "v1"},
+          {"kind", "Binding"},
+          {"metadata", {{"name", name}, {"namespace", ns}}},
+          {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+      // The API server binds only the pod with this UID (not a namesake made since).
+      if (!uid.empty()) binding["metadata"]["uid"] = uid;
+      return api
+          ->Post(fmt::format("/api/v1/namespaces/{}/pods/{}/binding", ns, name), binding.dump())
+          .status();
+    };
+  }
+  auto extender = svc::k8s::Extender::Create(std::move(o));
+  if (!extender.ok()) return ReportError(extender.status());
+
+  sigset_t signals = BlockStopSignals();
+  svc::MetricsRegistry metrics;
+  svc::HttpApiOptions ao;
+  ao.host = c.host;
+  ao.port = c.port;
+  ao.tokens = c.tokens;
+  ao.anonymous_read = c.anonymous_read;
+  ao.extender_prefix = k.prefix;
+  auto api = svc::HttpApi::Create(ao, nullptr, &metrics, &logger, extender->get());
+  if (!api.ok()) return ReportError(api.status());
+  std::unique_ptr<svc::k8s::NodeCache> cache;
+  if (client && k.node_cache) {
+    cache = std::make_unique<svc::k8s::NodeCache>(client.get(), extender->get(), &logger);
+  }
+  (*api)->Start();
+  const std::string host = c.host.find(':') != std::string::npos ? "[" + c.host + "]" : c.host;
+  std::printf("hetsched serve: kube-scheduler extender, node cache %s, Kubernetes API %s\n",
+              k.node_cache ? "on" : "off",
+              client ? client->config().source.c_str() : "none (bind unavailable)");
+  std::printf("hetsched serve: listening on http://%s:%d%s/{filter,prioritize,bind,preempt}\n",
+              host.c_str(), (*api)->port(), k.prefix.c_str());
+  std::fflush(stdout);
+  int sig = 0;
+  sigwait(&signals, &sig);
+  logger.Info("shutting down", {{"signal", sig}});
+  (*api)->Stop();
+  if (cache) cache->Stop();
+  return kExitOk;
+}
+
 int RunServe(const ServeFlags& f) {
   svc::ServeConfig c;
   if (!f.config.empty()) {
@@ -173,14 +291,16 @@ int RunServe(const ServeFlags& f) {
     if (!level.ok()) return ReportError(level.status());
     c.log_level = *level;
   }
-  if (c.backend != "virtual" && c.backend != "local" && c.backend != "slurm") {
-    return ReportError(util::Status::InvalidArgument(
-        fmt::format("--backend '{}': unknown (expected virtual, local or slurm)", c.backend)));
+  if (c.backend != "virtual" && c.backend != "local" && c.backend != "slurm" &&
+      c.backend != "kubernetes") {
+    return ReportError(util::Status::InvalidArgument(fmt::format(
+        "--backend '{}': unknown (expected virtual, local, slurm or kubernetes)", c.backend)));
   }
   if (c.backend != "virtual" && c.time_scale != 1) {
     return ReportError(util::Status::InvalidArgument(
         "--time-scale applies to the virtual backend only (real jobs run in real time)"));
   }
+  if (c.backend == "kubernetes") return RunKubernetesExtender(c);
   svc::Logger logger(c.log_level);
   util::Result<model::Cluster> cluster = util::Status::Internal("no cluster");
   std::unique_ptr<svc::Backend> slurm_backend;
@@ -210,11 +330,7 @@ int RunServe(const ServeFlags& f) {
   if (!cluster.ok()) return ReportError(cluster.status());
 
   // Signals are taken by sigwait below; every thread started from here on inherits the block.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  sigset_t signals = BlockStopSignals();
 
   svc::MetricsRegistry metrics;
   std::string token_note;
@@ -293,7 +409,8 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--db", flags->db, "SQLite database for the daemon's state");
   cmd->add_option("--backend", flags->backend,
                   "virtual (jobs run for their modeled time), local (jobs' commands run on "
-                  "this machine) or slurm (a Slurm cluster runs them; docs/slurm.md)");
+                  "this machine), slurm (a Slurm cluster runs them; docs/slurm.md) or "
+                  "kubernetes (kube-scheduler's extender; docs/kubernetes.md)");
   cmd->add_option("--cluster", flags->cluster,
                   "cluster YAML or shorthand like 'v100-32g=4'. Default: the seed start-up "
                   "cluster (virtual); for local, this machine as one node: its CPU and the "

@@ -30,6 +30,7 @@ void AddCompareCommand(CLI::App& app, CommandResult& result);
 void AddGenTraceCommand(CLI::App& app, CommandResult& result);
 void AddDemoCommand(CLI::App& app, CommandResult& result);
 void AddServeCommand(CLI::App& app, CommandResult& result);
+void AddK8sReplayCommand(CLI::App& app, CommandResult& result);
 // submit, jobs, cancel, why, nodes: the daemon's client (cli/cmd_client.cc).
 void AddClientCommands(CLI::App& app, CommandResult& result);
 // Children of `plan` (cli/cmd_plan.cc adds them).

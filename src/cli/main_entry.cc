@@ -37,6 +37,7 @@ int Main(int argc, char** argv) {
   AddGenTraceCommand(app, result);
   AddDemoCommand(app, result);
   AddServeCommand(app, result);
+  AddK8sReplayCommand(app, result);
   AddClientCommands(app, result);
   try {
     app.parse(argc, argv);

@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "svc/k8s_extender.h"
 #include "svc/log.h"
 #include "svc/metrics.h"
 #include "svc/service.h"
@@ -35,15 +36,24 @@ struct HttpApiOptions {
   bool anonymous_read = true;
   double request_timeout_s = 10;
   int threads = 8;
+  // Where the kube-scheduler extender's verbs live (PREFIX/filter, /prioritize, /bind,
+  // /preempt), when the API serves one.
+  std::string extender_prefix = "/k8s";
 };
+
+// Largest extender request read (bytes): kube-scheduler sends whole NodeLists, ~3.4 KB a node.
+inline constexpr size_t kMaxExtenderRequestBytes = 256u << 20;
 
 // Routes, handlers and the server thread. Thread-safe: handlers run on the server's pool.
 class HttpApi {
  public:
   // Binds the listening socket (kIoError naming the address when it cannot); serving starts
-  // with Start. `service`, `metrics` and `logger` outlive the API.
+  // with Start. `service`, `metrics`, `logger` and `extender` outlive the API. Without a
+  // service (a daemon that only extends kube-scheduler) the /v1 job routes and the dashboard
+  // are not served; with an extender its verbs and GET /v1/k8s/nodes are.
   static util::Result<std::unique_ptr<HttpApi>> Create(HttpApiOptions options, Service* service,
-                                                       MetricsRegistry* metrics, Logger* logger);
+                                                       MetricsRegistry* metrics, Logger* logger,
+                                                       k8s::Extender* extender = nullptr);
   ~HttpApi();  // Stop
 
   void Start();  // serves on its own thread
@@ -51,12 +61,13 @@ class HttpApi {
   int port() const { return port_; }
 
  private:
-  HttpApi(HttpApiOptions options, Service* service, Logger* logger);
+  HttpApi(HttpApiOptions options, Service* service, Logger* logger, k8s::Extender* extender);
   void Route(MetricsRegistry* metrics);
 
   HttpApiOptions options_;
   Service* service_;
   Logger* logger_;
+  k8s::Extender* extender_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;

@@ -17,9 +17,9 @@ namespace hetsched::svc {
 namespace {
 
 const std::set<std::string, std::less<>> kFields = {
-    "cluster",     "backend",         "policy",     "listen",         "database",
-    "time_scale",  "log_level",       "tokens",     "anonymous_read", "stop_grace",
-    "synchronous", "local_state_dir", "keep_ended", "power",          "slurm"};
+    "cluster",    "backend", "policy",         "listen",     "database",    "time_scale",
+    "log_level",  "tokens",  "anonymous_read", "stop_grace", "synchronous", "local_state_dir",
+    "keep_ended", "power",   "slurm",          "kubernetes"};
 
 std::string Resolve(const std::string& base_dir, const std::string& path) {
   if (path.empty() || base_dir.empty() || std::filesystem::path(path).is_absolute()) return path;
@@ -207,6 +207,78 @@ util::Status ParseSlurm(const Reader& r, const YAML::Node& node, const std::stri
   return util::Status::Ok();
 }
 
+// The `kubernetes:` mapping (docs/kubernetes.md).
+util::Status ParseKubernetes(const Reader& r, const YAML::Node& node, const std::string& base_dir,
+                             ServeConfig::Kubernetes& out) {
+  if (!node.IsMap()) {
+    return r.Error(node, "kubernetes", "is not a mapping", "fields like api: in-cluster");
+  }
+  static const std::set<std::string, std::less<>> kKubernetesFields = {
+      "prefix",   "api",        "kubeconfig", "context", "node_cache", "device_types",
+      "cpu_type", "rack_label", "scorers",    "packing", "locality",   "group_timeout"};
+  for (const auto& kv : node) {
+    const std::string key = kv.first.Scalar();
+    const std::string at = "kubernetes." + key;
+    const YAML::Node& v = kv.second;
+    RETURN_IF_ERROR(r.KnownField(kv.first, at, kKubernetesFields));
+    if (key == "prefix") {
+      ASSIGN_OR_RETURN(out.prefix, r.String(v, at));
+      if (out.prefix.size() < 2 || out.prefix[0] != '/' || out.prefix.back() == '/') {
+        return r.Error(v, at, fmt::format("'{}' is not a route prefix", out.prefix),
+                       "a path like /k8s (a leading slash, none at the end)");
+      }
+    } else if (key == "api") {
+      ASSIGN_OR_RETURN(out.api, r.String(v, at));
+      if (out.api != "none" && out.api != "in-cluster" && out.api != "kubeconfig") {
+        return r.Error(v, at, fmt::format("'{}' is unknown", out.api),
+                       "none, in-cluster or kubeconfig");
+      }
+    } else if (key == "kubeconfig") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, at));
+      if (s.empty()) return r.Error(v, at, "is empty", "a path");
+      out.kubeconfig = Resolve(base_dir, s);
+    } else if (key == "context" || key == "cpu_type" || key == "rack_label" || key == "scorers") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, at));
+      (key == "context"      ? out.context
+       : key == "cpu_type"   ? out.mapping.cpu_type
+       : key == "rack_label" ? out.mapping.rack_label
+                             : out.scorers) = s;
+    } else if (key == "node_cache") {
+      ASSIGN_OR_RETURN(out.node_cache, r.Bool(v, at));
+    } else if (key == "packing" || key == "locality") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, at));
+      double x = -1;
+      const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+      if (ec != std::errc() || ptr != s.data() + s.size() || !(x >= 0) || x > 1000) {
+        return r.Error(v, at, fmt::format("'{}' is not a weight", s), "a number from 0 to 1000");
+      }
+      (key == "packing" ? out.packing : out.locality) = x;
+    } else if (key == "group_timeout") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, at));
+      auto d = util::ParseDuration(s);
+      if (!d.ok() || !(*d >= 1) || *d > 86400) {
+        return r.Error(v, at, fmt::format("'{}' is not a timeout", s),
+                       "a duration from 1s to 1d, like 60s");
+      }
+      out.group_timeout_s = *d;
+    } else {  // device_types
+      if (!v.IsMap()) {
+        return r.Error(v, at, "is not a mapping", "product label value: catalog type");
+      }
+      for (const auto& m : v) {
+        ASSIGN_OR_RETURN(std::string type, r.String(m.second, at + "." + m.first.Scalar()));
+        out.mapping.device_types[m.first.Scalar()] = type;
+      }
+    }
+  }
+  if (out.node_cache && out.api == "none") {
+    return r.Error(node, "kubernetes.node_cache",
+                   "needs the Kubernetes API to list and watch nodes",
+                   "api: in-cluster or api: kubeconfig");
+  }
+  return util::Status::Ok();
+}
+
 }  // namespace
 
 util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& file_name,
@@ -234,9 +306,10 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
                       : Resolve(base_dir, s);
     } else if (key == "backend") {
       ASSIGN_OR_RETURN(c.backend, r.String(v, key));
-      if (c.backend != "virtual" && c.backend != "local" && c.backend != "slurm") {
+      if (c.backend != "virtual" && c.backend != "local" && c.backend != "slurm" &&
+          c.backend != "kubernetes") {
         return r.Error(v, key, fmt::format("'{}' is unknown", c.backend),
-                       "virtual, local or slurm");
+                       "virtual, local, slurm or kubernetes");
       }
     } else if (key == "policy") {
       ASSIGN_OR_RETURN(c.policy, r.String(v, key));
@@ -286,6 +359,8 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
       RETURN_IF_ERROR(ParsePower(r, v, c.power));
     } else if (key == "slurm") {
       RETURN_IF_ERROR(ParseSlurm(r, v, base_dir, c.slurm));
+    } else if (key == "kubernetes") {
+      RETURN_IF_ERROR(ParseKubernetes(r, v, base_dir, c.kubernetes));
     } else if (key == "keep_ended") {
       ASSIGN_OR_RETURN(std::string s, r.String(v, key));
       auto d = util::ParseDuration(s);

@@ -8,6 +8,7 @@
 
 #include "power/power_options.h"
 #include "svc/http_api.h"
+#include "svc/k8s_objects.h"
 #include "svc/log.h"
 #include "svc/slurm_records.h"
 #include "util/status.h"
@@ -18,7 +19,8 @@ struct ServeConfig {
   // A cluster YAML file or shorthand ("v100=4,k80=4"); empty: the shipped seed start-up
   // cluster for the virtual backend.
   std::string cluster;
-  std::string backend = "virtual";  // virtual | local | slurm
+  // virtual | local | slurm | kubernetes (a kube-scheduler extender: no job queue of its own)
+  std::string backend = "virtual";
   std::string policy = "default";
   std::string host = "127.0.0.1";
   int port = 8080;
@@ -44,6 +46,20 @@ struct ServeConfig {
     std::string output_dir = "hetsched-slurm";
     double poll_interval_s = 1;
   } slurm;
+  // kubernetes: {prefix, api, kubeconfig, context, node_cache, device_types, cpu_type,
+  // rack_label, scorers, packing, locality, group_timeout} (docs/kubernetes.md).
+  struct Kubernetes {
+    std::string prefix = "/k8s";
+    std::string api = "none";  // none | in-cluster | kubeconfig
+    std::string kubeconfig;    // empty: $KUBECONFIG, else ~/.kube/config
+    std::string context;       // empty: the kubeconfig's current context
+    bool node_cache = false;
+    k8s::Mapping mapping;
+    std::string scorers = "speed";
+    double packing = 1;
+    double locality = 1;
+    double group_timeout_s = 60;
+  } kubernetes;
 };
 
 // Parses a config document; relative paths (cluster file, database, local state dir) are

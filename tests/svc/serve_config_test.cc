@@ -134,6 +134,26 @@ TEST(ServeConfig, OtherGoodValues) {
   EXPECT_THAT(c->slurm.mapping.default_stacks, ::testing::ElementsAre("rocm"));
   EXPECT_EQ(c->slurm.output_dir, "/shared/out");
   EXPECT_EQ(c->slurm.poll_interval_s, 2);
+  c = Parse(
+      "backend: kubernetes\nkubernetes:\n  prefix: /ext/hetsched\n  api: kubeconfig\n"
+      "  kubeconfig: kube/config\n  context: prod\n  node_cache: true\n"
+      "  device_types: {NVIDIA-B200: h100-80g}\n  cpu_type: epyc-7763\n  rack_label: rack\n"
+      "  scorers: speed:1,energy:0.5\n  packing: 2\n  locality: 0\n  group_timeout: 2m\n",
+      "/cfg");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->backend, "kubernetes");
+  EXPECT_EQ(c->kubernetes.prefix, "/ext/hetsched");
+  EXPECT_EQ(c->kubernetes.api, "kubeconfig");
+  EXPECT_EQ(c->kubernetes.kubeconfig, "/cfg/kube/config");
+  EXPECT_EQ(c->kubernetes.context, "prod");
+  EXPECT_TRUE(c->kubernetes.node_cache);
+  EXPECT_EQ(c->kubernetes.mapping.device_types.at("NVIDIA-B200"), "h100-80g");
+  EXPECT_EQ(c->kubernetes.mapping.cpu_type, "epyc-7763");
+  EXPECT_EQ(c->kubernetes.mapping.rack_label, "rack");
+  EXPECT_EQ(c->kubernetes.scorers, "speed:1,energy:0.5");
+  EXPECT_EQ(c->kubernetes.packing, 2);
+  EXPECT_EQ(c->kubernetes.locality, 0);
+  EXPECT_EQ(c->kubernetes.group_timeout_s, 120);
   // A grace period of exactly one day is the longest.
   c = Parse("stop_grace: 1d\n");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -148,8 +168,23 @@ TEST(ServeConfig, EachBadValueNamesTheFieldAtItsLineAndColumn) {
     std::string then;    // and what the message says after it
   };
   const std::vector<Case> cases = {
-      {"policy: fifo\nbackend: cloud\n",
-       "cfg.yaml:2:10: backend: ", "'cloud' is unknown (expected virtual, local or slurm)"},
+      {"policy: fifo\nbackend: cloud\n", "cfg.yaml:2:10: backend: ",
+       "'cloud' is unknown (expected virtual, local, slurm or kubernetes)"},
+      {"policy: fifo\nkubernetes: on\n", "cfg.yaml:2:13: kubernetes: ", "is not a mapping"},
+      {"policy: fifo\nkubernetes:\n  api: cloud\n", "cfg.yaml:3:8: kubernetes.api: ",
+       "'cloud' is unknown (expected none, in-cluster or kubeconfig)"},
+      {"policy: fifo\nkubernetes:\n  prefix: k8s/\n",
+       "cfg.yaml:3:11: kubernetes.prefix: ", "'k8s/' is not a route prefix"},
+      {"policy: fifo\nkubernetes:\n  packing: -1\n",
+       "cfg.yaml:3:12: kubernetes.packing: ", "'-1' is not a weight"},
+      {"policy: fifo\nkubernetes:\n  group_timeout: 0s\n",
+       "cfg.yaml:3:18: kubernetes.group_timeout: ", "'0s' is not a timeout"},
+      {"policy: fifo\nkubernetes:\n  node_cache: true\n",
+       "cfg.yaml:3:3: kubernetes.node_cache: ", "needs the Kubernetes API"},
+      {"policy: fifo\nkubernetes:\n  nodecache: true\n",
+       "cfg.yaml:3:3: kubernetes.nodecache: ", "unknown field"},
+      {"policy: fifo\nkubernetes:\n  device_types: [a]\n",
+       "cfg.yaml:3:17: kubernetes.device_types: ", "is not a mapping"},
       {"policy: fifo\nlisten: nowhere\n", "cfg.yaml:2:9: listen: ", "HOST:PORT"},
       {"policy: fifo\nlisten: localhost:70000\n", "cfg.yaml:2:9: listen: ", "0 to 65535"},
       {"policy: fifo\ndatabase: ''\n", "cfg.yaml:2:11: database: ", "is empty"},
