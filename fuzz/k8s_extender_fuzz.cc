@@ -45,7 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!nodes.ok() && nodes.status().message().empty()) std::abort();
   if (nodes.ok()) {
     for (const k8s::Node& n : nodes->items) {
-      const auto info = k8s::DescribeNode(n, k8s::Mapping{}, hetsched::model::DeviceCatalog::BuiltIn());
+      const auto info =
+          k8s::DescribeNode(n, k8s::Mapping{}, hetsched::model::DeviceCatalog::BuiltIn());
       if (info.problem.empty() != info.type.valid()) std::abort();
     }
     cached->ReplaceNodes(nodes->items);

@@ -95,19 +95,29 @@ int RunReplay(const ReplayFlags& f) {
                 fmt::format(fmt::runtime(format), get(*extended)).c_str());
   };
   using R = svc::k8s::ReplayResult;
-  row("pods completed", [](const R& r) { return r.completed; }, "{}");
-  row("failed starts (image cannot run)", [](const R& r) { return r.failed_starts; }, "{}");
-  row("jobs given up (back-off limit)", [](const R& r) { return r.failed_jobs; }, "{}");
-  row("never placed", [](const R& r) { return r.never_placed; }, "{}");
-  row("device-hours lost to failed starts", [](const R& r) { return r.wasted_device_h; }, "{:.1f}");
-  row("average JCT (h)", [](const R& r) { return r.avg_jct_s / 3600; }, "{:.2f}");
-  row("p99 JCT (h)", [](const R& r) { return r.p99_jct_s / 3600; }, "{:.2f}");
+  row(
+      "pods completed", [](const R& r) { return r.completed; }, "{}");
+  row(
+      "failed starts (image cannot run)", [](const R& r) { return r.failed_starts; }, "{}");
+  row(
+      "jobs given up (back-off limit)", [](const R& r) { return r.failed_jobs; }, "{}");
+  row(
+      "never placed", [](const R& r) { return r.never_placed; }, "{}");
+  row(
+      "device-hours lost to failed starts", [](const R& r) { return r.wasted_device_h; }, "{:.1f}");
+  row(
+      "average JCT (h)", [](const R& r) { return r.avg_jct_s / 3600; }, "{:.2f}");
+  row(
+      "p99 JCT (h)", [](const R& r) { return r.p99_jct_s / 3600; }, "{:.2f}");
   std::printf("%-34s %16.2f %16.2f\n",
               fmt::format("average JCT, {} done by both (h)", common).c_str(), common_jct_h(0),
               common_jct_h(1));
-  row("makespan (h)", [](const R& r) { return r.makespan_s / 3600; }, "{:.1f}");
-  row("energy, all nodes on (kWh)", [&](const R& r) { return r.EnergyKwh(horizon); }, "{:.0f}");
-  row("empty node-hours", [&](const R& r) { return r.EmptyNodeHours(horizon); }, "{:.0f}");
+  row(
+      "makespan (h)", [](const R& r) { return r.makespan_s / 3600; }, "{:.1f}");
+  row(
+      "energy, all nodes on (kWh)", [&](const R& r) { return r.EnergyKwh(horizon); }, "{:.0f}");
+  row(
+      "empty node-hours", [&](const R& r) { return r.EmptyNodeHours(horizon); }, "{:.0f}");
   std::printf("\npods started per device type:\n");
   for (int k = 0; k < 2; ++k) {
     std::string line;

@@ -159,6 +159,16 @@ util::Result<model::Cluster> ProbeThisMachine() {
   return std::move(probed->cluster);
 }
 
+// Where and for whom the API listens.
+svc::HttpApiOptions ApiOptionsOf(const svc::ServeConfig& c) {
+  svc::HttpApiOptions o;
+  o.host = c.host;
+  o.port = c.port;
+  o.tokens = c.tokens;
+  o.anonymous_read = c.anonymous_read;
+  return o;
+}
+
 // Blocks SIGINT and SIGTERM for sigwait; threads started afterwards inherit the block.
 sigset_t BlockStopSignals() {
   sigset_t signals;
@@ -243,11 +253,7 @@ int RunKubernetesExtender(svc::ServeConfig& c) {
 
   sigset_t signals = BlockStopSignals();
   svc::MetricsRegistry metrics;
-  svc::HttpApiOptions ao;
-  ao.host = c.host;
-  ao.port = c.port;
-  ao.tokens = c.tokens;
-  ao.anonymous_read = c.anonymous_read;
+  svc::HttpApiOptions ao = ApiOptionsOf(c);
   ao.extender_prefix = k.prefix;
   auto api = svc::HttpApi::Create(ao, nullptr, &metrics, &logger, extender->get());
   if (!api.ok()) return ReportError(api.status());
@@ -366,12 +372,7 @@ int RunServe(const ServeFlags& f) {
   auto service = svc::Service::Create(std::move(cluster).value(), std::move(backend).value(),
                                       std::move(store).value(), so, &logger, &metrics);
   if (!service.ok()) return ReportError(service.status());
-  svc::HttpApiOptions ao;
-  ao.host = c.host;
-  ao.port = c.port;
-  ao.tokens = c.tokens;
-  ao.anonymous_read = c.anonymous_read;
-  auto api = svc::HttpApi::Create(ao, service->get(), &metrics, &logger);
+  auto api = svc::HttpApi::Create(ApiOptionsOf(c), service->get(), &metrics, &logger);
   if (!api.ok()) return ReportError(api.status());
   // The API answers 503 while the service recovers its state.
   (*api)->Start();

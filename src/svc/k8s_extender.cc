@@ -44,7 +44,8 @@ util::Result<simdjson::dom::object> Root(std::string_view body, const json::Path
   return o;
 }
 
-util::Result<Args> ParseArgs(std::string_view body, std::string_view verb) {
+util::Result<Args> ParseArgs(std::string_view body, std::string_view verb,
+                             std::string_view rack_label) {
   const json::Path root{nullptr, verb, -1};
   ASSIGN_OR_RETURN(auto o, Root(body, root));
   Args args;
@@ -67,7 +68,7 @@ util::Result<Args> ParseArgs(std::string_view body, std::string_view verb) {
       args.names.reserve(a.size());
       int64_t i = 0;
       for (const json::element item : a) {
-        ASSIGN_OR_RETURN(Node node, json::ReadNode(item, path.Field("items").At(i++)));
+        ASSIGN_OR_RETURN(Node node, json::ReadNode(item, path.Field("items").At(i++), rack_label));
         args.names.push_back(node.name);
         args.nodes.push_back(std::move(node));
       }
@@ -222,10 +223,49 @@ double Extender::TypeScore(const PodNeeds& needs, const std::vector<Candidate>& 
   return best > 0 ? scorers_.Score(record, info.type, options_.catalog) / best : 0;
 }
 
+std::vector<NodeInfo> Extender::Describe(bool names_form, const std::vector<Node>& nodes) const {
+  std::vector<NodeInfo> described;
+  if (names_form) return described;
+  described.reserve(nodes.size());
+  for (const Node& n : nodes)
+    described.push_back(DescribeNode(n, options_.mapping, options_.catalog));
+  return described;
+}
+
+std::vector<Extender::Candidate> Extender::CandidatesOf(const std::vector<std::string>& names,
+                                                        bool names_form,
+                                                        const std::vector<NodeInfo>& described,
+                                                        std::vector<std::string>* unknown,
+                                                        std::vector<int32_t>* index) const {
+  std::vector<Candidate> candidates;
+  candidates.reserve(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto cached = nodes_.find(names[i]);
+    Candidate c;
+    c.name = names[i];
+    if (!names_form) {
+      c.info = &described[i];
+    } else if (cached != nodes_.end()) {
+      c.info = &cached->second.info;
+    } else {
+      if (unknown) unknown->push_back(names[i]);
+      continue;
+    }
+    if (cached != nodes_.end()) {
+      c.used = cached->second.used;
+      c.reserved = cached->second.reserved;
+      c.usage_known = options_.node_cache;
+    }
+    candidates.push_back(std::move(c));
+    if (index) index->push_back(static_cast<int32_t>(i));
+  }
+  return candidates;
+}
+
 // ---- verbs ----------------------------------------------------------------------------------
 
 ExtenderReply Extender::Filter(std::string_view body) {
-  auto args = ParseArgs(body, "ExtenderArgs");
+  auto args = ParseArgs(body, "ExtenderArgs", options_.mapping.rack_label);
   if (!args.ok()) return BadRequest(args.status());
   auto needs = NeedsOf(args->pod, options_.catalog);
 
@@ -271,35 +311,12 @@ ExtenderReply Extender::Filter(std::string_view body) {
     return answer("hetsched's node cache has not read the cluster yet; try again shortly");
   }
   ExpireGroups();
-  // Candidates: cached nodes by name, or the request's nodes described now.
-  std::vector<NodeInfo> described;
-  if (!args->names_form) {
-    described.reserve(args->nodes.size());
-    for (const Node& n : args->nodes) {
-      described.push_back(DescribeNode(n, options_.mapping, options_.catalog));
-    }
-  }
-  std::vector<Candidate> candidates;
-  candidates.reserve(args->names.size());
-  for (size_t i = 0; i < args->names.size(); ++i) {
-    const std::string& name = args->names[i];
-    auto cached = nodes_.find(name);
-    Candidate c;
-    c.name = name;
-    if (!args->names_form) {
-      c.info = &described[i];
-    } else if (cached != nodes_.end()) {
-      c.info = &cached->second.info;
-    } else {
-      failed[name] = "not in hetsched's node cache yet (its watch has not seen this node)";
-      continue;
-    }
-    if (cached != nodes_.end()) {
-      c.used = cached->second.used;
-      c.reserved = cached->second.reserved;
-      c.usage_known = options_.node_cache;
-    }
-    candidates.push_back(std::move(c));
+  const std::vector<NodeInfo> described = Describe(args->names_form, args->nodes);
+  std::vector<std::string> unknown;
+  const std::vector<Candidate> candidates =
+      CandidatesOf(args->names, args->names_form, described, &unknown, nullptr);
+  for (const std::string& name : unknown) {
+    failed[name] = "not in hetsched's node cache yet (its watch has not seen this node)";
   }
   if (seen_.size() > 100000) seen_.clear();
   seen_[Uid(*needs)] = *needs;
@@ -370,42 +387,31 @@ ExtenderReply Extender::Filter(std::string_view body) {
 }
 
 ExtenderReply Extender::Prioritize(std::string_view body) {
-  auto args = ParseArgs(body, "ExtenderArgs");
+  auto args = ParseArgs(body, "ExtenderArgs", options_.mapping.rack_label);
   if (!args.ok()) return BadRequest(args.status());
   auto needs = NeedsOf(args->pod, options_.catalog);
   Json out = Json::array();
   std::lock_guard lock(mu_);
-  std::vector<NodeInfo> described;
-  if (!args->names_form) {
-    described.reserve(args->nodes.size());
-    for (const Node& n : args->nodes) {
-      described.push_back(DescribeNode(n, options_.mapping, options_.catalog));
-    }
-  }
-  std::vector<Candidate> candidates;
-  std::vector<int> score(args->names.size(), 0);
+  const std::vector<NodeInfo> described = Describe(args->names_form, args->nodes);
   std::vector<int32_t> index;  // candidate -> position in the request
-  for (size_t i = 0; i < args->names.size(); ++i) {
-    auto cached = nodes_.find(args->names[i]);
-    Candidate c;
-    c.name = args->names[i];
-    if (!args->names_form) {
-      c.info = &described[i];
-    } else if (cached != nodes_.end()) {
-      c.info = &cached->second.info;
-    } else {
-      continue;
+  std::vector<Candidate> candidates =
+      CandidatesOf(args->names, args->names_form, described, nullptr, &index);
+  std::vector<int> score(args->names.size(), 0);
+  // Nodes the pod can never run on keep score 0 (kube-scheduler sends only nodes that passed
+  // the filter, but an extender may be asked to prioritize without filtering).
+  {
+    size_t kept = 0;
+    for (size_t k = 0; k < candidates.size(); ++k) {
+      if (!needs.ok() ||
+          Check(*needs, Candidate{candidates[k].info, candidates[k].name, 0, 0, false})
+              .incompatible) {
+        continue;
+      }
+      candidates[kept] = candidates[k];
+      index[kept++] = index[k];
     }
-    if (cached != nodes_.end()) {
-      c.used = cached->second.used;
-      c.reserved = cached->second.reserved;
-      c.usage_known = options_.node_cache;
-    }
-    if (!needs.ok() || Check(*needs, Candidate{c.info, c.name, 0, 0, false}).incompatible) {
-      continue;
-    }
-    candidates.push_back(std::move(c));
-    index.push_back(static_cast<int32_t>(i));
+    candidates.resize(kept);
+    index.resize(kept);
   }
   if (needs.ok() && !candidates.empty()) {
     // Nodes of the pod's group (bound or reserved) and their racks, for locality.
@@ -670,7 +676,7 @@ util::Result<Extender::GroupPlan> Extender::PlanGroup(const PodNeeds& needs, int
 }
 
 util::Result<const Extender::Slot*> Extender::SlotOf(const PodNeeds& needs,
-                                                    const std::vector<Candidate>& eligible) {
+                                                     const std::vector<Candidate>& eligible) {
   const std::string uid = Uid(needs);
   auto it = groups_.find(needs.group);
   if (it == groups_.end()) {

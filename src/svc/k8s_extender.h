@@ -88,6 +88,7 @@ class Extender {
   bool ready() const { return !options_.node_cache || synced(); }
 
   std::vector<ExtenderNodeView> Nodes() const;  // by name
+  const Mapping& mapping() const { return options_.mapping; }
   size_t groups_reserved() const;
 
  private:
@@ -127,6 +128,15 @@ class Extender {
   };
 
   Verdict Check(const PodNeeds& needs, const Candidate& c) const;
+  // The Nodes form's nodes described (none for the NodeNames form).
+  std::vector<NodeInfo> Describe(bool names_form, const std::vector<Node>& nodes) const;
+  // The request's nodes: `described` (Nodes form) or the cache's (NodeNames form: names it
+  // does not hold go to `unknown`), with usage from the cache; `index` gets each one's
+  // position in `names`. Needs mu_.
+  std::vector<Candidate> CandidatesOf(const std::vector<std::string>& names, bool names_form,
+                                      const std::vector<NodeInfo>& described,
+                                      std::vector<std::string>* unknown,
+                                      std::vector<int32_t>* index) const;
   // Places the group's remaining members on `eligible` cached nodes (those kube-scheduler
   // offered for this member: its own filters passed there) of one device type, on the fewest
   // nodes, or says why it cannot. Needs mu_.

@@ -37,7 +37,8 @@ std::optional<element> Field(simdjson::dom::object object, std::string_view key,
                              bool any_case = false);
 util::Result<std::string_view> String(element value, const Path& path);
 
-util::Result<Node> ReadNode(element value, const Path& path);
+// Keeps only the labels LabelRead accepts.
+util::Result<Node> ReadNode(element value, const Path& path, std::string_view rack_label);
 util::Result<Pod> ReadPod(element value, const Path& path);
 
 }  // namespace hetsched::svc::k8s::json

@@ -74,14 +74,16 @@ NodeCache::Next NodeCache::ListAndWatch(Kind kind) {
   }
   std::string version;
   if (nodes) {
-    auto list = ParseNodeList(*body);
+    auto list = ParseNodeList(*body, extender_->mapping().rack_label);
     if (!list.ok()) {
-      logger_->Warn("kubernetes: the node list does not read", {{"error", list.status().message()}});
+      logger_->Warn("kubernetes: the node list does not read",
+                    {{"error", list.status().message()}});
       return Next::kBackOff;
     }
     extender_->ReplaceNodes(list->items);
     version = list->resource_version;
-    logger_->Info("kubernetes: nodes listed", {{"nodes", static_cast<int64_t>(list->items.size())}});
+    logger_->Info("kubernetes: nodes listed",
+                  {{"nodes", static_cast<int64_t>(list->items.size())}});
   } else {
     auto list = ParsePodList(*body);
     if (!list.ok()) {
@@ -104,43 +106,36 @@ NodeCache::Next NodeCache::ListAndWatch(Kind kind) {
                              "watch=1&allowWatchBookmarks=true&timeoutSeconds=300&"
                              "resourceVersion=" +
                              version;
+    // One event into the extender; false ends the watch (an ERROR event, a line that does not
+    // read).
+    auto apply = [&](auto event, auto upsert, auto remove) {
+      if (!event.ok()) {
+        problem = event.status().message();
+        return false;
+      }
+      if (event->type == "ERROR") {
+        expired = event->error_code == 410;
+        problem = event->error_message;
+        return false;
+      }
+      if (event->type == "DELETED") {
+        remove(*event->object);
+      } else if (event->object) {
+        upsert(*event->object);
+      }
+      if (!event->resource_version.empty()) version = event->resource_version;
+      return true;
+    };
     const util::Status st = client_->Watch(path, [&](std::string_view line) {
       if (nodes) {
-        auto event = ParseNodeEvent(line);
-        if (!event.ok()) {
-          problem = event.status().message();
-          return false;
-        }
-        if (event->type == "ERROR") {
-          expired = event->error_code == 410;
-          problem = event->error_message;
-          return false;
-        }
-        if (event->type == "DELETED") {
-          extender_->DeleteNode(event->object->name);
-        } else if (event->object) {
-          extender_->UpsertNode(*event->object);
-        }
-        if (!event->resource_version.empty()) version = event->resource_version;
-      } else {
-        auto event = ParsePodEvent(line);
-        if (!event.ok()) {
-          problem = event.status().message();
-          return false;
-        }
-        if (event->type == "ERROR") {
-          expired = event->error_code == 410;
-          problem = event->error_message;
-          return false;
-        }
-        if (event->type == "DELETED") {
-          extender_->DeletePod(*event->object);
-        } else if (event->object) {
-          extender_->UpsertPod(*event->object);
-        }
-        if (!event->resource_version.empty()) version = event->resource_version;
+        return apply(
+            ParseNodeEvent(line, extender_->mapping().rack_label),
+            [this](const Node& n) { extender_->UpsertNode(n); },
+            [this](const Node& n) { extender_->DeleteNode(n.name); });
       }
-      return true;
+      return apply(
+          ParsePodEvent(line), [this](const Pod& p) { extender_->UpsertPod(p); },
+          [this](const Pod& p) { extender_->DeletePod(p); });
     });
     {
       std::lock_guard lock(mu_);

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "svc/k8s_json.h"
@@ -136,13 +137,16 @@ util::Result<std::string> StringField(simdjson::dom::object parent, std::string_
   return std::string(s);
 }
 
+// `keep` null: every entry.
 util::Status StringMap(simdjson::dom::object parent, std::string_view key, const Path& path,
-                       std::map<std::string, std::string>* out) {
+                       std::map<std::string, std::string>* out,
+                       const std::function<bool(std::string_view)>& keep = nullptr) {
   ASSIGN_OR_RETURN(auto o, ObjectField(parent, key, path));
   if (!o) return util::Status::Ok();
   const Path here = path.Field(key);
   for (const auto field : *o) {
     ASSIGN_OR_RETURN(std::string_view s, String(field.value, here.Field(field.key)));
+    if (keep && !keep(field.key)) continue;
     out->emplace(std::string(field.key), std::string(s));
   }
   return util::Status::Ok();
@@ -207,14 +211,16 @@ util::Status ContainerList(simdjson::dom::object spec, std::string_view key, con
 
 }  // namespace
 
-util::Result<Node> ReadNode(element value, const Path& path) {
+util::Result<Node> ReadNode(element value, const Path& path, std::string_view rack_label) {
   ASSIGN_OR_RETURN(auto o, Object(value, path));
   Node node;
   ASSIGN_OR_RETURN(auto metadata, ObjectField(o, "metadata", path));
   const Path meta_path = path.Field("metadata");
   if (metadata) {
     ASSIGN_OR_RETURN(node.name, StringField(*metadata, "name", meta_path));
-    RETURN_IF_ERROR(StringMap(*metadata, "labels", meta_path, &node.labels));
+    RETURN_IF_ERROR(
+        StringMap(*metadata, "labels", meta_path, &node.labels,
+                  [rack_label](std::string_view key) { return LabelRead(key, rack_label); }));
   }
   if (node.name.empty()) {
     return util::Status::InvalidArgument(
@@ -523,9 +529,19 @@ util::Result<double> ParseQuantity(std::string_view text) {
   return bad();
 }
 
-util::Result<Node> ParseNode(std::string_view text, std::string_view what) {
+bool LabelRead(std::string_view key, std::string_view rack_label) {
+  if (key == rack_label || key == "kubernetes.io/arch" || key == "accelerator") return true;
+  for (std::string_view prefix : {"nvidia.com/", "amd.com/", "beta.amd.com/", "huawei.com/",
+                                  "node.kubernetes.io/npu", "hetsched.io/"}) {
+    if (key.substr(0, prefix.size()) == prefix) return true;
+  }
+  return false;
+}
+
+util::Result<Node> ParseNode(std::string_view text, std::string_view what,
+                             std::string_view rack_label) {
   ASSIGN_OR_RETURN(json::element doc, json::ParseDocument(text, what));
-  return json::ReadNode(doc, json::Path{nullptr, what, -1});
+  return json::ReadNode(doc, json::Path{nullptr, what, -1}, rack_label);
 }
 
 util::Result<Pod> ParsePod(std::string_view text, std::string_view what) {
@@ -533,14 +549,18 @@ util::Result<Pod> ParsePod(std::string_view text, std::string_view what) {
   return json::ReadPod(doc, json::Path{nullptr, what, -1});
 }
 
-util::Result<List<Node>> ParseNodeList(std::string_view text) {
-  return ParseList<Node>(text, "NodeList", json::ReadNode);
+util::Result<List<Node>> ParseNodeList(std::string_view text, std::string_view rack_label) {
+  return ParseList<Node>(text, "NodeList", [rack_label](json::element e, const json::Path& p) {
+    return json::ReadNode(e, p, rack_label);
+  });
 }
 util::Result<List<Pod>> ParsePodList(std::string_view text) {
   return ParseList<Pod>(text, "PodList", json::ReadPod);
 }
-util::Result<WatchEvent<Node>> ParseNodeEvent(std::string_view line) {
-  return ParseEvent<Node>(line, "Node", json::ReadNode);
+util::Result<WatchEvent<Node>> ParseNodeEvent(std::string_view line, std::string_view rack_label) {
+  return ParseEvent<Node>(line, "Node", [rack_label](json::element e, const json::Path& p) {
+    return json::ReadNode(e, p, rack_label);
+  });
 }
 util::Result<WatchEvent<Pod>> ParsePodEvent(std::string_view line) {
   return ParseEvent<Pod>(line, "Pod", json::ReadPod);

@@ -23,10 +23,14 @@ namespace hetsched::svc::k8s {
 // "1e3" -> 1000. kInvalidArgument for anything else ("'1.2x' is not a quantity ...").
 util::Result<double> ParseQuantity(std::string_view text);
 
+// The label naming a node's rack by default.
+inline constexpr std::string_view kDefaultRackLabel = "topology.kubernetes.io/zone";
+
 struct Node {
   std::string name;
-  // Only the labels hetsched reads (vendors' device labels, arch, topology, hetsched.io/):
-  // a node carries dozens of others.
+  // Only the labels hetsched reads (vendors' device labels, kubernetes.io/arch, hetsched.io/
+  // and the rack label): a node carries dozens of others, and kube-scheduler sends thousands
+  // of nodes at a time.
   std::map<std::string, std::string> labels;
   std::map<std::string, double> allocatable;  // status.allocatable
   bool unschedulable = false;                 // spec.unschedulable (cordoned)
@@ -49,9 +53,15 @@ struct Pod {
   bool Ended() const { return phase == "Succeeded" || phase == "Failed"; }
 };
 
+// Whether ReadNode keeps a label: the vendors' (nvidia.com/, amd.com/, beta.amd.com/,
+// huawei.com/, node.kubernetes.io/npu*, accelerator), kubernetes.io/arch, hetsched.io/, and
+// `rack_label`.
+bool LabelRead(std::string_view key, std::string_view rack_label);
+
 // One object from its JSON text. Errors name the field: "Node.status.allocatable.cpu: '1x' is
 // not a quantity (...)". `what` prefixes messages ("request body: Pod").
-util::Result<Node> ParseNode(std::string_view json, std::string_view what = "Node");
+util::Result<Node> ParseNode(std::string_view json, std::string_view what = "Node",
+                             std::string_view rack_label = kDefaultRackLabel);
 util::Result<Pod> ParsePod(std::string_view json, std::string_view what = "Pod");
 
 // A list response of the API server (NodeList, PodList): the items and the list's
@@ -61,7 +71,8 @@ struct List {
   std::vector<T> items;
   std::string resource_version;
 };
-util::Result<List<Node>> ParseNodeList(std::string_view json);
+util::Result<List<Node>> ParseNodeList(std::string_view json,
+                                       std::string_view rack_label = kDefaultRackLabel);
 util::Result<List<Pod>> ParsePodList(std::string_view json);
 
 // One line of a watch stream: {"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": ...}.
@@ -74,7 +85,8 @@ struct WatchEvent {
   int error_code = 0;
   std::string error_message;
 };
-util::Result<WatchEvent<Node>> ParseNodeEvent(std::string_view line);
+util::Result<WatchEvent<Node>> ParseNodeEvent(std::string_view line,
+                                              std::string_view rack_label = kDefaultRackLabel);
 util::Result<WatchEvent<Pod>> ParsePodEvent(std::string_view line);
 
 // How a cluster's labels and resources map to the catalog (ServeConfig's `kubernetes:` block).
@@ -86,7 +98,7 @@ struct Mapping {
   // The catalog type of nodes without accelerators (one device per node, for scoring CPU pods).
   std::string cpu_type = "xeon-8380";
   // The label naming a node's rack (locality; gangs prefer one).
-  std::string rack_label = "topology.kubernetes.io/zone";
+  std::string rack_label = std::string(kDefaultRackLabel);
 };
 
 // The extended resources that name accelerators, and the software stack a pod that requests

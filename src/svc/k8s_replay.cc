@@ -31,16 +31,56 @@ struct PodClass {
 // against an A100's 312), memory bandwidth for batch inference (320 GB/s against 2,039).
 const std::vector<PodClass>& Classes() {
   static const std::vector<PodClass> classes = {
-      {"llm-train", 0.10, "nvidia.com/gpu", 8, 64, "cuda>=12.2", "60Gi",
-       {{"a100-80g", 1}, {"t4", 0.21}}, 2 * 3600., 8 * 3600.},
-      {"cv-train", 0.25, "nvidia.com/gpu", 4, 32, "cuda>=11.8", "12Gi",
-       {{"a100-80g", 1}, {"t4", 0.21}}, 1200., 7200.},
-      {"batch-infer", 0.30, "nvidia.com/gpu", 1, 8, "cuda>=12.0", "8Gi",
-       {{"a100-80g", 1}, {"t4", 0.157}}, 300., 1800.},
-      {"rocm-train", 0.12, "amd.com/gpu", 8, 64, "rocm>=6.0", "", {{"mi250x", 1}}, 3600.,
+      {"llm-train",
+       0.10,
+       "nvidia.com/gpu",
+       8,
+       64,
+       "cuda>=12.2",
+       "60Gi",
+       {{"a100-80g", 1}, {"t4", 0.21}},
+       2 * 3600.,
+       8 * 3600.},
+      {"cv-train",
+       0.25,
+       "nvidia.com/gpu",
+       4,
+       32,
+       "cuda>=11.8",
+       "12Gi",
+       {{"a100-80g", 1}, {"t4", 0.21}},
+       1200.,
+       7200.},
+      {"batch-infer",
+       0.30,
+       "nvidia.com/gpu",
+       1,
+       8,
+       "cuda>=12.0",
+       "8Gi",
+       {{"a100-80g", 1}, {"t4", 0.157}},
+       300.,
+       1800.},
+      {"rocm-train",
+       0.12,
+       "amd.com/gpu",
+       8,
+       64,
+       "rocm>=6.0",
+       "",
+       {{"mi250x", 1}},
+       3600.,
        4 * 3600.},
-      {"npu-train", 0.08, "huawei.com/Ascend910", 8, 64, "cann>=8.0", "", {{"ascend-910b", 1}},
-       3600., 4 * 3600.},
+      {"npu-train",
+       0.08,
+       "huawei.com/Ascend910",
+       8,
+       64,
+       "cann>=8.0",
+       "",
+       {{"ascend-910b", 1}},
+       3600.,
+       4 * 3600.},
       {"etl", 0.15, "", 0, 16, "", "", {{"xeon-8380", 1}}, 600., 3600.},
   };
   return classes;
@@ -106,7 +146,8 @@ std::vector<ReplayPod> GeneratePods(int32_t count, double mean_interarrival_s, u
     if (*c->stacks) p.annotations["hetsched.io/stacks"] = c->stacks;
     if (*c->memory) p.annotations["hetsched.io/memory-per-device"] = c->memory;
     std::string table;
-    for (const auto& [type, s] : c->speed) table += fmt::format("{}{}={}", table.empty() ? "" : ",", type, s);
+    for (const auto& [type, s] : c->speed)
+      table += fmt::format("{}{}={}", table.empty() ? "" : ",", type, s);
     p.annotations["hetsched.io/throughput"] = table;
     pods.push_back(std::move(p));
   }
@@ -190,9 +231,10 @@ util::Result<ReplayResult> Replay(const std::vector<Node>& nodes,
       if (!feasible.empty() && options.use_extender) {
         Json names = Json::array();
         for (int32_t n : feasible) names.push_back(state[n].info.name);
-        const std::string body =
-            Json{{"Pod", PodJson(pod, attempts[i], "")}, {"Nodes", nullptr}, {"NodeNames", names}}
-                .dump();
+        const std::string body = Json{
+            {"Pod", PodJson(pod, attempts[i], "")},
+            {"Nodes", nullptr},
+            {"NodeNames", names}}.dump();
         const ExtenderReply filtered = extender->Filter(body);
         if (filtered.status != 200) return util::Status::Internal(filtered.body);
         const Json passed = Json::parse(filtered.body)["NodeNames"];
@@ -207,9 +249,10 @@ util::Result<ReplayResult> Replay(const std::vector<Node>& nodes,
         if (feasible.size() > 1) {  // kube-scheduler skips prioritize with one node left
           Json kept_names = Json::array();
           for (int32_t n : feasible) kept_names.push_back(state[n].info.name);
-          const ExtenderReply scored = extender->Prioritize(
-              Json{{"Pod", PodJson(pod, attempts[i], "")}, {"Nodes", nullptr}, {"NodeNames", kept_names}}
-                  .dump());
+          const ExtenderReply scored = extender->Prioritize(Json{
+              {"Pod", PodJson(pod, attempts[i], "")},
+              {"Nodes", nullptr},
+              {"NodeNames", kept_names}}.dump());
           if (scored.status != 200) return util::Status::Internal(scored.body);
           const Json list = Json::parse(scored.body);
           for (size_t k = 0; k < feasible.size(); ++k) {

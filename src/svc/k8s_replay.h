@@ -28,7 +28,7 @@ struct ReplayPod {
   double arrival_s = 0;
   std::string resource;  // accelerator resource ("" for a CPU pod)
   int32_t count = 0;
-  double cpu = 1;  // cores requested
+  double cpu = 1;                                  // cores requested
   std::map<std::string, std::string> annotations;  // hetsched.io/ stacks, throughput, memory
   // Steps to do, and steps/s per catalog type (the truth the replay runs pods at).
   double work = 0;
@@ -41,7 +41,7 @@ std::vector<ReplayPod> GeneratePods(int32_t count, double mean_interarrival_s, u
 
 struct ReplayOptions {
   bool use_extender = false;
-  ExtenderOptions extender;  // node_cache is turned on
+  ExtenderOptions extender;    // node_cache is turned on
   double extender_weight = 5;  // kube-scheduler multiplies the extender's 0..10 by weight x 10
   double startup_s = 60;       // image pull and start before a pod runs (or crashes)
   int32_t backoff_limit = 6;   // failed pods a Job makes again before it gives up
@@ -58,7 +58,7 @@ struct ReplayResult {
   double wasted_device_h = 0;  // accelerator-hours held by pods that failed to start
   double avg_jct_s = 0;        // completed pods: arrival to end
   double p99_jct_s = 0;
-  double makespan_s = 0;       // last end
+  double makespan_s = 0;           // last end
   std::vector<double> jct_by_pod;  // per pod of the stream, -1 when it did not complete
   // Linear in the horizon (every node on throughout, busy devices at peak): EnergyKwh(h).
   double busy_device_s_excess_j = 0;  // sum over busy device-seconds of (peak - idle) watts
@@ -76,7 +76,6 @@ struct ReplayResult {
 
 // kInvalidArgument for nodes or pods that do not describe (an extender that cannot be made).
 util::Result<ReplayResult> Replay(const std::vector<Node>& nodes,
-                                  const std::vector<ReplayPod>& pods,
-                                  const ReplayOptions& options);
+                                  const std::vector<ReplayPod>& pods, const ReplayOptions& options);
 
 }  // namespace hetsched::svc::k8s

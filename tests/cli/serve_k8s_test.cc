@@ -25,15 +25,17 @@ TEST(ServeKubernetes, AnswersTheVerbsFromItsNodeCacheAndBindsThroughTheApi) {
   ASSERT_TRUE(dir.ok());
   FakeKubeApi api;
   api.RequireToken("extender-token");
-  auto nodes = hetsched::util::ReadFile(std::string(HETSCHED_SOURCE_DIR) +
-                                        "/tests/data/k8s/nodelist.json");
+  auto nodes =
+      hetsched::util::ReadFile(std::string(HETSCHED_SOURCE_DIR) + "/tests/data/k8s/nodelist.json");
   ASSERT_TRUE(nodes.ok());
   api.SetBody("/api/v1/nodes", *nodes);
   api.SetWatch("/api/v1/nodes", {}, true);
-  api.SetBody("/api/v1/pods", R"({"kind":"PodList","metadata":{"resourceVersion":"7"},"items":[]})");
+  api.SetBody("/api/v1/pods",
+              R"({"kind":"PodList","metadata":{"resourceVersion":"7"},"items":[]})");
   api.SetWatch("/api/v1/pods", {}, true);
-  api.SetReply("POST", "/api/v1/namespaces/ml/pods/train-0/binding", 201,
-               R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201})");
+  api.SetReply(
+      "POST", "/api/v1/namespaces/ml/pods/train-0/binding", 201,
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201})");
   ASSERT_TRUE(api.WriteKubeconfig(dir.File("kubeconfig")));
   ASSERT_TRUE(hetsched::util::WriteFile(
                   dir.File("extender.yaml"),
@@ -57,7 +59,9 @@ TEST(ServeKubernetes, AnswersTheVerbsFromItsNodeCacheAndBindsThroughTheApi) {
         {"namespace", "ml"},
         {"uid", "u-train-0"},
         {"annotations", {{"hetsched.io/stacks", "cuda>=12.2"}}}}},
-      {"spec", {{"containers", {{{"name", "c"}, {"resources", {{"limits", {{"nvidia.com/gpu", "8"}}}}}}}}}}};
+      {"spec",
+       {{"containers",
+         {{{"name", "c"}, {"resources", {{"limits", {{"nvidia.com/gpu", "8"}}}}}}}}}}};
   const Json args = {{"Pod", pod},
                      {"Nodes", nullptr},
                      {"NodeNames", {"gpu-a100-1", "gpu-a100-old", "gpu-t4-1", "amd-mi250-1"}}};
@@ -68,9 +72,10 @@ TEST(ServeKubernetes, AnswersTheVerbsFromItsNodeCacheAndBindsThroughTheApi) {
   EXPECT_EQ(filtered["NodeNames"], Json({"gpu-a100-1"}));
   EXPECT_EQ(filtered["FailedNodes"].size(), 3u);
 
-  res = client.Post("/k8s/bind",
-                    R"({"PodName":"train-0","PodNamespace":"ml","PodUID":"u-train-0","Node":"gpu-a100-1"})",
-                    "application/json");
+  res = client.Post(
+      "/k8s/bind",
+      R"({"PodName":"train-0","PodNamespace":"ml","PodUID":"u-train-0","Node":"gpu-a100-1"})",
+      "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(Json::parse(res->body)["Error"], "") << res->body;
   bool bound = false;
@@ -82,7 +87,8 @@ TEST(ServeKubernetes, AnswersTheVerbsFromItsNodeCacheAndBindsThroughTheApi) {
     const Json binding = Json::parse(r.body);
     EXPECT_EQ(binding["kind"], "Binding");
     EXPECT_EQ(binding["metadata"]["uid"], "u-train-0");
-    EXPECT_EQ(binding["target"], Json({{"apiVersion", "v1"}, {"kind", "Node"}, {"name", "gpu-a100-1"}}));
+    EXPECT_EQ(binding["target"],
+              Json({{"apiVersion", "v1"}, {"kind", "Node"}, {"name", "gpu-a100-1"}}));
   }
   EXPECT_TRUE(bound);
   // The bound pod's GPUs count at once.

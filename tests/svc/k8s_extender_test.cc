@@ -89,13 +89,15 @@ std::vector<std::string> Passed(const Json& result) {
 
 TEST(K8sExtenderFilter, NodesFormKeepsStacksDriversAndCounts) {
   auto e = Make(false);
-  const Json pod = PodJson("train", {{"nvidia.com/gpu", "8"}}, {{"hetsched.io/stacks", "cuda>=12.2"}});
+  const Json pod =
+      PodJson("train", {{"nvidia.com/gpu", "8"}}, {{"hetsched.io/stacks", "cuda>=12.2"}});
   const Json r = Ok(e->Filter(NodesForm(pod)));
   EXPECT_EQ(r["Error"], "");
   EXPECT_TRUE(r["NodeNames"].is_null());
   EXPECT_THAT(Passed(r), ::testing::ElementsAre("gpu-a100-1", "gpu-a100-2"));
   const Json& failed = r["FailedNodes"];
-  EXPECT_EQ(failed["gpu-a100-old"], "a100-80g runs cuda 11.4, job needs cuda>=12.2 (node's driver)");
+  EXPECT_EQ(failed["gpu-a100-old"],
+            "a100-80g runs cuda 11.4, job needs cuda>=12.2 (node's driver)");
   EXPECT_EQ(failed["gpu-t4-1"], "node has 4 nvidia.com/gpu, the pod needs 8");
   EXPECT_EQ(failed["amd-mi250-1"], "node has amd.com/gpu, the pod asks for nvidia.com/gpu");
   EXPECT_EQ(failed["cpu-1"], "node has no nvidia.com/gpu");
@@ -106,7 +108,8 @@ TEST(K8sExtenderFilter, NodesFormKeepsStacksDriversAndCounts) {
 
 TEST(K8sExtenderFilter, APodThatRunsNowhereIsUnresolvable) {
   auto e = Make(false);
-  const Json pod = PodJson("new", {{"nvidia.com/gpu", "1"}}, {{"hetsched.io/stacks", "cuda>=13.9"}});
+  const Json pod =
+      PodJson("new", {{"nvidia.com/gpu", "1"}}, {{"hetsched.io/stacks", "cuda>=13.9"}});
   const Json r = Ok(e->Filter(NodesForm(pod)));
   EXPECT_TRUE(Passed(r).empty());
   EXPECT_TRUE(r["FailedNodes"].empty());
@@ -150,7 +153,9 @@ TEST(K8sExtenderFilter, NodeNamesWithoutACacheIsAnError) {
 TEST(K8sExtenderProtocol, NullsEmptiesUnknownFieldsAndAnyCase) {
   auto e = Make(false);
   const Json pod = PodJson("p", {{"nvidia.com/gpu", "1"}});
-  Json body = {{"pod", pod}, {"nodes", {{"items", Json::array()}}}, {"NodeNames", nullptr},
+  Json body = {{"pod", pod},
+               {"nodes", {{"items", Json::array()}}},
+               {"NodeNames", nullptr},
                {"SomethingNew", {1, 2}}};
   const Json r = Ok(e->Filter(body.dump()));
   EXPECT_TRUE(Passed(r).empty());
@@ -199,8 +204,8 @@ TEST(K8sExtenderPrioritize, TheMostSuitableNodeWinsNotTheStrongest) {
   auto e = Make(false, nullptr, "speed-per-cost");
   // Measured: 10 steps/s on an A100 (3.93 $/h), 4 on a T4 (0.35 $/h): the T4 gives far more
   // work per dollar and per watt.
-  const Json pod = PodJson("infer", {{"nvidia.com/gpu", "1"}},
-                           {{"hetsched.io/throughput", "a100-80g=10,t4=4"}});
+  const Json pod =
+      PodJson("infer", {{"nvidia.com/gpu", "1"}}, {{"hetsched.io/throughput", "a100-80g=10,t4=4"}});
   const Json r = Ok(e->Prioritize(NodesForm(pod, {"gpu-a100-1", "gpu-t4-1", "amd-mi250-1"})));
   ASSERT_EQ(r.size(), 3u);
   std::map<std::string, int> score;
@@ -214,8 +219,8 @@ TEST(K8sExtenderPrioritize, TheMostSuitableNodeWinsNotTheStrongest) {
   EXPECT_EQ(score["amd-mi250-1"], 0);  // cannot run there
 
   // A job ten times faster on the A100 earns it.
-  const Json big = PodJson("train", {{"nvidia.com/gpu", "1"}},
-                           {{"hetsched.io/throughput", "a100-80g=40,t4=1"}});
+  const Json big =
+      PodJson("train", {{"nvidia.com/gpu", "1"}}, {{"hetsched.io/throughput", "a100-80g=40,t4=1"}});
   const Json rb = Ok(e->Prioritize(NodesForm(big, {"gpu-a100-1", "gpu-t4-1"})));
   EXPECT_GT(rb[0]["Score"].get<int>(), rb[1]["Score"].get<int>());
   // Under the default scorer (speed, as the simulator's), the faster device wins.
@@ -260,7 +265,8 @@ TEST(K8sExtenderBind, BindsThroughTheApiAndCountsTheDevices) {
   ASSERT_EQ(calls.size(), 1u);
   EXPECT_EQ(calls[0], "ml/p uid-p -> gpu-a100-1");
   // Taken at once, before any watch event says so.
-  const Json again = Ok(e->Filter(NamesForm(PodJson("q", {{"nvidia.com/gpu", "1"}}), {"gpu-a100-1"})));
+  const Json again =
+      Ok(e->Filter(NamesForm(PodJson("q", {{"nvidia.com/gpu", "1"}}), {"gpu-a100-1"})));
   EXPECT_EQ(again["FailedNodes"]["gpu-a100-1"], "0 of 8 nvidia.com/gpu free, the pod needs 1");
   EXPECT_EQ(Ok(e->Bind(R"({"PodName": "p", "PodNamespace": "ml", "Node": "broken"})"))["Error"],
             "503 from the API server");
@@ -290,7 +296,7 @@ TEST(K8sExtenderPreempt, DropsNodesWhereThePodCouldNeverRun) {
   EXPECT_EQ(kept["gpu-a100-1"]["Pods"][0]["UID"], "uid-lo");
   EXPECT_EQ(kept["gpu-a100-1"]["NumPDBViolations"], 0);
   EXPECT_FALSE(kept.contains("gpu-a100-old"));  // cuda 11.4 there: eviction would not help
-  EXPECT_TRUE(kept.contains("unknown-node"));    // not known: left to kube-scheduler
+  EXPECT_TRUE(kept.contains("unknown-node"));   // not known: left to kube-scheduler
   const Json meta = {{"Pod", pod},
                      {"NodeNameToVictims", nullptr},
                      {"NodeNameToMetaVictims",
@@ -319,8 +325,9 @@ TEST(K8sExtenderGroups, AllOrNothing) {
   // Two nodes can run a member (cuda 12.2+, 8 GPUs): three do not fit, so none is placed.
   Json r = Ok(e->Filter(NamesForm(member(0), all)));
   EXPECT_TRUE(Passed(r).empty());
-  EXPECT_THAT(r["FailedNodes"]["gpu-a100-1"].get<std::string>(),
-              HasSubstr("pod group 'ml/llm' needs 3 more pod(s) of 8 nvidia.com/gpu at once; 2 fit now"));
+  EXPECT_THAT(
+      r["FailedNodes"]["gpu-a100-1"].get<std::string>(),
+      HasSubstr("pod group 'ml/llm' needs 3 more pod(s) of 8 nvidia.com/gpu at once; 2 fit now"));
   EXPECT_EQ(e->groups_reserved(), 0u);
 
   // A third node joins: the group is placed at once, one node per member.
@@ -342,7 +349,8 @@ TEST(K8sExtenderGroups, AllOrNothing) {
   EXPECT_EQ(Passed(Ok(e->Filter(NamesForm(member(0), with_third)))),
             Passed(Ok(e->Filter(NamesForm(member(0), with_third)))));
   const Json other = Ok(e->Filter(NamesForm(PodJson("x", {{"nvidia.com/gpu", "1"}}), with_third)));
-  EXPECT_THAT(other["FailedNodes"]["gpu-a100-3"].get<std::string>(), HasSubstr("held for pod groups"));
+  EXPECT_THAT(other["FailedNodes"]["gpu-a100-3"].get<std::string>(),
+              HasSubstr("held for pod groups"));
 
   // Members are never bound: the reservation lapses and the nodes are free again.
   now += 61;
@@ -412,6 +420,26 @@ TEST(K8sExtenderHttp, VerbsUnderThePrefixWithoutATokenAndNoJobRoutes) {
   res = client.Get("/v1/jobs");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 404);
+  // Each extender route the OpenAPI document names is served (under its default prefix).
+  HttpApiOptions default_prefix;
+  default_prefix.port = 0;
+  MetricsRegistry default_metrics;  // one registry per API: each registers its own metrics
+  auto def = HttpApi::Create(default_prefix, nullptr, &default_metrics, &logger, e.get());
+  ASSERT_TRUE(def.ok());
+  (*def)->Start();
+  httplib::Client default_client("127.0.0.1", (*def)->port());
+  const Json doc = Json::parse(OpenApiDocument());
+  int extender_routes = 0;
+  for (const auto& [path, item] : doc["paths"].items()) {
+    if (path.rfind("/k8s/", 0) != 0 && path != "/v1/k8s/nodes") continue;
+    ++extender_routes;
+    auto got = item.contains("post") ? default_client.Post(path, "{}", "application/json")
+                                     : default_client.Get(path);
+    ASSERT_TRUE(got);
+    EXPECT_NE(got->status, 404) << path;
+  }
+  EXPECT_EQ(extender_routes, 5);
+  (*def)->Stop();
   res = client.Get("/metrics");
   ASSERT_TRUE(res);
   EXPECT_THAT(res->body, HasSubstr("route=\"/sched/hetsched/filter\""));

@@ -30,7 +30,9 @@ Json BoundPod(const std::string& name, const std::string& node, int gpus,
   return {{"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", "uid-" + name}}},
           {"spec",
            {{"nodeName", node},
-            {"containers", {{{"name", "c"}, {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}},
+            {"containers",
+             {{{"name", "c"},
+               {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}},
           {"status", {{"phase", phase}}}};
 }
 
@@ -56,7 +58,9 @@ TEST(K8sNodeCache, ListsWatchesAndListsAgainWhenTheWatchExpires) {
   joined["metadata"]["resourceVersion"] = "1300";
   Json cordoned = list["items"][1];
   cordoned["spec"]["unschedulable"] = true;
-  const Json expired = {{"kind", "Status"}, {"code", 410}, {"reason", "Expired"},
+  const Json expired = {{"kind", "Status"},
+                        {"code", 410},
+                        {"reason", "Expired"},
                         {"message", "too old resource version: 1234 (1500)"}};
   api.SetWatch("/api/v1/nodes",
                {{Event("ADDED", joined)},
@@ -85,8 +89,8 @@ TEST(K8sNodeCache, ListsWatchesAndListsAgainWhenTheWatchExpires) {
   ASSERT_TRUE(WaitUntil([&] {
     auto n = ByName(*extender);
     return extender->ready() && n.count("gpu-new") && !n.count("amd-mixed") &&
-           n.count("gpu-a100-2") && !n["gpu-a100-2"].info.schedulable &&
-           n["gpu-t4-1"].used == 2 && n["gpu-a100-1"].used == 0;
+           n.count("gpu-a100-2") && !n["gpu-a100-2"].info.schedulable && n["gpu-t4-1"].used == 2 &&
+           n["gpu-a100-1"].used == 0;
   })) << Json(extender->Nodes().size()).dump();
   auto nodes = ByName(*extender);
   EXPECT_EQ(nodes["gpu-a100-2"].used, 8);
@@ -124,7 +128,8 @@ TEST(K8sNodeCache, NotSyncedWhileTheApiFails) {
   FakeKubeApi api;
   api.SetStatus("/api/v1/nodes", 403, "Forbidden",
                 "nodes is forbidden: User \"system:serviceaccount:x:y\" cannot list nodes");
-  api.SetBody("/api/v1/pods", R"({"kind":"PodList","metadata":{"resourceVersion":"1"},"items":[]})");
+  api.SetBody("/api/v1/pods",
+              R"({"kind":"PodList","metadata":{"resourceVersion":"1"},"items":[]})");
   api.SetWatch("/api/v1/pods", {}, true, "watch=1");
   auto client = ApiClient::Create(api.config());
   ASSERT_TRUE(client.ok());

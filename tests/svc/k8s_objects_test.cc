@@ -77,6 +77,15 @@ TEST(K8sNodes, DescribesVendorsLabels) {
   EXPECT_FALSE(info["gpu-unknown"].type.valid());
   EXPECT_THAT(info["amd-mixed"].problem, HasSubstr("several models"));
 
+  // Only the labels hetsched reads are kept (a node carries dozens).
+  EXPECT_EQ(list->items[0].labels.count("nvidia.com/gpu.product"), 1u);
+  EXPECT_EQ(list->items[0].labels.count("topology.kubernetes.io/zone"), 1u);
+  EXPECT_EQ(list->items[0].labels.count("kubernetes.io/hostname"), 0u);
+  auto own_rack = ParseNodeList(NodeListText(), "kubernetes.io/hostname");
+  ASSERT_TRUE(own_rack.ok());
+  EXPECT_EQ(own_rack->items[0].labels.count("kubernetes.io/hostname"), 1u);
+  EXPECT_EQ(own_rack->items[0].labels.count("topology.kubernetes.io/zone"), 0u);
+
   // Configuration maps what the rules do not know.
   Mapping mapping;
   mapping.device_types["NVIDIA-B200"] = "h100-80g";
@@ -87,11 +96,16 @@ TEST(K8sNodes, DescribesVendorsLabels) {
 TEST(K8sNodes, ProductRules) {
   const model::DeviceCatalog& catalog = model::DeviceCatalog::BuiltIn();
   const std::pair<const char*, const char*> cases[] = {
-      {"NVIDIA-A100-SXM4-80GB", "a100-80g"}, {"NVIDIA-A100-PCIE-40GB", "a100-40g"},
-      {"NVIDIA-H100-80GB-HBM3", "h100-80g"}, {"Tesla-V100-SXM2-32GB", "v100-32g"},
-      {"Tesla-T4", "t4"},                    {"NVIDIA-L40S", "l40s"},
-      {"NVIDIA-GeForce-RTX-4090", "rtx-4090"}, {"AMD_Instinct_MI300X_OAM", "mi300x"},
-      {"910B3", "ascend-910b"},              {"310P3", "ascend-310p"},
+      {"NVIDIA-A100-SXM4-80GB", "a100-80g"},
+      {"NVIDIA-A100-PCIE-40GB", "a100-40g"},
+      {"NVIDIA-H100-80GB-HBM3", "h100-80g"},
+      {"Tesla-V100-SXM2-32GB", "v100-32g"},
+      {"Tesla-T4", "t4"},
+      {"NVIDIA-L40S", "l40s"},
+      {"NVIDIA-GeForce-RTX-4090", "rtx-4090"},
+      {"AMD_Instinct_MI300X_OAM", "mi300x"},
+      {"910B3", "ascend-910b"},
+      {"310P3", "ascend-310p"},
       {"p100", "p100"},
   };
   for (const auto& [product, type] : cases) {
@@ -113,7 +127,7 @@ TEST(K8sPods, SumsContainersAndTakesTheLargestInit) {
   ASSERT_TRUE(pod.ok()) << pod.status().message();
   EXPECT_EQ(pod->Key(), "ml/p");
   EXPECT_EQ(pod->uid, "u1");
-  EXPECT_DOUBLE_EQ(pod->requests["cpu"], 4.1);  // the init container's 4 + overhead
+  EXPECT_DOUBLE_EQ(pod->requests["cpu"], 4.1);           // the init container's 4 + overhead
   EXPECT_DOUBLE_EQ(pod->requests["nvidia.com/gpu"], 2);  // a limit stands for the request
   EXPECT_DOUBLE_EQ(pod->requests["memory"], 1 << 30);
   EXPECT_EQ(pod->phase, "Pending");
@@ -144,9 +158,11 @@ TEST(K8sPods, BadFieldsAreNamed) {
 PodNeeds Needs(const std::string& annotations, const std::string& requests,
                const std::string& labels = "{}") {
   auto pod = ParsePod(R"({"metadata": {"name": "p", "namespace": "ml", "uid": "u",
-      "annotations": )" + annotations +
-                      R"(, "labels": )" + labels + R"(}, "spec": {"containers": [{"resources":
-      {"requests": )" + requests + "}}]}}");
+      "annotations": )" +
+                      annotations + R"(, "labels": )" + labels +
+                      R"(}, "spec": {"containers": [{"resources":
+      {"requests": )" +
+                      requests + "}}]}}");
   EXPECT_TRUE(pod.ok()) << pod.status().message();
   auto needs = NeedsOf(*pod, model::DeviceCatalog::BuiltIn());
   EXPECT_TRUE(needs.ok()) << needs.status().message();
@@ -201,8 +217,8 @@ TEST(K8sPods, BadAnnotationsAreNamed) {
        "pod-group-size: '0'"},
   };
   for (const auto& [annotations, message] : cases) {
-    auto pod = ParsePod(std::string(R"({"metadata": {"name": "p", "annotations": )") +
-                        annotations + "}}");
+    auto pod =
+        ParsePod(std::string(R"({"metadata": {"name": "p", "annotations": )") + annotations + "}}");
     ASSERT_TRUE(pod.ok());
     auto needs = NeedsOf(*pod, model::DeviceCatalog::BuiltIn());
     ASSERT_FALSE(needs.ok()) << annotations;
