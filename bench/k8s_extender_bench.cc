@@ -99,7 +99,7 @@ const std::vector<Model>& Models() {
         {"amd.com/gpu.vram", "64G"},
         {"amd.com/gpu.simd-count", "220"},
         {"amd.com/gpu.driver-version", "6.7.0"},
-        {"hetsched.io/stacks", "rocm 6.1"}},
+        {"hetsched.io/stack.rocm", "6.1"}},
        {}},
       {"ascend",
        "huawei.com/Ascend910",
@@ -109,7 +109,7 @@ const std::vector<Model>& Models() {
         {"accelerator-type", "module-910b-8"},
         {"node.kubernetes.io/npu.chip.name", "910B3"},
         {"servertype", "Ascend910B-20"},
-        {"hetsched.io/stacks", "cann 8.0"}},
+        {"hetsched.io/stack.cann", "8.0"}},
        {}},
       {"cpu", "", 0, "amd64", {}, {}},
   };

@@ -191,6 +191,11 @@ util::Result<std::unique_ptr<svc::k8s::ApiClient>> KubernetesClient(
       const char* env = std::getenv("KUBECONFIG");
       const char* home = std::getenv("HOME");
       path = env && *env ? env : std::string(home ? home : "") + "/.kube/config";
+      if (path.find(':') != std::string::npos) {
+        return util::Status::InvalidArgument(fmt::format(
+            "KUBECONFIG lists several files ({}); hetsched reads one: set kubernetes.kubeconfig",
+            path));
+      }
     }
     config = svc::k8s::LoadKubeconfig(path, k.context);
   }

@@ -510,10 +510,17 @@ void HttpApi::Route(MetricsRegistry* metrics) {
 
   // Unknown routes and httplib's own refusals (413 for a body over the limit) in JSON.
   const size_t body_limit = extender_ ? kMaxExtenderRequestBytes : kMaxJobRequestBytes;
-  s.set_error_handler([body_limit](const httplib::Request&, httplib::Response& res) {
+  s.set_error_handler([body_limit](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     if (res.status == 404) {
       ReplyError(res, 404, "not_found", "no such route (see /openapi.json)");
+    } else if (res.status == 413 &&
+               req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) ==
+                   0) {
+      // httplib caps form bodies at 8 KiB whatever the payload limit (curl -d sends one).
+      ReplyError(res, 413, "too_large",
+                 "a form-encoded body is limited to 8192 bytes: send JSON with Content-Type: "
+                 "application/json");
     } else if (res.status == 413) {
       ReplyError(res, 413, "too_large",
                  fmt::format("the request body is over {} bytes", body_limit));

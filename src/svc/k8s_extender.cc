@@ -90,7 +90,8 @@ ExtenderReply BadRequest(const util::Status& status) {
 std::string Uid(const PodNeeds& needs) { return needs.uid.empty() ? needs.key : needs.uid; }
 std::string Uid(const Pod& pod) { return pod.uid.empty() ? pod.Key() : pod.uid; }
 
-// Accelerators a pod holds once bound (0 for a CPU pod or one asking for two kinds).
+// Accelerators a pod holds once bound (0 for a CPU pod; for one asking for two kinds, which
+// NeedsOf refuses, the first kind's count).
 double AcceleratorsOf(const Pod& pod) {
   for (const auto& [resource, count] : pod.requests) {
     if (StackOfResource(resource) && count > 0) return count;
@@ -156,7 +157,7 @@ Extender::Verdict Extender::Check(const PodNeeds& needs, const Candidate& c) con
   }
   v.incompatible = true;
   if (!info.problem.empty()) {
-    v.reason = "hetsched cannot use this node: it " + info.problem;
+    v.reason = "hetsched cannot use this node: " + info.problem;
     return v;
   }
   if (info.resource != needs.resource) {
@@ -172,7 +173,8 @@ Extender::Verdict Extender::Check(const PodNeeds& needs, const Candidate& c) con
   }
   for (const auto& f : filters_) {
     if (auto why = f->Reject(needs.job, info.device)) {
-      v.reason = *why + (info.driver_known ? " (node's driver)" : "");
+      const bool driver = f->name() == "compat" && info.driver_known;
+      v.reason = *why + (driver ? " (node's driver)" : "");
       return v;
     }
   }
@@ -335,7 +337,10 @@ ExtenderReply Extender::Filter(std::string_view body) {
     }
     auto s = SlotOf(*needs, candidates);
     if (!s.ok()) {
-      for (const Candidate& c : candidates) failed[c.name] = s.status().message();
+      const bool never = s.status().code() == util::StatusCode::kInvalidArgument;
+      for (const Candidate& c : candidates) {
+        (never ? unresolvable : failed)[c.name] = s.status().message();
+      }
       return answer("");
     }
     slot = *s;
@@ -643,6 +648,23 @@ util::Result<Extender::GroupPlan> Extender::PlanGroup(const PodNeeds& needs, int
     }
   }
   if (best_type < 0) {
+    // Even on an empty cluster? Then waiting or preempting cannot help (unresolvable).
+    std::map<int32_t, int32_t> ever;
+    for (const auto& [name, node] : nodes_) {
+      if (!node.info.schedulable ||
+          Check(needs, Candidate{&node.info, name, 0, 0, false}).incompatible) {
+        continue;
+      }
+      ever[node.info.type.value()] += node.info.accelerators / needs.count;
+    }
+    int32_t ever_most = 0;
+    for (const auto& [type, n] : ever) ever_most = std::max(ever_most, n);
+    if (ever_most < members) {
+      return util::Status::InvalidArgument(fmt::format(
+          "pod group '{}' needs {} pod(s) of {} {} at once; the whole cluster holds at most {} "
+          "on one device type",
+          needs.group, members, needs.count, needs.resource, ever_most));
+    }
     return util::Status::Infeasible(
         fmt::format("pod group '{}' needs {} more pod(s) of {} {} at once; {} fit now", needs.group,
                     members, needs.count, needs.resource, most));

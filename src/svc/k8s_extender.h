@@ -139,7 +139,8 @@ class Extender {
                                       std::vector<int32_t>* index) const;
   // Places the group's remaining members on `eligible` cached nodes (those kube-scheduler
   // offered for this member: its own filters passed there) of one device type, on the fewest
-  // nodes, or says why it cannot. Needs mu_.
+  // nodes, or says why it cannot: kInfeasible when it does not fit now, kInvalidArgument when
+  // it would not fit on the whole cluster empty. Needs mu_.
   util::Result<GroupPlan> PlanGroup(const PodNeeds& needs, int32_t members,
                                     const std::vector<Candidate>& eligible);
   void ExpireGroups();                                  // needs mu_

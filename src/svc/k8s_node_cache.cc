@@ -102,6 +102,7 @@ NodeCache::Next NodeCache::ListAndWatch(Kind kind) {
   while (true) {
     bool expired = false;
     std::string problem;
+    const auto watch_started = std::chrono::steady_clock::now();
     const std::string path = list_path + (nodes ? "?" : "&") +
                              "watch=1&allowWatchBookmarks=true&timeoutSeconds=300&"
                              "resourceVersion=" +
@@ -149,6 +150,10 @@ NodeCache::Next NodeCache::ListAndWatch(Kind kind) {
       logger_->Warn("kubernetes: the " + what + " watch failed",
                     {{"error", st.ok() ? problem : st.message()}});
       return Next::kBackOff;
+    }
+    // A server that ends watches at once is not asked again in a spin.
+    if (std::chrono::steady_clock::now() - watch_started < std::chrono::seconds(1) && !Sleep(1)) {
+      return Next::kStop;
     }
   }
 }

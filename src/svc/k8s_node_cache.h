@@ -2,7 +2,8 @@
 // threads, one for nodes and one for the pods bound to nodes, each list once and then watch
 // from the list's resource version, listing again when the watch expires (410 Gone) and
 // backing off (1 s doubling to 30 s) while the API server cannot be reached. Until both lists
-// have been read the extender is not synced, and NodeNames requests are answered with an error.
+// have been read the extender is not synced, and filter requests are answered with an error.
+// After a failure it keeps answering from what it knew while it lists again (as informers do).
 #pragma once
 
 #include <condition_variable>

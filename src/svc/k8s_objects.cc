@@ -387,8 +387,9 @@ util::Result<WatchEvent<T>> ParseEvent(std::string_view line, std::string_view k
   return event;
 }
 
-// The built-in product rules: every token listed must start a token of the product name
-// (split at '-', '_' and spaces, case-insensitive). First match wins, so more specific first.
+// The built-in product rules: every token listed must be a token of the product name (split
+// at '-', '_' and spaces, case-insensitive); a token ending in '*' may be the start of one
+// (Ascend's chip names carry a bin number: 910B3). First match wins, so more specific first.
 struct ProductRule {
   std::vector<std::string_view> tokens;
   std::string_view type;
@@ -408,12 +409,20 @@ const std::vector<ProductRule>& ProductRules() {
       {{"mi250x"}, "mi250x"},
       {{"mi250"}, "mi250x"},
       {{"mi100"}, "mi100"},
-      {{"910b"}, "ascend-910b"},
-      {{"ascend910b"}, "ascend-910b"},
-      {{"310p"}, "ascend-310p"},
-      {{"ascend310p"}, "ascend-310p"},
+      {{"910b*"}, "ascend-910b"},
+      {{"ascend910b*"}, "ascend-910b"},
+      {{"310p*"}, "ascend-310p"},
+      {{"ascend310p*"}, "ascend-310p"},
   };
   return rules;
+}
+
+bool TokenMatches(std::string_view rule, const std::string& token) {
+  if (!rule.empty() && rule.back() == '*') {
+    rule.remove_suffix(1);
+    return token.compare(0, rule.size(), rule) == 0;
+  }
+  return token == rule;
 }
 
 std::vector<std::string> Tokens(std::string_view product) {
@@ -569,7 +578,12 @@ util::Result<WatchEvent<Pod>> ParsePodEvent(std::string_view line) {
 std::optional<std::string> StackOfResource(std::string_view resource) {
   if (resource == "nvidia.com/gpu") return "cuda";
   if (resource == "amd.com/gpu") return "rocm";
-  if (resource == "huawei.com/npu" || resource.rfind("huawei.com/Ascend", 0) == 0) return "cann";
+  // Exactly these: the plugin also advertises shares (huawei.com/Ascend910-2c) and unhealthy
+  // counts, which are not whole devices.
+  if (resource == "huawei.com/npu" || resource == "huawei.com/Ascend910" ||
+      resource == "huawei.com/Ascend310" || resource == "huawei.com/Ascend310P") {
+    return "cann";
+  }
   return std::nullopt;
 }
 
@@ -582,7 +596,7 @@ std::optional<std::string> CatalogTypeForProduct(std::string_view product, const
   for (const ProductRule& rule : ProductRules()) {
     const bool all = std::all_of(rule.tokens.begin(), rule.tokens.end(), [&](std::string_view t) {
       return std::any_of(tokens.begin(), tokens.end(),
-                         [&](const std::string& have) { return have.rfind(t, 0) == 0; });
+                         [&](const std::string& have) { return TokenMatches(t, have); });
     });
     if (all) return std::string(rule.type);
   }
@@ -591,28 +605,23 @@ std::optional<std::string> CatalogTypeForProduct(std::string_view product, const
 }
 
 std::optional<std::string> CudaVersionOfDriver(std::string_view driver_version) {
-  const size_t dot = driver_version.find('.');
-  const std::string_view major_text = driver_version.substr(0, dot);
-  auto major = ParseInt(major_text);
-  int64_t minor = 0;
-  if (dot != std::string_view::npos) {
-    const std::string_view rest = driver_version.substr(dot + 1);
-    minor = ParseInt(rest.substr(0, rest.find('.'))).value_or(0);
+  if (driver_version.empty() || !std::isdigit(static_cast<unsigned char>(driver_version[0]))) {
+    return std::nullopt;
   }
-  if (!major) return std::nullopt;
-  // NVIDIA's CUDA Toolkit release notes, table 3: the minimum Linux driver of each toolkit.
-  struct Row {
-    int64_t major, minor;
-    const char* cuda;
+  for (char ch : driver_version) {
+    if (!std::isdigit(static_cast<unsigned char>(ch)) && ch != '.') return std::nullopt;
+  }
+  // NVIDIA's CUDA Toolkit release notes, table 3: the minimum Linux driver of each toolkit's
+  // first release (GA).
+  static const std::pair<const char*, const char*> kTable[] = {
+      {"570.26", "12.8"},    {"560.28.03", "12.6"}, {"555.42.02", "12.5"}, {"550.54.14", "12.4"},
+      {"545.23.06", "12.3"}, {"535.54.03", "12.2"}, {"530.30.02", "12.1"}, {"525.60.13", "12.0"},
+      {"520.61.05", "11.8"}, {"515.43.04", "11.7"}, {"510.39.01", "11.6"}, {"495.29.05", "11.5"},
+      {"470.42.01", "11.4"}, {"465.19.01", "11.3"}, {"460.27.03", "11.2"}, {"455.23", "11.1"},
+      {"450.51.05", "11.0"},
   };
-  static const Row kTable[] = {
-      {570, 26, "12.8"}, {560, 28, "12.6"}, {555, 42, "12.5"}, {550, 54, "12.4"}, {545, 23, "12.3"},
-      {535, 54, "12.2"}, {530, 30, "12.1"}, {525, 60, "12.0"}, {520, 61, "11.8"}, {515, 43, "11.7"},
-      {510, 39, "11.6"}, {495, 29, "11.5"}, {470, 42, "11.4"}, {465, 19, "11.3"}, {460, 27, "11.2"},
-      {455, 23, "11.1"}, {450, 36, "11.0"},
-  };
-  for (const Row& row : kTable) {
-    if (*major > row.major || (*major == row.major && minor >= row.minor)) return row.cuda;
+  for (const auto& [driver, cuda] : kTable) {
+    if (model::CompareVersions(driver_version, driver) >= 0) return std::string(cuda);
   }
   return std::nullopt;
 }
@@ -667,14 +676,14 @@ NodeInfo DescribeNode(const Node& node, const Mapping& mapping,
     }
     if (mixed) {
       info.problem = fmt::format(
-          "has {} of several models; hetsched needs one model per node to know which one a "
+          "it has {} of several models; hetsched needs one model per node to know which one a "
           "pod gets (label the node hetsched.io/device-type=TYPE)",
           info.resource);
       return info;
     }
     if (!label) {
       info.problem = fmt::format(
-          "has {} but no label says its model (run the vendor's feature discovery, or label "
+          "it has {} but no label says its model (run the vendor's feature discovery, or label "
           "the node hetsched.io/device-type=TYPE)",
           info.resource);
       return info;
@@ -686,7 +695,7 @@ NodeInfo DescribeNode(const Node& node, const Mapping& mapping,
   if (type_name) id = catalog.FindId(*type_name);
   if (!id) {
     info.problem = fmt::format(
-        "{} '{}' maps to no catalog type (add it to kubernetes.device_types; `hetsched "
+        "its {} '{}' maps to no catalog type (add it to kubernetes.device_types; `hetsched "
         "catalog` lists the types)",
         info.resource.empty() ? "CPU type" : "device", product);
     return info;
@@ -726,32 +735,26 @@ NodeInfo DescribeNode(const Node& node, const Mapping& mapping,
       }
     }
   }
-  // A node may state its stacks outright ("rocm 6.1,cann 8.0"): AMD's and Ascend's labels give
-  // kernel-driver versions, not the ROCm or CANN release a pod's image needs.
-  if (const std::string* stacks = Label(node, "hetsched.io/stacks")) {
-    std::vector<model::SoftwareStack> parsed;
-    size_t pos = 0;
-    bool ok = true;
-    while (pos <= stacks->size()) {
-      size_t comma = stacks->find(',', pos);
-      if (comma == std::string::npos) comma = stacks->size();
-      std::string item = stacks->substr(pos, comma - pos);
-      pos = comma + 1;
-      item.erase(0, item.find_first_not_of(' '));
-      if (item.empty()) continue;
-      auto s = model::ParseSoftwareStack(item);
-      if (!s.ok()) {
-        ok = false;
-        info.problem = fmt::format("label hetsched.io/stacks: {}", s.status().message());
-        break;
-      }
-      parsed.push_back(*s);
-    }
-    if (!ok) {
+  // A node may state its stacks outright, one label each (hetsched.io/stack.rocm=6.1): AMD's
+  // and Ascend's labels give kernel-driver versions, not the ROCm or CANN release a pod's image
+  // needs. Label values cannot hold spaces or commas, hence a label per stack.
+  const std::string prefix = "hetsched.io/stack.";
+  std::vector<model::SoftwareStack> stated;
+  for (auto it = node.labels.lower_bound(prefix);
+       it != node.labels.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+    auto stack = model::ParseSoftwareStack(it->first.substr(prefix.size()) + " " + it->second);
+    if (!stack.ok() || it->first.size() == prefix.size()) {
+      info.problem = fmt::format(
+          "its label {}={} is not a stack and version (expected e.g. "
+          "hetsched.io/stack.rocm=6.1)",
+          it->first, it->second);
       info.type = model::DeviceTypeId();
       return info;
     }
-    info.device.stacks = std::move(parsed);
+    stated.push_back(*stack);
+  }
+  if (!stated.empty()) {
+    info.device.stacks = std::move(stated);
     info.driver_known = true;
   }
   return info;

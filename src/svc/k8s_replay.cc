@@ -180,7 +180,8 @@ util::Result<ReplayResult> Replay(const std::vector<Node>& nodes,
     auto cpu = n.allocatable.find("cpu");
     s.cpu = s.free_cpu = cpu == n.allocatable.end() ? 0 : cpu->second;
     const model::DeviceType& d = s.info.device;
-    // A GPU node: its devices idle or busy; a CPU node: two sockets of its CPU type.
+    // A GPU node: its devices idle or busy, its host CPUs in the base; a CPU node: two
+    // sockets of its CPU type, busy in proportion to the cores its pods hold.
     const int32_t devices = s.info.resource.empty() ? 2 : s.info.accelerators;
     s.excess_w = (d.peak_watts - d.idle_watts) * (s.info.resource.empty() ? 2 : 1);
     result.idle_w += options.node_base_w + devices * d.idle_watts;
@@ -300,7 +301,11 @@ util::Result<ReplayResult> Replay(const std::vector<Node>& nodes,
       auto speed = pod.resource.empty() ? pod.speed.begin() : pod.speed.find(s.info.device.name);
       if (speed == pod.speed.end() || speed->second <= 0) runs = false;
       const double held_s = runs ? options.startup_s + pod.work / speed->second : options.startup_s;
-      const double share = pod.resource.empty() ? pod.cpu / std::max(1.0, s.cpu) : pod.count;
+      // A CPU pod on an accelerator node runs on the host CPUs the node's base draw stands
+      // for: no device of its turns busy.
+      const double share = !pod.resource.empty()     ? pod.count
+                           : s.info.resource.empty() ? pod.cpu / std::max(1.0, s.cpu)
+                                                     : 0;
       result.busy_device_s_excess_j += share * s.excess_w * held_s;
       if (!runs) {
         result.failed_starts++;

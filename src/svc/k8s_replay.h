@@ -65,7 +65,8 @@ struct ReplayResult {
   double idle_w = 0;                  // all nodes' draw with every device idle
   double occupied_node_s = 0;         // node-seconds with at least one pod
   int32_t nodes = 0;
-  std::map<std::string, int64_t> placed_by_type;  // device type -> pods started there
+  // Device type -> pods started on nodes of that type, failed starts included.
+  std::map<std::string, int64_t> placed_by_type;
   double EnergyKwh(double horizon_s) const {
     return (idle_w * horizon_s + busy_device_s_excess_j) / 3.6e6;
   }

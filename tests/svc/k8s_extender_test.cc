@@ -102,7 +102,7 @@ TEST(K8sExtenderFilter, NodesFormKeepsStacksDriversAndCounts) {
   EXPECT_EQ(failed["amd-mi250-1"], "node has amd.com/gpu, the pod asks for nvidia.com/gpu");
   EXPECT_EQ(failed["cpu-1"], "node has no nvidia.com/gpu");
   EXPECT_THAT(failed["gpu-unknown"].get<std::string>(),
-              HasSubstr("hetsched cannot use this node: it device 'NVIDIA-B200' maps to no"));
+              HasSubstr("hetsched cannot use this node: its device 'NVIDIA-B200' maps to no"));
   EXPECT_TRUE(r["FailedAndUnresolvableNodes"].empty());
 }
 
@@ -322,21 +322,35 @@ TEST(K8sExtenderGroups, AllOrNothing) {
                     {"hetsched.io/pod-group-size", "3"},
                     {"hetsched.io/stacks", "cuda>=12.2"}});
   };
-  // Two nodes can run a member (cuda 12.2+, 8 GPUs): three do not fit, so none is placed.
+  // Two nodes can run a member (cuda 12.2+, 8 GPUs): three never fit, so none is placed, and
+  // kube-scheduler is told that preempting would not help.
   Json r = Ok(e->Filter(NamesForm(member(0), all)));
   EXPECT_TRUE(Passed(r).empty());
-  EXPECT_THAT(
-      r["FailedNodes"]["gpu-a100-1"].get<std::string>(),
-      HasSubstr("pod group 'ml/llm' needs 3 more pod(s) of 8 nvidia.com/gpu at once; 2 fit now"));
+  EXPECT_TRUE(r["FailedNodes"].empty());
+  ASSERT_TRUE(r["FailedAndUnresolvableNodes"].contains("gpu-a100-1")) << r.dump();
+  EXPECT_THAT(r["FailedAndUnresolvableNodes"]["gpu-a100-1"].get<std::string>(),
+              HasSubstr("pod group 'ml/llm' needs 3 pod(s) of 8 nvidia.com/gpu at once; the whole "
+                        "cluster holds at most 2 on one device type"));
   EXPECT_EQ(e->groups_reserved(), 0u);
 
-  // A third node joins: the group is placed at once, one node per member.
+  // A third node joins, half taken: the group fits the cluster but not now.
   Json third = NodeList()["items"][1];
   third["metadata"]["name"] = "gpu-a100-3";
   nodes.push_back(*ParseNode(third.dump()));
   e->UpsertNode(nodes.back());
   std::vector<std::string> with_third = all;
   with_third.push_back("gpu-a100-3");
+  const Pod busy = *ParsePod(PodJson("busy", {{"nvidia.com/gpu", "4"}}, {}, "gpu-a100-3").dump());
+  e->UpsertPod(busy);
+  r = Ok(e->Filter(NamesForm(member(0), with_third)));
+  EXPECT_TRUE(Passed(r).empty());
+  EXPECT_THAT(
+      r["FailedNodes"]["gpu-a100-1"].get<std::string>(),
+      HasSubstr("pod group 'ml/llm' needs 3 more pod(s) of 8 nvidia.com/gpu at once; 2 fit now"));
+  EXPECT_EQ(e->groups_reserved(), 0u);
+
+  // Once it ends, the group is placed at once, one node per member.
+  e->DeletePod(busy);
   std::set<std::string> placed;
   for (int i = 0; i < 3; ++i) {
     r = Ok(e->Filter(NamesForm(member(i), with_third)));

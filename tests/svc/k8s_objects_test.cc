@@ -35,9 +35,12 @@ TEST(K8sDriver, CudaVersionFollowsNvidiasTable) {
   EXPECT_EQ(CudaVersionOfDriver("535.104.05"), "12.2");
   EXPECT_EQ(CudaVersionOfDriver("535.54.03"), "12.2");
   EXPECT_EQ(CudaVersionOfDriver("535.43"), "12.1");
+  EXPECT_EQ(CudaVersionOfDriver("535.54.02"), "12.1");  // one below 12.2's minimum
+  EXPECT_EQ(CudaVersionOfDriver("550.54.14"), "12.4");
+  EXPECT_EQ(CudaVersionOfDriver("450.51.05"), "11.0");
   EXPECT_EQ(CudaVersionOfDriver("470.82.01"), "11.4");
   EXPECT_EQ(CudaVersionOfDriver("570.86.15"), "12.8");
-  EXPECT_EQ(CudaVersionOfDriver("450.36.06"), "11.0");
+  EXPECT_EQ(CudaVersionOfDriver("450.36.06"), std::nullopt);  // a CUDA 11.0 release candidate
   EXPECT_EQ(CudaVersionOfDriver("440.33"), std::nullopt);
   EXPECT_EQ(CudaVersionOfDriver("abc"), std::nullopt);
 }
@@ -86,6 +89,16 @@ TEST(K8sNodes, DescribesVendorsLabels) {
   EXPECT_EQ(own_rack->items[0].labels.count("kubernetes.io/hostname"), 1u);
   EXPECT_EQ(own_rack->items[0].labels.count("topology.kubernetes.io/zone"), 0u);
 
+  // A node states its stacks with one label each; a value that is no version is a problem.
+  Node amd = list->items[4];
+  amd.labels["hetsched.io/stack.rocm"] = "latest";
+  EXPECT_THAT(DescribeNode(amd, Mapping{}, catalog).problem,
+              HasSubstr("its label hetsched.io/stack.rocm=latest is not a stack and version"));
+  // Ascend's shares and unhealthy counts are not devices.
+  Node npu = list->items[5];
+  npu.allocatable["huawei.com/Ascend910-2c"] = 4;
+  EXPECT_EQ(DescribeNode(npu, Mapping{}, catalog).problem, "");
+
   // Configuration maps what the rules do not know.
   Mapping mapping;
   mapping.device_types["NVIDIA-B200"] = "h100-80g";
@@ -112,6 +125,8 @@ TEST(K8sNodes, ProductRules) {
     EXPECT_EQ(CatalogTypeForProduct(product, Mapping{}, catalog), type) << product;
   }
   EXPECT_EQ(CatalogTypeForProduct("Instinct_MI210", Mapping{}, catalog), std::nullopt);
+  // Whole tokens: a T400 is not a T4.
+  EXPECT_EQ(CatalogTypeForProduct("NVIDIA-T400", Mapping{}, catalog), std::nullopt);
 }
 
 TEST(K8sPods, SumsContainersAndTakesTheLargestInit) {

@@ -53,7 +53,7 @@ TEST(K8sReplay, NodesHetschedCannotDescribeAreRefused) {
   nodes[0].labels["nvidia.com/gpu.product"] = "NVIDIA-B200";
   auto r = Replay(nodes, GeneratePods(5, 60, 1), ReplayOptions{});
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("node a100-00: device 'NVIDIA-B200' maps to no catalog"),
+  EXPECT_NE(r.status().message().find("node a100-00: its device 'NVIDIA-B200' maps to no catalog"),
             std::string::npos)
       << r.status().message();
 }
