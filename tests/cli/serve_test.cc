@@ -432,8 +432,9 @@ TEST(ServeLocal, AnUnknownBackendIsRefusedNotRunAsLocal) {
                  {}, 20, tmp.path().string());
   EXPECT_FALSE(r.timed_out) << "it served: " << r.out;
   EXPECT_EQ(r.status, 2) << r.out << r.err;
-  EXPECT_EQ(r.err,
-            "hetsched: --backend 'bogus': unknown (expected virtual, local, slurm or kubernetes)\n");
+  EXPECT_EQ(
+      r.err,
+      "hetsched: --backend 'bogus': unknown (expected virtual, local, slurm or kubernetes)\n");
   EXPECT_FALSE(fs::exists(tmp.path() / "hetsched-local")) << "it made the local backend's folder";
 }
 
