@@ -308,12 +308,13 @@ ExtenderReply Extender::Filter(std::string_view body) {
     return answer("");
   }
 
+  // Described outside the lock: thousands of nodes take milliseconds, and need no state.
+  const std::vector<NodeInfo> described = Describe(args->names_form, args->nodes);
   std::lock_guard lock(mu_);
   if (options_.node_cache && !synced_) {
     return answer("hetsched's node cache has not read the cluster yet; try again shortly");
   }
   ExpireGroups();
-  const std::vector<NodeInfo> described = Describe(args->names_form, args->nodes);
   std::vector<std::string> unknown;
   const std::vector<Candidate> candidates =
       CandidatesOf(args->names, args->names_form, described, &unknown, nullptr);
@@ -396,8 +397,8 @@ ExtenderReply Extender::Prioritize(std::string_view body) {
   if (!args.ok()) return BadRequest(args.status());
   auto needs = NeedsOf(args->pod, options_.catalog);
   Json out = Json::array();
-  std::lock_guard lock(mu_);
   const std::vector<NodeInfo> described = Describe(args->names_form, args->nodes);
+  std::lock_guard lock(mu_);
   std::vector<int32_t> index;  // candidate -> position in the request
   std::vector<Candidate> candidates =
       CandidatesOf(args->names, args->names_form, described, nullptr, &index);

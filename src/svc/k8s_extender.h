@@ -128,7 +128,7 @@ class Extender {
   };
 
   Verdict Check(const PodNeeds& needs, const Candidate& c) const;
-  // The Nodes form's nodes described (none for the NodeNames form).
+  // The Nodes form's nodes described (none for the NodeNames form). Needs no lock.
   std::vector<NodeInfo> Describe(bool names_form, const std::vector<Node>& nodes) const;
   // The request's nodes: `described` (Nodes form) or the cache's (NodeNames form: names it
   // does not hold go to `unknown`), with usage from the cache; `index` gets each one's
