@@ -228,7 +228,9 @@ void HttpApi::Route(MetricsRegistry* metrics) {
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (auto h = latency.Get({route}); h.ok()) h->Observe(seconds);
-      if (auto c = requests.Get({route, std::to_string(res.status)}); c.ok()) c->Inc();
+      // A handler that only sets content leaves the status to httplib, which makes it 200.
+      const int code = res.status == -1 ? 200 : res.status;
+      if (auto c = requests.Get({route, std::to_string(code)}); c.ok()) c->Inc();
     };
   };
   httplib::Server& s = *server_;

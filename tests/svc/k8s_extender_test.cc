@@ -457,6 +457,12 @@ TEST(K8sExtenderHttp, VerbsUnderThePrefixWithoutATokenAndNoJobRoutes) {
   res = client.Get("/metrics");
   ASSERT_TRUE(res);
   EXPECT_THAT(res->body, HasSubstr("route=\"/sched/hetsched/filter\""));
+  // A route counts under the status it answered with (/metrics too, whose status httplib sets).
+  res = client.Get("/metrics");
+  ASSERT_TRUE(res);
+  EXPECT_THAT(res->body,
+              HasSubstr(R"(hetsched_api_requests_total{route="/metrics",code="200"} 1)"));
+  EXPECT_THAT(res->body, ::testing::Not(HasSubstr("code=\"-1\"")));
   (*api)->Stop();
 }
 
