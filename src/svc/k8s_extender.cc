@@ -99,12 +99,6 @@ double AcceleratorsOf(const Pod& pod) {
   return 0;
 }
 
-std::string StackNameOfArch(const std::string& arch) {
-  if (arch == "amd64") return "x86_64";
-  if (arch == "arm64") return "aarch64";
-  return arch;
-}
-
 }  // namespace
 
 util::Result<std::unique_ptr<Extender>> Extender::Create(ExtenderOptions options) {
@@ -144,7 +138,7 @@ Extender::Verdict Extender::Check(const PodNeeds& needs, const Candidate& c) con
   if (needs.resource.empty()) {
     // A CPU pod: only the architecture can rule a node out, when the pod names stacks.
     if (!needs.job.stacks.empty() && !info.arch.empty()) {
-      const std::vector<model::SoftwareStack> have = {{StackNameOfArch(info.arch), ""}};
+      const std::vector<model::SoftwareStack> have = {{StackOfArch(info.arch), ""}};
       if (!model::AnySatisfied(have, needs.job.stacks)) {
         v.incompatible = true;
         v.reason = fmt::format("node is {}, the pod runs {}", have[0].name,

@@ -73,28 +73,25 @@ NodeCache::Next NodeCache::ListAndWatch(Kind kind) {
     return Next::kBackOff;
   }
   std::string version;
-  if (nodes) {
-    auto list = ParseNodeList(*body, extender_->mapping().rack_label);
+  // The list into the extender; false when it does not read.
+  auto replace = [&](auto list, auto into) {
     if (!list.ok()) {
-      logger_->Warn("kubernetes: the node list does not read",
+      logger_->Warn(fmt::format("kubernetes: the {} list does not read", nodes ? "node" : "pod"),
                     {{"error", list.status().message()}});
-      return Next::kBackOff;
+      return false;
     }
-    extender_->ReplaceNodes(list->items);
+    into(list->items);
     version = list->resource_version;
-    logger_->Info("kubernetes: nodes listed",
-                  {{"nodes", static_cast<int64_t>(list->items.size())}});
-  } else {
-    auto list = ParsePodList(*body);
-    if (!list.ok()) {
-      logger_->Warn("kubernetes: the pod list does not read", {{"error", list.status().message()}});
-      return Next::kBackOff;
-    }
-    extender_->ReplacePods(list->items);
-    version = list->resource_version;
-    logger_->Info("kubernetes: bound pods listed",
-                  {{"pods", static_cast<int64_t>(list->items.size())}});
-  }
+    logger_->Info(nodes ? "kubernetes: nodes listed" : "kubernetes: bound pods listed",
+                  {{what, static_cast<int64_t>(list->items.size())}});
+    return true;
+  };
+  const bool read =
+      nodes ? replace(ParseNodeList(*body, extender_->mapping().rack_label),
+                      [this](const std::vector<Node>& items) { extender_->ReplaceNodes(items); })
+            : replace(ParsePodList(*body),
+                      [this](const std::vector<Pod>& items) { extender_->ReplacePods(items); });
+  if (!read) return Next::kBackOff;
   MarkSynced(kind);
 
   // Watch from the list's version; a stream the server ends (timeoutSeconds) is resumed from

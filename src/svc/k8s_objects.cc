@@ -449,6 +449,22 @@ std::optional<std::string_view> AmdTypeOfDeviceId(std::string_view id) {
   return std::nullopt;
 }
 
+// The items of "a, b,c": split at commas, spaces around them dropped, empty ones skipped.
+std::vector<std::string> CommaList(std::string_view text) {
+  std::vector<std::string> items;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string_view::npos) comma = text.size();
+    std::string item(text.substr(pos, comma - pos));
+    pos = comma + 1;
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    if (!item.empty()) items.push_back(std::move(item));
+  }
+  return items;
+}
+
 std::optional<int64_t> ParseInt(std::string_view s) {
   int64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -480,12 +496,6 @@ std::optional<std::string> VendorLabel(const Node& node, const std::vector<std::
     }
   }
   return found;
-}
-
-std::string StackNameOfArch(const std::string& arch) {
-  if (arch == "amd64") return "x86_64";
-  if (arch == "arm64") return "aarch64";
-  return arch;
 }
 
 }  // namespace
@@ -585,6 +595,12 @@ std::optional<std::string> StackOfResource(std::string_view resource) {
     return "cann";
   }
   return std::nullopt;
+}
+
+std::string StackOfArch(const std::string& arch) {
+  if (arch == "amd64") return "x86_64";
+  if (arch == "arm64") return "aarch64";
+  return arch;
 }
 
 std::optional<std::string> CatalogTypeForProduct(std::string_view product, const Mapping& mapping,
@@ -704,7 +720,7 @@ NodeInfo DescribeNode(const Node& node, const Mapping& mapping,
   info.device = catalog.Get(*id);
 
   if (info.resource.empty() && !info.arch.empty()) {
-    info.device.stacks = {{StackNameOfArch(info.arch), ""}};
+    info.device.stacks = {{StackOfArch(info.arch), ""}};
   }
   if (info.resource == "nvidia.com/gpu") {
     if (const std::string* mib = Label(node, "nvidia.com/gpu.memory")) {
@@ -791,15 +807,7 @@ util::Result<PodNeeds> NeedsOf(const Pod& pod, const model::DeviceCatalog& catal
   job.gang_size = job.min_workers = job.max_workers = std::max(1, needs.count);
 
   if (const std::string* stacks = annotation("hetsched.io/stacks")) {
-    size_t pos = 0;
-    while (pos <= stacks->size()) {
-      size_t comma = stacks->find(',', pos);
-      if (comma == std::string::npos) comma = stacks->size();
-      std::string item = stacks->substr(pos, comma - pos);
-      pos = comma + 1;
-      item.erase(0, item.find_first_not_of(' '));
-      item.erase(item.find_last_not_of(' ') + 1);
-      if (item.empty()) continue;
+    for (const std::string& item : CommaList(*stacks)) {
       auto r = model::ParseStackRequirement(item);
       if (!r.ok()) return bad("hetsched.io/stacks", *stacks, "e.g. cuda>=12.2,rocm>=6.0");
       job.stacks.push_back(*r);
@@ -819,12 +827,7 @@ util::Result<PodNeeds> NeedsOf(const Pod& pod, const model::DeviceCatalog& catal
 
   if (const std::string* type = annotation("hetsched.io/job-type")) job.job_type = *type;
   if (const std::string* table = annotation("hetsched.io/throughput")) {
-    size_t pos = 0;
-    while (pos < table->size()) {
-      size_t comma = table->find(',', pos);
-      if (comma == std::string::npos) comma = table->size();
-      const std::string item = table->substr(pos, comma - pos);
-      pos = comma + 1;
+    for (const std::string& item : CommaList(*table)) {
       const size_t eq = item.find('=');
       const model::DeviceType* t =
           eq == std::string::npos ? nullptr : catalog.Find(Lower(item.substr(0, eq)));

@@ -106,6 +106,10 @@ struct Mapping {
 // HAMi's shares (nvidia.com/gpumem, nvidia.com/gpucores) are not devices: they size them.
 std::optional<std::string> StackOfResource(std::string_view resource);
 
+// The stack a kubernetes.io/arch value names: amd64 -> x86_64, arm64 -> aarch64, others as
+// they are.
+std::string StackOfArch(const std::string& arch);
+
 // A node as hetsched sees it.
 struct NodeInfo {
   std::string name;

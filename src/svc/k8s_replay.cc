@@ -282,17 +282,11 @@ util::Result<ReplayResult> Replay(const std::vector<Node>& nodes,
       s.free_devices -= pod.count;
       s.free_cpu -= pod.cpu;
       if (s.pods++ == 0) s.occupied_since = now;
-      const Json bound = PodJson(pod, attempts[i], s.info.name);
-      if (options.use_extender) {
-        auto parsed = ParsePod(bound.dump());
-        if (!parsed.ok()) return parsed.status();
-        extender->UpsertPod(*parsed);
-      }
+      ASSIGN_OR_RETURN(const Pod bound, ParsePod(PodJson(pod, attempts[i], s.info.name).dump()));
+      if (options.use_extender) extender->UpsertPod(bound);
       result.placed_by_type[s.info.device.name]++;
       // The truth: does the pod's image run on this node's devices?
-      auto parsed = ParsePod(bound.dump());
-      if (!parsed.ok()) return parsed.status();
-      ASSIGN_OR_RETURN(PodNeeds needs, NeedsOf(*parsed, catalog));
+      ASSIGN_OR_RETURN(PodNeeds needs, NeedsOf(bound, catalog));
       bool runs = true;
       if (!pod.resource.empty()) {
         for (const auto& f : truth) runs = runs && !f->Reject(needs.job, s.info.device);
