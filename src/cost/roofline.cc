@@ -8,22 +8,29 @@ namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-double EffectivePeak(model::Precision precision, const model::DeviceType& type) {
+}  // namespace
+
+double EffectiveFlops(model::Precision precision, const model::DeviceType& type) {
   const double peak = type.PeakFlops(precision) * type.efficiency;
   return peak > 0 ? peak : 0;
 }
 
-}  // namespace
+double ComputeSeconds(double flops, double flops_per_s) {
+  if (!(flops > 0)) return 0;
+  return flops_per_s > 0 ? flops / flops_per_s : kInfinity;
+}
 
 double ComputeSeconds(double flops, model::Precision precision, const model::DeviceType& type) {
-  if (!(flops > 0)) return 0;
-  const double peak = EffectivePeak(precision, type);
-  return peak > 0 ? flops / peak : kInfinity;
+  return ComputeSeconds(flops, EffectiveFlops(precision, type));
+}
+
+double MemorySeconds(double bytes, double bytes_per_s) {
+  if (!(bytes > 0)) return 0;
+  return bytes_per_s > 0 ? bytes / bytes_per_s : kInfinity;
 }
 
 double MemorySeconds(uint64_t bytes, const model::DeviceType& type) {
-  if (bytes == 0) return 0;
-  return type.memory_bandwidth > 0 ? static_cast<double>(bytes) / type.memory_bandwidth : kInfinity;
+  return MemorySeconds(static_cast<double>(bytes), type.memory_bandwidth);
 }
 
 double RooflineSeconds(const OpLoad& load, const model::DeviceType& type) {
@@ -31,9 +38,13 @@ double RooflineSeconds(const OpLoad& load, const model::DeviceType& type) {
                   MemorySeconds(load.bytes, type));
 }
 
+double RooflineSeconds(double flops, double bytes, double flops_per_s, double bytes_per_s) {
+  return std::max(ComputeSeconds(flops, flops_per_s), MemorySeconds(bytes, bytes_per_s));
+}
+
 double RidgeIntensity(model::Precision precision, const model::DeviceType& type) {
   if (!(type.memory_bandwidth > 0)) return kInfinity;
-  return EffectivePeak(precision, type) / type.memory_bandwidth;
+  return EffectiveFlops(precision, type) / type.memory_bandwidth;
 }
 
 }  // namespace hetsched::cost

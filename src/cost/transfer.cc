@@ -10,20 +10,39 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 }  // namespace
 
+double TransferSeconds(double bytes, double bandwidth, double latency_s) {
+  if (!(bytes > 0)) return 0;
+  if (!(bandwidth > 0)) return kInfinity;
+  return latency_s + bytes / bandwidth;
+}
+
 double TransferSeconds(const model::Path& path, uint64_t bytes) {
-  if (bytes == 0 || path.distance == model::Distance::kSameDevice) return 0;
-  if (!(path.bandwidth > 0)) return kInfinity;
-  return path.latency_s + static_cast<double>(bytes) / path.bandwidth;
+  if (path.distance == model::Distance::kSameDevice) return 0;
+  return TransferSeconds(static_cast<double>(bytes), path.bandwidth, path.latency_s);
+}
+
+double RingAllReduceBytesPerWorker(double bytes, int workers) {
+  if (workers <= 1) return 0;
+  return 2.0 * (workers - 1) / workers * bytes;
+}
+
+double RingAllReduceBytesTotal(double bytes, int workers) {
+  if (workers <= 1) return 0;
+  return 2.0 * (workers - 1) * bytes;
+}
+
+double RingAllReduceSeconds(double bytes, int workers, double bandwidth, double latency_s,
+                            double count) {
+  if (workers <= 1 || !(bytes > 0)) return 0;
+  if (!(bandwidth > 0)) return kInfinity;
+  const double steps = 2.0 * (workers - 1);  // per all-reduce
+  return RingAllReduceBytesPerWorker(bytes, workers) / bandwidth + steps * latency_s * count;
 }
 
 double RingAllReduceSeconds(uint64_t bytes, int workers, const model::Path& bottleneck) {
-  if (workers <= 1 || bytes == 0) return 0;
   if (bottleneck.distance == model::Distance::kSameDevice) return 0;
-  if (!(bottleneck.bandwidth > 0)) return kInfinity;
-  const double n = workers;
-  const double steps = 2.0 * (n - 1);
-  return steps / n * static_cast<double>(bytes) / bottleneck.bandwidth +
-         steps * bottleneck.latency_s;
+  return RingAllReduceSeconds(static_cast<double>(bytes), workers, bottleneck.bandwidth,
+                              bottleneck.latency_s);
 }
 
 model::Path WorstOf(const std::vector<model::Path>& hops) {

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <set>
 
+#include "cost/transfer.h"
 #include "model/topology.h"
 #include "util/units.h"
 
@@ -79,7 +80,7 @@ class Search {
       total_sizes_ += static_cast<int32_t>(sizes_.back().size());
     }
     repeat_ = static_cast<int32_t>(classes.size()) <= kMaxRepeatClasses;
-    for (const DeviceClass& c : classes) class_rate_.push_back(c.peak_flops * c.efficiency);
+    for (const DeviceClass& c : classes) class_rate_.push_back(c.flops_per_s);
     flops_prefix_.assign(layers_ + 1, 0.0);
     for (int32_t l = 0; l < layers_; ++l) {
       flops_prefix_[l + 1] = flops_prefix_[l] + spec.layers[l].fwd_flops;
@@ -149,9 +150,8 @@ class Search {
       return o;
     };
     const auto mem = by([&](int32_t c) { return static_cast<double>(classes_[c].memory_bytes); });
-    const auto speed = by([&](int32_t c) {
-      return classes_[c].peak_flops * classes_[c].efficiency * classes_[c].devices();
-    });
+    const auto speed =
+        by([&](int32_t c) { return classes_[c].flops_per_s * classes_[c].devices(); });
     for (const auto& o : {mem, speed}) {
       add(o);
       add(std::vector<int32_t>(o.rbegin(), o.rend()));
@@ -173,7 +173,7 @@ class Search {
   double BottleneckLowerBound(int64_t mb) const {
     std::vector<double> slots;
     for (const DeviceClass& c : classes_) {
-      const double rate = c.peak_flops * c.efficiency;
+      const double rate = c.flops_per_s;
       const int64_t cap = std::min<int64_t>(c.devices(), mb * c.group_size);
       if (cap <= 0) continue;
       const int64_t full = std::min<int64_t>(c.devices() / cap, max_stages_);
@@ -763,8 +763,9 @@ void FinishPlan(const model::ModelSpec& spec, const std::vector<DeviceClass>& cl
       const double per_pass = plan.training ? 1.0 : 0.5;
       LinkTraffic l{name, name, "tensor-parallel", "island", 0, steps * c.tp_comm_s};
       // Bytes each device sends per step in its ring all-reduces.
-      l.bytes_per_step = static_cast<uint64_t>(steps * per_pass * 2.0 * (c.tp - 1) / c.tp *
-                                               c.samples_per_replica * tp_bytes);
+      l.bytes_per_step = static_cast<uint64_t>(
+          steps * per_pass *
+          cost::RingAllReduceBytesPerWorker(c.samples_per_replica * tp_bytes, c.tp));
       plan.links.push_back(l);
     }
     if (c.allreduce_s > 0) {
@@ -773,7 +774,8 @@ void FinishPlan(const model::ModelSpec& spec, const std::vector<DeviceClass>& cl
       const int32_t n = island ? c.dp : dc.NodesFor(static_cast<int32_t>(st.devices.size()));
       LinkTraffic l{name, name, "data-parallel", island ? "island" : "network", 0, c.allreduce_s};
       // Per device (island) or per node NIC (network) in the ring.
-      l.bytes_per_step = static_cast<uint64_t>(2.0 * (n - 1) / n * (island ? grads / c.tp : grads));
+      l.bytes_per_step = static_cast<uint64_t>(
+          cost::RingAllReduceBytesPerWorker(island ? grads / c.tp : grads, n));
       plan.links.push_back(l);
     }
     if (c.offload != kOffloadNone) {

@@ -8,24 +8,13 @@
 #include <map>
 #include <tuple>
 
+#include "cost/roofline.h"
+#include "cost/transfer.h"
+
 namespace hetsched::plan {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// Ring all-reduce of `bytes` among `n` members over links of `bandwidth` and `latency_s`:
-// 2 (n - 1) / n of the data crosses each link, in 2 (n - 1) steps.
-double RingAllReduce(double bytes, int32_t n, double bandwidth, double latency_s) {
-  if (n <= 1 || bytes <= 0) return 0;
-  if (bandwidth <= 0) return kInf;
-  return 2.0 * (n - 1) / n * bytes / bandwidth + 2.0 * (n - 1) * latency_s;
-}
-
-double Transfer(double bytes, double bandwidth, double latency_s) {
-  if (bytes <= 0) return 0;
-  if (bandwidth <= 0) return kInf;
-  return latency_s + bytes / bandwidth;
-}
 
 }  // namespace
 
@@ -111,8 +100,7 @@ util::Result<std::vector<DeviceClass>> BuildDeviceClasses(const model::Cluster& 
         c.intra_latency_s = lat;
         c.nic_bandwidth = node.nic_bandwidth;
         c.nic_latency_s = node.nic_latency_s;
-        c.peak_flops = t.PeakFlops(precision);
-        c.efficiency = t.efficiency;
+        c.flops_per_s = cost::EffectiveFlops(precision, t);
         c.memory_bandwidth = t.memory_bandwidth;
         c.raw_memory_bytes = t.memory_bytes;
         c.memory_bytes = static_cast<uint64_t>(static_cast<double>(t.memory_bytes) *
@@ -229,21 +217,23 @@ StageCost StageCostModel::EvaluateOne(const DeviceClass& c, int32_t first, int32
   // Time per micro-batch: roofline of compute and weight streaming, per replica.
   const double flops = passes * static_cast<double>(b) * (flops_[last] - flops_[first]) / tp;
   const double traffic = passes * (weight_traffic_[last] - weight_traffic_[first]) / tp;
-  out.compute_s = std::max(flops / (c.peak_flops * c.efficiency), traffic / c.memory_bandwidth);
+  out.compute_s = cost::RooflineSeconds(flops, traffic, c.flops_per_s, c.memory_bandwidth);
   if (tp > 1) {
     const double per_pass = training_ ? 1.0 : 0.5;  // tp_allreduces counts forward + backward
+    // One ring all-reduce per tp_allreduces of each layer, of its output for the replica's
+    // samples.
     out.tp_comm_s =
-        per_pass * (2.0 * (tp - 1) / tp * static_cast<double>(b) *
-                        (tp_bytes_[last] - tp_bytes_[first]) / c.intra_bandwidth +
-                    2.0 * (tp - 1) * c.intra_latency_s * (tp_count_[last] - tp_count_[first]));
-    if (c.intra_bandwidth <= 0) out.tp_comm_s = kInf;
+        per_pass * cost::RingAllReduceSeconds(
+                       static_cast<double>(b) * (tp_bytes_[last] - tp_bytes_[first]), tp,
+                       c.intra_bandwidth, c.intra_latency_s, tp_count_[last] - tp_count_[first]);
   }
   const double directions = training_ ? 2.0 : 1.0;  // activations forward, gradients back
   if (next != NextLink::kNone && last > 0) {
     const double bytes = static_cast<double>(micro_batch_) * spec_.layers[last - 1].output_bytes;
-    const double t = next == NextLink::kSameGroup
-                         ? Transfer(bytes, c.intra_bandwidth, c.intra_latency_s)
-                         : Transfer(bytes, c.NodesFor(devices) * c.nic_bandwidth, c.nic_latency_s);
+    const double t =
+        next == NextLink::kSameGroup
+            ? cost::TransferSeconds(bytes, c.intra_bandwidth, c.intra_latency_s)
+            : cost::TransferSeconds(bytes, c.NodesFor(devices) * c.nic_bandwidth, c.nic_latency_s);
     out.p2p_s = directions * t;
   }
   const double node_bw = c.NodesFor(devices) * c.nic_bandwidth;
@@ -251,7 +241,8 @@ StageCost StageCostModel::EvaluateOne(const DeviceClass& c, int32_t first, int32
     // The lookup happens on the CPU servers; activations come in, their gradients go back.
     const double bytes = static_cast<double>(micro_batch_) * (embed_out_[last] - embed_out_[first]);
     out.offload_s +=
-        directions * Transfer(bytes, std::min(node_bw, pool_.nic_bandwidth), pool_.nic_latency_s);
+        directions *
+        cost::TransferSeconds(bytes, std::min(node_bw, pool_.nic_bandwidth), pool_.nic_latency_s);
     out.host_bytes +=
         static_cast<uint64_t>(embed_params * (weight_bytes_ + grad_bytes_ + optimizer_bytes_));
   }
@@ -261,14 +252,15 @@ StageCost StageCostModel::EvaluateOne(const DeviceClass& c, int32_t first, int32
     const double grad_bytes = on_device * grad_bytes_;  // one replica's gradients
     if (devices <= c.group_size) {
       out.allreduce_s =
-          RingAllReduce(grad_bytes / tp, out.dp, c.intra_bandwidth, c.intra_latency_s);
+          cost::RingAllReduceSeconds(grad_bytes / tp, out.dp, c.intra_bandwidth, c.intra_latency_s);
     } else {
       // Hierarchical: reduce inside each group, then a ring among the nodes on their NICs.
       const int32_t in_group = c.group_size / tp;
       const int32_t nodes = c.NodesFor(devices);
       out.allreduce_s =
-          RingAllReduce(grad_bytes / tp, in_group, c.intra_bandwidth, c.intra_latency_s) +
-          RingAllReduce(grad_bytes, nodes, c.nic_bandwidth, c.nic_latency_s);
+          cost::RingAllReduceSeconds(grad_bytes / tp, in_group, c.intra_bandwidth,
+                                     c.intra_latency_s) +
+          cost::RingAllReduceSeconds(grad_bytes, nodes, c.nic_bandwidth, c.nic_latency_s);
     }
   }
   double tail_offload = 0;
@@ -276,8 +268,9 @@ StageCost StageCostModel::EvaluateOne(const DeviceClass& c, int32_t first, int32
     // ZeRO-Offload style: gradients go to the CPU servers, updated weights come back, and the
     // CPUs stream the optimizer state (read and write) once per step.
     const double bytes = on_device * (grad_bytes_ + weight_bytes_);
-    tail_offload = Transfer(bytes, std::min(node_bw, pool_.nic_bandwidth), pool_.nic_latency_s) +
-                   2.0 * on_device * optimizer_bytes_ / pool_.memory_bandwidth;
+    tail_offload =
+        cost::TransferSeconds(bytes, std::min(node_bw, pool_.nic_bandwidth), pool_.nic_latency_s) +
+        cost::MemorySeconds(2.0 * on_device * optimizer_bytes_, pool_.memory_bandwidth);
     out.host_bytes += static_cast<uint64_t>(on_device * optimizer_bytes_);
   }
   out.offload_s += tail_offload;

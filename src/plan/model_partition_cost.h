@@ -1,6 +1,7 @@
 // The cost model behind model partitioning: device classes (identical groups of accelerators,
 // e.g. "one node's 8 A100s"), the CPU-server host-memory pool, and the time and memory of one
-// pipeline stage. Shared by the dynamic-programming planner and the exhaustive oracle.
+// pipeline stage. Shared by the dynamic-programming planner and the exhaustive oracle. The
+// times themselves (roofline compute, transfers, ring all-reduces) come from cost/.
 #pragma once
 
 #include <cstdint>
@@ -26,8 +27,7 @@ struct DeviceClass {
   double intra_latency_s = 0;
   double nic_bandwidth = 0;  // bytes/s per node
   double nic_latency_s = 0;
-  double peak_flops = 0;        // at the model's precision
-  double efficiency = 0;        // fraction of peak reached
+  double flops_per_s = 0;       // per device at the model's precision: cost::EffectiveFlops
   double memory_bandwidth = 0;  // bytes/s per device
   uint64_t memory_bytes = 0;    // usable bytes per device (after the reserve)
   uint64_t raw_memory_bytes = 0;

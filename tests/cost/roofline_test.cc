@@ -65,6 +65,41 @@ TEST(Roofline, MissingPeakOrBandwidthIsInfinite) {
   EXPECT_TRUE(std::isinf(ComputeSeconds(1, Precision::kFp16, no_efficiency)));
 }
 
+TEST(Roofline, EffectiveFlopsIsPeakTimesEfficiency) {
+  EXPECT_DOUBLE_EQ(EffectiveFlops(Precision::kFp16, MakeType()), 50e12);  // 100 TFLOPS x 0.5
+  EXPECT_DOUBLE_EQ(EffectiveFlops(Precision::kInt8, MakeType()), 5e12);   // falls back to fp32
+  EXPECT_EQ(EffectiveFlops(Precision::kFp32, MakeType(0, 100)), 0);
+}
+
+TEST(Roofline, FromRates) {
+  // 1e12 FLOPs at 50 TFLOPS: 0.02 s; 5e11 bytes at 1 TB/s: 0.5 s; half a byte-share allowed.
+  EXPECT_DOUBLE_EQ(ComputeSeconds(1e12, 50e12), 0.02);
+  EXPECT_DOUBLE_EQ(MemorySeconds(5e11, 1e12), 0.5);
+  EXPECT_DOUBLE_EQ(MemorySeconds(0.5, 1.0), 0.5);
+  // Compute-bound: 0.02 s of math, 0.001 s of traffic; memory-bound: 0.02 s against 0.1 s.
+  EXPECT_DOUBLE_EQ(RooflineSeconds(1e12, 1e9, 50e12, 1e12), 0.02);
+  EXPECT_DOUBLE_EQ(RooflineSeconds(1e12, 1e11, 50e12, 1e12), 0.1);
+  // No work takes no time, even at no rate; work at no rate cannot finish.
+  EXPECT_EQ(ComputeSeconds(0, 0), 0);
+  EXPECT_EQ(MemorySeconds(0, 0), 0);
+  EXPECT_EQ(RooflineSeconds(0, 0, 0, 0), 0);
+  EXPECT_TRUE(std::isinf(ComputeSeconds(1, 0)));
+  EXPECT_TRUE(std::isinf(MemorySeconds(1, 0)));
+  EXPECT_TRUE(std::isinf(RooflineSeconds(1, 0, 0, 1e12)));
+}
+
+TEST(Roofline, RatesAndDeviceTypeAgree) {
+  // The DeviceType overloads are the rate ones at EffectiveFlops and memory_bandwidth, exactly.
+  const model::DeviceType t = MakeType();
+  for (const double flops : {0.0, 3e11, 1e12, 7.5e13}) {
+    for (const uint64_t bytes : {0ull, 1'000'000'000ull, 123'456'789'012ull}) {
+      EXPECT_EQ(RooflineSeconds({flops, bytes, Precision::kFp16}, t),
+                RooflineSeconds(flops, static_cast<double>(bytes),
+                                EffectiveFlops(Precision::kFp16, t), t.memory_bandwidth));
+    }
+  }
+}
+
 TEST(Roofline, BuiltInA100) {
   const model::DeviceType* a100 = model::DeviceCatalog::BuiltIn().Find("a100-80g");
   ASSERT_NE(a100, nullptr);
