@@ -5,9 +5,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -42,17 +44,20 @@ struct PlanDagFlags {
   std::string cluster;
   int32_t procs = 0;
   bool no_comm = false;
-  int64_t iterations = 2000;
-  double time_limit = 10;
+  int64_t iterations = -1;  // best: schedule evaluations; -1: no cap (the time limit ends it)
+  double time_limit = 10;   // seconds for each of best and exact
   uint64_t seed = 1;
   int64_t max_nodes = 50'000'000;
 };
 
+// Largest --time-limit: about 11.6 days, far inside what a steady_clock deadline can hold.
+constexpr double kMaxTimeLimit = 1e6;
+
 struct AlgoRun {
   std::string algo;
   plan::Schedule schedule;
-  std::string note;  // "found by peft", "not proven optimal", ...
-  bool optimal = false;
+  std::string note;                       // "found by peft", "not proved optimal", ...
+  std::optional<report::DagProof> proof;  // best and exact
   double seconds = 0;
 };
 
@@ -65,11 +70,39 @@ std::string Num(double x) {
   return s == "-0" ? "0" : s;
 }
 
+util::Status CheckFlags(const PlanDagFlags& flags) {
+  if (!(flags.time_limit > 0 && flags.time_limit <= kMaxTimeLimit)) {
+    return util::Status::InvalidArgument(
+        fmt::format("--time-limit {:g}: expected a number of seconds > 0 and <= {:g}",
+                    flags.time_limit, kMaxTimeLimit));
+  }
+  if (flags.max_nodes < 0) {
+    return util::Status::InvalidArgument(
+        fmt::format("--max-nodes {}: expected a whole number >= 0", flags.max_nodes));
+  }
+  if (flags.iterations < -1) {
+    return util::Status::InvalidArgument(
+        fmt::format("--iterations {}: expected a whole number >= 0", flags.iterations));
+  }
+  if (flags.procs < 0) {
+    return util::Status::InvalidArgument(
+        fmt::format("--procs {}: expected a whole number >= 1", flags.procs));
+  }
+  return util::Status::Ok();
+}
+
+// "12.5 s"; the limits a run stopped at, in its note.
+std::string Seconds(double s) { return fmt::format("{:g} s", s); }
+
 util::Result<AlgoRun> RunAlgo(const std::string& algo, const plan::DagProblem& problem,
                               const PlanDagFlags& flags) {
   AlgoRun run;
   run.algo = algo;
   const auto begin = std::chrono::steady_clock::now();
+  // Each searching algorithm gets the whole limit, counted from its own start.
+  const auto deadline = begin + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                    std::chrono::duration<double>(flags.time_limit));
+  const auto out_of_time = [deadline] { return std::chrono::steady_clock::now() >= deadline; };
   if (algo == "heft") {
     run.schedule = plan::Heft(problem);
   } else if (algo == "cpop") {
@@ -78,24 +111,47 @@ util::Result<AlgoRun> RunAlgo(const std::string& algo, const plan::DagProblem& p
     run.schedule = plan::Peft(problem);
   } else if (algo == "best") {
     plan::SearchOptions o;
-    o.max_evaluations = flags.iterations;
+    o.max_evaluations =
+        flags.iterations >= 0 ? flags.iterations : std::numeric_limits<int64_t>::max();
     o.seed = flags.seed;
-    const auto deadline = begin + std::chrono::duration<double>(flags.time_limit);
-    o.should_stop = [deadline] { return std::chrono::steady_clock::now() >= deadline; };
+    o.should_stop = out_of_time;
+    o.lower_bound = plan::MakespanLowerBound(problem);
     plan::SearchResult r = plan::BestSchedule(problem, o);
     run.schedule = std::move(r.schedule);
-    run.note = fmt::format("found by {} after {} evaluations", r.found_by, r.evaluations);
+    report::DagProof proof;
+    proof.proved_optimal = r.reached_lower_bound;
+    proof.lower_bound = r.reached_lower_bound ? run.schedule.makespan : o.lower_bound;
+    if (r.reached_lower_bound) {
+      run.note = fmt::format("optimal: meets the lower bound; found by {} after {} evaluations",
+                             r.found_by, r.evaluations);
+    } else {
+      const bool capped = r.evaluations >= o.max_evaluations;
+      proof.stopped_by = capped ? "iteration limit" : "time limit";
+      run.note = fmt::format("found by {} after {} evaluations; not proved optimal: {} ({})",
+                             r.found_by, r.evaluations, proof.stopped_by,
+                             capped ? std::to_string(flags.iterations) : Seconds(flags.time_limit));
+    }
+    run.proof = proof;
   } else if (algo == "exact") {
     plan::ExactOptions o;
     o.max_nodes = flags.max_nodes;
+    o.should_stop = out_of_time;
     plan::ExactResult r = plan::ExactSchedule(problem, o);
     run.schedule = std::move(r.schedule);
-    run.optimal = r.optimal;
-    run.note = r.optimal ? fmt::format("optimal ({} search nodes)", r.nodes)
-                         : fmt::format(
-                               "NOT proven optimal: the node budget ({}) ran out; best "
-                               "schedule found shown (raise --max-nodes)",
-                               flags.max_nodes);
+    report::DagProof proof;
+    proof.proved_optimal = r.optimal;
+    proof.lower_bound = r.lower_bound;
+    if (r.optimal) {
+      run.note = fmt::format("optimal ({} search nodes)", r.nodes);
+    } else {
+      proof.stopped_by = r.stopped ? "time limit" : "node limit";
+      run.note = fmt::format(
+          "NOT proved optimal: the {} ({}) ran out after {} search nodes; best schedule found "
+          "shown (raise {})",
+          proof.stopped_by, r.stopped ? Seconds(flags.time_limit) : std::to_string(flags.max_nodes),
+          r.nodes, r.stopped ? "--time-limit" : "--max-nodes");
+    }
+    run.proof = proof;
   } else {
     return util::Status::InvalidArgument(
         fmt::format("--algo {}: unknown algorithm (expected one of heft, cpop, peft, best, "
@@ -110,6 +166,15 @@ util::Result<AlgoRun> RunAlgo(const std::string& algo, const plan::DagProblem& p
         fmt::format("{} produced an invalid schedule: {}", algo, valid.message()));
   }
   return run;
+}
+
+// "73 (proved optimal)", "64 (gap 3.1%, not proved optimal)".
+std::string BoundText(const AlgoRun& run) {
+  const report::DagProof& p = *run.proof;
+  if (p.proved_optimal) return Num(p.lower_bound) + " (proved optimal)";
+  const double m = run.schedule.makespan;
+  return fmt::format("{} (gap {:.1f}%, not proved optimal)", Num(p.lower_bound),
+                     p.lower_bound > 0 ? 100 * (m / p.lower_bound - 1) : 0.0);
 }
 
 std::string SummaryText(const AlgoRun& run, const plan::DagProblem& problem) {
@@ -130,6 +195,7 @@ std::string SummaryText(const AlgoRun& run, const plan::DagProblem& problem) {
       fmt::format("algorithm: {}{}\n", run.algo, run.note.empty() ? "" : " (" + run.note + ")");
   out += table.Render();
   out += fmt::format("makespan: {}\n", Num(run.schedule.makespan));
+  if (run.proof) out += fmt::format("lower bound: {}\n", BoundText(run));
   const double seq = problem.BestSequentialTime();
   if (std::isfinite(seq) && run.schedule.makespan > 0) {
     out += fmt::format("speedup: {} (over the best single processor, {})\n",
@@ -171,6 +237,7 @@ util::Result<ClusterSetup> LoadClusterSetup(const std::string& path) {
 }
 
 util::Status RunPlanDag(const PlanDagFlags& flags) {
+  RETURN_IF_ERROR(CheckFlags(flags));
   model::io::DagReadOptions read;
   read.stg_processors = flags.procs;
   std::optional<ClusterSetup> setup;
@@ -221,13 +288,13 @@ util::Status RunPlanDag(const PlanDagFlags& flags) {
   if (flags.json) {
     if (runs.size() == 1) {
       std::printf("%s\n",
-                  report::DagScheduleJson(runs[0].algo, runs[0].schedule, problem, runs[0].optimal)
+                  report::DagScheduleJson(runs[0].algo, runs[0].schedule, problem, runs[0].proof)
                       .dump(1)
                       .c_str());
     } else {
       nlohmann::ordered_json all = nlohmann::ordered_json::array();
       for (const AlgoRun& r : runs)
-        all.push_back(report::DagScheduleJson(r.algo, r.schedule, problem, r.optimal));
+        all.push_back(report::DagScheduleJson(r.algo, r.schedule, problem, r.proof));
       std::printf("%s\n", nlohmann::ordered_json{{"results", all}}.dump(1).c_str());
     }
     return util::Status::Ok();
@@ -242,10 +309,12 @@ util::Status RunPlanDag(const PlanDagFlags& flags) {
     const double heft = runs[0].schedule.makespan;
     const double seq = problem.BestSequentialTime();
     const double cp = problem.MinCostCriticalPath();
-    report::Table table({"algorithm", "makespan", "vs heft", "speedup", "SLR", "time ms", "note"});
+    report::Table table(
+        {"algorithm", "makespan", "lower bound", "vs heft", "speedup", "SLR", "time ms", "note"});
     for (const AlgoRun& r : runs) {
       const double m = r.schedule.makespan;
-      table.AddRow({r.algo, Num(m), heft > 0 ? Num(m / heft) : "n/a",
+      table.AddRow({r.algo, Num(m), r.proof ? Num(r.proof->lower_bound) : "-",
+                    heft > 0 ? Num(m / heft) : "n/a",
                     std::isfinite(seq) && m > 0 ? Num(seq / m) : "n/a",
                     cp > 0 ? Num(m / cp) : "n/a", Num(r.seconds * 1e3), r.note});
     }
@@ -382,7 +451,8 @@ void AddPlanDagCommand(CLI::App& plan, CommandResult& result) {
   cmd->add_option("--algo", flags->algo, "heft, cpop, peft, best, exact, or all to compare them")
       ->capture_default_str();
   cmd->add_flag("--json", flags->json,
-                "Print {\"algo\", \"makespan\", \"schedule\": [{task, processor, start, finish}]}");
+                "Print {\"algo\", \"makespan\", \"schedule\": [{task, processor, start, finish}]}; "
+                "best and exact add proved_optimal, lower_bound and stopped_by");
   cmd->add_option("--html", flags->html,
                   "Also write the schedules as Gantt charts (one HTML file, no network)");
   cmd->add_option("--cluster", flags->cluster,
@@ -390,12 +460,21 @@ void AddPlanDagCommand(CLI::App& plan, CommandResult& result) {
                   "by device type, transfers along the topology");
   cmd->add_option("--procs", flags->procs, "Number of identical processors for an STG file");
   cmd->add_flag("--no-comm", flags->no_comm, "Ignore communication (every transfer is free)");
-  cmd->add_option("--iterations", flags->iterations, "best: schedules evaluated by the search")
+  cmd->add_option("--iterations", flags->iterations,
+                  "best: stop after this many schedule evaluations (default: no cap; the search "
+                  "runs until the time limit or until it meets the lower bound)");
+  cmd->add_option("--time-limit", flags->time_limit,
+                  "best and exact (each of them under --algo all): wall-clock seconds each may "
+                  "run; when they run out it returns the best schedule found so far, not proved "
+                  "optimal")
       ->capture_default_str();
-  cmd->add_option("--time-limit", flags->time_limit, "best: wall-clock limit in seconds")
+  cmd->add_option("--seed", flags->seed,
+                  "best: random seed (the same seed gives the same result under --iterations "
+                  "when the time limit does not end the search first)")
       ->capture_default_str();
-  cmd->add_option("--seed", flags->seed, "best: random seed")->capture_default_str();
-  cmd->add_option("--max-nodes", flags->max_nodes, "exact: search nodes before giving up")
+  cmd->add_option("--max-nodes", flags->max_nodes,
+                  "exact: search nodes before giving up the proof (the time limit usually ends "
+                  "it first)")
       ->capture_default_str();
   cmd->callback([flags, &result] {
     util::Status st = RunPlanDag(*flags);

@@ -1,6 +1,7 @@
 #include "plan/dag_exact.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -24,20 +25,9 @@ class BranchAndBound {
         n_(problem.num_tasks()),
         np_(problem.num_processors()) {}
 
-  ExactResult Run() {
-    // A tight incumbent prunes most of the tree, and once it is optimal the search only has to
-    // prove it: a few seeded searches are cheap next to the tree (0.1-0.5 s at 20 tasks).
-    best_ = Heft(problem_);
-    for (uint64_t seed = 1; seed <= 4; ++seed) {
-      SearchOptions search;
-      search.max_evaluations = std::min<int64_t>(50'000, 125 * int64_t{n_} * n_);
-      search.seed = seed;
-      Schedule s = BestSchedule(problem_, search).schedule;
-      if (s.makespan < best_.makespan) best_ = std::move(s);
-    }
-    for (const Schedule& s : {Cpop(problem_), Peft(problem_)}) {
-      if (s.makespan < best_.makespan) best_ = s;
-    }
+  // Everything the bounds need, before any task is placed. O(V (V + E) + E deg P^2).
+  void Prepare() {
+    integer_ = problem_.IntegerTimes();
     // sym_[p]: processors q < p that are interchangeable with p.
     sym_.assign(np_, {});
     for (int32_t p = 0; p < np_; ++p) {
@@ -64,12 +54,47 @@ class BranchAndBound {
       path_gap_.insert(path_gap_.end(), gap_.begin(), gap_.end());
       path_cut_.insert(path_cut_.end(), cut_.begin(), cut_.end());
     }
-    const std::vector<int32_t>& pos = g_.topological_position();
-    pos_ = &pos;
-    Dfs(0, 0, -kInf, -1);
+    pos_ = &g_.topological_position();
+  }
+
+  // The bound before any task is placed (see MakespanLowerBound). Call after Prepare() and
+  // before there is an incumbent.
+  double RootBound() {
+    best_.makespan = kInf;  // no incumbent: every bound runs to the end
+    double work = 0;
+    for (int32_t t = 0; t < n_; ++t) work += problem_.min_cost(t);
+    return RoundUp(std::max({LowerBound(0), problem_.MinCostCriticalPath(), work / np_}));
+  }
+
+  ExactResult Run() {
+    Prepare();
+    const double root = RootBound();
+    const auto proved = [&] { return best_.makespan <= root * (1 + 1e-9); };
+    // A tight incumbent prunes most of the tree, and once it is optimal the search only has to
+    // prove it: a few seeded searches are cheap next to the tree (0.1-0.5 s at 20 tasks). Past
+    // 20 tasks each search gets fewer evaluations (1e6 / tasks: each costs O(V log V + E)), so
+    // that at 50-100 tasks they take about a quarter of a 10 s time limit, not all of it.
+    best_ = Heft(problem_);
+    for (const Schedule& s : {Cpop(problem_), Peft(problem_)}) {
+      if (s.makespan < best_.makespan) best_ = s;
+    }
+    for (uint64_t seed = 1; seed <= 4 && !proved() && !Stop(); ++seed) {
+      SearchOptions search;
+      search.max_evaluations =
+          std::min<int64_t>(125 * int64_t{n_} * n_, 1'000'000 / std::max(n_, 1));
+      search.seed = seed;
+      search.lower_bound = root;
+      search.should_stop = options_.should_stop;
+      Schedule s = BestSchedule(problem_, search).schedule;
+      if (s.makespan < best_.makespan) best_ = std::move(s);
+    }
+    // The smallest bound over the part of the tree left unexplored; infinite once all of it is.
+    const double open = proved() ? kInf : Dfs(0, 0, -kInf, -1, root);
     ExactResult r;
     r.schedule = best_;
-    r.optimal = nodes_ <= options_.max_nodes;
+    r.optimal = open == kInf;
+    r.lower_bound = r.optimal ? best_.makespan : RoundUp(std::max(root, open));
+    r.stopped = stopped_by_caller_;
     r.nodes = nodes_;
     return r;
   }
@@ -386,21 +411,45 @@ class BranchAndBound {
     return best;
   }
 
-  void Dfs(int32_t depth, double makespan, double last_start, int32_t last_pos) {
-    if (++nodes_ > options_.max_nodes) return;
+  // True once the node budget is spent or the caller asked to stop; stays true.
+  bool Stop() {
+    if (halted_) return true;
+    if (nodes_ >= options_.max_nodes) {
+      halted_ = true;
+    } else if (options_.should_stop && options_.should_stop()) {
+      halted_ = stopped_by_caller_ = true;
+    }
+    return halted_;
+  }
+
+  // Rounds a bound up to a whole number when every makespan is one; the tolerance keeps a bound
+  // computed a rounding error above an integer from rising to the next one.
+  double RoundUp(double bound) const {
+    if (!integer_ || !std::isfinite(bound)) return bound;
+    return std::ceil(bound - 1e-9 * std::max(1.0, std::abs(bound)));
+  }
+
+  // Explores the completions of the current partial schedule, `bound` being a lower bound on
+  // all of them. Returns the smallest lower bound over those it left unexplored when the search
+  // stopped, or infinity when it explored (or pruned) them all.
+  double Dfs(int32_t depth, double makespan, double last_start, int32_t last_pos, double bound) {
+    if (Stop()) return bound;
+    ++nodes_;
     if (depth == n_) {
       if (makespan < best_.makespan) {
         best_.placements.assign(n_, {});
         for (int32_t t = 0; t < n_; ++t) best_.placements[t] = {proc_[t], start_[t], finish_[t]};
         best_.makespan = makespan;
       }
-      return;
+      return kInf;
     }
-    if (std::max(makespan, LowerBound(std::max(0.0, last_start))) >= Threshold()) return;
+    const double lb = std::max({bound, makespan, LowerBound(std::max(0.0, last_start))});
+    if (lb >= Threshold()) return kInf;
 
     struct Child {
       double finish;
       double start;
+      double bound;  // finish plus tail: a bound on every completion through this child
       int32_t task;
       int32_t p;
     };
@@ -422,8 +471,9 @@ class BranchAndBound {
         }
         if (s < last_start || (s == last_start && (*pos_)[t] < last_pos)) continue;
         // In any completion, the makespan is at least this child's finish plus its tail.
-        if (s + w + tail_[static_cast<size_t>(t) * np_ + p] >= Threshold()) continue;
-        children.push_back({s + w, s, t, p});
+        const double through = s + w + tail_[static_cast<size_t>(t) * np_ + p];
+        if (through >= Threshold()) continue;
+        children.push_back({s + w, s, std::max(lb, through), t, p});
       }
     }
     std::sort(children.begin(), children.end(), [](const Child& a, const Child& b) {
@@ -431,9 +481,13 @@ class BranchAndBound {
       if (a.task != b.task) return a.task < b.task;
       return a.p < b.p;
     });
+    double open = kInf;
     for (const Child& c : children) {
-      if (std::max(makespan, c.finish) >= Threshold()) continue;
-      if (nodes_ > options_.max_nodes) return;
+      if (c.bound >= Threshold()) continue;
+      if (Stop()) {
+        open = std::min(open, c.bound);
+        continue;
+      }
       const double old_avail = avail_[c.p];
       placed_[c.task] = true;
       proc_[c.task] = c.p;
@@ -442,13 +496,15 @@ class BranchAndBound {
       avail_[c.p] = c.finish;
       ++count_on_[c.p];
       for (int32_t k : g_.out_edges(c.task)) --missing_[g_.edges[k].to];
-      Dfs(depth + 1, std::max(makespan, c.finish), c.start, (*pos_)[c.task]);
+      open = std::min(
+          open, Dfs(depth + 1, std::max(makespan, c.finish), c.start, (*pos_)[c.task], c.bound));
       for (int32_t k : g_.out_edges(c.task)) ++missing_[g_.edges[k].to];
       --count_on_[c.p];
       avail_[c.p] = old_avail;
       placed_[c.task] = false;
       proc_[c.task] = -1;
     }
+    return open;
   }
 
   const DagProblem& problem_;
@@ -487,12 +543,22 @@ class BranchAndBound {
   std::vector<Pred> pred_, local_;
   std::vector<double> tail_, free_;
   int64_t nodes_ = 0;
+  bool integer_ = false;  // problem_.IntegerTimes()
+  bool halted_ = false;   // Stop() said so
+  bool stopped_by_caller_ = false;
 };
 
 }  // namespace
 
 ExactResult ExactSchedule(const DagProblem& problem, const ExactOptions& options) {
   return BranchAndBound(problem, options).Run();
+}
+
+double MakespanLowerBound(const DagProblem& problem) {
+  const ExactOptions options;
+  BranchAndBound bb(problem, options);
+  bb.Prepare();
+  return bb.RootBound();
 }
 
 }  // namespace hetsched::plan

@@ -1,6 +1,7 @@
 #include "plan/dag_problem.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <utility>
 
@@ -51,6 +52,23 @@ double DagProblem::BestSequentialTime() const {
     best = std::min(best, sum);
   }
   return best;
+}
+
+bool DagProblem::IntegerTimes() const {
+  const auto whole = [](double x) { return std::isfinite(x) && x == std::floor(x); };
+  for (int32_t t = 0; t < num_tasks(); ++t) {
+    for (double c : graph_.tasks[t].cost) {
+      if (c != model::kCannotRun && !whole(c)) return false;
+    }
+  }
+  for (size_t k = 0; k < graph_.edges.size(); ++k) {
+    for (int32_t a = 0; a < num_processors(); ++a) {
+      for (int32_t b = 0; b < num_processors(); ++b) {
+        if (a != b && !whole(CommTime(static_cast<int32_t>(k), a, b))) return false;
+      }
+    }
+  }
+  return true;
 }
 
 }  // namespace hetsched::plan

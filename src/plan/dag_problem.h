@@ -42,6 +42,10 @@ class DagProblem {
   // Smallest total cost of running every task on one processor (infinity if no processor can
   // run them all): the numerator of the speedup.
   double BestSequentialTime() const;
+  // True when every cost of a task on a processor that can run it and every transfer time between
+  // distinct processors is a whole number: then every makespan is one, and a lower bound on it
+  // rounds up. O(V P + E P^2).
+  bool IntegerTimes() const;
 
  private:
   const model::TaskGraph& graph_;

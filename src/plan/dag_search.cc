@@ -151,7 +151,10 @@ class Search {
     const int64_t patience = std::max<int64_t>(50, 2 * n);
     int64_t since_improvement = 0;
     std::uniform_real_distribution<double> coin(0, 1);
-    while (evaluations_ < options_.max_evaluations &&
+    const auto optimal = [&] {
+      return result.schedule.makespan <= options_.lower_bound * (1 + 1e-9);
+    };
+    while (!optimal() && evaluations_ < options_.max_evaluations &&
            !(options_.should_stop && options_.should_stop())) {
       if (since_improvement >= patience) {
         Restart();
@@ -168,6 +171,7 @@ class Search {
       }
     }
     result.evaluations = evaluations_;
+    result.reached_lower_bound = optimal();
     return result;
   }
 

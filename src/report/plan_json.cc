@@ -83,7 +83,8 @@ nlohmann::ordered_json ModelPlanJson(const model::ModelSpec& spec, const model::
 }
 
 nlohmann::ordered_json DagScheduleJson(const std::string& algo, const plan::Schedule& schedule,
-                                       const plan::DagProblem& problem, bool optimal) {
+                                       const plan::DagProblem& problem,
+                                       const std::optional<DagProof>& proof) {
   const model::TaskGraph& g = problem.graph();
   nlohmann::ordered_json j;
   j["algo"] = algo;
@@ -95,7 +96,12 @@ nlohmann::ordered_json DagScheduleJson(const std::string& algo, const plan::Sche
   const double cp = problem.MinCostCriticalPath();
   j["slr"] =
       cp > 0 ? nlohmann::ordered_json(schedule.makespan / cp) : nlohmann::ordered_json(nullptr);
-  if (algo == "exact") j["optimal"] = optimal;
+  if (proof) {
+    j["proved_optimal"] = proof->proved_optimal;
+    j["lower_bound"] = proof->lower_bound;
+    j["stopped_by"] = proof->stopped_by.empty() ? nlohmann::ordered_json(nullptr)
+                                                : nlohmann::ordered_json(proof->stopped_by);
+  }
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (int32_t t = 0; t < g.num_tasks(); ++t) {
     const plan::TaskPlacement& pl = schedule.placements[t];

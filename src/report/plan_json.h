@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "model/cluster.h"
@@ -21,9 +22,17 @@ std::string OffloadName(uint8_t flags);
 nlohmann::ordered_json ModelPlanJson(const model::ModelSpec& spec, const model::Cluster& cluster,
                                      const plan::ModelPlan& plan);
 
-// A DAG schedule of `algo`: makespan, speedup over the best single processor, SLR and one row
-// per task. `optimal` is reported for the exact algorithm only.
+// What a searching planner (`best`, `exact`) proved about its schedule.
+struct DagProof {
+  bool proved_optimal = false;
+  double lower_bound = 0;  // no valid schedule is shorter
+  std::string stopped_by;  // why it ended unproved ("time limit", ...); empty once proved
+};
+
+// A DAG schedule of `algo`: makespan, speedup over the best single processor, SLR, with `proof`
+// its proved_optimal, lower_bound and stopped_by (null when empty), and one row per task.
 nlohmann::ordered_json DagScheduleJson(const std::string& algo, const plan::Schedule& schedule,
-                                       const plan::DagProblem& problem, bool optimal = false);
+                                       const plan::DagProblem& problem,
+                                       const std::optional<DagProof>& proof = std::nullopt);
 
 }  // namespace hetsched::report

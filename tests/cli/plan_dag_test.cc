@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "testing/cli_runner.h"
 
@@ -47,8 +49,68 @@ TEST(PlanDagCli, JsonForOneAlgorithmAndForAll) {
   j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["results"].size(), 5u);
   const double exact = j["results"][4]["makespan"];
-  EXPECT_TRUE(j["results"][4]["optimal"].get<bool>());
+  EXPECT_TRUE(j["results"][4]["proved_optimal"].get<bool>());
+  EXPECT_EQ(j["results"][4]["lower_bound"], 73.0);
+  EXPECT_TRUE(j["results"][4]["stopped_by"].is_null());
+  EXPECT_TRUE(j["results"][3].contains("proved_optimal"));  // best
+  EXPECT_TRUE(j["results"][3].contains("lower_bound"));
+  EXPECT_FALSE(j["results"][0].contains("proved_optimal"));  // heft proves nothing
   for (const auto& run : j["results"]) EXPECT_LE(exact, run["makespan"].get<double>() + 1e-9);
+}
+
+// A graph `exact` cannot prove in a fraction of a second (60 tasks, transfers ten times the
+// costs): every search returns within its time limit with the best schedule found so far.
+TEST(PlanDagCli, TimeLimitEndsExactAndBestWithAValidScheduleAndABound) {
+  const std::string path = ::testing::TempDir() + "/plan_dag_hard.json";
+  ASSERT_EQ(Hetsched("gen-dag --tasks 60 --ccr 10 --procs 4 --seed 3 -o " + path).status, 0);
+  CliRun r = Hetsched("plan dag " + path + " --algo exact --time-limit 0.3 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["proved_optimal"].get<bool>());
+  EXPECT_EQ(j["stopped_by"], "time limit");
+  EXPECT_EQ(j["schedule"].size(), 60u);
+  EXPECT_GT(j["lower_bound"].get<double>(), 0);
+  EXPECT_LT(j["lower_bound"].get<double>(), j["makespan"].get<double>());
+
+  // --algo all: each search gets its own limit, and the text says what was and was not proved.
+  r = Hetsched("plan dag " + path + " --algo all --time-limit 0.3");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("lower bound"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NOT proved optimal: the time limit (0.3 s) ran out"), std::string::npos)
+      << r.out;
+  r = Hetsched("plan dag " + path + " --algo best --time-limit 0.3");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("not proved optimal: time limit (0.3 s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lower bound: "), std::string::npos) << r.out;
+}
+
+TEST(PlanDagCli, ExactProvesTheSampleAndSaysSo) {
+  CliRun r = Hetsched("plan dag " + kSample + " --algo exact");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("lower bound: 73 (proved optimal)"), std::string::npos) << r.out;
+  r = Hetsched("plan dag " + kSample + " --algo exact --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["proved_optimal"].get<bool>());
+  EXPECT_EQ(j["lower_bound"], 73.0);
+  EXPECT_EQ(j["makespan"], 73.0);
+}
+
+TEST(PlanDagCli, BadLimitsExitWithTwoAndNameTheFlag) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--time-limit -1", "--time-limit -1: expected a number of seconds > 0"},
+      {"--time-limit 0", "--time-limit 0: expected a number of seconds > 0"},
+      {"--time-limit 1e9", "--time-limit 1e+09: expected a number of seconds > 0 and <= 1e+06"},
+      {"--max-nodes -5", "--max-nodes -5: expected a whole number >= 0"},
+      {"--iterations -3", "--iterations -3: expected a whole number >= 0"},
+      {"--procs -2", "--procs -2: expected a whole number >= 1"},
+  };
+  for (const auto& [flag, message] : cases) {
+    CliRun r = Hetsched("plan dag " + kSample + " --algo exact " + flag, true);
+    EXPECT_EQ(r.status, 2) << flag;
+    EXPECT_NE(r.out.find(message), std::string::npos) << flag << ": " << r.out;
+  }
+  EXPECT_EQ(Hetsched("plan dag " + kSample + " --time-limit soon").status, 2);
 }
 
 TEST(PlanDagCli, BadInputExitsWithTwoAndPointsAtTheValue) {
