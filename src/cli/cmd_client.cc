@@ -142,6 +142,9 @@ struct SubmitFlags {
   std::string gpus;
   std::string time;
   std::string duration;
+  // Passed through as written; the daemon checks them as the workload reader does.
+  std::string cores;
+  std::string host_memory;
   std::string idempotency_key;
   std::vector<std::string> command;
 };
@@ -185,6 +188,8 @@ util::Result<json> SubmitBody(const SubmitFlags& s) {
     // Submitted jobs run at 1 step/s wherever they may run (no measured throughput).
     job["work"] = *d;
   }
+  if (!s.cores.empty()) job["cores"] = s.cores;
+  if (!s.host_memory.empty()) job["host_memory"] = s.host_memory;
   if (!s.command.empty()) job["command"] = s.command;
   return job;
 }
@@ -206,6 +211,9 @@ void AddClientCommands(CLI::App& app, CommandResult& result) {
       ->required();
   cmd->add_option("--gpus", submit->gpus, "[TYPE:]N: N devices at once, of TYPE if given");
   cmd->add_option("--time", submit->time, "time limit, e.g. 30m or 2h");
+  cmd->add_option("--cores", submit->cores, "host cores each worker takes on its node, e.g. 8");
+  cmd->add_option("--host-memory", submit->host_memory,
+                  "host memory each worker takes on its node, e.g. 64GiB");
   cmd->add_option("--duration", submit->duration,
                   "how long it runs, e.g. 10m: what the virtual backend models (a job with a "
                   "command runs until its command exits)");

@@ -29,6 +29,7 @@ std::vector<std::pair<std::string, std::string>> Rows(const sim::SimResult& r) {
       {"avg_queue_h", fmt::format("{:.3f}", r.avg_queue_s / 3600)},
       {"makespan_h", fmt::format("{:.3f}", r.makespan_s / 3600)},
       {"power_policy", r.power_policy},
+      {"horizon_h", fmt::format("{:.3f}", r.horizon_s / 3600)},
       {"energy_kwh", fmt::format("{:.1f}", r.energy_kwh)},
       {"energy_cost_usd", fmt::format("{:.2f}", r.energy_cost)},
       {"peak_power_kw", fmt::format("{:.2f}", r.peak_power_w / 1000)},

@@ -1,6 +1,8 @@
 // `hetsched validate CLUSTER... [--workload FILE] [--json]`: loads each cluster (file or
 // shorthand), prints what it holds, and with a workload says which device types can run each
-// job and why the others can run nowhere. Exit 2 on unusable input or unrunnable jobs.
+// job and why the others can run nowhere (a job that only its host cores or memory per worker
+// keep off the cluster is also reported at its entry in the workload file). Exit 2 on unusable
+// input or unrunnable jobs.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 #include "model/io/cluster_reader.h"
 #include "model/io/workload_reader.h"
 #include "report/table.h"
+#include "util/source_location.h"
 #include "util/units.h"
 
 namespace hetsched::cli {
@@ -45,9 +48,38 @@ std::string Requirements(const model::Job& job) {
   return out;
 }
 
-// Summarizes one cluster; `unrunnable` counts jobs no device type can run.
+// True when `job` could run on the cluster but for its host request (cores, host memory).
+bool OnlyHostStopsIt(const model::Cluster& cluster, const model::Job& job) {
+  if (!model::AsksForHost(job)) return false;
+  model::Job without = job;
+  without.cores_per_worker = 0;
+  without.host_memory_per_worker = 0;
+  return !model::CompatibleTypes(cluster, without).empty();
+}
+
+// A located error about `job` at its entry in `workload_path` when the reader recorded it;
+// `subfield` is appended to the entry's field ("jobs[3].data.location").
+util::Status JobError(const std::string& workload_path, const model::Job& job,
+                      const std::string& subfield, const std::string& problem,
+                      const std::string& expected) {
+  const util::SourceLocation at{workload_path, job.origin.line, job.origin.column};
+  const std::string field = job.origin.entry >= 0 ? fmt::format("jobs[{}]", job.origin.entry)
+                                                  : fmt::format("job '{}'", job.name);
+  return util::InputError(at, field + subfield, fmt::format("'{}' {}", job.name, problem),
+                          expected);
+}
+
+// True when `location` names a node, rack or storage of `cluster` (where a job's data lies).
+bool KnownDataLocation(const model::Cluster& cluster, const std::string& location) {
+  return cluster.FindNode(location) || cluster.FindRack(location) || cluster.FindStorage(location);
+}
+
+// Summarizes one cluster; `unrunnable` counts jobs no device type can run or whose data lies
+// nowhere in the cluster, and `job_errors` gets a located error for each of them that only its
+// host request stops and for each unknown data location.
 json Summarize(const std::string& source, const model::Cluster& cluster,
-               const model::Workload* workload, int& unrunnable) {
+               const model::Workload* workload, const std::string& workload_path, int& unrunnable,
+               std::vector<util::Status>& job_errors) {
   json out;
   out["source"] = source;
   out["name"] = cluster.name;
@@ -103,12 +135,26 @@ json Summarize(const std::string& source, const model::Cluster& cluster,
       json j = {{"job", job.name},
                 {"stacks", Requirements(job)},
                 {"workers", model::WorkersNeeded(job)},
-                {"memory_per_worker_bytes", job.memory_per_worker}};
+                {"memory_per_worker_bytes", job.memory_per_worker},
+                {"cores_per_worker", job.cores_per_worker},
+                {"host_memory_per_worker_bytes", job.host_memory_per_worker}};
       json names = json::array();
       for (model::DeviceTypeId id : ids) names.push_back(cluster.catalog.Get(id).name);
       j["runs_on"] = std::move(names);
       if (ids.empty()) {
         j["reason"] = model::WhyNoDeviceFits(cluster, job);
+        if (OnlyHostStopsIt(cluster, job)) {
+          job_errors.push_back(JobError(workload_path, job, "", j["reason"].get<std::string>(),
+                                        "cores and host_memory per worker that the nodes of a "
+                                        "device type it can use hold for the whole gang"));
+        }
+        ++unrunnable;
+      } else if (!job.data_location.empty() && !KnownDataLocation(cluster, job.data_location)) {
+        j["reason"] = fmt::format("reads its data from '{}', no node, rack or storage of {}",
+                                  job.data_location, cluster.name);
+        job_errors.push_back(JobError(workload_path, job, ".data.location",
+                                      j["reason"].get<std::string>(),
+                                      "the name of a node, rack or storage of the cluster"));
         ++unrunnable;
       } else {
         ++runnable;
@@ -224,9 +270,13 @@ int RunValidate(const ValidateOptions& options) {
       workload = std::move(w).value();
     }
     int unrunnable = 0;
-    json summary = Summarize(source, *cluster, workload ? &*workload : nullptr, unrunnable);
+    std::vector<util::Status> job_errors;
+    json summary = Summarize(source, *cluster, workload ? &*workload : nullptr, options.workload,
+                             unrunnable, job_errors);
+    for (const util::Status& error : job_errors) ReportError(error);
     if (unrunnable > 0) {
-      std::fprintf(stderr, "hetsched: %s: %d jobs can run on no device of the cluster\n",
+      std::fprintf(stderr,
+                   "hetsched: %s: %d jobs cannot run on the cluster (the summary says why)\n",
                    source.c_str(), unrunnable);
       exit_code = std::max(exit_code, kExitBadInput);
     }

@@ -150,6 +150,10 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
   cmd.add_option("--scorers", f.scorers,
                  "type scorers with weights, e.g. speed or speed:1,energy:0.5 (known: " +
                      sched::ScorerNames() + ")");
+  cmd.add_option("--placement", f.placement,
+                 "gang placement: topology (islands, nodes, racks and the job's data first) or "
+                 "agnostic (the first free devices of the type, in id order)")
+      ->capture_default_str();
   cmd.add_option("--aging", f.aging,
                  "srpt-het-fair: seconds of priority a job gains per second since arrival "
                  "(default 0.25)");
@@ -158,6 +162,10 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
                  "in between they only fill free devices (default 300; 0: every decision)");
   cmd.add_option("--until", f.until_s,
                  "stop at this virtual time (seconds) and report what was measured so far");
+  cmd.add_option("--horizon", f.horizon_s,
+                 "book energy, cost and utilization to this virtual time (seconds) when the "
+                 "last job ends before it: idle machines keep drawing power, or are suspended "
+                 "as the power policy would do it; to compare runs over the same span");
   cmd.add_option("--max-rounds", f.max_rounds,
                  "stop after this many scheduling decisions (rounds under --round)");
   cmd.add_flag("--quiet,-q", f.quiet, "no progress bar");
@@ -205,9 +213,10 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
         return "";
       },
       "TIME");
-  for (const char* name : {"--round", "--restore", "--checkpoint-save", "--startup", "--mtbf",
-                           "--mttr", "--checkpoint-interval", "--preempt-interval", "--until",
-                           "--suspend-time", "--suspend-timeout", "--resume-timeout"}) {
+  for (const char* name :
+       {"--round", "--restore", "--checkpoint-save", "--startup", "--mtbf", "--mttr",
+        "--checkpoint-interval", "--preempt-interval", "--until", "--horizon", "--suspend-time",
+        "--suspend-timeout", "--resume-timeout"}) {
     cmd.get_option(name)->transform(non_negative);
   }
   cmd.get_option("--aging")->check(CLI::NonNegativeNumber);
@@ -272,11 +281,13 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& f) {
   o.seed = f.seed;
   o.sched.ignore_compat = f.ignore_compat;
   o.sched.scorers = f.scorers;
+  ASSIGN_OR_RETURN(o.sched.placement, sched::ParsePlacementMode(f.placement));
   o.sched.tuning.aging = f.aging;
   o.sched.preempt_interval_s = f.preempt_interval_s;
   o.sched.space_sharing = f.space_sharing;
   o.sched.allocation.max_jobs_per_lp = f.max_jobs_per_lp;
   o.until_s = f.until_s;
+  o.horizon_s = f.horizon_s;
   o.max_rounds = f.max_rounds;
   if (!f.measure.empty()) {
     ASSIGN_OR_RETURN(auto m, ParseMeasure(f.measure));

@@ -24,6 +24,7 @@ struct SimFlags {
   std::string faults;
   std::string json;
   std::string scorers = "speed";
+  std::string placement = "topology";
   double round_s = 0;
   // Realistic preemption costs by default (docs/simulator.md); Gavel comparisons pass 0.
   double restore_s = 60;
@@ -36,6 +37,7 @@ struct SimFlags {
   double aging = 0.25;
   double preempt_interval_s = 300;
   double until_s = 0;
+  double horizon_s = 0;
   int64_t max_rounds = 0;
   uint64_t seed = 0;
   bool ignore_compat = false;

@@ -28,6 +28,13 @@ std::optional<RackId> Cluster::FindRack(std::string_view name) const {
   return RackId(it->second);
 }
 
+std::optional<int32_t> Cluster::FindStorage(std::string_view name) const {
+  for (size_t i = 0; i < storage.size(); ++i) {
+    if (storage[i].name == name) return static_cast<int32_t>(i);
+  }
+  return std::nullopt;
+}
+
 std::vector<std::pair<DeviceTypeId, int32_t>> Cluster::DeviceTypeCounts() const {
   std::vector<int32_t> counts(catalog.size(), 0);
   for (const Device& d : devices) ++counts[d.type.value()];
@@ -79,6 +86,8 @@ Cluster SubCluster(const Cluster& cluster, const std::vector<NodeId>& nodes) {
   out.racks = cluster.racks;
   for (Rack& r : out.racks) r.nodes.clear();
   out.network_latency_s = cluster.network_latency_s;
+  out.spine_bandwidth = cluster.spine_bandwidth;
+  out.storage = cluster.storage;
   for (NodeId id : nodes) {
     const NodeId new_id(static_cast<int32_t>(out.nodes.size()));
     Node n = cluster.node(id);

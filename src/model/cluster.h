@@ -67,6 +67,15 @@ struct Rack {
   std::vector<NodeId> nodes;
 };
 
+// Where datasets and checkpoints live: a storage server or array in a rack, or a shared
+// filesystem attached to the network core (no rack). Jobs read their input from it over the
+// network (sim/network.h).
+struct Storage {
+  std::string name;
+  RackId rack;           // invalid: attached to the network core
+  double bandwidth = 0;  // bytes/s it serves, per direction (reads and writes each)
+};
+
 class Cluster {
  public:
   std::string name;
@@ -75,6 +84,10 @@ class Cluster {
   std::vector<Node> nodes;
   std::vector<Device> devices;
   double network_latency_s = 0;  // extra latency through the core between racks
+  // Capacity of the network core (spine) that all traffic between racks shares, per
+  // direction; 0: the core is not a bottleneck (a non-blocking fabric).
+  double spine_bandwidth = 0;
+  std::vector<Storage> storage;
 
   const Node& node(NodeId id) const { return nodes[id.value()]; }
   const Device& device(DeviceId id) const { return devices[id.value()]; }
@@ -86,6 +99,7 @@ class Cluster {
 
   std::optional<NodeId> FindNode(std::string_view name) const;
   std::optional<RackId> FindRack(std::string_view name) const;
+  std::optional<int32_t> FindStorage(std::string_view name) const;  // index into storage
   // Device types that occur in the cluster, in catalog order, with their device counts.
   std::vector<std::pair<DeviceTypeId, int32_t>> DeviceTypeCounts() const;
 

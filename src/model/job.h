@@ -28,6 +28,16 @@ struct OperatorLoad {
   bool low_precision = true;    // fp16/bf16 math (else fp32)
 };
 
+// Where a job was read, for errors found later against a cluster (hetsched validate): its
+// entry in the file's job list (before `repeat:` copies) and that entry's line and column
+// (column 0 in JSON lines). Entry -1 and line 0 when it was not read from a YAML or JSON-lines
+// workload.
+struct JobOrigin {
+  int32_t entry = -1;
+  int32_t line = 0;
+  int32_t column = 0;
+};
+
 struct Job {
   JobId id;
   std::string name;  // user-facing id; unique within a workload
@@ -38,7 +48,13 @@ struct Job {
   int32_t max_workers = 1;
   std::vector<StackRequirement> stacks;  // runs on a device meeting any one of them
   uint64_t memory_per_worker = 0;        // bytes of device memory
-  double work = 0;                       // steps to complete
+  // Host resources each worker takes on the node of its device while it runs, whatever the
+  // device's kind (a CPU device is a socket; these are the node's cores and DRAM). 0: nothing
+  // reserved. A node whose Node::cores or host_memory_bytes is 0 does not limit that resource
+  // (sched::ClusterState keeps what is left on each node).
+  int32_t cores_per_worker = 0;
+  uint64_t host_memory_per_worker = 0;  // bytes of host DRAM
+  double work = 0;                      // steps to complete
   // Measured steps/s per worker by device type name; overrides the profile.
   std::map<std::string, double> throughput;
   std::optional<OperatorLoad> ops;
@@ -64,6 +80,7 @@ struct Job {
   // What a backend that runs processes executes (argv); the simulator does not need it.
   std::vector<std::string> command;
   double arrival_s = 0;
+  JobOrigin origin;
 };
 
 struct Workload {

@@ -22,6 +22,7 @@ nlohmann::json ToJson(const sim::SimResult& r) {
   j["avg_queue_s"] = r.avg_queue_s;
   j["makespan_s"] = r.makespan_s;
   j["end_s"] = r.end_s;
+  j["horizon_s"] = r.horizon_s;
   j["utilization"] = r.utilization;
   j["compat_failures"] = r.compat_failures;
   j["wasted_device_hours"] = r.wasted_device_hours;
@@ -42,6 +43,9 @@ nlohmann::json ToJson(const sim::SimResult& r) {
   j["sim_wall_s"] = r.sim_wall_s;
   j["network_bytes"] = r.network_bytes;
   j["gangs_within_node"] = r.gangs_within_node;
+  j["staged_bytes"] = r.staged_bytes;
+  j["avg_staging_s"] = r.avg_staging_s;
+  j["spine_bytes"] = r.spine_bytes;
   j["power_policy"] = r.power_policy;
   j["energy_kwh"] = r.energy_kwh;
   j["energy_cost"] = r.energy_cost;

@@ -3,11 +3,17 @@
 #include <algorithm>
 #include <cassert>
 
+#include "model/compatibility.h"
+
 namespace hetsched::sched {
 
 using model::DeviceId;
 using model::DeviceTypeId;
 using model::NodeId;
+
+HostRequest HostRequestOf(const model::Job& job) {
+  return {job.cores_per_worker, job.host_memory_per_worker};
+}
 
 ClusterState::ClusterState(const model::Cluster& cluster) : cluster_(cluster) {
   type_count_ = static_cast<int32_t>(cluster.catalog.size());
@@ -24,6 +30,10 @@ ClusterState::ClusterState(const model::Cluster& cluster) : cluster_(cluster) {
   rack_free_.assign(std::max<size_t>(cluster.racks.size(), 1) * type_count_, 0);
   node_free_.assign(cluster.nodes.size(), {});
   by_free_.assign(type_count_, {});
+  for (const model::Node& n : cluster.nodes) {
+    free_cores_.push_back(n.cores);
+    free_memory_.push_back(n.host_memory_bytes);
+  }
   for (size_t i = 0; i < n_dev; ++i) {
     const model::Device& d = cluster.devices[i];
     total_[d.type.value()]++;
@@ -43,6 +53,10 @@ void ClusterState::AddNode(NodeId node) {
   node_free_.resize(n_nodes);
   rack_free_.resize(std::max<size_t>(cluster_.racks.size(), 1) * type_count_, 0);
   const model::Node& n = cluster_.node(node);
+  free_cores_.resize(n_nodes, 0);
+  free_memory_.resize(n_nodes, 0);
+  free_cores_[node.value()] = n.cores;
+  free_memory_[node.value()] = n.host_memory_bytes;
   for (int32_t i = 0; i < n.device_count; ++i) {
     const model::Device& d = cluster_.device(DeviceId(n.first_device.value() + i));
     total_[d.type.value()]++;
@@ -124,6 +138,7 @@ void ClusterState::SetUp(DeviceId d) {
 
 void ClusterState::Reserve(DeviceId d) {
   if (reserved_[d.value()]++ > 0) return;
+  ++reserved_devices_;
   if (status_[d.value()] == kFree && Offers(cluster_.device(d).node)) {
     AdjustFree(cluster_.device(d).node, cluster_.device(d).type, -1);
   }
@@ -132,7 +147,59 @@ void ClusterState::Reserve(DeviceId d) {
 void ClusterState::Unreserve(DeviceId d) {
   assert(reserved_[d.value()] > 0);
   if (--reserved_[d.value()] > 0) return;
+  --reserved_devices_;
   if (Indexed(d)) AdjustFree(cluster_.device(d).node, cluster_.device(d).type, +1);
+}
+
+int32_t ClusterState::HostFit(NodeId node, const HostRequest& request) const {
+  if (request.empty()) return model::kAnyWorkers;
+  return model::HostWorkersFit(cluster_.node(node), free_cores_[node.value()],
+                               free_memory_[node.value()], request.cores, request.memory);
+}
+
+bool ClusterState::HostHolds(const std::vector<DeviceId>& devices,
+                             const HostRequest& request) const {
+  if (request.empty()) return true;
+  std::vector<std::pair<int32_t, int32_t>> workers;  // (node, workers there)
+  for (DeviceId d : devices) {
+    const int32_t node = cluster_.device(d).node.value();
+    auto it = std::find_if(workers.begin(), workers.end(),
+                           [&](const auto& e) { return e.first == node; });
+    if (it == workers.end()) it = workers.insert(workers.end(), {node, 0});
+    ++it->second;
+  }
+  for (const auto& [node, n] : workers) {
+    if (HostFit(NodeId(node), request) < n) return false;
+  }
+  return true;
+}
+
+void ClusterState::TakeHost(const std::vector<DeviceId>& devices, const HostRequest& request) {
+  if (request.empty()) return;
+  for (DeviceId d : devices) {
+    const NodeId node = cluster_.device(d).node;
+    const model::Node& n = cluster_.node(node);
+    if (n.cores > 0) {
+      assert(free_cores_[node.value()] >= request.cores);
+      free_cores_[node.value()] -= request.cores;
+    }
+    if (n.host_memory_bytes > 0) {
+      assert(free_memory_[node.value()] >= request.memory);
+      free_memory_[node.value()] -= request.memory;
+    }
+  }
+}
+
+void ClusterState::ReturnHost(const std::vector<DeviceId>& devices, const HostRequest& request) {
+  if (request.empty()) return;
+  for (DeviceId d : devices) {
+    const NodeId node = cluster_.device(d).node;
+    const model::Node& n = cluster_.node(node);
+    if (n.cores > 0) free_cores_[node.value()] += request.cores;
+    if (n.host_memory_bytes > 0) free_memory_[node.value()] += request.memory;
+    assert(free_cores_[node.value()] <= n.cores);
+    assert(free_memory_[node.value()] <= n.host_memory_bytes);
+  }
 }
 
 void ClusterState::SetNodeOn(NodeId node, bool on) {

@@ -1,5 +1,6 @@
 // ClusterState: which devices are free, indexed by device type and node (ordered by free count
-// for best fit) and by rack, so a placement never scans the whole cluster.
+// for best fit) and by rack, so a placement never scans the whole cluster; and the host cores
+// and memory each node has left.
 #pragma once
 
 #include <cstdint>
@@ -8,8 +9,18 @@
 #include <vector>
 
 #include "model/cluster.h"
+#include "model/job.h"
 
 namespace hetsched::sched {
+
+// What one worker of a job takes from the host of its device's node while it runs
+// (Job::cores_per_worker, host_memory_per_worker). Empty: nothing, the common case.
+struct HostRequest {
+  int32_t cores = 0;
+  uint64_t memory = 0;  // bytes
+  bool empty() const { return cores == 0 && memory == 0; }
+};
+HostRequest HostRequestOf(const model::Job& job);
 
 // Not thread-safe; owned by one Scheduler. Keeps a reference to `cluster`, which must outlive it.
 class ClusterState {
@@ -62,6 +73,9 @@ class ClusterState {
   void Reserve(model::DeviceId device);
   void Unreserve(model::DeviceId device);
   bool IsReserved(model::DeviceId device) const { return reserved_[device.value()] > 0; }
+  // Devices some job pins (free or not): while there are any, a pinned job may start when the
+  // free index is empty.
+  int32_t reserved_devices() const { return reserved_devices_; }
   // Powered-off nodes offer nothing.
   void SetNodeOn(model::NodeId node, bool on);
   bool NodeOn(model::NodeId node) const { return node_powered_[node.value()]; }
@@ -71,6 +85,22 @@ class ClusterState {
   bool NodeDrained(model::NodeId node) const { return node_drained_[node.value()]; }
   // Powered on and not drained.
   bool Offers(model::NodeId node) const { return node_on_[node.value()]; }
+
+  // Host resources. A node's free cores and host memory: Node::cores and host_memory_bytes less
+  // what the workers running there took. A node that declares 0 of one does not model it: it
+  // never runs out of it (its free amount stays 0 and binds nothing).
+  int32_t FreeCores(model::NodeId node) const { return free_cores_[node.value()]; }
+  uint64_t FreeHostMemory(model::NodeId node) const { return free_memory_[node.value()]; }
+  // Workers asking `request` each that the host of `node` holds now, whatever its devices;
+  // model::kAnyWorkers when nothing binds (an empty request, or resources not modelled). O(1).
+  int32_t HostFit(model::NodeId node, const HostRequest& request) const;
+  // True when one worker asking `request` per entry of `devices` fits on the hosts of their
+  // nodes now. O(devices x distinct nodes among them).
+  bool HostHolds(const std::vector<model::DeviceId>& devices, const HostRequest& request) const;
+  // One worker asking `request` per entry of `devices` takes it on that device's node / gives
+  // it back. Taking more than is free is a programmer error (placement checks HostFit first).
+  void TakeHost(const std::vector<model::DeviceId>& devices, const HostRequest& request);
+  void ReturnHost(const std::vector<model::DeviceId>& devices, const HostRequest& request);
 
  private:
   enum Status : uint8_t { kFree, kBusy, kDown };
@@ -86,6 +116,7 @@ class ClusterState {
   int32_t type_count_ = 0;
   std::vector<Status> status_;
   std::vector<int32_t> reserved_;  // how many jobs pin each device
+  int32_t reserved_devices_ = 0;   // devices with reserved_ > 0
   // By node: offers its devices (= powered && !drained), powered, drained.
   std::vector<char> node_on_, node_powered_, node_drained_, node_removed_;
   std::vector<int32_t> free_total_, up_total_, total_;
@@ -93,6 +124,9 @@ class ClusterState {
   // Per node: (type, free count) for the few types a node holds.
   std::vector<std::vector<std::pair<int32_t, int32_t>>> node_free_;
   std::vector<std::set<std::pair<int32_t, int32_t>>> by_free_;
+  // By node: host cores and memory not taken (Node::cores, host_memory_bytes at the start).
+  std::vector<int32_t> free_cores_;
+  std::vector<uint64_t> free_memory_;
 };
 
 }  // namespace hetsched::sched

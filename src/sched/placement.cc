@@ -1,5 +1,7 @@
 #include "sched/placement.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace hetsched::sched {
@@ -48,15 +50,33 @@ void TakeFromNode(const ClusterState& state, NodeId node_id, DeviceTypeId type, 
   }
 }
 
+// Workers of the gang `node` can take: its free devices of `type`, fewer when the free cores or
+// memory of its host hold fewer workers asking `host`.
+int32_t Room(const ClusterState& state, NodeId node, DeviceTypeId type, const HostRequest& host) {
+  const int32_t free = state.FreeInNode(node, type);
+  return host.empty() || free == 0 ? free : std::min(free, state.HostFit(node, host));
+}
+
+// The same for a rack: its free devices of `type`, or with a host request the sum of its
+// nodes' Room (O(nodes of the rack)).
+int32_t RackRoom(const ClusterState& state, model::RackId rack, DeviceTypeId type,
+                 const HostRequest& host) {
+  if (host.empty()) return state.FreeInRack(rack, type);
+  int32_t room = 0;
+  for (NodeId n : state.cluster().rack(rack).nodes) room += Room(state, n, type, host);
+  return room;
+}
+
 }  // namespace
 
 std::optional<std::vector<DeviceId>> PlaceGang(const ClusterState& state, DeviceTypeId type,
-                                               int32_t count, const PlacementHints& hints) {
+                                               int32_t count, const PlacementHints& hints,
+                                               const HostRequest& host) {
   if (count <= 0 || state.FreeOfType(type) < count) return std::nullopt;
   std::vector<DeviceId> out;
   out.reserve(count);
   // 1. The data's node, if the whole gang fits there.
-  if (hints.data_node.valid() && state.FreeInNode(hints.data_node, type) >= count) {
+  if (hints.data_node.valid() && Room(state, hints.data_node, type, host) >= count) {
     TakeFromNode(state, hints.data_node, type, count, out);
     return out;
   }
@@ -66,7 +86,7 @@ std::optional<std::vector<DeviceId>> PlaceGang(const ClusterState& state, Device
     NodeId best;
     int32_t best_free = 0;
     for (NodeId n : state.cluster().rack(hints.data_rack).nodes) {
-      const int32_t f = state.FreeInNode(n, type);
+      const int32_t f = Room(state, n, type, host);
       if (f >= count && (!best.valid() || f < best_free)) {
         best = n;
         best_free = f;
@@ -78,6 +98,10 @@ std::optional<std::vector<DeviceId>> PlaceGang(const ClusterState& state, Device
     }
   }
   auto it = index.lower_bound({count, -1});
+  if (!host.empty()) {
+    // Nodes whose host holds too few of the workers are passed over: O(those nodes) more.
+    while (it != index.end() && state.HostFit(NodeId(it->second), host) < count) ++it;
+  }
   if (it != index.end()) {
     TakeFromNode(state, NodeId(it->second), type, count, out);
     return out;
@@ -86,12 +110,14 @@ std::optional<std::vector<DeviceId>> PlaceGang(const ClusterState& state, Device
   const model::Cluster& cluster = state.cluster();
   model::RackId best_rack;
   int32_t best_rack_free = 0;
-  if (hints.data_rack.valid() && state.FreeInRack(hints.data_rack, type) >= count) {
+  if (hints.data_rack.valid() && state.FreeInRack(hints.data_rack, type) >= count &&
+      RackRoom(state, hints.data_rack, type, host) >= count) {
     best_rack = hints.data_rack;
   } else {
     for (size_t r = 0; r < cluster.racks.size(); ++r) {
       const model::RackId rid(static_cast<int32_t>(r));
-      const int32_t f = state.FreeInRack(rid, type);
+      if (state.FreeInRack(rid, type) < count) continue;
+      const int32_t f = RackRoom(state, rid, type, host);
       if (f >= count && (!best_rack.valid() || f < best_rack_free)) {
         best_rack = rid;
         best_rack_free = f;
@@ -101,7 +127,7 @@ std::optional<std::vector<DeviceId>> PlaceGang(const ClusterState& state, Device
   if (best_rack.valid()) {
     std::vector<std::pair<int32_t, NodeId>> nodes;
     for (NodeId n : cluster.rack(best_rack).nodes) {
-      const int32_t f = state.FreeInNode(n, type);
+      const int32_t f = Room(state, n, type, host);
       if (f > 0) nodes.push_back({f, n});
     }
     std::sort(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) {
@@ -109,26 +135,70 @@ std::optional<std::vector<DeviceId>> PlaceGang(const ClusterState& state, Device
     });
     for (const auto& [f, n] : nodes) {
       if (static_cast<int32_t>(out.size()) == count) break;
-      TakeFromNode(state, n, type, count - static_cast<int32_t>(out.size()), out);
+      TakeFromNode(state, n, type, std::min(f, count - static_cast<int32_t>(out.size())), out);
     }
     return out;
   }
   // 4. Across racks: nodes with the most free first, so the gang touches the fewest nodes.
   for (auto rit = index.rbegin(); rit != index.rend(); ++rit) {
     if (static_cast<int32_t>(out.size()) == count) break;
-    TakeFromNode(state, NodeId(rit->second), type, count - static_cast<int32_t>(out.size()), out);
+    const NodeId n(rit->second);
+    TakeFromNode(state, n, type,
+                 std::min(Room(state, n, type, host), count - static_cast<int32_t>(out.size())),
+                 out);
   }
+  // Only a host request leaves a gang short here: its nodes' cores or memory ran out.
+  if (static_cast<int32_t>(out.size()) < count) return std::nullopt;
   return out;
+}
+
+std::optional<std::vector<DeviceId>> PlaceGangAgnostic(const ClusterState& state, DeviceTypeId type,
+                                                       int32_t count, const HostRequest& host) {
+  if (count <= 0 || state.FreeOfType(type) < count) return std::nullopt;
+  const model::Cluster& cluster = state.cluster();
+  std::vector<DeviceId> out;
+  out.reserve(count);
+  for (size_t n = 0; n < cluster.nodes.size() && static_cast<int32_t>(out.size()) < count; ++n) {
+    const model::Node& node = cluster.nodes[n];
+    const int32_t room = Room(state, NodeId(static_cast<int32_t>(n)), type, host);
+    if (room == 0) continue;
+    const size_t limit = std::min<size_t>(count, out.size() + room);
+    for (int32_t i = 0; i < node.device_count && out.size() < limit; ++i) {
+      const DeviceId d(node.first_device.value() + i);
+      if (cluster.device(d).type == type && state.IsFree(d) && !state.IsReserved(d)) {
+        out.push_back(d);
+      }
+    }
+  }
+  if (static_cast<int32_t>(out.size()) < count) return std::nullopt;
+  return out;
+}
+
+std::string_view PlacementModeName(PlacementMode mode) {
+  return mode == PlacementMode::kAgnostic ? "agnostic" : "topology";
+}
+
+util::Result<PlacementMode> ParsePlacementMode(std::string_view text) {
+  if (text == "topology") return PlacementMode::kTopology;
+  if (text == "agnostic") return PlacementMode::kAgnostic;
+  return util::Status::InvalidArgument(
+      fmt::format("unknown placement '{}' (expected topology or agnostic)", text));
 }
 
 PlacementHints HintsFor(const model::Cluster& cluster, const std::string& data_location) {
   PlacementHints hints;
-  if (data_location.empty()) return hints;
+  if (data_location.empty()) {
+    // The input is on the cluster's first storage (sim/network.h), if it has one.
+    if (!cluster.storage.empty()) hints.data_rack = cluster.storage.front().rack;
+    return hints;
+  }
   if (auto n = cluster.FindNode(data_location)) {
     hints.data_node = *n;
     hints.data_rack = cluster.node(*n).rack;
   } else if (auto r = cluster.FindRack(data_location)) {
     hints.data_rack = *r;
+  } else if (auto s = cluster.FindStorage(data_location)) {
+    hints.data_rack = cluster.storage[*s].rack;  // invalid for a filesystem on the core
   }
   return hints;
 }

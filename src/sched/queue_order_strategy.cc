@@ -58,7 +58,8 @@ void QueueOrderStrategy::StartInOrder(double now_s, bool fill, Decision& out) {
   // The sorted index is walked directly; Start erases only the current element.
   const auto& sorted_queue = core_.sorted_queue();
   auto next = sorted_queue.begin();
-  while (free_total > 0 && next != sorted_queue.end()) {
+  // Pinned jobs start on their reserved devices, which the free index does not count.
+  while ((free_total > 0 || state.reserved_devices() > 0) && next != sorted_queue.end()) {
     const int32_t id = std::get<3>(*next);
     ++next;
     const JobRecord& r = core_.record(id);
@@ -101,7 +102,7 @@ void QueueOrderStrategy::StartInOrder(double now_s, bool fill, Decision& out) {
       }
     }
     out.placed.push_back(core_.Start(id, chosen->first, std::move(chosen->second), now_s, false));
-    free_total -= gang;
+    if (!core_.pinned(id)) free_total -= gang;
   }
 }
 

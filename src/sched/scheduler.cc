@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cassert>
+#include <map>
+#include <utility>
 
+#include "model/compatibility.h"
 #include "sched/allocation_strategy.h"
 #include "sched/preemptive_strategy.h"
 #include "sched/queue_order_strategy.h"
@@ -19,6 +22,22 @@ using model::DeviceTypeId;
 using model::JobId;
 
 namespace {
+// Per device type: workers of `job` its `pinned` devices hold at once, each node's host
+// holding at most model::HostWorkersFit of them.
+std::vector<int32_t> PinnedHostedWorkers(const model::Cluster& cluster, const model::Job& job,
+                                         const std::vector<DeviceId>& pinned) {
+  std::map<std::pair<int32_t, int32_t>, int32_t> per_node;  // (node, type) -> pinned devices
+  for (DeviceId d : pinned) {
+    per_node[{cluster.device(d).node.value(), cluster.device(d).type.value()}]++;
+  }
+  std::vector<int32_t> out(cluster.catalog.size(), 0);
+  for (const auto& [key, devices] : per_node) {
+    const int32_t fit = model::HostWorkersFit(cluster.node(model::NodeId(key.first)), job);
+    out[key.second] += std::min(devices, fit);
+  }
+  return out;
+}
+
 // Resolves Job::pinned_devices ("node/index" or "node") to device ids.
 util::Result<std::vector<DeviceId>> ResolvePinned(const model::Cluster& cluster,
                                                   const model::Job& job) {
@@ -122,7 +141,17 @@ Admission Scheduler::Submit(const model::Job& job, double now_s,
   } else {
     for (int32_t t = 0; t < types; ++t) count[t] = state.TotalOfType(DeviceTypeId(t));
   }
+  if (!job.data_location.empty() && !cluster.FindNode(job.data_location) &&
+      !cluster.FindRack(job.data_location) && !cluster.FindStorage(job.data_location)) {
+    return {false, fmt::format("data location '{}': no node, rack or storage of that name",
+                               job.data_location)};
+  }
   const int32_t gang = std::max(1, job.gang_size);
+  // With a host request: workers of the job the nodes of each type hold at once.
+  std::vector<int32_t> hosted;
+  if (model::AsksForHost(job)) {
+    hosted = pinned.empty() ? HostedWorkers(job) : PinnedHostedWorkers(cluster, job, pinned);
+  }
   std::vector<std::string> reasons;
   for (int32_t t = 0; t < types; ++t) {
     if (count[t] == 0) continue;
@@ -152,6 +181,13 @@ Admission Scheduler::Submit(const model::Job& job, double now_s,
     if (count[t] < gang) {
       reasons.push_back(fmt::format("{} has {} device(s){}, the gang needs {}", dt.name, count[t],
                                     pinned.empty() ? "" : " among the pinned ones", gang));
+      continue;
+    }
+    if (!hosted.empty() && hosted[t] < gang) {
+      reasons.push_back(
+          fmt::format("the nodes with {} hold {} worker(s) with {} each{}, the gang needs {}",
+                      dt.name, hosted[t], model::DescribeHostRequest(job),
+                      pinned.empty() ? "" : " on the pinned devices", gang));
       continue;
     }
     r.allowed[t] = 1;
@@ -221,6 +257,8 @@ bool Scheduler::HasWork() const {
 
 void Scheduler::SetProgress(JobId job, double rate, double since_s) {
   JobRecord& r = core_->record(job.value());
+  // The work done at the old rate up to the switch is kept.
+  if (since_s > r.progress_since_s) r.done_work = r.DoneAt(since_s);
   r.rate = rate;
   r.progress_since_s = since_s;
 }
@@ -250,7 +288,7 @@ void Scheduler::Stopped(JobId job, double now_s) {
   const int32_t id = job.value();
   JobRecord& r = core_->record(id);
   if (r.phase != JobPhase::kStopping) return;
-  core_->Release(r.devices);
+  core_->Release(id, r.devices);
   r.devices.clear();
   core_->Enqueue(id, now_s);
 }
@@ -301,6 +339,12 @@ util::Status Scheduler::Adopt(JobId job, const std::vector<DeviceId>& devices, d
           "'{}': device {} is not a free device of its gang's type", r.job->name, d.value()));
     }
   }
+  if (!core_->state().HostHolds(devices, HostRequestOf(*r.job))) {
+    return util::Status::InvalidArgument(
+        fmt::format("'{}': the nodes of its devices lack the free host cores or memory for {} "
+                    "per worker",
+                    r.job->name, model::DescribeHostRequest(*r.job)));
+  }
   if (!r.allowed[type.value()]) {
     return util::Status::InvalidArgument(
         fmt::format("'{}' may not run on {}", r.job->name, cluster.catalog.Get(type).name));
@@ -342,7 +386,24 @@ util::Status Scheduler::RestoreBelief(std::string_view saved) {
   return core_->belief().Restore(saved);
 }
 
-void Scheduler::AddNode(model::NodeId node) { core_->AddNode(node); }
+void Scheduler::AddNode(model::NodeId node) {
+  core_->AddNode(node);
+  hosted_cache_.clear();
+}
+
+const std::vector<int32_t>& Scheduler::HostedWorkers(const model::Job& job) {
+  const std::pair<int32_t, uint64_t> key(job.cores_per_worker, job.host_memory_per_worker);
+  if (auto it = hosted_cache_.find(key); it != hosted_cache_.end()) return it->second;
+  // Distinct requests are few in real workloads; a flood of them only costs recomputing.
+  if (hosted_cache_.size() >= kHostedCacheEntries) hosted_cache_.clear();
+  const model::Cluster& cluster = core_->cluster();
+  std::vector<char> removed(cluster.nodes.size(), 0);
+  for (size_t n = 0; n < removed.size(); ++n) {
+    removed[n] = core_->state().NodeRemoved(model::NodeId(static_cast<int32_t>(n))) ? 1 : 0;
+  }
+  return hosted_cache_.emplace(key, model::HostedWorkersByType(cluster, job, removed))
+      .first->second;
+}
 
 util::Status Scheduler::RemoveNode(model::NodeId node) {
   const model::Node& n = core_->cluster().node(node);
@@ -354,6 +415,7 @@ util::Status Scheduler::RemoveNode(model::NodeId node) {
     }
   }
   core_->state().RemoveNode(node);
+  hosted_cache_.clear();
   return util::Status::Ok();
 }
 
@@ -413,13 +475,36 @@ std::string Scheduler::WhyWaiting(JobId job, double now_s) const {
     types += fmt::format("{} ({} free)", core_->cluster().catalog.Get(DeviceTypeId(t)).name,
                          state.FreeOfType(DeviceTypeId(t)));
   }
+  // With a host request: the types whose free devices would do but whose nodes' free host cores
+  // or memory would not, and which of the two is short.
+  std::string host;
+  const HostRequest request = HostRequestOf(*r.job);
+  if (!request.empty()) {
+    host = fmt::format(", each worker with {} on its node", model::DescribeHostRequest(*r.job));
+    std::string short_of;
+    for (int32_t t = 0; t < state.type_count(); ++t) {
+      const DeviceTypeId type(t);
+      if (!r.allowed[t] || (!core_->pinned(job.value()) && state.FreeOfType(type) < gang)) continue;
+      if (core_->PlaceOn(r, type) || !core_->PlaceOn(r, type, HostRequest{})) continue;
+      const bool cores = request.cores > 0 && !core_->PlaceOn(r, type, {request.cores, 0});
+      const bool memory = request.memory > 0 && !core_->PlaceOn(r, type, {0, request.memory});
+      const char* what = cores && memory ? "host cores and memory"
+                         : cores         ? "host cores"
+                         : memory        ? "host memory"
+                                         : "host cores and memory together";
+      short_of +=
+          fmt::format("{}{} has the free devices but their nodes lack free {}",
+                      short_of.empty() ? "" : ", ", core_->cluster().catalog.Get(type).name, what);
+    }
+    if (!short_of.empty()) host += "; waits for host resources: " + short_of;
+  }
   const SchedulerCore::QueueKey mine = core_->KeyOf(r, now_s);
   size_t ahead = 0;
   for (int32_t id : core_->queue()) {
     if (core_->KeyOf(core_->record(id), now_s) < mine) ++ahead;
   }
-  return fmt::format("needs {} device(s) of one type among: {}; {} queued job(s) ahead under {}",
-                     gang, types, ahead, core_->policy().name());
+  return fmt::format("needs {} device(s) of one type among: {}{}; {} queued job(s) ahead under {}",
+                     gang, types, host, ahead, core_->policy().name());
 }
 
 size_t Scheduler::queued() const { return core_->queue().size(); }

@@ -40,6 +40,10 @@ struct SchedulerOptions {
   // The naive baseline: any free device will do; the compat filter only records which types
   // would fail (the driver fails such starts after a start-up time).
   bool ignore_compat = false;
+  // Gang placement (sched/placement.h): topology- and data-aware (islands, nodes, racks, the
+  // job's data first), or agnostic (the free devices of the type in id order: what a scheduler
+  // that knows no topology does; the demo's ablation ladder uses it).
+  PlacementMode placement = PlacementMode::kTopology;
   // Score bonus that keeps a running job on its current type under kMaxThroughput unless
   // moving gains more than this (a fraction of its best speed): avoids needless migrations.
   double stickiness = 0.05;
@@ -115,7 +119,8 @@ class Scheduler {
                                                          const SchedulerOptions& options = {});
   ~Scheduler();
 
-  // Admits the job into the queue, or rejects it when no device in the cluster can ever run it.
+  // Admits the job into the queue, or rejects it when no device in the cluster can ever run it
+  // (with a host request: when no type's nodes hold the gang's cores and memory at once).
   // The scheduler never reads `job.work` (the true size), except to turn a Gavel slo_factor
   // into a deadline: it sees `estimate` when given, else the job's estimate_s / time_limit_s,
   // else (history_estimates) the history predictor, else nothing.
@@ -133,7 +138,8 @@ class Scheduler {
   std::vector<model::JobId> TakeSpeedChanges();
 
   // The driver's actual progress rate (steps/s) for a running job, from `since_s` on (later
-  // than now when a start-up or restore delay applies).
+  // than now when a start-up or restore delay applies). The work done at the previous rate up
+  // to `since_s` is kept.
   void SetProgress(model::JobId job, double rate, double since_s);
   // The job completed: its devices are released, its size is learned (SizeBelief) and it
   // leaves the scheduler.
@@ -191,7 +197,8 @@ class Scheduler {
   bool HasWork() const;
   const JobRecord& record(model::JobId job) const;
   bool HasAllowedType(model::JobId job) const;
-  // Why a queued job is not running, in words.
+  // Why a queued job is not running, in words; names the types whose free devices sit on
+  // nodes short of the host cores or memory the job asks for.
   std::string WhyWaiting(model::JobId job, double now_s) const;
 
   size_t queued() const;
@@ -218,6 +225,10 @@ class Scheduler {
   Scheduler(std::unique_ptr<SchedulerCore> core, std::vector<std::unique_ptr<Filter>> filters);
   // Finish and Drop: `completed` jobs teach the size belief.
   void Leave(model::JobId job, double now_s, bool completed);
+  // model::HostedWorkersByType over the nodes not removed, cached by the job's host request
+  // (cleared when nodes join or leave): admission checks it for every job that asks.
+  const std::vector<int32_t>& HostedWorkers(const model::Job& job);
+  static constexpr size_t kHostedCacheEntries = 1024;
 
   // The pieces (see sched/strategy.h for how they fit): the job bookkeeping the others share;
   // the policy family's decisions; space sharing, when on.
@@ -227,6 +238,7 @@ class Scheduler {
   const AllocationStrategy* allocation_ = nullptr;  // strategy_ when it is the LP family
   std::unique_ptr<SpaceSharing> sharing_;           // null unless options.space_sharing
   int64_t next_seq_ = 0;                            // JobRecord::seq of the next submission
+  std::map<std::pair<int32_t, uint64_t>, std::vector<int32_t>> hosted_cache_;
 };
 
 }  // namespace hetsched::sched

@@ -49,7 +49,10 @@ void SchedulerCore::Admit(int32_t id, JobRecord record, std::vector<DeviceId> pi
                           double now_s) {
   records_[id] = std::move(record);
   pinned_[id] = std::move(pinned);
-  hints_[id] = HintsFor(cluster_, records_[id].job->data_location);
+  const model::Job& job = *records_[id].job;
+  hints_[id] = job.data_bytes > 0 || !job.data_location.empty()
+                   ? HintsFor(cluster_, job.data_location)
+                   : PlacementHints{};
   for (DeviceId d : pinned_[id]) state_.Reserve(d);
   Enqueue(id, now_s);
 }
@@ -177,7 +180,11 @@ bool SchedulerCore::Leave(int32_t id, double now_s) {
   r.attained_s = r.AttainedAt(now_s);
   r.attained_norm_s = r.AttainedNormAt(now_s);
   const bool shared = sharing_ != nullptr && sharing_->LeavePair(id, now_s);
-  if (!shared) Release(r.devices);
+  if (shared) {
+    ReturnHost(id, r.devices);  // the devices stay with its partner, the host is its own
+  } else {
+    Release(id, r.devices);
+  }
   r.rate = 0;
   RemoveRunning(id);
   return !shared;
@@ -186,11 +193,21 @@ bool SchedulerCore::Leave(int32_t id, double now_s) {
 void SchedulerCore::Hold(int32_t id, const std::vector<DeviceId>& devices) {
   state_.Allocate(devices);
   SetOwner(devices, id);
+  TakeHost(id, devices);
 }
 
-void SchedulerCore::Release(const std::vector<DeviceId>& devices) {
+void SchedulerCore::Release(int32_t id, const std::vector<DeviceId>& devices) {
   state_.Release(devices);
   SetOwner(devices, -1);
+  ReturnHost(id, devices);
+}
+
+void SchedulerCore::TakeHost(int32_t id, const std::vector<DeviceId>& devices) {
+  state_.TakeHost(devices, HostRequestOf(*records_[id].job));
+}
+
+void SchedulerCore::ReturnHost(int32_t id, const std::vector<DeviceId>& devices) {
+  state_.ReturnHost(devices, HostRequestOf(*records_[id].job));
 }
 
 double SchedulerCore::RemainingWork(const JobRecord& r, double now_s) const {
@@ -226,7 +243,8 @@ double SchedulerCore::NewWorkShare(const JobRecord& r, DeviceTypeId type) const 
 }
 
 double SchedulerCore::ScoreOf(const JobRecord& r, DeviceTypeId type) const {
-  return scorers_.Score(r, type, cluster_.catalog) * NewWorkShare(r, type);
+  const ScoreContext context{&state_, hints_[r.job->id.value()]};
+  return scorers_.Score(r, type, cluster_.catalog, &context) * NewWorkShare(r, type);
 }
 
 std::vector<DeviceTypeId> SchedulerCore::TypePreference(
@@ -273,13 +291,32 @@ int32_t SchedulerCore::BestType(const JobRecord& r, TypeChoice choice,
 
 std::optional<std::vector<DeviceId>> SchedulerCore::PlaceOn(const JobRecord& r,
                                                             DeviceTypeId type) const {
+  return PlaceOn(r, type, HostRequestOf(*r.job));
+}
+
+std::optional<std::vector<DeviceId>> SchedulerCore::PlaceOn(const JobRecord& r, DeviceTypeId type,
+                                                            const HostRequest& host) const {
   const int32_t id = r.job->id.value();
   const int32_t gang = std::max(1, r.job->gang_size);
-  if (pinned_[id].empty()) return PlaceGang(state_, type, gang, hints_[id]);
+  if (pinned_[id].empty()) {
+    return options_.placement == PlacementMode::kAgnostic
+               ? PlaceGangAgnostic(state_, type, gang, host)
+               : PlaceGang(state_, type, gang, hints_[id], host);
+  }
   std::vector<DeviceId> out;
+  std::vector<std::pair<int32_t, int32_t>> taken;  // (node, workers) with a host request
   for (DeviceId d : pinned_[id]) {
     if (static_cast<int32_t>(out.size()) == gang) break;
-    if (cluster_.device(d).type == type && state_.IsFree(d) && state_.IsUp(d)) out.push_back(d);
+    if (cluster_.device(d).type != type || !state_.IsFree(d) || !state_.IsUp(d)) continue;
+    if (!host.empty()) {
+      const model::NodeId node = cluster_.device(d).node;
+      auto it = std::find_if(taken.begin(), taken.end(),
+                             [&](const auto& e) { return e.first == node.value(); });
+      if (it == taken.end()) it = taken.insert(taken.end(), {node.value(), 0});
+      if (state_.HostFit(node, host) <= it->second) continue;
+      ++it->second;
+    }
+    out.push_back(d);
   }
   if (static_cast<int32_t>(out.size()) < gang) return std::nullopt;
   return out;

@@ -90,9 +90,14 @@ class SchedulerCore {
   // Books a running job's progress and service up to now and takes it off its devices; true
   // when it held them alone and released them (false: a guest left, or a host handed them on).
   bool Leave(int32_t id, double now_s);
-  // Allocates `devices` to `id` / frees them, in the cluster state and the owner table.
+  // Allocates `devices` to `id` / frees them, in the cluster state and the owner table, with
+  // the host cores and memory its workers take on their nodes (HostRequestOf its job).
   void Hold(int32_t id, const std::vector<model::DeviceId>& devices);
-  void Release(const std::vector<model::DeviceId>& devices);
+  void Release(int32_t id, const std::vector<model::DeviceId>& devices);
+  // The host part alone: a space-sharing guest runs on devices its host holds, but its workers
+  // take their own cores and memory.
+  void TakeHost(int32_t id, const std::vector<model::DeviceId>& devices);
+  void ReturnHost(int32_t id, const std::vector<model::DeviceId>& devices);
 
   // Expected steps left of record `r` (SizeBelief::ExpectedRemaining in steps).
   double RemainingWork(const JobRecord& r, double now_s) const;
@@ -103,9 +108,13 @@ class SchedulerCore {
   // TypePreference(...)[0] without building the list (no allocation); -1 when empty.
   int32_t BestType(const JobRecord& r, TypeChoice choice,
                    const std::vector<int32_t>& capacity) const;
-  // Free, up devices of `type` for the whole gang (its pinned ones, if any), or nullopt.
+  // Free, up devices of `type` for the whole gang (its pinned ones, if any), each on a node whose
+  // host holds one more of its workers, or nullopt.
   std::optional<std::vector<model::DeviceId>> PlaceOn(const JobRecord& r,
                                                       model::DeviceTypeId type) const;
+  // The same as if each worker asked `host` of its node instead of what the job asks.
+  std::optional<std::vector<model::DeviceId>> PlaceOn(const JobRecord& r, model::DeviceTypeId type,
+                                                      const HostRequest& host) const;
   // The scorers' value of `type` for `r`, less the work a move there would redo: a job with
   // progress whose checkpoint does not load on another vendor's stack restarts there.
   double ScoreOf(const JobRecord& r, model::DeviceTypeId type) const;

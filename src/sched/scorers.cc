@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace hetsched::sched {
@@ -11,9 +12,31 @@ namespace {
 class SpeedScorer final : public TypeScorer {
  public:
   std::string_view name() const override { return "speed"; }
-  double Score(const JobRecord& job, model::DeviceTypeId type,
-               const model::DeviceCatalog&) const override {
+  double Score(const JobRecord& job, model::DeviceTypeId type, const model::DeviceCatalog&,
+               const ScoreContext*) const override {
     return job.best_speed > 0 ? job.speed[type.value()] / job.best_speed : 0;
+  }
+};
+
+// Room near the job's data: 1 when the type has free devices for the whole gang on the node
+// holding the data, 1/2 in the data's rack (but not its node), 0 farther; 1 for every type
+// when the job's data has no node or rack (none, or a filesystem on the network core), and
+// without a cluster state. The input is read over fewer shared links the closer the gang is
+// (sim/network.h).
+class LocalityScorer final : public TypeScorer {
+ public:
+  std::string_view name() const override { return "locality"; }
+  double Score(const JobRecord& job, model::DeviceTypeId type, const model::DeviceCatalog&,
+               const ScoreContext* context) const override {
+    if (context == nullptr || context->state == nullptr) return 1;
+    const PlacementHints& h = context->hints;
+    if (!h.data_node.valid() && !h.data_rack.valid()) return 1;
+    const int32_t gang = std::max(1, job.job->gang_size);
+    if (h.data_node.valid() && context->state->FreeInNode(h.data_node, type) >= gang) return 1;
+    if (h.data_rack.valid() && context->state->FreeInRack(h.data_rack, type) >= gang) {
+      return h.data_node.valid() ? 0.5 : 1;
+    }
+    return 0;
   }
 };
 
@@ -25,8 +48,8 @@ class PerUnitScorer final : public TypeScorer {
   std::string_view name() const override {
     return unit_ == Unit::kPrice ? "speed-per-cost" : "energy";
   }
-  double Score(const JobRecord& job, model::DeviceTypeId type,
-               const model::DeviceCatalog& catalog) const override {
+  double Score(const JobRecord& job, model::DeviceTypeId type, const model::DeviceCatalog& catalog,
+               const ScoreContext*) const override {
     double best = 0;
     for (size_t t = 0; t < job.speed.size(); ++t) {
       best = std::max(best, Value(job, static_cast<int32_t>(t), catalog));
@@ -52,13 +75,13 @@ void ScorerSet::Add(std::unique_ptr<TypeScorer> scorer, double weight) {
 }
 
 double ScorerSet::Score(const JobRecord& job, model::DeviceTypeId type,
-                        const model::DeviceCatalog& catalog) const {
+                        const model::DeviceCatalog& catalog, const ScoreContext* context) const {
   double total = 0;
-  for (const auto& [s, w] : scorers_) total += w * s->Score(job, type, catalog);
+  for (const auto& [s, w] : scorers_) total += w * s->Score(job, type, catalog, context);
   return total;
 }
 
-std::string ScorerNames() { return "speed, speed-per-cost, energy"; }
+std::string ScorerNames() { return "speed, speed-per-cost, energy, locality"; }
 
 util::Result<ScorerSet> MakeScorers(std::string_view spec) {
   ScorerSet set;
@@ -86,6 +109,8 @@ util::Result<ScorerSet> MakeScorers(std::string_view spec) {
       set.Add(std::make_unique<PerUnitScorer>(PerUnitScorer::Unit::kPrice), weight);
     } else if (name == "energy") {
       set.Add(std::make_unique<PerUnitScorer>(PerUnitScorer::Unit::kWatts), weight);
+    } else if (name == "locality") {
+      set.Add(std::make_unique<LocalityScorer>(), weight);
     } else {
       return util::Status::InvalidArgument(
           fmt::format("unknown scorer '{}' (known: {})", name, ScorerNames()));

@@ -146,6 +146,7 @@ Placement SpaceSharing::Join(int32_t id, int32_t host, double own_factor, double
   r.guest = true;
   r.pair_speed = r.speed[type.value()] * own_factor;
   const bool resumed = core_.MarkRunning(id, type, h.devices, r.pair_speed, now_s);
+  core_.TakeHost(id, r.devices);  // its workers take their own host cores and memory
   guests_.insert(id);
   return Placement{JobId(id), type, r.devices, resumed, false, JobId(host)};
 }
@@ -197,6 +198,7 @@ void SpaceSharing::Decide(double now_s, Decision& out) {
     if (!CanShare(r)) continue;
     const int32_t gang = std::max(1, r.job->gang_size);
     const uint64_t mem = r.job->memory_per_worker;
+    const HostRequest host_request = HostRequestOf(*r.job);
     double best_score = 1 + min_gain_;
     int32_t best_host = -1;
     std::pair<double, double> best_factors;
@@ -208,12 +210,14 @@ void SpaceSharing::Decide(double now_s, Decision& out) {
            ++it) {
         const auto factors = PairFactors(id, *it->second.begin(), DeviceTypeId(t));
         if (!factors || factors->first + factors->second <= best_score) continue;
-        // Both workers' memory must fit on the device (unknown memory fits, as in the filter).
+        // Both workers' memory must fit on the device (unknown memory fits, as in the filter),
+        // and the guest's workers need their own host cores and memory on the host's nodes.
         int32_t host = -1, checked = 0;
         for (int32_t h : it->second) {
           if (++checked > kHostScan) break;
           const uint64_t other = core_.record(h).job->memory_per_worker;
-          if (mem == 0 || other == 0 || device_mem == 0 || mem + other <= device_mem) {
+          if ((mem == 0 || other == 0 || device_mem == 0 || mem + other <= device_mem) &&
+              state.HostHolds(core_.record(h).devices, host_request)) {
             host = h;
             break;
           }

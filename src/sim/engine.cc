@@ -17,6 +17,7 @@
 #include "model/topology.h"
 #include "power/power_controller.h"
 #include "sim/event_queue.h"
+#include "sim/network.h"
 #include "sim/power_demand.h"
 #include "sim/sim_backend.h"
 
@@ -73,6 +74,15 @@ struct JobRun {
   double cap_power = 1;            // power fraction of the devices' cap (power/cap_curve.h)
   double cap_throughput = 1;       // throughput fraction left to the compute under that cap
   double sync_s = 0;               // all-reduce seconds per step
+  // Shared links (sim/network.h). solo_rate: steps/s with the links to itself (rate is the
+  // lower of it and what the ring's share of the links allows). ring: its synchronization
+  // flow between nodes (-1: none), moving hop_bytes per ring hop per step. staging: its input
+  // still being read (flows), progress starts when they are all done.
+  double solo_rate = 0;
+  int32_t ring = -1;
+  double hop_bytes = 0;
+  std::vector<int32_t> staging;
+  double staging_from_s = 0;
   // Space sharing: a guest on another run's devices books no busy time or power until it
   // holds them (`owns`); busy time counts from busy_from_s. The rate holds from segment_s
   // (a partner joining or leaving changes it mid-run). A guest's pair began at
@@ -100,6 +110,7 @@ class Engine {
         options_(options),
         sched_(std::move(scheduler)),
         topology_(cluster),
+        network_(cluster),
         backend_(cluster, workload, queue_,
                  {options.checkpoint_save_s, options.compat_startup_s,
                   options.power.boot_failure_nodes}),
@@ -154,6 +165,7 @@ class Engine {
     run.held.clear();
     const double steps = run.rate * std::max(0.0, now_s - run.segment_s);
     network_bytes_ += steps * run.sync_bytes_per_step;
+    EndFlows(run, now_s);
     EndSharing(run, now_s);
     if (run.span >= 0) {
       RunSpan& span = timeline().runs[run.span];
@@ -172,6 +184,19 @@ class Engine {
   // devices, when the partner that held them left). `skip`: jobs started at now_s with it.
   void ApplySpeedChanges(double now_s, const std::vector<sched::Placement>* skip = nullptr);
   void Rerate(int32_t id, double now_s);
+  // Shared links (sim/network.h). A run's rate: none while its input is read, else its own
+  // speed capped by its ring's share of the links.
+  double NetworkRate(const JobRun& run) const;
+  // Starts reading the job's input onto the nodes of `devices` (each node its share of the
+  // bytes); false when nothing is read over a link.
+  bool StartStaging(int32_t id, const std::vector<DeviceId>& devices, double now_s);
+  void StartRing(int32_t id, const std::vector<DeviceId>& devices, double now_s);
+  void EndFlows(JobRun& run, double now_s);
+  // Recomputes the link shares when flows changed: rings whose share changed get their new
+  // rate, and the next transfer to finish gets its event.
+  void Reshare(double now_s);
+  // Transfers that finished: a job whose input is all read starts making progress.
+  void OnFlowsDone(double now_s);
   // The job on a failed device is killed (FailRun); once it has exited it loses the work since
   // its last checkpoint and is requeued (LoseRun).
   void FailRun(int32_t id, double now_s);
@@ -206,12 +231,24 @@ class Engine {
   void ManagePower(double now_s);
   // Handles the controller's timers (kPowerCheck, kResumeTimeout); true when capacity changed.
   bool PowerEvent(const Event& e, double now_s);
+  // SimOptions::horizon_s: after the last job, runs the machines' own events (power timers,
+  // node shutdowns and boots, device faults and repairs) up to the horizon, deciding nothing;
+  // returns the horizon.
+  double RunToHorizon(double now_s);
 
   const model::Cluster& cluster_;
   const model::Workload& workload_;
   const SimOptions& options_;
   std::unique_ptr<sched::Scheduler> sched_;
   model::Topology topology_;
+  Network network_;
+  struct FlowOwner {
+    int32_t job = -1;
+    bool ring = false;  // its synchronization; else the reading of its input
+  };
+  std::vector<FlowOwner> flow_owner_;  // by network flow
+  uint32_t network_epoch_ = 0;         // kFlowDone events of older epochs are stale
+  Micros flow_event_at_ = std::numeric_limits<Micros>::max();  // the current one's time
   EventQueue queue_;
   SimBackend backend_;          // the machines: attempts and node power, events in queue_
   std::vector<int32_t> order_;  // job ids by arrival
@@ -236,6 +273,8 @@ class Engine {
   double next_sample_s_ = 0;
   std::vector<float> decision_us_;  // wall time of each decision
   double network_bytes_ = 0;
+  double staging_s_ = 0;  // summed over the runs whose input was read over links
+  int64_t stagings_ = 0;
   int64_t multi_placements_ = 0, within_node_ = 0;
   // Power.
   power::PowerController power_;
@@ -278,6 +317,41 @@ bool Engine::PowerEvent(const Event& e, double now_s) {
     default:
       return false;
   }
+}
+
+double Engine::RunToHorizon(double now_s) {
+  const Micros horizon = ToMicros(options_.horizon_s);
+  while (!queue_.empty() && queue_.Top().time <= horizon) {
+    const Micros at = queue_.Top().time;
+    now_s = ToSeconds(at);
+    backend_.AdvanceTo(now_s);
+    power_.Advance(now_s);
+    SampleUntil(now_s);
+    while (!queue_.empty() && queue_.Top().time == at) {
+      const Event e = queue_.Pop();
+      result_.events++;
+      if (backend_.Fire(e)) {  // a node switched power: no job runs any more
+        Dispatch(now_s);
+        continue;
+      }
+      switch (e.kind) {
+        case EventKind::kDeviceDown:
+          FaultDown(static_cast<size_t>(e.target), now_s);
+          break;
+        case EventKind::kDeviceUp:
+          FaultUp(static_cast<size_t>(e.target), now_s);
+          break;
+        case EventKind::kPowerCheck:
+        case EventKind::kResumeTimeout:
+          PowerEvent(e, now_s);
+          break;
+        default:  // rounds: nothing is decided past the last job
+          break;
+      }
+    }
+    if (power_.suspends()) ManagePower(now_s);
+  }
+  return options_.horizon_s;
 }
 
 void Engine::InitTimeline() {
@@ -417,12 +491,98 @@ void Engine::Rerate(int32_t id, double now_s) {
       busy_now_[timeline().runs[run.span].type] += run.counted;
     }
   }
-  run.rate = EffectiveRate(sched_->SpeedNow(JobId(id)), run.sync_s, run.cap_throughput);
+  run.solo_rate = EffectiveRate(sched_->SpeedNow(JobId(id)), run.sync_s, run.cap_throughput);
+  if (run.ring >= 0) network_.SetDemand(run.ring, run.solo_rate * run.hop_bytes, now_s);
+  run.rate = NetworkRate(run);
   run.segment_s = std::max(now_s, r.progress_since_s);
   sched_->SetProgress(JobId(id), run.rate, run.segment_s);
   backend_.MoveEnd(
       SimBackend::JobName(id), run.attempt,
       run.rate > 0 ? run.segment_s + TrueRemaining(id, run.segment_s) / run.rate : kInf);
+}
+
+double Engine::NetworkRate(const JobRun& run) const {
+  if (!run.staging.empty()) return 0;
+  if (run.ring < 0 || run.hop_bytes <= 0) return run.solo_rate;
+  return std::min(run.solo_rate, network_.Rate(run.ring) / run.hop_bytes);
+}
+
+bool Engine::StartStaging(int32_t id, const std::vector<DeviceId>& devices, double now_s) {
+  const model::Job& job = workload_.jobs[id];
+  if (job.data_bytes == 0) return false;
+  const DataSource source = network_.SourceOf(job.data_location);
+  std::vector<model::NodeId> nodes;
+  for (DeviceId d : devices) nodes.push_back(cluster_.device(d).node);
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  JobRun& run = runs_[id];
+  // Each node reads its workers' share of the input.
+  const double share = static_cast<double>(job.data_bytes) / static_cast<double>(nodes.size());
+  for (model::NodeId n : nodes) {
+    Network::LinkUses path = network_.ReadPath(source, n);
+    if (path.empty()) continue;  // already there
+    const int32_t flow = network_.Add(std::move(path), Network::kForever, share, now_s);
+    if (static_cast<size_t>(flow) >= flow_owner_.size()) flow_owner_.resize(flow + 1);
+    flow_owner_[flow] = {id, false};
+    run.staging.push_back(flow);
+  }
+  run.staging_from_s = now_s;
+  return !run.staging.empty();
+}
+
+void Engine::StartRing(int32_t id, const std::vector<DeviceId>& devices, double now_s) {
+  JobRun& run = runs_[id];
+  if (run.hop_bytes <= 0 || run.solo_rate <= 0) return;
+  Network::LinkUses path = network_.RingPath(devices);
+  if (path.empty()) return;  // inside one node: its links are its own
+  run.ring = network_.Add(std::move(path), run.solo_rate * run.hop_bytes, Network::kForever, now_s);
+  if (static_cast<size_t>(run.ring) >= flow_owner_.size()) flow_owner_.resize(run.ring + 1);
+  flow_owner_[run.ring] = {id, true};
+}
+
+void Engine::EndFlows(JobRun& run, double now_s) {
+  if (run.ring >= 0) network_.Remove(run.ring, now_s);
+  run.ring = -1;
+  for (int32_t flow : run.staging) network_.Remove(flow, now_s);
+  run.staging.clear();
+}
+
+void Engine::Reshare(double now_s) {
+  // A ring whose share changed runs at its new rate; a transfer's end moves (event below).
+  for (int32_t flow : network_.Reshare(now_s)) {
+    if (flow_owner_[flow].ring) Rerate(flow_owner_[flow].job, now_s);
+  }
+  const double next = network_.NextCompletion();
+  const Micros at = std::isfinite(next) ? std::max(ToMicros(next), ToMicros(now_s))
+                                        : std::numeric_limits<Micros>::max();
+  if (at == flow_event_at_) return;
+  flow_event_at_ = at;
+  ++network_epoch_;  // the event pushed before is stale
+  if (std::isfinite(next)) queue_.Push(at, EventKind::kFlowDone, -1, network_epoch_);
+}
+
+void Engine::OnFlowsDone(double now_s) {
+  network_.Advance(now_s);
+  for (int32_t flow : network_.Finished()) {
+    const int32_t id = flow_owner_[flow].job;
+    JobRun& run = runs_[id];
+    network_.Remove(flow, now_s);
+    run.staging.erase(std::find(run.staging.begin(), run.staging.end(), flow));
+    if (!run.staging.empty()) continue;
+    // Its input is all there: it computes (and synchronizes) from now, or from the end of its
+    // restore if that is later.
+    result_.staged_bytes += static_cast<double>(workload_.jobs[id].data_bytes);
+    staging_s_ += now_s - run.staging_from_s;
+    ++stagings_;
+    const sched::JobRecord& r = sched_->record(JobId(id));
+    run.since_s = std::max(run.since_s, now_s);
+    StartRing(id, r.devices, now_s);
+    run.rate = NetworkRate(run);
+    run.segment_s = run.since_s;
+    sched_->SetProgress(JobId(id), run.rate, run.since_s);
+    backend_.MoveEnd(SimBackend::JobName(id), run.attempt,
+                     run.rate > 0 ? run.since_s + TrueRemaining(id, run.since_s) / run.rate : kInf);
+  }
 }
 
 void Engine::FaultUp(size_t index, double now_s) {
@@ -450,6 +610,7 @@ void Engine::Launch(const sched::Placement& p, double now_s) {
   if (p.restarted) result_.cross_vendor_restarts++;
   run.sync_bytes_per_step = 0;
   run.sync_s = 0;
+  run.hop_bytes = 0;
   run.owns = !p.partner.valid();
   run.busy_from_s = now_s;
   run.shared_since_s = run.owns ? -1 : now_s;
@@ -474,8 +635,10 @@ void Engine::Launch(const sched::Placement& p, double now_s) {
     const double speed = sched_->SpeedNow(p.job);  // its pair speed when it joins a partner
     if (job.sync_bytes_per_step > 0 && p.devices.size() > 1) {
       run.sync_s = cost::RingAllReduceSeconds(topology_, p.devices, job.sync_bytes_per_step);
-      run.sync_bytes_per_step =
-          2.0 * static_cast<double>(p.devices.size() - 1) * job.sync_bytes_per_step;
+      run.sync_bytes_per_step = cost::RingAllReduceBytesTotal(
+          static_cast<double>(job.sync_bytes_per_step), static_cast<int>(p.devices.size()));
+      // Each ring hop carries 2(n-1)/n of the buffer per step (cost/transfer.h).
+      run.hop_bytes = run.sync_bytes_per_step / static_cast<double>(p.devices.size());
     }
     // A lower power cap slows the compute part of a step (not the communication).
     run.rate = EffectiveRate(speed, run.sync_s, 1);
@@ -494,6 +657,12 @@ void Engine::Launch(const sched::Placement& p, double now_s) {
         run.cap_power = cap.power;
         run.cap_throughput = cap.throughput;
       }
+    }
+    run.solo_rate = run.rate;
+    if (StartStaging(id, p.devices, now_s)) {
+      run.rate = 0;  // progress waits for the input (OnFlowsDone)
+    } else {
+      StartRing(id, p.devices, now_s);
     }
   }
   power_.SetBusy(run.held, true, run.cap_power, now_s);
@@ -531,6 +700,7 @@ void Engine::Apply(const sched::Decision& d, double now_s) {
       run.rate = 0;
       run.segment_s = now_s;
       run.stop_s = now_s;
+      EndFlows(run, now_s);  // no synchronization while it writes its checkpoint
       ++stopping_;
       StopRun(j.value(), StopReason::kPreempt, kInf, now_s);
       continue;
@@ -736,6 +906,12 @@ SimResult Engine::Execute() {
         case EventKind::kResumeTimeout:
           changed = PowerEvent(e, now_s) || changed;
           break;
+        case EventKind::kFlowDone:
+          if (e.generation == network_epoch_) {
+            flow_event_at_ = std::numeric_limits<Micros>::max();
+            OnFlowsDone(now_s);
+          }
+          break;
         case EventKind::kAttemptEnd:  // the backend's (Fire took them)
         case EventKind::kAttemptStartFailure:
         case EventKind::kNodeOff:
@@ -764,6 +940,9 @@ SimResult Engine::Execute() {
         break;
       }
     }
+    if (network_.live() > 0 || flow_event_at_ != std::numeric_limits<Micros>::max()) {
+      Reshare(now_s);
+    }
     if (power_.suspends()) ManagePower(now_s);
     if (rounds && !round_pending && WorkLeft()) {
       // The next round boundary at or after now (after now when this one just ran).
@@ -789,6 +968,10 @@ SimResult Engine::Execute() {
     }
   }
   result_.end_s = now_s;
+  // From here on now_s is where the books close: the horizon when the run ended before it.
+  if (options_.horizon_s > now_s) now_s = RunToHorizon(now_s);
+  result_.horizon_s = now_s;
+  backend_.AdvanceTo(now_s);
   power_.Advance(now_s);
   if (Recording()) {
     // The samples up to the end, then one at the end itself so charts close there.
@@ -877,6 +1060,9 @@ SimResult Engine::Execute() {
   result_.node_power_transitions = power_.transitions();
   result_.node_boot_failures = power_.boot_failures();
   result_.network_bytes = network_bytes_;
+  network_.Advance(now_s);
+  result_.spine_bytes = network_.spine_bytes();
+  if (stagings_ > 0) result_.avg_staging_s = staging_s_ / static_cast<double>(stagings_);
   result_.gangs_within_node =
       multi_placements_ > 0 ? static_cast<double>(within_node_) / multi_placements_ : 1.0;
   if (options_.record_jobs) result_.jobs = outcomes_;
@@ -979,12 +1165,17 @@ util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Wor
   }
   if (options.round_s < 0 || options.restore_s < 0 || options.checkpoint_save_s < 0 ||
       options.until_s < 0 || options.max_rounds < 0 || options.timeline_sample_s < 0 ||
-      options.compat_startup_s < 0 || options.checkpoint_interval_s < 0 ||
+      options.horizon_s < 0 || options.compat_startup_s < 0 || options.checkpoint_interval_s < 0 ||
       options.node_mtbf_s < 0 || options.node_mttr_s < 0 || options.sched.preempt_interval_s < 0 ||
       options.sched.tuning.aging < 0) {
     return util::Status::InvalidArgument(
-        "round, restore, start-up, checkpoint, preempt-interval, until, MTBF and MTTR times, "
-        "max rounds, timeline sample and aging must be >= 0");
+        "round, restore, start-up, checkpoint, preempt-interval, until, horizon, MTBF and MTTR "
+        "times, max rounds, timeline sample and aging must be >= 0");
+  }
+  if (options.horizon_s > 0 && (options.until_s > 0 || options.max_rounds > 0 || options.measure)) {
+    return util::Status::InvalidArgument(
+        "--horizon extends a run past its last job; --until, --max-rounds and --measure-jobs "
+        "stop one early: give one or the other");
   }
   if ((options.node_mtbf_s > 0) != (options.node_mttr_s > 0)) {
     return util::Status::InvalidArgument("give both --mtbf and --mttr, or neither");

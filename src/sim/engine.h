@@ -78,6 +78,13 @@ struct SimOptions {
   // round_s (0: no limit).
   double until_s = 0;
   int64_t max_rounds = 0;
+  // A common horizon for comparing runs: when > 0 the clock runs on after the last job ends,
+  // up to this virtual time, with only the machines' own timers left (power checks, suspends,
+  // boots, device faults and repairs; no decisions), so that idle machines keep drawing power
+  // or are suspended as the power policy would do it. Energy, cost and utilization are then
+  // booked over [0, max(end, horizon_s)]; job times are unaffected. Not with until_s,
+  // max_rounds or measure, which stop a run early.
+  double horizon_s = 0;
   // Record a timeline for charts (sim/timeline.h): a sample every timeline_sample_s of
   // virtual time, and every job run. 0: none.
   double timeline_sample_s = 0;
@@ -117,7 +124,8 @@ struct SimResult {
   double avg_queue_s = 0;                     // arrival to first start
   double makespan_s = 0;                      // last completion
   double end_s = 0;                           // virtual time the run ended
-  std::map<std::string, double> utilization;  // device type -> busy / available device time
+  double horizon_s = 0;                       // books closed: max(end_s, SimOptions::horizon_s)
+  std::map<std::string, double> utilization;  // type -> busy / up device time to horizon_s
   int64_t compat_failures = 0;
   double wasted_device_hours = 0;  // held by starts that failed on incompatible devices
   double lost_device_hours = 0;    // work lost to faults since the last checkpoint
@@ -134,10 +142,16 @@ struct SimResult {
   std::vector<std::string> allocation_log;
   int64_t events = 0;
   double sim_wall_s = 0;
-  double network_bytes = 0;      // bytes moved by gradient synchronization between workers
+  double network_bytes = 0;  // bytes moved by gradient synchronization between workers
+  // Shared links (sim/network.h): input read by jobs before they compute (Job::data_bytes,
+  // counted once per run that read it over links), the mean time such a read took, and the
+  // bytes every flow (synchronization and reads) moved over the spine.
+  double staged_bytes = 0;
+  double avg_staging_s = 0;
+  double spine_bytes = 0;
   double gangs_within_node = 0;  // share of multi-device placements inside one node
   std::vector<JobOutcome> jobs;  // when SimOptions::record_jobs
-  // Energy accounting (power/): whole cluster over [0, end_s].
+  // Energy accounting (power/): whole cluster over [0, horizon_s].
   std::string power_policy;  // SimOptions::power.policy
   double energy_kwh = 0;
   double energy_cost = 0;  // USD at the configured tariff

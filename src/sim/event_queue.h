@@ -22,6 +22,8 @@ enum class EventKind : uint8_t {
   kRound,          // a scheduling round boundary
   kPowerCheck,     // the power manager asked to decide again (an idle timeout, a rate window)
   kResumeTimeout,  // node `target` still not up: marked down (if `generation` = its boot attempt)
+  kFlowDone,       // a data transfer may have finished (sim/network.h; stale unless `generation`
+                   // is the network's current epoch)
   // The machines' (sim/sim_backend.h), handed to SimBackend::Fire; `generation` is stale when
   // the attempt or the node was told something since.
   kAttemptEnd,           // job `target`'s attempt exits: its work is done, or its stop is

@@ -238,4 +238,30 @@ TEST(SimulateCli, MaxJobsPerLpMustBePositive) {
             0);
 }
 
+TEST(SimulateCli, HorizonBooksEnergyAndUtilizationPastTheLastJob) {
+  const std::string plain = TempPath("plain.json"), longer = TempPath("horizon.json");
+  ASSERT_EQ(RunHetsched("simulate " + kSeed + " --json " + plain).status, 0);
+  const auto a = ReadJson(plain);
+  const double end_s = a["end_s"].get<double>();
+  EXPECT_EQ(a["horizon_s"].get<double>(), end_s);
+  CliRun r = RunHetsched("simulate " + kSeed + " --horizon 48h --json " + longer);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("horizon_h"), std::string::npos) << r.out;
+  const auto b = ReadJson(longer);
+  EXPECT_EQ(b["horizon_s"].get<double>(), 48 * 3600.0);
+  EXPECT_EQ(b["end_s"].get<double>(), end_s);
+  EXPECT_EQ(b["avg_jct_s"], a["avg_jct_s"]);
+  EXPECT_GT(b["energy_kwh"].get<double>(), a["energy_kwh"].get<double>());
+  // The same busy time over a longer span.
+  const double ua = a["utilization"]["a100-80g"].get<double>();
+  EXPECT_NEAR(b["utilization"]["a100-80g"].get<double>(), ua * end_s / (48 * 3600.0), 1e-9);
+  // A horizon extends a run; --until stops one early: not both.
+  r = RunHetsched("simulate " + kSeed + " --horizon 48h --until 10h");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("--horizon"), std::string::npos) << r.out;
+  r = RunHetsched("simulate " + kSeed + " --horizon -5");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("--horizon"), std::string::npos) << r.out;
+}
+
 }  // namespace

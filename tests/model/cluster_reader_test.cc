@@ -177,10 +177,39 @@ TEST(ClusterReaderTest, RejectsMalformedYaml) {
   EXPECT_THAT(Error(std::string(5000, '[')), HasSubstr("malformed YAML"));
 }
 
+// Storage servers (in a rack or on the core) and the spine's capacity, and bad entries.
+TEST(ClusterReaderTest, ParsesStorageAndTheSpine) {
+  std::string text = With("network: {core_latency: 3us}",
+                          "network: {core_latency: 3us, spine_bandwidth: 800Gb/s}");
+  text.replace(text.find("nodes:"), 6,
+               "storage:\n  - {name: nas, rack: r2, bandwidth: 100Gb/s}\n"
+               "  - {name: lake, bandwidth: 50GB/s}\nnodes:");
+  util::Result<Cluster> r = ParseClusterYaml(text, "c.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_DOUBLE_EQ(r->spine_bandwidth, 100e9);
+  ASSERT_EQ(r->storage.size(), 2u);
+  EXPECT_EQ(r->storage[0].name, "nas");
+  EXPECT_EQ(r->storage[0].rack, *r->FindRack("r2"));
+  EXPECT_DOUBLE_EQ(r->storage[0].bandwidth, 12.5e9);
+  EXPECT_FALSE(r->storage[1].rack.valid());
+  EXPECT_TRUE(r->FindStorage("lake").has_value());
+
+  EXPECT_THAT(
+      Error(With("nodes:", "storage:\n  - {name: nas, rack: r9, bandwidth: 1GB/s}\nnodes:")),
+      StartsWith("c.yaml:7:23: storage[0].rack: no rack 'r9' (expected one of the racks "
+                 "above)"));
+  EXPECT_THAT(Error(With("nodes:", "storage:\n  - {name: r1, bandwidth: 1GB/s}\nnodes:")),
+              StartsWith("c.yaml:7:12: storage[0].name: 'r1' already names a storage or rack"));
+  EXPECT_THAT(Error(With("nodes:", "storage:\n  - {name: nas}\nnodes:")),
+              StartsWith("c.yaml:7:5: storage[0].bandwidth: missing required field"));
+  EXPECT_THAT(Error(With("nodes:", "storage:\n  - {name: nas, bandwidth: fast}\nnodes:")),
+              StartsWith("c.yaml:7:28: storage[0].bandwidth: 'fast' is not a bandwidth"));
+}
+
 TEST(ClusterReaderTest, RejectsUnknownFields) {
   EXPECT_THAT(Error(With("network:", "netwrk:")),
               StartsWith("c.yaml:2:1: netwrk: unknown field (expected one of: name, network, "
-                         "device_types, racks, nodes)"));
+                         "device_types, racks, storage, nodes)"));
   EXPECT_THAT(
       Error(With("    cores: 64", "    corse: 64")),
       StartsWith("c.yaml:18:5: nodes[0].corse: unknown field (expected one of: name, count"));

@@ -488,13 +488,46 @@ Result<NodeTemplate> ParseNodeEntry(const YamlReader& r, const YAML::Node& n,
   return t;
 }
 
+// storage: [{name, rack (optional: none means attached to the network core), bandwidth}].
+Status ParseStorage(const YamlReader& r, const YAML::Node& list, Cluster& cluster) {
+  const std::string expected = "a list of storage with name, bandwidth and optionally rack";
+  if (!list.IsSequence()) return r.Error(list, "storage", "is not a list", expected);
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node& k = list[i];
+    const std::string f = Index("storage", i);
+    RETURN_IF_ERROR(r.CheckMap(k, f, {"name", "rack", "bandwidth"}, "a storage"));
+    for (std::string_view key : {"name", "bandwidth"}) {
+      if (!k[std::string(key)]) return r.Missing(k, Field(f, key), "name and bandwidth");
+    }
+    Storage s;
+    ASSIGN_OR_RETURN(s.name, r.Name(k["name"], Field(f, "name")));
+    if (cluster.FindStorage(s.name) || cluster.FindRack(s.name)) {
+      return r.Error(k["name"], Field(f, "name"),
+                     fmt::format("'{}' already names a storage or rack", s.name),
+                     "a name no other storage or rack has");
+    }
+    ASSIGN_OR_RETURN(s.bandwidth, r.Bandwidth(k["bandwidth"], Field(f, "bandwidth")));
+    if (k["rack"]) {
+      ASSIGN_OR_RETURN(std::string rack, r.Name(k["rack"], Field(f, "rack")));
+      const auto id = cluster.FindRack(rack);
+      if (!id) {
+        return r.Error(k["rack"], Field(f, "rack"), fmt::format("no rack '{}'", rack),
+                       "one of the racks above");
+      }
+      s.rack = *id;
+    }
+    cluster.storage.push_back(std::move(s));
+  }
+  return Status::Ok();
+}
+
 Result<Cluster> ParseRoot(const YamlReader& r, const YAML::Node& root) {
   if (!root.IsDefined() || root.IsNull()) {
     return util::InputError(SourceLocation{r.file(), 1, 1}, "", "the file is empty",
                             "a cluster with name, racks and nodes");
   }
-  RETURN_IF_ERROR(
-      r.CheckMap(root, "", {"name", "network", "device_types", "racks", "nodes"}, "a cluster"));
+  RETURN_IF_ERROR(r.CheckMap(
+      root, "", {"name", "network", "device_types", "racks", "storage", "nodes"}, "a cluster"));
   Cluster cluster;
   cluster.catalog = DeviceCatalog::BuiltIn();
   if (!root["name"]) return r.Missing(root, "name", "the cluster's name");
@@ -537,14 +570,22 @@ Result<Cluster> ParseRoot(const YamlReader& r, const YAML::Node& root) {
 
   // Network core: needed as soon as traffic can leave a rack.
   if (const YAML::Node& net = root["network"]; net) {
-    RETURN_IF_ERROR(r.CheckMap(net, "network", {"core_latency"}));
+    RETURN_IF_ERROR(r.CheckMap(net, "network", {"core_latency", "spine_bandwidth"}));
     if (!net["core_latency"]) {
       return r.Missing(net, "network.core_latency", "a latency like 5us");
     }
     ASSIGN_OR_RETURN(cluster.network_latency_s,
                      r.Duration(net["core_latency"], "network.core_latency"));
+    if (net["spine_bandwidth"]) {
+      ASSIGN_OR_RETURN(cluster.spine_bandwidth,
+                       r.Bandwidth(net["spine_bandwidth"], "network.spine_bandwidth"));
+    }
   } else if (cluster.racks.size() > 1) {
     return r.Missing(root, "network", "network: {core_latency: ...} when there are several racks");
+  }
+
+  if (const YAML::Node& storage = root["storage"]; storage) {
+    RETURN_IF_ERROR(ParseStorage(r, storage, cluster));
   }
 
   // Nodes.

@@ -323,6 +323,8 @@ const std::vector<std::string_view> kJobFields = {"name",
                                                   "elastic",
                                                   "stacks",
                                                   "memory_per_worker",
+                                                  "cores",
+                                                  "host_memory",
                                                   "work",
                                                   "duration",
                                                   "reference_device",
@@ -451,6 +453,15 @@ class JobParser {
 
     if (const Value* x = Get(v, "memory_per_worker", jp, &path)) {
       ASSIGN_OR_RETURN(job.memory_per_worker, p_.Bytes(*x, path));
+    }
+    if (const Value* x = Get(v, "cores", jp, &path)) {
+      ASSIGN_OR_RETURN(int64_t cores, p_.Integer(*x, path, 0, kMaxCoresPerWorker,
+                                                 fmt::format("a whole number of cores from 0 to {}",
+                                                             kMaxCoresPerWorker)));
+      job.cores_per_worker = static_cast<int32_t>(cores);
+    }
+    if (const Value* x = Get(v, "host_memory", jp, &path)) {
+      ASSIGN_OR_RETURN(job.host_memory_per_worker, p_.Bytes(*x, path));
     }
     if (const Value* x = Get(v, "throughput", jp, &path)) {
       RETURN_IF_ERROR(ParseThroughput(*x, path, &job));
@@ -782,6 +793,7 @@ Result<Workload> Assemble(std::vector<JobTemplate> templates, const std::string&
   for (JobTemplate& t : templates) {
     for (int64_t i = 0; i < t.repeat; ++i) {
       Job job = t.job;
+      job.origin = {static_cast<int32_t>(t.entry), t.line, t.column};
       if (t.repeated) {
         job.name = ReplaceAll(t.job.name, "{i}", std::to_string(i));
       }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,8 @@ inline constexpr double kMaxJobTimeS = 10.0 * 365 * 86400;
 // and workloads carry no start-up time of their own (the simulator's start-up and restore
 // times are its options, not the file's), hence this fixed floor.
 inline constexpr double kMinTimeLimitS = 60;
+// Upper bound on a job's `cores` per worker: as many as a cluster file's node may declare.
+inline constexpr int64_t kMaxCoresPerWorker = 1'000'000;
 
 // Parses a YAML workload. Device type names in `throughput` and `reference_device` are resolved
 // against `catalog` (aliases allowed; stored under the canonical name): pass the catalog of the
@@ -35,7 +38,8 @@ inline constexpr double kMinTimeLimitS = 60;
 // error listing the catalog's names. Jobs come back sorted by arrival (stable, so equal
 // arrivals keep file order) with ids equal to their positions.
 // Errors are InvalidArgument "file:line:column: jobs[3].gang_size: problem (expected ...)";
-// `jobs[i]` counts entries of the file, before `repeat:` expansion.
+// `jobs[i]` counts entries of the file, before `repeat:` expansion. Each job's Job::origin
+// keeps its entry and position.
 util::Result<Workload> ParseWorkloadYaml(std::string_view text, const std::string& file_name,
                                          const DeviceCatalog& catalog = DeviceCatalog::BuiltIn());
 
