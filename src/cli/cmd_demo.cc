@@ -1,18 +1,22 @@
-// `hetsched demo`: the whole story on the shipped seed scenario in under a minute. Simulates the
-// naive baseline (FIFO, first free device, software stacks ignored, machines always on) and
-// hetsched's default configuration on the same cluster and day of jobs, plans the largest model
-// the whole cluster can train against the largest the NVIDIA servers alone can, prints a
-// side-by-side table and writes an HTML report (report/html*.h).
+// `hetsched demo`: the whole story on the shipped seed scenario in under a minute. Runs an
+// ablation ladder on the same cluster and day of jobs (a naive baseline, then one piece of
+// hetsched added per rung, up to its full configuration), all booked to one common horizon;
+// runs the same ladder on a small homogeneous cluster as a contrast; plans the largest model the
+// whole cluster can train against the largest the NVIDIA servers alone can; prints the tables,
+// writes an HTML report (report/html*.h, report/ladder.h) and, with --json, the same as JSON.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/data_dir.h"
@@ -22,7 +26,10 @@
 #include "report/html.h"
 #include "report/html_plan.h"
 #include "report/html_sim.h"
+#include "report/ladder.h"
+#include "report/sim_json.h"
 #include "report/table.h"
+#include "sched/placement.h"
 #include "util/file.h"
 
 namespace hetsched::cli {
@@ -33,7 +40,9 @@ struct DemoFlags {
   std::string cluster;
   std::string workload;
   std::string out = "out/demo";
+  std::string json;  // also write the results as JSON here
   bool no_plan = false;
+  bool no_homogeneous = false;
   bool quiet = false;
 };
 
@@ -115,6 +124,146 @@ std::string Accelerators(const plan::ModelPlan& p) {
   return parts;
 }
 
+// How a stack is usually written: "CUDA", "ROCm", "CANN"; others as the catalog names them.
+std::string StackName(const std::string& name) {
+  if (name == "cuda") return "CUDA";
+  if (name == "rocm") return "ROCm";
+  if (name == "cann") return "CANN";
+  return name;
+}
+
+// The software stacks the plan's stages run on, in stage order, each once.
+std::vector<std::string> PlanStacks(const model::Cluster& cluster, const plan::ModelPlan& p) {
+  std::vector<std::string> out;
+  for (const plan::StagePlan& s : p.stages) {
+    const model::DeviceType* type = cluster.catalog.Find(s.device_type);
+    if (type == nullptr) continue;
+    for (const model::SoftwareStack& st : type->stacks) {
+      const std::string name = StackName(st.name);
+      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    }
+  }
+  return out;
+}
+
+// What the largest-model table means, printed under it and kept in the report and the JSON.
+constexpr const char* kFitsMeans =
+    "fits: the planner found stages whose weights, gradients, optimizer state and in-flight "
+    "activations fit in 90 % of every device's memory, optimizer state or embeddings moved to "
+    "CPU-server memory where they did not; step time and throughput are the cost model's "
+    "estimates from datasheet peaks and link speeds, not measurements "
+    "(docs/model-partitioning.md).";
+constexpr const char* kCrossStackAssumes =
+    "A plan whose stages use more than one software stack is one pipeline across vendors: it "
+    "assumes a training framework that runs pipeline stages on different vendors' stacks "
+    "(CUDA, ROCm, CANN) and moves activations and their gradients between them over the "
+    "network. hetsched plans such a pipeline; it does not provide that framework.";
+
+// One rung of the ablation ladder: the options it sets on top of the demo's inputs.
+struct Rung {
+  const char* key;
+  const char* name;
+  const char* adds;
+  bool mixed_hardware;  // report::LadderRow::mixed_hardware
+  const char* policy;
+  bool ignore_compat;
+  sched::PlacementMode placement;
+  const char* power;
+};
+
+const std::vector<Rung>& Rungs() {
+  using sched::PlacementMode;
+  static const std::vector<Rung> rungs = {
+      {"naive", "(1) naive",
+       "policy fifo: jobs in arrival order, the first that cannot start blocks the rest, each "
+       "on the device type with the most free devices among those with enough memory for it "
+       "(CPU sockets count as devices; ties go to the type first in the device catalog), "
+       "software stacks ignored (a start where the job's stack is "
+       "missing fails after 120 s, and the job never goes back to that type), the first free "
+       "devices in id order, every machine always on",
+       false, "fifo", true, PlacementMode::kAgnostic, "always-on"},
+      {"stack-filter", "(2) + stack filter",
+       "only device types whose software stack the job can run on", true, "fifo", false,
+       PlacementMode::kAgnostic, "always-on"},
+      {"device-type-choice", "(3) + device-type choice",
+       "policy fifo-het: each job on its fastest device type with room, re-decided as devices "
+       "free up",
+       true, "fifo-het", false, PlacementMode::kAgnostic, "always-on"},
+      {"policy", "(4) + policy",
+       "hetsched's default policy, srpt-het-fair: preemptive, smallest expected remaining time "
+       "first, waiting jobs age, device types by comparative advantage",
+       false, "default", false, PlacementMode::kAgnostic, "always-on"},
+      {"power-management", "(5) + power management",
+       "power policy consolidate: work packed onto fewer machines, idle ones powered down", false,
+       "default", false, PlacementMode::kAgnostic, "consolidate"},
+      {"data-aware-placement", "(6) + data-aware placement",
+       "placement topology: a gang on the node or rack holding the job's data first, then in "
+       "one island, one node, one rack",
+       false, "default", false, PlacementMode::kTopology, "consolidate"},
+  };
+  return rungs;
+}
+
+// The `hetsched simulate` command that reproduces a rung on the demo's inputs.
+std::string RungCommand(const Rung& r, const std::string& cluster, const std::string& workload,
+                        double horizon_s) {
+  return fmt::format(
+      "hetsched simulate --cluster {} --trace {} --policy {}{} --placement {} --power {} "
+      "--horizon {}",
+      cluster, workload, r.policy, r.ignore_compat ? " --ignore-compat" : "",
+      sched::PlacementModeName(r.placement), r.power, horizon_s);
+}
+
+// The ladder on one cluster and workload: every rung run once, then again to the common
+// horizon, the latest end of the first runs. `charted`: rungs that get a timeline.
+struct LadderRuns {
+  std::vector<sim::SimResult> results;  // one per rung, all with the same horizon_s
+  double horizon_s = 0;
+  std::vector<report::LadderRow> Rows(const std::string& cluster,
+                                      const std::string& workload) const {
+    std::vector<report::LadderRow> rows;
+    for (size_t i = 0; i < results.size(); ++i) {
+      const Rung& r = Rungs()[i];
+      rows.push_back({r.key, r.name, r.adds, RungCommand(r, cluster, workload, horizon_s),
+                      r.mixed_hardware, &results[i]});
+    }
+    return rows;
+  }
+};
+
+util::Result<std::vector<sim::SimResult>> RunRungs(SimInputs& in, double horizon_s,
+                                                   double sample_s) {
+  const sim::SimOptions base = in.options;
+  std::vector<sim::SimResult> out;
+  for (size_t i = 0; i < Rungs().size(); ++i) {
+    const Rung& rung = Rungs()[i];
+    in.options.sched.ignore_compat = rung.ignore_compat;
+    in.options.sched.placement = rung.placement;
+    in.options.power.policy = rung.power;
+    in.options.horizon_s = horizon_s;
+    const bool charted = i == 0 || i + 1 == Rungs().size();
+    in.options.timeline_sample_s = charted ? sample_s : 0;
+    auto r = RunOnePolicy(in, rung.policy, true);
+    in.options = base;
+    if (!r.ok()) return r.status();
+    out.push_back(std::move(r).value());
+  }
+  return out;
+}
+
+util::Result<LadderRuns> RunLadder(SimInputs& in, double sample_s, Steps* steps) {
+  LadderRuns out;
+  ASSIGN_OR_RETURN(auto first, RunRungs(in, 0, 0));
+  for (const sim::SimResult& r : first) out.horizon_s = std::max(out.horizon_s, r.end_s);
+  if (steps != nullptr) {
+    steps->End(fmt::format("latest end {}", Hours(out.horizon_s)));
+    steps->Begin(fmt::format("the same runs again, each booked to {}", Hours(out.horizon_s)));
+  }
+  ASSIGN_OR_RETURN(out.results, RunRungs(in, out.horizon_s, sample_s));
+  if (steps != nullptr) steps->End("");
+  return out;
+}
+
 // The side-by-side table of the two simulations, as rows (metric, baseline, hetsched, change).
 std::vector<std::vector<std::string>> SimRows(const model::Cluster& cluster,
                                               const sim::SimResult& a, const sim::SimResult& b) {
@@ -145,13 +294,16 @@ std::vector<std::vector<std::string>> SimRows(const model::Cluster& cluster,
   };
 }
 
-std::vector<std::vector<std::string>> PlanRows(const std::vector<PlanOutcome>& plans) {
-  std::vector<std::vector<std::string>> rows(5);
+std::vector<std::vector<std::string>> PlanRows(const model::Cluster& cluster,
+                                               const std::vector<PlanOutcome>& plans) {
+  std::vector<std::vector<std::string>> rows(7);
   rows[0] = {"largest preset that fits"};
   rows[1] = {"accelerators used"};
-  rows[2] = {"pipeline stages"};
-  rows[3] = {"step time"};
-  rows[4] = {"throughput"};
+  rows[2] = {"software stacks of its stages"};
+  rows[3] = {"one pipeline across stacks"};
+  rows[4] = {"pipeline stages"};
+  rows[5] = {"step time (estimate)"};
+  rows[6] = {"throughput (estimate)"};
   for (const PlanOutcome& p : plans) {
     if (!p.largest) {
       rows[0].push_back("none fits");
@@ -159,12 +311,17 @@ std::vector<std::vector<std::string>> PlanRows(const std::vector<PlanOutcome>& p
       continue;
     }
     const plan::ModelPlan& m = p.largest->plan;
+    const std::vector<std::string> stacks = PlanStacks(cluster, m);
+    std::string joined;
+    for (const std::string& st : stacks) joined += (joined.empty() ? "" : " + ") + st;
     rows[0].push_back(fmt::format("{} ({:.0f}B)", p.largest->spec.name,
                                   static_cast<double>(p.largest->spec.ParameterCount()) / 1e9));
     rows[1].push_back(Accelerators(m));
-    rows[2].push_back(std::to_string(m.stages.size()));
-    rows[3].push_back(fmt::format("{:.2f} s", m.step_s));
-    rows[4].push_back(fmt::format("{:.0f} tokens/s", m.tokens_per_s));
+    rows[2].push_back(joined);
+    rows[3].push_back(stacks.size() > 1 ? "yes (see below)" : "no");
+    rows[4].push_back(std::to_string(m.stages.size()));
+    rows[5].push_back(fmt::format("{:.2f} s", m.step_s));
+    rows[6].push_back(fmt::format("{:.0f} tokens/s", m.tokens_per_s));
   }
   return rows;
 }
@@ -176,42 +333,175 @@ std::string RenderTable(const std::vector<std::string>& headers,
   return t.Render();
 }
 
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    if (nl > pos) out.push_back(text.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  return out;
+}
+
+// Each line of `text` broken into lines of at most `width` columns, the continuations after
+// `indent`; never between a number and its " %".
+std::string Wrap(const std::string& text, const std::string& indent = "", size_t width = 100) {
+  std::string out;
+  for (const std::string& para : Lines(text)) {
+    std::vector<std::string> words;
+    for (size_t pos = 0; pos < para.size();) {
+      size_t space = para.find(' ', pos);
+      if (space == std::string::npos) space = para.size();
+      const std::string w = para.substr(pos, space - pos);
+      if (!w.empty() && w[0] == '%' && !words.empty()) {
+        words.back() += " " + w;
+      } else if (!w.empty()) {
+        words.push_back(w);
+      }
+      pos = space + 1;
+    }
+    // A line's own leading spaces stay.
+    std::string line = para.substr(0, para.find_first_not_of(' '));
+    const size_t lead = line.size();
+    for (const std::string& w : words) {
+      if (line.size() > lead && line.size() + 1 + w.size() > width) {
+        out += line + "\n";
+        line = indent + w;
+        continue;
+      }
+      line += (line.size() > lead ? " " : "") + w;
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+// `path` relative to the working directory when it lies under it, else as given: shorter
+// commands to print.
+std::string DisplayPath(const std::string& path) {
+  std::error_code ec;
+  const auto rel = std::filesystem::relative(path, std::filesystem::current_path(ec), ec);
+  if (ec || rel.empty() || rel.string().starts_with("..")) return path;
+  return rel.string();
+}
+
+// The ladder of one cluster and workload, with what its output and JSON need to say about it.
+struct LadderPart {
+  SimInputs in;
+  std::string cluster_file, workload_file, workload_name;
+  LadderRuns runs;
+  std::vector<report::LadderRow> rows;  // point into runs.results
+
+  nlohmann::json Json() const {
+    nlohmann::json j;
+    j["cluster"] = {
+        {"name", in.cluster.name}, {"file", cluster_file}, {"nodes", in.cluster.nodes.size()}};
+    j["workload"] = {
+        {"name", workload_name}, {"file", workload_file}, {"jobs", in.workload.jobs.size()}};
+    j["horizon_s"] = runs.horizon_s;
+    nlohmann::json all = nlohmann::json::array();
+    for (const report::LadderRow& row : rows) {
+      nlohmann::json r = report::ToJson(*row.result);  // as `simulate --json` writes it
+      r.erase("timeline");
+      r["key"] = row.key;
+      r["name"] = row.name;
+      all.push_back(std::move(r));
+    }
+    j["runs"] = std::move(all);
+    j["ladder"] = report::LadderJson(rows);
+    j["mixed_hardware_pieces_buy_nothing"] = report::MixedHardwarePiecesBuyNothing(rows);
+    j["verdict"] = report::LadderVerdict(rows);
+    return j;
+  }
+};
+
+util::Result<LadderPart> RunPart(const std::string& cluster_file, const std::string& workload_file,
+                                 bool timeline, Steps* steps) {
+  SimFlags sf;
+  sf.cluster = cluster_file;
+  sf.trace = workload_file;
+  sf.quiet = true;
+  ASSIGN_OR_RETURN(SimInputs in, LoadSimInputs(sf));
+  if (steps != nullptr) {
+    steps->End(fmt::format("{} nodes, {} jobs", in.cluster.nodes.size(), in.workload.jobs.size()));
+    steps->Begin(
+        fmt::format("ablation ladder: {} configurations, each adding one piece", Rungs().size()));
+  }
+  LadderPart part;
+  part.cluster_file = cluster_file;
+  part.workload_file = workload_file;
+  part.workload_name = std::filesystem::path(workload_file).stem().string();
+  ASSIGN_OR_RETURN(part.runs, RunLadder(in, timeline ? TimelineSampleFor(in.workload) : 0, steps));
+  part.in = std::move(in);
+  return part;
+}
+
+std::string LadderText(const LadderPart& part) {
+  std::string text =
+      RenderTable(report::LadderHeaders(), report::LadderTableRows(part.rows)) + "\n";
+  for (const report::LadderRow& row : part.rows) {
+    text += Wrap(row.name + ": " + row.adds + ".", "    ");
+  }
+  return text + "\n" + Wrap(report::LadderSummary(part.rows), "      ") +
+         Wrap(report::LadderVerdict(part.rows), "") + "\n";
+}
+
+nlohmann::json PlanJson(const model::Cluster& cluster, const PlanOutcome& p) {
+  nlohmann::json j;
+  j["scope"] = p.scope;
+  j["fits"] = p.largest.has_value();
+  if (!p.largest) {
+    j["why_none"] = p.why_none;
+    return j;
+  }
+  const plan::ModelPlan& m = p.largest->plan;
+  std::map<std::string, int> by_type;
+  for (const plan::StagePlan& st : m.stages) by_type[st.device_type] += st.devices.size();
+  const std::vector<std::string> stacks = PlanStacks(cluster, m);
+  j["model"] = p.largest->spec.name;
+  j["parameters"] = p.largest->spec.ParameterCount();
+  j["accelerators"] = by_type;
+  j["stages"] = m.stages.size();
+  j["stacks"] = stacks;
+  j["crosses_stacks"] = stacks.size() > 1;
+  j["step_s"] = m.step_s;
+  j["tokens_per_s"] = m.tokens_per_s;
+  j["host_bytes"] = m.host_bytes;
+  return j;
+}
+
 int RunDemo(const DemoFlags& f) {
   const bool plans = !f.no_plan;
-  Steps steps(plans ? 5 : 3, f.quiet);
+  const bool homogeneous = !f.no_homogeneous;
+  Steps steps(3 + (homogeneous ? 1 : 0) + (plans ? 2 : 0), f.quiet);
   steps.Begin("loading " + std::filesystem::path(f.cluster).filename().string() + " and " +
               std::filesystem::path(f.workload).filename().string());
-  SimFlags sf;
-  sf.cluster = f.cluster;
-  sf.trace = f.workload;
-  sf.quiet = true;
-  auto in = LoadSimInputs(sf);
-  if (!in.ok()) {
+  auto main_part = RunPart(f.cluster, f.workload, true, &steps);
+  if (!main_part.ok()) {
     if (!f.quiet) std::fputs("\n", stderr);
-    return ReportError(in.status());
+    return ReportError(main_part.status());
   }
-  in->options.timeline_sample_s = TimelineSampleFor(in->workload);
-  steps.End(fmt::format("{} nodes, {} jobs", in->cluster.nodes.size(), in->workload.jobs.size()));
+  LadderPart& seed = *main_part;
+  seed.rows = seed.runs.Rows(f.cluster, f.workload);
+  const model::Cluster& cluster = seed.in.cluster;
 
-  // (1) What many clusters run today: one FIFO queue, the first free accelerator whatever its
-  // software stack, every machine left on.
-  SimInputs baseline_in = *in;
-  baseline_in.options.sched.ignore_compat = true;
-  baseline_in.options.power.policy = "always-on";
-  steps.Begin("naive baseline: FIFO, first free device, stacks ignored, always on");
-  auto baseline = RunOnePolicy(baseline_in, "fifo", true);
-  if (!baseline.ok()) return ReportError(baseline.status());
-  steps.End("");
-  // (2) hetsched's defaults: the default policy, compatible devices only, consolidation.
-  SimInputs het_in = std::move(*in);
-  het_in.options.power.policy = "consolidate";
-  steps.Begin("hetsched: default policy, compatible devices, power consolidation");
-  auto het = RunOnePolicy(het_in, "default", true);
-  if (!het.ok()) return ReportError(het.status());
-  steps.End("");
-  const model::Cluster& cluster = het_in.cluster;
+  std::optional<LadderPart> homo;
+  const std::string homo_cluster = ExamplePath("clusters/homogeneous-3gpu.yaml");
+  const std::string homo_workload = ExamplePath("workloads/homogeneous-day.yaml");
+  if (homogeneous) {
+    steps.Begin(
+        "homogeneous contrast: the same ladder on homogeneous-3gpu.yaml and "
+        "homogeneous-day.yaml, twice");
+    auto part = RunPart(homo_cluster, homo_workload, false, nullptr);
+    if (!part.ok()) return ReportError(part.status());
+    homo = std::move(part).value();
+    homo->rows = homo->runs.Rows(homo_cluster, homo_workload);
+    steps.End(fmt::format("latest end {}", Hours(homo->runs.horizon_s)));
+  }
 
-  // (3) The largest model: whole cluster against the NVIDIA servers alone.
+  // The largest model: whole cluster against the NVIDIA servers alone.
   std::vector<PlanOutcome> outcomes;
   if (plans) {
     steps.Begin("largest model the whole cluster can train");
@@ -235,42 +525,103 @@ int RunDemo(const DemoFlags& f) {
     }
   }
 
-  const std::string workload_name = std::filesystem::path(f.workload).stem().string();
+  const sim::SimResult& baseline = *seed.rows.front().result;
+  const sim::SimResult& het = *seed.rows.back().result;
+  const std::string horizon = Hours(seed.runs.horizon_s);
   const std::string intro =
       fmt::format("hetsched demo: cluster {} ({} nodes), workload {} ({} jobs)\n\n", cluster.name,
-                  cluster.nodes.size(), workload_name, het_in.workload.jobs.size());
-  const auto sim_rows = SimRows(cluster, *baseline, *het);
-  std::string text = intro + RenderTable({"", "naive baseline", "hetsched", "change"}, sim_rows);
+                  cluster.nodes.size(), seed.workload_name, seed.in.workload.jobs.size());
+  const std::string same_horizon = fmt::format(
+      "Every run of this cluster is booked over the same {}, the latest end of any of them: a run "
+      "that ends sooner keeps its machines drawing power (or powered down, as its power policy "
+      "does it) until then, and utilization is busy device time over the device time of those "
+      "{}. Job completion times (JCT) are unaffected.",
+      horizon, horizon);
+  const std::string vs = fmt::format(
+      "naive baseline: rung {}; hetsched: rung {}, its full "
+      "configuration (the ablation ladder below).",
+      seed.rows.front().name, seed.rows.back().name);
+  const auto sim_rows = SimRows(cluster, baseline, het);
+  std::string text = intro + Wrap(same_horizon, "") + "\n" + Wrap(vs, "") + "\n" +
+                     RenderTable({"", "naive baseline", "hetsched", "change"}, sim_rows);
+  text += fmt::format("\nAblation ladder on {}: each rung adds one piece to the one above\n\n",
+                      cluster.name);
+  text += LadderText(seed);
+  text += Wrap(fmt::format("Each rung is `hetsched simulate --cluster {} --trace {} --horizon {}` "
+                           "with its policy, --ignore-compat, --placement and --power "
+                           "(--json lists each command; docs/results.md).",
+                           DisplayPath(f.cluster), DisplayPath(f.workload), seed.runs.horizon_s),
+               "");
+  if (homo) {
+    text += fmt::format(
+        "\nHomogeneous contrast: cluster {} ({} nodes), workload {} ({} jobs), the same ladder "
+        "booked over {}\n\n",
+        homo->in.cluster.name, homo->in.cluster.nodes.size(), homo->workload_name,
+        homo->in.workload.jobs.size(), Hours(homo->runs.horizon_s));
+    text += RenderTable(report::LadderHeaders(), report::LadderTableRows(homo->rows)) + "\n" +
+            Wrap(report::LadderSummary(homo->rows), "      ") +
+            Wrap(report::LadderVerdict(homo->rows), "");
+  }
   std::vector<std::string> plan_headers = {"largest model"};
   for (const PlanOutcome& p : outcomes) plan_headers.push_back(p.scope);
-  const auto plan_rows = PlanRows(outcomes);
+  const auto plan_rows = PlanRows(cluster, outcomes);
   if (plans) {
     text += "\n" + RenderTable(plan_headers, plan_rows);
     for (const PlanOutcome& p : outcomes) {
       if (!p.largest) text += fmt::format("{}: {}\n", p.scope, p.why_none);
     }
+    text += Wrap(kFitsMeans, "") + Wrap(kCrossStackAssumes, "");
   }
 
   // The report.
   report::HtmlPage page(
       "hetsched demo",
-      fmt::format("Cluster {} ({} nodes) running workload {} ({} jobs): the naive baseline "
-                  "against hetsched's default configuration.",
-                  cluster.name, cluster.nodes.size(), workload_name, het_in.workload.jobs.size()));
-  page.AddSection("Summary",
-                  "Naive baseline: one FIFO queue, the first free device whatever its software "
-                  "stack, every machine always on. hetsched: the default policy, only devices "
-                  "whose stack the job can run on, idle machines consolidated and powered down.");
+      fmt::format("Cluster {} ({} nodes) running workload {} ({} jobs): a naive baseline, then "
+                  "one piece of hetsched added at a time, up to its full configuration.",
+                  cluster.name, cluster.nodes.size(), seed.workload_name,
+                  seed.in.workload.jobs.size()));
+  page.AddSection("Summary", same_horizon);
+  page.AddText(vs);
   page.AddTable({"", "naive baseline", "hetsched", "change"}, sim_rows);
-  if (plans) page.AddTable(plan_headers, plan_rows);
-  const std::vector<report::SimRun> runs = {{"naive baseline", &*baseline, "#8a949e", true},
-                                            {"hetsched", &*het, "#1f77b4", false}};
-  report::AddSimulationSections(page, cluster, &het_in.workload, runs);
+  page.AddSection("The demo's ablation ladder",
+                  fmt::format("Each rung adds one piece to the one above, on {} and {}, booked "
+                              "over the same {}.",
+                              cluster.name, seed.workload_name, horizon));
+  page.AddTable(report::LadderHeaders(), report::LadderTableRows(seed.rows));
+  for (const report::LadderRow& row : seed.rows) page.AddText(row.name + ": " + row.adds + ".");
+  for (const std::string& line : Lines(report::LadderSummary(seed.rows))) page.AddText(line);
+  page.AddText(report::LadderVerdict(seed.rows));
+  page.AddCharts(report::LadderCharts(seed.rows, "ladder"));
+  if (homo) {
+    page.AddSection(
+        "Homogeneous contrast",
+        fmt::format("The same ladder on cluster {} ({} nodes) running workload {} "
+                    "({} jobs), booked over {}.",
+                    homo->in.cluster.name, homo->in.cluster.nodes.size(), homo->workload_name,
+                    homo->in.workload.jobs.size(), Hours(homo->runs.horizon_s)));
+    page.AddTable(report::LadderHeaders(), report::LadderTableRows(homo->rows));
+    for (const std::string& line : Lines(report::LadderSummary(homo->rows))) page.AddText(line);
+    page.AddText(report::LadderVerdict(homo->rows));
+    page.AddCharts(report::LadderCharts(homo->rows, "homogeneous"));
+  }
+  if (plans) {
+    page.AddSection("Largest model", kFitsMeans);
+    page.AddText(kCrossStackAssumes);
+    page.AddTable(plan_headers, plan_rows);
+  }
+  const std::vector<report::SimRun> runs = {{"naive baseline", &baseline, "#8a949e", true},
+                                            {"hetsched", &het, "#1f77b4", false}};
+  report::AddSimulationSections(page, cluster, &seed.in.workload, runs);
   for (size_t i = 0; i < outcomes.size(); ++i) {
     const PlanOutcome& p = outcomes[i];
     if (p.largest) {
+      std::string stacks;
+      for (const std::string& st : PlanStacks(cluster, p.largest->plan)) {
+        stacks += (stacks.empty() ? "" : " + ") + st;
+      }
       report::AddModelPlanSection(page, cluster, p.largest->spec, p.largest->plan,
-                                  "Largest model: " + p.scope, fmt::format("model-plan-{}", i));
+                                  fmt::format("Largest model: {} ({})", p.scope, stacks),
+                                  fmt::format("model-plan-{}", i));
     } else {
       page.AddSection("Largest model: " + p.scope, p.why_none);
     }
@@ -278,6 +629,20 @@ int RunDemo(const DemoFlags& f) {
   const std::string path = f.out + "/report.html";
   if (auto st = util::WriteFile(path, page.Render()); !st.ok()) return ReportError(st);
   text += "\nreport: " + path + "\n";
+
+  if (!f.json.empty()) {
+    nlohmann::json j = seed.Json();
+    j["threshold"] = report::kNegligibleChange;
+    j["baseline"] = seed.rows.front().key;
+    j["hetsched"] = seed.rows.back().key;
+    j["homogeneous"] = homo ? homo->Json() : nlohmann::json(nullptr);
+    nlohmann::json plan_list = nlohmann::json::array();
+    for (const PlanOutcome& p : outcomes) plan_list.push_back(PlanJson(cluster, p));
+    j["plans"] = std::move(plan_list);
+    j["plan_notes"] = {{"fits", kFitsMeans}, {"crosses_stacks", kCrossStackAssumes}};
+    if (auto st = util::WriteFile(f.json, j.dump(2) + "\n"); !st.ok()) return ReportError(st);
+    text += "json: " + f.json + "\n";
+  }
   std::fputs(text.c_str(), stdout);
   return kExitOk;
 }
@@ -288,15 +653,20 @@ void AddDemoCommand(CLI::App& app, CommandResult& result) {
   auto flags = std::make_shared<DemoFlags>();
   auto* cmd = app.add_subcommand(
       "demo",
-      "The whole story in a minute: a naive baseline against hetsched on the seed start-up "
-      "cluster, the largest model it can train, and an HTML report");
+      "The whole story in a minute: an ablation ladder from a naive baseline to hetsched on the "
+      "seed start-up cluster, the same on a homogeneous cluster, the largest model it can "
+      "train, and an HTML report");
   cmd->add_option("--cluster", flags->cluster,
                   "cluster YAML (default: the shipped clusters/seed-startup.yaml)");
   cmd->add_option("--workload", flags->workload,
                   "workload YAML/JSONL or Gavel trace (default: the shipped "
                   "workloads/seed-day.yaml)");
   cmd->add_option("--out", flags->out, "folder for report.html")->capture_default_str();
+  cmd->add_option("--json", flags->json,
+                  "also write what the demo prints as JSON to this file (docs/report.md)");
   cmd->add_flag("--no-plan", flags->no_plan, "skip the largest-model plans");
+  cmd->add_flag("--no-homogeneous", flags->no_homogeneous,
+                "skip the homogeneous contrast (the ladder on a three-GPU cluster)");
   cmd->add_flag("--quiet,-q", flags->quiet, "no progress lines");
   cmd->callback([flags, &result] {
     DemoFlags f = *flags;

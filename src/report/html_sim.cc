@@ -111,7 +111,7 @@ std::string NodeGanttChart(const model::Cluster& cluster, const SimRun& run,
   spec.title = "Jobs per node: " + run.label;
   spec.x_label = "time (h)";
   spec.rows = t.nodes;
-  spec.x_max = std::max(x_max_h, Hours(run.result->end_s));
+  spec.x_max = std::max(x_max_h, Hours(run.result->horizon_s));
   for (const std::string& type : t.types) {
     auto c = colors.find(type);
     spec.series.push_back({type, c == colors.end() ? "#7f7f7f" : c->second});
@@ -230,7 +230,7 @@ void AddSimulationSections(HtmlPage& page, const model::Cluster& cluster,
                       HoursText(runs.front().result->timeline.sample_s) +
                       " of simulated time. The legend gives each type's device count.");
   double end_h = 0;  // one time axis for all runs
-  for (const SimRun& r : runs) end_h = std::max(end_h, Hours(r.result->end_s));
+  for (const SimRun& r : runs) end_h = std::max(end_h, Hours(r.result->horizon_s));
   std::vector<std::string> util;
   for (size_t i = 0; i < runs.size(); ++i) {
     util.push_back(UtilizationChart(cluster, runs[i], fmt::format("utilization-{}", i), end_h));

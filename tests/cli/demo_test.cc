@@ -4,12 +4,15 @@
 // screenshot in <build>/test-artifacts/demo-report.png.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "testing/cli_runner.h"
 
@@ -71,7 +74,8 @@ TEST(DemoCli, SmallWorkloadTableAndReport) {
   EXPECT_NE(r.out.find("report: " + (dir / "report.html").string()), std::string::npos);
   const std::string html = ReadAll(dir / "report.html");
   for (const char* chart : {"utilization-0", "utilization-1", "gantt-0", "gantt-1", "power",
-                            "queue", "cmp-energy", "cmp-compat"}) {
+                            "queue", "cmp-energy", "cmp-compat", "ladder-avg-jct", "ladder-energy",
+                            "homogeneous-avg-jct", "homogeneous-energy"}) {
     EXPECT_NE(html.find(std::string("data-chart=\"") + chart + "\""), std::string::npos) << chart;
   }
   EXPECT_EQ(html.find("model-plan-"), std::string::npos);  // --no-plan
@@ -105,9 +109,123 @@ TEST(DemoCli, RunsFromAnyDirectoryWithItsDefaults) {
   ASSERT_EQ(pclose(pipe), 0) << out;
   EXPECT_NE(out.find("workload seed-day"), std::string::npos) << out;
   // Progress lines on stderr, one per step.
-  EXPECT_NE(out.find("[1/3] loading"), std::string::npos) << out;
-  EXPECT_NE(out.find("[3/3] hetsched"), std::string::npos) << out;
+  EXPECT_NE(out.find("[1/4] loading"), std::string::npos) << out;
+  EXPECT_NE(out.find("[2/4] ablation ladder"), std::string::npos) << out;
+  EXPECT_NE(out.find("[4/4] homogeneous contrast"), std::string::npos) << out;
   EXPECT_TRUE(fs::exists(dir / "report.html"));
+}
+
+const std::vector<std::string> kRungKeys = {"naive",  "stack-filter",     "device-type-choice",
+                                            "policy", "power-management", "data-aware-placement"};
+const std::vector<std::string> kRungNames = {
+    "(1) naive",    "(2) + stack filter",     "(3) + device-type choice",
+    "(4) + policy", "(5) + power management", "(6) + data-aware placement"};
+
+// Every run of one ladder is booked to the same horizon, the latest end of them all; the ladder
+// has its six rungs in order, each with the command that reproduces it.
+void ExpectOneLadder(const nlohmann::json& part) {
+  const double horizon = part["horizon_s"].get<double>();
+  ASSERT_EQ(part["runs"].size(), 6u) << part.dump();
+  double latest_end = 0;
+  for (const auto& run : part["runs"]) {
+    EXPECT_EQ(run["horizon_s"].get<double>(), horizon) << run["name"];
+    EXPECT_LE(run["end_s"].get<double>(), horizon) << run["name"];
+    EXPECT_TRUE(run.contains("energy_kwh") && run.contains("avg_jct_s") &&
+                run.contains("jobs_failed") && run.contains("compat_failures"));
+    EXPECT_FALSE(run.contains("timeline"));
+    latest_end = std::max(latest_end, run["end_s"].get<double>());
+  }
+  EXPECT_EQ(latest_end, horizon);
+  const auto& ladder = part["ladder"];
+  ASSERT_EQ(ladder.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(ladder[i]["step"], i + 1);
+    EXPECT_EQ(ladder[i]["key"], kRungKeys[i]);
+    EXPECT_EQ(ladder[i]["name"], kRungNames[i]);
+    EXPECT_EQ(ladder[i]["horizon_s"].get<double>(), horizon);
+    EXPECT_EQ(ladder[i]["energy_kwh"], part["runs"][i]["energy_kwh"]);
+    // The command ends with the horizon, as a number that reads back to the same double.
+    const std::string command = ladder[i]["command"].get<std::string>();
+    const size_t at = command.rfind("--horizon ");
+    ASSERT_NE(at, std::string::npos) << command;
+    EXPECT_EQ(std::stod(command.substr(at + 10)), horizon) << command;
+    EXPECT_EQ(ladder[i]["change"].is_null(), i == 0);
+  }
+  EXPECT_NE(ladder[0]["command"].get<std::string>().find(
+                "--policy fifo --ignore-compat --placement agnostic --power always-on"),
+            std::string::npos);
+  EXPECT_NE(ladder[5]["command"].get<std::string>().find(
+                "--policy default --placement topology --power consolidate"),
+            std::string::npos);
+  // The verdict follows from the ladder.
+  const bool nothing = part["mixed_hardware_pieces_buy_nothing"].get<bool>();
+  EXPECT_EQ(part["verdict"].get<std::string>().find("does not need a heterogeneous scheduler") !=
+                std::string::npos,
+            nothing);
+  EXPECT_EQ(nothing, ladder[1]["changed"].empty() && ladder[2]["changed"].empty());
+}
+
+TEST(DemoCli, JsonHasOneHorizonTheLadderAndThePlans) {
+  const fs::path dir = OutDir("demo-json");
+  const fs::path json = dir / "demo.json";
+  CliRun r =
+      RunHetsched("demo -q " + kSmall + " --out " + dir.string() + " --json " + json.string(),
+                  hetsched::testing::Stderr::kDrop);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("json: " + json.string()), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(ReadAll(json));
+  ExpectOneLadder(j);
+  EXPECT_EQ(j["baseline"], "naive");
+  EXPECT_EQ(j["hetsched"], "data-aware-placement");
+  EXPECT_EQ(j["workload"]["jobs"], 12);
+  ASSERT_TRUE(j["homogeneous"].is_object());
+  ExpectOneLadder(j["homogeneous"]);
+  EXPECT_EQ(j["homogeneous"]["cluster"]["name"], "homogeneous-3gpu");
+  // On three identical GPUs with CUDA jobs the pieces for mixed hardware change nothing.
+  EXPECT_TRUE(j["homogeneous"]["mixed_hardware_pieces_buy_nothing"].get<bool>())
+      << j["homogeneous"]["ladder"].dump(2);
+  // The plans say which stacks their stages use; the whole cluster's crosses them.
+  ASSERT_EQ(j["plans"].size(), 2u);
+  const auto& whole = j["plans"][0];
+  EXPECT_EQ(whole["scope"], "whole cluster");
+  EXPECT_TRUE(whole["fits"].get<bool>());
+  EXPECT_TRUE(whole["crosses_stacks"].get<bool>());
+  const auto stacks = whole["stacks"].get<std::vector<std::string>>();
+  EXPECT_NE(std::find(stacks.begin(), stacks.end(), "CUDA"), stacks.end());
+  EXPECT_NE(std::find(stacks.begin(), stacks.end(), "ROCm"), stacks.end());
+  const auto& nvidia = j["plans"][1];
+  EXPECT_EQ(nvidia["stacks"], nlohmann::json({"CUDA"}));
+  EXPECT_FALSE(nvidia["crosses_stacks"].get<bool>());
+  EXPECT_NE(j["plan_notes"]["crosses_stacks"].get<std::string>().find("activations"),
+            std::string::npos);
+  // The printed plan table says it too.
+  EXPECT_NE(Row(r.out, "one pipeline across stacks").find("yes"), std::string::npos) << r.out;
+}
+
+TEST(DemoCli, EachRungIsReproducedBySimulate) {
+  const fs::path dir = OutDir("demo-rungs");
+  const fs::path json = dir / "demo.json";
+  ASSERT_EQ(RunHetsched("demo -q --no-plan --no-homogeneous " + kSmall + " --out " + dir.string() +
+                            " --json " + json.string(),
+                        hetsched::testing::Stderr::kDrop)
+                .status,
+            0);
+  const nlohmann::json j = nlohmann::json::parse(ReadAll(json));
+  EXPECT_TRUE(j["homogeneous"].is_null());
+  EXPECT_TRUE(j["plans"].empty());
+  for (size_t i : {0u, 2u, 5u}) {
+    const auto& rung = j["ladder"][i];
+    std::string command = rung["command"].get<std::string>();
+    ASSERT_TRUE(command.starts_with("hetsched simulate ")) << command;
+    const fs::path out = dir / ("rung" + std::to_string(i) + ".json");
+    CliRun r = RunHetsched(command.substr(9) + " -q --json " + out.string());
+    ASSERT_EQ(r.status, 0) << command << "\n" << r.out;
+    const nlohmann::json s = nlohmann::json::parse(ReadAll(out));
+    EXPECT_EQ(s["horizon_s"], rung["horizon_s"]) << command;
+    EXPECT_EQ(s["avg_jct_s"], rung["avg_jct_s"]) << command;
+    EXPECT_EQ(s["energy_kwh"], rung["energy_kwh"]) << command;
+    EXPECT_EQ(s["compat_failures"], rung["compat_failures"]) << command;
+  }
 }
 
 TEST(DemoCli, BadInputIsExitStatus2) {
@@ -146,7 +264,7 @@ TEST(HtmlFlag, PlanModelWritesAReport) {
 TEST(HtmlFlag, PlanDagWritesAGanttPerAlgorithm) {
   const fs::path dir = OutDir("dag-html");
   CliRun r = RunHetsched(
-      "plan dag data/dag/topcuoglu2002.json --algo all --max-nodes 100000 "
+      "plan dag data/dag/topcuoglu2002.json --algo all --max-nodes 100000 --iterations 2000 "
       "--html " +
       (dir / "dag.html").string());
   ASSERT_EQ(r.status, 0) << r.out;
