@@ -255,6 +255,8 @@ util::Result<LadderRuns> RunLadder(SimInputs& in, double sample_s, Steps* steps)
   LadderRuns out;
   ASSIGN_OR_RETURN(auto first, RunRungs(in, 0, 0));
   for (const sim::SimResult& r : first) out.horizon_s = std::max(out.horizon_s, r.end_s);
+  // A whole second, so that the printed `simulate --horizon` commands reproduce the runs.
+  out.horizon_s = std::ceil(out.horizon_s);
   if (steps != nullptr) {
     steps->End(fmt::format("latest end {}", Hours(out.horizon_s)));
     steps->Begin(fmt::format("the same runs again, each booked to {}", Hours(out.horizon_s)));

@@ -74,8 +74,12 @@ struct Job {
   // Its checkpoint loads on another vendor's software stack (e.g. a framework-level state
   // dict). Without it, moving between vendors restarts the job from the beginning.
   bool portable_checkpoint = false;
+  // Its input (`data.size`), read before each run computes, and the size of one checkpoint
+  // (`data.checkpoint`), written back to the same place when a preemption stops it and read
+  // again when it resumes (sim/network.h).
   uint64_t data_bytes = 0;
-  std::string data_location;                // node or rack name where the input lives
+  uint64_t checkpoint_bytes = 0;
+  std::string data_location;  // node, rack or storage holding both; empty: the first storage
   std::vector<std::string> pinned_devices;  // "node/index" or "node": reserved for this job
   // What a backend that runs processes executes (argv); the simulator does not need it.
   std::vector<std::string> command;

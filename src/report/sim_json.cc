@@ -45,6 +45,7 @@ nlohmann::json ToJson(const sim::SimResult& r) {
   j["gangs_within_node"] = r.gangs_within_node;
   j["staged_bytes"] = r.staged_bytes;
   j["avg_staging_s"] = r.avg_staging_s;
+  j["checkpoint_bytes"] = r.checkpoint_bytes;
   j["spine_bytes"] = r.spine_bytes;
   j["power_policy"] = r.power_policy;
   j["energy_kwh"] = r.energy_kwh;

@@ -83,6 +83,11 @@ struct JobRun {
   double hop_bytes = 0;
   std::vector<int32_t> staging;
   double staging_from_s = 0;
+  uint64_t staging_bytes = 0;
+  // writing: its checkpoint still being written back (flows); exit_waits: its attempt has
+  // exited and waits for them.
+  std::vector<int32_t> writing;
+  bool exit_waits = false;
   // Space sharing: a guest on another run's devices books no busy time or power until it
   // holds them (`owns`); busy time counts from busy_from_s. The rate holds from segment_s
   // (a partner joining or leaving changes it mid-run). A guest's pair began at
@@ -180,6 +185,11 @@ class Engine {
     result_.shared_device_hours += run.devices * std::max(0.0, now_s - run.shared_since_s) / 3600;
     run.shared_since_s = -1;
   }
+  // What the events of one instant call for.
+  struct Reaction {
+    bool decide = false;  // a job or a node changed: a decision is due
+    bool freed = false;   // a preempted job finished writing its checkpoint
+  };
   // Space sharing: the running jobs whose partner joined or left get their new rate (and the
   // devices, when the partner that held them left). `skip`: jobs started at now_s with it.
   void ApplySpeedChanges(double now_s, const std::vector<sched::Placement>* skip = nullptr);
@@ -187,16 +197,22 @@ class Engine {
   // Shared links (sim/network.h). A run's rate: none while its input is read, else its own
   // speed capped by its ring's share of the links.
   double NetworkRate(const JobRun& run) const;
-  // Starts reading the job's input onto the nodes of `devices` (each node its share of the
-  // bytes); false when nothing is read over a link.
-  bool StartStaging(int32_t id, const std::vector<DeviceId>& devices, double now_s);
+  // Starts reading `bytes` (the job's input, and its checkpoint when it resumes) onto the
+  // nodes of `devices`, each node its share; false when nothing is read over a link.
+  bool StartStaging(int32_t id, const std::vector<DeviceId>& devices, uint64_t bytes, double now_s);
   void StartRing(int32_t id, const std::vector<DeviceId>& devices, double now_s);
+  // A preempted job writes its checkpoint back to where its data lives, each node its share;
+  // it exits when both the write time of --checkpoint-save and the transfer are over.
+  void StartCheckpointWrite(int32_t id, double now_s);
   void EndFlows(JobRun& run, double now_s);
   // Recomputes the link shares when flows changed: rings whose share changed get their new
   // rate, and the next transfer to finish gets its event.
   void Reshare(double now_s);
-  // Transfers that finished: a job whose input is all read starts making progress.
-  void OnFlowsDone(double now_s);
+  // Transfers that finished: a job whose input is all read starts making progress; a job whose
+  // checkpoint is written and whose attempt has exited frees its devices.
+  void OnFlowsDone(double now_s, Reaction& reaction);
+  // A preempted job's checkpoint is saved: its run closes and its devices are free.
+  void CheckpointSaved(int32_t id, double now_s, Reaction& reaction);
   // The job on a failed device is killed (FailRun); once it has exited it loses the work since
   // its last checkpoint and is requeued (LoseRun).
   void FailRun(int32_t id, double now_s);
@@ -214,10 +230,6 @@ class Engine {
   void StopRun(int32_t id, StopReason why, double grace_s, double now_s);
 
   // Reacting to the backend (the way svc::Service does): everything it reports now, in order.
-  struct Reaction {
-    bool decide = false;  // a job or a node changed: a decision is due
-    bool freed = false;   // a preempted job finished writing its checkpoint
-  };
   Reaction Dispatch(double now_s);
   void OnStartFailed(int32_t id, double now_s, Reaction& reaction);
   void OnExited(int32_t id, double now_s, Reaction& reaction);
@@ -243,9 +255,13 @@ class Engine {
   model::Topology topology_;
   Network network_;
   struct FlowOwner {
+    enum Kind : uint8_t { kRing, kRead, kWrite };  // synchronization, input, checkpoint
     int32_t job = -1;
-    bool ring = false;  // its synchronization; else the reading of its input
+    Kind kind = kRing;
   };
+  // Adds a flow owned by job `id` and returns its id.
+  int32_t AddFlow(Network::LinkUses links, double demand, double bytes, int32_t id,
+                  FlowOwner::Kind kind, double now_s);
   std::vector<FlowOwner> flow_owner_;  // by network flow
   uint32_t network_epoch_ = 0;         // kFlowDone events of older epochs are stale
   Micros flow_event_at_ = std::numeric_limits<Micros>::max();  // the current one's time
@@ -507,27 +523,62 @@ double Engine::NetworkRate(const JobRun& run) const {
   return std::min(run.solo_rate, network_.Rate(run.ring) / run.hop_bytes);
 }
 
-bool Engine::StartStaging(int32_t id, const std::vector<DeviceId>& devices, double now_s) {
-  const model::Job& job = workload_.jobs[id];
-  if (job.data_bytes == 0) return false;
-  const DataSource source = network_.SourceOf(job.data_location);
+namespace {
+
+// The distinct nodes of `devices`, in id order.
+std::vector<model::NodeId> NodesOf(const model::Cluster& cluster,
+                                   const std::vector<DeviceId>& devices) {
   std::vector<model::NodeId> nodes;
-  for (DeviceId d : devices) nodes.push_back(cluster_.device(d).node);
+  for (DeviceId d : devices) nodes.push_back(cluster.device(d).node);
   std::sort(nodes.begin(), nodes.end());
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
+}
+
+}  // namespace
+
+int32_t Engine::AddFlow(Network::LinkUses links, double demand, double bytes, int32_t id,
+                        FlowOwner::Kind kind, double now_s) {
+  const int32_t flow = network_.Add(std::move(links), demand, bytes, now_s);
+  if (static_cast<size_t>(flow) >= flow_owner_.size()) flow_owner_.resize(flow + 1);
+  flow_owner_[flow] = {id, kind};
+  return flow;
+}
+
+bool Engine::StartStaging(int32_t id, const std::vector<DeviceId>& devices, uint64_t bytes,
+                          double now_s) {
+  if (bytes == 0) return false;
+  const DataSource source = network_.SourceOf(workload_.jobs[id].data_location);
+  const std::vector<model::NodeId> nodes = NodesOf(cluster_, devices);
   JobRun& run = runs_[id];
-  // Each node reads its workers' share of the input.
-  const double share = static_cast<double>(job.data_bytes) / static_cast<double>(nodes.size());
+  // Each node reads its workers' share.
+  const double share = static_cast<double>(bytes) / static_cast<double>(nodes.size());
   for (model::NodeId n : nodes) {
     Network::LinkUses path = network_.ReadPath(source, n);
     if (path.empty()) continue;  // already there
-    const int32_t flow = network_.Add(std::move(path), Network::kForever, share, now_s);
-    if (static_cast<size_t>(flow) >= flow_owner_.size()) flow_owner_.resize(flow + 1);
-    flow_owner_[flow] = {id, false};
-    run.staging.push_back(flow);
+    run.staging.push_back(
+        AddFlow(std::move(path), Network::kForever, share, id, FlowOwner::kRead, now_s));
   }
   run.staging_from_s = now_s;
+  run.staging_bytes = bytes;
   return !run.staging.empty();
+}
+
+void Engine::StartCheckpointWrite(int32_t id, double now_s) {
+  const model::Job& job = workload_.jobs[id];
+  if (job.checkpoint_bytes == 0) return;
+  const DataSource dest = network_.SourceOf(job.data_location);
+  const std::vector<model::NodeId> nodes = NodesOf(cluster_, sched_->record(JobId(id)).devices);
+  JobRun& run = runs_[id];
+  const double share =
+      static_cast<double>(job.checkpoint_bytes) / static_cast<double>(nodes.size());
+  for (model::NodeId n : nodes) {
+    Network::LinkUses path = network_.WritePath(n, dest);
+    if (path.empty()) continue;  // written where it stays
+    run.writing.push_back(
+        AddFlow(std::move(path), Network::kForever, share, id, FlowOwner::kWrite, now_s));
+  }
+  if (run.writing.empty()) result_.checkpoint_bytes += static_cast<double>(job.checkpoint_bytes);
 }
 
 void Engine::StartRing(int32_t id, const std::vector<DeviceId>& devices, double now_s) {
@@ -535,9 +586,8 @@ void Engine::StartRing(int32_t id, const std::vector<DeviceId>& devices, double 
   if (run.hop_bytes <= 0 || run.solo_rate <= 0) return;
   Network::LinkUses path = network_.RingPath(devices);
   if (path.empty()) return;  // inside one node: its links are its own
-  run.ring = network_.Add(std::move(path), run.solo_rate * run.hop_bytes, Network::kForever, now_s);
-  if (static_cast<size_t>(run.ring) >= flow_owner_.size()) flow_owner_.resize(run.ring + 1);
-  flow_owner_[run.ring] = {id, true};
+  run.ring = AddFlow(std::move(path), run.solo_rate * run.hop_bytes, Network::kForever, id,
+                     FlowOwner::kRing, now_s);
 }
 
 void Engine::EndFlows(JobRun& run, double now_s) {
@@ -545,12 +595,15 @@ void Engine::EndFlows(JobRun& run, double now_s) {
   run.ring = -1;
   for (int32_t flow : run.staging) network_.Remove(flow, now_s);
   run.staging.clear();
+  for (int32_t flow : run.writing) network_.Remove(flow, now_s);
+  run.writing.clear();
+  run.exit_waits = false;
 }
 
 void Engine::Reshare(double now_s) {
   // A ring whose share changed runs at its new rate; a transfer's end moves (event below).
   for (int32_t flow : network_.Reshare(now_s)) {
-    if (flow_owner_[flow].ring) Rerate(flow_owner_[flow].job, now_s);
+    if (flow_owner_[flow].kind == FlowOwner::kRing) Rerate(flow_owner_[flow].job, now_s);
   }
   const double next = network_.NextCompletion();
   const Micros at = std::isfinite(next) ? std::max(ToMicros(next), ToMicros(now_s))
@@ -561,17 +614,24 @@ void Engine::Reshare(double now_s) {
   if (std::isfinite(next)) queue_.Push(at, EventKind::kFlowDone, -1, network_epoch_);
 }
 
-void Engine::OnFlowsDone(double now_s) {
+void Engine::OnFlowsDone(double now_s, Reaction& reaction) {
   network_.Advance(now_s);
   for (int32_t flow : network_.Finished()) {
     const int32_t id = flow_owner_[flow].job;
     JobRun& run = runs_[id];
     network_.Remove(flow, now_s);
+    if (flow_owner_[flow].kind == FlowOwner::kWrite) {
+      run.writing.erase(std::find(run.writing.begin(), run.writing.end(), flow));
+      if (!run.writing.empty()) continue;
+      result_.checkpoint_bytes += static_cast<double>(workload_.jobs[id].checkpoint_bytes);
+      if (run.exit_waits) CheckpointSaved(id, now_s, reaction);
+      continue;
+    }
     run.staging.erase(std::find(run.staging.begin(), run.staging.end(), flow));
     if (!run.staging.empty()) continue;
     // Its input is all there: it computes (and synchronizes) from now, or from the end of its
     // restore if that is later.
-    result_.staged_bytes += static_cast<double>(workload_.jobs[id].data_bytes);
+    result_.staged_bytes += static_cast<double>(run.staging_bytes);
     staging_s_ += now_s - run.staging_from_s;
     ++stagings_;
     const sched::JobRecord& r = sched_->record(JobId(id));
@@ -583,6 +643,15 @@ void Engine::OnFlowsDone(double now_s) {
     backend_.MoveEnd(SimBackend::JobName(id), run.attempt,
                      run.rate > 0 ? run.since_s + TrueRemaining(id, run.since_s) / run.rate : kInf);
   }
+}
+
+void Engine::CheckpointSaved(int32_t id, double now_s, Reaction& reaction) {
+  runs_[id].stop_s = -1;
+  runs_[id].exit_waits = false;
+  --stopping_;
+  CloseRun(id, now_s, RunEnd::kPreempted);
+  sched_->Stopped(JobId(id), now_s);
+  reaction.decide = reaction.freed = true;
 }
 
 void Engine::FaultUp(size_t index, double now_s) {
@@ -659,7 +728,8 @@ void Engine::Launch(const sched::Placement& p, double now_s) {
       }
     }
     run.solo_rate = run.rate;
-    if (StartStaging(id, p.devices, now_s)) {
+    if (StartStaging(id, p.devices, job.data_bytes + (p.resumed ? job.checkpoint_bytes : 0),
+                     now_s)) {
       run.rate = 0;  // progress waits for the input (OnFlowsDone)
     } else {
       StartRing(id, p.devices, now_s);
@@ -701,6 +771,7 @@ void Engine::Apply(const sched::Decision& d, double now_s) {
       run.segment_s = now_s;
       run.stop_s = now_s;
       EndFlows(run, now_s);  // no synchronization while it writes its checkpoint
+      StartCheckpointWrite(j.value(), now_s);
       ++stopping_;
       StopRun(j.value(), StopReason::kPreempt, kInf, now_s);
       continue;
@@ -779,12 +850,11 @@ void Engine::OnExited(int32_t id, double now_s, Reaction& reaction) {
         CloseRun(id, now_s, RunEnd::kPreempted);
         return;
       }
-      // Its checkpoint is written: its devices are free.
-      run.stop_s = -1;
-      --stopping_;
-      CloseRun(id, now_s, RunEnd::kPreempted);
-      sched_->Stopped(JobId(id), now_s);
-      reaction.decide = reaction.freed = true;
+      if (!run.writing.empty()) {
+        run.exit_waits = true;  // its checkpoint is still crossing the links
+        return;
+      }
+      CheckpointSaved(id, now_s, reaction);
       return;
     case StopReason::kNone:
       // Its work is done.
@@ -909,7 +979,10 @@ SimResult Engine::Execute() {
         case EventKind::kFlowDone:
           if (e.generation == network_epoch_) {
             flow_event_at_ = std::numeric_limits<Micros>::max();
-            OnFlowsDone(now_s);
+            Reaction reaction;
+            OnFlowsDone(now_s, reaction);
+            changed = reaction.decide || changed;
+            stopped_now = reaction.freed || stopped_now;
           }
           break;
         case EventKind::kAttemptEnd:  // the backend's (Fire took them)

@@ -143,11 +143,13 @@ struct SimResult {
   int64_t events = 0;
   double sim_wall_s = 0;
   double network_bytes = 0;  // bytes moved by gradient synchronization between workers
-  // Shared links (sim/network.h): input read by jobs before they compute (Job::data_bytes,
-  // counted once per run that read it over links), the mean time such a read took, and the
-  // bytes every flow (synchronization and reads) moved over the spine.
+  // Shared links (sim/network.h): bytes read by runs before they compute (Job::data_bytes, plus
+  // Job::checkpoint_bytes for a run that resumes; counted once per run that read over links),
+  // the mean time such a read took, checkpoints written back by preempted jobs, and the bytes
+  // every flow (synchronization, reads and writes) moved over the spine.
   double staged_bytes = 0;
   double avg_staging_s = 0;
+  double checkpoint_bytes = 0;
   double spine_bytes = 0;
   double gangs_within_node = 0;  // share of multi-device placements inside one node
   std::vector<JobOutcome> jobs;  // when SimOptions::record_jobs

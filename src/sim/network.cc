@@ -63,6 +63,16 @@ void Network::IntoNode(int32_t from_rack, int32_t to, LinkUses& out) const {
   Cross(NicDown(to), 1, out);
 }
 
+void Network::OutOfNode(int32_t from, int32_t to_rack, LinkUses& out) const {
+  const int32_t from_rack = cluster_.nodes[from].rack.value();
+  Cross(NicUp(from), 1, out);
+  if (from_rack != to_rack) {
+    Cross(RackUp(from_rack), 1, out);
+    Cross(Spine(), 1, out);
+    if (to_rack >= 0) Cross(RackDown(to_rack), 1, out);
+  }
+}
+
 Network::LinkUses Network::ReadPath(const DataSource& source, model::NodeId node) const {
   LinkUses out;
   const int32_t to = node.value();
@@ -81,6 +91,30 @@ Network::LinkUses Network::ReadPath(const DataSource& source, model::NodeId node
       const model::Storage& s = cluster_.storage[source.index];
       Cross(StorageOut(source.index), 1, out);
       IntoNode(s.rack.valid() ? s.rack.value() : -1, to, out);
+      break;
+    }
+  }
+  return out;
+}
+
+Network::LinkUses Network::WritePath(model::NodeId node, const DataSource& source) const {
+  LinkUses out;
+  const int32_t from = node.value();
+  switch (source.kind) {
+    case DataSource::kNone:
+      break;
+    case DataSource::kNode:
+      if (source.index == from) break;
+      OutOfNode(from, cluster_.nodes[source.index].rack.value(), out);
+      Cross(NicDown(source.index), 1, out);
+      break;
+    case DataSource::kRack:
+      OutOfNode(from, source.index, out);
+      break;
+    case DataSource::kStorage: {
+      const model::Storage& s = cluster_.storage[source.index];
+      OutOfNode(from, s.rack.valid() ? s.rack.value() : -1, out);
+      Cross(StorageIn(source.index), 1, out);
       break;
     }
   }

@@ -39,6 +39,9 @@ class Network {
   // The links a read from `source` to node `node` crosses; empty when nothing crosses a link
   // (the data is on that node, or there is no source).
   LinkUses ReadPath(const DataSource& source, model::NodeId node) const;
+  // The links a write from node `node` back to `source` crosses (the reverse direction of
+  // ReadPath: the node's NIC up, its rack's uplink, the spine, the storage's input).
+  LinkUses WritePath(model::NodeId node, const DataSource& source) const;
   // The links between nodes that the ring devices[0] -> devices[1] -> ... -> devices[0]
   // crosses, each with the number of ring hops that cross it; empty inside one node.
   LinkUses RingPath(const std::vector<model::DeviceId>& devices) const;
@@ -83,6 +86,8 @@ class Network {
   int32_t StorageIn(int32_t s) const { return spine_ + 2 + 2 * s; }
   // Links from rack `from` (invalid: the core) down to node `to`'s NIC.
   void IntoNode(int32_t from_rack, int32_t to, LinkUses& out) const;
+  // Links from node `from`'s NIC up to rack `to_rack` (-1: the core).
+  void OutOfNode(int32_t from, int32_t to_rack, LinkUses& out) const;
 
   const model::Cluster& cluster_;
   int32_t rack_base_ = 0;

@@ -66,6 +66,11 @@ TEST(Network, PathsCrossTheLinksBetweenTheirEnds) {
   EXPECT_EQ(net.ReadPath(net.SourceOf("store"), b0).size(), 5u);
   // A filesystem on the core: storage, spine, downlink, NIC.
   EXPECT_EQ(net.ReadPath(net.SourceOf("shared-fs"), a0).size(), 4u);
+  // Writes go back the other way: NIC up (and uplink, spine, downlink) and the storage's input.
+  EXPECT_EQ(net.WritePath(a1, net.SourceOf("store")).size(), 2u);
+  EXPECT_EQ(net.WritePath(b0, net.SourceOf("store")).size(), 5u);
+  EXPECT_EQ(net.WritePath(a0, net.SourceOf("shared-fs")).size(), 4u);
+  EXPECT_TRUE(net.WritePath(a0, net.SourceOf("a0")).empty());
   // No location: the first storage. An unknown one: nothing to read.
   EXPECT_EQ(net.SourceOf("").kind, DataSource::kStorage);
   EXPECT_EQ(net.SourceOf("nowhere").kind, DataSource::kNone);
@@ -171,6 +176,70 @@ TEST(NetworkSim, JobsReadTheirInputBeforeComputingAndShareTheStorage) {
   EXPECT_NEAR(r.staged_bytes, 80e9, 1);
   EXPECT_NEAR(r.avg_staging_s, (40.0 / 6 + 10) / 2, 0.01);
   EXPECT_NEAR(r.spine_bytes, 40e9, 1e3);  // the far job's read crosses the spine
+}
+
+// One GPU in rack r1, the storage in r0, a 4 GB/s spine between them. A long job (100 s of
+// work, 40 GB checkpoints on the storage) is preempted at 10 s by a short one (10 s). Its
+// checkpoint crosses the spine at 4 GB/s: 10 s, longer than the 5 s --checkpoint-save, so the
+// device is free at 20 and the short job runs 20-30. The long job resumes at 30: a 3 s restore,
+// but its checkpoint is read back over the spine until 40; its 90 steps left end at 130.
+constexpr const char* kOneGpu = R"(
+name: one-gpu
+network: {core_latency: 0s, spine_bandwidth: 4GB/s}
+racks:
+  - {name: r0, uplink_bandwidth: 100GB/s, latency: 0s}
+  - {name: r1, uplink_bandwidth: 100GB/s, latency: 0s}
+storage:
+  - {name: store, rack: r0, bandwidth: 10GB/s}
+nodes:
+  - name: g0
+    rack: r1
+    devices: [{type: a100-80g, count: 1}]
+    nic: {bandwidth: 10GB/s, latency: 0s}
+)";
+
+constexpr const char* kPreemptedJobs = R"(
+jobs:
+  - name: long
+    stacks: [cuda]
+    throughput: {a100-80g: 1}
+    work: 100
+    data: {checkpoint: 40GB, location: store}
+  - name: short
+    stacks: [cuda]
+    throughput: {a100-80g: 1}
+    work: 10
+    arrival: 10
+)";
+
+TEST(NetworkSim, APreemptedJobWritesItsCheckpointBackAndReadsItAgain) {
+  auto c = model::io::ParseClusterYaml(kOneGpu, "one-gpu.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  SimOptions o;
+  o.policy = "srpt-het";
+  o.record_jobs = true;
+  o.sched.preempt_interval_s = 0;
+  o.estimates.kind = EstimateMode::kOracle;
+  o.checkpoint_save_s = 5;
+  o.restore_s = 3;
+  const SimResult r = testing::RunSim(*c, Jobs(kPreemptedJobs, *c), o);
+  ASSERT_EQ(r.jobs_completed, 2);
+  EXPECT_EQ(r.preemptions, 1);
+  EXPECT_NEAR(r.jobs[1].first_start_s, 20, 1e-6);
+  EXPECT_NEAR(r.jobs[1].completion_s, 30, 1e-6);
+  EXPECT_NEAR(r.jobs[0].completion_s, 130, 1e-6);
+  EXPECT_NEAR(r.checkpoint_bytes, 40e9, 1);
+  EXPECT_NEAR(r.staged_bytes, 40e9, 1);  // read back once
+  EXPECT_NEAR(r.spine_bytes, 80e9, 1e3);
+
+  // Without checkpoint bytes the 5 s write time alone holds the device: the short job runs
+  // 15-25, and the long one ends at 25 + 3 + 90.
+  model::Workload w = Jobs(kPreemptedJobs, *c);
+  w.jobs[0].checkpoint_bytes = 0;
+  const SimResult plain = testing::RunSim(*c, w, o);
+  EXPECT_NEAR(plain.jobs[1].first_start_s, 15, 1e-6);
+  EXPECT_NEAR(plain.jobs[0].completion_s, 118, 1e-6);
+  EXPECT_DOUBLE_EQ(plain.checkpoint_bytes, 0);
 }
 
 }  // namespace

@@ -698,10 +698,14 @@ class JobParser {
   }
 
   Status ParseData(const Value& x, const std::string& path, Job* job) const {
-    RETURN_IF_ERROR(p_.Expect(x, Value::Kind::kMap, path, "a map with size and location"));
-    RETURN_IF_ERROR(p_.OnlyKnown(x, path, {"size", "location"}));
+    RETURN_IF_ERROR(
+        p_.Expect(x, Value::Kind::kMap, path, "a map with size, location and checkpoint"));
+    RETURN_IF_ERROR(p_.OnlyKnown(x, path, {"size", "location", "checkpoint"}));
     if (const Value::Field* f = FindField(x, "size")) {
       ASSIGN_OR_RETURN(job->data_bytes, p_.Bytes(f->value, path + ".size"));
+    }
+    if (const Value::Field* f = FindField(x, "checkpoint")) {
+      ASSIGN_OR_RETURN(job->checkpoint_bytes, p_.Bytes(f->value, path + ".checkpoint"));
     }
     if (const Value::Field* f = FindField(x, "location")) {
       ASSIGN_OR_RETURN(job->data_location, p_.String(f->value, path + ".location"));
