@@ -370,6 +370,8 @@ int RunServe(const ServeFlags& f) {
   if (!backend.ok()) return ReportError(backend.status());
   svc::ServiceOptions so;
   so.policy = c.policy;
+  so.scheduler.scorers = c.scorers;
+  so.scheduler.placement = c.placement;
   so.time_scale = c.time_scale;
   so.stop_grace_s = c.stop_grace_s;
   so.keep_ended_s = c.keep_ended_s;

@@ -177,11 +177,7 @@ void Network::Advance(double now_s) {
     const double moved = f.rate * dt;
     if (std::isfinite(f.left)) f.left = std::max(0.0, f.left - moved);
     for (const cost::FlowLinks::Use& u : f.links) {
-      if (u.link == Spine()) {
-        spine_bytes_ += u.weight * moved;
-      } else if (u.link > Spine()) {
-        storage_bytes_ += u.weight * moved;
-      }
+      if (u.link == Spine()) spine_bytes_ += u.weight * moved;
     }
   }
 }

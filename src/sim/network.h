@@ -66,8 +66,7 @@ class Network {
   double NextCompletion() const;
   int32_t live() const { return live_; }
 
-  double spine_bytes() const { return spine_bytes_; }      // every flow's bytes over the spine
-  double storage_bytes() const { return storage_bytes_; }  // read from or written to storage
+  double spine_bytes() const { return spine_bytes_; }  // every flow's bytes over the spine
 
  private:
   struct Flow {
@@ -99,7 +98,6 @@ class Network {
   bool dirty_ = false;
   double booked_s_ = 0;  // bytes are booked up to here
   double spine_bytes_ = 0;
-  double storage_bytes_ = 0;
 };
 
 }  // namespace hetsched::sim

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "model/software_stack.h"
+#include "sched/scorers.h"
 #include "util/file.h"
 #include "util/source_location.h"
 #include "util/units.h"
@@ -17,9 +18,9 @@ namespace hetsched::svc {
 namespace {
 
 const std::set<std::string, std::less<>> kFields = {
-    "cluster",    "backend", "policy",         "listen",     "database",    "time_scale",
-    "log_level",  "tokens",  "anonymous_read", "stop_grace", "synchronous", "local_state_dir",
-    "keep_ended", "power",   "slurm",          "kubernetes"};
+    "cluster",     "backend",         "policy",     "scorers", "placement",      "listen",
+    "database",    "time_scale",      "log_level",  "tokens",  "anonymous_read", "stop_grace",
+    "synchronous", "local_state_dir", "keep_ended", "power",   "slurm",          "kubernetes"};
 
 std::string Resolve(const std::string& base_dir, const std::string& path) {
   if (path.empty() || base_dir.empty() || std::filesystem::path(path).is_absolute()) return path;
@@ -313,6 +314,18 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
       }
     } else if (key == "policy") {
       ASSIGN_OR_RETURN(c.policy, r.String(v, key));
+    } else if (key == "scorers") {
+      ASSIGN_OR_RETURN(c.scorers, r.String(v, key));
+      if (auto s = sched::MakeScorers(c.scorers); !s.ok()) {
+        return r.Error(v, key, s.status().message(),
+                       "scorers with weights, like speed:1,locality:0.3");
+      }
+    } else if (key == "placement") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
+      auto mode = sched::ParsePlacementMode(s);
+      if (!mode.ok())
+        return r.Error(v, key, fmt::format("'{}' is unknown", s), "topology or agnostic");
+      c.placement = *mode;
     } else if (key == "listen") {
       ASSIGN_OR_RETURN(std::string s, r.String(v, key));
       if (auto st = ParseListen(s, &c); !st.ok()) return r.Error(v, key, st.message());

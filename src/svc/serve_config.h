@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "power/power_options.h"
+#include "sched/placement.h"
 #include "svc/http_api.h"
 #include "svc/k8s_objects.h"
 #include "svc/log.h"
@@ -22,6 +23,10 @@ struct ServeConfig {
   // virtual | local | slurm | kubernetes (a kube-scheduler extender: no job queue of its own)
   std::string backend = "virtual";
   std::string policy = "default";
+  // Type scorers with weights (sched::MakeScorers, e.g. "speed:1,locality:0.3") and gang
+  // placement (topology or agnostic), as `simulate --scorers` and `--placement` take them.
+  std::string scorers = "speed";
+  sched::PlacementMode placement = sched::PlacementMode::kTopology;
   std::string host = "127.0.0.1";
   int port = 8080;
   std::string database = "hetsched.db";

@@ -154,6 +154,10 @@ TEST(ServeConfig, OtherGoodValues) {
   EXPECT_EQ(c->kubernetes.packing, 2);
   EXPECT_EQ(c->kubernetes.locality, 0);
   EXPECT_EQ(c->kubernetes.group_timeout_s, 120);
+  c = Parse("scorers: speed:1,locality:0.3\nplacement: agnostic\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->scorers, "speed:1,locality:0.3");
+  EXPECT_EQ(c->placement, sched::PlacementMode::kAgnostic);
   // A grace period of exactly one day is the longest.
   c = Parse("stop_grace: 1d\n");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -185,6 +189,10 @@ TEST(ServeConfig, EachBadValueNamesTheFieldAtItsLineAndColumn) {
        "cfg.yaml:3:3: kubernetes.nodecache: ", "unknown field"},
       {"policy: fifo\nkubernetes:\n  device_types: [a]\n",
        "cfg.yaml:3:17: kubernetes.device_types: ", "is not a mapping"},
+      {"policy: fifo\nscorers: speed:1,nearby:2\n",
+       "cfg.yaml:2:10: scorers: ", "unknown scorer 'nearby'"},
+      {"policy: fifo\nplacement: random\n",
+       "cfg.yaml:2:12: placement: ", "'random' is unknown (expected topology or agnostic)"},
       {"policy: fifo\nlisten: nowhere\n", "cfg.yaml:2:9: listen: ", "HOST:PORT"},
       {"policy: fifo\nlisten: localhost:70000\n", "cfg.yaml:2:9: listen: ", "0 to 65535"},
       {"policy: fifo\ndatabase: ''\n", "cfg.yaml:2:11: database: ", "is empty"},
@@ -271,8 +279,8 @@ TEST(ServeConfig, AnUnknownFieldListsTheKnownOnes) {
   const std::string message = ErrorOf("policy: fifo\ncolour: red\n");
   EXPECT_THAT(message, StartsWith("cfg.yaml:2:1: colour: unknown field (expected one of: "));
   for (const char* field :
-       {"cluster", "backend", "policy", "listen", "database", "time_scale", "log_level", "tokens",
-        "anonymous_read", "stop_grace", "synchronous", "local_state_dir"}) {
+       {"cluster", "backend", "policy", "scorers", "placement", "listen", "database", "time_scale",
+        "log_level", "tokens", "anonymous_read", "stop_grace", "synchronous", "local_state_dir"}) {
     EXPECT_THAT(message, HasSubstr(field));
   }
   // The struct's names are not the file's.
