@@ -281,7 +281,11 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& f) {
   o.seed = f.seed;
   o.sched.ignore_compat = f.ignore_compat;
   o.sched.scorers = f.scorers;
-  ASSIGN_OR_RETURN(o.sched.placement, sched::ParsePlacementMode(f.placement));
+  auto placement = sched::ParsePlacementMode(f.placement);
+  if (!placement.ok()) {
+    return util::Status::InvalidArgument("--placement: " + placement.status().message());
+  }
+  o.sched.placement = *placement;
   o.sched.tuning.aging = f.aging;
   o.sched.preempt_interval_s = f.preempt_interval_s;
   o.sched.space_sharing = f.space_sharing;

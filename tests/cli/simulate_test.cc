@@ -91,6 +91,11 @@ TEST(SimulateCli, BadFlagsAreNamed) {
   r = RunHetsched("simulate " + kSeed + " --until soon");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("--until"), std::string::npos) << r.out;
+  r = RunHetsched("simulate " + kSeed + " --placement random");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--placement: unknown placement 'random' (expected topology or agnostic)"),
+            std::string::npos)
+      << r.out;
   r = RunHetsched("simulate " + kSeed + " --mtbf -1");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("--mtbf"), std::string::npos) << r.out;
