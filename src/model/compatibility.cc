@@ -9,13 +9,7 @@
 
 namespace hetsched::model {
 
-int32_t WorkersNeeded(const Job& job) {
-  int32_t needed = std::max(job.gang_size, 1);
-  if (job.max_workers > job.min_workers && job.min_workers >= 1) {
-    needed = std::min(needed, job.min_workers);
-  }
-  return needed;
-}
+int32_t WorkersNeeded(const Job& job) { return std::max(job.gang_size, 1); }
 
 namespace {
 

@@ -13,8 +13,9 @@
 
 namespace hetsched::model {
 
-// Devices a job needs at once: its gang size, or min_workers for an elastic job
-// (max_workers > min_workers).
+// Devices a job needs at once: its gang size. An elastic job (`elastic: {min, max}`) is placed
+// at its gang size too (the scheduler does not resize jobs yet), so its whole gang must fit,
+// not only its minimum.
 int32_t WorkersNeeded(const Job& job);
 
 // True when devices of `type` can host one worker of `job`: a stack the job accepts and at
