@@ -335,23 +335,11 @@ std::string RenderTable(const std::vector<std::string>& headers,
   return t.Render();
 }
 
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    if (nl > pos) out.push_back(text.substr(pos, nl - pos));
-    pos = nl + 1;
-  }
-  return out;
-}
-
 // Each line of `text` broken into lines of at most `width` columns, the continuations after
 // `indent`; never between a number and its " %".
 std::string Wrap(const std::string& text, const std::string& indent = "", size_t width = 100) {
   std::string out;
-  for (const std::string& para : Lines(text)) {
+  for (const std::string& para : SplitNonEmpty(text, '\n')) {
     std::vector<std::string> words;
     for (size_t pos = 0; pos < para.size();) {
       size_t space = para.find(' ', pos);
@@ -591,7 +579,8 @@ int RunDemo(const DemoFlags& f) {
                               cluster.name, seed.workload_name, horizon));
   page.AddTable(report::LadderHeaders(), report::LadderTableRows(seed.rows));
   for (const report::LadderRow& row : seed.rows) page.AddText(row.name + ": " + row.adds + ".");
-  for (const std::string& line : Lines(report::LadderSummary(seed.rows))) page.AddText(line);
+  for (const std::string& line : SplitNonEmpty(report::LadderSummary(seed.rows), '\n'))
+    page.AddText(line);
   page.AddText(report::LadderVerdict(seed.rows));
   page.AddCharts(report::LadderCharts(seed.rows, "ladder"));
   if (homo) {
@@ -602,7 +591,8 @@ int RunDemo(const DemoFlags& f) {
                     homo->in.cluster.name, homo->in.cluster.nodes.size(), homo->workload_name,
                     homo->in.workload.jobs.size(), Hours(homo->runs.horizon_s)));
     page.AddTable(report::LadderHeaders(), report::LadderTableRows(homo->rows));
-    for (const std::string& line : Lines(report::LadderSummary(homo->rows))) page.AddText(line);
+    for (const std::string& line : SplitNonEmpty(report::LadderSummary(homo->rows), '\n'))
+      page.AddText(line);
     page.AddText(report::LadderVerdict(homo->rows));
     page.AddCharts(report::LadderCharts(homo->rows, "homogeneous"));
   }

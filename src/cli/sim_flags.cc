@@ -34,23 +34,11 @@ util::Result<std::pair<int32_t, int32_t>> ParseMeasure(const std::string& text) 
   return std::make_pair(a, b);
 }
 
-std::vector<std::string> SplitNames(const std::string& text) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t comma = text.find(',', pos);
-    if (comma == std::string::npos) comma = text.size();
-    if (comma > pos) out.push_back(text.substr(pos, comma - pos));
-    pos = comma + 1;
-  }
-  return out;
-}
-
 // The power flags into `o` (their ranges are checked by power::PowerOptions' validation).
 util::Status LoadPowerOptions(const SimFlags& f, power::PowerOptions& o) {
   o = f.power;
-  o.exclude_nodes = SplitNames(f.exclude_nodes);
-  o.boot_failure_nodes = SplitNames(f.boot_failure_nodes);
+  o.exclude_nodes = SplitNonEmpty(f.exclude_nodes, ',');
+  o.boot_failure_nodes = SplitNonEmpty(f.boot_failure_nodes, ',');
   if (!f.tariff.empty() && f.price_kwh >= 0) {
     return util::Status::InvalidArgument(
         fmt::format("--price-kwh {} and --tariff '{}': give one of them (a flat price or prices "
@@ -303,6 +291,18 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& f) {
   RETURN_IF_ERROR(LoadPowerOptions(f, o.power));
   RETURN_IF_ERROR(power::ValidatePowerOptions(o.power, in.cluster));
   return in;
+}
+
+std::vector<std::string> SplitNonEmpty(const std::string& text, char separator) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(separator, pos);
+    if (end == std::string::npos) end = text.size();
+    if (end > pos) out.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return out;
 }
 
 }  // namespace hetsched::cli

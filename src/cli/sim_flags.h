@@ -79,4 +79,7 @@ std::string ResultTable(const std::vector<sim::SimResult>& results);
 // span of the workload's arrivals: 60 s for a day.
 double TimelineSampleFor(const model::Workload& workload);
 
+// The non-empty pieces of `text` between `separator`s: "a,,b" -> {a, b}.
+std::vector<std::string> SplitNonEmpty(const std::string& text, char separator);
+
 }  // namespace hetsched::cli
