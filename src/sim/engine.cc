@@ -194,6 +194,9 @@ class Engine {
   // devices, when the partner that held them left). `skip`: jobs started at now_s with it.
   void ApplySpeedChanges(double now_s, const std::vector<sched::Placement>* skip = nullptr);
   void Rerate(int32_t id, double now_s);
+  // The run progresses at run.rate from `from_s`: the scheduler's progress and the attempt's
+  // modeled end follow.
+  void ProgressFrom(int32_t id, double from_s);
   // Shared links (sim/network.h). A run's rate: none while its input is read, else its own
   // speed capped by its ring's share of the links.
   double NetworkRate(const JobRun& run) const;
@@ -243,6 +246,10 @@ class Engine {
   void ManagePower(double now_s);
   // Handles the controller's timers (kPowerCheck, kResumeTimeout); true when capacity changed.
   bool PowerEvent(const Event& e, double now_s);
+  // The machines' own timers, shared by the run and RunToHorizon: a device fault or repair
+  // (FaultDown, FaultUp), a power check or resume timeout (PowerEvent). True when a decision
+  // is due; any other event is left alone (false).
+  bool MachineTimer(const Event& e, double now_s);
   // SimOptions::horizon_s: after the last job, runs the machines' own events (power timers,
   // node shutdowns and boots, device faults and repairs) up to the horizon, deciding nothing;
   // returns the horizon.
@@ -335,6 +342,22 @@ bool Engine::PowerEvent(const Event& e, double now_s) {
   }
 }
 
+bool Engine::MachineTimer(const Event& e, double now_s) {
+  switch (e.kind) {
+    case EventKind::kDeviceDown:
+      FaultDown(static_cast<size_t>(e.target), now_s);
+      return true;
+    case EventKind::kDeviceUp:
+      FaultUp(static_cast<size_t>(e.target), now_s);
+      return true;
+    case EventKind::kPowerCheck:
+    case EventKind::kResumeTimeout:
+      return PowerEvent(e, now_s);
+    default:
+      return false;
+  }
+}
+
 double Engine::RunToHorizon(double now_s) {
   const Micros horizon = ToMicros(options_.horizon_s);
   while (!queue_.empty() && queue_.Top().time <= horizon) {
@@ -350,20 +373,7 @@ double Engine::RunToHorizon(double now_s) {
         Dispatch(now_s);
         continue;
       }
-      switch (e.kind) {
-        case EventKind::kDeviceDown:
-          FaultDown(static_cast<size_t>(e.target), now_s);
-          break;
-        case EventKind::kDeviceUp:
-          FaultUp(static_cast<size_t>(e.target), now_s);
-          break;
-        case EventKind::kPowerCheck:
-        case EventKind::kResumeTimeout:
-          PowerEvent(e, now_s);
-          break;
-        default:  // rounds: nothing is decided past the last job
-          break;
-      }
+      MachineTimer(e, now_s);  // rounds and the rest: nothing is decided past the last job
     }
     if (power_.suspends()) ManagePower(now_s);
   }
@@ -510,11 +520,15 @@ void Engine::Rerate(int32_t id, double now_s) {
   run.solo_rate = EffectiveRate(sched_->SpeedNow(JobId(id)), run.sync_s, run.cap_throughput);
   if (run.ring >= 0) network_.SetDemand(run.ring, run.solo_rate * run.hop_bytes, now_s);
   run.rate = NetworkRate(run);
-  run.segment_s = std::max(now_s, r.progress_since_s);
-  sched_->SetProgress(JobId(id), run.rate, run.segment_s);
-  backend_.MoveEnd(
-      SimBackend::JobName(id), run.attempt,
-      run.rate > 0 ? run.segment_s + TrueRemaining(id, run.segment_s) / run.rate : kInf);
+  ProgressFrom(id, std::max(now_s, r.progress_since_s));
+}
+
+void Engine::ProgressFrom(int32_t id, double from_s) {
+  JobRun& run = runs_[id];
+  run.segment_s = from_s;
+  sched_->SetProgress(JobId(id), run.rate, from_s);
+  backend_.MoveEnd(SimBackend::JobName(id), run.attempt,
+                   run.rate > 0 ? from_s + TrueRemaining(id, from_s) / run.rate : kInf);
 }
 
 double Engine::NetworkRate(const JobRun& run) const {
@@ -638,10 +652,7 @@ void Engine::OnFlowsDone(double now_s, Reaction& reaction) {
     run.since_s = std::max(run.since_s, now_s);
     StartRing(id, r.devices, now_s);
     run.rate = NetworkRate(run);
-    run.segment_s = run.since_s;
-    sched_->SetProgress(JobId(id), run.rate, run.since_s);
-    backend_.MoveEnd(SimBackend::JobName(id), run.attempt,
-                     run.rate > 0 ? run.since_s + TrueRemaining(id, run.since_s) / run.rate : kInf);
+    ProgressFrom(id, run.since_s);
   }
 }
 
@@ -962,19 +973,13 @@ SimResult Engine::Execute() {
       }
       switch (e.kind) {
         case EventKind::kDeviceDown:
-          FaultDown(static_cast<size_t>(e.target), now_s);
-          changed = true;
-          break;
         case EventKind::kDeviceUp:
-          FaultUp(static_cast<size_t>(e.target), now_s);
-          changed = true;
+        case EventKind::kPowerCheck:
+        case EventKind::kResumeTimeout:
+          changed = MachineTimer(e, now_s) || changed;
           break;
         case EventKind::kRound:
           round_tick = true;
-          break;
-        case EventKind::kPowerCheck:
-        case EventKind::kResumeTimeout:
-          changed = PowerEvent(e, now_s) || changed;
           break;
         case EventKind::kFlowDone:
           if (e.generation == network_epoch_) {
