@@ -37,16 +37,18 @@ std::string Usd(double usd) { return fmt::format("{:.2f} USD", usd); }
 // One metric of a run, with how it is printed.
 struct Metric {
   std::string label;  // in sentences: "average JCT"
+  std::string key;    // in the JSON's "change"
   std::function<double(const sim::SimResult&)> value;
   std::function<std::string(double)> text;
 };
 
 const std::vector<Metric>& ContinuousMetrics() {
   static const std::vector<Metric> metrics = {
-      {"average JCT", [](const sim::SimResult& r) { return r.avg_jct_s; }, Hours},
-      {"p99 JCT", [](const sim::SimResult& r) { return r.p99_jct_s; }, Hours},
-      {"energy", [](const sim::SimResult& r) { return r.energy_kwh; }, Kwh},
-      {"electricity cost", [](const sim::SimResult& r) { return r.energy_cost; }, Usd},
+      {"average JCT", "avg_jct", [](const sim::SimResult& r) { return r.avg_jct_s; }, Hours},
+      {"p99 JCT", "p99_jct", [](const sim::SimResult& r) { return r.p99_jct_s; }, Hours},
+      {"energy", "energy", [](const sim::SimResult& r) { return r.energy_kwh; }, Kwh},
+      {"electricity cost", "energy_cost", [](const sim::SimResult& r) { return r.energy_cost; },
+       Usd},
   };
   return metrics;
 }
@@ -257,14 +259,10 @@ nlohmann::json LadderJson(const std::vector<LadderRow>& rows) {
     } else {
       const sim::SimResult& above = *rows[i - 1].result;
       nlohmann::json change;
-      const auto rel = [](double a, double b) -> nlohmann::json {
-        const double x = Relative(a, b);
-        return std::isnan(x) ? nlohmann::json(nullptr) : nlohmann::json(x);
-      };
-      change["avg_jct"] = rel(above.avg_jct_s, r.avg_jct_s);
-      change["p99_jct"] = rel(above.p99_jct_s, r.p99_jct_s);
-      change["energy"] = rel(above.energy_kwh, r.energy_kwh);
-      change["energy_cost"] = rel(above.energy_cost, r.energy_cost);
+      for (const Metric& m : ContinuousMetrics()) {
+        const double x = Relative(m.value(above), m.value(r));
+        change[m.key] = std::isnan(x) ? nlohmann::json(nullptr) : nlohmann::json(x);
+      }
       j["change"] = std::move(change);
       j["changed"] = LadderChanges(above, r);
     }
