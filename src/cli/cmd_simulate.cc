@@ -61,6 +61,22 @@ std::vector<std::pair<std::string, std::string>> Rows(const sim::SimResult& r) {
       {"sim_wall_s", fmt::format("{:.3f}", r.sim_wall_s)},
   };
   rows.insert(rows.end(), tail.begin(), tail.end());
+  if (r.serving) {
+    const sim::ServingResult& sv = *r.serving;
+    rows.push_back({"serving", sv.mode});
+    rows.push_back({"requests", fmt::format("{}", sv.requests)});
+    rows.push_back({"slo_attainment", fmt::format("{:.5f}", sv.slo_attainment)});
+    rows.push_back({"serving_cost_usd", fmt::format("{:.2f}", sv.cost_usd)});
+    rows.push_back({"serving_energy_kwh", fmt::format("{:.1f}", sv.energy_kwh)});
+    rows.push_back({"lent_device_hours", fmt::format("{:.1f}", r.lent_device_hours)});
+    for (const sim::ServiceOutcome& o : sv.services) {
+      rows.push_back({"service " + o.name,
+                      fmt::format("{:.4f} in SLO, p99 TTFT {:.2f} s, TPOT {:.0f} ms, peak {} "
+                                  "replicas",
+                                  o.requests > 0 ? 1.0 * o.within_slo / o.requests : 1.0,
+                                  o.ttft_p99_s, o.tpot_p99_s * 1e3, o.peak_replicas)});
+    }
+  }
   if (r.space_sharing) {
     rows.push_back({"pairs_formed", fmt::format("{}", r.pairs_formed)});
     rows.push_back({"shared_device_hours", fmt::format("{:.2f}", r.shared_device_hours)});

@@ -36,6 +36,7 @@ void AddClientCommands(CLI::App& app, CommandResult& result);
 // Children of `plan` (cli/cmd_plan.cc adds them).
 void AddPlanModelCommand(CLI::App& plan, CommandResult& result);
 void AddPlanDagCommand(CLI::App& plan, CommandResult& result);
+void AddPlanServiceCommand(CLI::App& plan, CommandResult& result);
 
 // Runs the command line; returns the process exit status.
 int Main(int argc, char** argv);

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "cli/data_dir.h"
+#include "cost/serving.h"
 #include "model/io/cluster_reader.h"
 #include "model/io/gavel_reader.h"
 #include "model/io/workload_reader.h"
@@ -142,6 +143,19 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
                  "gang placement: topology (islands, nodes, racks and the job's data first) or "
                  "agnostic (the first free devices of the type, in id order)")
       ->capture_default_str();
+  cmd.add_option("--serving", f.serving,
+                 "how services (kind: service) get replicas: hetsched (the cheapest mix for the "
+                 "forecast load, every interval), strongest (autoscaled, strongest device type "
+                 "only) or static-peak (sized for the day's busiest interval, held all day)")
+      ->capture_default_str();
+  cmd.add_option("--serving-calibration", f.serving_calibration,
+                 "measured LLM step times the serving model is fitted to (Splitwise's "
+                 "perf_model.csv format), or 'none' for the bare roofline (default: the shipped "
+                 "data/inference/splitwise-perf table)");
+  cmd.add_option("--serving-interval", f.serving_interval_s,
+                 "seconds between autoscaling decisions for services")
+      ->capture_default_str()
+      ->check(CLI::Range(10.0, 86400.0));
   cmd.add_option("--aging", f.aging,
                  "srpt-het-fair: seconds of priority a job gains per second since arrival "
                  "(default 0.25)");
@@ -290,6 +304,23 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& f) {
   }
   RETURN_IF_ERROR(LoadPowerOptions(f, o.power));
   RETURN_IF_ERROR(power::ValidatePowerOptions(o.power, in.cluster));
+  auto serving = sim::ParseServingMode(f.serving);
+  if (!serving.ok())
+    return util::Status::InvalidArgument("--serving: " + serving.status().message());
+  o.serving.mode = *serving;
+  o.serving.interval_s = f.serving_interval_s;
+  o.serving.seed = f.seed;
+  if (f.price_kwh >= 0) o.serving.usd_per_kwh = f.price_kwh;
+  const bool has_services =
+      std::any_of(in.workload.jobs.begin(), in.workload.jobs.end(),
+                  [](const model::Job& j) { return j.kind == model::JobKind::kService; });
+  if (has_services) {
+    const std::string calibration = f.serving_calibration.empty()
+                                        ? DataPath("inference/splitwise-perf/perf_model.csv")
+                                        : f.serving_calibration;
+    ASSIGN_OR_RETURN(o.serving.calibrations,
+                     cost::LoadServingCalibrations(calibration, in.cluster.catalog));
+  }
   return in;
 }
 

@@ -51,6 +51,10 @@ struct SimFlags {
   std::string tariff;              // "0-7:0.10,7-22:0.25,22-24:0.10"
   double price_kwh = -1;           // -1: not given (0.12 USD/kWh)
   std::string carbon;              // g CO2 per kWh; empty: not given
+  // Inference services (sim/serving.h).
+  std::string serving = "hetsched";
+  std::string serving_calibration;  // empty: the shipped Splitwise table; "none": roofline
+  double serving_interval_s = 300;
 };
 
 // Adds the shared options to `cmd`.

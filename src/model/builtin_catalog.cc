@@ -206,7 +206,7 @@ DeviceCatalog BuildCatalog() {
        "NVIDIA A100 SXM4 40 GB datasheet: 19.5 TFLOPS fp32, 312 fp16/bf16 tensor, 624 TOPS "
        "int8, 1,555 GB/s, 400 W. Price: GCP on-demand A100 40 GB. Estimate: idle 50 W"},
       {"a100-80g",
-       {"a100", "a100-sxm4-80gb"},
+       {"a100", "a100-sxm4-80gb", "a100-80gb"},
        "nvidia",
        DeviceKind::kGpu,
        {kCudaCurrent},
@@ -224,7 +224,7 @@ DeviceCatalog BuildCatalog() {
        "int8, 2,039 GB/s, 400 W (REFERENCES.md agrees). Estimates: idle 50 W; price (GCP "
        "A100 80 GB on-demand, approximate)"},
       {"h100-80g",
-       {"h100", "h100-sxm"},
+       {"h100", "h100-sxm", "h100-80gb"},
        "nvidia",
        DeviceKind::kGpu,
        {kCudaCurrent},

@@ -14,16 +14,19 @@ std::string_view JobKindName(JobKind kind) {
       return "batch";
     case JobKind::kRealtime:
       return "realtime";
+    case JobKind::kService:
+      return "service";
   }
   return "unknown";
 }
 
 util::Result<JobKind> ParseJobKind(std::string_view text) {
-  for (JobKind k : {JobKind::kTraining, JobKind::kInference, JobKind::kBatch, JobKind::kRealtime}) {
+  for (JobKind k : {JobKind::kTraining, JobKind::kInference, JobKind::kBatch, JobKind::kRealtime,
+                    JobKind::kService}) {
     if (text == JobKindName(k)) return k;
   }
-  return util::Status::InvalidArgument(
-      fmt::format("unknown job kind '{}' (expected training, inference, batch or realtime)", text));
+  return util::Status::InvalidArgument(fmt::format(
+      "unknown job kind '{}' (expected training, inference, batch, realtime or service)", text));
 }
 
 }  // namespace hetsched::model

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/software_stack.h"
@@ -17,8 +18,9 @@ namespace hetsched::model {
 
 using JobId = util::StrongId<struct JobTag>;
 
-enum class JobKind { kTraining, kInference, kBatch, kRealtime };
-std::string_view JobKindName(JobKind kind);  // "training", "inference", "batch", "realtime"
+enum class JobKind { kTraining, kInference, kBatch, kRealtime, kService };
+// "training", "inference", "batch", "realtime", "service"
+std::string_view JobKindName(JobKind kind);
 util::Result<JobKind> ParseJobKind(std::string_view text);
 
 // What one step of the job does, for the cost model when no measurement exists.
@@ -36,6 +38,24 @@ struct JobOrigin {
   int32_t entry = -1;
   int32_t line = 0;
   int32_t column = 0;
+};
+
+// An online inference service (`kind: service`): a model answering a stream of requests under
+// a latency target. The simulator sizes, places and scales its replicas (sim/serving.h); a
+// service is never a gang and has no amount of work.
+struct ServiceSpec {
+  std::string model;       // a preset name (model::PresetNames())
+  double ttft_s = 2;       // time to first token
+  double tpot_s = 0.1;     // time per output token
+  double percentile = 99;  // share of requests that must meet both, in percent
+  // Azure's LLM inference trace CSV (model/io/azure_trace_reader.h), resolved against the
+  // workload file's folder; empty: requests come from the rate curve alone.
+  std::string requests_file;
+  // Requests/s by time of day (seconds since midnight), piecewise linear, repeating daily. With
+  // a trace, the trace's arrivals are time-warped to follow it; empty: the trace as recorded.
+  std::vector<std::pair<double, double>> rate;
+  int32_t input_tokens = 0;   // per request, when there is no trace
+  int32_t output_tokens = 0;  // per request, when there is no trace
 };
 
 struct Job {
@@ -85,6 +105,7 @@ struct Job {
   std::vector<std::string> command;
   double arrival_s = 0;
   JobOrigin origin;
+  std::optional<ServiceSpec> service;  // set exactly when kind == kService
 };
 
 struct Workload {

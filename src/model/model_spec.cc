@@ -174,18 +174,19 @@ util::Result<TransformerShape> PresetShape(std::string_view name) {
   TransformerShape s;
   // Llama 2 (Touvron et al. 2023, Table 1 and the released configs): SwiGLU MLP, RMSNorm,
   // untied LM head, 32k vocabulary, 4k context; 70B uses grouped-query attention with 8 KV heads.
+  // "llama2-70b" (Splitwise's measurements name them so) is accepted for "llama-70b".
   s.gated_mlp = true;
   s.vocab = 32000;
   s.default_seq_len = 4096;
-  if (n == "llama-7b") {
+  if (n == "llama-7b" || n == "llama2-7b") {
     s.layers = 32, s.hidden = 4096, s.heads = 32, s.kv_heads = 32, s.intermediate = 11008;
     return s;
   }
-  if (n == "llama-13b") {
+  if (n == "llama-13b" || n == "llama2-13b") {
     s.layers = 40, s.hidden = 5120, s.heads = 40, s.kv_heads = 40, s.intermediate = 13824;
     return s;
   }
-  if (n == "llama-70b") {
+  if (n == "llama-70b" || n == "llama2-70b") {
     s.layers = 80, s.hidden = 8192, s.heads = 64, s.kv_heads = 8, s.intermediate = 28672;
     return s;
   }

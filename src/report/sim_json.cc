@@ -27,6 +27,33 @@ nlohmann::json ToJson(const sim::SimResult& r) {
   j["compat_failures"] = r.compat_failures;
   j["wasted_device_hours"] = r.wasted_device_hours;
   j["lost_device_hours"] = r.lost_device_hours;
+  j["lent_device_hours"] = r.lent_device_hours;
+  if (r.serving) {
+    const sim::ServingResult& sv = *r.serving;
+    j["slo_attainment"] = sv.slo_attainment;
+    j["serving_cost_usd"] = sv.cost_usd;
+    j["serving_energy_kwh"] = sv.energy_kwh;
+    nlohmann::json services = nlohmann::json::array();
+    for (const sim::ServiceOutcome& o : sv.services) {
+      services.push_back({{"name", o.name},
+                          {"requests", o.requests},
+                          {"within_slo", o.within_slo},
+                          {"unserved", o.unserved},
+                          {"slo_attainment", o.requests > 0 ? 1.0 * o.within_slo / o.requests : 1},
+                          {"ttft_p99_s", o.ttft_p99_s},
+                          {"tpot_p99_s", o.tpot_p99_s},
+                          {"cost_usd", o.cost_usd},
+                          {"energy_kwh", o.energy_kwh},
+                          {"device_hours", o.device_hours},
+                          {"peak_replicas", o.peak_replicas},
+                          {"replicas_started", o.replicas_started}});
+    }
+    j["serving"] = {{"mode", sv.mode},
+                    {"requests", sv.requests},
+                    {"services", services},
+                    {"pool_devices", sv.pool.size()},
+                    {"notes", sv.notes}};
+  }
   j["faults"] = r.faults;
   j["preemptions"] = r.preemptions;
   j["migrations"] = r.migrations;

@@ -129,6 +129,10 @@ class Engine {
         node_attempt_(cluster.nodes.size(), 0) {
     busy_s_.assign(cluster.catalog.size(), 0);
     down_s_.assign(cluster.catalog.size(), 0);
+    if (!options.serving_pool.empty()) {
+      serving_pool_.assign(cluster.devices.size(), 0);
+      for (DeviceId d : options.serving_pool) serving_pool_[d.value()] = 1;
+    }
     if (options.timeline_sample_s > 0) InitTimeline();
   }
 
@@ -166,6 +170,14 @@ class Engine {
         result_.capped_device_hours += run.devices * std::max(0.0, now_s - run.busy_from_s) / 3600;
       }
       busy_s_[run.type.value()] += run.devices * std::max(0.0, now_s - run.busy_from_s);
+      if (!serving_pool_.empty()) {
+        // Lent while the services run: [0, their horizon).
+        const double lent_s =
+            std::max(0.0, std::min(now_s, options_.serving.horizon_s) - run.busy_from_s);
+        for (DeviceId d : run.held) {
+          if (serving_pool_[d.value()]) result_.lent_device_hours += lent_s / 3600;
+        }
+      }
     }
     run.held.clear();
     const double steps = run.rate * std::max(0.0, now_s - run.segment_s);
@@ -283,6 +295,7 @@ class Engine {
   std::vector<int32_t> down_count_;
   std::vector<double> down_since_;
   std::vector<double> busy_s_, down_s_;  // by device type
+  std::vector<char> serving_pool_;       // by device: SimOptions::serving_pool
   std::mt19937_64 rng_;
   std::mt19937_64 estimate_rng_;  // its own stream: estimates do not shift the faults' draws
   int64_t stopping_ = 0;          // preempted jobs still writing their checkpoint
@@ -445,7 +458,7 @@ void Engine::ScheduleRandomFault(model::NodeId node, double now_s) {
 
 void Engine::FaultDown(size_t index, double now_s) {
   const Fault f = faults_[index];
-  result_.faults++;
+  if (!f.service) result_.faults++;
   for (DeviceId d : FaultDevices(f)) {
     if (down_count_[d.value()]++ > 0) continue;
     if (auto job = sched_->JobOn(d)) {
@@ -1220,6 +1233,35 @@ std::string EstimateModeName(const EstimateMode& m) {
 util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Workload& workload,
                                  const model::ThroughputProfile* profile,
                                  const SimOptions& options) {
+  const bool has_services =
+      std::any_of(workload.jobs.begin(), workload.jobs.end(),
+                  [](const model::Job& j) { return j.kind == model::JobKind::kService; });
+  if (has_services) {
+    // Services first; the rest of the workload (ids renumbered) runs around their replicas.
+    std::vector<const model::Job*> services;
+    std::vector<std::vector<model::InferenceRequest>> requests;
+    model::Workload rest;
+    for (const model::Job& job : workload.jobs) {
+      if (job.kind != model::JobKind::kService) {
+        rest.jobs.push_back(job);
+        rest.jobs.back().id = model::JobId(static_cast<int32_t>(rest.jobs.size() - 1));
+        continue;
+      }
+      services.push_back(&job);
+      ASSIGN_OR_RETURN(auto reqs,
+                       RequestsOf(job, options.serving.horizon_s, options.seed + services.size()));
+      requests.push_back(std::move(reqs));
+    }
+    ASSIGN_OR_RETURN(ServingResult serving,
+                     SimulateServing(cluster, services, requests, options.serving));
+    SimOptions with_holds = options;
+    with_holds.faults.insert(with_holds.faults.end(), serving.holds.begin(), serving.holds.end());
+    with_holds.serving_pool = serving.pool;
+    serving.holds.clear();
+    ASSIGN_OR_RETURN(SimResult result, Simulate(cluster, rest, profile, with_holds));
+    result.serving = std::move(serving);
+    return result;
+  }
   for (size_t i = 0; i < workload.jobs.size(); ++i) {
     if (workload.jobs[i].id.value() != static_cast<int32_t>(i)) {
       return util::Status::InvalidArgument(fmt::format(

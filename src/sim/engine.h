@@ -19,6 +19,7 @@
 #include "power/power_options.h"
 #include "sched/scheduler.h"
 #include "sim/faults.h"
+#include "sim/serving.h"
 #include "sim/timeline.h"
 #include "util/status.h"
 
@@ -63,6 +64,13 @@ struct SimOptions {
   // loses what was done since. 0: no periodic checkpoints (a fault loses the whole run).
   double checkpoint_interval_s = 1800;
   std::vector<Fault> faults;
+  // Devices inference services hold at some time of the run (sim/serving.h): training time on
+  // them before serving.horizon_s, while the services lend them, is counted in
+  // SimResult::lent_device_hours.
+  std::vector<model::DeviceId> serving_pool;
+  // How inference services (jobs of kind service) are served; Simulate runs them first and
+  // fills `faults` and `serving_pool` from their replicas.
+  ServingOptions serving;
   // Random node faults: exponential times between failures and to repair, per node. 0: none.
   double node_mtbf_s = 0;
   double node_mttr_s = 0;
@@ -129,6 +137,11 @@ struct SimResult {
   int64_t compat_failures = 0;
   double wasted_device_hours = 0;  // held by starts that failed on incompatible devices
   double lost_device_hours = 0;    // work lost to faults since the last checkpoint
+  // Busy device time on SimOptions::serving_pool before the services' horizon: capacity the
+  // services lent to training and batch jobs.
+  double lent_device_hours = 0;
+  // The inference services of the workload, when it has any (their holds and pool cleared).
+  std::optional<ServingResult> serving;
   int64_t faults = 0;
   int64_t preemptions = 0;
   int64_t migrations = 0;
@@ -173,8 +186,10 @@ struct SimResult {
   double shared_device_hours = 0;
 };
 
-// Runs the simulation. Errors: an unknown policy / filter / scorer (InvalidArgument), a
-// measurement window outside the workload.
+// Runs the simulation. Services (kind service) are simulated first (SimulateServing), over
+// SimOptions::serving.horizon_s; the other jobs then run on what their replicas leave, and the
+// devices they hold are taken back from training as they need them. Errors: an unknown policy /
+// filter / scorer (InvalidArgument), a measurement window outside the workload.
 util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Workload& workload,
                                  const model::ThroughputProfile* profile,
                                  const SimOptions& options);

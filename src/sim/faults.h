@@ -16,6 +16,10 @@ struct Fault {
   model::NodeId node;      // the whole node fails when `device` is not valid
   model::DeviceId device;  // one device
   double duration_s = 0;   // down for this long; +infinity: never comes back
+  // Not a failure: an inference service takes the device back for this long (sim/serving.h).
+  // The job on it stops as on a fault (losing work since its last checkpoint); it is not
+  // counted among faults.
+  bool service = false;
 };
 
 // Fault file: one fault per line, `time_s,target,duration_s`, where target is a node name or

@@ -123,6 +123,12 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
   if (workload->jobs.size() != 1) {
     return util::Status::InvalidArgument("request body: expected exactly one job object");
   }
+  if (workload->jobs[0].kind == model::JobKind::kService) {
+    // Not silently run as a one-device job: the daemon has no request router or autoscaler.
+    return util::Status::InvalidArgument(
+        "request body: kind: 'service' runs in `hetsched simulate` only (the daemon does not "
+        "serve inference yet; submit the model server as a realtime job with pinned devices)");
+  }
   JobRequest out;
   out.job = std::move(workload->jobs[0]);
   out.spec_json = line;

@@ -17,6 +17,7 @@
 
 #include "model/catalog.h"
 #include "model/io/gavel_reader.h"
+#include "model/model_spec.h"
 #include "util/file.h"
 #include "util/line_reader.h"
 #include "util/source_location.h"
@@ -343,7 +344,15 @@ const std::vector<std::string_view> kJobFields = {"name",
                                                   "command",
                                                   "arrival",
                                                   "repeat",
-                                                  "every"};
+                                                  "every",
+                                                  "model",
+                                                  "slo",
+                                                  "requests",
+                                                  "rate",
+                                                  "tokens"};
+
+// Fields only a service (`kind: service`) has.
+const std::vector<std::string_view> kServiceFields = {"model", "slo", "requests", "rate", "tokens"};
 
 // Fields that name or multiply one job make no sense as defaults for all of them.
 const std::vector<std::string_view> kNotDefaults = {"name", "repeat", "every"};
@@ -426,7 +435,7 @@ class JobParser {
       auto kind = ParseJobKind(text);
       if (!kind.ok()) {
         return p_.Error(*x, path, fmt::format("'{}' is not a job kind", text),
-                        "training, inference, batch or realtime");
+                        "training, inference, batch, realtime or service");
       }
       job.kind = *kind;
     }
@@ -466,7 +475,17 @@ class JobParser {
     if (const Value* x = Get(v, "throughput", jp, &path)) {
       RETURN_IF_ERROR(ParseThroughput(*x, path, &job));
     }
-    RETURN_IF_ERROR(ParseWork(v, jp, &job));
+    if (job.kind == JobKind::kService) {
+      RETURN_IF_ERROR(ParseService(v, jp, &job));
+    } else {
+      for (std::string_view key : kServiceFields) {
+        if (const Value* x = Get(v, key, jp, &path)) {
+          return p_.Error(*x, path, "applies only to services",
+                          "kind: service, or no " + std::string(key));
+        }
+      }
+      RETURN_IF_ERROR(ParseWork(v, jp, &job));
+    }
 
     if (const Value* x = Get(v, "ops", jp, &path)) RETURN_IF_ERROR(ParseOps(*x, path, &job));
     if (const Value* x = Get(v, "sync_bytes_per_step", jp, &path)) {
@@ -556,6 +575,113 @@ class JobParser {
                       expected);
     }
     return s;
+  }
+
+  // A service's model, SLO and request stream (ServiceSpec in model/job.h).
+  Status ParseService(const Value& v, const std::string& jp, Job* job) const {
+    ServiceSpec service;
+    std::string path;
+    for (std::string_view key : {"work", "duration", "gang_size", "elastic", "pinned_devices"}) {
+      if (const Value* x = Get(v, key, jp, &path)) {
+        return p_.Error(*x, path, "does not apply to a service",
+                        "a service's replicas are sized by hetsched from its load");
+      }
+    }
+    const Value* model = Get(v, "model", jp, &path);
+    if (model == nullptr) {
+      return p_.Error(v, jp + ".model", "is missing", "a model preset such as llama-70b");
+    }
+    ASSIGN_OR_RETURN(service.model, p_.String(*model, path));
+    if (auto shape = PresetShape(service.model); !shape.ok()) {
+      return p_.Error(*model, path, shape.status().message(), "a model preset");
+    }
+    if (const Value* x = Get(v, "slo", jp, &path)) {
+      RETURN_IF_ERROR(p_.Expect(*x, Value::Kind::kMap, path, "{ttft: 2s, tpot: 100ms}"));
+      RETURN_IF_ERROR(p_.OnlyKnown(*x, path, {"ttft", "tpot", "percentile"}));
+      if (const Value::Field* f = FindField(*x, "ttft")) {
+        ASSIGN_OR_RETURN(service.ttft_s, p_.Seconds(f->value, path + ".ttft"));
+      }
+      if (const Value::Field* f = FindField(*x, "tpot")) {
+        ASSIGN_OR_RETURN(service.tpot_s, p_.Seconds(f->value, path + ".tpot"));
+      }
+      if (const Value::Field* f = FindField(*x, "percentile")) {
+        ASSIGN_OR_RETURN(service.percentile, p_.Number(f->value, path + ".percentile", 0,
+                                                       /*strict=*/true, "a percent in (0, 100]"));
+        if (service.percentile > 100) {
+          return p_.Error(f->value, path + ".percentile", fmt::format("is {}", service.percentile),
+                          "a percent in (0, 100]");
+        }
+      }
+      if (service.ttft_s <= 0 || service.tpot_s <= 0) {
+        return p_.Error(*x, path, "has a zero latency target", "positive ttft and tpot");
+      }
+    }
+    if (const Value* x = Get(v, "requests", jp, &path)) {
+      ASSIGN_OR_RETURN(std::string file, p_.String(*x, path));
+      const std::filesystem::path base = std::filesystem::path(p_.Loc(*x).file).parent_path();
+      service.requests_file =
+          std::filesystem::path(file).is_absolute() || base.empty() ? file : (base / file).string();
+    }
+    if (const Value* x = Get(v, "rate", jp, &path)) {
+      const char* kExpected = "a list of [time of day, requests/s] pairs like [[0h, 2], [14h, 10]]";
+      RETURN_IF_ERROR(p_.Expect(*x, Value::Kind::kList, path, kExpected));
+      if (x->items.empty()) return p_.Error(*x, path, "is empty", kExpected);
+      for (size_t i = 0; i < x->items.size(); ++i) {
+        const Value& point = x->items[i];
+        const std::string pp = fmt::format("{}[{}]", path, i);
+        RETURN_IF_ERROR(p_.Expect(point, Value::Kind::kList, pp, kExpected));
+        if (point.items.size() != 2) {
+          return p_.Error(point, pp, fmt::format("has {} items", point.items.size()), kExpected);
+        }
+        ASSIGN_OR_RETURN(double t, p_.Seconds(point.items[0], pp + "[0]"));
+        ASSIGN_OR_RETURN(double r, p_.Number(point.items[1], pp + "[1]", 0, /*strict=*/false,
+                                             "requests/s >= 0"));
+        if (t >= 86400) {
+          return p_.Error(point.items[0], pp + "[0]", fmt::format("is {} s", t),
+                          "a time of day in [0h, 24h)");
+        }
+        if (!service.rate.empty() && t <= service.rate.back().first) {
+          return p_.Error(point.items[0], pp + "[0]",
+                          fmt::format("{} s is not after the previous point's {} s", t,
+                                      service.rate.back().first),
+                          "points in increasing time of day");
+        }
+        service.rate.emplace_back(t, r);
+      }
+      bool any = false;
+      for (const auto& [t, r] : service.rate) any = any || r > 0;
+      if (!any) return p_.Error(*x, path, "is zero all day", "some rate above 0");
+    }
+    if (const Value* x = Get(v, "tokens", jp, &path)) {
+      if (!service.requests_file.empty()) {
+        return p_.Error(*x, path, "is given with a trace", "no tokens: the trace has them");
+      }
+      RETURN_IF_ERROR(p_.Expect(*x, Value::Kind::kMap, path, "{input: 1024, output: 256}"));
+      RETURN_IF_ERROR(p_.OnlyKnown(*x, path, {"input", "output"}));
+      const Value::Field* in = FindField(*x, "input");
+      const Value::Field* out = FindField(*x, "output");
+      if (in == nullptr || out == nullptr) {
+        return p_.Error(*x, path, "needs both input and output", "{input: 1024, output: 256}");
+      }
+      ASSIGN_OR_RETURN(int64_t i, p_.Integer(in->value, path + ".input", 1, 10'000'000,
+                                             "tokens from 1 to 10,000,000"));
+      ASSIGN_OR_RETURN(int64_t o, p_.Integer(out->value, path + ".output", 1, 10'000'000,
+                                             "tokens from 1 to 10,000,000"));
+      service.input_tokens = static_cast<int32_t>(i);
+      service.output_tokens = static_cast<int32_t>(o);
+    }
+    if (service.requests_file.empty()) {
+      if (service.rate.empty()) {
+        return p_.Error(v, jp, "has neither requests nor rate",
+                        "requests: FILE (Azure's trace CSV) or rate: [[time, requests/s], ...]");
+      }
+      if (service.input_tokens == 0) {
+        return p_.Error(v, jp + ".tokens", "is missing",
+                        "the tokens of each request when there is no trace: {input, output}");
+      }
+    }
+    job->service = std::move(service);
+    return Status::Ok();
   }
 
   Status ParseElastic(const Value& x, const std::string& path, Job* job) const {

@@ -1,0 +1,786 @@
+#include "sim/serving.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <utility>
+
+#include "model/compatibility.h"
+#include "model/io/azure_trace_reader.h"
+#include "sched/integer_program.h"
+
+namespace hetsched::sim {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Load must stay low this many intervals before replicas are drained (Kubernetes' autoscaler
+// waits five minutes by default; services here decide every five).
+constexpr int kScaleDownWindow = 3;
+// Arrivals are counted over windows this long to see bursts.
+constexpr double kBurstWindowS = 10;
+// Cost per request/s of demand no replica covers: far above any replica's, so the program
+// covers all it can and reports the rest.
+constexpr double kUncoveredCost = 1e6;
+
+// A way to serve one service: `tp` devices of one type, and what a replica of it sustains.
+struct Shape {
+  model::DeviceTypeId type;
+  int32_t tp = 1;
+  double link_bandwidth = 0;
+  double usd_per_hour = 0;  // price and energy at full load, all tp devices
+};
+
+struct Running {
+  int32_t request = 0;
+  int32_t left = 0;  // tokens still to generate
+  double first_token_s = 0;
+};
+
+struct Replica {
+  int32_t service = 0;
+  int32_t shape = 0;
+  std::unique_ptr<cost::ServingModel> model;
+  int32_t max_batch = 1;
+  std::vector<model::DeviceId> devices;
+  double held_from_s = 0;
+  double ready_s = 0;
+  double released_s = -1;  // >= 0 once its devices are given back
+  bool draining = false;
+  bool busy = false;
+  double busy_s = 0;            // time in iterations
+  int64_t chunk = 1;            // prompt tokens prefilled per iteration (ReplicaCapacity::chunk)
+  std::deque<int32_t> waiting;  // not yet through prefill; the front may be partly prefilled
+  int64_t head_done = 0;        // prompt tokens of waiting.front() prefilled so far
+  std::vector<Running> running;
+  double context_sum = 0;  // tokens of context over `running`
+  // The iteration under way: requests at the front of `waiting` whose prefill it completes,
+  // and tokens it prefills of the next one.
+  int32_t completing = 0;
+  int64_t partial_tokens = 0;
+};
+
+struct ServiceState {
+  const model::Job* job = nullptr;
+  cost::ServedModel served;
+  cost::ServingSlo slo;
+  std::vector<Shape> shapes;
+  const std::vector<model::InferenceRequest>* requests = nullptr;
+  size_t next = 0;                // next request to arrive
+  std::vector<float> ttft, tpot;  // per request; +infinity: never served
+  std::vector<int32_t> replicas;  // indices into Simulator::replicas_ (all, ever)
+  ServiceOutcome outcome;
+  double static_rate = -1;  // kStaticPeak: the rate it is provisioned for
+};
+
+// A replica's iteration ends, or it becomes ready (its weights are loaded).
+struct Event {
+  double time_s;
+  int32_t replica;
+  bool ready;
+  bool operator>(const Event& o) const {
+    if (time_s != o.time_s) return time_s > o.time_s;
+    return replica != o.replica ? replica > o.replica : ready < o.ready;
+  }
+};
+
+std::string ServiceError(const model::Job& job, const std::string& problem) {
+  return job.origin.line > 0
+             ? fmt::format("workload line {}: service '{}': {}", job.origin.line, job.name, problem)
+             : fmt::format("service '{}': {}", job.name, problem);
+}
+
+class Simulator {
+ public:
+  Simulator(const model::Cluster& cluster, const ServingOptions& options)
+      : cluster_(cluster), options_(options), held_(cluster.devices.size(), 0) {}
+
+  util::Status AddService(const model::Job& job, const std::vector<model::InferenceRequest>& reqs);
+  util::Result<ServingResult> Run();
+
+ private:
+  // Mean prompt and output tokens of the requests that arrived in [from, to) (the whole list's
+  // when none did).
+  std::pair<double, double> MeanTokens(const ServiceState& s, double from_s, double to_s) const;
+  double ArrivalsIn(const ServiceState& s, double from_s, double to_s) const;
+  void Autoscale(double now_s);
+  // Replica counts per (service, shape) from the integer program for these demands
+  // (requests/s) and per-replica capacities.
+  std::vector<std::vector<int32_t>> Solve(const std::vector<double>& demand,
+                                          const std::vector<std::vector<double>>& capacity,
+                                          double now_s);
+  // Replicas of (service, shape) that take requests: neither released nor draining.
+  std::vector<int32_t> LiveReplicas(int32_t service, int32_t shape) const;
+  // Starts a replica on the best-fitting node; false (and a note) when none has room.
+  bool StartReplica(int32_t service, int32_t shape, double now_s);
+  void Route(int32_t service, int32_t request, double now_s);
+  void MaybeStart(int32_t replica, double now_s);
+  void FinishIteration(int32_t replica, double now_s);
+  void Release(int32_t replica, double now_s);
+
+  const model::Cluster& cluster_;
+  const ServingOptions& options_;
+  std::vector<ServiceState> services_;
+  std::vector<Replica> replicas_;
+  std::vector<char> held_;  // by device
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::vector<std::string> notes_;
+};
+
+util::Status Simulator::AddService(const model::Job& job,
+                                   const std::vector<model::InferenceRequest>& reqs) {
+  ServiceState s;
+  s.job = &job;
+  const model::ServiceSpec& spec = *job.service;
+  auto served = cost::ServedPreset(spec.model);
+  if (!served.ok())
+    return util::Status::InvalidArgument(ServiceError(job, served.status().message()));
+  s.served = *std::move(served);
+  s.slo = {spec.ttft_s, spec.tpot_s, spec.percentile};
+  s.requests = &reqs;
+  s.ttft.assign(reqs.size(), std::numeric_limits<float>::infinity());
+  s.tpot.assign(reqs.size(), std::numeric_limits<float>::infinity());
+  s.outcome.name = job.name;
+  // Shapes: every compatible type the cluster has, tp up to the devices of that type one node
+  // holds, joined by the node's island (else its host path).
+  std::map<int32_t, std::pair<int32_t, double>> per_type;  // type -> (max per node, link)
+  for (const model::Node& node : cluster_.nodes) {
+    std::map<int32_t, int32_t> count;
+    for (int32_t i = 0; i < node.device_count; ++i) {
+      ++count[cluster_.device(model::DeviceId(node.first_device.value() + i)).type.value()];
+    }
+    for (const auto& [type, n] : count) {
+      auto& entry = per_type[type];
+      const double link = node.islands.empty() ? node.host_bandwidth : node.islands[0].bandwidth;
+      if (n > entry.first) entry = {n, link};
+    }
+  }
+  const auto [mean_in, mean_out] = MeanTokens(s, 0, options_.interval_s);
+  std::string misses;
+  double strongest = -1;
+  for (const auto& [type_index, entry] : per_type) {
+    const model::DeviceType& type = cluster_.catalog.Get(model::DeviceTypeId(type_index));
+    if (!model::TypeRunsJob(type, job)) continue;
+    const auto options = cost::ReplicaOptions(s.served, type, entry.first, entry.second,
+                                              options_.calibrations, s.slo, mean_in, mean_out);
+    // One shape per type: the tensor-parallel degree with the least cost per request/s
+    // (mixing degrees on one type fragments its nodes).
+    std::optional<Shape> cheapest;
+    double cheapest_per_request = kInf;
+    for (const auto& o : options) {
+      if (!o.capacity.feasible) continue;
+      const double usd_h =
+          o.tp * (type.price_per_hour + type.peak_watts / 1000 * options_.usd_per_kwh);
+      if (usd_h / o.capacity.requests_per_s < cheapest_per_request) {
+        cheapest_per_request = usd_h / o.capacity.requests_per_s;
+        cheapest = Shape{model::DeviceTypeId(type_index), o.tp, entry.second, usd_h};
+      }
+    }
+    if (cheapest) s.shapes.push_back(*cheapest);
+    const bool any = cheapest.has_value();
+    if (!any) {
+      misses += fmt::format("{}{} (tp {}): {}", misses.empty() ? "" : "; ", type.name,
+                            options.back().tp, options.back().capacity.why_not);
+    }
+    strongest = std::max(strongest, type.fp16_tflops);
+  }
+  if (strongest < 0) {
+    return util::Status::InvalidArgument(
+        ServiceError(job, "its stacks match no device type of the cluster"));
+  }
+  if (s.shapes.empty()) {
+    return util::Status::InvalidArgument(
+        ServiceError(job, fmt::format("no device type meets its SLO (TTFT {} s, TPOT {} s): {}",
+                                      s.slo.ttft_s, s.slo.tpot_s, misses)));
+  }
+  if (options_.mode == ServingMode::kStrongest) {
+    // Only the strongest type that can serve it at all.
+    double best = -1;
+    for (const Shape& sh : s.shapes) {
+      best = std::max(best, cluster_.catalog.Get(sh.type).fp16_tflops);
+    }
+    std::erase_if(s.shapes, [&](const Shape& sh) {
+      return cluster_.catalog.Get(sh.type).fp16_tflops < best;
+    });
+  }
+  services_.push_back(std::move(s));
+  return util::Status::Ok();
+}
+
+std::pair<double, double> Simulator::MeanTokens(const ServiceState& s, double from_s,
+                                                double to_s) const {
+  const auto& r = *s.requests;
+  auto lo =
+      std::lower_bound(r.begin(), r.end(), from_s,
+                       [](const model::InferenceRequest& q, double t) { return q.arrival_s < t; });
+  auto hi = std::lower_bound(lo, r.end(), to_s, [](const model::InferenceRequest& q, double t) {
+    return q.arrival_s < t;
+  });
+  if (lo == hi) {
+    lo = r.begin();
+    hi = r.end();
+  }
+  double in = 0, out = 0;
+  for (auto it = lo; it != hi; ++it) {
+    in += it->input_tokens;
+    out += it->output_tokens;
+  }
+  const double n = std::max<double>(1, static_cast<double>(hi - lo));
+  return {std::max(1.0, in / n), std::max(1.0, out / n)};
+}
+
+double Simulator::ArrivalsIn(const ServiceState& s, double from_s, double to_s) const {
+  const auto& r = *s.requests;
+  auto cmp = [](const model::InferenceRequest& q, double t) { return q.arrival_s < t; };
+  return static_cast<double>(std::lower_bound(r.begin(), r.end(), to_s, cmp) -
+                             std::lower_bound(r.begin(), r.end(), from_s, cmp));
+}
+
+// Replica counts per (service, shape).
+using Targets = std::vector<std::vector<int32_t>>;
+
+Targets Simulator::Solve(const std::vector<double>& demand,
+                         const std::vector<std::vector<double>>& capacity, double now_s) {
+  // Replicas up now per (service, shape); devices free per (node, type): those no replica
+  // holds, plus those of live replicas (the program may keep them or let them go).
+  Targets live(services_.size());
+  for (size_t s = 0; s < services_.size(); ++s) live[s].assign(services_[s].shapes.size(), 0);
+  std::map<std::pair<int32_t, int32_t>, int32_t> free;  // (type, node) -> devices
+  for (size_t d = 0; d < cluster_.devices.size(); ++d) {
+    if (!held_[d]) ++free[{cluster_.devices[d].type.value(), cluster_.devices[d].node.value()}];
+  }
+  for (const Replica& r : replicas_) {
+    if (r.released_s >= 0 || r.draining) continue;
+    ++live[r.service][r.shape];
+    const model::Device& d = cluster_.device(r.devices.front());
+    free[{d.type.value(), d.node.value()}] += static_cast<int32_t>(r.devices.size());
+  }
+  sched::LinearProgram lp(sched::LinearProgram::Sense::kMinimize);
+  // Rows: each service's forecast load is carried (or reported uncovered); each keeps at least
+  // one replica, so that a quiet spell never leaves it without one; a type gives at most its
+  // free devices, and replicas of tp devices at most as many as its nodes have room for
+  // (sum over nodes of free / tp), since a replica stays within one node.
+  std::vector<int32_t> demand_row(services_.size()), min_row(services_.size());
+  for (size_t s = 0; s < services_.size(); ++s) {
+    demand_row[s] = lp.AddRow(demand[s], sched::kLpInfinity);
+    min_row[s] = lp.AddRow(1, sched::kLpInfinity);
+  }
+  std::map<int32_t, int32_t> type_row;
+  std::map<std::pair<int32_t, int32_t>, int32_t> slot_row;  // (type, tp)
+  for (size_t s = 0; s < services_.size(); ++s) {
+    for (const Shape& sh : services_[s].shapes) {
+      const int32_t t = sh.type.value();
+      if (type_row.count(t) == 0) {
+        int32_t devices = 0;
+        for (const auto& [key, n] : free) devices += key.first == t ? n : 0;
+        type_row[t] = lp.AddRow(-sched::kLpInfinity, devices);
+      }
+      if (slot_row.count({t, sh.tp}) == 0) {
+        int32_t slots = 0;
+        for (const auto& [key, n] : free) slots += key.first == t ? n / sh.tp : 0;
+        slot_row[{t, sh.tp}] = lp.AddRow(-sched::kLpInfinity, slots);
+      }
+    }
+  }
+  // Per shape, replicas kept (up to those up now) and replicas started; a start costs its
+  // start-up time and a quarter hour more, so that equal mixes do not churn.
+  std::vector<bool> integer;
+  std::vector<std::pair<int32_t, int32_t>> vars;  // (service, shape); shape -1: uncovered load
+  for (size_t s = 0; s < services_.size(); ++s) {
+    const ServiceState& st = services_[s];
+    const double startup_h =
+        (options_.startup_fixed_s + st.served.weight_bytes / options_.load_bandwidth) / 3600;
+    for (size_t k = 0; k < st.shapes.size(); ++k) {
+      const Shape& sh = st.shapes[k];
+      if (capacity[s][k] <= 0) continue;
+      const std::vector<sched::LinearProgram::Entry> entries = {
+          {demand_row[s], capacity[s][k]},
+          {min_row[s], 1.0},
+          {type_row.at(sh.type.value()), 1.0 * sh.tp},
+          {slot_row.at({sh.type.value(), sh.tp}), 1.0}};
+      if (live[s][k] > 0) {
+        lp.AddVariable(0, live[s][k], sh.usd_per_hour, entries);
+        integer.push_back(true);
+        vars.emplace_back(s, k);
+      }
+      lp.AddVariable(0, sched::kLpInfinity, sh.usd_per_hour * (1 + startup_h + 0.25), entries);
+      integer.push_back(true);
+      vars.emplace_back(s, k);
+    }
+    lp.AddVariable(0, sched::kLpInfinity, kUncoveredCost,
+                   {{demand_row[s], 1.0}, {min_row[s], 1.0}});
+    integer.push_back(false);
+    vars.emplace_back(s, -1);
+  }
+  const sched::LpSolution sol = sched::SolveIntegerProgram(lp, integer, 10);
+  if (sol.values.empty()) {
+    notes_.push_back(
+        fmt::format("t={:.0f}s: replica placement found no solution ({}); replicas "
+                    "kept as they were",
+                    now_s, sol.message));
+    return live;
+  }
+  Targets target(services_.size());
+  for (size_t s = 0; s < services_.size(); ++s) target[s].assign(services_[s].shapes.size(), 0);
+  for (size_t v = 0; v < vars.size(); ++v) {
+    const auto [service, shape] = vars[v];
+    if (shape < 0) {
+      if (sol.values[v] > 1e-6) {
+        notes_.push_back(
+            fmt::format("t={:.0f}s: {}: {:.2f} requests/s of forecast load find no "
+                        "room in the cluster",
+                        now_s, services_[service].job->name, sol.values[v]));
+      }
+      continue;
+    }
+    target[service][shape] += static_cast<int32_t>(std::lround(sol.values[v]));
+  }
+  return target;
+}
+
+void Simulator::Autoscale(double now_s) {
+  const double dt = options_.interval_s;
+  std::vector<double> demand(services_.size());
+  std::vector<std::vector<double>> capacity(services_.size());
+  for (size_t s = 0; s < services_.size(); ++s) {
+    ServiceState& st = services_[s];
+    double rate;
+    if (options_.mode == ServingMode::kStaticPeak) {
+      if (st.static_rate < 0) {
+        // Hindsight: the busiest interval of the day, as an operator provisions from history.
+        st.static_rate = 0;
+        for (double t = 0; t < options_.horizon_s; t += dt) {
+          st.static_rate = std::max(st.static_rate, ArrivalsIn(st, t, t + dt) / dt);
+        }
+      }
+      rate = st.static_rate;
+    } else if (now_s < dt) {
+      rate = ArrivalsIn(st, 0, dt) / dt;  // the day starts sized as yesterday ended
+    } else {
+      // The busiest of the last kScaleDownWindow intervals (load must stay low that long
+      // before replicas go), or the last one's trend carried one interval ahead if it rises.
+      double recent = 0;
+      for (int i = 1; i <= kScaleDownWindow && now_s - i * dt >= 0; ++i) {
+        recent = std::max(recent, ArrivalsIn(st, now_s - i * dt, now_s - (i - 1) * dt) / dt);
+      }
+      const double last = ArrivalsIn(st, now_s - dt, now_s) / dt;
+      const double before =
+          now_s >= 2 * dt ? ArrivalsIn(st, now_s - 2 * dt, now_s - dt) / dt : last;
+      rate = std::max(recent, 2 * last - before);
+    }
+    demand[s] = rate * (1 + options_.headroom);
+    if (options_.mode != ServingMode::kStaticPeak) {
+      // Bursts: a short TTFT target cannot wait for a burst to pass, so the replicas must
+      // carry the 99th percentile of the recent 10-second rates at their sized load.
+      const double from = std::max(0.0, now_s - kScaleDownWindow * dt);
+      const double to = std::max(dt, now_s);
+      std::vector<double> windows;
+      for (double t = from; t + kBurstWindowS <= to; t += kBurstWindowS) {
+        windows.push_back(ArrivalsIn(st, t, t + kBurstWindowS) / kBurstWindowS);
+      }
+      if (!windows.empty()) {
+        const size_t k = static_cast<size_t>(0.99 * (windows.size() - 1));
+        std::nth_element(windows.begin(), windows.begin() + k, windows.end());
+        demand[s] = std::max(demand[s], windows[k]);
+      }
+    }
+    // Token means of every request seen so far (the whole day's for the static plan).
+    const auto [in, out] = options_.mode == ServingMode::kStaticPeak
+                               ? MeanTokens(st, 0, options_.horizon_s)
+                               : MeanTokens(st, 0, std::max(dt, now_s));
+    for (const Shape& sh : st.shapes) {
+      const cost::ServingModel m(st.served, cluster_.catalog.Get(sh.type), sh.tp,
+                                 options_.calibrations.For(cluster_.catalog.Get(sh.type).name),
+                                 sh.link_bandwidth);
+      capacity[s].push_back(m.CapacityAt(st.slo, in, out).requests_per_s);
+    }
+  }
+  if (options_.mode == ServingMode::kStaticPeak && now_s > 0) return;
+  const Targets target = Solve(demand, capacity, now_s);
+  // Drain what the target no longer has (the least loaded first), then start what it adds;
+  // idle drained replicas give their devices back once the starts are done. A service whose
+  // starts do not all find room keeps the replicas it was draining.
+  std::vector<std::vector<int32_t>> drained(services_.size());
+  for (size_t s = 0; s < services_.size(); ++s) {
+    for (size_t k = 0; k < services_[s].shapes.size(); ++k) {
+      std::vector<int32_t> live = LiveReplicas(static_cast<int32_t>(s), static_cast<int32_t>(k));
+      std::sort(live.begin(), live.end(), [&](int32_t a, int32_t b) {
+        return replicas_[a].waiting.size() + replicas_[a].running.size() <
+               replicas_[b].waiting.size() + replicas_[b].running.size();
+      });
+      int32_t have = static_cast<int32_t>(live.size());
+      for (size_t i = 0; have > target[s][k] && i < live.size(); ++i, --have) {
+        replicas_[live[i]].draining = true;
+        drained[s].push_back(live[i]);
+      }
+    }
+  }
+  // Starts, the widest replicas first so that narrower ones fill the gaps they leave.
+  std::vector<std::pair<int32_t, int32_t>> to_start;  // (service, shape)
+  for (size_t s = 0; s < services_.size(); ++s) {
+    for (size_t k = 0; k < services_[s].shapes.size(); ++k) {
+      const int32_t have = static_cast<int32_t>(
+          LiveReplicas(static_cast<int32_t>(s), static_cast<int32_t>(k)).size());
+      for (int32_t i = have; i < target[s][k]; ++i) to_start.emplace_back(s, k);
+    }
+  }
+  std::stable_sort(to_start.begin(), to_start.end(), [&](const auto& a, const auto& b) {
+    return services_[a.first].shapes[a.second].tp > services_[b.first].shapes[b.second].tp;
+  });
+  std::vector<char> all_started(services_.size(), 1);
+  for (const auto& [s, k] : to_start) {
+    if (all_started[s]) all_started[s] = StartReplica(s, k, now_s);
+  }
+  for (size_t s = 0; s < services_.size(); ++s) {
+    for (int32_t id : drained[s]) {
+      Replica& r = replicas_[id];
+      if (!all_started[s]) {
+        r.draining = false;
+      } else if (!r.busy && r.waiting.empty() && r.running.empty()) {
+        Release(id, now_s);
+      }
+    }
+  }
+}
+
+std::vector<int32_t> Simulator::LiveReplicas(int32_t service, int32_t shape) const {
+  std::vector<int32_t> live;
+  for (int32_t id : services_[service].replicas) {
+    const Replica& r = replicas_[id];
+    if (r.shape == shape && r.released_s < 0 && !r.draining) live.push_back(id);
+  }
+  return live;
+}
+
+bool Simulator::StartReplica(int32_t service, int32_t shape, double now_s) {
+  ServiceState& st = services_[service];
+  const Shape& sh = st.shapes[shape];
+  // Best fit: the node with the fewest free devices of the type that still holds the replica,
+  // so replicas pack onto few machines and whole nodes stay free for training.
+  std::optional<model::NodeId> best;
+  int32_t best_free = 0;
+  for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
+    const model::Node& node = cluster_.nodes[n];
+    int32_t free = 0;
+    for (int32_t i = 0; i < node.device_count; ++i) {
+      const model::DeviceId d(node.first_device.value() + i);
+      if (cluster_.device(d).type == sh.type && !held_[d.value()]) ++free;
+    }
+    if (free >= sh.tp && (!best || free < best_free)) {
+      best = model::NodeId(static_cast<int32_t>(n));
+      best_free = free;
+    }
+  }
+  if (!best) {
+    // Devices the program counted on are still held by replicas draining there.
+    notes_.push_back(fmt::format("t={:.0f}s: {}: no node has {} free {} for a replica", now_s,
+                                 st.job->name, sh.tp, cluster_.catalog.Get(sh.type).name));
+    return false;
+  }
+  const model::Node& node = cluster_.node(*best);
+  Replica r;
+  r.service = service;
+  r.shape = shape;
+  const model::DeviceType& type = cluster_.catalog.Get(sh.type);
+  r.model = std::make_unique<cost::ServingModel>(
+      st.served, type, sh.tp, options_.calibrations.For(type.name), sh.link_bandwidth);
+  const auto [in, out] = MeanTokens(st, 0, std::max(options_.interval_s, now_s));
+  const cost::ReplicaCapacity capacity = r.model->CapacityAt(st.slo, in, out);
+  r.max_batch = std::max(1, capacity.batch);
+  r.chunk = std::max<int64_t>(1, capacity.chunk);
+  for (int32_t i = 0; i < node.device_count && static_cast<int32_t>(r.devices.size()) < sh.tp;
+       ++i) {
+    const model::DeviceId d(node.first_device.value() + i);
+    if (cluster_.device(d).type == sh.type && !held_[d.value()]) {
+      held_[d.value()] = 1;
+      r.devices.push_back(d);
+    }
+  }
+  r.held_from_s = now_s;
+  // At t = 0 the day's first replicas are already up (they served the night before).
+  r.ready_s = now_s == 0 ? 0
+                         : now_s + options_.startup_fixed_s +
+                               st.served.weight_bytes / std::max(1.0, options_.load_bandwidth);
+  const int32_t id = static_cast<int32_t>(replicas_.size());
+  replicas_.push_back(std::move(r));
+  st.replicas.push_back(id);
+  ++st.outcome.replicas_started;
+  if (replicas_[id].ready_s > now_s) events_.push({replicas_[id].ready_s, id, true});
+  return true;
+}
+
+void Simulator::Route(int32_t service, int32_t request, double now_s) {
+  ServiceState& st = services_[service];
+  int32_t best = -1;
+  double best_load = kInf;
+  for (int32_t r : st.replicas) {
+    const Replica& rep = replicas_[r];
+    if (rep.released_s >= 0 || rep.draining) continue;
+    // Outstanding requests per batch slot; a replica still starting counts as its start-up
+    // time worth of full load.
+    double load = static_cast<double>(rep.waiting.size() + rep.running.size()) / rep.max_batch;
+    if (rep.ready_s > now_s) load += 1 + (rep.ready_s - now_s);
+    if (load < best_load) {
+      best_load = load;
+      best = r;
+    }
+  }
+  if (best < 0) {
+    // Every replica is draining: the newest one is taken back rather than turn a request away.
+    for (auto it = st.replicas.rbegin(); it != st.replicas.rend() && best < 0; ++it) {
+      if (replicas_[*it].released_s < 0) {
+        replicas_[*it].draining = false;
+        best = *it;
+      }
+    }
+  }
+  if (best < 0) return;  // no replica at all: the request is never served (counted as a miss)
+  replicas_[best].waiting.push_back(request);
+  MaybeStart(best, now_s);
+}
+
+void Simulator::MaybeStart(int32_t id, double now_s) {
+  Replica& r = replicas_[id];
+  if (r.busy || r.ready_s > now_s || r.released_s >= 0) return;
+  if (r.waiting.empty() && r.running.empty()) return;
+  const auto& reqs = *services_[r.service].requests;
+  // Chunked prefill: up to `chunk` prompt tokens from the front of the queue, as long as the
+  // requests it completes find a place in the batch.
+  int64_t budget = r.chunk;
+  const int32_t slots = r.max_batch - static_cast<int32_t>(r.running.size());
+  r.completing = 0;
+  r.partial_tokens = 0;
+  for (size_t i = 0; i < r.waiting.size() && budget > 0 && r.completing < slots; ++i) {
+    const int64_t need = reqs[r.waiting[i]].input_tokens - (i == 0 ? r.head_done : 0);
+    if (need <= budget) {
+      budget -= need;
+      ++r.completing;
+    } else {
+      r.partial_tokens = budget;
+      budget = 0;
+    }
+  }
+  const int64_t chunk = r.chunk - budget;
+  if (chunk == 0 && r.running.empty()) return;  // the batch is full of nothing: cannot happen
+  const int32_t batch = static_cast<int32_t>(r.running.size());
+  const double duration =
+      r.model->IterationSeconds(batch, batch > 0 ? r.context_sum / batch : 0, chunk);
+  r.busy = true;
+  r.busy_s += duration;
+  events_.push({now_s + duration, id, false});
+}
+
+void Simulator::FinishIteration(int32_t id, double now_s) {
+  Replica& r = replicas_[id];
+  ServiceState& st = services_[r.service];
+  const auto& reqs = *st.requests;
+  r.busy = false;
+  // Every running sequence got one token.
+  size_t kept = 0;
+  for (Running& run : r.running) {
+    --run.left;
+    r.context_sum += 1;
+    if (run.left > 0) {
+      r.running[kept++] = run;
+      continue;
+    }
+    const int32_t out = reqs[run.request].output_tokens;
+    st.tpot[run.request] = static_cast<float>((now_s - run.first_token_s) / (out - 1));
+    r.context_sum -= reqs[run.request].input_tokens + out;
+  }
+  r.running.resize(kept);
+  // Prompts whose prefill is complete give their first token and join the batch.
+  for (int32_t k = 0; k < r.completing; ++k) {
+    const int32_t q = r.waiting.front();
+    r.waiting.pop_front();
+    r.head_done = 0;
+    st.ttft[q] = static_cast<float>(now_s - reqs[q].arrival_s);
+    if (reqs[q].output_tokens <= 1) {
+      st.tpot[q] = 0;
+      continue;
+    }
+    r.running.push_back({q, reqs[q].output_tokens - 1, now_s});
+    r.context_sum += reqs[q].input_tokens + 1;
+  }
+  r.head_done += r.partial_tokens;
+  r.completing = 0;
+  r.partial_tokens = 0;
+  if (r.draining && r.waiting.empty() && r.running.empty()) {
+    Release(id, now_s);
+    return;
+  }
+  MaybeStart(id, now_s);
+}
+
+void Simulator::Release(int32_t id, double now_s) {
+  Replica& r = replicas_[id];
+  r.released_s = now_s;
+  for (model::DeviceId d : r.devices) held_[d.value()] = 0;
+}
+
+util::Result<ServingResult> Simulator::Run() {
+  ServingResult result;
+  result.mode = std::string(ServingModeName(options_.mode));
+  double next_tick = 0;
+  bool ticking = true;
+  while (true) {
+    // The next arrival over all services.
+    int32_t arriving = -1;
+    double arrival = kInf;
+    for (size_t s = 0; s < services_.size(); ++s) {
+      const ServiceState& st = services_[s];
+      if (st.next < st.requests->size() && (*st.requests)[st.next].arrival_s < arrival) {
+        arrival = (*st.requests)[st.next].arrival_s;
+        arriving = static_cast<int32_t>(s);
+      }
+    }
+    const double event = events_.empty() ? kInf : events_.top().time_s;
+    const double tick = ticking ? next_tick : kInf;
+    const double now = std::min({arrival, event, tick});
+    if (!std::isfinite(now)) break;
+    if (tick <= now) {
+      Autoscale(now);
+      next_tick += options_.interval_s;
+      if (next_tick >= options_.horizon_s) ticking = false;
+    } else if (event <= now) {
+      const Event e = events_.top();
+      events_.pop();
+      if (e.ready) {
+        MaybeStart(e.replica, now);
+      } else {
+        FinishIteration(e.replica, now);
+      }
+    } else {
+      ServiceState& st = services_[arriving];
+      Route(arriving, static_cast<int32_t>(st.next), now);
+      ++st.next;
+    }
+  }
+  // Services end at the horizon: every replica still held is given back then (or when its
+  // last request finished, if later).
+  for (size_t id = 0; id < replicas_.size(); ++id) {
+    Replica& r = replicas_[id];
+    if (r.released_s < 0) Release(static_cast<int32_t>(id), options_.horizon_s);
+  }
+
+  for (ServiceState& st : services_) {
+    ServiceOutcome& o = st.outcome;
+    o.requests = static_cast<int64_t>(st.requests->size());
+    std::vector<float> ttft = st.ttft, tpot = st.tpot;
+    for (size_t q = 0; q < ttft.size(); ++q) {
+      if (ttft[q] <= st.slo.ttft_s && tpot[q] <= st.slo.tpot_s) ++o.within_slo;
+      if (!std::isfinite(tpot[q])) ++o.unserved;
+    }
+    auto p99 = [](std::vector<float>& v) -> double {
+      if (v.empty()) return 0;
+      const size_t k = std::min(v.size() - 1, static_cast<size_t>(std::ceil(0.99 * v.size())) - 1);
+      std::nth_element(v.begin(), v.begin() + k, v.end());
+      return v[k];
+    };
+    o.ttft_p99_s = p99(ttft);
+    o.tpot_p99_s = p99(tpot);
+    // Replicas alive at once, from their hold intervals.
+    std::vector<std::pair<double, int>> edges;
+    for (int32_t id : st.replicas) {
+      const Replica& r = replicas_[id];
+      const model::DeviceType& type = cluster_.catalog.Get(st.shapes[r.shape].type);
+      const double held_h = std::max(0.0, r.released_s - r.held_from_s) / 3600;
+      const int tp = static_cast<int>(r.devices.size());
+      o.device_hours[type.name] += tp * held_h;
+      const double kwh =
+          tp * (type.idle_watts * held_h + (type.peak_watts - type.idle_watts) * r.busy_s / 3600) /
+          1000;
+      o.energy_kwh += kwh;
+      o.cost_usd += tp * type.price_per_hour * held_h + kwh * options_.usd_per_kwh;
+      edges.emplace_back(r.held_from_s, 1);
+      edges.emplace_back(r.released_s, -1);
+      for (model::DeviceId d : r.devices) {
+        Fault f;
+        f.time_s = r.held_from_s;
+        f.node = cluster_.device(d).node;
+        f.device = d;
+        f.duration_s = r.released_s - r.held_from_s;
+        f.service = true;
+        if (f.duration_s > 0) result.holds.push_back(f);
+        result.pool.push_back(d);
+      }
+    }
+    std::sort(edges.begin(), edges.end());
+    int alive = 0;
+    for (const auto& [t, delta] : edges) {
+      alive += delta;
+      o.peak_replicas = std::max(o.peak_replicas, alive);
+    }
+    result.requests += o.requests;
+    result.within_slo += o.within_slo;
+    result.cost_usd += o.cost_usd;
+    result.energy_kwh += o.energy_kwh;
+    result.services.push_back(o);
+  }
+  std::sort(result.pool.begin(), result.pool.end());
+  result.pool.erase(std::unique(result.pool.begin(), result.pool.end()), result.pool.end());
+  result.slo_attainment =
+      result.requests > 0 ? static_cast<double>(result.within_slo) / result.requests : 1;
+  result.notes = std::move(notes_);
+  return result;
+}
+
+}  // namespace
+
+std::string_view ServingModeName(ServingMode mode) {
+  switch (mode) {
+    case ServingMode::kHetsched:
+      return "hetsched";
+    case ServingMode::kStrongest:
+      return "strongest";
+    case ServingMode::kStaticPeak:
+      return "static-peak";
+  }
+  return "unknown";
+}
+
+util::Result<ServingMode> ParseServingMode(std::string_view text) {
+  for (ServingMode m :
+       {ServingMode::kHetsched, ServingMode::kStrongest, ServingMode::kStaticPeak}) {
+    if (text == ServingModeName(m)) return m;
+  }
+  return util::Status::InvalidArgument(
+      fmt::format("unknown serving mode '{}' (expected hetsched, strongest or static-peak)", text));
+}
+
+util::Result<ServingResult> SimulateServing(
+    const model::Cluster& cluster, const std::vector<const model::Job*>& services,
+    const std::vector<std::vector<model::InferenceRequest>>& requests,
+    const ServingOptions& options) {
+  if (options.interval_s <= 0 || options.horizon_s <= 0) {
+    return util::Status::InvalidArgument("serving: interval and horizon must be positive");
+  }
+  Simulator sim(cluster, options);
+  for (size_t s = 0; s < services.size(); ++s) {
+    RETURN_IF_ERROR(sim.AddService(*services[s], requests[s]));
+  }
+  return sim.Run();
+}
+
+util::Result<std::vector<model::InferenceRequest>> RequestsOf(const model::Job& service,
+                                                              double horizon_s, uint64_t seed) {
+  const model::ServiceSpec& spec = *service.service;
+  std::vector<model::InferenceRequest> trace;
+  if (!spec.requests_file.empty()) {
+    ASSIGN_OR_RETURN(trace, model::io::LoadAzureTrace(spec.requests_file));
+  }
+  if (spec.rate.empty()) return model::LoopTrace(trace, 0, horizon_s);
+  auto curve = model::MakeRateCurve(spec.rate);
+  if (!curve.ok()) {
+    return util::Status::InvalidArgument(ServiceError(service, curve.status().message()));
+  }
+  return model::GenerateRequests(*curve, 0, horizon_s, trace, spec.input_tokens, spec.output_tokens,
+                                 seed);
+}
+
+}  // namespace hetsched::sim

@@ -1,0 +1,95 @@
+// Serving simulation: online inference services (model::ServiceSpec) over a day, request by
+// request. Every `interval_s` an autoscaler forecasts each service's load from the requests it
+// has seen, and chooses the set of replicas (device type, tensor-parallel degree, count) that
+// carries it at the least cost, exactly, as an integer program (CBC); new replicas pay their
+// start-up (loading the weights) before they take requests, removed ones drain first. Requests
+// go to the replica with the least outstanding work; each replica runs continuous batching
+// (prefills first, then one decode step for the whole batch) with step times from the serving
+// model (cost/serving.h), so latency and SLO attainment are measured, not assumed.
+//
+// Services come first: the devices their replicas hold, and when, are handed to the training
+// simulation (sim/engine.h) as reclaimed devices; everything else is lent to training.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cost/serving.h"
+#include "model/cluster.h"
+#include "model/job.h"
+#include "model/request_stream.h"
+#include "sim/faults.h"
+#include "util/status.h"
+
+namespace hetsched::sim {
+
+// kHetsched: the cheapest replica mix for the forecast load, rescaled every interval.
+// kStrongest: the same autoscaling, but only on the strongest device type (fp16 peak) the
+// service can run on. kStaticPeak: one replica set, sized for the day's highest interval rate
+// (seen in hindsight, as an operator provisions from yesterday's peak), held all day.
+enum class ServingMode { kHetsched, kStrongest, kStaticPeak };
+std::string_view ServingModeName(ServingMode mode);  // "hetsched", "strongest", "static-peak"
+util::Result<ServingMode> ParseServingMode(std::string_view text);
+
+struct ServingOptions {
+  ServingMode mode = ServingMode::kHetsched;
+  double horizon_s = 86400;  // requests arrive in [0, horizon_s)
+  double interval_s = 300;   // autoscaling period
+  // Capacity kept above the forecast (fraction), so that bursts within an interval fit.
+  double headroom = 0.2;
+  // A new replica is ready after startup_fixed_s plus loading its weights at load_bandwidth
+  // (bytes/s per replica, e.g. from local NVMe or the storage server).
+  double startup_fixed_s = 30;
+  double load_bandwidth = 2e9;
+  double usd_per_kwh = 0.12;  // energy price in the cost the placement minimises
+  uint64_t seed = 1;
+  cost::ServingCalibrations calibrations;
+};
+
+struct ServiceOutcome {
+  std::string name;
+  int64_t requests = 0;
+  int64_t within_slo = 0;  // both TTFT and TPOT within the targets
+  int64_t unserved = 0;    // never answered: no replica could take them
+  double ttft_p99_s = 0;
+  double tpot_p99_s = 0;
+  double cost_usd = 0;  // device price for the time replicas are held, plus their energy
+  double energy_kwh = 0;
+  std::map<std::string, double> device_hours;  // by device type, held by replicas
+  int32_t peak_replicas = 0;
+  int32_t replicas_started = 0;
+};
+
+struct ServingResult {
+  std::string mode;
+  std::vector<ServiceOutcome> services;
+  int64_t requests = 0;
+  int64_t within_slo = 0;
+  double slo_attainment = 1;  // within_slo / requests over all services (1 with no requests)
+  double cost_usd = 0;
+  double energy_kwh = 0;
+  // Each device some replica held, while it held it (Fault::service set): the training
+  // simulation treats these as reclaimed by the service.
+  std::vector<Fault> holds;
+  std::vector<model::DeviceId> pool;  // devices some replica held at some time
+  std::vector<std::string> notes;     // replicas the cluster had no room for, and the like
+};
+
+// Simulates `services` (jobs of kind kService, with their requests already generated in
+// `requests`, one list per service, sorted by arrival) on `cluster`. Errors (InvalidArgument,
+// naming the service's workload line): no device type of the cluster can run its model within
+// its SLO (saying how far the best misses), its stacks match no device type.
+util::Result<ServingResult> SimulateServing(
+    const model::Cluster& cluster, const std::vector<const model::Job*>& services,
+    const std::vector<std::vector<model::InferenceRequest>>& requests,
+    const ServingOptions& options);
+
+// The requests of one service over [0, horizon_s): its trace (looped, time-warped to its
+// rate curve when it has one) or its rate curve with fixed token counts.
+util::Result<std::vector<model::InferenceRequest>> RequestsOf(const model::Job& service,
+                                                              double horizon_s, uint64_t seed);
+
+}  // namespace hetsched::sim

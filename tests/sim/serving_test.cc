@@ -1,0 +1,172 @@
+// The serving simulation (sim/serving.h): a lone request's latency against the serving model's
+// step times, autoscaling that follows the load, the baselines, and services lending their
+// devices to training.
+#include "sim/serving.h"
+
+#include <gtest/gtest.h>
+
+#include "model/io/cluster_reader.h"
+#include "model/io/workload_reader.h"
+#include "sim/engine.h"
+#include "sim/run_sim.h"
+
+namespace hetsched::sim {
+namespace {
+
+// Two 4-GPU A100 nodes and one 4-GPU MI250X node, NVLink / xGMI inside each.
+constexpr const char* kCluster = R"(
+name: serving
+racks: [{name: r0, uplink_bandwidth: 100GB/s, latency: 0s}]
+nodes:
+  - name: nv[0-1]
+    rack: r0
+    devices: [{type: a100-80g, count: 4}]
+    islands: [{kind: nvlink, members: all, bandwidth: 300GB/s, latency: 0s}]
+    host_link: {bandwidth: 32GB/s, latency: 0s}
+    nic: {bandwidth: 25GB/s, latency: 0s}
+  - name: amd0
+    rack: r0
+    devices: [{type: mi250x, count: 4}]
+    islands: [{kind: xgmi, members: all, bandwidth: 100GB/s, latency: 0s}]
+    host_link: {bandwidth: 32GB/s, latency: 0s}
+    nic: {bandwidth: 25GB/s, latency: 0s}
+)";
+
+model::Cluster Cluster() {
+  auto c = model::io::ParseClusterYaml(kCluster, "serving.yaml");
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return std::move(c).value();
+}
+
+model::Workload Parse(const std::string& yaml, const model::Cluster& c) {
+  auto w = model::io::ParseWorkloadYaml(yaml, "w.yaml", c.catalog);
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  return std::move(w).value();
+}
+
+constexpr const char* kService = R"(
+jobs:
+  - name: chat
+    kind: service
+    model: llama-7b
+    stacks: ["cuda>=12.0"]
+    slo: {ttft: 2s, tpot: 100ms}
+    rate: [[0h, 1]]
+    tokens: {input: 1000, output: 100}
+)";
+
+TEST(Serving, ALoneRequestTakesOnePrefillAndItsDecodeSteps) {
+  const model::Cluster c = Cluster();
+  const model::Workload w = Parse(kService, c);
+  ServingOptions o;
+  o.horizon_s = 600;
+  const std::vector<std::vector<model::InferenceRequest>> reqs = {{{10.0, 1000, 5}}};
+  auto r = SimulateServing(c, {&w.jobs[0]}, reqs, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->services.size(), 1u);
+  const ServiceOutcome& s = r->services[0];
+  EXPECT_EQ(s.requests, 1);
+  EXPECT_EQ(s.within_slo, 1);
+  // One replica of one A100 (the cheapest shape); its prefill, then 4 steps of batch 1 whose
+  // context grows 1001, 1002, 1003, 1004 tokens.
+  const auto& a100 = *c.catalog.Find("a100-80g");
+  const cost::ServingModel m(*cost::ServedPreset("llama-7b"), a100, 1, {}, 300e9);
+  EXPECT_NEAR(s.ttft_p99_s, m.PrefillSeconds(1, 1000), 1e-6);
+  const double steps = m.DecodeStepSeconds(1, 1001) + m.DecodeStepSeconds(1, 1002) +
+                       m.DecodeStepSeconds(1, 1003) + m.DecodeStepSeconds(1, 1004);
+  EXPECT_NEAR(s.tpot_p99_s, steps / 4, 1e-6);
+  EXPECT_EQ(s.device_hours.at("a100-80g"), 600.0 / 3600);  // one device, held all along
+}
+
+TEST(Serving, ReplicasFollowTheLoadAndMeetTheSlo) {
+  const model::Cluster c = Cluster();
+  model::Workload w = Parse(kService, c);
+  // Quiet for an hour, then a ramp to sixteen times busier over the next hour.
+  w.jobs[0].service->rate = {{0, 0.5}, {3600, 0.5}, {7200, 8}, {10799, 8}};
+  ServingOptions o;
+  o.horizon_s = 3 * 3600;
+  auto reqs = RequestsOf(w.jobs[0], o.horizon_s, 7);
+  ASSERT_TRUE(reqs.ok()) << reqs.status().ToString();
+  auto r = SimulateServing(c, {&w.jobs[0]}, {*reqs}, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const ServiceOutcome& s = r->services[0];
+  EXPECT_GT(s.peak_replicas, 1);
+  EXPECT_GT(s.replicas_started, s.peak_replicas - 1);
+  EXPECT_GT(r->slo_attainment, 0.99);
+  // Static provisioning for the peak holds its replicas for all three hours: more device
+  // hours for the same requests.
+  o.mode = ServingMode::kStaticPeak;
+  auto st = SimulateServing(c, {&w.jobs[0]}, {*reqs}, o);
+  ASSERT_TRUE(st.ok());
+  double het_hours = 0, static_hours = 0;
+  for (const auto& [t, h] : s.device_hours) het_hours += h;
+  for (const auto& [t, h] : st->services[0].device_hours) static_hours += h;
+  EXPECT_LT(het_hours, static_hours);
+  EXPECT_GE(st->slo_attainment, r->slo_attainment - 0.05);
+}
+
+TEST(Serving, StrongestUsesOnlyTheStrongestType) {
+  const model::Cluster c = Cluster();
+  model::Workload w = Parse(kService, c);
+  w.jobs[0].stacks.clear();
+  w.jobs[0].stacks.push_back(*model::ParseStackRequirement("cuda>=12.0"));
+  w.jobs[0].stacks.push_back(*model::ParseStackRequirement("rocm>=6.0"));
+  ServingOptions o;
+  o.horizon_s = 1200;
+  o.mode = ServingMode::kStrongest;
+  auto reqs = RequestsOf(w.jobs[0], o.horizon_s, 1);
+  ASSERT_TRUE(reqs.ok());
+  auto r = SimulateServing(c, {&w.jobs[0]}, {*reqs}, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  // MI250X has the higher fp16 peak (383 vs 312 TFLOPS).
+  EXPECT_EQ(r->services[0].device_hours.count("a100-80g"), 0u);
+  EXPECT_GT(r->services[0].device_hours.at("mi250x"), 0);
+}
+
+TEST(Serving, AnSloNoTypeMeetsIsALocatedError) {
+  const model::Cluster c = Cluster();
+  model::Workload w = Parse(kService, c);
+  w.jobs[0].service->tpot_s = 0.001;
+  auto r = SimulateServing(c, {&w.jobs[0]}, {{{1.0, 100, 10}}}, ServingOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(
+      r.status().message().find("workload line 3: service 'chat': no device type meets its "
+                                "SLO (TTFT 2 s, TPOT 0.001 s): a100-80g (tp 4): one iteration "
+                                "takes at least"),
+      std::string::npos)
+      << r.status().message();
+}
+
+TEST(Serving, TrainingRunsOnWhatServicesLend) {
+  const model::Cluster c = Cluster();
+  // Busy for half an hour, then quiet: the replicas the busy spell needed are given back to
+  // training (after the scale-down window) until the services' horizon at one hour.
+  model::Workload w = Parse(std::string(kService) + R"(
+  - name: train-{i}
+    stacks: ["cuda>=12.0"]
+    throughput: {a100-80g: 1}
+    work: 7200
+    repeat: 8
+    every: 0s
+)",
+                            c);
+  for (model::Job& j : w.jobs) {
+    if (j.service) j.service->rate = {{0, 12}, {1799, 12}, {1800, 0.2}};
+  }
+  SimOptions o;
+  o.serving.horizon_s = 3600;
+  auto r = Simulate(c, w, nullptr, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->serving.has_value());
+  EXPECT_EQ(r->jobs_completed, 8);
+  EXPECT_GT(r->serving->services[0].peak_replicas, 1);
+  EXPECT_GT(r->serving->slo_attainment, 0.99);
+  // Training ran on devices a replica had held, within the hour, and no longer than they
+  // could have: each pool device for at most the hour.
+  EXPECT_GT(r->lent_device_hours, 0.1);
+  EXPECT_LE(r->lent_device_hours, static_cast<double>(r->serving->pool.size()));
+  EXPECT_EQ(r->faults, 0);  // taking devices back is not a fault
+}
+
+}  // namespace
+}  // namespace hetsched::sim
