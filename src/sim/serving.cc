@@ -28,7 +28,7 @@ constexpr double kBurstWindowS = 10;
 // covers all it can and reports the rest.
 constexpr double kUncoveredCost = 1e6;
 
-// A way to serve one service: `tp` devices of one type, and what a replica of it sustains.
+// A way to serve one service: replicas of `tp` devices of one type.
 struct Shape {
   model::DeviceTypeId type;
   int32_t tp = 1;
@@ -116,7 +116,7 @@ class Simulator {
                                           double now_s);
   // Replicas of (service, shape) that take requests: neither released nor draining.
   std::vector<int32_t> LiveReplicas(int32_t service, int32_t shape) const;
-  // Starts a replica on the best-fitting node; false (and a note) when none has room.
+  // Starts a replica on the best-fitting node; false when none has room.
   bool StartReplica(int32_t service, int32_t shape, double now_s);
   void Route(int32_t service, int32_t request, double now_s);
   void MaybeStart(int32_t replica, double now_s);
@@ -162,10 +162,11 @@ util::Status Simulator::AddService(const model::Job& job,
   }
   const auto [mean_in, mean_out] = MeanTokens(s, 0, options_.interval_s);
   std::string misses;
-  double strongest = -1;
+  int32_t compatible_types = 0;
   for (const auto& [type_index, entry] : per_type) {
     const model::DeviceType& type = cluster_.catalog.Get(model::DeviceTypeId(type_index));
     if (!model::TypeRunsJob(type, job)) continue;
+    ++compatible_types;
     const auto options = cost::ReplicaOptions(s.served, type, entry.first, entry.second,
                                               options_.calibrations, s.slo, mean_in, mean_out);
     // One shape per type: the tensor-parallel degree with the least cost per request/s
@@ -181,15 +182,14 @@ util::Status Simulator::AddService(const model::Job& job,
         cheapest = Shape{model::DeviceTypeId(type_index), o.tp, entry.second, usd_h};
       }
     }
-    if (cheapest) s.shapes.push_back(*cheapest);
-    const bool any = cheapest.has_value();
-    if (!any) {
+    if (cheapest) {
+      s.shapes.push_back(*cheapest);
+    } else {
       misses += fmt::format("{}{} (tp {}): {}", misses.empty() ? "" : "; ", type.name,
                             options.back().tp, options.back().capacity.why_not);
     }
-    strongest = std::max(strongest, type.fp16_tflops);
   }
-  if (strongest < 0) {
+  if (compatible_types == 0) {
     return util::Status::InvalidArgument(
         ServiceError(job, "its stacks match no device type of the cluster"));
   }
@@ -344,6 +344,7 @@ Targets Simulator::Solve(const std::vector<double>& demand,
 }
 
 void Simulator::Autoscale(double now_s) {
+  if (options_.mode == ServingMode::kStaticPeak && now_s > 0) return;  // planned once
   const double dt = options_.interval_s;
   std::vector<double> demand(services_.size());
   std::vector<std::vector<double>> capacity(services_.size());
@@ -360,7 +361,9 @@ void Simulator::Autoscale(double now_s) {
       }
       rate = st.static_rate;
     } else if (now_s < dt) {
-      rate = ArrivalsIn(st, 0, dt) / dt;  // the day starts sized as yesterday ended
+      // No history yet: the first interval is sized for its own arrivals, standing in for the
+      // history a service running since yesterday has (the one look ahead, of one interval).
+      rate = ArrivalsIn(st, 0, dt) / dt;
     } else {
       // The busiest of the last kScaleDownWindow intervals (load must stay low that long
       // before replicas go), or the last one's trend carried one interval ahead if it rises.
@@ -400,7 +403,6 @@ void Simulator::Autoscale(double now_s) {
       capacity[s].push_back(m.CapacityAt(st.slo, in, out).requests_per_s);
     }
   }
-  if (options_.mode == ServingMode::kStaticPeak && now_s > 0) return;
   const Targets target = Solve(demand, capacity, now_s);
   // Drain what the target no longer has (the least loaded first), then start what it adds;
   // idle drained replicas give their devices back once the starts are done. A service whose
@@ -434,7 +436,15 @@ void Simulator::Autoscale(double now_s) {
   });
   std::vector<char> all_started(services_.size(), 1);
   for (const auto& [s, k] : to_start) {
-    if (all_started[s]) all_started[s] = StartReplica(s, k, now_s);
+    if (all_started[s] && !StartReplica(s, k, now_s)) {
+      all_started[s] = 0;
+      const Shape& sh = services_[s].shapes[k];
+      // Devices the program counted on are still held by draining replicas, or free in pieces
+      // too small for the replica.
+      notes_.push_back(fmt::format("t={:.0f}s: {}: no node has {} free {} for a replica", now_s,
+                                   services_[s].job->name, sh.tp,
+                                   cluster_.catalog.Get(sh.type).name));
+    }
   }
   for (size_t s = 0; s < services_.size(); ++s) {
     for (int32_t id : drained[s]) {
@@ -476,12 +486,7 @@ bool Simulator::StartReplica(int32_t service, int32_t shape, double now_s) {
       best_free = free;
     }
   }
-  if (!best) {
-    // Devices the program counted on are still held by replicas draining there.
-    notes_.push_back(fmt::format("t={:.0f}s: {}: no node has {} free {} for a replica", now_s,
-                                 st.job->name, sh.tp, cluster_.catalog.Get(sh.type).name));
-    return false;
-  }
+  if (!best) return false;
   const model::Node& node = cluster_.node(*best);
   Replica r;
   r.service = service;

@@ -1,0 +1,104 @@
+// `hetsched plan service` and `simulate` with services, end to end: the check against the
+// shipped measurements, sizing, the JSON fields, and bad input with exit status 2.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "testing/cli_runner.h"
+
+namespace {
+
+using hetsched::testing::CliRun;
+
+CliRun Hetsched(const std::string& args) { return hetsched::testing::RunHetsched(args); }
+
+std::string Write(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/serving_cli_test_" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(PlanServiceCli, CheckFitsBothMeasuredTypesWithinTheirErrors) {
+  CliRun r = Hetsched("plan service --check --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j["calibration"].contains("a100-80g"));
+  ASSERT_TRUE(j["calibration"].contains("h100-80g"));
+  ASSERT_EQ(j["errors"].size(), 6u);  // Llama 2 70B on two types at tp 2, 4, 8
+  for (const auto& e : j["errors"]) {
+    // The fit is closer than the bare roofline, and decode within 10 %.
+    EXPECT_LT(e["tpot_error_fitted_pct"].get<double>(), 10) << e.dump();
+    EXPECT_LT(e["tpot_error_fitted_pct"].get<double>(), e["tpot_error_roofline_pct"].get<double>());
+    EXPECT_LT(e["ttft_error_fitted_pct"].get<double>(), e["ttft_error_roofline_pct"].get<double>());
+  }
+}
+
+TEST(PlanServiceCli, SizesReplicasAndSaysWhyATypeCannot) {
+  CliRun r = Hetsched("plan service llama-70b");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("no (tp 8: the weights (138 GB) do not fit in 8 x 13 GB)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("fitted to 315 measurements on a100-80gb"), std::string::npos);
+  CliRun bad = Hetsched("plan service llama-70b --tpot fast");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--tpot: 'fast' (expected a positive duration such as 100ms)"),
+            std::string::npos)
+      << bad.out;
+}
+
+TEST(SimulateServingCli, ReportsAttainmentCostAndLending) {
+  const std::string w = Write("w.yaml", R"(
+jobs:
+  - name: chat
+    kind: service
+    model: llama-7b
+    stacks: [cuda]
+    rate: [[0h, 2]]
+    tokens: {input: 500, output: 50}
+  - name: train
+    stacks: [cuda]
+    throughput: {a100-80g: 1}
+    work: 3600
+)");
+  const std::string json = ::testing::TempDir() + "/serving_cli_test_out.json";
+  CliRun r =
+      Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w + " --quiet --json " + json);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("service chat"), std::string::npos) << r.out;
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_GT(j["slo_attainment"].get<double>(), 0.99);
+  EXPECT_GT(j["serving_cost_usd"].get<double>(), 0);
+  EXPECT_GT(j["serving_energy_kwh"].get<double>(), 0);
+  EXPECT_TRUE(j.contains("lent_device_hours"));
+  EXPECT_EQ(j["serving"]["mode"], "hetsched");
+  EXPECT_EQ(j["jobs_completed"].get<int>(), 1);
+
+  CliRun bad = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w +
+                        " --quiet --serving biggest");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--serving"), std::string::npos) << bad.out;
+}
+
+TEST(SimulateServingCli, AnSloNoTypeMeetsExitsWithTheLine) {
+  const std::string w = Write("slo.yaml", R"(
+jobs:
+  - name: chat
+    kind: service
+    model: llama-70b
+    stacks: [cuda]
+    slo: {ttft: 2s, tpot: 1ms}
+    rate: [[0h, 1]]
+    tokens: {input: 500, output: 50}
+)");
+  CliRun r = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w + " --quiet");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("workload line 3: service 'chat': no device type meets its SLO"),
+            std::string::npos)
+      << r.out;
+}
+
+}  // namespace
