@@ -154,8 +154,9 @@ void AddSimulateCommand(CLI::App& app, CommandResult& result) {
       report::HtmlPage page("hetsched simulate: " + r->policy,
                             fmt::format("Cluster {}, workload {} ({} jobs)", in->cluster.name,
                                         flags->trace, in->workload.jobs.size()));
-      report::AddSimulationSections(page, in->cluster, &in->workload,
-                                    {{r->policy, &*r, "#1f77b4", false}});
+      // The run's job ids count the jobs that are not services.
+      const model::Workload jobs = sim::WithoutServices(in->workload);
+      report::AddSimulationSections(page, in->cluster, &jobs, {{r->policy, &*r, "#1f77b4", false}});
       if (auto st = util::WriteFile(*html, page.Render()); !st.ok()) {
         result.exit_code = ReportError(st);
         return;

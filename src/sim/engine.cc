@@ -1240,13 +1240,8 @@ util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Wor
     // Services first; the rest of the workload (ids renumbered) runs around their replicas.
     std::vector<const model::Job*> services;
     std::vector<std::vector<model::InferenceRequest>> requests;
-    model::Workload rest;
     for (const model::Job& job : workload.jobs) {
-      if (job.kind != model::JobKind::kService) {
-        rest.jobs.push_back(job);
-        rest.jobs.back().id = model::JobId(static_cast<int32_t>(rest.jobs.size() - 1));
-        continue;
-      }
+      if (job.kind != model::JobKind::kService) continue;
       services.push_back(&job);
       ASSIGN_OR_RETURN(auto reqs,
                        RequestsOf(job, options.serving.horizon_s, options.seed + services.size()));
@@ -1258,7 +1253,8 @@ util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Wor
     with_holds.faults.insert(with_holds.faults.end(), serving.holds.begin(), serving.holds.end());
     with_holds.serving_pool = serving.pool;
     serving.holds.clear();
-    ASSIGN_OR_RETURN(SimResult result, Simulate(cluster, rest, profile, with_holds));
+    ASSIGN_OR_RETURN(SimResult result,
+                     Simulate(cluster, WithoutServices(workload), profile, with_holds));
     result.serving = std::move(serving);
     return result;
   }

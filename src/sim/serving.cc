@@ -772,6 +772,16 @@ util::Result<ServingResult> SimulateServing(
   return sim.Run();
 }
 
+model::Workload WithoutServices(const model::Workload& workload) {
+  model::Workload rest;
+  for (const model::Job& job : workload.jobs) {
+    if (job.kind == model::JobKind::kService) continue;
+    rest.jobs.push_back(job);
+    rest.jobs.back().id = model::JobId(static_cast<int32_t>(rest.jobs.size() - 1));
+  }
+  return rest;
+}
+
 util::Result<std::vector<model::InferenceRequest>> RequestsOf(const model::Job& service,
                                                               double horizon_s, uint64_t seed) {
   const model::ServiceSpec& spec = *service.service;

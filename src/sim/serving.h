@@ -87,6 +87,10 @@ util::Result<ServingResult> SimulateServing(
     const std::vector<std::vector<model::InferenceRequest>>& requests,
     const ServingOptions& options);
 
+// The jobs of `workload` that are not services, ids renumbered to their new positions: what
+// the training simulation runs, and what its job ids (SimResult, Timeline) refer to.
+model::Workload WithoutServices(const model::Workload& workload);
+
 // The requests of one service over [0, horizon_s): its trace (looped, time-warped to its
 // rate curve when it has one) or its rate curve with fixed token counts.
 util::Result<std::vector<model::InferenceRequest>> RequestsOf(const model::Job& service,

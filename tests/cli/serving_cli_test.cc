@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -76,6 +77,16 @@ jobs:
   EXPECT_TRUE(j.contains("lent_device_hours"));
   EXPECT_EQ(j["serving"]["mode"], "hetsched");
   EXPECT_EQ(j["jobs_completed"].get<int>(), 1);
+
+  // The report's runs are labelled with the training job's name (their ids skip services).
+  const std::string html = ::testing::TempDir() + "/serving_cli_test_out.html";
+  CliRun h =
+      Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w + " --quiet --html " + html);
+  ASSERT_EQ(h.status, 0) << h.out;
+  std::ifstream page(html);
+  const std::string text((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("train: 1 x a100-80g"), std::string::npos);
+  EXPECT_EQ(text.find("chat: 1 x a100-80g"), std::string::npos);
 
   CliRun bad = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w +
                         " --quiet --serving biggest");
