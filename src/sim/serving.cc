@@ -13,7 +13,7 @@
 
 #include "model/compatibility.h"
 #include "model/io/azure_trace_reader.h"
-#include "sched/integer_program.h"
+#include "sched/replica_plan.h"
 
 namespace hetsched::sim {
 namespace {
@@ -24,9 +24,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kScaleDownWindow = 3;
 // Arrivals are counted over windows this long to see bursts.
 constexpr double kBurstWindowS = 10;
-// Cost per request/s of demand no replica covers: far above any replica's, so the program
-// covers all it can and reports the rest.
-constexpr double kUncoveredCost = 1e6;
 
 // A way to serve one service: replicas of `tp` devices of one type.
 struct Shape {
@@ -109,11 +106,6 @@ class Simulator {
   std::pair<double, double> MeanTokens(const ServiceState& s, double from_s, double to_s) const;
   double ArrivalsIn(const ServiceState& s, double from_s, double to_s) const;
   void Autoscale(double now_s);
-  // Replica counts per (service, shape) from the integer program for these demands
-  // (requests/s) and per-replica capacities.
-  std::vector<std::vector<int32_t>> Solve(const std::vector<double>& demand,
-                                          const std::vector<std::vector<double>>& capacity,
-                                          double now_s);
   // Replicas of (service, shape) that take requests: neither released nor draining.
   std::vector<int32_t> LiveReplicas(int32_t service, int32_t shape) const;
   // Starts a replica on the best-fitting node; false when none has room.
@@ -241,16 +233,14 @@ double Simulator::ArrivalsIn(const ServiceState& s, double from_s, double to_s) 
                              std::lower_bound(r.begin(), r.end(), from_s, cmp));
 }
 
-// Replica counts per (service, shape).
-using Targets = std::vector<std::vector<int32_t>>;
-
-Targets Simulator::Solve(const std::vector<double>& demand,
-                         const std::vector<std::vector<double>>& capacity, double now_s) {
-  // Replicas up now per (service, shape); devices free per (node, type): those no replica
-  // holds, plus those of live replicas (the program may keep them or let them go).
-  Targets live(services_.size());
+void Simulator::Autoscale(double now_s) {
+  if (options_.mode == ServingMode::kStaticPeak && now_s > 0) return;  // planned once
+  const double dt = options_.interval_s;
+  // Replicas up now per (service, shape); devices free per (type, node): those no replica
+  // holds, plus those of live replicas (the plan may keep them or let them go).
+  std::vector<std::vector<int32_t>> live(services_.size());
   for (size_t s = 0; s < services_.size(); ++s) live[s].assign(services_[s].shapes.size(), 0);
-  std::map<std::pair<int32_t, int32_t>, int32_t> free;  // (type, node) -> devices
+  std::map<std::pair<int32_t, int32_t>, int32_t> free;
   for (size_t d = 0; d < cluster_.devices.size(); ++d) {
     if (!held_[d]) ++free[{cluster_.devices[d].type.value(), cluster_.devices[d].node.value()}];
   }
@@ -260,150 +250,66 @@ Targets Simulator::Solve(const std::vector<double>& demand,
     const model::Device& d = cluster_.device(r.devices.front());
     free[{d.type.value(), d.node.value()}] += static_cast<int32_t>(r.devices.size());
   }
-  sched::LinearProgram lp(sched::LinearProgram::Sense::kMinimize);
-  // Rows: each service's forecast load is carried (or reported uncovered); each keeps at least
-  // one replica, so that a quiet spell never leaves it without one; a type gives at most its
-  // free devices, and replicas of tp devices at most as many as its nodes have room for
-  // (sum over nodes of free / tp), since a replica stays within one node.
-  std::vector<int32_t> demand_row(services_.size()), min_row(services_.size());
-  for (size_t s = 0; s < services_.size(); ++s) {
-    demand_row[s] = lp.AddRow(demand[s], sched::kLpInfinity);
-    min_row[s] = lp.AddRow(1, sched::kLpInfinity);
-  }
-  std::map<int32_t, int32_t> type_row;
-  std::map<std::pair<int32_t, int32_t>, int32_t> slot_row;  // (type, tp)
-  for (size_t s = 0; s < services_.size(); ++s) {
-    for (const Shape& sh : services_[s].shapes) {
-      const int32_t t = sh.type.value();
-      if (type_row.count(t) == 0) {
-        int32_t devices = 0;
-        for (const auto& [key, n] : free) devices += key.first == t ? n : 0;
-        type_row[t] = lp.AddRow(-sched::kLpInfinity, devices);
-      }
-      if (slot_row.count({t, sh.tp}) == 0) {
-        int32_t slots = 0;
-        for (const auto& [key, n] : free) slots += key.first == t ? n / sh.tp : 0;
-        slot_row[{t, sh.tp}] = lp.AddRow(-sched::kLpInfinity, slots);
-      }
-    }
-  }
-  // Per shape, replicas kept (up to those up now) and replicas started; a start costs its
-  // start-up time and a quarter hour more, so that equal mixes do not churn.
-  std::vector<bool> integer;
-  std::vector<std::pair<int32_t, int32_t>> vars;  // (service, shape); shape -1: uncovered load
-  for (size_t s = 0; s < services_.size(); ++s) {
-    const ServiceState& st = services_[s];
-    const double startup_h =
-        (options_.startup_fixed_s + st.served.weight_bytes / options_.load_bandwidth) / 3600;
-    for (size_t k = 0; k < st.shapes.size(); ++k) {
-      const Shape& sh = st.shapes[k];
-      if (capacity[s][k] <= 0) continue;
-      const std::vector<sched::LinearProgram::Entry> entries = {
-          {demand_row[s], capacity[s][k]},
-          {min_row[s], 1.0},
-          {type_row.at(sh.type.value()), 1.0 * sh.tp},
-          {slot_row.at({sh.type.value(), sh.tp}), 1.0}};
-      if (live[s][k] > 0) {
-        lp.AddVariable(0, live[s][k], sh.usd_per_hour, entries);
-        integer.push_back(true);
-        vars.emplace_back(s, k);
-      }
-      lp.AddVariable(0, sched::kLpInfinity, sh.usd_per_hour * (1 + startup_h + 0.25), entries);
-      integer.push_back(true);
-      vars.emplace_back(s, k);
-    }
-    lp.AddVariable(0, sched::kLpInfinity, kUncoveredCost,
-                   {{demand_row[s], 1.0}, {min_row[s], 1.0}});
-    integer.push_back(false);
-    vars.emplace_back(s, -1);
-  }
-  const sched::LpSolution sol = sched::SolveIntegerProgram(lp, integer, 10);
-  if (sol.values.empty()) {
-    notes_.push_back(
-        fmt::format("t={:.0f}s: replica placement found no solution ({}); replicas "
-                    "kept as they were",
-                    now_s, sol.message));
-    return live;
-  }
-  Targets target(services_.size());
-  for (size_t s = 0; s < services_.size(); ++s) target[s].assign(services_[s].shapes.size(), 0);
-  for (size_t v = 0; v < vars.size(); ++v) {
-    const auto [service, shape] = vars[v];
-    if (shape < 0) {
-      if (sol.values[v] > 1e-6) {
-        notes_.push_back(
-            fmt::format("t={:.0f}s: {}: {:.2f} requests/s of forecast load find no "
-                        "room in the cluster",
-                        now_s, services_[service].job->name, sol.values[v]));
-      }
-      continue;
-    }
-    target[service][shape] += static_cast<int32_t>(std::lround(sol.values[v]));
-  }
-  return target;
-}
-
-void Simulator::Autoscale(double now_s) {
-  if (options_.mode == ServingMode::kStaticPeak && now_s > 0) return;  // planned once
-  const double dt = options_.interval_s;
-  std::vector<double> demand(services_.size());
-  std::vector<std::vector<double>> capacity(services_.size());
+  std::vector<sched::ServiceDemand> demands(services_.size());
   for (size_t s = 0; s < services_.size(); ++s) {
     ServiceState& st = services_[s];
-    double rate;
+    sched::ServiceDemand& demand = demands[s];
     if (options_.mode == ServingMode::kStaticPeak) {
-      if (st.static_rate < 0) {
-        // Hindsight: the busiest interval of the day, as an operator provisions from history.
-        st.static_rate = 0;
-        for (double t = 0; t < options_.horizon_s; t += dt) {
-          st.static_rate = std::max(st.static_rate, ArrivalsIn(st, t, t + dt) / dt);
+      // Hindsight: the busiest interval of the day, as an operator provisions from history.
+      double peak = 0;
+      for (double t = 0; t < options_.horizon_s; t += dt) {
+        peak = std::max(peak, ArrivalsIn(st, t, t + dt) / dt);
+      }
+      demand.requests_per_s = peak * (1 + options_.headroom);
+    } else {
+      // No history at t = 0: the first interval stands in for the history a service running
+      // since yesterday has (the one look ahead, of one interval).
+      std::vector<double> recent, bursts;
+      if (now_s < dt) {
+        recent.push_back(ArrivalsIn(st, 0, dt) / dt);
+      } else {
+        for (int i = kScaleDownWindow; i >= 1; --i) {
+          if (now_s - i * dt < 0) continue;
+          recent.push_back(ArrivalsIn(st, now_s - i * dt, now_s - (i - 1) * dt) / dt);
         }
       }
-      rate = st.static_rate;
-    } else if (now_s < dt) {
-      // No history yet: the first interval is sized for its own arrivals, standing in for the
-      // history a service running since yesterday has (the one look ahead, of one interval).
-      rate = ArrivalsIn(st, 0, dt) / dt;
-    } else {
-      // The busiest of the last kScaleDownWindow intervals (load must stay low that long
-      // before replicas go), or the last one's trend carried one interval ahead if it rises.
-      double recent = 0;
-      for (int i = 1; i <= kScaleDownWindow && now_s - i * dt >= 0; ++i) {
-        recent = std::max(recent, ArrivalsIn(st, now_s - i * dt, now_s - (i - 1) * dt) / dt);
-      }
-      const double last = ArrivalsIn(st, now_s - dt, now_s) / dt;
-      const double before =
-          now_s >= 2 * dt ? ArrivalsIn(st, now_s - 2 * dt, now_s - dt) / dt : last;
-      rate = std::max(recent, 2 * last - before);
-    }
-    demand[s] = rate * (1 + options_.headroom);
-    if (options_.mode != ServingMode::kStaticPeak) {
-      // Bursts: a short TTFT target cannot wait for a burst to pass, so the replicas must
-      // carry the 99th percentile of the recent 10-second rates at their sized load.
-      const double from = std::max(0.0, now_s - kScaleDownWindow * dt);
       const double to = std::max(dt, now_s);
-      std::vector<double> windows;
-      for (double t = from; t + kBurstWindowS <= to; t += kBurstWindowS) {
-        windows.push_back(ArrivalsIn(st, t, t + kBurstWindowS) / kBurstWindowS);
+      for (double t = std::max(0.0, now_s - kScaleDownWindow * dt); t + kBurstWindowS <= to;
+           t += kBurstWindowS) {
+        bursts.push_back(ArrivalsIn(st, t, t + kBurstWindowS) / kBurstWindowS);
       }
-      if (!windows.empty()) {
-        const size_t k = static_cast<size_t>(0.99 * (windows.size() - 1));
-        std::nth_element(windows.begin(), windows.begin() + k, windows.end());
-        demand[s] = std::max(demand[s], windows[k]);
-      }
+      demand.requests_per_s = sched::ForecastRequestRate(recent, bursts, options_.headroom);
     }
+    demand.startup_h =
+        (options_.startup_fixed_s + st.served.weight_bytes / options_.load_bandwidth) / 3600;
     // Token means of every request seen so far (the whole day's for the static plan).
     const auto [in, out] = options_.mode == ServingMode::kStaticPeak
                                ? MeanTokens(st, 0, options_.horizon_s)
                                : MeanTokens(st, 0, std::max(dt, now_s));
-    for (const Shape& sh : st.shapes) {
-      const cost::ServingModel m(st.served, cluster_.catalog.Get(sh.type), sh.tp,
-                                 options_.calibrations.For(cluster_.catalog.Get(sh.type).name),
+    for (size_t k = 0; k < st.shapes.size(); ++k) {
+      const Shape& sh = st.shapes[k];
+      const model::DeviceType& type = cluster_.catalog.Get(sh.type);
+      const cost::ServingModel m(st.served, type, sh.tp, options_.calibrations.For(type.name),
                                  sh.link_bandwidth);
-      capacity[s].push_back(m.CapacityAt(st.slo, in, out).requests_per_s);
+      demand.shapes.push_back({sh.type.value(), sh.tp, sh.usd_per_hour,
+                               m.CapacityAt(st.slo, in, out).requests_per_s, live[s][k]});
     }
   }
-  const Targets target = Solve(demand, capacity, now_s);
+  const sched::ReplicaPlan plan = sched::PlanReplicas(demands, free);
+  if (!plan.solved) {
+    notes_.push_back(fmt::format(
+        "t={:.0f}s: replica placement found no solution ({}); replicas kept as they were", now_s,
+        plan.message));
+    return;
+  }
+  for (size_t s = 0; s < services_.size(); ++s) {
+    if (plan.uncovered[s] > 0) {
+      notes_.push_back(fmt::format(
+          "t={:.0f}s: {}: {:.2f} requests/s of forecast load find no room in the cluster", now_s,
+          services_[s].job->name, plan.uncovered[s]));
+    }
+  }
+  const std::vector<std::vector<int32_t>>& target = plan.replicas;
   // Drain what the target no longer has (the least loaded first), then start what it adds;
   // idle drained replicas give their devices back once the starts are done. A service whose
   // starts do not all find room keeps the replicas it was draining.

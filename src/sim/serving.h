@@ -1,7 +1,8 @@
 // Serving simulation: online inference services (model::ServiceSpec) over a day, request by
-// request. Every `interval_s` an autoscaler forecasts each service's load from the requests it
+// request. Every `interval_s` the autoscaler forecasts each service's load from the requests it
 // has seen, and chooses the set of replicas (device type, tensor-parallel degree, count) that
-// carries it at the least cost, exactly, as an integer program (CBC); new replicas pay their
+// carries it at the least cost, exactly, as an integer program (CBC): both decisions are
+// sched/replica_plan.h's, this file applies them in virtual time. New replicas pay their
 // start-up (loading the weights) before they take requests, removed ones drain first. Requests
 // go to the replica with the least outstanding work; each replica runs continuous batching
 // (prefills first, then one decode step for the whole batch) with step times from the serving

@@ -1,0 +1,112 @@
+#include "sched/replica_plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sched/integer_program.h"
+
+namespace hetsched::sched {
+namespace {
+
+// Cost per request/s of demand no replica covers: far above any replica's, so the program
+// covers all it can and reports the rest.
+constexpr double kUncoveredCost = 1e6;
+// What a new replica costs beyond its start-up, in hours of its cost: keeps equal mixes from
+// trading replicas from one interval to the next.
+constexpr double kStartPenaltyH = 0.25;
+
+}  // namespace
+
+double ForecastRequestRate(const std::vector<double>& recent_rates, std::vector<double> burst_rates,
+                           double headroom) {
+  double rate = 0;
+  for (double r : recent_rates) rate = std::max(rate, r);
+  if (recent_rates.size() >= 2) {
+    const double last = recent_rates.back();
+    const double before = recent_rates[recent_rates.size() - 2];
+    rate = std::max(rate, 2 * last - before);
+  }
+  rate *= 1 + headroom;
+  if (!burst_rates.empty()) {
+    const size_t k = static_cast<size_t>(0.99 * static_cast<double>(burst_rates.size() - 1));
+    std::nth_element(burst_rates.begin(), burst_rates.begin() + k, burst_rates.end());
+    rate = std::max(rate, burst_rates[k]);
+  }
+  return rate;
+}
+
+ReplicaPlan PlanReplicas(const std::vector<ServiceDemand>& services,
+                         const std::map<std::pair<int32_t, int32_t>, int32_t>& free_devices,
+                         double max_seconds) {
+  LinearProgram lp(LinearProgram::Sense::kMinimize);
+  std::vector<int32_t> demand_row(services.size()), min_row(services.size());
+  for (size_t s = 0; s < services.size(); ++s) {
+    demand_row[s] = lp.AddRow(services[s].requests_per_s, kLpInfinity);
+    min_row[s] = lp.AddRow(1, kLpInfinity);
+  }
+  std::map<int32_t, int32_t> type_row;
+  std::map<std::pair<int32_t, int32_t>, int32_t> slot_row;  // (type, tp)
+  for (const ServiceDemand& service : services) {
+    for (const ReplicaShape& sh : service.shapes) {
+      if (type_row.count(sh.type) == 0) {
+        int32_t devices = 0;
+        for (const auto& [key, n] : free_devices) devices += key.first == sh.type ? n : 0;
+        type_row[sh.type] = lp.AddRow(-kLpInfinity, devices);
+      }
+      if (slot_row.count({sh.type, sh.tp}) == 0) {
+        int32_t slots = 0;
+        for (const auto& [key, n] : free_devices) slots += key.first == sh.type ? n / sh.tp : 0;
+        slot_row[{sh.type, sh.tp}] = lp.AddRow(-kLpInfinity, slots);
+      }
+    }
+  }
+  // Per shape, replicas kept (up to those up now) and replicas started; the uncovered load.
+  std::vector<bool> integer;
+  std::vector<std::pair<int32_t, int32_t>> vars;  // (service, shape); shape -1: uncovered
+  for (size_t s = 0; s < services.size(); ++s) {
+    const ServiceDemand& service = services[s];
+    for (size_t k = 0; k < service.shapes.size(); ++k) {
+      const ReplicaShape& sh = service.shapes[k];
+      if (sh.capacity <= 0) continue;
+      const std::vector<LinearProgram::Entry> entries = {{demand_row[s], sh.capacity},
+                                                         {min_row[s], 1.0},
+                                                         {type_row.at(sh.type), 1.0 * sh.tp},
+                                                         {slot_row.at({sh.type, sh.tp}), 1.0}};
+      if (sh.live > 0) {
+        lp.AddVariable(0, sh.live, sh.usd_per_hour, entries);
+        integer.push_back(true);
+        vars.emplace_back(s, k);
+      }
+      lp.AddVariable(0, kLpInfinity, sh.usd_per_hour * (1 + service.startup_h + kStartPenaltyH),
+                     entries);
+      integer.push_back(true);
+      vars.emplace_back(s, k);
+    }
+    lp.AddVariable(0, kLpInfinity, kUncoveredCost, {{demand_row[s], 1.0}, {min_row[s], 1.0}});
+    integer.push_back(false);
+    vars.emplace_back(s, -1);
+  }
+  ReplicaPlan plan;
+  const LpSolution sol = SolveIntegerProgram(lp, integer, max_seconds);
+  if (sol.values.empty()) {
+    plan.message = sol.message;
+    return plan;
+  }
+  plan.solved = true;
+  plan.uncovered.assign(services.size(), 0);
+  plan.replicas.resize(services.size());
+  for (size_t s = 0; s < services.size(); ++s) {
+    plan.replicas[s].assign(services[s].shapes.size(), 0);
+  }
+  for (size_t v = 0; v < vars.size(); ++v) {
+    const auto [s, k] = vars[v];
+    if (k < 0) {
+      plan.uncovered[s] = sol.values[v] > 1e-6 ? sol.values[v] : 0;
+    } else {
+      plan.replicas[s][k] += static_cast<int32_t>(std::lround(sol.values[v]));
+    }
+  }
+  return plan;
+}
+
+}  // namespace hetsched::sched

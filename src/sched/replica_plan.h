@@ -1,0 +1,58 @@
+// Replica planning for inference services: how much load to provision for (a forecast from
+// the arrivals seen so far), and which replicas carry it at the least cost, chosen exactly as
+// an integer program (COIN-OR CBC). Pure decisions over plain data: the simulator's serving
+// loop (sim/serving.h) drives them, as a daemon would.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hetsched::sched {
+
+// Requests/s to provision for, from the arrivals seen: the busiest of `recent_rates` (the last
+// few intervals' mean rates, newest last: load must stay low that long before replicas go),
+// or the newest interval's trend carried one interval ahead, whichever is higher, plus
+// `headroom` (a fraction); and at least the 99th percentile of `burst_rates` (rates over short
+// windows of the same span), since a short TTFT target cannot wait out a burst. 0 when both
+// lists are empty.
+double ForecastRequestRate(const std::vector<double>& recent_rates, std::vector<double> burst_rates,
+                           double headroom);
+
+// One way to build a replica of a service: `tp` devices of one type.
+struct ReplicaShape {
+  int32_t type = 0;         // a device type id
+  int32_t tp = 1;           // devices per replica, all on one node
+  double usd_per_hour = 0;  // what a replica costs while held (price and energy)
+  double capacity = 0;      // requests/s one replica carries within the SLO; <= 0: unusable
+  int32_t live = 0;         // replicas of this shape up now
+};
+
+struct ServiceDemand {
+  double requests_per_s = 0;  // to provision for
+  double startup_h = 0;       // a new replica's start-up, charged once at its hourly cost
+  std::vector<ReplicaShape> shapes;
+};
+
+struct ReplicaPlan {
+  bool solved = false;                         // false: keep what runs (message says why)
+  std::string message;                         // the solver's, when not solved
+  std::vector<std::vector<int32_t>> replicas;  // per service and shape: how many to run
+  std::vector<double> uncovered;               // per service: requests/s with no room
+};
+
+// Replica counts per service and shape. Minimises the replicas' hourly cost, a new replica
+// costing its start-up and a quarter hour more than one kept (so equal mixes do not churn),
+// subject to: each service's demand carried (or reported uncovered, at a prohibitive cost);
+// each service keeping at least one replica; a type giving at most its free devices; and
+// replicas of tp devices numbering at most the sum over nodes of free / tp (a replica stays
+// within one node). `free_devices[{type, node}]` counts the devices no replica holds plus
+// those of the live replicas (the plan may keep or drop them). Solved by CBC within
+// `max_seconds`.
+ReplicaPlan PlanReplicas(const std::vector<ServiceDemand>& services,
+                         const std::map<std::pair<int32_t, int32_t>, int32_t>& free_devices,
+                         double max_seconds = 10);
+
+}  // namespace hetsched::sched

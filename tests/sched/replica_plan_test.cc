@@ -1,0 +1,77 @@
+// Replica planning for services (sched/replica_plan.h): the forecast, and the integer
+// program's choices on cases small enough to check by hand.
+#include "sched/replica_plan.h"
+
+#include <gtest/gtest.h>
+
+namespace hetsched::sched {
+namespace {
+
+TEST(ForecastRequestRate, BusiestRecentOrTrendPlusHeadroomAndAtLeastTheBursts) {
+  // Rising 1, 2, 3: the trend carries 3 + (3 - 2) = 4 ahead; 20 % headroom: 4.8.
+  EXPECT_DOUBLE_EQ(ForecastRequestRate({1, 2, 3}, {}, 0.2), 4.8);
+  // Falling 5, 2, 1: the busiest of the window still counts (scale-down waits), 6.
+  EXPECT_DOUBLE_EQ(ForecastRequestRate({5, 2, 1}, {}, 0.2), 6);
+  // A burst above both: its 99th percentile (of 101 windows, the 100th smallest).
+  std::vector<double> bursts(101, 1.0);
+  bursts[7] = 50;
+  bursts[8] = 9;
+  EXPECT_DOUBLE_EQ(ForecastRequestRate({1}, bursts, 0.2), 9);
+  EXPECT_DOUBLE_EQ(ForecastRequestRate({}, {}, 0.2), 0);
+}
+
+// Type 0: one-device replicas, $1/h, 3 req/s; type 1: two-device replicas, $1.5/h, 6 req/s.
+ServiceDemand Demand(double rate, int32_t live_a, int32_t live_b, double startup_h) {
+  ServiceDemand d;
+  d.requests_per_s = rate;
+  d.startup_h = startup_h;
+  d.shapes = {{0, 1, 1.0, 3.0, live_a}, {1, 2, 1.5, 6.0, live_b}};
+  return d;
+}
+
+const std::map<std::pair<int32_t, int32_t>, int32_t> kFree = {{{0, 0}, 4}, {{1, 1}, 4}};
+
+TEST(PlanReplicas, CheapestPerRequestCarriesTheDemand) {
+  // 10 req/s: two type-1 replicas (12 req/s for 3.75 with the start penalty) beat any mix
+  // with type 0 (one of each and two of type 0 would cost 4.375).
+  const ReplicaPlan p = PlanReplicas({Demand(10, 0, 0, 0)}, kFree);
+  ASSERT_TRUE(p.solved) << p.message;
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{0, 2}));
+  EXPECT_DOUBLE_EQ(p.uncovered[0], 0);
+}
+
+TEST(PlanReplicas, KeepsLiveReplicasWhenStartingOthersCostsMore) {
+  // Four type-0 replicas run (12 req/s for 4); two new type-1 ones cost 1.5 x (1 + 1 + 0.25)
+  // each = 6.75 with an hour of start-up: keep what runs.
+  ReplicaPlan p = PlanReplicas({Demand(10, 4, 0, 1.0)}, kFree);
+  ASSERT_TRUE(p.solved) << p.message;
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{4, 0}));
+  // Without start-up, two new type-1 replicas (3.75) are cheaper than keeping four (4).
+  p = PlanReplicas({Demand(10, 4, 0, 0)}, kFree);
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{0, 2}));
+}
+
+TEST(PlanReplicas, ReportsWhatFindsNoRoomAndKeepsOneReplicaWhenIdle) {
+  // 100 req/s: every device serves (4 x 3 + 2 x 6 = 24), 76 uncovered.
+  ReplicaPlan p = PlanReplicas({Demand(100, 0, 0, 0)}, kFree);
+  ASSERT_TRUE(p.solved);
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{4, 2}));
+  EXPECT_NEAR(p.uncovered[0], 76, 1e-6);
+  // No load: still one replica, the cheapest.
+  p = PlanReplicas({Demand(0, 0, 0, 0)}, kFree);
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{1, 0}));
+}
+
+TEST(PlanReplicas, ServicesShareATypesDevicesAndNodeSlots) {
+  // Two services want type 1 (two slots of two devices on node 1): together they get two.
+  ServiceDemand a = Demand(6, 0, 0, 0), b = Demand(6, 0, 0, 0);
+  a.shapes[0].capacity = 0;  // a can only use type 1
+  const ReplicaPlan p = PlanReplicas({a, b}, kFree);
+  ASSERT_TRUE(p.solved);
+  EXPECT_EQ(p.replicas[0][1] + p.replicas[1][1], 2);
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(p.replicas[1], (std::vector<int32_t>{0, 1}));  // 6 req/s: one type-1 (1.875)
+}
+
+}  // namespace
+}  // namespace hetsched::sched
