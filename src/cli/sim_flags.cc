@@ -309,12 +309,8 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& f) {
     return util::Status::InvalidArgument("--serving: " + serving.status().message());
   o.serving.mode = *serving;
   o.serving.interval_s = f.serving_interval_s;
-  o.serving.seed = f.seed;
   if (f.price_kwh >= 0) o.serving.usd_per_kwh = f.price_kwh;
-  const bool has_services =
-      std::any_of(in.workload.jobs.begin(), in.workload.jobs.end(),
-                  [](const model::Job& j) { return j.kind == model::JobKind::kService; });
-  if (has_services) {
+  if (sim::HasServices(in.workload)) {
     const std::string calibration = f.serving_calibration.empty()
                                         ? DataPath("inference/splitwise-perf/perf_model.csv")
                                         : f.serving_calibration;

@@ -89,24 +89,32 @@ double ServingModel::KvTokenCapacity() const {
   return (usable - model_.weight_bytes) / model_.kv_bytes_per_token;
 }
 
-double ServingModel::PrefillSeconds(int64_t prompts, int64_t prompt_tokens) const {
-  if (prompts <= 0 || prompt_tokens <= 0) return 0;
-  const double n = static_cast<double>(prompts);
-  const double len = static_cast<double>(prompt_tokens);
+double ServingModel::PromptComputeSeconds(double prompts, double prompt_tokens) const {
   const double peak = type_->PeakFlops(model::Precision::kFp16) * tp_;
+  if (peak <= 0) return kInf;
   const double bare = 1.0 / std::max(1e-6, type_->efficiency);
   const double dense_scale =
       calibration_.prefill_compute_scale > 0 ? calibration_.prefill_compute_scale : bare;
   const double attention_scale =
       calibration_.prefill_attention_scale > 0 ? calibration_.prefill_attention_scale : bare;
-  const double compute = peak > 0 ? (dense_scale * DenseFlops(model_, n, len) +
-                                     attention_scale * AttentionFlops(model_, n, len)) /
-                                        peak
-                                  : kInf;
+  return (dense_scale * DenseFlops(model_, prompts, prompt_tokens) +
+          attention_scale * AttentionFlops(model_, prompts, prompt_tokens)) /
+         peak;
+}
+
+double ServingModel::PromptCommSeconds(double prompts, double prompt_tokens) const {
+  return calibration_.prefill_comm_scale *
+         PrefillCommSeconds(model_, prompts, prompt_tokens, tp_, link_bandwidth_);
+}
+
+double ServingModel::PrefillSeconds(int64_t prompts, int64_t prompt_tokens) const {
+  if (prompts <= 0 || prompt_tokens <= 0) return 0;
+  const double n = static_cast<double>(prompts);
+  const double len = static_cast<double>(prompt_tokens);
   const double memory = MemorySeconds(model_.weight_bytes / tp_, type_->memory_bandwidth);
   return model_.layers * calibration_.prefill_fixed_s +
-         calibration_.prefill_hop_s * Hops(model_, tp_) + std::max(compute, memory) +
-         calibration_.prefill_comm_scale * PrefillCommSeconds(model_, n, len, tp_, link_bandwidth_);
+         calibration_.prefill_hop_s * Hops(model_, tp_) +
+         std::max(PromptComputeSeconds(n, len), memory) + PromptCommSeconds(n, len);
 }
 
 double ServingModel::DecodeStepSeconds(int32_t batch, double mean_context) const {
@@ -126,18 +134,8 @@ double ServingModel::IterationSeconds(int32_t batch, double mean_context, int64_
   if (chunk <= 0) return DecodeStepSeconds(batch, mean_context);
   if (batch <= 0) return PrefillSeconds(1, chunk);
   const double len = static_cast<double>(chunk);
-  const double peak = type_->PeakFlops(model::Precision::kFp16) * tp_;
-  const double bare = 1.0 / std::max(1e-6, type_->efficiency);
-  const double dense_scale =
-      calibration_.prefill_compute_scale > 0 ? calibration_.prefill_compute_scale : bare;
-  const double attention_scale =
-      calibration_.prefill_attention_scale > 0 ? calibration_.prefill_attention_scale : bare;
-  const double chunk_compute = peak > 0 ? (dense_scale * DenseFlops(model_, 1, len) +
-                                           attention_scale * AttentionFlops(model_, 1, len)) /
-                                              peak
-                                        : kInf;
-  return DecodeStepSeconds(batch, mean_context) + chunk_compute +
-         calibration_.prefill_comm_scale * PrefillCommSeconds(model_, 1, len, tp_, link_bandwidth_);
+  return DecodeStepSeconds(batch, mean_context) + PromptComputeSeconds(1, len) +
+         PromptCommSeconds(1, len);
 }
 
 ReplicaCapacity ServingModel::CapacityAt(const ServingSlo& slo, double mean_input,
@@ -308,7 +306,6 @@ util::Result<std::vector<ServingMeasurement>> ParseServingMeasurements(std::stri
     m.tp = static_cast<int32_t>(tp);
     m.prompt_s = prompt_ms / 1e3;
     m.token_s = token_ms / 1e3;
-    m.line = n;
     rows.push_back(std::move(m));
   }
   if (rows.empty()) {

@@ -79,7 +79,6 @@ struct ServingMeasurement {
   int64_t output_tokens = 0;
   double prompt_s = 0;  // time to prefill the batch's prompts
   double token_s = 0;   // mean time of one decode step
-  int32_t line = 0;     // where it was read
 };
 
 // Splitwise's measured table (github.com/Mutinifni/splitwise-sim, data/perf_model.csv; MIT):
@@ -152,6 +151,11 @@ class ServingModel {
   static constexpr double kStepShareOfTpot = 0.9;
 
  private:
+  // Prefill compute of `prompts` prompts of `prompt_tokens` tokens at the calibrated scales, and
+  // their tensor-parallel all-reduces: shared by a whole prefill and a chunk in an iteration.
+  double PromptComputeSeconds(double prompts, double prompt_tokens) const;
+  double PromptCommSeconds(double prompts, double prompt_tokens) const;
+
   ServedModel model_;
   const model::DeviceType* type_;
   int32_t tp_;

@@ -1233,10 +1233,7 @@ std::string EstimateModeName(const EstimateMode& m) {
 util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Workload& workload,
                                  const model::ThroughputProfile* profile,
                                  const SimOptions& options) {
-  const bool has_services =
-      std::any_of(workload.jobs.begin(), workload.jobs.end(),
-                  [](const model::Job& j) { return j.kind == model::JobKind::kService; });
-  if (has_services) {
+  if (HasServices(workload)) {
     // Services first; the rest of the workload (ids renumbered) runs around their replicas.
     std::vector<const model::Job*> services;
     std::vector<std::vector<model::InferenceRequest>> requests;

@@ -572,8 +572,8 @@ util::Result<ServingResult> Simulator::Run() {
       ++st.next;
     }
   }
-  // Services end at the horizon: every replica still held is given back then (or when its
-  // last request finished, if later).
+  // Services end at the horizon: every replica still held is booked as given back then
+  // (requests in flight finish on it; the seconds past the horizon are not booked).
   for (size_t id = 0; id < replicas_.size(); ++id) {
     Replica& r = replicas_[id];
     if (r.released_s < 0) Release(static_cast<int32_t>(id), options_.horizon_s);
@@ -676,6 +676,11 @@ util::Result<ServingResult> SimulateServing(
     RETURN_IF_ERROR(sim.AddService(*services[s], requests[s]));
   }
   return sim.Run();
+}
+
+bool HasServices(const model::Workload& workload) {
+  return std::any_of(workload.jobs.begin(), workload.jobs.end(),
+                     [](const model::Job& j) { return j.kind == model::JobKind::kService; });
 }
 
 model::Workload WithoutServices(const model::Workload& workload) {

@@ -46,7 +46,6 @@ struct ServingOptions {
   double startup_fixed_s = 30;
   double load_bandwidth = 2e9;
   double usd_per_kwh = 0.12;  // energy price in the cost the placement minimises
-  uint64_t seed = 1;
   cost::ServingCalibrations calibrations;
 };
 
@@ -87,6 +86,9 @@ util::Result<ServingResult> SimulateServing(
     const model::Cluster& cluster, const std::vector<const model::Job*>& services,
     const std::vector<std::vector<model::InferenceRequest>>& requests,
     const ServingOptions& options);
+
+// Whether any job of `workload` is a service (kind service).
+bool HasServices(const model::Workload& workload);
 
 // The jobs of `workload` that are not services, ids renumbered to their new positions: what
 // the training simulation runs, and what its job ids (SimResult, Timeline) refer to.
