@@ -7,6 +7,10 @@
 #
 #   scripts/gavel-fig8.sh [--multi-gpu] [--space-sharing] [--rates "2 4.4 5.6 6"]
 #       [--seeds "0 1 2"] [--jobs 12000] [--policies "default las-het"] [--estimates "none oracle"]
+#       [--elastic-range 1:8] [--restore 0] [--checkpoint-save 0]
+#
+# --elastic-range makes every job elastic (simulate --elastic-range); --restore and
+# --checkpoint-save set the preemption costs (Gavel's simulator: 0, the default here).
 #
 # Needs build/hetsched (make build), or the binary in $HETSCHED_BIN. Each run takes seconds (LP policies: up to a minute).
 set -euo pipefail
@@ -19,6 +23,9 @@ policies="default srpt-het easy-backfill fifo fifo-het las las-het maxmin-het"
 estimates="none lognormal:1 history oracle"
 multi=""
 sharing=""
+elastic="--no-elastic"
+restore=0
+save=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --multi-gpu) multi="--multi-gpu"; shift ;;
@@ -28,7 +35,10 @@ while [[ $# -gt 0 ]]; do
     --jobs) jobs="$2"; shift 2 ;;
     --policies) policies="$2"; shift 2 ;;
     --estimates) estimates="$2"; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --elastic-range) elastic="--elastic-range $2"; shift 2 ;;
+    --restore) restore="$2"; shift 2 ;;
+    --checkpoint-save) save="$2"; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "gavel-fig8.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -46,8 +56,8 @@ for policy in $policies; do
         trace="$traces/r$rate-s$seed$multi.trace"
         [[ -f $trace ]] || $bin gen-trace --rate "$rate" --jobs "$jobs" --seed "$seed" $multi -o "$trace"
         out=$($bin simulate --cluster v100=36,p100=36,k80=36 --trace "$trace" --policy "$policy" \
-              --round 360 --restore 0 --checkpoint-save 0 --measure-jobs 4000-5000 \
-              --estimates "$est" $sharing -q)
+              --round 360 --restore "$restore" --checkpoint-save "$save" \
+              --measure-jobs 4000-5000 --estimates "$est" $sharing $elastic -q)
         jct=$(awk '$1 == "avg_jct_h" {print $2}' <<<"$out")
         early=$(awk '$1 == "arrivals_ended_early" {print $2}' <<<"$out")
         per_seed="$per_seed${per_seed:+ / }$jct"

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/command.h"
@@ -8,6 +9,7 @@
 #include "report/html_sim.h"
 #include "report/sim_json.h"
 #include "report/table.h"
+#include "sched/allocation_policy.h"
 #include "sched/policy.h"
 #include "util/file.h"
 #include "util/progress.h"
@@ -47,6 +49,7 @@ std::vector<std::pair<std::string, std::string>> Rows(const sim::SimResult& r) {
       {"faults", fmt::format("{}", r.faults)},
       {"preemptions", fmt::format("{}", r.preemptions)},
       {"migrations", fmt::format("{}", r.migrations)},
+      {"resizes", fmt::format("{}", r.resizes)},
       {"cross_vendor_restarts", fmt::format("{}", r.cross_vendor_restarts)},
       // Gavel's window: did arrivals continue until every measured job was done?
       {"arrivals_ended_early", r.arrivals_ended_early
@@ -101,6 +104,13 @@ util::Result<sim::SimResult> RunOnePolicy(const SimInputs& in, const std::string
                  "allocation; latest: %s\n",
                  policy.c_str(), static_cast<long long>(r->allocation_failures),
                  r->allocation_log.empty() ? "-" : r->allocation_log.back().c_str());
+  }
+  if (r.ok() && o.sched.elastic && sched::MakeAllocationPolicy(policy) != nullptr &&
+      std::any_of(in.workload.jobs.begin(), in.workload.jobs.end(),
+                  [](const model::Job& j) { return j.min_workers < j.max_workers; })) {
+    std::fprintf(stderr,
+                 "hetsched: warning: %s plans fixed gangs: elastic jobs ran at their gang_size\n",
+                 policy.c_str());
   }
   if (r.ok() && policy == "default") r->policy = "default (" + r->policy + ")";
   return r;

@@ -35,6 +35,26 @@ util::Result<std::pair<int32_t, int32_t>> ParseMeasure(const std::string& text) 
   return std::make_pair(a, b);
 }
 
+// "MIN:MAX" with 1 <= MIN <= MAX, whole numbers.
+util::Result<std::pair<int32_t, int32_t>> ParseElasticRange(const std::string& text) {
+  const size_t colon = text.find(':');
+  int32_t lo = -1, hi = -1;
+  bool ok = colon != std::string::npos;
+  if (ok) {
+    auto [p1, e1] = std::from_chars(text.data(), text.data() + colon, lo);
+    auto [p2, e2] = std::from_chars(text.data() + colon + 1, text.data() + text.size(), hi);
+    ok = e1 == std::errc() && e2 == std::errc() && p1 == text.data() + colon &&
+         p2 == text.data() + text.size() && lo >= 1 && hi >= lo;
+  }
+  if (!ok) {
+    return util::Status::InvalidArgument(fmt::format(
+        "--elastic-range '{}': expected MIN:MAX workers, whole numbers with 1 <= MIN <= MAX "
+        "(e.g. 1:8)",
+        text));
+  }
+  return std::make_pair(lo, hi);
+}
+
 // The power flags into `o` (their ranges are checked by power::PowerOptions' validation).
 util::Status LoadPowerOptions(const SimFlags& f, power::PowerOptions& o) {
   o = f.power;
@@ -126,6 +146,13 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
                "job of the same gang size when the throughput profile's pair entry says the two "
                "together beat running apart; needs a profile with pair (co-located) entries, as "
                "gavel/simulation_throughputs.json has");
+  cmd.add_flag("--no-elastic", f.no_elastic,
+               "run every job at its gang_size, elastic range or not (default: jobs with "
+               "elastic: {min, max} run at a size the scheduler picks and changes; not under "
+               "the LP policies, which plan fixed gangs)");
+  cmd.add_option("--elastic-range", f.elastic_range,
+                 "MIN:MAX: every training or batch job without an elastic range of its own gets "
+                 "one from min(MIN, gang_size) to max(MAX, gang_size), e.g. 1:8 for Gavel traces");
   cmd.add_option("--max-jobs-per-lp", f.max_jobs_per_lp,
                  "LP allocation policies: above this many job classes the LP is split into "
                  "POP sub-problems of about this size (default 1000)");
@@ -265,6 +292,18 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& f) {
     }
   }
   if (f.space_sharing) RETURN_IF_ERROR(CheckPairEntries(in, f));
+  if (!f.elastic_range.empty()) {
+    if (f.no_elastic) {
+      return util::Status::InvalidArgument("--elastic-range and --no-elastic: give one or neither");
+    }
+    ASSIGN_OR_RETURN(const auto range, ParseElasticRange(f.elastic_range));
+    for (model::Job& j : in.workload.jobs) {
+      const bool rigid = j.min_workers == j.max_workers;
+      if (j.kind == model::JobKind::kService || !rigid || !j.pinned_devices.empty()) continue;
+      j.min_workers = std::min(range.first, std::max(1, j.gang_size));
+      j.max_workers = std::max(range.second, std::max(1, j.gang_size));
+    }
+  }
   if (f.max_jobs_per_lp < 1) {
     return util::Status::InvalidArgument(
         fmt::format("--max-jobs-per-lp {}: expected a whole number >= 1 (job classes per LP "
@@ -291,6 +330,7 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& f) {
   o.sched.tuning.aging = f.aging;
   o.sched.preempt_interval_s = f.preempt_interval_s;
   o.sched.space_sharing = f.space_sharing;
+  o.sched.elastic = !f.no_elastic;
   o.sched.allocation.max_jobs_per_lp = f.max_jobs_per_lp;
   o.until_s = f.until_s;
   o.horizon_s = f.horizon_s;

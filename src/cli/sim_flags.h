@@ -42,6 +42,8 @@ struct SimFlags {
   uint64_t seed = 0;
   bool ignore_compat = false;
   bool space_sharing = false;
+  bool no_elastic = false;
+  std::string elastic_range;  // "MIN:MAX" for every job that declares no range of its own
   int32_t max_jobs_per_lp = 1000;
   bool quiet = false;
   // Power (power/power_options.h); the lists and the tariff as given, parsed by LoadSimInputs.

@@ -9,7 +9,10 @@
 
 namespace hetsched::model {
 
-int32_t WorkersNeeded(const Job& job) { return std::max(job.gang_size, 1); }
+int32_t WorkersNeeded(const Job& job) {
+  const bool elastic = job.min_workers < job.max_workers;
+  return std::max(elastic ? std::min(job.min_workers, job.gang_size) : job.gang_size, 1);
+}
 
 namespace {
 

@@ -13,9 +13,9 @@
 
 namespace hetsched::model {
 
-// Devices a job needs at once: its gang size. An elastic job (`elastic: {min, max}`) is placed
-// at its gang size too (the scheduler does not resize jobs yet), so its whole gang must fit,
-// not only its minimum.
+// Devices a job needs at once: its gang size, or for an elastic job (`elastic: {min, max}`)
+// its minimum, the smallest size the scheduler may run it at (sched/elastic.h; under the LP
+// policies and `simulate --no-elastic` it runs at its gang size).
 int32_t WorkersNeeded(const Job& job);
 
 // True when devices of `type` can host one worker of `job`: a stack the job accepts and at

@@ -57,6 +57,7 @@ nlohmann::json ToJson(const sim::SimResult& r) {
   j["faults"] = r.faults;
   j["preemptions"] = r.preemptions;
   j["migrations"] = r.migrations;
+  j["resizes"] = r.resizes;
   j["decisions"] = r.decisions;
   j["sched_wall_s"] = r.sched_wall_s;
   j["decision_p50_us"] = r.decision_p50_us;

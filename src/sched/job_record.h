@@ -83,6 +83,20 @@ struct JobRecord {
   bool guest = false;
   double pair_speed = 0;
 
+  // Elastic training (sched/elastic.h): the gang sizes the job may run at, ascending, each with
+  // its gang speed and allowed flags per type; empty for a rigid job. `job->gang_size`,
+  // `speed` and `allowed` are those of the size it has now; `best_speed` is the best over
+  // every size and stays put (the queue order must not move when a size changes).
+  struct SizeOption {
+    int32_t workers = 0;
+    std::vector<double> speed;
+    std::vector<char> allowed;
+  };
+  std::vector<SizeOption> sizes;
+  int32_t size_cap = 0;       // the largest size it may take now (resizes move it)
+  double resized_s = -1e300;  // when it last stopped to change size
+  int32_t last_workers = 0;   // devices of its last run: a start at another size resizes
+
   double DoneAt(double now_s) const;
   // Done work in seconds on the fastest type (the size unit of sched/size_belief.h).
   double DoneSecondsAt(double now_s) const { return ref_speed > 0 ? DoneAt(now_s) / ref_speed : 0; }

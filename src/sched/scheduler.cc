@@ -9,6 +9,7 @@
 
 #include "model/compatibility.h"
 #include "sched/allocation_strategy.h"
+#include "sched/elastic.h"
 #include "sched/preemptive_strategy.h"
 #include "sched/queue_order_strategy.h"
 #include "sched/scheduler_core.h"
@@ -110,6 +111,9 @@ Scheduler::Scheduler(std::unique_ptr<SchedulerCore> core,
     sharing_ = std::make_unique<SpaceSharing>(*core_, core_->options().space_sharing_min_gain);
     core_->set_sharing(sharing_.get());
   }
+  if (core_->options().elastic && allocation_ == nullptr) {
+    elastic_ = std::make_unique<ElasticResizer>(*core_);
+  }
 }
 
 Scheduler::~Scheduler() = default;
@@ -146,53 +150,91 @@ Admission Scheduler::Submit(const model::Job& job, double now_s,
     return {false, fmt::format("data location '{}': no node, rack or storage of that name",
                                job.data_location)};
   }
-  const int32_t gang = std::max(1, job.gang_size);
   // With a host request: workers of the job the nodes of each type hold at once.
   std::vector<int32_t> hosted;
   if (model::AsksForHost(job)) {
     hosted = pinned.empty() ? HostedWorkers(job) : PinnedHostedWorkers(cluster, job, pinned);
   }
+  // The filters read the job's stacks and memory per worker, not its size: one verdict per
+  // type for every size an elastic job may take.
   std::vector<std::string> reasons;
+  std::vector<char> filtered(types, 1);
   for (int32_t t = 0; t < types; ++t) {
     if (count[t] == 0) continue;
     const model::DeviceType& dt = cluster.catalog.Get(DeviceTypeId(t));
-    bool incompatible = false;
     std::string why;
     for (const auto& f : filters_) {
       auto rejected = f->Reject(job, dt);
       if (!rejected) continue;
       if (options.ignore_compat && f->name() == "compat") {
-        incompatible = true;
+        r.incompatible[t] = 1;
         continue;
       }
       why = *rejected;
       break;
     }
-    if (!why.empty()) {
+    if (why.empty()) {
+      filtered[t] = 0;
+    } else {
       reasons.push_back(why);
-      continue;
     }
-    const auto speed = GangSpeed(job, dt, core_->profile());
-    if (!incompatible && (!speed || *speed <= 0)) {
-      reasons.push_back(fmt::format("no throughput known for '{}' at {} worker(s) on {}",
-                                    job.job_type, gang, dt.name));
-      continue;
+  }
+  // The types where `gang` workers fit and `speed_on` knows a speed: speed and allowed per
+  // type; why not on the others into `why_not` (when non-null).
+  const auto evaluate = [&](int32_t gang, const auto& speed_on, std::vector<double>& speed,
+                            std::vector<char>& allowed, std::vector<std::string>* why_not) {
+    speed.assign(types, 0);
+    allowed.assign(types, 0);
+    for (int32_t t = 0; t < types; ++t) {
+      if (count[t] == 0 || filtered[t]) continue;
+      const model::DeviceType& dt = cluster.catalog.Get(DeviceTypeId(t));
+      const std::optional<double> s = speed_on(dt);
+      std::string why;
+      if (!r.incompatible[t] && (!s || *s <= 0)) {
+        why = fmt::format("no throughput known for '{}' at {} worker(s) on {}", job.job_type, gang,
+                          dt.name);
+      } else if (count[t] < gang) {
+        why = fmt::format("{} has {} device(s){}, the gang needs {}", dt.name, count[t],
+                          pinned.empty() ? "" : " among the pinned ones", gang);
+      } else if (!hosted.empty() && hosted[t] < gang) {
+        why = fmt::format("the nodes with {} hold {} worker(s) with {} each{}, the gang needs {}",
+                          dt.name, hosted[t], model::DescribeHostRequest(job),
+                          pinned.empty() ? "" : " on the pinned devices", gang);
+      }
+      if (!why.empty()) {
+        if (why_not != nullptr) why_not->push_back(why);
+        continue;
+      }
+      allowed[t] = 1;
+      speed[t] = s.value_or(0);
     }
-    if (count[t] < gang) {
-      reasons.push_back(fmt::format("{} has {} device(s){}, the gang needs {}", dt.name, count[t],
-                                    pinned.empty() ? "" : " among the pinned ones", gang));
-      continue;
+  };
+  const bool elastic = elastic_ != nullptr && job.min_workers < job.max_workers && pinned.empty();
+  if (elastic) {
+    for (int32_t workers : CandidateSizes(job)) {
+      JobRecord::SizeOption o;
+      o.workers = workers;
+      evaluate(
+          workers,
+          [&](const model::DeviceType& dt) {
+            return SpeedAtSize(job, workers, dt, core_->profile());
+          },
+          o.speed, o.allowed, r.sizes.empty() ? &reasons : nullptr);
+      if (std::find(o.allowed.begin(), o.allowed.end(), 1) != o.allowed.end()) {
+        r.sizes.push_back(std::move(o));
+      }
     }
-    if (!hosted.empty() && hosted[t] < gang) {
-      reasons.push_back(
-          fmt::format("the nodes with {} hold {} worker(s) with {} each{}, the gang needs {}",
-                      dt.name, hosted[t], model::DescribeHostRequest(job),
-                      pinned.empty() ? "" : " on the pinned devices", gang));
-      continue;
+    // It starts as large as it may be; SizeQueued fits it to what is free.
+    if (!r.sizes.empty()) {
+      r.speed = r.sizes.back().speed;
+      r.allowed = r.sizes.back().allowed;
+      r.size_cap = r.sizes.back().workers;
     }
-    r.allowed[t] = 1;
-    r.incompatible[t] = incompatible ? 1 : 0;
-    r.speed[t] = speed.value_or(0);
+  } else {
+    evaluate(
+        std::max(1, job.gang_size),
+        [&](const model::DeviceType& dt) { return GangSpeed(job, dt, core_->profile()); }, r.speed,
+        r.allowed, &reasons);
   }
   if (std::find(r.allowed.begin(), r.allowed.end(), 1) == r.allowed.end()) {
     std::string all;
@@ -202,11 +244,15 @@ Admission Scheduler::Submit(const model::Job& job, double now_s,
   }
   for (int32_t t = 0; t < types; ++t) {
     if (r.allowed[t] && !r.incompatible[t]) r.best_speed = std::max(r.best_speed, r.speed[t]);
+    for (const JobRecord::SizeOption& o : r.sizes) {
+      if (o.allowed[t] && !r.incompatible[t]) r.best_speed = std::max(r.best_speed, o.speed[t]);
+    }
   }
   r.ref_speed = r.best_speed;
   // The scheduler's copy: everything the user declared, not the true size.
   auto copy = std::make_unique<model::Job>(job);
   copy->work = 0;
+  if (!r.sizes.empty()) copy->gang_size = r.sizes.back().workers;
   // Gavel's SLO is declared as a multiple of the job's duration: the trace states it, so the
   // deadline it implies is an input like any other.
   if (job.slo_factor && !job.deadline_s && r.best_speed > 0) {
@@ -231,6 +277,7 @@ Admission Scheduler::Submit(const model::Job& job, double now_s,
   if (auto why = strategy_->RejectAtSubmit(r, now_s)) return {false, *why};
   r.submitted = true;
   r.seq = next_seq_++;
+  if (!r.sizes.empty()) elastic_->OnAdmitted();
   core_->Admit(id, std::move(r), std::move(pinned), now_s);
   return {true, ""};
 }
@@ -238,10 +285,22 @@ Admission Scheduler::Submit(const model::Job& job, double now_s,
 Decision Scheduler::Decide(double now_s) {
   Decision out;
   core_->BeginDecision(now_s);
+  if (elastic_) elastic_->SizeQueued(now_s);
   if (!core_->queue().empty()) {
     strategy_->Decide(now_s, out);
   } else if (HasWork()) {
     strategy_->Upgrade(now_s, out);
+  }
+  // Resized jobs restart at their new size in this same decision, unless they keep their
+  // devices while their checkpoint is written (stop_holds_devices): then once it is. Elastic
+  // jobs the strategy stopped, or left waiting for a size that no longer fits, may take the
+  // free devices at a smaller size.
+  if (elastic_) {
+    elastic_->Resize(now_s, out);
+    if (!core_->queue().empty() && core_->TotalFree() > 0) {
+      elastic_->SizeQueued(now_s);
+      strategy_->Decide(now_s, out);
+    }
   }
   if (sharing_) sharing_->Decide(now_s, out);
   return out;
@@ -249,6 +308,7 @@ Decision Scheduler::Decide(double now_s) {
 
 bool Scheduler::HasWork() const {
   if (!core_->queue().empty() || guests() > 0) return true;
+  if (elastic_ && elastic_->MayGrow()) return true;
   if (core_->running().empty() || !core_->policy().preemptive()) return false;
   return core_->TotalFree() > 0;
 }
@@ -271,6 +331,7 @@ void Scheduler::Drop(JobId job, double now_s) { Leave(job, now_s, /*completed=*/
 void Scheduler::Leave(JobId job, double now_s, bool completed) {
   const int32_t id = job.value();
   JobRecord& r = core_->record(id);
+  if (!r.sizes.empty()) elastic_->OnLeft();
   if (r.phase == JobPhase::kRunning) {
     core_->Leave(id, now_s);
     if (completed) core_->belief().Observe(r);
@@ -312,6 +373,7 @@ void Scheduler::Requeue(JobId job, double now_s, double done_work,
   r.migrating = false;
   if (exclude_type) {
     r.allowed[exclude_type->value()] = 0;
+    for (JobRecord::SizeOption& o : r.sizes) o.allowed[exclude_type->value()] = 0;
     r.best_speed = 0;
     for (size_t t = 0; t < r.allowed.size(); ++t) {
       if (r.allowed[t] && !r.incompatible[t]) r.best_speed = std::max(r.best_speed, r.speed[t]);

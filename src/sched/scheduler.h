@@ -31,6 +31,7 @@ namespace hetsched::sched {
 
 class AllocationStrategy;
 class DecisionStrategy;
+class ElasticResizer;
 class SchedulerCore;
 class SpaceSharing;
 
@@ -74,6 +75,15 @@ struct SchedulerOptions {
   // A preempted job keeps its devices (JobPhase::kStopping) until the driver reports it
   // stopped (Stopped): its checkpoint is being written. False: devices free at once.
   bool stop_holds_devices = false;
+  // Elastic training (sched/elastic.h): jobs with `elastic: {min, max}` run at a gang size the
+  // scheduler picks in that range, start at the largest that fits, grow into devices nobody
+  // waits for and shrink so that a waiting job can start, each resize a restart from
+  // checkpoint. Not under the LP allocation policies (they plan fixed gangs). False: every job
+  // runs at its gang_size.
+  bool elastic = false;
+  // What the scheduler expects one resize to cost (seconds without progress: checkpoint write
+  // and restore); a job grows only when the time it saves is worth several of these.
+  double resize_cost_s = 90;
 };
 
 // What the policy remembers of a live job beyond its progress: attained service (LAS, the
@@ -102,6 +112,8 @@ struct Placement {
   // It ran on another vendor's devices before and its checkpoint does not load here
   // (Job::portable_checkpoint false): it restarts from the beginning.
   bool restarted = false;
+  // It ran before with another number of devices (elastic training changed its size).
+  bool resized = false;
 };
 
 struct Decision {
@@ -237,6 +249,7 @@ class Scheduler {
   std::unique_ptr<DecisionStrategy> strategy_;
   const AllocationStrategy* allocation_ = nullptr;  // strategy_ when it is the LP family
   std::unique_ptr<SpaceSharing> sharing_;           // null unless options.space_sharing
+  std::unique_ptr<ElasticResizer> elastic_;         // null unless options.elastic (not LP)
   int64_t next_seq_ = 0;                            // JobRecord::seq of the next submission
   std::map<std::pair<int32_t, uint64_t>, std::vector<int32_t>> hosted_cache_;
 };

@@ -130,6 +130,7 @@ bool SchedulerCore::MarkRunning(int32_t id, DeviceTypeId type, std::vector<Devic
   r.phase = JobPhase::kRunning;
   r.type = type;
   r.devices = std::move(devices);
+  r.last_workers = static_cast<int32_t>(r.devices.size());
   r.rate = rate;
   r.progress_since_s = now_s;
   r.service_since_s = now_s;
@@ -145,12 +146,15 @@ Placement SchedulerCore::Start(int32_t id, DeviceTypeId type, std::vector<Device
   migrated = migrated || r.migrating;
   r.migrating = false;
   const double rate = r.incompatible[type.value()] ? 0 : r.speed[type.value()];
+  const bool resized =
+      r.first_start_s >= 0 && r.last_workers != static_cast<int32_t>(devices.size());
   const bool resumed = MarkRunning(id, type, std::move(devices), rate, now_s);
   if (restarted) r.done_work = 0;  // after it left the queue: its key depends on the work done
   Hold(id, r.devices);
   if (sharing_ != nullptr) sharing_->OnStarted(id);
   Placement p{JobId(id), type, r.devices, resumed, migrated, JobId()};
   p.restarted = restarted;
+  p.resized = resized;
   return p;
 }
 

@@ -805,6 +805,7 @@ void Engine::Apply(const sched::Decision& d, double now_s) {
   }
   for (const auto& p : d.placed) {
     if (p.migrated) result_.migrations++;
+    if (p.resized) result_.resizes++;
     Launch(p, now_s);
   }
   ApplySpeedChanges(now_s, &d.placed);
@@ -1297,6 +1298,7 @@ util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Wor
                    power::PowerController::Create(cluster, options.power));
   sched::SchedulerOptions sched_options = options.sched;
   sched_options.stop_holds_devices = options.checkpoint_save_s > 0;
+  sched_options.resize_cost_s = options.checkpoint_save_s + options.restore_s;
   sched_options.history_estimates = options.estimates.kind == EstimateMode::kHistory;
   sched_options.declared_estimates = options.estimates.kind == EstimateMode::kWorkload;
   ASSIGN_OR_RETURN(auto scheduler,

@@ -145,6 +145,8 @@ struct SimResult {
   int64_t faults = 0;
   int64_t preemptions = 0;
   int64_t migrations = 0;
+  // Restarts of elastic jobs at another gang size (each also counted as a preemption).
+  int64_t resizes = 0;
   int64_t decisions = 0;
   double sched_wall_s = 0;
   // Wall time of one decision (Scheduler::Decide), percentiles over the run's decisions.

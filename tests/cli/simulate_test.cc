@@ -270,3 +270,47 @@ TEST(SimulateCli, HorizonBooksEnergyAndUtilizationPastTheLastJob) {
 }
 
 }  // namespace
+
+TEST(SimulateCli, ElasticRangeResizesGavelJobsAndEveryJobCompletes) {
+  const std::string trace = TempPath("elastic.trace"), json = TempPath("elastic.json");
+  ASSERT_EQ(RunHetsched("gen-trace --jobs 120 --rate 2 --multi-gpu --seed 4 -o " + trace).status,
+            0);
+  const std::string base =
+      "simulate -q --cluster v100=8,p100=8,k80=8 --round 360 --trace " + trace + " --json " + json;
+  CliRun r = RunHetsched(base + " --no-elastic");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto fixed = ReadJson(json);
+  EXPECT_EQ(fixed["jobs_completed"], 120);
+  EXPECT_EQ(fixed["resizes"], 0);
+  for (const char* policy : {"default", "fifo", "las-het"}) {
+    SCOPED_TRACE(policy);
+    r = RunHetsched(base + " --elastic-range 1:8 --policy " + policy);
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("resizes"), std::string::npos) << r.out;
+    const auto elastic = ReadJson(json);
+    ExpectAllAccounted(elastic);
+    EXPECT_EQ(elastic["jobs_completed"], 120);
+    EXPECT_GT(elastic["resizes"].get<int>(), 0);
+    EXPECT_GE(elastic["preemptions"].get<int>(), elastic["resizes"].get<int>());
+  }
+  // An LP policy runs them at their gang size, and simulate says so.
+  r = RunHetsched(base + " --elastic-range 1:8 --policy max-throughput");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("plans fixed gangs"), std::string::npos) << r.out;
+  EXPECT_EQ(ReadJson(json)["resizes"], 0);
+}
+
+TEST(SimulateCli, BadElasticRangeIsNamed) {
+  for (const char* bad : {"8:1", "0:4", "4", "a:b", "1:8x", ":8"}) {
+    SCOPED_TRACE(bad);
+    const CliRun r = RunHetsched("simulate " + kSeed + " --elastic-range " + bad);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.out.find("--elastic-range '" + std::string(bad) +
+                         "': expected MIN:MAX workers, whole numbers with 1 <= MIN <= MAX"),
+              std::string::npos)
+        << r.out;
+  }
+  const CliRun both = RunHetsched("simulate " + kSeed + " --elastic-range 1:8 --no-elastic");
+  EXPECT_EQ(both.status, 2);
+  EXPECT_NE(both.out.find("give one or neither"), std::string::npos) << both.out;
+}

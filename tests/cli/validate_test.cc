@@ -92,6 +92,28 @@ TEST(ValidateCli, JobsThatCanRunNowhereExitTwoWithTheReason) {
       << r.out;
 }
 
+TEST(ValidateCli, ElasticJobsNeedTheirMinimumOnly) {
+  const std::string jobs = TempFile("elastic.yaml", R"(jobs:
+  - name: grows
+    stacks: [cuda]
+    gang_size: 8
+    elastic: {min: 2, max: 8}
+    work: 100
+    throughput: {k80: 1}
+  - name: rigid
+    stacks: [cuda]
+    gang_size: 8
+    work: 100
+    throughput: {k80: 1}
+)");
+  const CliRun r = Validate("k80=4 --workload " + jobs);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_EQ(r.out.find("job grows can run nowhere"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("job rigid can run nowhere: needs 8 devices of one type at once"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(ValidateCli, BadClusterFileExitsTwoWithPosition) {
   const std::string path = TempFile("bad.yaml", R"(name: bad
 racks: [{name: r, uplink_bandwidth: 1Gb/s, latency: 1us}]

@@ -47,11 +47,12 @@ TEST(CompatibilityTest, StackMemoryAndGang) {
   EXPECT_EQ(WhyNoDeviceFits(c, wide),
             "needs 4 devices of one type at once; the cluster has at most 2 compatible devices of "
             "a type (mi250x)");
-  // Elastic: jobs are placed at their gang size, so the whole gang must fit, not the minimum
-  // (the scheduler would reject the job otherwise).
+  // Elastic: the scheduler may run it at its minimum, so that is what must fit.
   wide.min_workers = 2;
   wide.max_workers = 8;
-  EXPECT_EQ(WorkersNeeded(wide), 4);
+  EXPECT_EQ(WorkersNeeded(wide), 2);
+  EXPECT_EQ(Names(c, CompatibleTypes(c, wide)), (V{"mi250x"}));
+  wide.min_workers = 3;
   EXPECT_TRUE(CompatibleTypes(c, wide).empty());
 }
 
