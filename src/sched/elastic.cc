@@ -109,17 +109,21 @@ void ElasticResizer::SizeQueued(double /*now_s*/) {
       total -= gang;
       continue;
     }
+    // The fastest (size, type) that fits; a larger size only when it is kMinGrowthGain faster
+    // than the best smaller one (more devices for little gain would keep others waiting).
     int32_t chosen = -1;
     int32_t chosen_type = -1;
-    for (int32_t i = static_cast<int32_t>(r.sizes.size()) - 1; i >= 0 && chosen < 0; --i) {
+    double chosen_speed = 0;
+    for (int32_t i = 0; i < static_cast<int32_t>(r.sizes.size()); ++i) {
       const JobRecord::SizeOption& o = r.sizes[i];
-      if (o.workers > r.size_cap) continue;
-      double best = 0;
+      if (o.workers > r.size_cap) break;
       for (int32_t t = 0; t < types; ++t) {
-        if (o.allowed[t] && free[t] >= o.workers && o.speed[t] > best) {
-          best = o.speed[t];
+        if (!o.allowed[t] || free[t] < o.workers || o.speed[t] <= 0) continue;
+        const bool larger = chosen >= 0 && o.workers > r.sizes[chosen].workers;
+        if (o.speed[t] > chosen_speed * (larger ? 1 + kMinGrowthGain : 1)) {
           chosen = i;
           chosen_type = t;
+          chosen_speed = o.speed[t];
         }
       }
     }

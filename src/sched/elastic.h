@@ -6,8 +6,9 @@
 //     at each from its profile where the profile measured that size (only there), else its
 //     speed at its gang size scaled by size / gang (a fixed global batch split evenly; the
 //     driver adds the gradient all-reduce of the gang it places);
-//   - a queued job starts at the largest size within its cap that fits the free devices left
-//     by the jobs ahead of it in policy order (SizeQueued, before every decision);
+//   - a queued job starts at the fastest size within its cap that fits the free devices left
+//     by the jobs ahead of it in policy order, a larger size only when it is 10 % faster
+//     (SizeQueued, before every decision);
 //   - at most once per preempt interval (Resize, after the strategy): running jobs shrink so
 //     that the first job that waits can start, when what they lose in normalized speed (and
 //     the restart) is less than what the waiting job gains; and running jobs grow into devices
@@ -54,9 +55,9 @@ class ElasticResizer {
   // Live elastic jobs (r.sizes non-empty) entering and leaving the scheduler.
   void OnAdmitted() { ++live_; }
   void OnLeft() { --live_; }
-  // Sizes every queued elastic job the walk reaches, in policy order: the largest size within
-  // its cap that fits the free devices the jobs ahead of it leave (each takes its fastest type
-  // with room). The walk ends when nothing is free.
+  // Sizes every queued elastic job the walk reaches, in policy order: the fastest (size, type)
+  // within its cap that fits the free devices the jobs ahead of it leave (rigid jobs take
+  // their fastest type with room). The walk ends when nothing is free.
   void SizeQueued(double now_s);
   // Once per preempt interval: shrinks running jobs for the first waiting job and grows them
   // into devices nobody waits for (see the file comment). Appends the jobs it stops to

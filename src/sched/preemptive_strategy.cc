@@ -27,6 +27,10 @@ void PreemptiveStrategy::Decide(double now_s, Decision& out) {
   }
 }
 
+void PreemptiveStrategy::Fill(double now_s, Decision& out) {
+  fill_.StartInOrder(now_s, !core_.policy().in_order_only(), out);
+}
+
 void PreemptiveStrategy::Upgrade(double now_s, Decision& out) {
   // Running jobs may move up to faster devices that came free (as Gavel re-solves every
   // round), subject to the same stickiness.

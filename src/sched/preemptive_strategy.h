@@ -21,6 +21,7 @@ class PreemptiveStrategy final : public DecisionStrategy {
 
   void Decide(double now_s, Decision& out) override;
   void Upgrade(double now_s, Decision& out) override;
+  void Fill(double now_s, Decision& out) override;
 
  private:
   // The full decision: who runs where; preempts and starts accordingly.

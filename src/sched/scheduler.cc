@@ -299,7 +299,7 @@ Decision Scheduler::Decide(double now_s) {
     elastic_->Resize(now_s, out);
     if (!core_->queue().empty() && core_->TotalFree() > 0) {
       elastic_->SizeQueued(now_s);
-      strategy_->Decide(now_s, out);
+      strategy_->Fill(now_s, out);
     }
   }
   if (sharing_) sharing_->Decide(now_s, out);

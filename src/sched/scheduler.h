@@ -76,7 +76,7 @@ struct SchedulerOptions {
   // stopped (Stopped): its checkpoint is being written. False: devices free at once.
   bool stop_holds_devices = false;
   // Elastic training (sched/elastic.h): jobs with `elastic: {min, max}` run at a gang size the
-  // scheduler picks in that range, start at the largest that fits, grow into devices nobody
+  // scheduler picks in that range, start at the fastest that fits, grow into devices nobody
   // waits for and shrink so that a waiting job can start, each resize a restart from
   // checkpoint. Not under the LP allocation policies (they plan fixed gangs). False: every job
   // runs at its gang_size.

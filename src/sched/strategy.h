@@ -27,6 +27,9 @@ class DecisionStrategy {
   // Nobody is queued, but a decision could change something (Scheduler::HasWork): families
   // that move running jobs may move them up to faster devices that came free.
   virtual void Upgrade(double /*now_s*/, Decision& /*out*/) {}
+  // Starts queued jobs on free devices only, preempting nobody (elastic training restarts
+  // the jobs it resized this way, sched/elastic.h).
+  virtual void Fill(double now_s, Decision& out) { Decide(now_s, out); }
 
   // Why a job cannot be admitted at all under this family (nullopt: it can); `r` is complete
   // but not yet in the core.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 
 #include "model/io/gavel_reader.h"
 #include "sched/scheduler.h"
@@ -219,6 +220,89 @@ TEST(ElasticScheduler, LpPoliciesRunElasticJobsAtTheirGangSize) {
   const Decision d = s->Decide(0);
   ASSERT_NE(PlacementOf(d, 0), nullptr);
   EXPECT_EQ(PlacementOf(d, 0)->devices.size(), 2u);
+}
+
+// Random arrivals and completions of rigid and elastic Gavel jobs under every non-LP family:
+// after each decision, a job's devices are as many as its gang size (one of its sizes), busy
+// devices are exactly the held ones, and a decision never stops a job it started itself
+// (the driver would stop a run it never launched).
+TEST(ElasticScheduler, RandomStepsKeepGangsAndDecisionsConsistent) {
+  auto cluster = MakeCluster({{"v100-32g", "cuda", 3, 4}, {"k80", "cuda", 3, 4}});
+  const std::vector<std::string> types = GavelProfile().JobTypes();
+  for (const char* policy : {"default", "las-het", "fifo-het", "fifo", "easy-backfill"}) {
+    for (bool stop_holds : {false, true}) {
+      SCOPED_TRACE(std::string(policy) + (stop_holds ? " stop holds" : ""));
+      SchedulerOptions o;
+      o.elastic = true;
+      o.stop_holds_devices = stop_holds;
+      o.preempt_interval_s = 60;
+      auto made = Scheduler::Create(cluster, &GavelProfile(), policy, o);
+      ASSERT_TRUE(made.ok()) << made.status().ToString();
+      Scheduler& s = **made;
+      std::mt19937_64 rng(11);
+      std::vector<model::Job> jobs(80);
+      std::vector<char> stopping(jobs.size(), 0);
+      int resizes = 0;
+      double now = 0;
+      for (size_t i = 0; i < jobs.size(); ++i) {
+        model::Job& j = jobs[i];
+        j.id = model::JobId(static_cast<int32_t>(i));
+        j.name = "job-" + std::to_string(i);
+        j.job_type = types[rng() % types.size()];
+        j.gang_size = j.min_workers = j.max_workers = 1;
+        if (i % 2 == 0) j.max_workers = 8;  // elastic 1..8 where measured
+        j.stacks = {{"cuda", ""}};
+        j.arrival_s = now;
+        ASSERT_TRUE(s.Submit(j, now).accepted) << j.job_type;
+        for (int step = 0; step < 3; ++step) {
+          now += 30 + static_cast<double>(rng() % 300);
+          // Some running jobs finish; jobs writing their checkpoint are done writing.
+          for (size_t k = 0; k <= i; ++k) {
+            if (!s.Known(jobs[k].id)) continue;
+            const JobRecord& r = s.record(jobs[k].id);
+            if (r.phase == JobPhase::kStopping && stopping[k]) {
+              s.Stopped(jobs[k].id, now);
+              stopping[k] = 0;
+            } else if (r.phase == JobPhase::kRunning && rng() % 5 == 0) {
+              s.Finish(jobs[k].id, now);
+            }
+          }
+          std::vector<int32_t> running_before;
+          for (size_t k = 0; k <= i; ++k) {
+            if (s.Known(jobs[k].id) && s.record(jobs[k].id).phase == JobPhase::kRunning) {
+              running_before.push_back(static_cast<int32_t>(k));
+            }
+          }
+          const Decision d = s.Decide(now);
+          for (const Placement& p : d.placed) resizes += p.resized ? 1 : 0;
+          for (model::JobId stopped : d.preempted) {
+            EXPECT_TRUE(std::count(running_before.begin(), running_before.end(), stopped.value()) ==
+                        1)
+                << "stopped job " << stopped.value() << " was not running before the decision";
+            if (s.record(stopped).phase == JobPhase::kStopping) stopping[stopped.value()] = 1;
+          }
+          std::vector<int> held(cluster.devices.size(), 0);
+          for (size_t k = 0; k <= i; ++k) {
+            if (!s.Known(jobs[k].id)) continue;
+            const JobRecord& r = s.record(jobs[k].id);
+            if (r.phase == JobPhase::kQueued || r.phase == JobPhase::kDone) continue;
+            EXPECT_EQ(static_cast<int32_t>(r.devices.size()), r.job->gang_size) << "job " << k;
+            if (!r.sizes.empty()) {
+              EXPECT_TRUE(std::any_of(r.sizes.begin(), r.sizes.end(), [&](const auto& opt) {
+                return opt.workers == r.job->gang_size;
+              }));
+            }
+            for (model::DeviceId dev : r.devices) held[dev.value()]++;
+          }
+          for (size_t dev = 0; dev < cluster.devices.size(); ++dev) {
+            EXPECT_LE(held[dev], 1);
+            EXPECT_EQ(s.state().IsFree(model::DeviceId(static_cast<int32_t>(dev))), held[dev] == 0);
+          }
+        }
+      }
+      EXPECT_GT(resizes, 0);
+    }
+  }
 }
 
 }  // namespace
