@@ -60,6 +60,9 @@ struct JobRun {
   int32_t parts_to_start = 0;  // nodes of the attempt not yet reported started
   int32_t parts_left = 0;      // nodes of the attempt not yet reported ended
   StopReason stop = StopReason::kNone;
+  // Stopped because an inference service took its devices back (Fault::service): told ahead,
+  // it wrote its checkpoint and loses only the time that took.
+  bool reclaimed = false;
   double start_s = 0;
   double since_s = 0;     // progress starts (after a restore)
   double rate = 0;        // effective steps/s, synchronization included
@@ -464,6 +467,10 @@ void Engine::FaultDown(size_t index, double now_s) {
     if (auto job = sched_->JobOn(d)) {
       // Both jobs sharing the device fail with it.
       const int32_t partner = sched_->record(*job).partner;
+      if (f.service) {  // before they stop: the backend may report the exit at once
+        runs_[job->value()].reclaimed = true;
+        if (partner >= 0) runs_[partner].reclaimed = true;
+      }
       if (partner >= 0) FailRun(partner, now_s);
       FailRun(job->value(), now_s);
       ApplySpeedChanges(now_s);
@@ -489,6 +496,11 @@ void Engine::LoseRun(int32_t id, double now_s) {
   if (options_.checkpoint_interval_s > 0) {
     saved_time =
         std::floor(progress_time / options_.checkpoint_interval_s) * options_.checkpoint_interval_s;
+  }
+  // A reclaim is known ahead (the services' plans are made before they take effect): the job
+  // spent its last checkpoint_save_s writing a checkpoint, without progress.
+  if (run.reclaimed) {
+    saved_time = std::max(saved_time, progress_time - options_.checkpoint_save_s);
   }
   const double lost_time = progress_time - saved_time;
   result_.lost_device_hours += run.devices * lost_time / 3600.0;
@@ -700,6 +712,7 @@ void Engine::Launch(const sched::Placement& p, double now_s) {
   run.start_done = r.done_work;
   run.stop_s = -1;
   run.stop = StopReason::kNone;
+  run.reclaimed = false;
   if (p.restarted) result_.cross_vendor_restarts++;
   run.sync_bytes_per_step = 0;
   run.sync_s = 0;

@@ -17,7 +17,8 @@ struct Fault {
   model::DeviceId device;  // one device
   double duration_s = 0;   // down for this long; +infinity: never comes back
   // Not a failure: an inference service takes the device back for this long (sim/serving.h).
-  // The job on it stops as on a fault (losing work since its last checkpoint); it is not
+  // The job on it stops as on a fault, but it was told checkpoint_save_s ahead and wrote a
+  // checkpoint: it loses the progress of that write only (sim/engine.cc, LoseRun); it is not
   // counted among faults.
   bool service = false;
 };

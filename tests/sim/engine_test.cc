@@ -180,6 +180,27 @@ TEST(Simulate, FaultRequeuesJobAndLosesWorkSinceCheckpoint) {
   EXPECT_EQ(r.faults, 1);
 }
 
+TEST(Simulate, ServiceReclaimWritesACheckpointFirst) {
+  const auto c = MakeCluster({{"nv", "cuda", 2, 1}});
+  model::Workload w;
+  w.jobs = {MakeJob(0, 0, 1000, {{"nv", 1.0}})};
+  auto faults = ParseFaults("250, nv-n0, 1h\n", "f.csv", c);
+  ASSERT_TRUE(faults.ok()) << faults.status().ToString();
+  faults->front().service = true;
+  SimOptions o;
+  o.policy = "fifo";
+  o.faults = *faults;
+  o.checkpoint_interval_s = 100;
+  o.checkpoint_save_s = 20;
+  o.record_jobs = true;
+  const SimResult r = RunSim(c, w, o);
+  // Told 20 s ahead, it wrote its checkpoint from 230: 230 steps kept, 20 lost (a fault would
+  // keep the periodic checkpoint's 200). It restarts on nv-n1 at 250 with 770 left.
+  EXPECT_DOUBLE_EQ(r.jobs[0].completion_s, 1020);
+  EXPECT_DOUBLE_EQ(r.lost_device_hours, 20.0 / 3600);
+  EXPECT_EQ(r.faults, 0);
+}
+
 TEST(Faults, BadLinesNameFileAndLine) {
   const auto c = MakeCluster({{"nv", "cuda", 1, 2}});
   auto a = ParseFaults("10, nv-n0, 5\n20, nowhere, 5\n", "f.csv", c);
