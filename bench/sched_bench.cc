@@ -21,7 +21,10 @@ using namespace hetsched;  // NOLINT: benchmark file
 constexpr int kQueued = 100'000;
 const char* kCluster = "v100=26664:per_node=8,p100=26664:per_node=8,k80=26672:per_node=8";
 
-void BM_Decision(benchmark::State& state, const char* policy, double preempt_interval_s) {
+// `elastic`: every job may run at 1 to 8 workers (sched/elastic.h): queued jobs are sized
+// before each decision and, at full decisions, running ones shrink and grow.
+void BM_Decision(benchmark::State& state, const char* policy, double preempt_interval_s,
+                 bool elastic = false) {
   static auto cluster = model::io::ParseClusterShorthand(kCluster);
   static auto profile =
       model::io::LoadGavelThroughputs(cli::DataPath("gavel/simulation_throughputs.json"));
@@ -37,13 +40,17 @@ void BM_Decision(benchmark::State& state, const char* policy, double preempt_int
   static auto workload = sim::GenerateGavelTrace(*profile, o);
   sched::SchedulerOptions options;
   options.preempt_interval_s = preempt_interval_s;
+  options.elastic = elastic;
   auto s = sched::Scheduler::Create(*cluster, &*profile, policy, options);
   if (!s.ok()) {
     state.SkipWithError("scheduler");
     return;
   }
   auto& sched = **s;
-  for (const auto& j : workload->jobs) sched.Submit(j, 0);
+  for (model::Job j : workload->jobs) {
+    if (elastic) j.max_workers = std::max(j.gang_size, 8);
+    sched.Submit(j, 0);
+  }
   sched::Decision first = sched.Decide(0);  // fills the cluster
   std::vector<model::JobId> running;
   for (const auto& p : first.placed) running.push_back(p.job);
@@ -93,6 +100,15 @@ BENCHMARK_CAPTURE(BM_Decision, default_fill, "default", 1e9)
     ->Iterations(1000)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Decision, las_het_fill, "las-het", 1e9)
+    ->Iterations(1000)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Decision, default_fill_elastic, "default", 1e9, true)
+    ->Iterations(1000)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Decision, default_full_elastic, "default", 0, true)
+    ->Iterations(10)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Decision, fifo_het_fill_elastic, "fifo-het", 1e9, true)
     ->Iterations(1000)
     ->Unit(benchmark::kMicrosecond);
 

@@ -240,6 +240,24 @@ void ElasticResizer::ShrinkForHead(double now_s, Decision& out) {
   }
 }
 
+std::optional<ElasticResizer::Growth> ElasticResizer::BestGrowth(const JobRecord& r, int32_t room,
+                                                                 double now_s) const {
+  const int32_t t = r.type.value();
+  const size_t c = CurrentOption(r);
+  const double now_speed = r.sizes[c].speed[t];
+  if (now_speed <= 0) return std::nullopt;
+  const double remaining_s = core_.RemainingWork(r, now_s) / now_speed;
+  for (size_t i = r.sizes.size(); i-- > c + 1;) {
+    const JobRecord::SizeOption& o = r.sizes[i];
+    const int32_t extra = o.workers - r.sizes[c].workers;
+    if (!o.allowed[t] || extra > room || o.speed[t] < now_speed * (1 + kMinGrowthGain)) continue;
+    const double saved_s = remaining_s * (1 - now_speed / o.speed[t]);
+    if (saved_s < kRepayRestarts * core_.options().resize_cost_s) continue;
+    return Growth{(o.speed[t] - now_speed) / r.best_speed / extra, i, extra};
+  }
+  return std::nullopt;
+}
+
 void ElasticResizer::GrowIntoIdle(double now_s, Decision& out) {
   const ClusterState& state = core_.state();
   const int32_t types = state.type_count();
@@ -256,39 +274,24 @@ void ElasticResizer::GrowIntoIdle(double now_s, Decision& out) {
     const JobRecord& r = core_.record(id);
     for (int32_t t = 0; t < types; ++t) wanted[t] = wanted[t] || r.allowed[t];
   }
+  // Per type, the jobs that could grow there, most normalized speed per added device first;
+  // each is checked again against what the ones before it left.
+  std::vector<std::vector<std::pair<double, int32_t>>> candidates(types);
+  for (int32_t id : core_.running()) {
+    const JobRecord& r = core_.record(id);
+    const int32_t t = r.type.value();
+    if (free[t] <= 0 || wanted[t] || !Resizable(r, now_s)) continue;
+    if (const auto g = BestGrowth(r, free[t], now_s)) candidates[t].push_back({-g->gain, id});
+  }
   for (int32_t t = 0; t < types; ++t) {
-    while (free[t] > 0 && !wanted[t]) {
-      int32_t pick = -1;
-      size_t pick_to = 0;
-      double pick_gain = 0;
-      for (int32_t id : core_.running()) {
-        const JobRecord& r = core_.record(id);
-        if (r.type.value() != t || !Resizable(r, now_s)) continue;
-        const size_t c = CurrentOption(r);
-        const double now_speed = r.sizes[c].speed[t];
-        if (now_speed <= 0) continue;
-        const double remaining_s = core_.RemainingWork(r, now_s) / now_speed;
-        for (size_t i = r.sizes.size(); i-- > c + 1;) {
-          const JobRecord::SizeOption& o = r.sizes[i];
-          const int32_t extra = o.workers - r.sizes[c].workers;
-          if (!o.allowed[t] || extra > free[t] || o.speed[t] < now_speed * (1 + kMinGrowthGain)) {
-            continue;
-          }
-          const double saved_s = remaining_s * (1 - now_speed / o.speed[t]);
-          if (saved_s < kRepayRestarts * core_.options().resize_cost_s) continue;
-          const double gain = (o.speed[t] - now_speed) / r.best_speed / extra;
-          if (pick < 0 || gain > pick_gain) {
-            pick = id;
-            pick_to = i;
-            pick_gain = gain;
-          }
-          break;  // its largest size that fits and pays
-        }
-      }
-      if (pick < 0) break;
-      const JobRecord& r = core_.record(pick);
-      free[t] -= r.sizes[pick_to].workers - r.job->gang_size;
-      Stop(pick, r.sizes[pick_to].workers, now_s, out);
+    std::sort(candidates[t].begin(), candidates[t].end());
+    for (const auto& [minus_gain, id] : candidates[t]) {
+      if (free[t] <= 0) break;
+      const JobRecord& r = core_.record(id);
+      const auto g = BestGrowth(r, free[t], now_s);
+      if (!g) continue;
+      free[t] -= g->extra;
+      Stop(id, r.sizes[g->option].workers, now_s, out);
     }
   }
 }
