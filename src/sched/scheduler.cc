@@ -211,15 +211,17 @@ Admission Scheduler::Submit(const model::Job& job, double now_s,
   };
   const bool elastic = elastic_ != nullptr && job.min_workers < job.max_workers && pinned.empty();
   if (elastic) {
-    for (int32_t workers : CandidateSizes(job)) {
+    const std::vector<int32_t> candidates = CandidateSizes(job);
+    for (int32_t workers : candidates) {
       JobRecord::SizeOption o;
       o.workers = workers;
+      // Rejected, it is for what its smallest size lacks.
       evaluate(
           workers,
           [&](const model::DeviceType& dt) {
             return SpeedAtSize(job, workers, dt, core_->profile());
           },
-          o.speed, o.allowed, r.sizes.empty() ? &reasons : nullptr);
+          o.speed, o.allowed, workers == candidates.front() ? &reasons : nullptr);
       if (std::find(o.allowed.begin(), o.allowed.end(), 1) != o.allowed.end()) {
         r.sizes.push_back(std::move(o));
       }

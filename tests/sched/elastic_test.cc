@@ -110,6 +110,14 @@ TEST(ElasticScheduler, AdmittedByItsSmallestSizeAndStartsAsLargeAsFits) {
   EXPECT_EQ(p->devices.size(), 4u);
   EXPECT_FALSE(p->resized);
   EXPECT_DOUBLE_EQ(s->SpeedNow(model::JobId(0)), 4.0);  // 8 steps/s at 8 workers, scaled
+
+  // Rejected, the reason is what its smallest size lacks.
+  const auto one = MakeCluster({{"nv", "cuda", 1, 1}});
+  auto tiny = Make(one, "fifo");
+  const Admission rejected = tiny->Submit(big, 0);
+  EXPECT_FALSE(rejected.accepted);
+  EXPECT_EQ(rejected.reason,
+            "no device in the cluster can run it: nv has 1 device(s), the gang needs 2");
 }
 
 TEST(ElasticScheduler, TakesWhatTheJobsAheadLeave) {
