@@ -15,10 +15,13 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/data_dir.h"
+#include "cost/serving.h"
 #include "model/compatibility.h"
 #include "model/io/cluster_reader.h"
 #include "model/io/workload_reader.h"
 #include "report/table.h"
+#include "sim/serving.h"
 #include "util/source_location.h"
 #include "util/units.h"
 
@@ -67,6 +70,23 @@ util::Status JobError(const std::string& workload_path, const model::Job& job,
                                                   : fmt::format("job '{}'", job.name);
   return util::InputError(at, field + subfield, fmt::format("'{}' {}", job.name, problem),
                           expected);
+}
+
+// For a service (kind service): why no device type of `cluster` can serve it within its SLO,
+// as `simulate` would say it (sim::CheckService, with the shipped Splitwise calibration and
+// its requests of the first day); nullopt when one can, or for any other job.
+std::optional<std::string> ServiceProblem(const model::Cluster& cluster, const model::Job& job) {
+  if (job.kind != model::JobKind::kService) return std::nullopt;
+  sim::ServingOptions options;
+  auto calibrations = cost::LoadServingCalibrations(
+      DataPath("inference/splitwise-perf/perf_model.csv"), cluster.catalog);
+  if (!calibrations.ok()) return calibrations.status().message();
+  options.calibrations = *std::move(calibrations);
+  auto requests = sim::RequestsOf(job, options.horizon_s, 0);
+  if (!requests.ok()) return requests.status().message();
+  const util::Status status = sim::CheckService(cluster, job, *requests, options);
+  if (status.ok()) return std::nullopt;
+  return status.message();
 }
 
 // True when `location` names a node, rack or storage of `cluster` (where a job's data lies).
@@ -148,6 +168,11 @@ json Summarize(const std::string& source, const model::Cluster& cluster,
                                         "cores and host_memory per worker that the nodes of a "
                                         "device type it can use hold for the whole gang"));
         }
+        ++unrunnable;
+      } else if (auto why = ServiceProblem(cluster, job)) {
+        // A service its stacks allow somewhere, but whose SLO no device type meets.
+        j["reason"] = *why;
+        job_errors.push_back(util::Status::InvalidArgument(*why));
         ++unrunnable;
       } else if (!job.data_location.empty() && !KnownDataLocation(cluster, job.data_location)) {
         j["reason"] = fmt::format("reads its data from '{}', no node, rack or storage of {}",

@@ -678,6 +678,13 @@ util::Result<ServingResult> SimulateServing(
   return sim.Run();
 }
 
+util::Status CheckService(const model::Cluster& cluster, const model::Job& service,
+                          const std::vector<model::InferenceRequest>& requests,
+                          const ServingOptions& options) {
+  Simulator sim(cluster, options);
+  return sim.AddService(service, requests);
+}
+
 bool HasServices(const model::Workload& workload) {
   return std::any_of(workload.jobs.begin(), workload.jobs.end(),
                      [](const model::Job& j) { return j.kind == model::JobKind::kService; });

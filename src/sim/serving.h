@@ -87,6 +87,11 @@ util::Result<ServingResult> SimulateServing(
     const std::vector<std::vector<model::InferenceRequest>>& requests,
     const ServingOptions& options);
 
+// The same errors for one service alone, without simulating: what `validate` reports.
+util::Status CheckService(const model::Cluster& cluster, const model::Job& service,
+                          const std::vector<model::InferenceRequest>& requests,
+                          const ServingOptions& options);
+
 // Whether any job of `workload` is a service (kind service).
 bool HasServices(const model::Workload& workload);
 

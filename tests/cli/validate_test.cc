@@ -114,6 +114,34 @@ TEST(ValidateCli, ElasticJobsNeedTheirMinimumOnly) {
       << r.out;
 }
 
+TEST(ValidateCli, ServiceWhoseSloNoDeviceMeetsExitsTwo) {
+  const std::string jobs = TempFile("service.yaml", R"(jobs:
+  - name: chat
+    kind: service
+    model: llama2-70b
+    stacks: [cuda, rocm]
+    slo: {ttft: 10ms, tpot: 1ms, percentile: 99}
+    rate: [[0, 1], [12h, 1]]
+    tokens: {input: 1000, output: 200}
+  - name: easy
+    kind: service
+    model: llama2-7b
+    stacks: [cuda, rocm]
+    slo: {ttft: 2s, tpot: 150ms, percentile: 99}
+    rate: [[0, 1], [12h, 1]]
+    tokens: {input: 500, output: 100}
+)");
+  const CliRun r = Validate("examples/clusters/seed-startup.yaml --workload " + jobs);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("job chat can run nowhere: workload line 2: service 'chat': no device "
+                       "type meets its SLO (TTFT 0.01 s, TPOT 0.001 s): a100-80g (tp 8): one "
+                       "iteration takes at least"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("job easy can run nowhere"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 jobs, 1 can run here, 1 can run nowhere"), std::string::npos) << r.out;
+}
+
 TEST(ValidateCli, BadClusterFileExitsTwoWithPosition) {
   const std::string path = TempFile("bad.yaml", R"(name: bad
 racks: [{name: r, uplink_bandwidth: 1Gb/s, latency: 1us}]
