@@ -299,7 +299,8 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& f) {
     ASSIGN_OR_RETURN(const auto range, ParseElasticRange(f.elastic_range));
     for (model::Job& j : in.workload.jobs) {
       const bool rigid = j.min_workers == j.max_workers;
-      if (j.kind == model::JobKind::kService || !rigid || !j.pinned_devices.empty()) continue;
+      const bool kind = j.kind == model::JobKind::kTraining || j.kind == model::JobKind::kBatch;
+      if (!kind || !rigid || !j.pinned_devices.empty()) continue;
       j.min_workers = std::min(range.first, std::max(1, j.gang_size));
       j.max_workers = std::max(range.second, std::max(1, j.gang_size));
     }
