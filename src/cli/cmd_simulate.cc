@@ -143,7 +143,7 @@ void AddSimulateCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--html", *html,
                   "also write an HTML report (one file, no network): utilization, jobs per "
                   "node, power and queue over time");
-  cmd->callback([flags, policy, html, &result] {
+  cmd->callback([cmd, flags, policy, html, &result] {
     if (auto p = sched::MakePolicy(*policy); !p.ok()) {
       result.exit_code = ReportError(p.status());
       return;
@@ -154,7 +154,9 @@ void AddSimulateCommand(CLI::App& app, CommandResult& result) {
       return;
     }
     if (!html->empty()) in->options.timeline_sample_s = TimelineSampleFor(in->workload);
-    auto r = RunOnePolicy(*in, *policy, flags->quiet);
+    const bool policy_given = cmd->get_option("--policy")->count() > 0;
+    const std::string& chosen = in->config_policy && !policy_given ? *in->config_policy : *policy;
+    auto r = RunOnePolicy(*in, chosen, flags->quiet);
     if (!r.ok()) {
       result.exit_code = ReportError(r.status());
       return;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "cli/data_dir.h"
+#include "cli/sim_config.h"
 #include "cost/serving.h"
 #include "model/io/cluster_reader.h"
 #include "model/io/gavel_reader.h"
@@ -198,6 +199,11 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
   cmd.add_option("--max-rounds", f.max_rounds,
                  "stop after this many scheduling decisions (rounds under --round)");
   cmd.add_flag("--quiet,-q", f.quiet, "no progress bar");
+  cmd.add_option("--config", f.config,
+                 "configuration file (YAML): the training policy, scorer weights, preempt "
+                 "interval and elasticity, the services' placement and interval, and a priority "
+                 "and weight per job kind (docs/simulator.md); flags given here win over it");
+  f.app = &cmd;
   cmd.add_option(
       "--power", f.power.policy,
       "node power policy (default always-on; docs/power.md): " + power::PowerPolicyNames());
@@ -261,10 +267,41 @@ double TimelineSampleFor(const model::Workload& workload) {
   return 3600;
 }
 
-util::Result<SimInputs> LoadSimInputs(const SimFlags& f) {
+namespace {
+
+// `flags` with what `config` sets and the command line does not.
+SimFlags WithConfig(const SimFlags& flags, const SimConfig& config) {
+  SimFlags f = flags;
+  const auto given = [&](const char* name) {
+    return f.app != nullptr && f.app->get_option(name)->count() > 0;
+  };
+  if (config.scorers && !given("--scorers")) f.scorers = *config.scorers;
+  if (config.preempt_interval_s && !given("--preempt-interval")) {
+    f.preempt_interval_s = *config.preempt_interval_s;
+  }
+  if (config.elastic && !given("--no-elastic") && !given("--elastic-range")) {
+    f.no_elastic = !*config.elastic;
+  }
+  if (config.serving && !given("--serving")) f.serving = *config.serving;
+  if (config.serving_interval_s && !given("--serving-interval")) {
+    f.serving_interval_s = *config.serving_interval_s;
+  }
+  return f;
+}
+
+}  // namespace
+
+util::Result<SimInputs> LoadSimInputs(const SimFlags& flags) {
+  SimConfig config;
+  if (!flags.config.empty()) {
+    ASSIGN_OR_RETURN(config, LoadSimConfig(flags.config));
+  }
+  const SimFlags f = WithConfig(flags, config);
   SimInputs in;
+  in.config_policy = config.policy;
   ASSIGN_OR_RETURN(in.cluster, model::io::LoadCluster(f.cluster));
   ASSIGN_OR_RETURN(in.workload, model::io::LoadWorkload(f.trace, in.cluster.catalog));
+  ApplyClasses(config, in.workload);
   bool needs_profile = false;
   for (const model::Job& j : in.workload.jobs) {
     if (j.throughput.empty() && !j.ops && !j.job_type.empty()) needs_profile = true;

@@ -57,6 +57,9 @@ struct SimFlags {
   std::string serving = "hetsched";
   std::string serving_calibration;  // empty: the shipped Splitwise table; "none": roofline
   double serving_interval_s = 300;
+  // A configuration file (cli/sim_config.h); flags given on the command line win over it.
+  std::string config;
+  const CLI::App* app = nullptr;  // the command these flags belong to (which flags were given)
 };
 
 // Adds the shared options to `cmd`.
@@ -67,6 +70,9 @@ struct SimInputs {
   model::Workload workload;
   std::optional<model::ThroughputProfile> profile;
   sim::SimOptions options;  // everything but the policy and progress callback
+  // The configuration file's training policy, when it names one (simulate runs it unless
+  // --policy is given; compare takes its policies from --policies).
+  std::optional<std::string> config_policy;
 };
 
 // Loads and checks the inputs: job types missing from the throughput file, a bad

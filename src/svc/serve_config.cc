@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 
+#include "model/io/yaml_fields.h"
 #include "model/software_stack.h"
 #include "sched/scorers.h"
 #include "util/file.h"
@@ -27,40 +28,7 @@ std::string Resolve(const std::string& base_dir, const std::string& path) {
   return (std::filesystem::path(base_dir) / path).string();
 }
 
-class Reader {
- public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
-
-  util::Status Error(const YAML::Node& n, const std::string& field, const std::string& problem,
-                     const std::string& expected = "") const {
-    const YAML::Mark m = n.Mark();
-    return util::InputError({file_, m.line + 1, m.column + 1}, field, problem, expected);
-  }
-
-  util::Result<std::string> String(const YAML::Node& n, const std::string& field) const {
-    if (!n.IsScalar()) return Error(n, field, "is not a string");
-    return n.Scalar();
-  }
-
-  // kInvalidArgument listing the known fields when `key` (at `field`) is not one of them.
-  util::Status KnownField(const YAML::Node& key, const std::string& field,
-                          const std::set<std::string, std::less<>>& known) const {
-    if (known.count(key.Scalar()) != 0) return util::Status::Ok();
-    std::string list;
-    for (const auto& f : known) list += (list.empty() ? "" : ", ") + f;
-    return Error(key, field, "unknown field", "one of: " + list);
-  }
-
-  util::Result<bool> Bool(const YAML::Node& n, const std::string& field) const {
-    if (n.IsScalar() && (n.Scalar() == "true" || n.Scalar() == "false")) {
-      return n.Scalar() == "true";
-    }
-    return Error(n, field, "is not a boolean", "true or false");
-  }
-
- private:
-  std::string file_;
-};
+using Reader = model::io::YamlFields;
 
 }  // namespace
 
@@ -284,13 +252,7 @@ util::Status ParseKubernetes(const Reader& r, const YAML::Node& node, const std:
 
 util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& file_name,
                                            const std::string& base_dir) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return util::InputError({file_name, e.mark.line + 1, e.mark.column + 1}, "",
-                            fmt::format("not YAML: {}", e.msg));
-  }
+  ASSIGN_OR_RETURN(const YAML::Node root, Reader::Load(text, file_name));
   ServeConfig c;
   const Reader r(file_name);
   if (root.IsNull()) return c;

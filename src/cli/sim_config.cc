@@ -1,0 +1,193 @@
+#include "cli/sim_config.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include "model/io/yaml_fields.h"
+#include "sched/policy.h"
+#include "sched/scorers.h"
+#include "sim/serving.h"
+#include "util/file.h"
+#include "util/units.h"
+
+namespace hetsched::cli {
+
+namespace {
+
+using Fields = std::set<std::string, std::less<>>;
+const Fields kSections = {"training", "services", "classes"};
+const Fields kTraining = {"policy", "scorers", "preempt_interval", "elastic"};
+const Fields kServices = {"placement", "interval"};
+const Fields kClass = {"priority", "weight"};
+
+util::Result<double> Duration(const model::io::YamlFields& r, const YAML::Node& v,
+                              const std::string& field, double least, double most) {
+  const std::string expected = fmt::format(
+      "a duration from {} s to {} s, in seconds or with a unit (90s, 6m, 12h)", least, most);
+  if (!v.IsScalar()) return r.Error(v, field, "is not a duration", expected);
+  auto s = util::ParseDuration(v.Scalar());
+  if (!s.ok() || !(*s >= least && *s <= most)) {
+    return r.Error(v, field, fmt::format("is '{}'", v.Scalar()), expected);
+  }
+  return *s;
+}
+
+// "speed:1,energy:0.5" as a string, or the same as a map {speed: 1, energy: 0.5}.
+util::Result<std::string> Scorers(const model::io::YamlFields& r, const YAML::Node& v,
+                                  const std::string& field) {
+  std::string spec;
+  if (v.IsScalar()) {
+    spec = v.Scalar();
+  } else if (v.IsMap()) {
+    for (const auto& kv : v) {
+      if (!kv.second.IsScalar()) {
+        return r.Error(kv.second, field + "." + kv.first.Scalar(), "is not a number", "a weight");
+      }
+      spec +=
+          fmt::format("{}{}:{}", spec.empty() ? "" : ",", kv.first.Scalar(), kv.second.Scalar());
+    }
+  } else {
+    return r.Error(v, field, "is not a list of scorers", "speed:1,energy:0.5 or {speed: 1}");
+  }
+  if (auto s = sched::MakeScorers(spec); !s.ok()) {
+    return r.Error(v, field, s.status().message(),
+                   "scorers with weights (" + sched::ScorerNames() + ")");
+  }
+  return spec;
+}
+
+util::Status ParseTraining(const model::io::YamlFields& r, const YAML::Node& node, SimConfig& c) {
+  if (!node.IsMap()) return r.Error(node, "training", "is not a mapping", "fields like policy");
+  for (const auto& kv : node) {
+    const std::string key = kv.first.Scalar();
+    const std::string field = "training." + key;
+    RETURN_IF_ERROR(r.KnownField(kv.first, field, kTraining));
+    const YAML::Node& v = kv.second;
+    if (key == "policy") {
+      ASSIGN_OR_RETURN(std::string name, r.String(v, field));
+      if (auto p = sched::MakePolicy(name); !p.ok()) {
+        return r.Error(v, field, fmt::format("'{}' is unknown", name), sched::PolicyNames());
+      }
+      c.policy = name;
+    } else if (key == "scorers") {
+      ASSIGN_OR_RETURN(c.scorers, Scorers(r, v, field));
+    } else if (key == "preempt_interval") {
+      ASSIGN_OR_RETURN(c.preempt_interval_s, Duration(r, v, field, 0, 1e9));
+    } else {
+      ASSIGN_OR_RETURN(c.elastic, r.Bool(v, field));
+    }
+  }
+  return util::Status::Ok();
+}
+
+util::Status ParseServices(const model::io::YamlFields& r, const YAML::Node& node, SimConfig& c) {
+  if (!node.IsMap()) return r.Error(node, "services", "is not a mapping", "fields like placement");
+  for (const auto& kv : node) {
+    const std::string key = kv.first.Scalar();
+    const std::string field = "services." + key;
+    RETURN_IF_ERROR(r.KnownField(kv.first, field, kServices));
+    const YAML::Node& v = kv.second;
+    if (key == "placement") {
+      ASSIGN_OR_RETURN(std::string name, r.String(v, field));
+      if (!sim::ParseServingMode(name).ok()) {
+        return r.Error(v, field, fmt::format("'{}' is unknown", name),
+                       "hetsched, strongest or static-peak");
+      }
+      c.serving = name;
+    } else {
+      ASSIGN_OR_RETURN(c.serving_interval_s, Duration(r, v, field, 10, 86400));
+    }
+  }
+  return util::Status::Ok();
+}
+
+util::Status ParseClasses(const model::io::YamlFields& r, const YAML::Node& node, SimConfig& c) {
+  const std::string kinds = "training, batch, inference or realtime";
+  if (!node.IsMap()) return r.Error(node, "classes", "is not a mapping", "a job kind per key");
+  for (const auto& kv : node) {
+    const std::string name = kv.first.Scalar();
+    const std::string field = "classes." + name;
+    auto kind = model::ParseJobKind(name);
+    if (!kind.ok() || *kind == model::JobKind::kService) {
+      return r.Error(kv.first, field, "is not a job kind of training work", kinds);
+    }
+    if (!kv.second.IsMap()) {
+      return r.Error(kv.second, field, "is not a mapping", "{priority: 1, weight: 2}");
+    }
+    SimConfig::ClassWeights w;
+    for (const auto& f : kv.second) {
+      const std::string key = f.first.Scalar();
+      RETURN_IF_ERROR(r.KnownField(f.first, field + "." + key, kClass));
+      const YAML::Node& v = f.second;
+      const std::string text = v.IsScalar() ? v.Scalar() : "";
+      if (key == "priority") {
+        int32_t p = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), p);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+            std::abs(p) > 1000000) {
+          return r.Error(v, field + ".priority", fmt::format("is '{}'", text),
+                         "a whole number from -1000000 to 1000000, added to each job's priority");
+        }
+        w.priority = p;
+      } else {
+        double x = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+            !(x > 0 && x <= 1e6)) {
+          return r.Error(v, field + ".weight", fmt::format("is '{}'", text),
+                         "a number above 0 and up to 1e6, multiplying each job's weight");
+        }
+        w.weight = x;
+      }
+    }
+    c.classes[*kind] = w;
+  }
+  return util::Status::Ok();
+}
+
+}  // namespace
+
+util::Result<SimConfig> ParseSimConfig(std::string_view text, const std::string& file_name) {
+  ASSIGN_OR_RETURN(const YAML::Node root, model::io::YamlFields::Load(text, file_name));
+  SimConfig c;
+  const model::io::YamlFields r(file_name);
+  if (root.IsNull()) return c;
+  if (!root.IsMap()) {
+    return r.Error(root, "", "is not a mapping", "sections training, services, classes");
+  }
+  for (const auto& kv : root) {
+    const std::string key = kv.first.Scalar();
+    RETURN_IF_ERROR(r.KnownField(kv.first, key, kSections));
+    if (key == "training") {
+      RETURN_IF_ERROR(ParseTraining(r, kv.second, c));
+    } else if (key == "services") {
+      RETURN_IF_ERROR(ParseServices(r, kv.second, c));
+    } else {
+      RETURN_IF_ERROR(ParseClasses(r, kv.second, c));
+    }
+  }
+  return c;
+}
+
+util::Result<SimConfig> LoadSimConfig(const std::string& path) {
+  auto text = util::ReadFile(path);
+  if (!text.ok()) {
+    return util::Status::NotFound("--config: " + text.status().message());
+  }
+  return ParseSimConfig(*text, path);
+}
+
+void ApplyClasses(const SimConfig& config, model::Workload& workload) {
+  for (model::Job& job : workload.jobs) {
+    const auto it = config.classes.find(job.kind);
+    if (it == config.classes.end()) continue;
+    job.priority += it->second.priority;
+    job.priority_weight *= it->second.weight;
+  }
+}
+
+}  // namespace hetsched::cli

@@ -1,0 +1,52 @@
+// SimConfig: what `simulate --config FILE` and `compare --config FILE` read (docs/simulator.md,
+// "Configuration file"): the policy of each class of work, its weights, and per job kind a
+// priority and a fairness weight, so that a study is one file rather than a command line.
+//
+//   training:            # every job that is not a service
+//     policy: default
+//     scorers: {speed: 1, energy: 0.5}
+//     preempt_interval: 5m
+//     elastic: true
+//   services:            # kind: service
+//     placement: hetsched
+//     interval: 5m
+//   classes:
+//     batch: {priority: -1, weight: 0.5}
+//
+// Flags given on the command line win over the file.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "model/job.h"
+#include "util/status.h"
+
+namespace hetsched::cli {
+
+struct SimConfig {
+  std::optional<std::string> policy;
+  std::optional<std::string> scorers;  // "name:weight,..." (sched::MakeScorers)
+  std::optional<double> preempt_interval_s;
+  std::optional<bool> elastic;
+  std::optional<std::string> serving;  // sim::ServingMode name
+  std::optional<double> serving_interval_s;
+  // Added to the priority and multiplied into the priority_weight of every job of a kind.
+  struct ClassWeights {
+    int32_t priority = 0;
+    double weight = 1;
+  };
+  std::map<model::JobKind, ClassWeights> classes;
+};
+
+// Errors are "file:line:column: field: problem (expected ...)".
+util::Result<SimConfig> ParseSimConfig(std::string_view text, const std::string& file_name);
+util::Result<SimConfig> LoadSimConfig(const std::string& path);
+
+// The classes' priorities and weights applied to the jobs of `workload`.
+void ApplyClasses(const SimConfig& config, model::Workload& workload);
+
+}  // namespace hetsched::cli

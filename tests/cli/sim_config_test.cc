@@ -1,0 +1,115 @@
+// simulate's --config file (cli/sim_config.h): every section read, each bad field located, the
+// class weights applied to jobs, and flags on the command line winning over the file.
+#include "cli/sim_config.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "testing/cli_runner.h"
+#include "util/file.h"
+
+namespace hetsched::cli {
+namespace {
+
+TEST(SimConfig, ReadsEverySection) {
+  auto c = ParseSimConfig(R"(training:
+  policy: fifo-het
+  scorers: {speed: 1, energy: 0.5}
+  preempt_interval: 10m
+  elastic: false
+services:
+  placement: strongest
+  interval: 600
+classes:
+  batch: {priority: -1, weight: 0.5}
+  training: {weight: 2}
+)",
+                          "c.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(*c->policy, "fifo-het");
+  EXPECT_EQ(*c->scorers, "speed:1,energy:0.5");
+  EXPECT_DOUBLE_EQ(*c->preempt_interval_s, 600);
+  EXPECT_FALSE(*c->elastic);
+  EXPECT_EQ(*c->serving, "strongest");
+  EXPECT_DOUBLE_EQ(*c->serving_interval_s, 600);
+  ASSERT_EQ(c->classes.size(), 2u);
+  EXPECT_EQ(c->classes.at(model::JobKind::kBatch).priority, -1);
+  EXPECT_DOUBLE_EQ(c->classes.at(model::JobKind::kBatch).weight, 0.5);
+  EXPECT_DOUBLE_EQ(c->classes.at(model::JobKind::kTraining).weight, 2);
+
+  model::Workload w;
+  w.jobs.resize(3);
+  w.jobs[0].kind = model::JobKind::kBatch;
+  w.jobs[0].priority = 3;
+  w.jobs[1].kind = model::JobKind::kTraining;
+  w.jobs[2].kind = model::JobKind::kInference;
+  ApplyClasses(*c, w);
+  EXPECT_EQ(w.jobs[0].priority, 2);
+  EXPECT_DOUBLE_EQ(w.jobs[0].priority_weight, 0.5);
+  EXPECT_DOUBLE_EQ(w.jobs[1].priority_weight, 2);
+  EXPECT_EQ(w.jobs[2].priority, 0);
+  EXPECT_DOUBLE_EQ(w.jobs[2].priority_weight, 1);
+
+  EXPECT_TRUE(ParseSimConfig("", "empty.yaml").ok());
+}
+
+TEST(SimConfig, BadFieldsAreLocated) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"training:\n  policy: nope\n", "c.yaml:2:11: training.policy: 'nope' is unknown"},
+      {"training:\n  scorer: speed\n",
+       "c.yaml:2:3: training.scorer: unknown field (expected one "
+       "of: elastic, policy, preempt_interval, scorers)"},
+      {"training:\n  scorers: {speed: 1, fast: 2}\n", "c.yaml:2:12: training.scorers:"},
+      {"training:\n  preempt_interval: -5\n",
+       "c.yaml:2:21: training.preempt_interval: is '-5' (expected a duration"},
+      {"training:\n  elastic: maybe\n",
+       "c.yaml:2:12: training.elastic: is not a boolean (expected true or false)"},
+      {"services:\n  placement: cheapest\n",
+       "c.yaml:2:14: services.placement: 'cheapest' is unknown (expected hetsched, strongest or "
+       "static-peak)"},
+      {"services:\n  interval: 5s\n",
+       "c.yaml:2:13: services.interval: is '5s' (expected a "
+       "duration from 10 s to 86400 s"},
+      {"classes:\n  service: {priority: 1}\n",
+       "c.yaml:2:3: classes.service: is not a job kind of training work"},
+      {"classes:\n  batch: {priority: 1.5}\n",
+       "c.yaml:2:21: classes.batch.priority: is '1.5' (expected a whole number"},
+      {"classes:\n  batch: {weight: 0}\n",
+       "c.yaml:2:19: classes.batch.weight: is '0' (expected a number above 0"},
+      {"policy: fifo\n",
+       "c.yaml:1:1: policy: unknown field (expected one of: classes, services, "
+       "training)"},
+      {"training: [\n", "c.yaml:"},
+  };
+  for (const auto& [text, expected] : cases) {
+    SCOPED_TRACE(text);
+    auto c = ParseSimConfig(text, "c.yaml");
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.status().code(), util::StatusCode::kInvalidArgument);
+    EXPECT_EQ(c.status().message().rfind(expected, 0), 0u) << c.status().message();
+  }
+}
+
+TEST(SimConfig, SimulateRunsTheFilesPolicyUnlessAFlagSaysOtherwise) {
+  const std::string path = ::testing::TempDir() + "/sim_config_test.yaml";
+  ASSERT_TRUE(util::WriteFile(path, "training:\n  policy: fifo-het\n  elastic: false\n").ok());
+  const std::string base =
+      "simulate -q --cluster examples/clusters/seed-startup.yaml --trace "
+      "examples/workloads/small-mixed.yaml --config " +
+      path;
+  auto r = testing::RunHetsched(base);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("metric                   fifo-het"), std::string::npos) << r.out;
+  r = testing::RunHetsched(base + " --policy las");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("metric                   las"), std::string::npos) << r.out;
+  r = testing::RunHetsched(
+      "simulate -q --cluster examples/clusters/seed-startup.yaml --trace "
+      "examples/workloads/small-mixed.yaml --config /no/such.yaml");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("--config: /no/such.yaml"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace hetsched::cli
