@@ -83,7 +83,7 @@ size_t ElasticResizer::CurrentOption(const JobRecord& r) {
   return 0;  // unreachable: the size is always one of the options
 }
 
-void ElasticResizer::SizeQueued(double /*now_s*/) {
+void ElasticResizer::SizeQueued() {
   if (live_ == 0) return;
   const ClusterState& state = core_.state();
   const int32_t types = state.type_count();

@@ -58,7 +58,7 @@ class ElasticResizer {
   // Sizes every queued elastic job the walk reaches, in policy order: the fastest (size, type)
   // within its cap that fits the free devices the jobs ahead of it leave (rigid jobs take
   // their fastest type with room). The walk ends when nothing is free.
-  void SizeQueued(double now_s);
+  void SizeQueued();
   // Once per preempt interval: shrinks running jobs for the first waiting job and grows them
   // into devices nobody waits for (see the file comment). Appends the jobs it stops to
   // `out.preempted`.

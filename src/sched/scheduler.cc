@@ -287,7 +287,7 @@ Admission Scheduler::Submit(const model::Job& job, double now_s,
 Decision Scheduler::Decide(double now_s) {
   Decision out;
   core_->BeginDecision(now_s);
-  if (elastic_) elastic_->SizeQueued(now_s);
+  if (elastic_) elastic_->SizeQueued();
   if (!core_->queue().empty()) {
     strategy_->Decide(now_s, out);
   } else if (HasWork()) {
@@ -300,7 +300,7 @@ Decision Scheduler::Decide(double now_s) {
   if (elastic_) {
     elastic_->Resize(now_s, out);
     if (!core_->queue().empty() && core_->TotalFree() > 0) {
-      elastic_->SizeQueued(now_s);
+      elastic_->SizeQueued();
       strategy_->Fill(now_s, out);
     }
   }
