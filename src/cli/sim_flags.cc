@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <set>
 
 #include "cli/data_dir.h"
@@ -18,42 +19,41 @@
 namespace hetsched::cli {
 namespace {
 
-util::Result<std::pair<int32_t, int32_t>> ParseMeasure(const std::string& text) {
-  const size_t dash = text.find('-');
-  int32_t a = -1, b = -1;
-  bool ok = dash != std::string::npos;
-  if (ok) {
-    auto [p1, e1] = std::from_chars(text.data(), text.data() + dash, a);
-    auto [p2, e2] = std::from_chars(text.data() + dash + 1, text.data() + text.size(), b);
-    ok = e1 == std::errc() && e2 == std::errc() && p1 == text.data() + dash &&
-         p2 == text.data() + text.size() && a >= 0 && b > a;
-  }
-  if (!ok) {
-    return util::Status::InvalidArgument(fmt::format(
-        "--measure-jobs '{}': expected FIRST-LAST job ids with FIRST < LAST (e.g. 4000-5000)",
-        text));
+// Two whole numbers joined by `separator` ("4000-5000", "1:8"); nullopt when `text` is not
+// exactly that.
+std::optional<std::pair<int32_t, int32_t>> ParseIntPair(const std::string& text, char separator) {
+  const size_t at = text.find(separator);
+  if (at == std::string::npos) return std::nullopt;
+  int32_t a = 0, b = 0;
+  auto [p1, e1] = std::from_chars(text.data(), text.data() + at, a);
+  auto [p2, e2] = std::from_chars(text.data() + at + 1, text.data() + text.size(), b);
+  if (e1 != std::errc() || e2 != std::errc() || p1 != text.data() + at ||
+      p2 != text.data() + text.size()) {
+    return std::nullopt;
   }
   return std::make_pair(a, b);
 }
 
+util::Result<std::pair<int32_t, int32_t>> ParseMeasure(const std::string& text) {
+  const auto ids = ParseIntPair(text, '-');
+  if (!ids || ids->first < 0 || ids->second <= ids->first) {
+    return util::Status::InvalidArgument(fmt::format(
+        "--measure-jobs '{}': expected FIRST-LAST job ids with FIRST < LAST (e.g. 4000-5000)",
+        text));
+  }
+  return *ids;
+}
+
 // "MIN:MAX" with 1 <= MIN <= MAX, whole numbers.
 util::Result<std::pair<int32_t, int32_t>> ParseElasticRange(const std::string& text) {
-  const size_t colon = text.find(':');
-  int32_t lo = -1, hi = -1;
-  bool ok = colon != std::string::npos;
-  if (ok) {
-    auto [p1, e1] = std::from_chars(text.data(), text.data() + colon, lo);
-    auto [p2, e2] = std::from_chars(text.data() + colon + 1, text.data() + text.size(), hi);
-    ok = e1 == std::errc() && e2 == std::errc() && p1 == text.data() + colon &&
-         p2 == text.data() + text.size() && lo >= 1 && hi >= lo;
-  }
-  if (!ok) {
+  const auto range = ParseIntPair(text, ':');
+  if (!range || range->first < 1 || range->second < range->first) {
     return util::Status::InvalidArgument(fmt::format(
         "--elastic-range '{}': expected MIN:MAX workers, whole numbers with 1 <= MIN <= MAX "
         "(e.g. 1:8)",
         text));
   }
-  return std::make_pair(lo, hi);
+  return *range;
 }
 
 // The power flags into `o` (their ranges are checked by power::PowerOptions' validation).
