@@ -138,6 +138,22 @@ double ServingModel::IterationSeconds(int32_t batch, double mean_context, int64_
          PromptCommSeconds(1, len);
 }
 
+int64_t ServingModel::LargestChunk(int32_t batch, double mean_context, double step_limit) const {
+  if (IterationSeconds(batch, mean_context, 1) > step_limit) return 0;
+  // Iteration time grows with the chunk: double, then bisect.
+  int64_t lo = 1, hi = 1;
+  while (hi < (int64_t{1} << 20) && IterationSeconds(batch, mean_context, hi * 2) <= step_limit) {
+    hi *= 2;
+  }
+  lo = hi;
+  hi *= 2;
+  while (hi - lo > 1) {
+    const int64_t mid = (lo + hi) / 2;
+    (IterationSeconds(batch, mean_context, mid) <= step_limit ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 ReplicaCapacity ServingModel::CapacityAt(const ServingSlo& slo, double mean_input,
                                          double mean_output) const {
   ReplicaCapacity best;
@@ -166,18 +182,7 @@ ReplicaCapacity ServingModel::CapacityAt(const ServingSlo& slo, double mean_inpu
     const double decode = DecodeStepSeconds(b, mean_context);
     fastest_step = std::min(fastest_step, IterationSeconds(b, mean_context, 1));
     if (IterationSeconds(b, mean_context, 1) > step_limit) break;  // steps only grow with b
-    // The largest chunk within the step limit (iteration time grows with the chunk).
-    int64_t lo = 1, hi = 1;
-    while (hi < (int64_t{1} << 20) && IterationSeconds(b, mean_context, hi * 2) <= step_limit) {
-      hi *= 2;
-    }
-    lo = hi;
-    hi *= 2;
-    while (hi - lo > 1) {
-      const int64_t mid = (lo + hi) / 2;
-      (IterationSeconds(b, mean_context, mid) <= step_limit ? lo : hi) = mid;
-    }
-    const int64_t chunk = lo;
+    const int64_t chunk = LargestChunk(b, mean_context, step_limit);
     const double step = IterationSeconds(b, mean_context, chunk);
     const double prefill_time = std::ceil(input / chunk) * step;
     slowest_prefill = std::max(slowest_prefill, prefill_time);

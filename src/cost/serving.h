@@ -132,6 +132,9 @@ class ServingModel {
   // compute and all-reduces; the weights are read once and the fixed costs paid once.
   // DecodeStepSeconds when chunk is 0, PrefillSeconds(1, chunk) when batch is 0.
   double IterationSeconds(int32_t batch, double mean_context, int64_t chunk) const;
+  // The most prompt tokens one iteration with `batch` running sequences can prefill within
+  // `step_limit` seconds (0 when even the decode step alone takes longer).
+  int64_t LargestChunk(int32_t batch, double mean_context, double step_limit) const;
 
   // The request rate one replica sustains for requests of mean_input prompt and mean_output
   // generated tokens while meeting `slo`, under chunked prefill: for each batch B (within the

@@ -48,12 +48,19 @@ struct Replica {
   double held_from_s = 0;
   double ready_s = 0;
   double released_s = -1;  // >= 0 once its devices are given back
+  // Dropped by the plan: it takes requests until retire_s (when the replicas started in its
+  // place are ready: make before break), then finishes what it has and gives its devices back.
   bool draining = false;
+  double retire_s = kInf;
   bool busy = false;
-  double busy_s = 0;            // time in iterations
-  int64_t chunk = 1;            // prompt tokens prefilled per iteration (ReplicaCapacity::chunk)
-  std::deque<int32_t> waiting;  // not yet through prefill; the front may be partly prefilled
-  int64_t head_done = 0;        // prompt tokens of waiting.front() prefilled so far
+  double busy_s = 0;  // time in iterations
+  int64_t chunk = 1;  // prompt tokens prefilled per iteration at the sized batch
+  // Per number of running sequences (0 to max_batch): the prompt tokens an iteration prefills
+  // within the TPOT's step limit. Fewer decodes leave room for a longer chunk (Sarathi-Serve's
+  // token budget counts decode tokens too).
+  std::vector<int64_t> chunk_at;
+  double step_s = 0;            // an iteration at the sized batch and chunk (ReplicaCapacity)
+  std::deque<int32_t> waiting;  // not yet through prefill (ServiceState::prefilled: how far)
   std::vector<Running> running;
   double context_sum = 0;  // tokens of context over `running`
   // The iteration under way: requests at the front of `waiting` whose prefill it completes,
@@ -68,21 +75,24 @@ struct ServiceState {
   cost::ServingSlo slo;
   std::vector<Shape> shapes;
   const std::vector<model::InferenceRequest>* requests = nullptr;
-  size_t next = 0;                // next request to arrive
-  std::vector<float> ttft, tpot;  // per request; +infinity: never served
-  std::vector<int32_t> replicas;  // indices into Simulator::replicas_ (all, ever)
+  size_t next = 0;                 // next request to arrive
+  std::vector<float> ttft, tpot;   // per request; +infinity: never served
+  std::vector<int32_t> prefilled;  // per request: prompt tokens prefilled so far
+  std::vector<int32_t> replicas;   // indices into Simulator::replicas_ (all, ever)
   ServiceOutcome outcome;
   double static_rate = -1;  // kStaticPeak: the rate it is provisioned for
 };
 
-// A replica's iteration ends, or it becomes ready (its weights are loaded).
+// A replica's iteration ends, it becomes ready (its weights are loaded), or it stops taking
+// requests (it is retired).
+enum class EventKind { kIterationEnd, kReady, kRetire };
 struct Event {
   double time_s;
   int32_t replica;
-  bool ready;
+  EventKind kind;
   bool operator>(const Event& o) const {
     if (time_s != o.time_s) return time_s > o.time_s;
-    return replica != o.replica ? replica > o.replica : ready < o.ready;
+    return replica != o.replica ? replica > o.replica : kind > o.kind;
   }
 };
 
@@ -114,6 +124,12 @@ class Simulator {
   void MaybeStart(int32_t replica, double now_s);
   void FinishIteration(int32_t replica, double now_s);
   void Release(int32_t replica, double now_s);
+  // Whether a replica takes new requests at now_s.
+  bool TakesRequests(const Replica& r, double now_s) const {
+    return r.released_s < 0 && (!r.draining || now_s < r.retire_s);
+  }
+  // Releases a retired replica once it has nothing left to do.
+  void ReleaseIfDone(int32_t replica, double now_s);
 
   const model::Cluster& cluster_;
   const ServingOptions& options_;
@@ -122,6 +138,9 @@ class Simulator {
   std::vector<char> held_;  // by device
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::vector<std::string> notes_;
+  // (service, shape) the last plan asked for that found no room: started as soon as a
+  // release frees enough devices (as a pending pod is), until the next plan.
+  std::vector<std::pair<int32_t, int32_t>> pending_starts_;
 };
 
 util::Status Simulator::AddService(const model::Job& job,
@@ -137,6 +156,7 @@ util::Status Simulator::AddService(const model::Job& job,
   s.requests = &reqs;
   s.ttft.assign(reqs.size(), std::numeric_limits<float>::infinity());
   s.tpot.assign(reqs.size(), std::numeric_limits<float>::infinity());
+  s.prefilled.assign(reqs.size(), 0);
   s.outcome.name = job.name;
   // Shapes: every compatible type the cluster has, tp up to the devices of that type one node
   // holds, joined by the node's island (else its host path).
@@ -310,9 +330,7 @@ void Simulator::Autoscale(double now_s) {
     }
   }
   const std::vector<std::vector<int32_t>>& target = plan.replicas;
-  // Drain what the target no longer has (the least loaded first), then start what it adds;
-  // idle drained replicas give their devices back once the starts are done. A service whose
-  // starts do not all find room keeps the replicas it was draining.
+  // Drop what the target no longer has (the least loaded first), then start what it adds.
   std::vector<std::vector<int32_t>> drained(services_.size());
   for (size_t s = 0; s < services_.size(); ++s) {
     for (size_t k = 0; k < services_[s].shapes.size(); ++k) {
@@ -340,25 +358,51 @@ void Simulator::Autoscale(double now_s) {
   std::stable_sort(to_start.begin(), to_start.end(), [&](const auto& a, const auto& b) {
     return services_[a.first].shapes[a.second].tp > services_[b.first].shapes[b.second].tp;
   });
+  // A service that starts nothing retires what it drops at once (idle replicas give their
+  // devices back now, busy ones when done), so that other services' starts find the room.
+  // One that starts replicas keeps serving on the dropped ones until the new ones are ready,
+  // or, when a start finds no room, keeps them.
+  pending_starts_.clear();
+  std::vector<char> starts(services_.size(), 0);
+  for (const auto& [s, k] : to_start) starts[s] = 1;
+  auto retire = [&](int32_t id, double at_s) {
+    replicas_[id].retire_s = at_s;
+    if (at_s > now_s) {
+      events_.push({at_s, id, EventKind::kRetire});
+    } else {
+      ReleaseIfDone(id, now_s);
+    }
+  };
+  for (size_t s = 0; s < services_.size(); ++s) {
+    if (!starts[s]) {
+      for (int32_t id : drained[s]) retire(id, now_s);
+    }
+  }
   std::vector<char> all_started(services_.size(), 1);
+  std::vector<double> handover_s(services_.size(), now_s);  // when the new replicas are ready
   for (const auto& [s, k] : to_start) {
-    if (all_started[s] && !StartReplica(s, k, now_s)) {
+    if (all_started[s] && StartReplica(s, k, now_s)) {
+      handover_s[s] = std::max(handover_s[s], replicas_.back().ready_s);
+      continue;
+    }
+    pending_starts_.emplace_back(s, k);
+    if (all_started[s]) {
       all_started[s] = 0;
       const Shape& sh = services_[s].shapes[k];
       // Devices the program counted on are still held by draining replicas, or free in pieces
       // too small for the replica.
-      notes_.push_back(fmt::format("t={:.0f}s: {}: no node has {} free {} for a replica", now_s,
+      notes_.push_back(fmt::format("t={:.0f}s: {}: no node has {} free {} for a replica yet", now_s,
                                    services_[s].job->name, sh.tp,
                                    cluster_.catalog.Get(sh.type).name));
     }
   }
   for (size_t s = 0; s < services_.size(); ++s) {
+    if (!starts[s]) continue;
     for (int32_t id : drained[s]) {
-      Replica& r = replicas_[id];
-      if (!all_started[s]) {
-        r.draining = false;
-      } else if (!r.busy && r.waiting.empty() && r.running.empty()) {
-        Release(id, now_s);
+      if (all_started[s]) {
+        retire(id, handover_s[s]);
+      } else {
+        replicas_[id].draining = false;
       }
     }
   }
@@ -404,6 +448,12 @@ bool Simulator::StartReplica(int32_t service, int32_t shape, double now_s) {
   const cost::ReplicaCapacity capacity = r.model->CapacityAt(st.slo, in, out);
   r.max_batch = std::max(1, capacity.batch);
   r.chunk = std::max<int64_t>(1, capacity.chunk);
+  for (int32_t b = 0; b <= r.max_batch; ++b) {
+    r.chunk_at.push_back(std::max(
+        r.chunk, r.model->LargestChunk(b, in + out / 2,
+                                       cost::ServingModel::kStepShareOfTpot * st.slo.tpot_s)));
+  }
+  r.step_s = capacity.step_s;
   for (int32_t i = 0; i < node.device_count && static_cast<int32_t>(r.devices.size()) < sh.tp;
        ++i) {
     const model::DeviceId d(node.first_device.value() + i);
@@ -421,7 +471,7 @@ bool Simulator::StartReplica(int32_t service, int32_t shape, double now_s) {
   replicas_.push_back(std::move(r));
   st.replicas.push_back(id);
   ++st.outcome.replicas_started;
-  if (replicas_[id].ready_s > now_s) events_.push({replicas_[id].ready_s, id, true});
+  if (replicas_[id].ready_s > now_s) events_.push({replicas_[id].ready_s, id, EventKind::kReady});
   return true;
 }
 
@@ -431,7 +481,7 @@ void Simulator::Route(int32_t service, int32_t request, double now_s) {
   double best_load = kInf;
   for (int32_t r : st.replicas) {
     const Replica& rep = replicas_[r];
-    if (rep.released_s >= 0 || rep.draining) continue;
+    if (!TakesRequests(rep, now_s)) continue;
     // Outstanding requests per batch slot; a replica still starting counts as its start-up
     // time worth of full load.
     double load = static_cast<double>(rep.waiting.size() + rep.running.size()) / rep.max_batch;
@@ -446,6 +496,7 @@ void Simulator::Route(int32_t service, int32_t request, double now_s) {
     for (auto it = st.replicas.rbegin(); it != st.replicas.rend() && best < 0; ++it) {
       if (replicas_[*it].released_s < 0) {
         replicas_[*it].draining = false;
+        replicas_[*it].retire_s = kInf;
         best = *it;
       }
     }
@@ -459,15 +510,25 @@ void Simulator::MaybeStart(int32_t id, double now_s) {
   Replica& r = replicas_[id];
   if (r.busy || r.ready_s > now_s || r.released_s >= 0) return;
   if (r.waiting.empty() && r.running.empty()) return;
-  const auto& reqs = *services_[r.service].requests;
+  ServiceState& st = services_[r.service];
+  const auto& reqs = *st.requests;
+  // Prompts that can still get their first token within the TTFT target go first, in arrival
+  // order; those that cannot any more follow. Under a burst, FIFO would let every queued
+  // request miss; this serves as many within the target as the replica can.
+  std::stable_partition(r.waiting.begin(), r.waiting.end(), [&](int32_t q) {
+    const double left = reqs[q].input_tokens - st.prefilled[q];
+    const double iterations = std::ceil(left / static_cast<double>(r.chunk));
+    return now_s + iterations * r.step_s <= reqs[q].arrival_s + st.slo.ttft_s;
+  });
   // Chunked prefill: up to `chunk` prompt tokens from the front of the queue, as long as the
   // requests it completes find a place in the batch.
-  int64_t budget = r.chunk;
+  const int64_t max_chunk = r.chunk_at[r.running.size()];
+  int64_t budget = max_chunk;
   const int32_t slots = r.max_batch - static_cast<int32_t>(r.running.size());
   r.completing = 0;
   r.partial_tokens = 0;
   for (size_t i = 0; i < r.waiting.size() && budget > 0 && r.completing < slots; ++i) {
-    const int64_t need = reqs[r.waiting[i]].input_tokens - (i == 0 ? r.head_done : 0);
+    const int64_t need = reqs[r.waiting[i]].input_tokens - st.prefilled[r.waiting[i]];
     if (need <= budget) {
       budget -= need;
       ++r.completing;
@@ -476,14 +537,14 @@ void Simulator::MaybeStart(int32_t id, double now_s) {
       budget = 0;
     }
   }
-  const int64_t chunk = r.chunk - budget;
+  const int64_t chunk = max_chunk - budget;
   if (chunk == 0 && r.running.empty()) return;  // the batch is full of nothing: cannot happen
   const int32_t batch = static_cast<int32_t>(r.running.size());
   const double duration =
       r.model->IterationSeconds(batch, batch > 0 ? r.context_sum / batch : 0, chunk);
   r.busy = true;
   r.busy_s += duration;
-  events_.push({now_s + duration, id, false});
+  events_.push({now_s + duration, id, EventKind::kIterationEnd});
 }
 
 void Simulator::FinishIteration(int32_t id, double now_s) {
@@ -505,11 +566,12 @@ void Simulator::FinishIteration(int32_t id, double now_s) {
     r.context_sum -= reqs[run.request].input_tokens + out;
   }
   r.running.resize(kept);
+  // The prompt the iteration prefilled in part is the one after those it completed.
+  if (r.partial_tokens > 0) st.prefilled[r.waiting[r.completing]] += r.partial_tokens;
   // Prompts whose prefill is complete give their first token and join the batch.
   for (int32_t k = 0; k < r.completing; ++k) {
     const int32_t q = r.waiting.front();
     r.waiting.pop_front();
-    r.head_done = 0;
     st.ttft[q] = static_cast<float>(now_s - reqs[q].arrival_s);
     if (reqs[q].output_tokens <= 1) {
       st.tpot[q] = 0;
@@ -518,20 +580,26 @@ void Simulator::FinishIteration(int32_t id, double now_s) {
     r.running.push_back({q, reqs[q].output_tokens - 1, now_s});
     r.context_sum += reqs[q].input_tokens + 1;
   }
-  r.head_done += r.partial_tokens;
   r.completing = 0;
   r.partial_tokens = 0;
-  if (r.draining && r.waiting.empty() && r.running.empty()) {
-    Release(id, now_s);
-    return;
-  }
+  ReleaseIfDone(id, now_s);
   MaybeStart(id, now_s);
+}
+
+void Simulator::ReleaseIfDone(int32_t id, double now_s) {
+  Replica& r = replicas_[id];
+  if (r.released_s < 0 && r.draining && now_s >= r.retire_s && !r.busy && r.waiting.empty() &&
+      r.running.empty()) {
+    Release(id, now_s);
+  }
 }
 
 void Simulator::Release(int32_t id, double now_s) {
   Replica& r = replicas_[id];
   r.released_s = now_s;
   for (model::DeviceId d : r.devices) held_[d.value()] = 0;
+  std::erase_if(pending_starts_,
+                [&](const auto& p) { return StartReplica(p.first, p.second, now_s); });
 }
 
 util::Result<ServingResult> Simulator::Run() {
@@ -561,10 +629,16 @@ util::Result<ServingResult> Simulator::Run() {
     } else if (event <= now) {
       const Event e = events_.top();
       events_.pop();
-      if (e.ready) {
-        MaybeStart(e.replica, now);
-      } else {
-        FinishIteration(e.replica, now);
+      switch (e.kind) {
+        case EventKind::kReady:
+          MaybeStart(e.replica, now);
+          break;
+        case EventKind::kIterationEnd:
+          FinishIteration(e.replica, now);
+          break;
+        case EventKind::kRetire:
+          ReleaseIfDone(e.replica, now);
+          break;
       }
     } else {
       ServiceState& st = services_[arriving];
@@ -574,6 +648,7 @@ util::Result<ServingResult> Simulator::Run() {
   }
   // Services end at the horizon: every replica still held is booked as given back then
   // (requests in flight finish on it; the seconds past the horizon are not booked).
+  pending_starts_.clear();
   for (size_t id = 0; id < replicas_.size(); ++id) {
     Replica& r = replicas_[id];
     if (r.released_s < 0) Release(static_cast<int32_t>(id), options_.horizon_s);
