@@ -24,6 +24,7 @@ struct PlanServiceArgs {
   std::string tpot = "100ms";
   double input_tokens = 1024;
   double output_tokens = 256;
+  double long_input_tokens = 0;  // 0: --input
   int32_t max_tp = 8;
   std::string link_bandwidth = "300GB/s";
   std::string calibration;  // "" = the shipped Splitwise table; "none" = bare roofline
@@ -185,7 +186,7 @@ int Run(const PlanServiceArgs& a) {
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
   for (const model::DeviceType& type : catalog.types()) {
     const auto options = cost::ReplicaOptions(*served, type, a.max_tp, *link, *calibrations, slo,
-                                              a.input_tokens, a.output_tokens);
+                                              a.input_tokens, a.output_tokens, a.long_input_tokens);
     // The cheapest feasible shape per request; else why the largest one fails.
     const cost::ReplicaOption* best = nullptr;
     for (const auto& o : options) {
@@ -227,11 +228,15 @@ int Run(const PlanServiceArgs& a) {
   if (a.json) {
     std::fputs((j.dump(2) + "\n").c_str(), stdout);
   } else {
+    const std::string long_prompts =
+        a.long_input_tokens > a.input_tokens
+            ? fmt::format(" (p99 prompt {:.0f} tokens)", a.long_input_tokens)
+            : "";
     std::fputs(fmt::format("{} replicas meeting TTFT {} and TPOT {} at p99 for requests of {:.0f} "
-                           "prompt and {:.0f} output tokens: the cheapest shape per request on "
+                           "prompt{} and {:.0f} output tokens: the cheapest shape per request on "
                            "each type, with chunked prefill (docs/serving.md):\n",
                            a.model, util::FormatDuration(*ttft), util::FormatDuration(*tpot),
-                           a.input_tokens, a.output_tokens)
+                           a.input_tokens, long_prompts, a.output_tokens)
                    .c_str(),
                stdout);
     std::fputs(table.Render().c_str(), stdout);
@@ -256,6 +261,10 @@ void AddPlanServiceCommand(CLI::App& plan, CommandResult& result) {
       ->check(CLI::Range(1.0, 1e6));
   cmd->add_option("--output", args->output_tokens, "Mean generated tokens per request")
       ->capture_default_str()
+      ->check(CLI::Range(1.0, 1e6));
+  cmd->add_option("--long-input", args->long_input_tokens,
+                  "Prompt tokens at the 99th percentile of prompt lengths: one such prompt must "
+                  "be prefilled within the TTFT target, waiting included (default: --input)")
       ->check(CLI::Range(1.0, 1e6));
   cmd->add_option("--max-tp", args->max_tp, "Largest tensor-parallel degree (devices per node)")
       ->capture_default_str()

@@ -155,7 +155,7 @@ int64_t ServingModel::LargestChunk(int32_t batch, double mean_context, double st
 }
 
 ReplicaCapacity ServingModel::CapacityAt(const ServingSlo& slo, double mean_input,
-                                         double mean_output) const {
+                                         double mean_output, double long_input) const {
   ReplicaCapacity best;
   const double per_request_tokens = std::max(1.0, mean_input + mean_output);
   const double kv_tokens = KvTokenCapacity();
@@ -175,8 +175,10 @@ ReplicaCapacity ServingModel::CapacityAt(const ServingSlo& slo, double mean_inpu
   const double mean_context = mean_input + mean_output / 2;
   const double input = std::max(1.0, mean_input);
   const double output = std::max(1.0, mean_output);
+  const double long_prompt = std::max(input, long_input);
   double fastest_step = kInf;
   double slowest_prefill = 0;
+  double fastest_long_prefill = kInf;
   // Batches 1, 2, 3, 4, 6, 8, 12, 16, ...: the rate changes slowly between them.
   for (int32_t b = 1; b <= max_batch; b = b < 4 ? b + 1 : b + b / 2) {
     const double decode = DecodeStepSeconds(b, mean_context);
@@ -187,14 +189,18 @@ ReplicaCapacity ServingModel::CapacityAt(const ServingSlo& slo, double mean_inpu
     const double prefill_time = std::ceil(input / chunk) * step;
     slowest_prefill = std::max(slowest_prefill, prefill_time);
     if (prefill_time > slo.ttft_s / 2) continue;
+    const double long_prefill = std::ceil(long_prompt / chunk) * step;
+    fastest_long_prefill = std::min(fastest_long_prefill, long_prefill);
+    if (long_prefill > slo.ttft_s) continue;
     // Prompts queue for the chunk stream: the largest rate whose waiting-time tail, taken as
     // M/M/1's (P(wait > t) = rho e^-(mu - lambda) t: conservative for a steady stream), keeps
-    // prefill plus wait within the TTFT target at the SLO's percentile.
+    // prefill plus wait within the TTFT target at the SLO's percentile, for a long prompt too.
     const double mu = chunk / input / step;
     const double tail = std::max(1e-9, 1 - slo.percentile / 100);
+    const double own = std::max(prefill_time, long_prefill);
     auto ttft_at = [&](double lambda) {
       const double rho = lambda / mu;
-      return rho <= tail ? prefill_time : prefill_time + std::log(rho / tail) / (mu - lambda);
+      return rho <= tail ? own : own + std::log(rho / tail) / (mu - lambda);
     };
     double ok = 0, too_much = mu * kTargetUtilisation;
     if (ttft_at(too_much) <= slo.ttft_s) {
@@ -216,15 +222,20 @@ ReplicaCapacity ServingModel::CapacityAt(const ServingSlo& slo, double mean_inpu
     }
   }
   if (!best.feasible) {
-    best.why_not = fastest_step > step_limit
-                       ? fmt::format(
-                             "one iteration takes at least {:.1f} ms, over {:.0f}% of the TPOT "
-                             "target ({:.1f} ms)",
-                             fastest_step * 1e3, 100 * kStepShareOfTpot, slo.tpot_s * 1e3)
-                       : fmt::format(
-                             "a mean prompt's prefill takes {:.3f} s in chunks, over half the TTFT "
-                             "target ({:.3f} s)",
-                             slowest_prefill, slo.ttft_s / 2);
+    if (fastest_step > step_limit) {
+      best.why_not = fmt::format(
+          "one iteration takes at least {:.1f} ms, over {:.0f}% of the TPOT target ({:.1f} ms)",
+          fastest_step * 1e3, 100 * kStepShareOfTpot, slo.tpot_s * 1e3);
+    } else if (std::isfinite(fastest_long_prefill)) {
+      best.why_not = fmt::format(
+          "a prompt of {:.0f} tokens (the p{:g} length) takes at least {:.3f} s in chunks, over "
+          "the TTFT target ({:.3f} s)",
+          long_prompt, slo.percentile, fastest_long_prefill, slo.ttft_s);
+    } else {
+      best.why_not = fmt::format(
+          "a mean prompt's prefill takes {:.3f} s in chunks, over half the TTFT target ({:.3f} s)",
+          slowest_prefill, slo.ttft_s / 2);
+    }
   }
   return best;
 }
@@ -518,11 +529,11 @@ std::vector<ReplicaOption> ReplicaOptions(const ServedModel& model, const model:
                                           int32_t max_tp, double link_bandwidth,
                                           const ServingCalibrations& calibrations,
                                           const ServingSlo& slo, double mean_input,
-                                          double mean_output) {
+                                          double mean_output, double long_input) {
   std::vector<ReplicaOption> options;
   for (int32_t tp = 1; tp <= max_tp; tp *= 2) {
     const ServingModel replica(model, type, tp, calibrations.For(type.name), link_bandwidth);
-    options.push_back({&type, tp, replica.CapacityAt(slo, mean_input, mean_output)});
+    options.push_back({&type, tp, replica.CapacityAt(slo, mean_input, mean_output, long_input)});
   }
   return options;
 }

@@ -144,7 +144,11 @@ class ServingModel {
   // at the SLO's percentile, plus the prompt's own input / C iterations, stays within the TTFT
   // target, at most kTargetUtilisation of the stream; and at most kTargetUtilisation of what
   // the batch decodes (B / output per iteration). The B with the highest rate wins.
-  ReplicaCapacity CapacityAt(const ServingSlo& slo, double mean_input, double mean_output) const;
+  // `long_input` is the prompt length at the SLO's percentile of the requests (0: the mean):
+  // such a prompt, alone, must be prefilled within the TTFT target, or every prompt that long
+  // misses it whatever the load.
+  ReplicaCapacity CapacityAt(const ServingSlo& slo, double mean_input, double mean_output,
+                             double long_input = 0) const;
 
   // Share of device memory a serving engine can use (the rest: activations, CUDA context).
   static constexpr double kUsableMemory = 0.9;
@@ -224,6 +228,6 @@ std::vector<ReplicaOption> ReplicaOptions(const ServedModel& model, const model:
                                           int32_t max_tp, double link_bandwidth,
                                           const ServingCalibrations& calibrations,
                                           const ServingSlo& slo, double mean_input,
-                                          double mean_output);
+                                          double mean_output, double long_input = 0);
 
 }  // namespace hetsched::cost

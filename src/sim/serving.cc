@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <queue>
+#include <span>
 #include <utility>
 
 #include "model/compatibility.h"
@@ -69,6 +70,12 @@ struct Replica {
   int64_t partial_tokens = 0;
 };
 
+// What replicas are sized for: mean token counts of the requests seen so far.
+struct TokenMeans {
+  double input = 1;
+  double output = 1;
+};
+
 struct ServiceState {
   const model::Job* job = nullptr;
   cost::ServedModel served;
@@ -81,6 +88,7 @@ struct ServiceState {
   std::vector<int32_t> replicas;   // indices into Simulator::replicas_ (all, ever)
   ServiceOutcome outcome;
   double static_rate = -1;  // kStaticPeak: the rate it is provisioned for
+  TokenMeans tokens;        // of the last plan
 };
 
 // A replica's iteration ends, it becomes ready (its weights are loaded), or it stops taking
@@ -111,9 +119,12 @@ class Simulator {
   util::Result<ServingResult> Run();
 
  private:
-  // Mean prompt and output tokens of the requests that arrived in [from, to) (the whole list's
-  // when none did).
-  std::pair<double, double> MeanTokens(const ServiceState& s, double from_s, double to_s) const;
+  // The requests that arrived in [from, to) (the whole list when none did).
+  std::span<const model::InferenceRequest> Arrived(const ServiceState& s, double from_s,
+                                                   double to_s) const;
+  TokenMeans MeanTokens(const ServiceState& s, double from_s, double to_s) const;
+  // The prompt length at the service's SLO percentile.
+  double LongPrompt(const ServiceState& s, double from_s, double to_s) const;
   double ArrivalsIn(const ServiceState& s, double from_s, double to_s) const;
   void Autoscale(double now_s);
   // Replicas of (service, shape) that take requests: neither released nor draining.
@@ -172,15 +183,20 @@ util::Status Simulator::AddService(const model::Job& job,
       if (n > entry.first) entry = {n, link};
     }
   }
-  const auto [mean_in, mean_out] = MeanTokens(s, 0, options_.interval_s);
+  // The tensor-parallel degree per type is chosen once, for the first interval's requests
+  // (standing in for the service's history): its mean tokens, and its prompt length at the
+  // SLO's percentile, which one replica must be able to prefill in time (cost/serving.h).
+  s.tokens = MeanTokens(s, 0, options_.interval_s);
+  const double long_input = LongPrompt(s, 0, options_.interval_s);
   std::string misses;
   int32_t compatible_types = 0;
   for (const auto& [type_index, entry] : per_type) {
     const model::DeviceType& type = cluster_.catalog.Get(model::DeviceTypeId(type_index));
     if (!model::TypeRunsJob(type, job)) continue;
     ++compatible_types;
-    const auto options = cost::ReplicaOptions(s.served, type, entry.first, entry.second,
-                                              options_.calibrations, s.slo, mean_in, mean_out);
+    const auto options =
+        cost::ReplicaOptions(s.served, type, entry.first, entry.second, options_.calibrations,
+                             s.slo, s.tokens.input, s.tokens.output, long_input);
     // One shape per type: the tensor-parallel degree with the least cost per request/s
     // (mixing degrees on one type fragments its nodes).
     std::optional<Shape> cheapest;
@@ -224,26 +240,36 @@ util::Status Simulator::AddService(const model::Job& job,
   return util::Status::Ok();
 }
 
-std::pair<double, double> Simulator::MeanTokens(const ServiceState& s, double from_s,
-                                                double to_s) const {
+std::span<const model::InferenceRequest> Simulator::Arrived(const ServiceState& s, double from_s,
+                                                            double to_s) const {
+  auto cmp = [](const model::InferenceRequest& q, double t) { return q.arrival_s < t; };
   const auto& r = *s.requests;
-  auto lo =
-      std::lower_bound(r.begin(), r.end(), from_s,
-                       [](const model::InferenceRequest& q, double t) { return q.arrival_s < t; });
-  auto hi = std::lower_bound(lo, r.end(), to_s, [](const model::InferenceRequest& q, double t) {
-    return q.arrival_s < t;
-  });
-  if (lo == hi) {
-    lo = r.begin();
-    hi = r.end();
-  }
+  auto lo = std::lower_bound(r.begin(), r.end(), from_s, cmp);
+  auto hi = std::lower_bound(lo, r.end(), to_s, cmp);
+  return lo == hi ? std::span(r) : std::span(lo, hi);
+}
+
+TokenMeans Simulator::MeanTokens(const ServiceState& s, double from_s, double to_s) const {
+  const auto arrived = Arrived(s, from_s, to_s);
   double in = 0, out = 0;
-  for (auto it = lo; it != hi; ++it) {
-    in += it->input_tokens;
-    out += it->output_tokens;
+  for (const model::InferenceRequest& q : arrived) {
+    in += q.input_tokens;
+    out += q.output_tokens;
   }
-  const double n = std::max<double>(1, static_cast<double>(hi - lo));
+  const double n = std::max<double>(1, static_cast<double>(arrived.size()));
   return {std::max(1.0, in / n), std::max(1.0, out / n)};
+}
+
+double Simulator::LongPrompt(const ServiceState& s, double from_s, double to_s) const {
+  const auto arrived = Arrived(s, from_s, to_s);
+  if (arrived.empty()) return 0;
+  std::vector<int32_t> lengths;
+  for (const model::InferenceRequest& q : arrived) lengths.push_back(q.input_tokens);
+  const double n = static_cast<double>(lengths.size());
+  const size_t k =
+      std::min(lengths.size() - 1, static_cast<size_t>(std::ceil(s.slo.percentile / 100 * n)) - 1);
+  std::nth_element(lengths.begin(), lengths.begin() + k, lengths.end());
+  return lengths[k];
 }
 
 double Simulator::ArrivalsIn(const ServiceState& s, double from_s, double to_s) const {
@@ -302,17 +328,19 @@ void Simulator::Autoscale(double now_s) {
     }
     demand.startup_h =
         (options_.startup_fixed_s + st.served.weight_bytes / options_.load_bandwidth) / 3600;
-    // Token means of every request seen so far (the whole day's for the static plan).
-    const auto [in, out] = options_.mode == ServingMode::kStaticPeak
-                               ? MeanTokens(st, 0, options_.horizon_s)
-                               : MeanTokens(st, 0, std::max(dt, now_s));
+    // Token means of every request seen so far (the whole day's for the static plan); the
+    // replica count is a matter of throughput, sized for the mean request.
+    st.tokens = MeanTokens(
+        st, 0,
+        options_.mode == ServingMode::kStaticPeak ? options_.horizon_s : std::max(dt, now_s));
     for (size_t k = 0; k < st.shapes.size(); ++k) {
       const Shape& sh = st.shapes[k];
       const model::DeviceType& type = cluster_.catalog.Get(sh.type);
       const cost::ServingModel m(st.served, type, sh.tp, options_.calibrations.For(type.name),
                                  sh.link_bandwidth);
-      demand.shapes.push_back({sh.type.value(), sh.tp, sh.usd_per_hour,
-                               m.CapacityAt(st.slo, in, out).requests_per_s, live[s][k]});
+      demand.shapes.push_back(
+          {sh.type.value(), sh.tp, sh.usd_per_hour,
+           m.CapacityAt(st.slo, st.tokens.input, st.tokens.output).requests_per_s, live[s][k]});
     }
   }
   const sched::ReplicaPlan plan = sched::PlanReplicas(demands, free);
@@ -444,13 +472,13 @@ bool Simulator::StartReplica(int32_t service, int32_t shape, double now_s) {
   const model::DeviceType& type = cluster_.catalog.Get(sh.type);
   r.model = std::make_unique<cost::ServingModel>(
       st.served, type, sh.tp, options_.calibrations.For(type.name), sh.link_bandwidth);
-  const auto [in, out] = MeanTokens(st, 0, std::max(options_.interval_s, now_s));
-  const cost::ReplicaCapacity capacity = r.model->CapacityAt(st.slo, in, out);
+  const TokenMeans& tokens = st.tokens;  // of the last plan
+  const cost::ReplicaCapacity capacity = r.model->CapacityAt(st.slo, tokens.input, tokens.output);
   r.max_batch = std::max(1, capacity.batch);
   r.chunk = std::max<int64_t>(1, capacity.chunk);
   for (int32_t b = 0; b <= r.max_batch; ++b) {
     r.chunk_at.push_back(std::max(
-        r.chunk, r.model->LargestChunk(b, in + out / 2,
+        r.chunk, r.model->LargestChunk(b, tokens.input + tokens.output / 2,
                                        cost::ServingModel::kStepShareOfTpot * st.slo.tpot_s)));
   }
   r.step_s = capacity.step_s;
@@ -515,11 +543,13 @@ void Simulator::MaybeStart(int32_t id, double now_s) {
   // Prompts that can still get their first token within the TTFT target go first, in arrival
   // order; those that cannot any more follow. Under a burst, FIFO would let every queued
   // request miss; this serves as many within the target as the replica can.
-  std::stable_partition(r.waiting.begin(), r.waiting.end(), [&](int32_t q) {
+  auto slack = [&](int32_t q) {
     const double left = reqs[q].input_tokens - st.prefilled[q];
     const double iterations = std::ceil(left / static_cast<double>(r.chunk));
-    return now_s + iterations * r.step_s <= reqs[q].arrival_s + st.slo.ttft_s;
-  });
+    return reqs[q].arrival_s + st.slo.ttft_s - now_s - iterations * r.step_s;
+  };
+  std::stable_partition(r.waiting.begin(), r.waiting.end(),
+                        [&](int32_t q) { return slack(q) >= 0; });
   // Chunked prefill: up to `chunk` prompt tokens from the front of the queue, as long as the
   // requests it completes find a place in the batch.
   const int64_t max_chunk = r.chunk_at[r.running.size()];

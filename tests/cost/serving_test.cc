@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "model/catalog.h"
 
@@ -99,6 +100,39 @@ TEST(ServingModel, CapacityMeetsTheTargetsItIsSizedFor) {
   EXPECT_FALSE(miss.feasible);
   EXPECT_NE(miss.why_not.find("over 90% of the TPOT target (1.0 ms)"), std::string::npos)
       << miss.why_not;
+}
+
+TEST(ServingModel, ALongPromptAtThePercentileCostsCapacityOrRulesTheShapeOut) {
+  const ServedModel m = *ServedPreset("llama-13b");
+  const ServingModel r(m, A100(), 1, {}, 0);
+  const ServingSlo slo{1.0, 0.05, 99};
+  const ReplicaCapacity mean_only = r.CapacityAt(slo, 2000, 100);
+  ASSERT_TRUE(mean_only.feasible) << mean_only.why_not;
+  EXPECT_EQ(r.CapacityAt(slo, 2000, 100, 1000).requests_per_s, mean_only.requests_per_s);
+  // p99 prompts of 6,000 tokens: their own prefill leaves less of the TTFT for waiting.
+  const ReplicaCapacity longer = r.CapacityAt(slo, 2000, 100, 6000);
+  ASSERT_TRUE(longer.feasible) << longer.why_not;
+  EXPECT_LT(longer.requests_per_s, mean_only.requests_per_s);
+  // 60,000 tokens cannot be prefilled within 1 s in chunks at all.
+  const ReplicaCapacity none = r.CapacityAt(slo, 2000, 100, 60000);
+  EXPECT_FALSE(none.feasible);
+  EXPECT_NE(none.why_not.find("a prompt of 60000 tokens (the p99 length) takes at least"),
+            std::string::npos)
+      << none.why_not;
+}
+
+TEST(ServingModel, TheLargestChunkIsTheLastWithinTheStepLimit) {
+  const ServingModel r(*ServedPreset("llama-7b"), A100(), 1, {}, 0);
+  int64_t previous = std::numeric_limits<int64_t>::max();
+  for (int32_t batch : {0, 1, 8, 32}) {
+    const int64_t chunk = r.LargestChunk(batch, 1100, 0.09);
+    ASSERT_GT(chunk, 0);
+    EXPECT_LE(r.IterationSeconds(batch, 1100, chunk), 0.09);
+    EXPECT_GT(r.IterationSeconds(batch, 1100, chunk + 1), 0.09);
+    EXPECT_LE(chunk, previous);  // more decodes leave less room for prompt tokens
+    previous = chunk;
+  }
+  EXPECT_EQ(r.LargestChunk(32, 1100, 1e-6), 0);  // not even the decode step fits
 }
 
 TEST(ServingModel, AnIterationIsADecodeStepPlusItsChunksCompute) {
