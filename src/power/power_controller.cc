@@ -53,7 +53,8 @@ void PowerController::RefreshNode(int32_t n) {
     const int32_t d = node.first_device.value() + i;
     const model::DeviceType& type = cluster_->type_of(model::DeviceId(d));
     const int32_t t = cluster_->devices[d].type.value();
-    const double w = DeviceWatts(type, state, device_busy_[d], device_cap_[d]);
+    const double cap = std::max(device_busy_[d] ? device_cap_[d] : 0.0, service_draw_[d]);
+    const double w = DeviceWatts(type, state, Active(d), cap);
     meter_.Add(old_state, t, -booked_dev_w_[d]);
     meter_.Add(state, t, w);
     booked_dev_w_[d] = w;
@@ -74,12 +75,31 @@ void PowerController::SetBusy(const std::vector<model::DeviceId>& devices, bool 
   std::vector<int32_t> touched;
   for (model::DeviceId d : devices) {
     if (static_cast<bool>(device_busy_[d.value()]) == busy) continue;
+    const bool was_active = Active(d.value());
     device_busy_[d.value()] = busy ? 1 : 0;
     device_cap_[d.value()] = cap_power;
     const int32_t n = cluster_->device(d).node.value();
-    node_busy_[n] += busy ? 1 : -1;
+    node_busy_[n] += static_cast<int32_t>(Active(d.value())) - static_cast<int32_t>(was_active);
     touched.push_back(n);
   }
+  RefreshBusyNodes(std::move(touched), now_s);
+}
+
+void PowerController::SetServiceDraw(const std::vector<model::DeviceId>& devices, double draw,
+                                     double now_s) {
+  meter_.Advance(now_s);
+  std::vector<int32_t> touched;
+  for (model::DeviceId d : devices) {
+    const bool was_active = Active(d.value());
+    service_draw_[d.value()] = std::max(0.0, draw);
+    const int32_t n = cluster_->device(d).node.value();
+    node_busy_[n] += static_cast<int32_t>(Active(d.value())) - static_cast<int32_t>(was_active);
+    touched.push_back(n);
+  }
+  RefreshBusyNodes(std::move(touched), now_s);
+}
+
+void PowerController::RefreshBusyNodes(std::vector<int32_t> touched, double now_s) {
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
   for (int32_t n : touched) {
@@ -165,6 +185,7 @@ void PowerController::Grow(double now_s) {
   booked_dev_w_.resize(devices, 0);
   device_busy_.resize(devices, 0);
   device_cap_.resize(devices, 1);
+  service_draw_.resize(devices, 0);
   for (const std::string& name : options_.exclude_nodes) {
     if (auto n = cluster_->FindNode(name); n && static_cast<size_t>(n->value()) >= old_nodes) {
       excluded_[n->value()] = 1;

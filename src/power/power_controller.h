@@ -76,6 +76,10 @@ class PowerController {
   // on-busy or on-idle (the idle timer starts then).
   void SetBusy(const std::vector<model::DeviceId>& devices, bool busy, double cap_power,
                double now_s);
+  // Devices an inference service's replicas hold (sim/serving.h), drawing `draw` (a fraction
+  // of peak power: the replica's mean while held); 0 gives them back. A held device keeps its
+  // node on-busy, whatever SetBusy says, and draws at least `draw`.
+  void SetServiceDraw(const std::vector<model::DeviceId>& devices, double draw, double now_s);
   // The cap a job starting on `type` at `now_s` gets (ChooseCap with --cap-max-slowdown);
   // full power when caps are off.
   CapPoint CapFor(model::DeviceTypeId type, std::optional<double> deadline_s, double now_s,
@@ -137,12 +141,16 @@ class PowerController {
   std::vector<CapCurve> curves_;  // by type id, when caps are on
   std::vector<NodePower> nodes_;
   std::vector<char> excluded_;           // per node: never suspended
-  std::vector<int32_t> node_busy_;       // per node: busy devices
+  std::vector<int32_t> node_busy_;       // per node: devices busy or held by a service
   std::vector<NodeState> booked_state_;  // per node: the state its draw is booked under
   std::vector<double> booked_base_w_;    // per node
   std::vector<double> booked_dev_w_;     // per device
   std::vector<char> device_busy_;        // per device
   std::vector<double> device_cap_;       // per device: power fraction of its cap
+  std::vector<double> service_draw_;     // per device: SetServiceDraw's, 0 when not held
+  bool Active(size_t d) const { return device_busy_[d] || service_draw_[d] > 0; }
+  // Books `touched` nodes' busy / idle state and draw after devices changed.
+  void RefreshBusyNodes(std::vector<int32_t> touched, double now_s);
   int64_t booting_ = 0;
   bool wake_blocked_ = false;
   int64_t transitions_ = 0;

@@ -125,6 +125,7 @@ class Engine {
         runs_(workload.jobs.size()),
         outcomes_(workload.jobs.size()),
         down_count_(cluster.devices.size(), 0),
+        service_holds_(cluster.devices.size(), 0),
         down_since_(cluster.devices.size(), 0),
         rng_(options.seed),
         estimate_rng_(options.seed ^ 0x5eed5eed5eedULL),
@@ -296,6 +297,7 @@ class Engine {
   std::vector<Fault> faults_;
   std::vector<char> fault_random_;
   std::vector<int32_t> down_count_;
+  std::vector<int32_t> service_holds_;  // by device: service holds under way
   std::vector<double> down_since_;
   std::vector<double> busy_s_, down_s_;  // by device type
   std::vector<char> serving_pool_;       // by device: SimOptions::serving_pool
@@ -477,6 +479,12 @@ void Engine::FaultDown(size_t index, double now_s) {
     }
     sched_->SetDeviceDown(d);
     down_since_[d.value()] = now_s;
+  }
+  if (f.service) {
+    // The replica's draw, booked in the cluster's energy (holds of one device may meet end to
+    // start, in either order: the count says when the last one ends).
+    for (DeviceId d : FaultDevices(f)) ++service_holds_[d.value()];
+    power_.SetServiceDraw(FaultDevices(f), f.service_draw, now_s);
   }
   if (std::isfinite(f.duration_s)) {
     queue_.Push(ToMicros(now_s + f.duration_s), EventKind::kDeviceUp, static_cast<int32_t>(index));
@@ -694,6 +702,7 @@ void Engine::FaultUp(size_t index, double now_s) {
   const Fault f = faults_[index];
   --pending_ups_;
   for (DeviceId d : FaultDevices(f)) {
+    if (f.service && --service_holds_[d.value()] == 0) power_.SetServiceDraw({d}, 0, now_s);
     if (--down_count_[d.value()] > 0) continue;
     sched_->SetDeviceUp(d);
     down_s_[cluster_.device(d).type.value()] += now_s - down_since_[d.value()];
@@ -1263,6 +1272,15 @@ util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Wor
     SimOptions with_holds = options;
     with_holds.faults.insert(with_holds.faults.end(), serving.holds.begin(), serving.holds.end());
     with_holds.serving_pool = serving.pool;
+    // A replica's node must be on while it runs, and the power policy does not see the
+    // services' plans: nodes that host a replica at some time of the day are not suspended.
+    for (DeviceId d : serving.pool) {
+      const std::string& node = cluster.node(cluster.device(d).node).name;
+      auto& excluded = with_holds.power.exclude_nodes;
+      if (std::find(excluded.begin(), excluded.end(), node) == excluded.end()) {
+        excluded.push_back(node);
+      }
+    }
     serving.holds.clear();
     ASSIGN_OR_RETURN(SimResult result,
                      Simulate(cluster, WithoutServices(workload), profile, with_holds));

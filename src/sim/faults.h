@@ -21,6 +21,9 @@ struct Fault {
   // checkpoint: it loses the progress of that write only (sim/engine.cc, LoseRun); it is not
   // counted among faults.
   bool service = false;
+  // service: what the replica's devices draw while held, as a fraction of peak power (their
+  // mean: idle between iterations, peak during them).
+  double service_draw = 0;
 };
 
 // Fault file: one fault per line, `time_s,target,duration_s`, where target is a node name or

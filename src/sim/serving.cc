@@ -722,6 +722,11 @@ util::Result<ServingResult> Simulator::Run() {
         f.device = d;
         f.duration_s = r.released_s - r.held_from_s;
         f.service = true;
+        if (f.duration_s > 0 && type.peak_watts > 0) {
+          const double busy = std::min(1.0, r.busy_s / f.duration_s);
+          f.service_draw =
+              (type.idle_watts + (type.peak_watts - type.idle_watts) * busy) / type.peak_watts;
+        }
         if (f.duration_s > 0) result.holds.push_back(f);
         result.pool.push_back(d);
       }

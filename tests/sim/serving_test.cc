@@ -222,6 +222,30 @@ jobs:
   EXPECT_EQ(x.within_slo, x.requests);
 }
 
+TEST(Serving, TheClusterEnergyCountsReplicaDevicesOnce) {
+  const model::Cluster c = Cluster();
+  model::Workload w = Parse(kService, c);
+  w.jobs[0].service->rate = {{0, 12}, {1799, 12}, {1800, 0.2}};
+  SimOptions o;
+  o.serving.horizon_s = 3600;
+  o.horizon_s = 3600;  // no training: book the cluster's energy over the services' hour
+  auto r = Simulate(c, w, nullptr, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->serving.has_value());
+  // Every device idles all hour, except that a held device draws what its replica drew: the
+  // serving energy's part above idle comes on top, once.
+  double idle_w = 0, base_w = 0, held_idle_kwh = 0;
+  for (const model::Device& d : c.devices) idle_w += c.catalog.Get(d.type).idle_watts;
+  for (const model::Node& n : c.nodes) base_w += n.base_watts;
+  for (const auto& [type, hours] : r->serving->services[0].device_hours) {
+    held_idle_kwh += hours * c.catalog.Find(type)->idle_watts / 1000;
+  }
+  ASSERT_GT(held_idle_kwh, 0);
+  const double expected = (idle_w + base_w) / 1000 + r->serving->energy_kwh - held_idle_kwh;
+  EXPECT_NEAR(r->energy_kwh, expected, 1e-6 * expected);
+  EXPECT_GT(r->serving->energy_kwh, held_idle_kwh);  // the replicas iterated
+}
+
 TEST(Serving, TrainingRunsOnWhatServicesLend) {
   const model::Cluster c = Cluster();
   // Busy for half an hour, then quiet: the replicas the busy spell needed are given back to
