@@ -21,7 +21,7 @@ namespace {
 using Fields = std::set<std::string, std::less<>>;
 const Fields kSections = {"training", "services", "classes"};
 const Fields kTraining = {"policy", "scorers", "preempt_interval", "elastic"};
-const Fields kServices = {"placement", "interval"};
+const Fields kServices = {"placement", "interval", "training_value"};
 const Fields kClass = {"priority", "weight"};
 
 util::Result<double> Duration(const model::io::YamlFields& r, const YAML::Node& v,
@@ -98,8 +98,23 @@ util::Status ParseServices(const model::io::YamlFields& r, const YAML::Node& nod
                        "hetsched, strongest or static-peak");
       }
       c.serving = name;
-    } else {
+    } else if (key == "interval") {
       ASSIGN_OR_RETURN(c.serving_interval_s, Duration(r, v, field, 10, 86400));
+    } else {
+      if (!v.IsMap()) return r.Error(v, field, "is not a mapping", "{a100-80g: 1}");
+      for (const auto& tv : v) {
+        const std::string name = tv.first.Scalar();
+        const std::string text = tv.second.IsScalar() ? tv.second.Scalar() : "";
+        double x = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+            !(x >= 0 && x <= 1000)) {
+          return r.Error(tv.second, field + "." + name, fmt::format("is '{}'", text),
+                         "a number from 0 to 1000: a device-hour's worth to training, as a "
+                         "multiple of its price");
+        }
+        c.training_value[name] = {x, r.Where(tv.first)};
+      }
     }
   }
   return util::Status::Ok();

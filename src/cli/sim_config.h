@@ -10,6 +10,7 @@
 //   services:            # kind: service
 //     placement: hetsched
 //     interval: 5m
+//     training_value: {a100-80g: 1}
 //   classes:
 //     batch: {priority: -1, weight: 0.5}
 //
@@ -23,6 +24,7 @@
 #include <string_view>
 
 #include "model/job.h"
+#include "util/source_location.h"
 #include "util/status.h"
 
 namespace hetsched::cli {
@@ -34,6 +36,14 @@ struct SimConfig {
   std::optional<bool> elastic;
   std::optional<std::string> serving;  // sim::ServingMode name
   std::optional<double> serving_interval_s;
+  // By device type name: what a device-hour of the type is worth to training, as a multiple
+  // of its price (sim::ServingOptions::training_value); where the file says it, for errors
+  // that need the cluster (a type it does not have).
+  struct TrainingValue {
+    double value = 0;
+    util::SourceLocation where;
+  };
+  std::map<std::string, TrainingValue> training_value;
   // Added to the priority and multiplied into the priority_weight of every job of a kind.
   struct ClassWeights {
     int32_t priority = 0;

@@ -387,6 +387,21 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& flags) {
     return util::Status::InvalidArgument("--serving: " + serving.status().message());
   o.serving.mode = *serving;
   o.serving.interval_s = f.serving_interval_s;
+  for (const auto& [name, tv] : config.training_value) {
+    const model::DeviceType* type = in.cluster.catalog.Find(name);
+    std::string types;
+    bool present = false;
+    for (const auto& [t, n] : in.cluster.DeviceTypeCounts()) {
+      const std::string& have = in.cluster.catalog.Get(t).name;
+      types += (types.empty() ? "" : ", ") + have;
+      present = present || (type != nullptr && type->name == have);
+    }
+    if (!present) {
+      return util::InputError(tv.where, "services.training_value." + name,
+                              "is not a device type of the cluster", "one of: " + types);
+    }
+    o.serving.training_value[type->name] = tv.value;
+  }
   if (f.price_kwh >= 0) o.serving.usd_per_kwh = f.price_kwh;
   if (sim::HasServices(in.workload)) {
     const std::string calibration = f.serving_calibration.empty()

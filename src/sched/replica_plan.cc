@@ -17,8 +17,26 @@ constexpr double kStartPenaltyH = 0.25;
 
 }  // namespace
 
+int64_t PoissonQuantile(double mean, double p) {
+  if (!(mean > 0)) return 0;
+  if (mean > 1000) {  // the normal approximation, within a count at this size
+    return static_cast<int64_t>(std::ceil(mean + 2.3263478740408408 * std::sqrt(mean) - 0.5));
+  }
+  // Sum the probabilities upward from k = 0; each term in logs, as e^-mean underflows past
+  // a mean of 745.
+  double log_term = -mean;  // log P(N = 0)
+  double cdf = std::exp(log_term);
+  int64_t k = 0;
+  while (cdf < p && k < 100000) {
+    ++k;
+    log_term += std::log(mean) - std::log(static_cast<double>(k));
+    cdf += std::exp(log_term);
+  }
+  return k;
+}
+
 double ForecastRequestRate(const std::vector<double>& recent_rates, std::vector<double> burst_rates,
-                           double headroom) {
+                           double burst_window_s, double headroom) {
   double rate = 0;
   for (double r : recent_rates) rate = std::max(rate, r);
   if (recent_rates.size() >= 2) {
@@ -27,10 +45,15 @@ double ForecastRequestRate(const std::vector<double>& recent_rates, std::vector<
     rate = std::max(rate, 2 * last - before);
   }
   rate *= 1 + headroom;
-  if (!burst_rates.empty()) {
+  if (!burst_rates.empty() && burst_window_s > 0) {
+    double mean = 0;
+    for (double r : burst_rates) mean += r;
+    mean /= static_cast<double>(burst_rates.size());
     const size_t k = static_cast<size_t>(0.99 * static_cast<double>(burst_rates.size() - 1));
     std::nth_element(burst_rates.begin(), burst_rates.begin() + k, burst_rates.end());
-    rate = std::max(rate, burst_rates[k]);
+    const double poisson =
+        static_cast<double>(PoissonQuantile(mean * burst_window_s, 0.99)) / burst_window_s;
+    rate = std::max(rate, mean + std::max(0.0, burst_rates[k] - poisson));
   }
   return rate;
 }

@@ -15,11 +15,17 @@ namespace hetsched::sched {
 // Requests/s to provision for, from the arrivals seen: the busiest of `recent_rates` (the last
 // few intervals' mean rates, newest last: load must stay low that long before replicas go),
 // or the newest interval's trend carried one interval ahead, whichever is higher, plus
-// `headroom` (a fraction); and at least the 99th percentile of `burst_rates` (rates over short
-// windows of the same span), since a short TTFT target cannot wait out a burst. 0 when both
-// lists are empty.
+// `headroom` (a fraction). A short TTFT target cannot wait out a burst: `burst_rates` are the
+// rates over windows of `burst_window_s` of the same span, and the forecast is at least their
+// mean plus how far their 99th percentile exceeds what Poisson arrivals at that mean would
+// reach. Poisson's own spread is left to the replicas' sizing (its M/M/1 waiting-time tail,
+// cost/serving.h), so only burstiness beyond it is provisioned for here. 0 when both lists
+// are empty.
 double ForecastRequestRate(const std::vector<double>& recent_rates, std::vector<double> burst_rates,
-                           double headroom);
+                           double burst_window_s, double headroom);
+
+// The smallest count k with P(N <= k) >= p for N Poisson-distributed with mean `mean`.
+int64_t PoissonQuantile(double mean, double p);
 
 // One way to build a replica of a service: `tp` devices of one type.
 struct ReplicaShape {

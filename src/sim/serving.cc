@@ -203,8 +203,10 @@ util::Status Simulator::AddService(const model::Job& job,
     double cheapest_per_request = kInf;
     for (const auto& o : options) {
       if (!o.capacity.feasible) continue;
-      const double usd_h =
-          o.tp * (type.price_per_hour + type.peak_watts / 1000 * options_.usd_per_kwh);
+      const auto value = options_.training_value.find(type.name);
+      const double training = value == options_.training_value.end() ? 0 : value->second;
+      const double usd_h = o.tp * (type.price_per_hour * (1 + training) +
+                                   type.peak_watts / 1000 * options_.usd_per_kwh);
       if (usd_h / o.capacity.requests_per_s < cheapest_per_request) {
         cheapest_per_request = usd_h / o.capacity.requests_per_s;
         cheapest = Shape{model::DeviceTypeId(type_index), o.tp, entry.second, usd_h};
@@ -324,7 +326,8 @@ void Simulator::Autoscale(double now_s) {
            t += kBurstWindowS) {
         bursts.push_back(ArrivalsIn(st, t, t + kBurstWindowS) / kBurstWindowS);
       }
-      demand.requests_per_s = sched::ForecastRequestRate(recent, bursts, options_.headroom);
+      demand.requests_per_s =
+          sched::ForecastRequestRate(recent, bursts, kBurstWindowS, options_.headroom);
     }
     demand.startup_h =
         (options_.startup_fixed_s + st.served.weight_bytes / options_.load_bandwidth) / 3600;

@@ -46,6 +46,10 @@ struct ServingOptions {
   double startup_fixed_s = 30;
   double load_bandwidth = 2e9;
   double usd_per_kwh = 0.12;  // energy price in the cost the placement minimises
+  // By device type name: what a device-hour of the type is worth to the training queue, as a
+  // multiple of its price. The placement adds it to what a replica there costs, so services
+  // take such devices only when the others cost more; the reported serving cost leaves it out.
+  std::map<std::string, double> training_value;
   cost::ServingCalibrations calibrations;
 };
 

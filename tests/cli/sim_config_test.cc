@@ -21,6 +21,7 @@ TEST(SimConfig, ReadsEverySection) {
 services:
   placement: strongest
   interval: 600
+  training_value: {a100-80g: 1.5, mi250x: 0}
 classes:
   batch: {priority: -1, weight: 0.5}
   training: {weight: 2}
@@ -33,6 +34,9 @@ classes:
   EXPECT_FALSE(*c->elastic);
   EXPECT_EQ(*c->serving, "strongest");
   EXPECT_DOUBLE_EQ(*c->serving_interval_s, 600);
+  ASSERT_EQ(c->training_value.size(), 2u);
+  EXPECT_DOUBLE_EQ(c->training_value.at("a100-80g").value, 1.5);
+  EXPECT_EQ(c->training_value.at("a100-80g").where.line, 9);
   ASSERT_EQ(c->classes.size(), 2u);
   EXPECT_EQ(c->classes.at(model::JobKind::kBatch).priority, -1);
   EXPECT_DOUBLE_EQ(c->classes.at(model::JobKind::kBatch).weight, 0.5);
@@ -71,6 +75,11 @@ TEST(SimConfig, BadFieldsAreLocated) {
       {"services:\n  interval: 5s\n",
        "c.yaml:2:13: services.interval: is '5s' (expected a "
        "duration from 10 s to 86400 s"},
+      {"services:\n  training_value: [a100-80g]\n",
+       "c.yaml:2:19: services.training_value: is not a mapping (expected {a100-80g: 1})"},
+      {"services:\n  training_value: {a100-80g: -1}\n",
+       "c.yaml:2:30: services.training_value.a100-80g: is '-1' (expected a number from 0 to "
+       "1000"},
       {"classes:\n  service: {priority: 1}\n",
        "c.yaml:2:3: classes.service: is not a job kind of training work"},
       {"classes:\n  batch: {priority: 1.5}\n",
@@ -109,6 +118,20 @@ TEST(SimConfig, SimulateRunsTheFilesPolicyUnlessAFlagSaysOtherwise) {
       "examples/workloads/small-mixed.yaml --config /no/such.yaml");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("--config: /no/such.yaml"), std::string::npos) << r.out;
+}
+
+TEST(SimConfig, ATrainingValueNamesADeviceTypeOfTheCluster) {
+  const std::string path = ::testing::TempDir() + "/sim_config_types.yaml";
+  ASSERT_TRUE(util::WriteFile(path, "services:\n  training_value: {h100-80g: 1}\n").ok());
+  auto r = testing::RunHetsched(
+      "simulate -q --cluster examples/clusters/seed-startup.yaml --trace "
+      "examples/workloads/small-mixed.yaml --config " +
+      path);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find(path + ":2:20: services.training_value.h100-80g: is not a device type "
+                              "of the cluster (expected one of: "),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace

@@ -4,20 +4,44 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace hetsched::sched {
 namespace {
 
 TEST(ForecastRequestRate, BusiestRecentOrTrendPlusHeadroomAndAtLeastTheBursts) {
   // Rising 1, 2, 3: the trend carries 3 + (3 - 2) = 4 ahead; 20 % headroom: 4.8.
-  EXPECT_DOUBLE_EQ(ForecastRequestRate({1, 2, 3}, {}, 0.2), 4.8);
+  EXPECT_DOUBLE_EQ(ForecastRequestRate({1, 2, 3}, {}, 10, 0.2), 4.8);
   // Falling 5, 2, 1: the busiest of the window still counts (scale-down waits), 6.
-  EXPECT_DOUBLE_EQ(ForecastRequestRate({5, 2, 1}, {}, 0.2), 6);
-  // A burst above both: its 99th percentile (of 101 windows, the 100th smallest).
+  EXPECT_DOUBLE_EQ(ForecastRequestRate({5, 2, 1}, {}, 10, 0.2), 6);
+  // Bursts: 10-second windows at 1 request/s but two, at 50 and 9. Their 99th percentile (of
+  // 101 windows, the 100th smallest) is 9/s; Poisson arrivals at their mean (about 1.56/s,
+  // 15.6 per window) reach 26 in a window at the 99th percentile, 2.6/s. The excess, 6.4/s,
+  // comes on top of the mean.
   std::vector<double> bursts(101, 1.0);
   bursts[7] = 50;
   bursts[8] = 9;
-  EXPECT_DOUBLE_EQ(ForecastRequestRate({1}, bursts, 0.2), 9);
-  EXPECT_DOUBLE_EQ(ForecastRequestRate({}, {}, 0.2), 0);
+  const double mean = (99 + 50 + 9) / 101.0;
+  ASSERT_EQ(PoissonQuantile(mean * 10, 0.99), 26);
+  EXPECT_DOUBLE_EQ(ForecastRequestRate({1}, bursts, 10, 0.2), mean + 9 - 2.6);
+  // Windows as steady as Poisson's add nothing to the trend and headroom.
+  std::vector<double> steady(100, 2.0);
+  steady[0] = 3;
+  EXPECT_DOUBLE_EQ(ForecastRequestRate({2}, steady, 10, 0.2), 2.4);
+  EXPECT_DOUBLE_EQ(ForecastRequestRate({}, {}, 10, 0.2), 0);
+}
+
+TEST(PoissonQuantile, MatchesTheDistribution) {
+  // P(N <= 2) = 0.9197 and P(N <= 3) = 0.9810 for mean 1: the 0.95 quantile is 3.
+  EXPECT_EQ(PoissonQuantile(1, 0.95), 3);
+  EXPECT_EQ(PoissonQuantile(1, 0.9), 2);
+  EXPECT_EQ(PoissonQuantile(10, 0.99), 18);  // tables: P(N <= 17) = 0.986, P(N <= 18) = 0.993
+  EXPECT_EQ(PoissonQuantile(0, 0.99), 0);
+  // Past the exact sum's range, the normal approximation: 5000 + 2.326 sqrt(5000) = 5164.5.
+  EXPECT_NEAR(static_cast<double>(PoissonQuantile(5000, 0.99)), 5164, 1);
+  // Near the switch both agree within a count.
+  EXPECT_NEAR(static_cast<double>(PoissonQuantile(999, 0.99)), 999 + 2.3263 * std::sqrt(999.0),
+              1.5);
 }
 
 // Type 0: one-device replicas, $1/h, 3 req/s; type 1: two-device replicas, $1.5/h, 6 req/s.

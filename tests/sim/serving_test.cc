@@ -222,6 +222,30 @@ jobs:
   EXPECT_EQ(x.within_slo, x.requests);
 }
 
+TEST(Serving, ServicesLeaveATypeTrainingValuesToTraining) {
+  const model::Cluster c = Cluster();
+  model::Workload w = Parse(kService, c);
+  w.jobs[0].stacks.clear();
+  w.jobs[0].stacks.push_back(*model::ParseStackRequirement("cuda>=12.0"));
+  w.jobs[0].stacks.push_back(*model::ParseStackRequirement("rocm>=6.0"));
+  ServingOptions o;
+  o.horizon_s = 1200;
+  auto reqs = RequestsOf(w.jobs[0], o.horizon_s, 1);
+  ASSERT_TRUE(reqs.ok());
+  auto r = SimulateServing(c, {&w.jobs[0]}, {*reqs}, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_GT(r->services[0].device_hours.count("mi250x"), 0u);  // the cheaper type per request
+  o.training_value["mi250x"] = 5;
+  auto kept = SimulateServing(c, {&w.jobs[0]}, {*reqs}, o);
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_EQ(kept->services[0].device_hours.count("mi250x"), 0u);
+  EXPECT_GT(kept->services[0].device_hours.at("a100-80g"), 0);
+  // The reported cost is still the devices' price and energy.
+  const double price = c.catalog.Find("a100-80g")->price_per_hour;
+  EXPECT_LT(kept->services[0].cost_usd,
+            kept->services[0].device_hours.at("a100-80g") * price * 1.5);
+}
+
 TEST(Serving, TheClusterEnergyCountsReplicaDevicesOnce) {
   const model::Cluster c = Cluster();
   model::Workload w = Parse(kService, c);

@@ -31,8 +31,11 @@ class YamlFields {
 
   util::Status Error(const YAML::Node& n, const std::string& field, const std::string& problem,
                      const std::string& expected = "") const {
+    return util::InputError(Where(n), field, problem, expected);
+  }
+  util::SourceLocation Where(const YAML::Node& n) const {
     const YAML::Mark m = n.Mark();
-    return util::InputError({file_, m.line + 1, m.column + 1}, field, problem, expected);
+    return {file_, m.line + 1, m.column + 1};
   }
 
   util::Result<std::string> String(const YAML::Node& n, const std::string& field) const {
