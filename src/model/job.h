@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,7 @@ struct JobOrigin {
   int32_t entry = -1;
   int32_t line = 0;
   int32_t column = 0;
+  std::shared_ptr<const std::string> file;  // as the reader was given it; shared by its jobs
 };
 
 // An online inference service (`kind: service`): a model answering a stream of requests under

@@ -15,6 +15,7 @@
 #include "model/compatibility.h"
 #include "model/io/azure_trace_reader.h"
 #include "sched/replica_plan.h"
+#include "util/source_location.h"
 
 namespace hetsched::sim {
 namespace {
@@ -105,9 +106,12 @@ struct Event {
 };
 
 std::string ServiceError(const model::Job& job, const std::string& problem) {
-  return job.origin.line > 0
-             ? fmt::format("workload line {}: service '{}': {}", job.origin.line, job.name, problem)
-             : fmt::format("service '{}': {}", job.name, problem);
+  if (job.origin.line <= 0 || job.origin.file == nullptr) {
+    return fmt::format("service '{}': {}", job.name, problem);
+  }
+  return util::FormatInputError({*job.origin.file, job.origin.line, job.origin.column},
+                                fmt::format("jobs[{}]", job.origin.entry),
+                                fmt::format("service '{}': {}", job.name, problem));
 }
 
 class Simulator {

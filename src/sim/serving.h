@@ -84,8 +84,8 @@ struct ServingResult {
 
 // Simulates `services` (jobs of kind kService, with their requests already generated in
 // `requests`, one list per service, sorted by arrival) on `cluster`. Errors (InvalidArgument,
-// naming the service's workload line): no device type of the cluster can run its model within
-// its SLO (saying how far the best misses), its stacks match no device type.
+// at the service's place in the workload file): no device type of the cluster can run its
+// model within its SLO (saying how far the best misses), its stacks match no device type.
 util::Result<ServingResult> SimulateServing(
     const model::Cluster& cluster, const std::vector<const model::Job*>& services,
     const std::vector<std::vector<model::InferenceRequest>>& requests,

@@ -107,7 +107,7 @@ jobs:
 )");
   CliRun r = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w + " --quiet");
   EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.out.find("workload line 3: service 'chat': no device type meets its SLO"),
+  EXPECT_NE(r.out.find(w + ":3:5: jobs[0]: service 'chat': no device type meets its SLO"),
             std::string::npos)
       << r.out;
 }

@@ -133,7 +133,8 @@ TEST(ValidateCli, ServiceWhoseSloNoDeviceMeetsExitsTwo) {
 )");
   const CliRun r = Validate("examples/clusters/seed-startup.yaml --workload " + jobs);
   EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.out.find("job chat can run nowhere: workload line 2: service 'chat': no device "
+  EXPECT_NE(r.out.find("job chat can run nowhere: " + jobs +
+                       ":2:5: jobs[0]: service 'chat': no device "
                        "type meets its SLO (TTFT 0.01 s, TPOT 0.001 s): a100-80g (tp 8): one "
                        "iteration takes at least"),
             std::string::npos)

@@ -130,7 +130,7 @@ TEST(Serving, AnSloNoTypeMeetsIsALocatedError) {
   auto r = SimulateServing(c, {&w.jobs[0]}, {{{1.0, 100, 10}}}, ServingOptions{});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(
-      r.status().message().find("workload line 3: service 'chat': no device type meets its "
+      r.status().message().find("w.yaml:3:5: jobs[0]: service 'chat': no device type meets its "
                                 "SLO (TTFT 2 s, TPOT 0.001 s): a100-80g (tp 4): one iteration "
                                 "takes at least"),
       std::string::npos)

@@ -920,10 +920,11 @@ Result<Workload> Assemble(std::vector<JobTemplate> templates, const std::string&
   workload.jobs.reserve(total);
   std::unordered_map<std::string, size_t> entry_of;  // name -> entry that made it
   entry_of.reserve(total);
+  const auto file_name = std::make_shared<const std::string>(file);
   for (JobTemplate& t : templates) {
     for (int64_t i = 0; i < t.repeat; ++i) {
       Job job = t.job;
-      job.origin = {static_cast<int32_t>(t.entry), t.line, t.column};
+      job.origin = {static_cast<int32_t>(t.entry), t.line, t.column, file_name};
       if (t.repeated) {
         job.name = ReplaceAll(t.job.name, "{i}", std::to_string(i));
       }
