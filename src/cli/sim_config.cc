@@ -4,9 +4,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
-#include <cmath>
 #include <set>
 
+#include "model/io/job_classes.h"
 #include "model/io/yaml_fields.h"
 #include "sched/policy.h"
 #include "sched/scorers.h"
@@ -22,7 +22,6 @@ using Fields = std::set<std::string, std::less<>>;
 const Fields kSections = {"training", "services", "classes"};
 const Fields kTraining = {"policy", "scorers", "preempt_interval", "elastic"};
 const Fields kServices = {"placement", "interval", "training_value"};
-const Fields kClass = {"priority", "weight"};
 
 util::Result<double> Duration(const model::io::YamlFields& r, const YAML::Node& v,
                               const std::string& field, double least, double most) {
@@ -120,50 +119,6 @@ util::Status ParseServices(const model::io::YamlFields& r, const YAML::Node& nod
   return util::Status::Ok();
 }
 
-util::Status ParseClasses(const model::io::YamlFields& r, const YAML::Node& node, SimConfig& c) {
-  const std::string kinds = "training, batch, inference or realtime";
-  if (!node.IsMap()) return r.Error(node, "classes", "is not a mapping", "a job kind per key");
-  for (const auto& kv : node) {
-    const std::string name = kv.first.Scalar();
-    const std::string field = "classes." + name;
-    auto kind = model::ParseJobKind(name);
-    if (!kind.ok() || *kind == model::JobKind::kService) {
-      return r.Error(kv.first, field, "is not a job kind of training work", kinds);
-    }
-    if (!kv.second.IsMap()) {
-      return r.Error(kv.second, field, "is not a mapping", "{priority: 1, weight: 2}");
-    }
-    SimConfig::ClassWeights w;
-    for (const auto& f : kv.second) {
-      const std::string key = f.first.Scalar();
-      RETURN_IF_ERROR(r.KnownField(f.first, field + "." + key, kClass));
-      const YAML::Node& v = f.second;
-      const std::string text = v.IsScalar() ? v.Scalar() : "";
-      if (key == "priority") {
-        int32_t p = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), p);
-        if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
-            std::abs(p) > 1000000) {
-          return r.Error(v, field + ".priority", fmt::format("is '{}'", text),
-                         "a whole number from -1000000 to 1000000, added to each job's priority");
-        }
-        w.priority = p;
-      } else {
-        double x = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
-        if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
-            !(x > 0 && x <= 1e6)) {
-          return r.Error(v, field + ".weight", fmt::format("is '{}'", text),
-                         "a number above 0 and up to 1e6, multiplying each job's weight");
-        }
-        w.weight = x;
-      }
-    }
-    c.classes[*kind] = w;
-  }
-  return util::Status::Ok();
-}
-
 }  // namespace
 
 util::Result<SimConfig> ParseSimConfig(std::string_view text, const std::string& file_name) {
@@ -182,7 +137,7 @@ util::Result<SimConfig> ParseSimConfig(std::string_view text, const std::string&
     } else if (key == "services") {
       RETURN_IF_ERROR(ParseServices(r, kv.second, c));
     } else {
-      RETURN_IF_ERROR(ParseClasses(r, kv.second, c));
+      ASSIGN_OR_RETURN(c.classes, model::io::ParseJobClasses(r, kv.second));
     }
   }
   return c;
@@ -197,12 +152,7 @@ util::Result<SimConfig> LoadSimConfig(const std::string& path) {
 }
 
 void ApplyClasses(const SimConfig& config, model::Workload& workload) {
-  for (model::Job& job : workload.jobs) {
-    const auto it = config.classes.find(job.kind);
-    if (it == config.classes.end()) continue;
-    job.priority += it->second.priority;
-    job.priority_weight *= it->second.weight;
-  }
+  for (model::Job& job : workload.jobs) model::io::ApplyJobClass(config.classes, job);
 }
 
 }  // namespace hetsched::cli

@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 
+#include "model/io/job_classes.h"
 #include "model/job.h"
 #include "util/source_location.h"
 #include "util/status.h"
@@ -45,11 +46,7 @@ struct SimConfig {
   };
   std::map<std::string, TrainingValue> training_value;
   // Added to the priority and multiplied into the priority_weight of every job of a kind.
-  struct ClassWeights {
-    int32_t priority = 0;
-    double weight = 1;
-  };
-  std::map<model::JobKind, ClassWeights> classes;
+  model::io::JobClasses classes;
 };
 
 // Errors are "file:line:column: field: problem (expected ...)".

@@ -19,9 +19,10 @@ namespace hetsched::svc {
 namespace {
 
 const std::set<std::string, std::less<>> kFields = {
-    "cluster",     "backend",         "policy",     "scorers", "placement",      "listen",
-    "database",    "time_scale",      "log_level",  "tokens",  "anonymous_read", "stop_grace",
-    "synchronous", "local_state_dir", "keep_ended", "power",   "slurm",          "kubernetes"};
+    "cluster",        "backend",    "policy",      "scorers",         "placement",
+    "listen",         "database",   "time_scale",  "log_level",       "tokens",
+    "anonymous_read", "stop_grace", "synchronous", "local_state_dir", "keep_ended",
+    "power",          "slurm",      "kubernetes",  "classes"};
 
 std::string Resolve(const std::string& base_dir, const std::string& path) {
   if (path.empty() || base_dir.empty() || std::filesystem::path(path).is_absolute()) return path;
@@ -276,6 +277,8 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
       }
     } else if (key == "policy") {
       ASSIGN_OR_RETURN(c.policy, r.String(v, key));
+    } else if (key == "classes") {
+      ASSIGN_OR_RETURN(c.classes, model::io::ParseJobClasses(r, v));
     } else if (key == "scorers") {
       ASSIGN_OR_RETURN(c.scorers, r.String(v, key));
       if (auto s = sched::MakeScorers(c.scorers); !s.ok()) {

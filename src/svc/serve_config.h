@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/io/job_classes.h"
 #include "power/power_options.h"
 #include "sched/placement.h"
 #include "svc/http_api.h"
@@ -23,6 +24,8 @@ struct ServeConfig {
   // virtual | local | slurm | kubernetes (a kube-scheduler extender: no job queue of its own)
   std::string backend = "virtual";
   std::string policy = "default";
+  // Per job kind: added to each job's priority, multiplied into its weight (as simulate's).
+  model::io::JobClasses classes;
   // Type scorers with weights (sched::MakeScorers, e.g. "speed:1,locality:0.3") and gang
   // placement (topology or agnostic), as `simulate --scorers` and `--placement` take them.
   std::string scorers = "speed";

@@ -415,6 +415,7 @@ util::Result<Service::Entry*> Service::Admit(model::Job job, std::string spec_js
   const JobId slot = *slots_.Acquire(job.name);
   job.id = slot;
   job.arrival_s = now;
+  model::io::ApplyJobClass(options_.classes, job);
   const sched::Admission a = scheduler_->Submit(job, now);
   if (!a.accepted) {
     slots_.Release(slot);
@@ -1183,6 +1184,8 @@ util::Status Service::Recover() {
     e->job.arrival_s = s.arrival_s;
     e->slot = *slots_.Acquire(e->name);
     e->job.id = e->slot;
+    // The configuration's classes as they are now (the stored request is the one submitted).
+    model::io::ApplyJobClass(options_.classes, e->job);
     const sched::Admission a = scheduler_->Submit(e->job, now);
     if (!a.accepted) {
       slots_.Release(e->slot);

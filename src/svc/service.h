@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "model/cluster.h"
+#include "model/io/job_classes.h"
 #include "model/job.h"
 #include "model/profile.h"
 #include "power/power_controller.h"
@@ -53,6 +54,9 @@ struct ServiceOptions {
   // Ended jobs are kept in the database this many wall seconds after they end (0: forever);
   // in memory the daemon holds live jobs only.
   double keep_ended_s = 0;
+  // Per job kind: a priority and a weight applied to each job as it enters the scheduler
+  // (serve --config's classes; docs/operations.md).
+  model::io::JobClasses classes;
   // Node power (docs/power.md): always-on, idle-timeout or consolidate, with Slurm's timeouts
   // and rates, carried out through the backend's SetNodePower. Cap policies and injected boot
   // failures are the simulator's only (kInvalidArgument).

@@ -165,6 +165,18 @@ TEST(ServeConfig, OtherGoodValues) {
 }
 
 // Each bad value is reported at its own line and column, naming the field.
+TEST(ServeConfig, ClassesWeighJobKinds) {
+  auto c = Parse("classes:\n  batch: {priority: -1, weight: 0.5}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->classes.size(), 1u);
+  EXPECT_EQ(c->classes.at(model::JobKind::kBatch).priority, -1);
+  EXPECT_DOUBLE_EQ(c->classes.at(model::JobKind::kBatch).weight, 0.5);
+  EXPECT_THAT(ErrorOf("classes:\n  batch: {weight: 0}\n"),
+              StartsWith("cfg.yaml:2:19: classes.batch.weight: is '0' (expected a number above 0"));
+  EXPECT_THAT(ErrorOf("classes:\n  service: {priority: 1}\n"),
+              StartsWith("cfg.yaml:2:3: classes.service: is not a job kind of training work"));
+}
+
 TEST(ServeConfig, EachBadValueNamesTheFieldAtItsLineAndColumn) {
   struct Case {
     std::string text;

@@ -452,6 +452,23 @@ TEST(Service, AJobNoDeviceCanRunIsRefusedWithTheReason) {
   EXPECT_TRUE(SubmitJson(*d->service, R"({"name":"amd","stacks":["cuda"],"work":10})").ok());
 }
 
+TEST(Service, TheConfigurationsClassesOrderTheQueue) {
+  TempDir dir;
+  ServiceOptions so;
+  so.classes[model::JobKind::kBatch] = {10, 1};
+  auto d = StartDaemon(dir.File("h.db"), "v100=1", 1000, "priority", so);
+  // One device: `first` runs, then the batch job before the training job submitted ahead of
+  // it, since its class adds 10 to its priority.
+  ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"first","stacks":["cuda"],"work":200})").ok());
+  ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "first") == "running"; }));
+  ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"train","stacks":["cuda"],"work":1e6})").ok());
+  ASSERT_TRUE(
+      SubmitJson(*d->service, R"({"name":"sweep","kind":"batch","stacks":["cuda"],"work":1e6})")
+          .ok());
+  ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "sweep") == "running"; }));
+  EXPECT_EQ(State(*d->service, "train"), "queued");
+}
+
 TEST(Service, CancelEndsQueuedAndRunningJobs) {
   TempDir dir;
   auto d = StartDaemon(dir.File("h.db"), "v100=1", 1);

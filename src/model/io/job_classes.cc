@@ -1,0 +1,65 @@
+#include "model/io/job_classes.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <set>
+#include <string>
+
+namespace hetsched::model::io {
+
+util::Result<JobClasses> ParseJobClasses(const YamlFields& r, const YAML::Node& node) {
+  static const std::set<std::string, std::less<>> kFields = {"priority", "weight"};
+  const std::string kinds = "training, batch, inference or realtime";
+  if (!node.IsMap()) return r.Error(node, "classes", "is not a mapping", "a job kind per key");
+  JobClasses classes;
+  for (const auto& kv : node) {
+    const std::string name = kv.first.Scalar();
+    const std::string field = "classes." + name;
+    auto kind = ParseJobKind(name);
+    if (!kind.ok() || *kind == JobKind::kService) {
+      return r.Error(kv.first, field, "is not a job kind of training work", kinds);
+    }
+    if (!kv.second.IsMap()) {
+      return r.Error(kv.second, field, "is not a mapping", "{priority: 1, weight: 2}");
+    }
+    JobClass c;
+    for (const auto& f : kv.second) {
+      const std::string key = f.first.Scalar();
+      RETURN_IF_ERROR(r.KnownField(f.first, field + "." + key, kFields));
+      const YAML::Node& v = f.second;
+      const std::string text = v.IsScalar() ? v.Scalar() : "";
+      if (key == "priority") {
+        int32_t p = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), p);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+            std::abs(p) > 1000000) {
+          return r.Error(v, field + ".priority", fmt::format("is '{}'", text),
+                         "a whole number from -1000000 to 1000000, added to each job's priority");
+        }
+        c.priority = p;
+      } else {
+        double x = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+            !(x > 0 && x <= 1e6)) {
+          return r.Error(v, field + ".weight", fmt::format("is '{}'", text),
+                         "a number above 0 and up to 1e6, multiplying each job's weight");
+        }
+        c.weight = x;
+      }
+    }
+    classes[*kind] = c;
+  }
+  return classes;
+}
+
+void ApplyJobClass(const JobClasses& classes, Job& job) {
+  const auto it = classes.find(job.kind);
+  if (it == classes.end()) return;
+  job.priority += it->second.priority;
+  job.priority_weight *= it->second.weight;
+}
+
+}  // namespace hetsched::model::io
