@@ -372,6 +372,7 @@ int RunServe(const ServeFlags& f) {
   so.policy = c.policy;
   so.scheduler.scorers = c.scorers;
   so.classes = c.classes;
+  so.scheduler.elastic = c.elastic;
   so.scheduler.placement = c.placement;
   so.time_scale = c.time_scale;
   so.stop_grace_s = c.stop_grace_s;

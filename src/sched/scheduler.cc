@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "model/compatibility.h"
@@ -391,7 +392,12 @@ util::Status Scheduler::Adopt(JobId job, const std::vector<DeviceId>& devices, d
   }
   JobRecord& r = core_->record(job.value());
   const model::Cluster& cluster = core_->cluster();
-  if (devices.size() != static_cast<size_t>(std::max(1, r.job->gang_size))) {
+  // An elastic job may have run at any of its sizes.
+  std::optional<size_t> size_option;
+  for (size_t i = 0; i < r.sizes.size(); ++i) {
+    if (static_cast<size_t>(r.sizes[i].workers) == devices.size()) size_option = i;
+  }
+  if (!size_option && devices.size() != static_cast<size_t>(std::max(1, r.job->gang_size))) {
     return util::Status::InvalidArgument(fmt::format("'{}' needs {} device(s), not {}", r.job->name,
                                                      r.job->gang_size, devices.size()));
   }
@@ -409,9 +415,13 @@ util::Status Scheduler::Adopt(JobId job, const std::vector<DeviceId>& devices, d
                     "per worker",
                     r.job->name, model::DescribeHostRequest(*r.job)));
   }
-  if (!r.allowed[type.value()]) {
+  const std::vector<char>& allowed = size_option ? r.sizes[*size_option].allowed : r.allowed;
+  if (!allowed[type.value()]) {
     return util::Status::InvalidArgument(
         fmt::format("'{}' may not run on {}", r.job->name, cluster.catalog.Get(type).name));
+  }
+  if (size_option && r.sizes[*size_option].workers != r.job->gang_size) {
+    ApplySize(r, *size_option);
   }
   r.done_work = done_work;
   core_->Start(job.value(), type, devices, now_s, false);

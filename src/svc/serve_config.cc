@@ -22,7 +22,7 @@ const std::set<std::string, std::less<>> kFields = {
     "cluster",        "backend",    "policy",      "scorers",         "placement",
     "listen",         "database",   "time_scale",  "log_level",       "tokens",
     "anonymous_read", "stop_grace", "synchronous", "local_state_dir", "keep_ended",
-    "power",          "slurm",      "kubernetes",  "classes"};
+    "power",          "slurm",      "kubernetes",  "classes",         "elastic"};
 
 std::string Resolve(const std::string& base_dir, const std::string& path) {
   if (path.empty() || base_dir.empty() || std::filesystem::path(path).is_absolute()) return path;
@@ -277,6 +277,8 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
       }
     } else if (key == "policy") {
       ASSIGN_OR_RETURN(c.policy, r.String(v, key));
+    } else if (key == "elastic") {
+      ASSIGN_OR_RETURN(c.elastic, r.Bool(v, key));
     } else if (key == "classes") {
       ASSIGN_OR_RETURN(c.classes, model::io::ParseJobClasses(r, v));
     } else if (key == "scorers") {

@@ -24,6 +24,9 @@ struct ServeConfig {
   // virtual | local | slurm | kubernetes (a kube-scheduler extender: no job queue of its own)
   std::string backend = "virtual";
   std::string policy = "default";
+  // Jobs with `elastic: {min, max}` run at a size the scheduler picks and changes (as
+  // simulate's); false: at their gang_size.
+  bool elastic = true;
   // Per job kind: added to each job's priority, multiplied into its weight (as simulate's).
   model::io::JobClasses classes;
   // Type scorers with weights (sched::MakeScorers, e.g. "speed:1,locality:0.3") and gang

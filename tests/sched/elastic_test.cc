@@ -120,6 +120,20 @@ TEST(ElasticScheduler, AdmittedByItsSmallestSizeAndStartsAsLargeAsFits) {
             "no device in the cluster can run it: nv has 1 device(s), the gang needs 2");
 }
 
+TEST(ElasticScheduler, AdoptTakesAnyOfItsSizes) {
+  // A daemon restarting finds an elastic job running at a size other than its gang size.
+  const auto c = MakeCluster({{"nv", "cuda", 1, 4}});
+  auto s = Make(c, "fifo");
+  ASSERT_TRUE(s->Submit(Elastic(0, 0, 4, 1, 4, 1000), 0).accepted);
+  ASSERT_TRUE(s->Adopt(model::JobId(0), {model::DeviceId(0), model::DeviceId(1)}, 0, 0).ok());
+  EXPECT_DOUBLE_EQ(s->SpeedNow(model::JobId(0)), 4.0);  // 8 steps/s at 4 workers, at 2
+  ASSERT_TRUE(s->Submit(Elastic(1, 0, 4, 2, 4, 1000), 0).accepted);
+  const util::Status three =
+      s->Adopt(model::JobId(1), {model::DeviceId(2), model::DeviceId(3), model::DeviceId(0)}, 0, 0);
+  EXPECT_FALSE(three.ok());
+  EXPECT_NE(three.message().find("needs 4 device(s), not 3"), std::string::npos) << three.message();
+}
+
 TEST(ElasticScheduler, TakesWhatTheJobsAheadLeave) {
   const auto c = MakeCluster({{"nv", "cuda", 2, 4}});
   for (const char* policy : {"fifo", "easy-backfill", "default", "las-het"}) {

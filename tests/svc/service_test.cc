@@ -469,6 +469,31 @@ TEST(Service, TheConfigurationsClassesOrderTheQueue) {
   EXPECT_EQ(State(*d->service, "train"), "queued");
 }
 
+TEST(Service, AnElasticJobRunsAtTheSizeTheSchedulerPicksAndGivesWay) {
+  TempDir dir;
+  ServiceOptions so;
+  so.scheduler.elastic = true;
+  auto d = StartDaemon(dir.File("h.db"), "v100=4", 1000, "default", so);
+  ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"grow","stacks":["cuda"],"work":1e8,)"
+                                      R"("gang_size":1,"elastic":{"min":1,"max":4}})")
+                  .ok());
+  // Alone on four devices it starts on all four (its speed scales with its size).
+  ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "grow") == "running"; }));
+  auto grow = d->service->Get("grow");
+  ASSERT_TRUE(grow.ok());
+  EXPECT_EQ(grow->devices.size(), 4u);
+  // A rigid job of two arrives: the elastic one shrinks so that it starts.
+  ASSERT_TRUE(
+      SubmitJson(*d->service, R"({"name":"pair","stacks":["cuda"],"work":1e5,"gang_size":2})")
+          .ok());
+  ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "pair") == "running"; }));
+  ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "grow") == "running"; }));
+  grow = d->service->Get("grow");
+  ASSERT_TRUE(grow.ok());
+  EXPECT_EQ(grow->devices.size(), 2u);
+  EXPECT_GE(grow->preemptions, 1);
+}
+
 TEST(Service, CancelEndsQueuedAndRunningJobs) {
   TempDir dir;
   auto d = StartDaemon(dir.File("h.db"), "v100=1", 1);
