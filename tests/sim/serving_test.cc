@@ -13,12 +13,14 @@
 namespace hetsched::sim {
 namespace {
 
-// Two 4-GPU A100 nodes and one 4-GPU MI250X node, NVLink / xGMI inside each.
-constexpr const char* kCluster = R"(
+// 4-GPU A100 nodes named `nv_nodes` (two by default) and one 4-GPU MI250X node, NVLink / xGMI
+// inside each.
+model::Cluster Cluster(const std::string& nv_nodes = "nv[0-1]") {
+  auto c = model::io::ParseClusterYaml(R"(
 name: serving
 racks: [{name: r0, uplink_bandwidth: 100GB/s, latency: 0s}]
 nodes:
-  - name: nv[0-1]
+  - name: )" + nv_nodes + R"(
     rack: r0
     devices: [{type: a100-80g, count: 4}]
     islands: [{kind: nvlink, members: all, bandwidth: 300GB/s, latency: 0s}]
@@ -30,10 +32,8 @@ nodes:
     islands: [{kind: xgmi, members: all, bandwidth: 100GB/s, latency: 0s}]
     host_link: {bandwidth: 32GB/s, latency: 0s}
     nic: {bandwidth: 25GB/s, latency: 0s}
-)";
-
-model::Cluster Cluster() {
-  auto c = model::io::ParseClusterYaml(kCluster, "serving.yaml");
+)",
+                                       "serving.yaml");
   EXPECT_TRUE(c.ok()) << c.status().ToString();
   return std::move(c).value();
 }
@@ -178,32 +178,14 @@ TEST(Serving, AReplicaMovedToAnotherTypeServesUntilItsReplacementIsReady) {
   // x (either) starts on the A100s and moves to the cheaper MI250X once z has scaled down. Requests
   // that arrive while x's new replica loads its weights go to the old one, not into the new one's
   // queue (without make-before-break, 130 of x's 28,896 requests missed the target at the move).
-  auto c = model::io::ParseClusterYaml(R"(
-name: two
-racks: [{name: r0, uplink_bandwidth: 100GB/s, latency: 0s}]
-nodes:
-  - name: nv0
-    rack: r0
-    devices: [{type: a100-80g, count: 4}]
-    islands: [{kind: nvlink, members: all, bandwidth: 300GB/s, latency: 0s}]
-    host_link: {bandwidth: 32GB/s, latency: 0s}
-    nic: {bandwidth: 25GB/s, latency: 0s}
-  - name: amd0
-    rack: r0
-    devices: [{type: mi250x, count: 4}]
-    islands: [{kind: xgmi, members: all, bandwidth: 100GB/s, latency: 0s}]
-    host_link: {bandwidth: 32GB/s, latency: 0s}
-    nic: {bandwidth: 25GB/s, latency: 0s}
-)",
-                                       "two.yaml");
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const model::Cluster c = Cluster("nv0");
   const model::Workload w = Parse(R"(
 defaults: {kind: service, model: llama-7b, slo: {ttft: 2s, tpot: 100ms}, tokens: {input: 1000, output: 100}}
 jobs:
   - {name: x, stacks: ["cuda>=12.0", "rocm>=6.0"], rate: [[0h, 4]]}
   - {name: z, stacks: ["rocm>=6.0"], rate: [[0h, 40], [1h, 40], [61m, 0.2], [3h, 0.2], [181m, 40]]}
 )",
-                                  *c);
+                                  c);
   ServingOptions o;
   o.horizon_s = 2 * 3600;
   std::vector<std::vector<model::InferenceRequest>> reqs;
@@ -214,7 +196,7 @@ jobs:
     reqs.push_back(*std::move(r));
     services.push_back(&j);
   }
-  auto r = SimulateServing(*c, services, reqs, o);
+  auto r = SimulateServing(c, services, reqs, o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const ServiceOutcome& x = r->services[0];
   EXPECT_GT(x.device_hours.count("a100-80g"), 0u);  // it moved
