@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include <charconv>
 #include <set>
 
 #include "model/io/job_classes.h"
@@ -103,15 +102,10 @@ util::Status ParseServices(const model::io::YamlFields& r, const YAML::Node& nod
       if (!v.IsMap()) return r.Error(v, field, "is not a mapping", "{a100-80g: 1}");
       for (const auto& tv : v) {
         const std::string name = tv.first.Scalar();
-        const std::string text = tv.second.IsScalar() ? tv.second.Scalar() : "";
-        double x = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
-        if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
-            !(x >= 0 && x <= 1000)) {
-          return r.Error(tv.second, field + "." + name, fmt::format("is '{}'", text),
-                         "a number from 0 to 1000: a device-hour's worth to training, as a "
-                         "multiple of its price");
-        }
+        ASSIGN_OR_RETURN(const double x,
+                         r.Number(tv.second, field + "." + name, 0, 1000, /*open_least=*/false,
+                                  "a number from 0 to 1000: a device-hour's worth to training, as "
+                                  "a multiple of its price"));
         c.training_value[name] = {x, r.Where(tv.first)};
       }
     }

@@ -40,14 +40,9 @@ util::Result<JobClasses> ParseJobClasses(const YamlFields& r, const YAML::Node& 
         }
         c.priority = p;
       } else {
-        double x = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
-        if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
-            !(x > 0 && x <= 1e6)) {
-          return r.Error(v, field + ".weight", fmt::format("is '{}'", text),
-                         "a number above 0 and up to 1e6, multiplying each job's weight");
-        }
-        c.weight = x;
+        ASSIGN_OR_RETURN(c.weight,
+                         r.Number(v, field + ".weight", 0, 1e6, /*open_least=*/true,
+                                  "a number above 0 and up to 1e6, multiplying each job's weight"));
       }
     }
     classes[*kind] = c;

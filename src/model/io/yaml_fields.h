@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <charconv>
 #include <functional>
 #include <set>
 #include <string>
@@ -50,6 +51,20 @@ class YamlFields {
     std::string list;
     for (const auto& f : known) list += (list.empty() ? "" : ", ") + f;
     return Error(key, field, "unknown field", "one of: " + list);
+  }
+
+  // A number in [least, most] (`open_least`: above least); otherwise "is 'TEXT'" and `expected`.
+  util::Result<double> Number(const YAML::Node& n, const std::string& field, double least,
+                              double most, bool open_least, const std::string& expected) const {
+    const std::string text = n.IsScalar() ? n.Scalar() : "";
+    double x = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
+    const bool low_ok = open_least ? x > least : x >= least;
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !low_ok ||
+        !(x <= most)) {
+      return Error(n, field, "is '" + text + "'", expected);
+    }
+    return x;
   }
 
   util::Result<bool> Bool(const YAML::Node& n, const std::string& field) const {
