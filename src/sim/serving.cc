@@ -555,11 +555,8 @@ void Simulator::MaybeStart(int32_t id, double now_s) {
     const double iterations = std::ceil(left / static_cast<double>(r.chunk));
     return reqs[q].arrival_s + st.slo.ttft_s - now_s - iterations * r.step_s;
   };
-  // (Most iterations find at most one prompt waiting: nothing to order, no buffer to take.)
-  if (r.waiting.size() > 1) {
-    std::stable_partition(r.waiting.begin(), r.waiting.end(),
-                          [&](int32_t q) { return slack(q) >= 0; });
-  }
+  std::stable_partition(r.waiting.begin(), r.waiting.end(),
+                        [&](int32_t q) { return slack(q) >= 0; });
   // Chunked prefill: up to `chunk` prompt tokens from the front of the queue, as long as the
   // requests it completes find a place in the batch.
   const int64_t max_chunk = r.chunk_at[r.running.size()];
