@@ -38,7 +38,7 @@ util::Result<std::vector<std::string>> ReadNames(json::element value, const json
 }
 
 util::Result<simdjson::dom::object> Root(std::string_view body, const json::Path& root) {
-  ASSIGN_OR_RETURN(json::element doc, json::ParseDocument(body, root.key));
+  ASSIGN_OR_RETURN(json::element doc, json::ParseDocument(body, root.ToString()));
   simdjson::dom::object o;
   if (doc.get_object().get(o)) return json::WrongType(root, doc, "an object");
   return o;
@@ -46,7 +46,7 @@ util::Result<simdjson::dom::object> Root(std::string_view body, const json::Path
 
 util::Result<Args> ParseArgs(std::string_view body, std::string_view verb,
                              std::string_view rack_label) {
-  const json::Path root{nullptr, verb, -1};
+  const json::Path root(verb);
   ASSIGN_OR_RETURN(auto o, Root(body, root));
   Args args;
   auto pod = json::Field(o, "Pod", true);
@@ -475,7 +475,7 @@ ExtenderReply Extender::Prioritize(std::string_view body) {
 }
 
 ExtenderReply Extender::Bind(std::string_view body) {
-  const json::Path root{nullptr, "ExtenderBindingArgs", -1};
+  const json::Path root("ExtenderBindingArgs");
   auto o = Root(body, root);
   if (!o.ok()) return BadRequest(o.status());
   std::string fields[4];
@@ -516,7 +516,7 @@ ExtenderReply Extender::Bind(std::string_view body) {
 }
 
 ExtenderReply Extender::Preempt(std::string_view body) {
-  const json::Path root{nullptr, "ExtenderPreemptionArgs", -1};
+  const json::Path root("ExtenderPreemptionArgs");
   auto o = Root(body, root);
   if (!o.ok()) return BadRequest(o.status());
   auto pod_value = json::Field(*o, "Pod", true);

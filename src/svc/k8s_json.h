@@ -14,14 +14,18 @@ namespace hetsched::svc::k8s::json {
 
 using simdjson::dom::element;
 
-// Where a value sits, rendered only when an error needs it: "Pod.spec.containers[2].name".
-struct Path {
-  const Path* parent = nullptr;
-  std::string_view key;  // a field, or the root's name
-  int64_t index = -1;    // an array position when >= 0
-  Path Field(std::string_view k) const { return Path{this, k, -1}; }
-  Path At(int64_t i) const { return Path{this, {}, i}; }
-  std::string ToString() const;
+// Where a value sits, for error messages: "Pod.spec.containers[2].name". A Path owns its text
+// (no pointers to a parent or into the document), so it stays valid however it is copied or
+// kept: an earlier version chained parents by pointer and read freed temporaries (issue 37).
+class Path {
+ public:
+  explicit Path(std::string_view root) : text_(root) {}
+  Path Field(std::string_view key) const;
+  Path At(int64_t index) const;
+  const std::string& ToString() const { return text_; }
+
+ private:
+  std::string text_;
 };
 
 // "PATH: is a number (expected a string)".

@@ -14,12 +14,11 @@
 namespace hetsched::svc::k8s {
 namespace json {
 
-std::string Path::ToString() const {
-  std::string head = parent ? parent->ToString() : "";
-  if (index >= 0) return head + fmt::format("[{}]", index);
-  if (head.empty()) return std::string(key);
-  return head + "." + std::string(key);
+Path Path::Field(std::string_view key) const {
+  return Path(text_.empty() ? std::string(key) : fmt::format("{}.{}", text_, key));
 }
+
+Path Path::At(int64_t index) const { return Path(fmt::format("{}[{}]", text_, index)); }
 
 util::Status WrongType(const Path& path, element value, std::string_view expected) {
   std::string_view is = "null";
@@ -307,7 +306,7 @@ std::string Lower(std::string_view s) {
 template <typename T, typename Read>
 util::Result<List<T>> ParseList(std::string_view text, std::string_view kind, Read read) {
   ASSIGN_OR_RETURN(json::element doc, json::ParseDocument(text, kind));
-  const json::Path root{nullptr, kind, -1};
+  const json::Path root(kind);
   simdjson::dom::object o;
   if (doc.get_object().get(o)) return json::WrongType(root, doc, "an object");
   List<T> list;
@@ -339,7 +338,7 @@ util::Result<List<T>> ParseList(std::string_view text, std::string_view kind, Re
 template <typename T, typename Read>
 util::Result<WatchEvent<T>> ParseEvent(std::string_view line, std::string_view kind, Read read) {
   ASSIGN_OR_RETURN(json::element doc, json::ParseDocument(line, "watch event"));
-  const json::Path root{nullptr, "watch event", -1};
+  const json::Path root("watch event");
   simdjson::dom::object o;
   if (doc.get_object().get(o)) return json::WrongType(root, doc, "an object");
   WatchEvent<T> event;
@@ -381,7 +380,7 @@ util::Result<WatchEvent<T>> ParseEvent(std::string_view line, std::string_view k
         "watch event: type: '{}' (expected ADDED, MODIFIED, DELETED, BOOKMARK or ERROR)",
         event.type));
   }
-  const json::Path typed{&root, kind, -1};
+  const json::Path typed = root.Field(kind);
   ASSIGN_OR_RETURN(T value, read(*object, typed));
   event.object = std::move(value);
   return event;
@@ -560,12 +559,12 @@ bool LabelRead(std::string_view key, std::string_view rack_label) {
 util::Result<Node> ParseNode(std::string_view text, std::string_view what,
                              std::string_view rack_label) {
   ASSIGN_OR_RETURN(json::element doc, json::ParseDocument(text, what));
-  return json::ReadNode(doc, json::Path{nullptr, what, -1}, rack_label);
+  return json::ReadNode(doc, json::Path(what), rack_label);
 }
 
 util::Result<Pod> ParsePod(std::string_view text, std::string_view what) {
   ASSIGN_OR_RETURN(json::element doc, json::ParseDocument(text, what));
-  return json::ReadPod(doc, json::Path{nullptr, what, -1});
+  return json::ReadPod(doc, json::Path(what));
 }
 
 util::Result<List<Node>> ParseNodeList(std::string_view text, std::string_view rack_label) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "svc/http_api.h"
+#include "testing/build_paths.h"
 #include "util/file.h"
 
 namespace hetsched::svc::k8s {
@@ -198,6 +199,35 @@ TEST(K8sExtenderProtocol, BadRequestsAre400WithAMessage) {
   EXPECT_EQ(e->Preempt(R"({"Pod": null})").status, 400);
   EXPECT_THAT(e->Preempt(R"({"Pod": {"metadata": {"name": "p"}}, "NodeNameToVictims": []})").body,
               HasSubstr("NodeNameToVictims: is an array"));
+}
+
+// Issue 37: an error deep under a victim pod rendered its path from parents that were freed
+// temporaries (ASan: stack-use-after-scope). The whole path must come back, under ASan too.
+TEST(K8sExtenderProtocol, ErrorsDeepInARequestNameTheirWholePath) {
+  auto e = Make(false);
+  const ExtenderReply victim_without_metadata = e->Preempt(
+      R"({"Pod": {"metadata": {"name": "p", "namespace": "ml", "uid": "u1"},
+                  "spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": "4"}}}]}},
+          "NodeNameToVictims": {"gpu-a100-1": {"Pods": [{"metadatZ": {"name": "p"},
+                                                         "spec": {"containers": []}}],
+                                               "NumPDBViolations": 1}}})");
+  EXPECT_EQ(victim_without_metadata.status, 400);
+  EXPECT_THAT(Json::parse(victim_without_metadata.body)["Error"].get<std::string>(),
+              HasSubstr("ExtenderPreemptionArgs.NodeNameToVictims.gpu-a100-1.Pods[0].metadata"));
+  const ExtenderReply meta_uid = e->Preempt(
+      R"({"Pod": {"metadata": {"name": "p"}},
+          "NodeNameToMetaVictims": {"n1": {"Pods": [{"UID": "a"}, {"UID": 7}]}}})");
+  EXPECT_EQ(meta_uid.status, 400);
+  EXPECT_THAT(
+      Json::parse(meta_uid.body)["Error"].get<std::string>(),
+      HasSubstr("ExtenderPreemptionArgs.NodeNameToMetaVictims.n1.Pods[1].UID: is a number"));
+  const ExtenderReply container = e->Filter(
+      R"({"Pod": {"metadata": {"name": "p"},
+                  "spec": {"containers": [{}, {"resources": {"limits": {"nvidia.com/gpu": []}}}]}},
+          "NodeNames": ["n1"]})");
+  EXPECT_EQ(container.status, 400);
+  EXPECT_THAT(Json::parse(container.body)["Error"].get<std::string>(),
+              HasSubstr("ExtenderArgs.Pod.spec.containers[1].resources.limits"));
 }
 
 TEST(K8sExtenderPrioritize, TheMostSuitableNodeWinsNotTheStrongest) {
