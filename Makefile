@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build demo test werror asan format format-check fuzz bench package clean
+.PHONY: all deps build demo test werror asan asan-ci format format-check fuzz bench package clean
 
 all: build
 
@@ -31,9 +31,24 @@ test: build
 werror: deps
 	@$(MAKE) --no-print-directory build BUILD=build-werror CMAKE_FLAGS="-DHETSCHED_WERROR=ON -DHETSCHED_BENCH=OFF"
 
-# All tests again under AddressSanitizer + UndefinedBehaviorSanitizer (CI).
+# All tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+ASAN_FLAGS = -DHETSCHED_SANITIZE=ON -DHETSCHED_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug
 asan: deps
-	@$(MAKE) --no-print-directory test BUILD=build-asan CMAKE_FLAGS="-DHETSCHED_SANITIZE=ON -DHETSCHED_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug"
+	@$(MAKE) --no-print-directory test BUILD=build-asan CMAKE_FLAGS="$(ASAN_FLAGS)"
+
+# CI's sanitizer run: every test outside the cli layer (the units, in-process), and one
+# integration test per backend (virtual, local, Slurm, Kubernetes extender) of the cli layer,
+# which start the daemon and the backend's services.
+ASAN_CI_INTEGRATION = ServeCli.VirtualBackendThroughTheClient \
+  ServeLocal.CpuNodeRunsCommandsKeepsExitStatusAndCancels \
+  SlurmBackendTest.CancellingOnEitherSideCancelsOnBoth \
+  ServeKubernetes.AnswersTheVerbsFromItsNodeCacheAndBindsThroughTheApi
+space := $(subst ,, )
+asan-ci: deps
+	@$(MAKE) --no-print-directory build BUILD=build-asan CMAKE_FLAGS="$(ASAN_FLAGS)"
+	ctest --test-dir build-asan --output-on-failure -j $(JOBS) -LE '^cli$$'
+	ctest --test-dir build-asan --output-on-failure -j $(JOBS) -L '^cli$$' \
+	  -R '^($(subst $(space),|,$(strip $(ASAN_CI_INTEGRATION))))$$'
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')
@@ -41,16 +56,12 @@ format:
 format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.h' '*.cc')
 
-# Each libFuzzer target runs FUZZ_SECONDS seconds from its seed corpus in fuzz/corpus/NAME.
+# Each libFuzzer target runs FUZZ_SECONDS seconds from its seed corpus in fuzz/corpus/NAME;
+# fails when any target finds anything, naming it and the input (scripts/fuzz.sh).
 fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DHETSCHED_FUZZ=ON -DHETSCHED_BENCH=OFF >/dev/null
 	@cmake --build build-fuzz -j $(JOBS)
-	@for f in build-fuzz/fuzz/*_fuzz; do \
-	  name=$$(basename $$f); mkdir -p build-fuzz/corpus/$$name; \
-	  echo "== $$name ($(FUZZ_SECONDS) s)"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-	    build-fuzz/corpus/$$name fuzz/corpus/$$name 2>&1 | tail -n 3 || exit 1; \
-	done
+	@bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
 bench: build
 	@for b in $(BUILD)/bench/*_bench; do echo "== $$b"; $$b --benchmark_repetitions=5 --benchmark_report_aggregates_only=true; done

@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ clang clang-format pkg-config
+  ccache  # a compiler cache: rebuilding a clone reuses objects (CMakeLists.txt)
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-libclp-dev coinor-libcbc-dev

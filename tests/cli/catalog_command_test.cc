@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "testing/build_paths.h"
 #include "testing/cli_runner.h"
 #include "util/file.h"
 

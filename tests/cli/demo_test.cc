@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/build_paths.h"
 #include "testing/cli_runner.h"
 
 namespace {

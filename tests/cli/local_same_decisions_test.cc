@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "svc/store.h"
+#include "testing/build_paths.h"
 #include "testing/daemon.h"
 
 namespace {

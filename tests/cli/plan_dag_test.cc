@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "testing/build_paths.h"
 #include "testing/cli_runner.h"
 
 namespace {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "testing/build_paths.h"
 #include "testing/cli_runner.h"
 
 namespace {

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "testing/build_paths.h"
 #include "testing/daemon.h"
 #include "testing/fake_kube_api.h"
 #include "testing/temp_dir.h"

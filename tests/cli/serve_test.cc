@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "testing/build_paths.h"
 #include "testing/daemon.h"
 
 namespace {

@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "testing/build_paths.h"
 #include "util/file.h"
 
 namespace hetsched::model::io {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "model/random_dag.h"
+#include "testing/build_paths.h"
 
 namespace hetsched::model::io {
 namespace {

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "testing/build_paths.h"
+
 namespace hetsched::model::io {
 namespace {
 

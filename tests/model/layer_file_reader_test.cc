@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "testing/build_paths.h"
+
 namespace hetsched::model::io {
 namespace {
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/io/azure_trace_reader.h"
+#include "testing/build_paths.h"
 
 namespace hetsched::model {
 namespace {

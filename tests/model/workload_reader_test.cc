@@ -9,6 +9,7 @@
 #include <string>
 
 #include "model/io/cluster_reader.h"
+#include "testing/build_paths.h"
 #include "util/file.h"
 #include "util/units.h"
 

@@ -13,6 +13,7 @@
 #include "plan/list_scheduler.h"
 #include "plan/peft.h"
 #include "plan/schedule.h"
+#include "testing/build_paths.h"
 
 namespace hetsched::plan {
 namespace {

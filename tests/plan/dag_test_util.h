@@ -8,6 +8,7 @@
 #include "model/io/dag_reader.h"
 #include "model/random_dag.h"
 #include "model/task_graph.h"
+#include "testing/build_paths.h"
 
 namespace hetsched::plan::testing {
 

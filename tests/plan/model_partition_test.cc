@@ -9,6 +9,7 @@
 
 #include "model/io/cluster_reader.h"
 #include "plan/model_partition_exhaustive.h"
+#include "testing/build_paths.h"
 #include "util/units.h"
 
 namespace hetsched::plan {

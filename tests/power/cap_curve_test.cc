@@ -9,6 +9,7 @@
 
 #include "model/io/device_type_reader.h"
 #include "power/power_manager.h"
+#include "testing/build_paths.h"
 
 namespace hetsched::power {
 namespace {

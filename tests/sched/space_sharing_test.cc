@@ -8,6 +8,7 @@
 #include "model/io/gavel_reader.h"
 #include "sched/scheduler.h"
 #include "sched/test_cluster.h"
+#include "testing/build_paths.h"
 
 namespace hetsched::sched {
 namespace {

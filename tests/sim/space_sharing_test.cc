@@ -10,6 +10,7 @@
 #include "sim/faults.h"
 #include "sim/run_sim.h"
 #include "sim/trace_gen.h"
+#include "testing/build_paths.h"
 
 namespace hetsched::sim {
 namespace {

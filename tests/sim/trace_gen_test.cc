@@ -6,6 +6,7 @@
 #include <set>
 
 #include "model/io/gavel_reader.h"
+#include "testing/build_paths.h"
 
 namespace hetsched::sim {
 namespace {

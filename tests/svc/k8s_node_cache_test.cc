@@ -8,6 +8,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "testing/build_paths.h"
 #include "testing/fake_kube_api.h"
 #include "testing/temp_dir.h"
 #include "util/file.h"

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testing/build_paths.h"
 #include "util/file.h"
 
 namespace hetsched::svc::k8s {

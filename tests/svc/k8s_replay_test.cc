@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/build_paths.h"
 #include "util/file.h"
 
 namespace hetsched::svc::k8s {

@@ -9,6 +9,7 @@
 
 #include "model/catalog.h"
 #include "svc/job_request.h"
+#include "testing/build_paths.h"
 
 namespace hetsched::svc::slurm {
 namespace {

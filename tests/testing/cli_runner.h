@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <string>
 
+#include "testing/build_paths.h"
+
 namespace hetsched::testing {
 
 struct CliRun {

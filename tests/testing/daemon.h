@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "testing/build_paths.h"
 #include "testing/temp_dir.h"
 
 extern char** environ;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "svc/k8s_client.h"
+#include "testing/build_paths.h"
 #include "util/file.h"
 
 namespace hetsched::testing {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/build_paths.h"
 #include "testing/daemon.h"
 
 namespace hetsched::testing {

@@ -6,9 +6,7 @@
 #include <fstream>
 #include <string>
 
-#ifndef HETSCHED_SOURCE_DIR
-#error "HETSCHED_SOURCE_DIR must name the source tree (the build defines it)"
-#endif
+#include "testing/build_paths.h"
 
 namespace hetsched::testing {
 
