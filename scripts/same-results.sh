@@ -4,12 +4,23 @@
 # failure, random faults, history estimates) with two hetsched binaries and compares their JSON
 # results, wall-clock timings left out. Exit status 0 when every result is identical.
 #
-#   scripts/same-results.sh OLD_BINARY NEW_BINARY
+#   scripts/same-results.sh [--ignore KEY,...] [--extra "ARGS"] OLD_BINARY NEW_BINARY
 #
-# Build the old binary from the commit before the change (e.g. a git worktree) first.
+# --ignore leaves out result fields the new binary adds; --extra appends ARGS to every run
+# (e.g. "--restore 0 --checkpoint-save 0"). Build the old binary from the commit before the
+# change (e.g. a git worktree) first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [[ $# -ne 2 || "$1" == -h || "$1" == --help ]]; then sed -n '2,9p' "$0"; exit 2; fi
+ignore=""
+extra=""
+while [[ $# -gt 2 ]]; do
+  case "$1" in
+    --ignore) ignore="$2"; shift 2 ;;
+    --extra) extra="$2"; shift 2 ;;
+    *) echo "same-results.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+if [[ $# -ne 2 || "$1" == -h || "$1" == --help ]]; then sed -n '2,12p' "$0"; exit 2; fi
 for b in "$1" "$2"; do
   [[ -x $b ]] || { echo "same-results.sh: $b is not an executable" >&2; exit 2; }
 done
@@ -41,14 +52,16 @@ runs+=("ss-maxmin|--cluster $C --trace $T --policy maxmin-het --space-sharing"
 strip() {
   python3 -c '
 import json, sys
+ignored = set(filter(None, sys.argv[2].split(",")))
 def strip(o):
     if isinstance(o, dict):
         return {k: strip(v) for k, v in o.items()
-                if not any(s in k for s in ("wall", "elapsed", "decision_", "latency"))}
+                if k not in ignored and
+                not any(s in k for s in ("wall", "elapsed", "decision_", "latency"))}
     if isinstance(o, list):
         return [strip(x) for x in o]
     return o
-print(json.dumps(strip(json.load(open(sys.argv[1]))), indent=1, sort_keys=True))' "$1"
+print(json.dumps(strip(json.load(open(sys.argv[1]))), indent=1, sort_keys=True))' "$1" "$ignore"
 }
 differ=0
 for r in "${runs[@]}"; do
@@ -58,7 +71,7 @@ for r in "${runs[@]}"; do
     bin=$1
     [[ $side == new ]] && bin=$2
     # shellcheck disable=SC2086
-    if ! "$bin" simulate -q $args --json "$work/$side-$name.json" >"$work/$side-$name.out" 2>&1; then
+    if ! "$bin" simulate -q $args $extra --json "$work/$side-$name.json" >"$work/$side-$name.out" 2>&1; then
       echo "$name: the $side binary failed: $(tail -n 1 "$work/$side-$name.out")" >&2
       differ=1
       continue 2

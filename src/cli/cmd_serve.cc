@@ -374,6 +374,7 @@ int RunServe(const ServeFlags& f) {
   so.classes = c.classes;
   so.scheduler.elastic = c.elastic;
   so.scheduler.placement = c.placement;
+  so.scheduler.preemption_cost_s = c.preemption_cost_s;
   so.time_scale = c.time_scale;
   so.stop_grace_s = c.stop_grace_s;
   so.keep_ended_s = c.keep_ended_s;

@@ -48,6 +48,12 @@ std::vector<std::pair<std::string, std::string>> Rows(const sim::SimResult& r) {
       {"lost_device_hours", fmt::format("{:.2f}", r.lost_device_hours)},
       {"faults", fmt::format("{}", r.faults)},
       {"preemptions", fmt::format("{}", r.preemptions)},
+      {"preemptions_per_job", fmt::format("{:.2f}", r.preemptions_per_job)},
+      // Device-hours without progress that preemptions cost, and their share of capacity.
+      {"checkpoint_save_device_hours", fmt::format("{:.2f}", r.checkpoint_save_device_hours)},
+      {"restore_device_hours", fmt::format("{:.2f}", r.restore_device_hours)},
+      {"restart_device_hours", fmt::format("{:.2f}", r.restart_device_hours)},
+      {"preemption_share", fmt::format("{:.4f}", r.preemption_share)},
       {"migrations", fmt::format("{}", r.migrations)},
       {"resizes", fmt::format("{}", r.resizes)},
       {"cross_vendor_restarts", fmt::format("{}", r.cross_vendor_restarts)},

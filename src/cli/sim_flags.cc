@@ -190,6 +190,12 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
   cmd.add_option("--preempt-interval", f.preempt_interval_s,
                  "preemptive policies reconsider running jobs at most this often (seconds); "
                  "in between they only fill free devices (default 300; 0: every decision)");
+  cmd.add_option("--preempt-quantum", f.preempt_quantum_s,
+                 "time-slicing policies (las, las-het, srpt-het, srpt-het-fair, default, the LP "
+                 "policies) let a started job run at least this long (seconds) before they stop "
+                 "it for another; at least --checkpoint-save + --restore (default: 40 times "
+                 "that, an hour with the default costs; 0 when both are 0, as in Gavel's "
+                 "simulator)");
   cmd.add_option("--until", f.until_s,
                  "stop at this virtual time (seconds) and report what was measured so far");
   cmd.add_option("--horizon", f.horizon_s,
@@ -250,8 +256,8 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
       "TIME");
   for (const char* name :
        {"--round", "--restore", "--checkpoint-save", "--startup", "--mtbf", "--mttr",
-        "--checkpoint-interval", "--preempt-interval", "--until", "--horizon", "--suspend-time",
-        "--suspend-timeout", "--resume-timeout"}) {
+        "--checkpoint-interval", "--preempt-interval", "--preempt-quantum", "--until", "--horizon",
+        "--suspend-time", "--suspend-timeout", "--resume-timeout"}) {
     cmd.get_option(name)->transform(non_negative);
   }
   cmd.get_option("--aging")->check(CLI::NonNegativeNumber);
@@ -367,6 +373,13 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& flags) {
   o.sched.placement = *placement;
   o.sched.tuning.aging = f.aging;
   o.sched.preempt_interval_s = f.preempt_interval_s;
+  if (f.preempt_quantum_s >= 0 && f.preempt_quantum_s < f.checkpoint_save_s + f.restore_s) {
+    return util::Status::InvalidArgument(fmt::format(
+        "--preempt-quantum {:g}: below what one preemption costs (--checkpoint-save {:g} + "
+        "--restore {:g} = {:g} s); expected at least that, or leave it out for 40 times that",
+        f.preempt_quantum_s, f.checkpoint_save_s, f.restore_s, f.checkpoint_save_s + f.restore_s));
+  }
+  o.sched.preempt_quantum_s = f.preempt_quantum_s;
   o.sched.space_sharing = f.space_sharing;
   o.sched.elastic = !f.no_elastic;
   o.sched.allocation.max_jobs_per_lp = f.max_jobs_per_lp;

@@ -198,6 +198,12 @@ std::vector<std::string> ComparisonCharts(const model::Cluster& cluster,
        [](const sim::SimResult& r) { return static_cast<double>(r.compat_failures); }},
       {"cmp-wasted", "Device-hours wasted on them", " h", 1,
        [](const sim::SimResult& r) { return r.wasted_device_hours; }},
+      {"cmp-preemptions", "Preemptions per job", "", 2,
+       [](const sim::SimResult& r) { return r.preemptions_per_job; }},
+      {"cmp-preemption-cost", "Device-hours preemptions cost (save, restore, restarts)", " h", 1,
+       [](const sim::SimResult& r) {
+         return r.checkpoint_save_device_hours + r.restore_device_hours + r.restart_device_hours;
+       }},
       {"cmp-energy", "Energy", " kWh", 0, [](const sim::SimResult& r) { return r.energy_kwh; }},
       {"cmp-cost", "Electricity cost", " USD", 2,
        [](const sim::SimResult& r) { return r.energy_cost; }},

@@ -56,6 +56,11 @@ nlohmann::json ToJson(const sim::SimResult& r) {
   }
   j["faults"] = r.faults;
   j["preemptions"] = r.preemptions;
+  j["preemptions_per_job"] = r.preemptions_per_job;
+  j["checkpoint_save_device_hours"] = r.checkpoint_save_device_hours;
+  j["restore_device_hours"] = r.restore_device_hours;
+  j["restart_device_hours"] = r.restart_device_hours;
+  j["preemption_share"] = r.preemption_share;
   j["migrations"] = r.migrations;
   j["resizes"] = r.resizes;
   j["decisions"] = r.decisions;

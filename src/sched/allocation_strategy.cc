@@ -25,6 +25,7 @@ void AllocationStrategy::Decide(double now_s, Decision& out) {
   if (clock_.FullDue(now_s)) {
     Allocate(now_s, out);
   } else {
+    reservations_.StartFree(core_, now_s, out);
     fill_.StartInOrder(now_s, true, out);
   }
 }
@@ -240,6 +241,14 @@ void AllocationStrategy::Allocate(double now_s, Decision& out) {
     return core_.record(a.id).seq < core_.record(b.id).seq;
   });
   std::vector<int32_t> choice(n_rec, -1);
+  // A job inside its quantum keeps its devices (PreemptionPrice): when preemption costs
+  // something, the shares are realized over quanta rather than over every allocation.
+  for (int32_t id : active) {
+    const JobRecord& r = core_.record(id);
+    if (r.phase != JobPhase::kRunning || core_.QuantumOver(r, now_s)) continue;
+    choice[id] = r.type.value();
+    room[r.type.value()] -= static_cast<int32_t>(r.devices.size());
+  }
   for (const Candidate& c : cands) {
     const int32_t gang = std::max(1, core_.record(c.id).job->gang_size);
     if (choice[c.id] >= 0 || room[c.type] < gang) continue;
@@ -278,7 +287,11 @@ void AllocationStrategy::Allocate(double now_s, Decision& out) {
   }
 
   // Preempt what moves or stops, then start the chosen, largest gangs first (less fragmentation).
+  // A job that moves while it writes its checkpoint, or whose devices the jobs it displaced
+  // still hold, gets them reserved (sched/reservations.h).
+  reservations_.Replan(core_);
   std::vector<char> moved(n_rec, 0);
+  std::vector<int32_t> releasing(types, 0);
   const std::vector<int32_t> running_now = core_.running();
   for (int32_t id : running_now) {
     JobRecord& r = core_.record(id);
@@ -286,10 +299,15 @@ void AllocationStrategy::Allocate(double now_s, Decision& out) {
         choice[id] == r.type.value()) {
       continue;
     }
+    const DeviceTypeId was = r.type;
     core_.Preempt(id, now_s, out);
+    if (r.phase == JobPhase::kStopping) {
+      releasing[was.value()] += static_cast<int32_t>(r.devices.size());
+    }
     if (choice[id] >= 0) {
       moved[id] = 1;
       r.migrating = r.phase == JobPhase::kStopping;
+      if (r.migrating) reservations_.Add(id, r, DeviceTypeId(choice[id]));
     }
   }
   std::vector<int32_t> starts;
@@ -304,6 +322,10 @@ void AllocationStrategy::Allocate(double now_s, Decision& out) {
     const JobRecord& r = core_.record(id);
     DeviceTypeId type(choice[id]);
     std::optional<std::vector<DeviceId>> devs = core_.PlaceOn(r, type);
+    if (!devs && releasing[type.value()] > 0) {  // they are still being checkpointed
+      reservations_.Add(id, r, type);
+      continue;
+    }
     if (!devs) {  // fragmentation or pinned devices: another type with room
       for (int32_t t = 0; t < types; ++t) free[t] = state.FreeOfType(DeviceTypeId(t));
       for (DeviceTypeId t : core_.TypePreference(r, TypeChoice::kMaxThroughput, free)) {

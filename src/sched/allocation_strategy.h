@@ -12,6 +12,7 @@
 #include "sched/allocation_policy.h"
 #include "sched/lp_solver.h"
 #include "sched/queue_order_strategy.h"
+#include "sched/reservations.h"
 #include "sched/scheduler_core.h"
 #include "sched/strategy.h"
 
@@ -46,6 +47,7 @@ class AllocationStrategy final : public DecisionStrategy {
   std::shared_ptr<LpSolver> solver_;
   QueueOrderStrategy fill_;
   ReallocationClock clock_;
+  Reservations reservations_;     // jobs the last allocation placed on devices being checkpointed
   std::vector<double> share_;     // by JobId x type: target share in force
   std::vector<double> received_;  // by JobId x type: seconds run there (since arrival)
   std::vector<double> present_;   // by JobId: seconds active (queued or running)

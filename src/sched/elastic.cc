@@ -222,7 +222,7 @@ void ElasticResizer::ShrinkForHead(double now_s, Decision& out) {
         // Its restart: the normalized speed it has now, lost for one resize, over an interval.
         touched[pick] = 1;
         const double original = r.sizes[CurrentOption(r)].speed[t] / r.best_speed;
-        loss += original * core_.options().resize_cost_s / gap_s_;
+        loss += original * core_.options().preemption_cost_s / gap_s_;
       }
       plan[pick].option = pick_to;
     }
@@ -252,7 +252,7 @@ std::optional<ElasticResizer::Growth> ElasticResizer::BestGrowth(const JobRecord
     const int32_t extra = o.workers - r.sizes[c].workers;
     if (!o.allowed[t] || extra > room || o.speed[t] < now_speed * (1 + kMinGrowthGain)) continue;
     const double saved_s = remaining_s * (1 - now_speed / o.speed[t]);
-    if (saved_s < kRepayRestarts * core_.options().resize_cost_s) continue;
+    if (saved_s < kRepayRestarts * core_.options().preemption_cost_s) continue;
     return Growth{(o.speed[t] - now_speed) / r.best_speed / extra, i, extra};
   }
   return std::nullopt;

@@ -70,6 +70,7 @@ struct JobRecord {
 
   double queued_since_s = 0;
   double first_start_s = -1;
+  double run_start_s = 0;                // when its current (or last) run started
   model::DeviceTypeId type;              // while running
   std::vector<model::DeviceId> devices;  // while running
   int32_t preemptions = 0;

@@ -51,6 +51,7 @@ class Las final : public Policy {
   explicit Las(bool aware) : aware_(aware) {}
   std::string_view name() const override { return aware_ ? "las-het" : "las"; }
   bool preemptive() const override { return true; }
+  bool time_slices() const override { return true; }
   TypeChoice type_choice() const override {
     return aware_ ? TypeChoice::kMaxThroughput : TypeChoice::kAgnostic;
   }
@@ -73,6 +74,7 @@ class Srpt final : public Policy {
   std::string_view name() const override { return fair_ ? "srpt-het-fair" : "srpt-het"; }
   bool key_uses_belief() const override { return true; }
   bool preemptive() const override { return true; }
+  bool time_slices() const override { return true; }
   TypeChoice type_choice() const override {
     return fair_ ? TypeChoice::kMaxThroughput : TypeChoice::kFastest;
   }

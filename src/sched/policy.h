@@ -47,6 +47,11 @@ class Policy {
   // True when Key reads the size belief: the scheduler then re-sorts its queue whenever the
   // belief is refreshed.
   virtual bool key_uses_belief() const { return false; }
+  // True when the order changes as jobs run (attained service, Gittins ranks): the policy
+  // shares devices in time, and a started job keeps them for a quantum before it gives way to
+  // a job now ahead of it (PreemptionPrice::quantum_s). False: a job loses its place only to
+  // one the order put ahead for good (a higher priority), at once.
+  virtual bool time_slices() const { return false; }
   // Queue order: smaller runs first; ties by arrival, then id (the scheduler adds those).
   // `belief` is what the scheduler has learned about job sizes (never the true sizes).
   // Contract: for a queued job, Key(job, now) = Key(job, 0) - c(now) with c the same for all

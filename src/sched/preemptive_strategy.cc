@@ -23,11 +23,13 @@ void PreemptiveStrategy::Decide(double now_s, Decision& out) {
     // queued jobs in policy order, as between reallocations.
     if (!core_.queue().empty()) fill_.StartInOrder(now_s, fill, out);
   } else {
+    reservations_.StartFree(core_, now_s, out);
     fill_.StartInOrder(now_s, fill, out);
   }
 }
 
 void PreemptiveStrategy::Fill(double now_s, Decision& out) {
+  reservations_.StartFree(core_, now_s, out);
   fill_.StartInOrder(now_s, !core_.policy().in_order_only(), out);
 }
 
@@ -38,7 +40,8 @@ void PreemptiveStrategy::Upgrade(double now_s, Decision& out) {
 }
 
 std::vector<int32_t> PreemptiveStrategy::AssignByRegret(const std::vector<int32_t>& jobs,
-                                                        std::vector<int32_t> capacity) const {
+                                                        std::vector<int32_t> capacity,
+                                                        double now_s) const {
   const int32_t types = core_.state().type_count();
   const double stickiness = core_.options().stickiness;
   const size_t n = jobs.size();
@@ -55,11 +58,23 @@ std::vector<int32_t> PreemptiveStrategy::AssignByRegret(const std::vector<int32_
   for (size_t i = 0; i < n; ++i) {
     const JobRecord& r = core_.record(jobs[i]);
     gangs[i] = std::max(1, r.job->gang_size);
+    // A running job keeps its type unless a move gains more than the stickiness and than what
+    // the move costs over its expected remaining time (PreemptionPrice::MoveMargin, in the
+    // normalized speed of the default scorer).
+    double keep_bonus = 0;
+    if (r.phase == JobPhase::kRunning) {
+      keep_bonus = stickiness;
+      if (core_.price().cost_s() > 0 && r.best_speed > 0) {
+        keep_bonus = std::max(keep_bonus,
+                              core_.price().MoveMargin(core_.belief().ExpectedRemaining(r, now_s),
+                                                       r.speed[r.type.value()] / r.best_speed));
+      }
+    }
     for (int32_t t = 0; t < types; ++t) {
       double v = std::numeric_limits<double>::quiet_NaN();
       if (r.allowed[t] && core_.NewWorkShare(r, DeviceTypeId(t)) > 0) {
         v = core_.ScoreOf(r, DeviceTypeId(t));
-        if (r.phase == JobPhase::kRunning && r.type.value() == t) v += stickiness;
+        if (r.phase == JobPhase::kRunning && r.type.value() == t) v += keep_bonus;
       }
       value[i * types + t] = v;
     }
@@ -111,6 +126,13 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
   const int32_t types = state.type_count();
   const TypeChoice choice = core_.policy().type_choice();
   const double stickiness = core_.options().stickiness;
+  // Running jobs this decision may stop or move: preemptible, holding their devices, and (under
+  // a time-slicing policy) past their quantum. The others keep their devices as they are.
+  const bool slices = core_.policy().time_slices();
+  const auto movable = [&](const JobRecord& r) {
+    return r.job->preemptible && SchedulerCore::HoldsDevices(r) &&
+           (!slices || core_.QuantumOver(r, now_s));
+  };
   // free[t]: devices nobody holds; held[t]: devices of running preemptible jobs not yet
   // reached in the policy order (the ones reached last lose them first).
   std::vector<int32_t> free(types), held(types, 0);
@@ -121,7 +143,7 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
   for (int32_t id : core_.queue()) keys.push_back(core_.KeyOf(core_.record(id), now_s));
   for (int32_t id : core_.running()) {
     const JobRecord& r = core_.record(id);
-    if (!r.job->preemptible || !SchedulerCore::HoldsDevices(r)) continue;
+    if (!movable(r)) continue;
     held[r.type.value()] += static_cast<int32_t>(r.devices.size());
     keys.push_back(core_.KeyOf(r, now_s));
   }
@@ -166,7 +188,8 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
           const int32_t best = core_.BestType(r, choice, free);
           // Greedy-fastest moves a running job to a free faster type only for a clear gain.
           if (best >= 0 && best != own &&
-              core_.ScoreOf(r, DeviceTypeId(best)) > core_.ScoreOf(r, r.type) + stickiness) {
+              core_.ScoreOf(r, DeviceTypeId(best)) > core_.ScoreOf(r, r.type) + stickiness &&
+              core_.MovePays(r, DeviceTypeId(best), now_s)) {
             t = best;
             free[own] += gang;
             free[t] -= gang;
@@ -197,7 +220,7 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
   }
   std::vector<int32_t> assigned = tentative;
   if (choice == TypeChoice::kMaxThroughput) {
-    assigned = AssignByRegret(selected, initial);
+    assigned = AssignByRegret(selected, initial, now_s);
     // A job the regret pass could not fit keeps its tentative type if that still has room.
     std::vector<int32_t> left = initial;
     for (size_t i = 0; i < selected.size(); ++i) {
@@ -217,14 +240,18 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
   if (moved_flag_.size() < core_.slots()) moved_flag_.resize(core_.slots(), 0);
   for (size_t i = 0; i < selected.size(); ++i) scratch_[selected[i]] = assigned[i];
   std::vector<int32_t> moved;
+  // Devices per type that jobs preempted now still hold while they write their checkpoints.
+  std::vector<int32_t> releasing(types, 0);
   const std::vector<int32_t> running_now = core_.running();
   for (int32_t id : running_now) {
     JobRecord& r = core_.record(id);
-    if (!r.job->preemptible || !SchedulerCore::HoldsDevices(r) || r.phase != JobPhase::kRunning) {
-      continue;
-    }
+    if (!movable(r) || r.phase != JobPhase::kRunning) continue;
     if (scratch_[id] == r.type.value()) continue;
+    const DeviceTypeId was = r.type;
     core_.Preempt(id, now_s, out);
+    if (r.phase == JobPhase::kStopping) {
+      releasing[was.value()] += static_cast<int32_t>(r.devices.size());
+    }
     if (scratch_[id] >= 0) {
       moved.push_back(id);
       moved_flag_[id] = 1;
@@ -232,16 +259,29 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
       r.migrating = r.phase == JobPhase::kStopping;
     }
   }
-  // Start the selected jobs that are not running, in policy order.
+  // Start the selected jobs that are not running, in policy order. A job that moves, or whose
+  // devices the jobs it displaced still hold while they write their checkpoints, gets them
+  // reserved (sched/reservations.h).
+  reservations_.Replan(core_);
   for (size_t i = 0; i < selected.size(); ++i) {
     const int32_t id = selected[i];
     scratch_[id] = -2;
     const JobRecord& r = core_.record(id);
-    // Running, still writing its checkpoint (kStopping), or not given a type.
+    if (assigned[i] >= 0 && r.phase == JobPhase::kStopping) {
+      reservations_.Add(id, r, DeviceTypeId(assigned[i]));
+      continue;
+    }
+    // Running, or not given a type.
     if (r.phase != JobPhase::kQueued || assigned[i] < 0) continue;
     const bool migrated = moved_flag_[id] != 0;
     std::optional<std::vector<DeviceId>> devs = core_.PlaceOn(r, DeviceTypeId(assigned[i]));
     DeviceTypeId type(assigned[i]);
+    // Its devices are still being checkpointed by the jobs it displaced: it waits for them
+    // rather than settling on a slower type it would then hold for a quantum.
+    if (!devs && releasing[assigned[i]] > 0) {
+      reservations_.Add(id, r, type);
+      continue;
+    }
     if (!devs) {  // fragmentation: another type with room, in preference order
       std::vector<int32_t> room(types);
       for (int32_t t = 0; t < types; ++t) room[t] = state.FreeOfType(DeviceTypeId(t));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sched/queue_order_strategy.h"
+#include "sched/reservations.h"
 #include "sched/scheduler_core.h"
 #include "sched/strategy.h"
 
@@ -28,7 +29,7 @@ class PreemptiveStrategy final : public DecisionStrategy {
   void Reallocate(double now_s, Decision& out);
   // Type per selected job maximizing summed score (greedy on regret); -1 where none fits.
   std::vector<int32_t> AssignByRegret(const std::vector<int32_t>& jobs,
-                                      std::vector<int32_t> capacity) const;
+                                      std::vector<int32_t> capacity, double now_s) const;
 
   SchedulerCore& core_;
   QueueOrderStrategy fill_;
@@ -40,6 +41,8 @@ class PreemptiveStrategy final : public DecisionStrategy {
   std::vector<int32_t> selected_, tentative_;
   std::vector<int32_t> scratch_;
   std::vector<char> moved_flag_;
+  // Jobs the last reallocation placed on devices still being checkpointed.
+  Reservations reservations_;
 };
 
 }  // namespace hetsched::sched

@@ -82,6 +82,7 @@ util::Result<std::unique_ptr<Scheduler>> Scheduler::Create(const model::Cluster&
   ASSIGN_OR_RETURN(auto p, MakePolicy(policy, options.tuning));
   ASSIGN_OR_RETURN(auto filters, MakeFilters(options.filters));
   ASSIGN_OR_RETURN(auto scorers, MakeScorers(options.scorers));
+  ASSIGN_OR_RETURN(PreemptionPrice price, PreemptionPrice::FromOptions(options));
   if (options.space_sharing && (profile == nullptr || profile->empty())) {
     return util::Status::InvalidArgument(
         "space sharing needs a throughput profile with pair (co-located) entries; none given");
@@ -90,8 +91,8 @@ util::Result<std::unique_ptr<Scheduler>> Scheduler::Create(const model::Cluster&
     return util::Status::InvalidArgument(fmt::format(
         "space sharing min gain {}: expected a number >= 0", options.space_sharing_min_gain));
   }
-  auto core =
-      std::make_unique<SchedulerCore>(cluster, profile, std::move(p), std::move(scorers), options);
+  auto core = std::make_unique<SchedulerCore>(cluster, profile, std::move(p), std::move(scorers),
+                                              options, price);
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(core), std::move(filters)));
 }
 

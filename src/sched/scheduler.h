@@ -81,9 +81,18 @@ struct SchedulerOptions {
   // checkpoint. Not under the LP allocation policies (they plan fixed gangs). False: every job
   // runs at its gang_size.
   bool elastic = false;
-  // What the scheduler expects one resize to cost (seconds without progress: checkpoint write
-  // and restore); a job grows only when the time it saves is worth several of these.
-  double resize_cost_s = 90;
+  // What the scheduler expects one stop and resume of a job to cost: seconds without progress
+  // on its devices (checkpoint write plus restore). The simulator sets it from --checkpoint-save
+  // and --restore. Policies stop or move a running job only when that pays (PreemptionPrice,
+  // sched/preemption_price.h); an elastic job grows only when the time it saves is worth
+  // several of these.
+  double preemption_cost_s = 90;
+  // Time-slicing policies (least attained service, Gittins ranks, the LP shares) let a started
+  // job run at least this long before they stop it for another job, so that preemptions cost
+  // at most cost / quantum of the time jobs run. Negative: PreemptionPrice::kQuantumPerCost x
+  // preemption_cost_s (0 when preemption is free, as in Gavel's simulator). Set by hand it
+  // must be at least preemption_cost_s.
+  double preempt_quantum_s = -1;
 };
 
 // What the policy remembers of a live job beyond its progress: attained service (LAS, the
@@ -112,6 +121,7 @@ struct Placement {
   // It ran on another vendor's devices before and its checkpoint does not load here
   // (Job::portable_checkpoint false): it restarts from the beginning.
   bool restarted = false;
+  double redone_work = 0;  // when restarted: the steps it had done, lost
   // It ran before with another number of devices (elastic training changed its size).
   bool resized = false;
 };

@@ -15,12 +15,13 @@ using model::JobId;
 
 SchedulerCore::SchedulerCore(const model::Cluster& cluster, const model::ThroughputProfile* profile,
                              std::unique_ptr<Policy> policy, ScorerSet scorers,
-                             const SchedulerOptions& options)
+                             const SchedulerOptions& options, PreemptionPrice price)
     : cluster_(cluster),
       profile_(profile),
       policy_(std::move(policy)),
       scorers_(std::move(scorers)),
       options_(options),
+      price_(price),
       state_(cluster),
       owner_(cluster.devices.size(), -1) {
   // Vendors as small ids: SameVendor runs in the type-scoring loops.
@@ -127,6 +128,7 @@ bool SchedulerCore::MarkRunning(int32_t id, DeviceTypeId type, std::vector<Devic
   Dequeue(id);
   const bool resumed = r.first_start_s >= 0;
   if (!resumed) r.first_start_s = now_s;
+  r.run_start_s = now_s;
   r.phase = JobPhase::kRunning;
   r.type = type;
   r.devices = std::move(devices);
@@ -149,11 +151,13 @@ Placement SchedulerCore::Start(int32_t id, DeviceTypeId type, std::vector<Device
   const bool resized =
       r.first_start_s >= 0 && r.last_workers != static_cast<int32_t>(devices.size());
   const bool resumed = MarkRunning(id, type, std::move(devices), rate, now_s);
+  const double redone_work = restarted ? r.done_work : 0;
   if (restarted) r.done_work = 0;  // after it left the queue: its key depends on the work done
   Hold(id, r.devices);
   if (sharing_ != nullptr) sharing_->OnStarted(id);
   Placement p{JobId(id), type, r.devices, resumed, migrated, JobId()};
   p.restarted = restarted;
+  p.redone_work = redone_work;
   p.resized = resized;
   return p;
 }
@@ -216,6 +220,19 @@ void SchedulerCore::ReturnHost(int32_t id, const std::vector<DeviceId>& devices)
 
 double SchedulerCore::RemainingWork(const JobRecord& r, double now_s) const {
   return belief_.ExpectedRemaining(r, now_s) * r.ref_speed;
+}
+
+bool SchedulerCore::MovePays(const JobRecord& r, DeviceTypeId to, double now_s) const {
+  if (price_.cost_s() <= 0) return true;  // free moves: the policy's own rule decides alone
+  const double remaining = RemainingWork(r, now_s);
+  // A move that restarts it from zero redoes its done work there (NewWorkShare < 1).
+  const double share = NewWorkShare(r, to);
+  const double work_there = share > 0 ? remaining / share : 0;
+  const double speed_now = r.speed[r.type.value()];
+  const double speed_there = r.speed[to.value()];
+  if (work_there <= 0 || speed_there <= 0) return false;
+  // Equal work on both sides: the redone work slows the move's side by 1 / share.
+  return price_.MovePays(remaining, speed_now, speed_there * remaining / work_there);
 }
 
 int32_t SchedulerCore::TotalFree() const {

@@ -16,6 +16,7 @@
 #include "sched/job_record.h"
 #include "sched/placement.h"
 #include "sched/policy.h"
+#include "sched/preemption_price.h"
 #include "sched/scheduler.h"
 #include "sched/scorers.h"
 #include "sched/size_belief.h"
@@ -32,7 +33,8 @@ class SchedulerCore {
   using QueueKey = std::tuple<double, double, int64_t, int32_t>;
 
   SchedulerCore(const model::Cluster& cluster, const model::ThroughputProfile* profile,
-                std::unique_ptr<Policy> policy, ScorerSet scorers, const SchedulerOptions& options);
+                std::unique_ptr<Policy> policy, ScorerSet scorers, const SchedulerOptions& options,
+                PreemptionPrice price);
   SchedulerCore(const SchedulerCore&) = delete;
   SchedulerCore& operator=(const SchedulerCore&) = delete;
 
@@ -43,6 +45,15 @@ class SchedulerCore {
   const model::ThroughputProfile* profile() const { return profile_; }
   const Policy& policy() const { return *policy_; }
   const SchedulerOptions& options() const { return options_; }
+  const PreemptionPrice& price() const { return price_; }
+  // Running `r` may be stopped for another job's sake by a time-slicing policy: its quantum is
+  // over (PreemptionPrice::InQuantum).
+  bool QuantumOver(const JobRecord& r, double now_s) const {
+    return !price_.InQuantum(r.run_start_s, now_s);
+  }
+  // Moving running `r` from its type to `to` pays (PreemptionPrice::MovePays) on its expected
+  // remaining work; moves that restart it on another vendor count the redone work too.
+  bool MovePays(const JobRecord& r, model::DeviceTypeId to, double now_s) const;
   ClusterState& state() { return state_; }
   const ClusterState& state() const { return state_; }
   SizeBelief& belief() { return belief_; }
@@ -136,6 +147,7 @@ class SchedulerCore {
   std::unique_ptr<Policy> policy_;
   ScorerSet scorers_;
   SchedulerOptions options_;
+  PreemptionPrice price_;
   ClusterState state_;
   SpaceSharing* sharing_ = nullptr;
 

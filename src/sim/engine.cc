@@ -690,6 +690,8 @@ void Engine::OnFlowsDone(double now_s, Reaction& reaction) {
 }
 
 void Engine::CheckpointSaved(int32_t id, double now_s, Reaction& reaction) {
+  result_.checkpoint_save_device_hours +=
+      runs_[id].devices * std::max(0.0, now_s - runs_[id].stop_s) / 3600.0;
   runs_[id].stop_s = -1;
   runs_[id].exit_waits = false;
   --stopping_;
@@ -715,6 +717,11 @@ void Engine::Launch(const sched::Placement& p, double now_s) {
   const sched::JobRecord& r = sched_->record(p.job);
   const model::Job& job = *r.job;
   JobRun& run = runs_[id];
+  if (p.restarted && run.type.valid() && r.speed[run.type.value()] > 0) {
+    // The steps it had done, at the speed it did them, on the devices it had.
+    result_.restart_device_hours +=
+        run.devices * p.redone_work / r.speed[run.type.value()] / 3600.0;
+  }
   run.start_s = now_s;
   run.type = p.type;
   run.devices = static_cast<int32_t>(p.devices.size());
@@ -758,6 +765,7 @@ void Engine::Launch(const sched::Placement& p, double now_s) {
     // A lower power cap slows the compute part of a step (not the communication).
     run.rate = EffectiveRate(speed, run.sync_s, 1);
     startup_s = p.resumed ? options_.restore_s : 0;
+    result_.restore_device_hours += static_cast<double>(p.devices.size()) * startup_s / 3600.0;
     run.since_s = now_s + startup_s;
     run.segment_s = run.since_s;
     // A guest's devices draw what their holder's cap allows: it picks no cap of its own.
@@ -1156,11 +1164,21 @@ SimResult Engine::Execute() {
     result_.decision_p99_us = Percentile(decision_us_, 0.99);
     result_.decision_max_us = *std::max_element(decision_us_.begin(), decision_us_.end());
   }
+  double up_device_s = 0;
   for (const auto& [type, count] : cluster_.DeviceTypeCounts()) {
     const double available = count * now_s - down_s_[type.value()];
+    up_device_s += available;
     result_.utilization[cluster_.catalog.Get(type).name] =
         available > 0 ? busy_s_[type.value()] / available : 0;
   }
+  const double preemption_device_s =
+      3600 * (result_.checkpoint_save_device_hours + result_.restore_device_hours +
+              result_.restart_device_hours);
+  result_.preemption_share = up_device_s > 0 ? preemption_device_s / up_device_s : 0;
+  const auto started = std::count_if(outcomes_.begin(), outcomes_.end(),
+                                     [](const JobOutcome& o) { return o.first_start_s >= 0; });
+  result_.preemptions_per_job =
+      started > 0 ? static_cast<double>(result_.preemptions) / started : 0;
   result_.power_policy = options_.power.policy;
   const power::EnergyMeter& meter = power_.meter();
   result_.energy_kwh = meter.kwh();
@@ -1329,7 +1347,7 @@ util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Wor
                    power::PowerController::Create(cluster, options.power));
   sched::SchedulerOptions sched_options = options.sched;
   sched_options.stop_holds_devices = options.checkpoint_save_s > 0;
-  sched_options.resize_cost_s = options.checkpoint_save_s + options.restore_s;
+  sched_options.preemption_cost_s = options.checkpoint_save_s + options.restore_s;
   sched_options.history_estimates = options.estimates.kind == EstimateMode::kHistory;
   sched_options.declared_estimates = options.estimates.kind == EstimateMode::kWorkload;
   ASSIGN_OR_RETURN(auto scheduler,

@@ -144,6 +144,16 @@ struct SimResult {
   std::optional<ServingResult> serving;
   int64_t faults = 0;
   int64_t preemptions = 0;
+  // What preemptions cost, in device-hours without progress: preempted jobs writing their
+  // checkpoints, resumed jobs reading them back (restores after a fault included), and work
+  // redone from zero by jobs restarted on another vendor's devices. preemption_share: their
+  // sum over the device-hours the cluster had up, the share of capacity they took.
+  // preemptions_per_job: over the jobs that started at least once.
+  double checkpoint_save_device_hours = 0;
+  double restore_device_hours = 0;
+  double restart_device_hours = 0;
+  double preemption_share = 0;
+  double preemptions_per_job = 0;
   int64_t migrations = 0;
   // Restarts of elastic jobs at another gang size (each also counted as a preemption).
   int64_t resizes = 0;

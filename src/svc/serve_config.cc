@@ -19,10 +19,10 @@ namespace hetsched::svc {
 namespace {
 
 const std::set<std::string, std::less<>> kFields = {
-    "cluster",        "backend",    "policy",      "scorers",         "placement",
-    "listen",         "database",   "time_scale",  "log_level",       "tokens",
-    "anonymous_read", "stop_grace", "synchronous", "local_state_dir", "keep_ended",
-    "power",          "slurm",      "kubernetes",  "classes",         "elastic"};
+    "cluster",     "backend",         "policy",         "scorers", "placement",      "listen",
+    "database",    "time_scale",      "log_level",      "tokens",  "anonymous_read", "stop_grace",
+    "synchronous", "local_state_dir", "keep_ended",     "power",   "slurm",          "kubernetes",
+    "classes",     "elastic",         "preemption_cost"};
 
 std::string Resolve(const std::string& base_dir, const std::string& path) {
   if (path.empty() || base_dir.empty() || std::filesystem::path(path).is_absolute()) return path;
@@ -335,6 +335,14 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
                        "a duration from 0 to 1d, like 30s");
       }
       c.stop_grace_s = *d;
+    } else if (key == "preemption_cost") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
+      auto d = util::ParseDuration(s);
+      if (!d.ok() || !(*d >= 0) || *d > 86400) {
+        return r.Error(v, key, fmt::format("'{}' is not a preemption cost", s),
+                       "a duration from 0 to 1d, like 90s (checkpoint write plus restore)");
+      }
+      c.preemption_cost_s = *d;
     } else if (key == "power") {
       RETURN_IF_ERROR(ParsePower(r, v, c.power));
     } else if (key == "slurm") {

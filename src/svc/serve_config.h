@@ -41,6 +41,9 @@ struct ServeConfig {
   bool anonymous_read = true;
   std::vector<ApiToken> tokens;  // empty: an admin token is generated (hetsched.token)
   double stop_grace_s = 30;
+  // What a stop and resume costs a job (checkpoint write plus restore): the scheduler prices
+  // preemptions with it (sched::SchedulerOptions::preemption_cost_s).
+  double preemption_cost_s = 90;
   double keep_ended_s = 0;
   // power: {policy, suspend_time, suspend_timeout, resume_timeout, suspend_rate, resume_rate,
   // exclude_nodes, headroom} (docs/operations.md); always-on by default.

@@ -121,6 +121,19 @@ TEST(SimulateCli, BadFlagsAreNamed) {
   r = RunHetsched("simulate " + kSeed + " --checkpoint-save -30");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("--checkpoint-save"), std::string::npos) << r.out;
+  r = RunHetsched("simulate " + kSeed + " --restore nan");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--restore: expected a number >= 0"), std::string::npos) << r.out;
+  // A quantum shorter than one preemption's cost would spend more time stopping than running.
+  r = RunHetsched("simulate " + kSeed + " --preempt-quantum 60");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--preempt-quantum 60: below what one preemption costs (--checkpoint-save "
+                       "30 + --restore 60 = 90 s)"),
+            std::string::npos)
+      << r.out;
+  r = RunHetsched("simulate " + kSeed + " --preempt-quantum -1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--preempt-quantum"), std::string::npos) << r.out;
 }
 
 TEST(SimulateCli, OracleEstimatesAreLabelled) {

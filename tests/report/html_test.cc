@@ -165,11 +165,16 @@ TEST(SimCharts, ComparisonHasOneChartPerMetricAndABarPerRun) {
   sim::SimResult a = TwoSamples(), b = TwoSamples();
   a.energy_kwh = 100;
   b.energy_kwh = 40;
+  a.checkpoint_save_device_hours = 1.5;
+  a.restore_device_hours = 3;
+  a.restart_device_hours = 0.5;
   const auto charts =
       ComparisonCharts(cluster, {{"base", &a, "#888", true}, {"het", &b, "#1f77b4", false}});
-  ASSERT_EQ(charts.size(), 8u);
+  ASSERT_EQ(charts.size(), 10u);
   for (const std::string& svg : charts) EXPECT_EQ(Count(svg, "data-series="), 2);
-  const std::string& energy = charts[6];
+  // What preemptions cost, summed: save, restore and restarts.
+  EXPECT_NE(charts[7].find(">5.0 h<"), std::string::npos) << charts[7];
+  const std::string& energy = charts[8];
   EXPECT_NE(energy.find(">100 kWh<"), std::string::npos);
   EXPECT_NE(energy.find(">40 kWh<"), std::string::npos);
 }

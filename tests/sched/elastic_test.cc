@@ -31,7 +31,7 @@ std::unique_ptr<Scheduler> Make(const model::Cluster& c, const std::string& poli
   SchedulerOptions o;
   o.elastic = elastic;
   o.stop_holds_devices = stop_holds;
-  o.resize_cost_s = 90;
+  o.preemption_cost_s = 90;
   auto s = Scheduler::Create(c, nullptr, policy, o);
   EXPECT_TRUE(s.ok()) << s.status().ToString();
   return std::move(s).value();
@@ -226,7 +226,7 @@ TEST(ElasticScheduler, KeepsItsSizeWhenTheRestartCostsMoreThanTheWaiterGains) {
   o.elastic = true;
   // A restart as long as the interval: the elastic job would lose 0.5 of its best speed plus
   // 1.0 for the restart, more than the waiting job's 1.0.
-  o.resize_cost_s = 300;
+  o.preemption_cost_s = 300;
   auto s = Scheduler::Create(c, nullptr, "fifo", o);
   ASSERT_TRUE(s.ok());
   ASSERT_TRUE((*s)->Submit(Elastic(0, 0, 8, 1, 8, 1e5), 0).accepted);

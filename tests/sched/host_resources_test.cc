@@ -186,6 +186,7 @@ TEST(HostResources, PreemptionReturnsTheHostResources) {
   const auto c = HostCluster(1, 1, 16, 0);
   SchedulerOptions o;
   o.preempt_interval_s = 0;
+  o.preemption_cost_s = 0;  // free preemption (Gavel's setup): the rule alone
   auto s = Make(c, "srpt-het", o);
   model::Job longer = HostJob(0, 1, 12, 0);
   longer.estimate_s = 1000;
@@ -206,6 +207,7 @@ TEST(HostResources, StoppingJobKeepsItsHostResourcesUntilStopped) {
   const auto c = HostCluster(1, 1, 16, 0);
   SchedulerOptions o;
   o.preempt_interval_s = 0;
+  o.preemption_cost_s = 0;  // free preemption (Gavel's setup): the rule alone
   o.stop_holds_devices = true;
   auto s = Make(c, "srpt-het", o);
   model::Job longer = HostJob(0, 1, 12, 0);

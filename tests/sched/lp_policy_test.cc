@@ -39,11 +39,14 @@ TEST(LpPolicies, RegisteredByName) {
 // One device, two identical jobs: maxmin-het gives each half the time, and Gavel's priority
 // rule (share / received share) takes turns: on a tie the running job stays (no needless
 // preemption), so neither runs more than two rounds in a row and each gets half the rounds.
+// Free preemption, as in Gavel (with a cost, turns last a quantum: preemption_price_test.cc).
 TEST(LpPolicies, PriorityRuleSharesTimeAsTargeted) {
   const auto c = MakeCluster({{"gpu", "cuda", 1, 1}});
   std::vector<model::Job> jobs = {MakeJob(0, 0, 1e6, {{"gpu", 1.0}}),
                                   MakeJob(1, 0, 1e6, {{"gpu", 1.0}})};
-  auto s = Make(c, "maxmin-het");
+  SchedulerOptions free;
+  free.preemption_cost_s = 0;
+  auto s = Make(c, "maxmin-het", free);
   for (const auto& j : jobs) ASSERT_TRUE(s->Submit(j, 0).accepted);
   int runs[2] = {0, 0};
   int previous = -1, streak = 0;

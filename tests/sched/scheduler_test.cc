@@ -178,6 +178,7 @@ TEST(Srpt, ShorterArrivalPreemptsLongerJob) {
   const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
   SchedulerOptions every_decision;
   every_decision.preempt_interval_s = 0;
+  every_decision.preemption_cost_s = 0;  // free preemption (Gavel's setup): the rule alone
   auto s = Make(c, "srpt-het", every_decision);
   const model::Job long_job = MakeJob(0, 0, 1000, {{"nv", 1.0}});
   const model::Job short_job = MakeJob(1, 10, 20, {{"nv", 1.0}});
@@ -228,6 +229,7 @@ TEST(Srpt, PreemptIntervalOnlyFillsFreeDevicesInBetween) {
   const auto c = MakeCluster({{"nv", "cuda", 1, 2}});
   SchedulerOptions o;
   o.preempt_interval_s = 100;
+  o.preemption_cost_s = 0;  // free preemption (Gavel's setup): the rule alone
   auto s = Make(c, "srpt-het", o);
   const model::Job long_job = MakeJob(0, 0, 1000, {{"nv", 1.0}});
   const model::Job short_job = MakeJob(1, 10, 20, {{"nv", 1.0}});
@@ -247,18 +249,22 @@ TEST(Srpt, PreemptIntervalOnlyFillsFreeDevicesInBetween) {
   EXPECT_EQ(d.preempted[0].value(), 0);
 }
 
-TEST(Srpt, ByDefaultRunningJobsAreReconsideredEveryFiveMinutes) {
+// Running jobs are reconsidered every five minutes, and (preemption costing 90 s by default) a
+// started job keeps its device for a quantum of an hour.
+TEST(Srpt, ByDefaultRunningJobsAreReconsideredEveryFiveMinutesAfterTheirQuantum) {
   const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
   EXPECT_DOUBLE_EQ(SchedulerOptions{}.preempt_interval_s, 300);
+  EXPECT_DOUBLE_EQ(SchedulerOptions{}.preemption_cost_s, 90);
   auto s = Make(c, "srpt-het");
-  const model::Job long_job = MakeJob(0, 0, 1000, {{"nv", 1.0}});
+  const model::Job long_job = MakeJob(0, 0, 10000, {{"nv", 1.0}});
   const model::Job short_job = MakeJob(1, 10, 20, {{"nv", 1.0}});
   ASSERT_TRUE(s->Submit(long_job, 0).accepted);
   ASSERT_EQ(s->Decide(0).placed.size(), 1u);
   ASSERT_TRUE(s->Submit(short_job, 10).accepted);
   EXPECT_TRUE(s->Decide(10).preempted.empty());
-  EXPECT_TRUE(s->Decide(299).preempted.empty());
-  EXPECT_EQ(s->Decide(300).preempted.size(), 1u);
+  EXPECT_TRUE(s->Decide(300).preempted.empty());
+  EXPECT_TRUE(s->Decide(3300).preempted.empty());
+  EXPECT_EQ(s->Decide(3600).preempted.size(), 1u);
 }
 
 TEST(Scheduler, WhyWaitingNamesTheTypesAndTheQueue) {

@@ -251,6 +251,7 @@ TEST(SchedulerBelief, PreemptedJobHoldsItsDevicesUntilStopped) {
   const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
   SchedulerOptions o;
   o.preempt_interval_s = 0;
+  o.preemption_cost_s = 0;  // free preemption (Gavel's setup): the rule alone
   o.stop_holds_devices = true;
   auto s = Scheduler::Create(c, nullptr, "srpt-het", o);
   ASSERT_TRUE(s.ok());
@@ -312,6 +313,7 @@ TEST(SchedulerBelief, RunningJobMovesAcrossVendorsOnlyWhenItPays) {
   for (bool portable : {false, true}) {
     SchedulerOptions o;
     o.preempt_interval_s = 0;
+    o.preemption_cost_s = 0;  // free preemption (Gavel's setup): the rule alone
     auto s = Scheduler::Create(c, nullptr, "default", o);
     ASSERT_TRUE(s.ok());
     model::Job first = MakeJob(0, 0, 50, {{"amd", 1.5}}, 1, "rocm");
@@ -334,6 +336,7 @@ TEST(SchedulerBelief, RunningJobMovesUpWhenTheQueueIsEmpty) {
   for (std::string_view policy : {"default", "las-het", "fifo-het"}) {
     SchedulerOptions o;
     o.preempt_interval_s = 0;
+    o.preemption_cost_s = 0;  // free preemption (Gavel's setup): the rule alone
     auto s = Scheduler::Create(c, nullptr, policy, o);
     ASSERT_TRUE(s.ok());
     ASSERT_TRUE((*s)->Submit(MakeJob(0, 0, 1000, {{"fast", 4.0}, {"slow", 1.0}}), 0).accepted);

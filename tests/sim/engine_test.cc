@@ -59,8 +59,10 @@ TEST(Simulate, SrptWaitsForTheFastDeviceWhenThatIsSooner) {
   EXPECT_DOUBLE_EQ(r.jobs[1].completion_s, 20);   // preempts job 0 at 10
   EXPECT_DOUBLE_EQ(r.jobs[0].completion_s, 110);  // 10 done, 90 left after 20
   EXPECT_EQ(r.preemptions, 1);
-  // With a 5 s restore cost job 0 loses 5 s when it resumes.
+  // With a 5 s restore cost job 0 loses 5 s when it resumes (a quantum of one cost lets job 1
+  // preempt it at 10 still).
   o.restore_s = 5;
+  o.sched.preempt_quantum_s = 5;
   const SimResult r2 = RunSim(c, w, o);
   EXPECT_DOUBLE_EQ(r2.jobs[0].completion_s, 115);
 }
@@ -324,8 +326,15 @@ TEST(Simulate, CheckpointSaveHoldsTheDevicesOfAPreemptedJob) {
   o.estimates.kind = EstimateMode::kOracle;
   o.checkpoint_save_s = 5;
   o.restore_s = 3;
+  o.sched.preempt_quantum_s = 8;  // the smallest allowed: one cost
   const SimResult r = RunSim(c, w, o);
   EXPECT_EQ(r.preemptions, 1);
+  EXPECT_DOUBLE_EQ(r.preemptions_per_job, 0.5);
+  // What it cost: 5 s of writing and 3 s of reading, on one device, out of 118 s of capacity.
+  EXPECT_NEAR(r.checkpoint_save_device_hours * 3600, 5, 1e-6);
+  EXPECT_NEAR(r.restore_device_hours * 3600, 3, 1e-6);
+  EXPECT_DOUBLE_EQ(r.restart_device_hours, 0);
+  EXPECT_NEAR(r.preemption_share, 8.0 / 118, 1e-9);
   EXPECT_DOUBLE_EQ(r.jobs[1].first_start_s, 15);
   EXPECT_DOUBLE_EQ(r.jobs[1].completion_s, 25);
   EXPECT_DOUBLE_EQ(r.jobs[0].completion_s, 25 + 3 + 90);  // restore, then the 90 steps left
@@ -381,6 +390,7 @@ TEST(Simulate, RoundsFillDevicesFreedByACheckpointWrite) {
   o.round_s = 360;
   o.estimates.kind = EstimateMode::kOracle;
   o.checkpoint_save_s = 30;
+  o.sched.preempt_quantum_s = 30;  // one cost: job 0 may be preempted at the first round
   const SimResult r = RunSim(c, w, o);
   EXPECT_EQ(r.preemptions, 1);
   EXPECT_DOUBLE_EQ(r.jobs[1].first_start_s, 390);  // the round at 360, plus the 30 s write

@@ -222,6 +222,7 @@ TEST(NetworkSim, APreemptedJobWritesItsCheckpointBackAndReadsItAgain) {
   o.estimates.kind = EstimateMode::kOracle;
   o.checkpoint_save_s = 5;
   o.restore_s = 3;
+  o.sched.preempt_quantum_s = 8;  // one cost: it may be preempted at once
   const SimResult r = testing::RunSim(*c, Jobs(kPreemptedJobs, *c), o);
   ASSERT_EQ(r.jobs_completed, 2);
   EXPECT_EQ(r.preemptions, 1);

@@ -44,6 +44,7 @@ tokens:
     token: admin-token-0123456789
 anonymous_read: false
 stop_grace: 2m
+preemption_cost: 5m
 synchronous: full
 local_state_dir: /var/lib/hetsched
 keep_ended: 30d
@@ -76,6 +77,7 @@ power:
   EXPECT_EQ(c->tokens[2].role, Role::kAdmin);
   EXPECT_FALSE(c->anonymous_read);
   EXPECT_EQ(c->stop_grace_s, 120);
+  EXPECT_EQ(c->preemption_cost_s, 300);
   EXPECT_TRUE(c->synchronous_full);
   EXPECT_EQ(c->local_state_dir, "/var/lib/hetsched");
   EXPECT_EQ(c->keep_ended_s, 30 * 86400);
@@ -103,6 +105,7 @@ TEST(ServeConfig, AnEmptyDocumentKeepsTheDefaults) {
     EXPECT_TRUE(c->anonymous_read);
     EXPECT_FALSE(c->synchronous_full);
     EXPECT_EQ(c->stop_grace_s, 30);
+    EXPECT_EQ(c->preemption_cost_s, 90);
   }
 }
 
@@ -239,6 +242,10 @@ TEST(ServeConfig, EachBadValueNamesTheFieldAtItsLineAndColumn) {
       {"policy: fifo\npower:\n  exclude_nodes: a\n",
        "cfg.yaml:3:18: power.exclude_nodes: ", "is not a list"},
       {"policy: fifo\nkeep_ended: -1d\n", "cfg.yaml:2:13: keep_ended: ", "'-1d' is not a duration"},
+      {"policy: fifo\npreemption_cost: -90s\n",
+       "cfg.yaml:2:18: preemption_cost: ", "'-90s' is not a preemption cost"},
+      {"policy: fifo\npreemption_cost: nan\n",
+       "cfg.yaml:2:18: preemption_cost: ", "'nan' is not a preemption cost"},
       {"policy: fifo\ntokens: abc\n", "cfg.yaml:2:9: tokens: ", "is not a list"},
       {"policy: fifo\ncluster: [a, b]\n", "cfg.yaml:2:10: cluster: ", "is not a string"},
       {"policy: fifo\nlocal_state_dir: ''\n", "cfg.yaml:2:18: local_state_dir: ", "is empty"},
