@@ -1,6 +1,8 @@
 // AllocationStrategy: the LP allocation policies (sched/allocation_policy.h). At most every
 // preempt interval it solves for target time shares, when the set of jobs or devices changed,
-// and realizes them with Gavel's priority rule; in between, queued jobs fill free devices.
+// and realizes them with Gavel's priority rule, running jobs keeping their devices for a quantum
+// (sched/preemption_price.h); in between, queued jobs fill free devices, after the jobs
+// reserved devices that were being checkpointed (sched/reservations.h).
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,10 @@
 // PreemptiveStrategy: the preemptive policies (fifo-het, priority, las, las-het, srpt-het,
 // srpt-het-fair). At most every preempt interval it reconsiders every running job: the policy
 // order picks who runs, the policy's type choice (fastest, or max throughput by regret) picks
-// where, and running jobs that lose their place or move are preempted. In between, queued jobs
-// fill free devices in policy order.
+// where, and running jobs that lose their place or move are preempted, as far as the price of
+// a preemption allows (sched/preemption_price.h: a time-slicing policy's running jobs keep
+// their devices for a quantum; moves must pay). In between, queued jobs fill free devices in
+// policy order, after the jobs reserved devices that were being checkpointed.
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <filesystem>
+#include <limits>
 #include <set>
 
 #include "model/io/yaml_fields.h"
@@ -30,6 +31,21 @@ std::string Resolve(const std::string& base_dir, const std::string& path) {
 }
 
 using Reader = model::io::YamlFields;
+
+// A duration field (a number of seconds, or with a unit: 30s, 10m, 1d) from `min_s` to
+// `max_s`; otherwise "'TEXT' is not WHAT (expected EXPECTED)" at the value.
+util::Result<double> Duration(const Reader& r, const YAML::Node& v, const std::string& at,
+                              double min_s, double max_s, std::string_view what,
+                              std::string_view expected) {
+  ASSIGN_OR_RETURN(std::string s, r.String(v, at));
+  auto d = util::ParseDuration(s);
+  if (!d.ok() || !(*d >= min_s) || *d > max_s) {
+    return r.Error(v, at, fmt::format("'{}' is not {}", s, what), std::string(expected));
+  }
+  return *d;
+}
+
+constexpr double kForever = std::numeric_limits<double>::infinity();
 
 }  // namespace
 
@@ -81,14 +97,11 @@ util::Status ParsePower(const Reader& r, const YAML::Node& node, power::PowerOpt
                        "always-on, idle-timeout or consolidate");
       }
     } else if (key == "suspend_time" || key == "suspend_timeout" || key == "resume_timeout") {
-      ASSIGN_OR_RETURN(std::string s, r.String(v, at));
-      auto d = util::ParseDuration(s);
-      if (!d.ok() || !(*d >= 0)) {
-        return r.Error(v, at, fmt::format("'{}' is not a duration", s), "a duration like 10m");
-      }
+      ASSIGN_OR_RETURN(const double d,
+                       Duration(r, v, at, 0, kForever, "a duration", "a duration like 10m"));
       (key == "suspend_time"      ? out.suspend_time_s
        : key == "suspend_timeout" ? out.suspend_timeout_s
-                                  : out.resume_timeout_s) = *d;
+                                  : out.resume_timeout_s) = d;
     } else if (key == "suspend_rate" || key == "resume_rate" || key == "headroom") {
       ASSIGN_OR_RETURN(std::string s, r.String(v, at));
       int32_t n = -1;
@@ -157,13 +170,8 @@ util::Status ParseSlurm(const Reader& r, const YAML::Node& node, const std::stri
     } else if (key == "cpu_type") {
       ASSIGN_OR_RETURN(out.mapping.cpu_type, r.String(v, at));
     } else if (key == "poll_interval") {
-      ASSIGN_OR_RETURN(std::string s, r.String(v, at));
-      auto d = util::ParseDuration(s);
-      if (!d.ok() || !(*d >= 0.1) || *d > 600) {
-        return r.Error(v, at, fmt::format("'{}' is not a poll interval", s),
-                       "a duration from 100ms to 10m, like 1s");
-      }
-      out.poll_interval_s = *d;
+      ASSIGN_OR_RETURN(out.poll_interval_s, Duration(r, v, at, 0.1, 600, "a poll interval",
+                                                     "a duration from 100ms to 10m, like 1s"));
     } else {  // device_types
       if (!v.IsMap()) {
         return r.Error(v, at, "is not a mapping", "GRES type or feature: catalog type");
@@ -224,13 +232,8 @@ util::Status ParseKubernetes(const Reader& r, const YAML::Node& node, const std:
       }
       (key == "packing" ? out.packing : out.locality) = x;
     } else if (key == "group_timeout") {
-      ASSIGN_OR_RETURN(std::string s, r.String(v, at));
-      auto d = util::ParseDuration(s);
-      if (!d.ok() || !(*d >= 1) || *d > 86400) {
-        return r.Error(v, at, fmt::format("'{}' is not a timeout", s),
-                       "a duration from 1s to 1d, like 60s");
-      }
-      out.group_timeout_s = *d;
+      ASSIGN_OR_RETURN(out.group_timeout_s, Duration(r, v, at, 1, 86400, "a timeout",
+                                                     "a duration from 1s to 1d, like 60s"));
     } else {  // device_types
       if (!v.IsMap()) {
         return r.Error(v, at, "is not a mapping", "product label value: catalog type");
@@ -328,21 +331,13 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
       }
       c.synchronous_full = s == "full";
     } else if (key == "stop_grace") {
-      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
-      auto d = util::ParseDuration(s);
-      if (!d.ok() || *d < 0 || *d > 86400) {
-        return r.Error(v, key, fmt::format("'{}' is not a grace period", s),
-                       "a duration from 0 to 1d, like 30s");
-      }
-      c.stop_grace_s = *d;
+      ASSIGN_OR_RETURN(c.stop_grace_s, Duration(r, v, key, 0, 86400, "a grace period",
+                                                "a duration from 0 to 1d, like 30s"));
     } else if (key == "preemption_cost") {
-      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
-      auto d = util::ParseDuration(s);
-      if (!d.ok() || !(*d >= 0) || *d > 86400) {
-        return r.Error(v, key, fmt::format("'{}' is not a preemption cost", s),
-                       "a duration from 0 to 1d, like 90s (checkpoint write plus restore)");
-      }
-      c.preemption_cost_s = *d;
+      ASSIGN_OR_RETURN(
+          c.preemption_cost_s,
+          Duration(r, v, key, 0, 86400, "a preemption cost",
+                   "a duration from 0 to 1d, like 90s (checkpoint write plus restore)"));
     } else if (key == "power") {
       RETURN_IF_ERROR(ParsePower(r, v, c.power));
     } else if (key == "slurm") {
@@ -350,13 +345,9 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
     } else if (key == "kubernetes") {
       RETURN_IF_ERROR(ParseKubernetes(r, v, base_dir, c.kubernetes));
     } else if (key == "keep_ended") {
-      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
-      auto d = util::ParseDuration(s);
-      if (!d.ok() || *d < 0) {
-        return r.Error(v, key, fmt::format("'{}' is not a duration", s),
-                       "how long ended jobs stay in the database, like 30d (0: forever)");
-      }
-      c.keep_ended_s = *d;
+      ASSIGN_OR_RETURN(c.keep_ended_s,
+                       Duration(r, v, key, 0, kForever, "a duration",
+                                "how long ended jobs stay in the database, like 30d (0: forever)"));
     } else if (key == "tokens") {
       if (!v.IsSequence()) return r.Error(v, key, "is not a list", "entries {token, role}");
       for (size_t i = 0; i < v.size(); ++i) {

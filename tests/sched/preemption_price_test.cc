@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "sched/scheduler.h"
@@ -23,6 +24,17 @@ SchedulerOptions Costing(double cost_s, double quantum_s = -1) {
   o.preemption_cost_s = cost_s;
   o.preempt_quantum_s = quantum_s;
   return o;
+}
+
+// `default` whose preempted jobs keep their devices while they write their checkpoints, with a
+// quantum of one cost (a running job may be stopped at once).
+std::unique_ptr<Scheduler> Checkpointing(const model::Cluster& c) {
+  SchedulerOptions o = Costing(90, 90);
+  o.preempt_interval_s = 300;
+  o.stop_holds_devices = true;
+  auto s = Scheduler::Create(c, nullptr, "default", o);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return std::move(s).value();
 }
 
 TEST(PreemptionPrice, TheQuantumIsFortyCostsUnlessSetAndNeverBelowOneCost) {
@@ -135,22 +147,11 @@ TEST(PreemptionPrice, FifoHetMovesUpOnlyWhenTheMovePays) {
   }
 }
 
-}  // namespace
-}  // namespace hetsched::sched
-
-namespace hetsched::sched {
-namespace {
-
 // With checkpoint writes (stop_holds_devices) the job a reallocation chose starts on the devices
 // it displaced a job from as soon as that job's checkpoint is written.
 TEST(PreemptionPrice, TheChosenJobStartsWhenTheCheckpointIsWritten) {
   const auto c = MakeCluster({{"fast", "cuda", 1, 1}, {"slow", "cuda", 1, 1}});
-  SchedulerOptions o = Costing(90, 90);
-  o.preempt_interval_s = 300;
-  o.stop_holds_devices = true;
-  auto made = Scheduler::Create(c, nullptr, "default", o);
-  ASSERT_TRUE(made.ok());
-  auto& s = *made;
+  auto s = Checkpointing(c);
   ASSERT_TRUE(s->Submit(MakeJob(0, 0, 1e7, {{"fast", 4.0}, {"slow", 1.0}}), 0).accepted);
   ASSERT_TRUE(s->Submit(MakeJob(1, 0, 1e7, {{"fast", 4.0}, {"slow", 1.0}}), 0).accepted);
   ASSERT_EQ(s->Decide(0).placed.size(), 2u);
@@ -169,12 +170,6 @@ TEST(PreemptionPrice, TheChosenJobStartsWhenTheCheckpointIsWritten) {
   EXPECT_TRUE(started);
 }
 
-}  // namespace
-}  // namespace hetsched::sched
-
-namespace hetsched::sched {
-namespace {
-
 // Two running jobs swap types (the one that gains most from the fast device gets it); both
 // write their checkpoints first. A job that arrives meanwhile, ahead of both in the policy
 // order, must not take the fast device when it is released: the swap's devices are reserved.
@@ -183,12 +178,7 @@ TEST(PreemptionPrice, ASwapKeepsItsDevicesWhileTheCheckpointsAreWritten) {
   // jobs with nobody queued (Scheduler::HasWork).
   const auto c =
       MakeCluster({{"fast", "cuda", 1, 1}, {"slow", "cuda", 1, 1}, {"other", "cuda", 1, 1}});
-  SchedulerOptions o = Costing(90, 90);
-  o.preempt_interval_s = 300;
-  o.stop_holds_devices = true;
-  auto made = Scheduler::Create(c, nullptr, "default", o);
-  ASSERT_TRUE(made.ok());
-  auto& s = *made;
+  auto s = Checkpointing(c);
   const model::JobId a(0), b(1), newcomer(2);
   ASSERT_TRUE(s->Submit(MakeJob(0, 0, 1e7, {{"fast", 1.1}, {"slow", 1.0}}), 0).accepted);
   Decision d = s->Decide(0);
