@@ -14,7 +14,8 @@
 # --checkpoint-save set the preemption costs (Gavel's simulator: 0, the default here); --extra
 # passes more simulate flags (e.g. "--preempt-quantum 1800").
 #
-# Needs build/hetsched (make build), or the binary in $HETSCHED_BIN. Each run takes seconds (LP policies: up to a minute).
+# Needs build/hetsched (make build), or the binary in $HETSCHED_BIN. Each run takes seconds (LP
+# policies up to a minute, ftf-het a few minutes under load).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${HETSCHED_BIN:-./build/hetsched}

@@ -20,7 +20,7 @@ while [[ $# -gt 2 ]]; do
     *) echo "same-results.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-if [[ $# -ne 2 || "$1" == -h || "$1" == --help ]]; then sed -n '2,12p' "$0"; exit 2; fi
+if [[ $# -ne 2 || "$1" == -h || "$1" == --help ]]; then sed -n '2,11p' "$0"; exit 2; fi
 for b in "$1" "$2"; do
   [[ -x $b ]] || { echo "same-results.sh: $b is not an executable" >&2; exit 2; }
 done

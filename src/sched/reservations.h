@@ -30,7 +30,6 @@ class Reservations {
   // Starts, in the order they were added, the reserved jobs whose devices are free now; keeps
   // those still waiting; drops those that started elsewhere or ended. O(reservations).
   void StartFree(SchedulerCore& core, double now_s, Decision& out);
-  bool empty() const { return entries_.empty(); }
 
  private:
   struct Entry {

@@ -144,7 +144,11 @@ util::Status StringMap(simdjson::dom::object parent, std::string_view key, const
   if (!o) return util::Status::Ok();
   const Path here = path.Field(key);
   for (const auto field : *o) {
-    ASSIGN_OR_RETURN(std::string_view s, String(field.value, here.Field(field.key)));
+    // The entry's path is built only for an error: node lists carry thousands of labels.
+    std::string_view s;
+    if (field.value.get_string().get(s)) {
+      return WrongType(here.Field(field.key), field.value, "a string");
+    }
     if (keep && !keep(field.key)) continue;
     out->emplace(std::string(field.key), std::string(s));
   }
@@ -163,7 +167,10 @@ util::Status QuantityMap(simdjson::dom::object parent, std::string_view key, con
     if (field.value.is_number()) {
       value = double(field.value);
     } else {
-      ASSIGN_OR_RETURN(std::string_view s, String(field.value, here.Field(field.key)));
+      std::string_view s;
+      if (field.value.get_string().get(s)) {
+        return WrongType(here.Field(field.key), field.value, "a string");
+      }
       auto q = ParseQuantity(s);
       if (!q.ok()) {
         return util::Status::InvalidArgument(
