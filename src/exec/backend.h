@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,10 @@ struct LaunchSpec {
   // there (infinity: it does not end by itself). Backends that run the command ignore both.
   double startup_s = 0;
   double modeled_s = 0;
+  // The job's run time left under its time limit (nullopt: none). The driver stops it when
+  // that is reached; a backend with limits of its own (Slurm) sets one from it, a little later,
+  // as a backstop.
+  std::optional<double> time_limit_s;
 };
 
 enum class BackendEventKind {

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "cost/transfer.h"
+#include "drive/attempts.h"
 #include "exec/launch.h"
 #include "model/topology.h"
 #include "power/power_controller.h"
@@ -50,16 +51,9 @@ void Must(const util::Status& status) {
   (void)status;
 }
 
-// Why the engine stopped an attempt (its exit is read accordingly).
-enum class StopReason { kNone, kPreempt, kFault };
-
-// The simulator's bookkeeping for one run of a job (start to stop), i.e. one attempt on the
-// backend.
+// The simulator's model of one run of a job (start to stop), i.e. one attempt on the backend;
+// the attempt itself is drive::Attempts'.
 struct JobRun {
-  int64_t attempt = 0;         // the backend's attempt number
-  int32_t parts_to_start = 0;  // nodes of the attempt not yet reported started
-  int32_t parts_left = 0;      // nodes of the attempt not yet reported ended
-  StopReason stop = StopReason::kNone;
   // Stopped because an inference service took its devices back (Fault::service): told ahead,
   // it wrote its checkpoint and loses only the time that took.
   bool reclaimed = false;
@@ -109,7 +103,10 @@ double EffectiveRate(double speed, double sync_s, double throughput) {
   return std::isfinite(step_s) && step_s > 0 ? 1.0 / step_s : 0;
 }
 
-class Engine {
+// The simulator's loop: events in virtual time into drive::Attempts (which carries decisions
+// out on the SimBackend with the rules the daemon uses) and the scheduler; what only a
+// simulation knows (rates, links, energy, the books of the result) in its drive::Effects.
+class Engine final : private drive::Effects {
  public:
   Engine(const model::Cluster& cluster, const model::Workload& workload, const SimOptions& options,
          std::unique_ptr<sched::Scheduler> scheduler, power::PowerController power)
@@ -130,7 +127,12 @@ class Engine {
         rng_(options.seed),
         estimate_rng_(options.seed ^ 0x5eed5eed5eedULL),
         power_(std::move(power)),
-        node_attempt_(cluster.nodes.size(), 0) {
+        node_attempt_(cluster.nodes.size(), 0),
+        // Its start failures are stack mismatches, which fail every time: a type is given up at
+        // the first. A stop's grace is the checkpoint write the backend models.
+        attempts_(
+            cluster, *sched_, backend_, *this,
+            {.start_failures_per_type = 1, .stop_grace_s = kInf, .restore_s = options.restore_s}) {
     busy_s_.assign(cluster.catalog.size(), 0);
     down_s_.assign(cluster.catalog.size(), 0);
     if (!options.serving_pool.empty()) {
@@ -231,11 +233,8 @@ class Engine {
   // checkpoint is written and whose attempt has exited frees its devices.
   void OnFlowsDone(double now_s, Reaction& reaction);
   // A preempted job's checkpoint is saved: its run closes and its devices are free.
-  void CheckpointSaved(int32_t id, double now_s, Reaction& reaction);
-  // The job on a failed device is killed (FailRun); once it has exited it loses the work since
-  // its last checkpoint and is requeued (LoseRun).
-  void FailRun(int32_t id, double now_s);
-  void LoseRun(int32_t id, double now_s);
+  // A preempted job's checkpoint is written and its attempt has exited: the books of its run.
+  void BookCheckpointSaved(int32_t id, double now_s);
   Timeline& timeline() { return result_.timeline; }
   bool Recording() const { return options_.timeline_sample_s > 0; }
   void InitTimeline();
@@ -243,15 +242,24 @@ class Engine {
   void SampleUntil(double until_s);
   void OpenSpan(const sched::Placement& p, double now_s);
   void Apply(const sched::Decision& d, double now_s);
-  // Starts placement `p` on the backend as the job's next attempt.
-  void Launch(const sched::Placement& p, double now_s);
-  // Asks the backend to end job `id`'s attempt for `why` after at most `grace_s`.
-  void StopRun(int32_t id, StopReason why, double grace_s, double now_s);
-
-  // Reacting to the backend (the way svc::Service does): everything it reports now, in order.
+  // Stops the jobs past their time limit (drive::Attempts) and sets the timer for the next.
+  void EnforceTimeLimits(double now_s);
+  // What the backend reports now, through the rules of drive::Attempts.
   Reaction Dispatch(double now_s);
-  void OnStartFailed(int32_t id, double now_s, Reaction& reaction);
-  void OnExited(int32_t id, double now_s, Reaction& reaction);
+
+  // drive::Effects: the simulation's side of carrying decisions out.
+  void Launching(const sched::Placement& p, std::vector<exec::LaunchSpec>& specs,
+                 double now_s) override;
+  void Stopping(JobId job, double now_s) override;
+  void Running(JobId job, double now_s) override;
+  double WorkKept(JobId job, double now_s) override;
+  bool AttemptOver(JobId job, drive::AttemptEnd end, const std::string& message,
+                   double now_s) override;
+  void Requeued(JobId job, drive::AttemptEnd end, const std::string& why, double now_s) override;
+  void Ended(JobId job, drive::JobEnd end, std::optional<int> exit_status,
+             const std::string& message, double now_s) override;
+  bool OtherEvent(const exec::BackendEvent& ev, double now_s) override;
+  void BackendFailed(JobId job, const std::string& call, const util::Status& status) override;
   void FaultDown(size_t fault, double now_s);
   void FaultUp(size_t fault, double now_s);
   void ScheduleRandomFault(model::NodeId node, double now_s);
@@ -321,6 +329,9 @@ class Engine {
   power::PowerController power_;
   std::vector<uint32_t> node_attempt_;  // per node: the controller's attempt the backend runs
   Micros power_check_at_ = std::numeric_limits<Micros>::max();
+  drive::Attempts attempts_;
+  bool freed_ = false;  // a preempted job's checkpoint was written since the last Dispatch
+  Micros time_limit_at_ = std::numeric_limits<Micros>::max();  // the pending kTimeLimit's time
 };
 
 void Engine::ManagePower(double now_s) {
@@ -473,8 +484,8 @@ void Engine::FaultDown(size_t index, double now_s) {
         runs_[job->value()].reclaimed = true;
         if (partner >= 0) runs_[partner].reclaimed = true;
       }
-      if (partner >= 0) FailRun(partner, now_s);
-      FailRun(job->value(), now_s);
+      if (partner >= 0) attempts_.Lose(JobId(partner), "a device it ran on failed", now_s);
+      attempts_.Lose(*job, "a device it ran on failed", now_s);
       ApplySpeedChanges(now_s);
     }
     sched_->SetDeviceDown(d);
@@ -492,10 +503,9 @@ void Engine::FaultDown(size_t index, double now_s) {
   }
 }
 
-void Engine::FailRun(int32_t id, double now_s) { StopRun(id, StopReason::kFault, 0, now_s); }
-
-void Engine::LoseRun(int32_t id, double now_s) {
-  const sched::JobRecord& r = sched_->record(JobId(id));
+double Engine::WorkKept(JobId job, double now_s) {
+  const int32_t id = job.value();
+  const sched::JobRecord& r = sched_->record(job);
   JobRun& run = runs_[id];
   // Progress stopped at the preemption when it is writing its checkpoint.
   const double progress_end_s = run.stop_s >= 0 ? run.stop_s : now_s;
@@ -513,11 +523,7 @@ void Engine::LoseRun(int32_t id, double now_s) {
   const double lost_time = progress_time - saved_time;
   result_.lost_device_hours += run.devices * lost_time / 3600.0;
   const double rate = run.stop_s >= 0 ? run.stop_rate : run.rate;
-  const double kept = std::max(run.start_done, r.DoneAt(now_s) - rate * lost_time);
-  if (run.stop_s >= 0) --stopping_;
-  run.stop_s = -1;
-  CloseRun(id, now_s, RunEnd::kFault);
-  sched_->Requeue(JobId(id), now_s, kept);
+  return std::max(run.start_done, r.DoneAt(now_s) - rate * lost_time);
 }
 
 void Engine::ApplySpeedChanges(double now_s, const std::vector<sched::Placement>* skip) {
@@ -560,7 +566,7 @@ void Engine::ProgressFrom(int32_t id, double from_s) {
   JobRun& run = runs_[id];
   run.segment_s = from_s;
   sched_->SetProgress(JobId(id), run.rate, from_s);
-  backend_.MoveEnd(SimBackend::JobName(id), run.attempt,
+  backend_.MoveEnd(SimBackend::JobName(id), attempts_.attempt(JobId(id))->number,
                    run.rate > 0 ? from_s + TrueRemaining(id, from_s) / run.rate : kInf);
 }
 
@@ -671,7 +677,11 @@ void Engine::OnFlowsDone(double now_s, Reaction& reaction) {
       run.writing.erase(std::find(run.writing.begin(), run.writing.end(), flow));
       if (!run.writing.empty()) continue;
       result_.checkpoint_bytes += static_cast<double>(workload_.jobs[id].checkpoint_bytes);
-      if (run.exit_waits) CheckpointSaved(id, now_s, reaction);
+      if (run.exit_waits) {
+        BookCheckpointSaved(id, now_s);
+        attempts_.CheckpointWritten(JobId(id), now_s);
+        reaction.decide = reaction.freed = true;
+      }
       continue;
     }
     run.staging.erase(std::find(run.staging.begin(), run.staging.end(), flow));
@@ -689,15 +699,13 @@ void Engine::OnFlowsDone(double now_s, Reaction& reaction) {
   }
 }
 
-void Engine::CheckpointSaved(int32_t id, double now_s, Reaction& reaction) {
+void Engine::BookCheckpointSaved(int32_t id, double now_s) {
   result_.checkpoint_save_device_hours +=
       runs_[id].devices * std::max(0.0, now_s - runs_[id].stop_s) / 3600.0;
   runs_[id].stop_s = -1;
   runs_[id].exit_waits = false;
   --stopping_;
   CloseRun(id, now_s, RunEnd::kPreempted);
-  sched_->Stopped(JobId(id), now_s);
-  reaction.decide = reaction.freed = true;
 }
 
 void Engine::FaultUp(size_t index, double now_s) {
@@ -712,7 +720,10 @@ void Engine::FaultUp(size_t index, double now_s) {
   if (fault_random_[index]) ScheduleRandomFault(f.node, now_s);
 }
 
-void Engine::Launch(const sched::Placement& p, double now_s) {
+void Engine::Launching(const sched::Placement& p, std::vector<exec::LaunchSpec>& specs,
+                       double now_s) {
+  if (p.migrated) result_.migrations++;
+  if (p.resized) result_.resizes++;
   const int32_t id = p.job.value();
   const sched::JobRecord& r = sched_->record(p.job);
   const model::Job& job = *r.job;
@@ -727,7 +738,6 @@ void Engine::Launch(const sched::Placement& p, double now_s) {
   run.devices = static_cast<int32_t>(p.devices.size());
   run.start_done = r.done_work;
   run.stop_s = -1;
-  run.stop = StopReason::kNone;
   run.reclaimed = false;
   if (p.restarted) result_.cross_vendor_restarts++;
   run.sync_bytes_per_step = 0;
@@ -742,12 +752,12 @@ void Engine::Launch(const sched::Placement& p, double now_s) {
   run.cap_throughput = 1;
   if (Recording()) OpenSpan(p, now_s);
   if (outcomes_[id].first_start_s < 0) outcomes_[id].first_start_s = now_s;
-  std::vector<exec::LaunchSpec> specs = exec::SpecsPerNode(cluster_, p.devices);
   if (p.devices.size() > 1) {
     ++multi_placements_;
     if (specs.size() == 1) ++within_node_;
   }
-  double startup_s = 0;
+  // Restoring its checkpoint (drive::Rules::restore_s when the placement resumes it).
+  const double startup_s = specs.front().startup_s;
   if (r.incompatible[p.type.value()]) {
     // The naive baseline put it where its stack is missing: the backend has it crash in
     // start-up. Its devices are held (and draw power) meanwhile.
@@ -764,7 +774,6 @@ void Engine::Launch(const sched::Placement& p, double now_s) {
     }
     // A lower power cap slows the compute part of a step (not the communication).
     run.rate = EffectiveRate(speed, run.sync_s, 1);
-    startup_s = p.resumed ? options_.restore_s : 0;
     result_.restore_device_hours += static_cast<double>(p.devices.size()) * startup_s / 3600.0;
     run.since_s = now_s + startup_s;
     run.segment_s = run.since_s;
@@ -790,136 +799,132 @@ void Engine::Launch(const sched::Placement& p, double now_s) {
     }
   }
   power_.SetBusy(run.held, true, run.cap_power, now_s);
-  // Nothing progresses until the backend says the attempt runs (Dispatch, kStarted).
-  sched_->SetProgress(p.job, 0, now_s);
   // Without progress it never ends by itself (the backend ignores this for a failing start).
   const double modeled_s = run.rate > 0 ? TrueRemaining(id, run.since_s) / run.rate : kInf;
-  run.attempt++;
-  run.parts_to_start = run.parts_left = static_cast<int32_t>(specs.size());
-  for (exec::LaunchSpec& spec : specs) {
-    spec.job = SimBackend::JobName(id);
-    spec.attempt = run.attempt;
-    spec.startup_s = startup_s;
-    spec.modeled_s = modeled_s;
-    Must(backend_.Start(spec));
-  }
-  Dispatch(now_s);
+  for (exec::LaunchSpec& spec : specs) spec.modeled_s = modeled_s;
 }
 
-void Engine::StopRun(int32_t id, StopReason why, double grace_s, double now_s) {
-  runs_[id].stop = why;
-  Must(backend_.Stop(SimBackend::JobName(id), runs_[id].attempt, grace_s));
-  Dispatch(now_s);
+void Engine::Stopping(JobId job, double now_s) {
+  result_.preemptions++;
+  if (sched_->record(job).phase != sched::JobPhase::kStopping) return;  // freed at once
+  // It writes its checkpoint on its devices (they stay busy) and makes no more progress; the
+  // backend reports its exit when that is done.
+  JobRun& run = runs_[job.value()];
+  network_bytes_ += run.rate * std::max(0.0, now_s - run.segment_s) * run.sync_bytes_per_step;
+  run.stop_rate = run.rate;
+  run.rate = 0;
+  run.segment_s = now_s;
+  run.stop_s = now_s;
+  EndFlows(run, now_s);  // no synchronization while it writes its checkpoint
+  StartCheckpointWrite(job.value(), now_s);
+  ++stopping_;
 }
 
 void Engine::Apply(const sched::Decision& d, double now_s) {
-  for (JobId j : d.preempted) {
-    result_.preemptions++;
-    JobRun& run = runs_[j.value()];
-    if (sched_->record(j).phase == sched::JobPhase::kStopping) {
-      // It writes its checkpoint on its devices (they stay busy) and makes no more progress;
-      // the backend reports its exit when that is done.
-      network_bytes_ += run.rate * std::max(0.0, now_s - run.segment_s) * run.sync_bytes_per_step;
-      run.stop_rate = run.rate;
-      run.rate = 0;
-      run.segment_s = now_s;
-      run.stop_s = now_s;
-      EndFlows(run, now_s);  // no synchronization while it writes its checkpoint
-      StartCheckpointWrite(j.value(), now_s);
-      ++stopping_;
-      StopRun(j.value(), StopReason::kPreempt, kInf, now_s);
-      continue;
-    }
-    // It frees its devices at once (no checkpoint time).
-    StopRun(j.value(), StopReason::kPreempt, 0, now_s);
-  }
-  for (const auto& p : d.placed) {
-    if (p.migrated) result_.migrations++;
-    if (p.resized) result_.resizes++;
-    Launch(p, now_s);
-  }
+  attempts_.Apply(d, now_s);
+  freed_ = false;  // what the decision's own stops freed, it knew of
   ApplySpeedChanges(now_s, &d.placed);
+}
+
+void Engine::EnforceTimeLimits(double now_s) {
+  if (!attempts_.has_time_limits()) return;
+  const double next_s = attempts_.EnforceTimeLimits(now_s);
+  if (!std::isfinite(next_s)) return;
+  const Micros at = ToMicros(next_s) + 1;  // not before it: the limit is reached by then
+  if (at >= time_limit_at_) return;
+  time_limit_at_ = at;
+  queue_.Push(at, EventKind::kTimeLimit);
 }
 
 Engine::Reaction Engine::Dispatch(double now_s) {
   Reaction reaction;
-  for (const BackendEvent& ev : backend_.Poll()) {
-    if (ev.kind == BackendEventKind::kNodeUp || ev.kind == BackendEventKind::kNodeDown) {
-      const int32_t n = cluster_.FindNode(ev.node)->value();
-      if (ev.kind == BackendEventKind::kNodeDown) {
-        power_.OnSuspended(n, node_attempt_[n], now_s);
-      } else if (power_.OnBooted(n, node_attempt_[n], now_s)) {
-        sched_->SetNodeOn(model::NodeId(n), true);
-        reaction.decide = true;
-      }
-      continue;
-    }
-    // The backend reports the current attempt only: a stop or a speed change supersedes
-    // what it had scheduled before.
-    const int32_t id = *SimBackend::JobIdOf(ev.job);
-    JobRun& run = runs_[id];
-    assert(ev.attempt == run.attempt);
-    switch (ev.kind) {
-      case BackendEventKind::kStarted:
-        // Progress counts from the end of its start-up (restoring the checkpoint).
-        if (--run.parts_to_start == 0) sched_->SetProgress(JobId(id), run.rate, run.since_s);
-        break;
-      case BackendEventKind::kStartFailed:
-        if (--run.parts_left == 0) OnStartFailed(id, now_s, reaction);
-        break;
-      case BackendEventKind::kExited:
-        if (--run.parts_left == 0) OnExited(id, now_s, reaction);
-        break;
-      default:
-        break;
-    }
-  }
+  reaction.decide = attempts_.Poll(now_s);
+  reaction.freed = std::exchange(freed_, false);
   return reaction;
 }
 
-void Engine::OnStartFailed(int32_t id, double now_s, Reaction& reaction) {
-  const JobRun& run = runs_[id];
-  const model::DeviceTypeId type = run.type;
-  result_.compat_failures++;
-  result_.wasted_device_hours += run.devices * options_.compat_startup_s / 3600.0;
-  const double done = run.start_done;
-  CloseRun(id, now_s, RunEnd::kFailed);
-  sched_->Requeue(JobId(id), now_s, done, type);
-  ApplySpeedChanges(now_s);
-  if (!sched_->HasAllowedType(JobId(id))) {
-    sched_->Drop(JobId(id), now_s);
-    EndJob(id, JobStatus::kFailed,
-           "failed at start-up on every device type it was placed on (no compatible stack)", now_s);
+bool Engine::OtherEvent(const BackendEvent& ev, double now_s) {
+  // SimBackend reports only the attempts of jobs the engine tracks, and its nodes.
+  assert(ev.kind == BackendEventKind::kNodeUp || ev.kind == BackendEventKind::kNodeDown);
+  const int32_t n = cluster_.FindNode(ev.node)->value();
+  if (ev.kind == BackendEventKind::kNodeDown) {
+    power_.OnSuspended(n, node_attempt_[n], now_s);
+    return false;
   }
-  reaction.decide = true;
+  if (!power_.OnBooted(n, node_attempt_[n], now_s)) return false;
+  sched_->SetNodeOn(model::NodeId(n), true);
+  return true;
 }
 
-void Engine::OnExited(int32_t id, double now_s, Reaction& reaction) {
+void Engine::BackendFailed(JobId job, const std::string& call, const util::Status& status) {
+  (void)job, (void)call;
+  Must(status);
+}
+
+void Engine::Running(JobId job, double now_s) {
+  (void)now_s;
+  // Progress counts from the end of its start-up (restoring the checkpoint).
+  const JobRun& run = runs_[job.value()];
+  sched_->SetProgress(job, run.rate, run.since_s);
+}
+
+bool Engine::AttemptOver(JobId job, drive::AttemptEnd end, const std::string& message,
+                         double now_s) {
+  (void)message;
+  const int32_t id = job.value();
   JobRun& run = runs_[id];
-  switch (run.stop) {
-    case StopReason::kFault:
-      LoseRun(id, now_s);
-      return;
-    case StopReason::kPreempt:
+  switch (end) {
+    case drive::AttemptEnd::kLost:
+      if (run.stop_s >= 0) --stopping_;
+      run.stop_s = -1;
+      CloseRun(id, now_s, RunEnd::kFault);
+      return true;
+    case drive::AttemptEnd::kStartFailed:
+      result_.compat_failures++;
+      result_.wasted_device_hours += run.devices * options_.compat_startup_s / 3600.0;
+      CloseRun(id, now_s, RunEnd::kFailed);
+      return true;
+    case drive::AttemptEnd::kPreempted:
       if (run.stop_s < 0) {  // stopped at once
         CloseRun(id, now_s, RunEnd::kPreempted);
-        return;
+        return true;
       }
       if (!run.writing.empty()) {
         run.exit_waits = true;  // its checkpoint is still crossing the links
-        return;
+        return false;
       }
-      CheckpointSaved(id, now_s, reaction);
-      return;
-    case StopReason::kNone:
-      // Its work is done.
+      BookCheckpointSaved(id, now_s);
+      freed_ = true;
+      return true;
+    case drive::AttemptEnd::kCompleted:
       CloseRun(id, now_s, RunEnd::kCompleted);
-      sched_->Finish(JobId(id), now_s);
-      ApplySpeedChanges(now_s);
-      EndJob(id, JobStatus::kCompleted, "", now_s);
-      result_.makespan_s = std::max(result_.makespan_s, now_s);
-      reaction.decide = true;
-      return;
+      return true;
+    case drive::AttemptEnd::kFailed:
+    case drive::AttemptEnd::kCancelled:
+      if (run.stop_s >= 0) --stopping_;
+      run.stop_s = -1;
+      CloseRun(id, now_s, RunEnd::kFailed);
+      return true;
+  }
+  return true;
+}
+
+void Engine::Requeued(JobId job, drive::AttemptEnd end, const std::string& why, double now_s) {
+  (void)job, (void)why;
+  // A start failure freed its devices, which may change a partner's speed. (A lost job's
+  // partner fails with it: FaultDown applies the changes once both are requeued.)
+  if (end == drive::AttemptEnd::kStartFailed) ApplySpeedChanges(now_s);
+}
+
+void Engine::Ended(JobId job, drive::JobEnd end, std::optional<int> exit_status,
+                   const std::string& message, double now_s) {
+  (void)exit_status;
+  ApplySpeedChanges(now_s);
+  if (end == drive::JobEnd::kCompleted) {
+    EndJob(job.value(), JobStatus::kCompleted, "", now_s);
+    result_.makespan_s = std::max(result_.makespan_s, now_s);
+  } else {
+    EndJob(job.value(), JobStatus::kFailed, message, now_s);
   }
 }
 
@@ -1004,6 +1009,7 @@ SimResult Engine::Execute() {
         EndJob(job.id.value(), JobStatus::kFailed, "rejected on arrival: " + a.reason, now_s);
         continue;
       }
+      attempts_.Track(job.id, SimBackend::JobName(job.id.value()), job.time_limit_s);
       changed = true;
     }
     while (!queue_.empty() && queue_.Top().time == next) {
@@ -1025,6 +1031,9 @@ SimResult Engine::Execute() {
         case EventKind::kRound:
           round_tick = true;
           break;
+        case EventKind::kTimeLimit:
+          if (e.time >= time_limit_at_) time_limit_at_ = std::numeric_limits<Micros>::max();
+          break;
         case EventKind::kFlowDone:
           if (e.generation == network_epoch_) {
             flow_event_at_ = std::numeric_limits<Micros>::max();
@@ -1041,6 +1050,7 @@ SimResult Engine::Execute() {
           break;
       }
     }
+    EnforceTimeLimits(now_s);
     bool decide = changed;
     if (rounds) {
       // Devices a checkpoint write held are free now: fill them without waiting for the round.

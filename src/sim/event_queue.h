@@ -24,6 +24,7 @@ enum class EventKind : uint8_t {
   kResumeTimeout,  // node `target` still not up: marked down (if `generation` = its boot attempt)
   kFlowDone,       // a data transfer may have finished (sim/network.h; stale unless `generation`
                    // is the network's current epoch)
+  kTimeLimit,      // a running job may have reached its time limit (drive/attempts.h)
   // The machines' (sim/sim_backend.h), handed to SimBackend::Fire; `generation` is stale when
   // the attempt or the node was told something since.
   kAttemptEnd,           // job `target`'s attempt exits: its work is done, or its stop is

@@ -32,7 +32,7 @@ namespace {
 
 constexpr const char* kClockKey = "scheduler_clock";
 
-bool Ended(const std::string& state) {
+bool StateEnded(const std::string& state) {
   return state == "completed" || state == "failed" || state == "cancelled";
 }
 
@@ -93,10 +93,7 @@ struct Service::Entry {
   std::string device_type;
   std::vector<DeviceId> devices;
   int64_t attempt = 0;
-  int32_t parts_left = 0;  // nodes of the current attempt not yet exited
-  int first_failure = 0;   // the first non-zero exit among the parts
-  StopReason stop = StopReason::kNone;
-  int32_t start_failures = 0;  // in a row
+  StopReason stop = StopReason::kNone;  // as stored (drive::Attempts holds the rules' view)
   int32_t preemptions = 0;
   double done_work = 0;
   std::string message;
@@ -150,6 +147,12 @@ util::Result<std::unique_ptr<Service>> Service::Create(model::Cluster cluster,
   ASSIGN_OR_RETURN(service->scheduler_,
                    sched::Scheduler::Create(service->cluster_, nullptr, service->options_.policy,
                                             service->options_.scheduler));
+  const drive::Rules rules{.start_failures_per_type = service->options_.max_start_failures,
+                           .stop_grace_s = service->options_.stop_grace_s,
+                           .restore_s = service->options_.restore_s};
+  drive::Effects& effects = *service;
+  service->attempts_ = std::make_unique<drive::Attempts>(service->cluster_, *service->scheduler_,
+                                                         *service->backend_, effects, rules);
   ASSIGN_OR_RETURN(auto submitted, metrics->AddCounter("hetsched_jobs_submitted_total",
                                                        "Jobs admitted through the API."));
   ASSIGN_OR_RETURN(
@@ -320,8 +323,9 @@ void Service::Step() {
     SaveClock();
     PruneEnded();
   } else {
-    ApplyBackendEvents(backend_->Poll(), now);
+    attempts_->Poll(now);
   }
+  attempts_->EnforceTimeLimits(now);
   if (grouped) {
     if (auto st = store_->Commit(); !st.ok()) {
       logger_->Error("storing job changes failed", {{"error", st.message()}});
@@ -347,14 +351,14 @@ void Service::PruneEnded() {
 void Service::ForgetEnded() {
   for (const std::string& name : ended_) {
     auto it = jobs_.find(name);
-    if (it != jobs_.end() && Ended(it->second->state)) jobs_.erase(it);
+    if (it != jobs_.end() && StateEnded(it->second->state)) jobs_.erase(it);
   }
   ended_.clear();
 }
 
 util::Result<std::optional<StoredJob>> Service::StoredEnded(const std::string& name) {
   ASSIGN_OR_RETURN(auto stored, store_->GetJob(name));
-  if (stored && !Ended(stored->state)) {
+  if (stored && !StateEnded(stored->state)) {
     // Live jobs are all in memory; a live row without one is a bug, not a job to show.
     return util::Status::Internal(fmt::format(
         "job '{}' is {} in the database but unknown to the daemon", name, stored->state));
@@ -431,6 +435,7 @@ util::Result<Service::Entry*> Service::Admit(model::Job job, std::string spec_js
   e->job = std::move(job);
   if (by_slot_.size() <= static_cast<size_t>(slot.value())) by_slot_.resize(slot.value() + 1);
   by_slot_[slot.value()] = e.get();
+  attempts_->Track(slot, e->name, e->job.time_limit_s);
   Entry* out = e.get();
   jobs_[out->name] = std::move(e);
   demand_changed_ = true;
@@ -543,19 +548,18 @@ util::Result<JobView> Service::Cancel(const std::string& name) {
   Entry& e = *it->second;
   // Applied here, under the lock (the control loop is between passes, no transaction open), so
   // the cancel is stored before it is acknowledged.
-  if (!Ended(e.state) && e.stop != StopReason::kCancel) {
+  if (!StateEnded(e.state) && e.stop != StopReason::kCancel) {
     const double now = SchedNow();
     if (e.state == "queued") {
-      End(e, "cancelled", now, std::nullopt, "cancelled while queued");
+      attempts_->Cancel(e.slot, "cancelled while queued", now);
     } else {
       // Starting, running or stopping (a preemption under way): it ends as cancelled once the
       // backend says its processes are gone.
-      const bool already_stopping = e.state == "stopping";
       e.stop = StopReason::kCancel;
       e.state = "stopping";
       e.message = "cancel requested";
       RETURN_IF_ERROR(Persist(e));
-      if (!already_stopping) StopAttempt(e);
+      attempts_->Cancel(e.slot, "cancelled", now);
     }
     wake_.notify_one();
   }
@@ -570,86 +574,152 @@ void Service::StopAttempt(Entry& e) {
   }
 }
 
-void Service::ApplyBackendEvents(std::vector<BackendEvent> events, double now) {
-  for (const BackendEvent& ev : events) {
-    if (ev.kind == BackendEventKind::kNodeUp || ev.kind == BackendEventKind::kNodeDown) {
+bool Service::OtherEvent(const BackendEvent& ev, double now) {
+  switch (ev.kind) {
+    case BackendEventKind::kNodeUp:
+    case BackendEventKind::kNodeDown:
       SetNodeUp(ev.node, ev.kind == BackendEventKind::kNodeUp, now);
-      continue;
-    }
-    if (ev.kind == BackendEventKind::kSubmitted) {
+      return true;
+    case BackendEventKind::kSubmitted:
       AdoptBackendJob(ev, now);
-      continue;
-    }
-    if (ev.kind == BackendEventKind::kWithdrawn) {
-      auto it = jobs_.find(ev.job);
-      if (it != jobs_.end() && !Ended(it->second->state)) {
-        End(*it->second, "cancelled", now, std::nullopt,
-            fmt::format("cancelled in {}{}{}", backend_->name(), ev.message.empty() ? "" : ": ",
-                        ev.message));
+      return true;
+    case BackendEventKind::kWithdrawn:
+      if (auto it = jobs_.find(ev.job); it != jobs_.end() && !StateEnded(it->second->state)) {
+        attempts_->Cancel(it->second->slot,
+                          fmt::format("cancelled in {}{}{}", backend_->name(),
+                                      ev.message.empty() ? "" : ": ", ev.message),
+                          now);
       }
-      continue;
-    }
-    auto it = jobs_.find(ev.job);
-    // A queued job runs no attempt: what comes from its last one (a gang part stopped after
-    // the job was requeued) is stale.
-    if (it == jobs_.end() || Ended(it->second->state) || ev.attempt != it->second->attempt ||
-        it->second->state == "queued") {
+      return true;
+    default:
+      // An attempt of a job that ended here (a gang part stopped after the job was given up).
       logger_->Debug("stale backend event", {{"job", ev.job}, {"attempt", ev.attempt}});
-      continue;
-    }
-    Entry& e = *it->second;
-    switch (ev.kind) {
-      case BackendEventKind::kStarted:
-        if (e.state != "starting") break;
-        e.state = "running";
-        e.start_failures = 0;
-        if (e.started_s < 0) e.started_s = WallNow();
-        // Progress counts from now, when the backend says it runs.
-        scheduler_->SetProgress(e.slot, scheduler_->SpeedNow(e.slot), now);
-        (void)Persist(e);
-        logger_->Info("started", {{"job", e.name}, {"attempt", e.attempt}, {"node", ev.node}});
-        break;
-      case BackendEventKind::kStartFailed:
-        e.message = fmt::format("start failed on {}: {}", ev.node, ev.message);
-        StartFailed(e, now);
-        break;
-      case BackendEventKind::kLost:
-        e.message = fmt::format("attempt {} lost on {}: {}", e.attempt, ev.node, ev.message);
-        logger_->Warn("an attempt was lost; requeued",
-                      {{"job", e.name}, {"attempt", e.attempt}, {"why", ev.message}});
-        Event("lost", e.name, e.message);
-        if (e.parts_left > 1) StopAttempt(e);
-        if (e.stop == StopReason::kCancel) {
-          End(e, "cancelled", now, std::nullopt, "cancelled");
-          break;
-        }
-        scheduler_->Requeue(e.slot, now, e.done_work);
-        MarkQueued(e);
-        break;
-      case BackendEventKind::kExited:
-        if (ev.exit_status != 0 && e.first_failure == 0) e.first_failure = ev.exit_status;
-        if (--e.parts_left > 0) {
-          // One node of a gang ended: the others cannot go on without it.
-          if (ev.exit_status != 0 && e.stop == StopReason::kNone) StopAttempt(e);
-          break;
-        }
-        Exited(e, ev.stopped, now);
-        break;
-      default:
-        break;
-    }
+      return false;
   }
 }
 
-void Service::StartFailed(Entry& e, double now) {
-  ++e.start_failures;
-  logger_->Warn("start failed", {{"job", e.name}, {"attempt", e.attempt}, {"why", e.message}});
-  if (e.start_failures >= options_.max_start_failures) {
-    End(e, "failed", now, std::nullopt,
-        fmt::format("{} start attempts failed; the last: {}", e.start_failures, e.message));
-    return;
+void Service::BackendFailed(JobId job, const std::string& call, const util::Status& status) {
+  const Entry* e = by_slot_[job.value()];
+  logger_->Error(call + " failed", {{"job", e ? e->name : ""}, {"error", status.message()}});
+}
+
+util::Status Service::Record(const sched::Decision& d, double now) {
+  (void)now;
+  // Write ahead: what is about to happen is on disk before the backend hears of it.
+  std::vector<Entry*> stops, starts;
+  util::Status st = store_->Begin();
+  for (JobId id : d.preempted) {
+    Entry* e = by_slot_[id.value()];
+    if (attempts_->attempt(id)->stop != drive::StopCause::kNone) continue;  // stopping already
+    e->stop = StopReason::kPreempt;
+    e->state = "stopping";
+    ++e->preemptions;
+    stops.push_back(e);
+    if (st.ok()) st = Persist(*e);
   }
-  scheduler_->Requeue(e.slot, now, e.done_work);
+  for (const sched::Placement& p : d.placed) {
+    Entry* e = by_slot_[p.job.value()];
+    e->attempt = attempts_->attempt(p.job)->number + 1;  // the one drive::Attempts launches
+    e->state = "starting";
+    e->device_type = cluster_.catalog.Get(p.type).name;
+    e->devices = p.devices;
+    if (p.restarted) e->done_work = 0;
+    starts.push_back(e);
+    if (st.ok()) st = Persist(*e);
+  }
+  if (st.ok()) st = store_->Commit();
+  if (st.ok()) return st;
+  // Without the record the daemon could place these twice after a restart: drive::Attempts
+  // acts on nothing and puts them back.
+  logger_->Error("storing a decision failed; nothing was started or stopped",
+                 {{"error", st.message()}});
+  for (Entry* e : starts) {
+    e->state = "queued";
+    e->devices.clear();
+  }
+  for (Entry* e : stops) {
+    e->state = "queued";
+    e->stop = StopReason::kNone;
+  }
+  return st;
+}
+
+void Service::Stopping(JobId job, double now) {
+  (void)now;
+  const Entry& e = *by_slot_[job.value()];
+  metrics_->preemptions.Get({})->Inc();
+  Event("preempt", e.name, fmt::format("attempt {}", e.attempt));
+}
+
+void Service::Launching(const sched::Placement& p, std::vector<LaunchSpec>& specs, double now) {
+  Entry& e = *by_slot_[p.job.value()];
+  const sched::JobRecord& r = scheduler_->record(e.slot);
+  // The true remaining time at the speed there: only the virtual backend uses it.
+  const double speed =
+      scheduler_->SpeedNow(e.slot) > 0 ? scheduler_->SpeedNow(e.slot) : r.speed[r.type.value()];
+  double modeled_s = 0;
+  if (e.job.work > 0 && speed > 0) {
+    modeled_s = std::max(0.0, e.job.work - e.done_work) / speed;
+  } else if (e.job.estimate_s) {
+    modeled_s = *e.job.estimate_s;
+  } else if (e.job.time_limit_s) {
+    modeled_s = *e.job.time_limit_s;
+  }
+  for (LaunchSpec& spec : specs) {
+    spec.command = e.job.command;
+    spec.modeled_s = modeled_s;
+  }
+  if (power_) power_->SetBusy(e.devices, true, 1, now);
+  metrics_->placements.Get({e.device_type})->Inc();
+  Event("place", e.name,
+        fmt::format("attempt {} on {} x{}", e.attempt, e.device_type, e.devices.size()));
+  logger_->Info("placed", {{"job", e.name},
+                           {"attempt", e.attempt},
+                           {"device_type", e.device_type},
+                           {"devices", e.devices.size()}});
+}
+
+void Service::Running(JobId job, double now) {
+  Entry& e = *by_slot_[job.value()];
+  e.state = "running";
+  if (e.started_s < 0) e.started_s = WallNow();
+  // Progress counts from now, when the backend says it runs.
+  scheduler_->SetProgress(e.slot, scheduler_->SpeedNow(e.slot), now);
+  if (auto st = Persist(e); !st.ok()) {
+    logger_->Error("storing a start failed", {{"job", e.name}, {"error", st.message()}});
+  }
+  logger_->Info("started", {{"job", e.name}, {"attempt", e.attempt}});
+}
+
+double Service::WorkKept(JobId job, double now) {
+  (void)now;
+  return by_slot_[job.value()]->done_work;  // what the store has of its progress
+}
+
+bool Service::AttemptOver(JobId job, drive::AttemptEnd end, const std::string& message,
+                          double now) {
+  (void)now;
+  Entry& e = *by_slot_[job.value()];
+  if (end == drive::AttemptEnd::kStartFailed) {
+    e.message = message;
+    logger_->Warn("start failed", {{"job", e.name}, {"attempt", e.attempt}, {"why", message}});
+  } else if (end == drive::AttemptEnd::kLost) {
+    e.message = message;
+    logger_->Warn("an attempt was lost",
+                  {{"job", e.name}, {"attempt", e.attempt}, {"why", message}});
+    Event("lost", e.name, message);
+  }
+  return true;  // nothing is held after the exit: the checkpoint is the job's to write
+}
+
+void Service::Requeued(JobId job, drive::AttemptEnd end, const std::string& why, double now) {
+  (void)why, (void)now;
+  Entry& e = *by_slot_[job.value()];
+  if (end == drive::AttemptEnd::kPreempted) {
+    // Back in the queue with the progress the scheduler booked.
+    e.done_work = scheduler_->record(e.slot).done_work;
+    Event("stopped", e.name, fmt::format("attempt {}", e.attempt));
+  }
   MarkQueued(e);
 }
 
@@ -665,40 +735,13 @@ void Service::MarkQueued(Entry& e) {
   }
 }
 
-void Service::Exited(Entry& e, bool stopped, double now) {
-  const int status = e.first_failure;
-  if (e.stop == StopReason::kCancel) {
-    End(e, "cancelled", now, status, "cancelled");
-  } else if (e.stop == StopReason::kPreempt && stopped) {
-    // Its checkpoint is written: back in the queue with the progress the scheduler booked. A
-    // job recovered after a restart while it was stopping runs in the scheduler's eyes (it was
-    // adopted): its progress is what the store kept.
-    if (scheduler_->record(e.slot).phase == sched::JobPhase::kStopping) {
-      scheduler_->Stopped(e.slot, now);
-      e.done_work = scheduler_->record(e.slot).done_work;
-    } else {
-      scheduler_->Requeue(e.slot, now, e.done_work);
-    }
-    MarkQueued(e);
-    Event("stopped", e.name, fmt::format("attempt {}", e.attempt));
-  } else if (status == 0) {
-    End(e, "completed", now, 0, "");
-  } else {
-    End(e, "failed", now, status,
-        status > 128 ? fmt::format("killed by signal {}", status - 128)
-        : status < 0 ? "its processes were lost"
-                     : fmt::format("exited with status {}", status));
-  }
-}
-
-void Service::End(Entry& e, const std::string& state, double now, std::optional<int> exit_status,
-                  const std::string& message) {
-  // Only a completed job's run time is its size; failed and cancelled ones are not learned.
-  if (state == "completed") {
-    scheduler_->Finish(e.slot, now);
-  } else {
-    scheduler_->Drop(e.slot, now);
-  }
+void Service::Ended(JobId job, drive::JobEnd how, std::optional<int> exit_status,
+                    const std::string& message, double now) {
+  Entry& e = *by_slot_[job.value()];
+  const std::string state = how == drive::JobEnd::kCompleted ? "completed"
+                            : how == drive::JobEnd::kFailed  ? "failed"
+                                                             : "cancelled";
+  attempts_->Untrack(e.slot);
   slots_.Release(e.slot);
   by_slot_[e.slot.value()] = nullptr;
   e.slot = JobId();
@@ -717,7 +760,7 @@ void Service::End(Entry& e, const std::string& state, double now, std::optional<
   } else {
     ended_.push_back(e.name);
   }
-  ended_counts_[state == "completed" ? 0 : state == "failed" ? 1 : 2]++;
+  ended_counts_[how == drive::JobEnd::kCompleted ? 0 : how == drive::JobEnd::kFailed ? 1 : 2]++;
   metrics_->ended.Get({state})->Inc();
   logger_->Info("ended", {{"job", e.name}, {"state", state}, {"message", message}});
 }
@@ -725,100 +768,10 @@ void Service::End(Entry& e, const std::string& state, double now, std::optional<
 void Service::DecideAndAct(double now) {
   if (!scheduler_->HasWork()) return;
   const auto t0 = std::chrono::steady_clock::now();
-  sched::Decision d = scheduler_->Decide(now);
+  const sched::Decision d = scheduler_->Decide(now);
   metrics_->decision_s.Get({})->Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  if (d.placed.empty() && d.preempted.empty()) return;
-  // Write ahead: what is about to happen is on disk before the backend hears of it.
-  std::vector<Entry*> stops, starts;
-  util::Status st = store_->Begin();
-  for (JobId id : d.preempted) {
-    Entry* e = by_slot_[id.value()];
-    if (e->stop != StopReason::kNone) continue;  // being stopped already
-    e->stop = StopReason::kPreempt;
-    e->state = "stopping";
-    ++e->preemptions;
-    stops.push_back(e);
-    if (st.ok()) st = Persist(*e);
-  }
-  for (const sched::Placement& p : d.placed) {
-    Entry* e = by_slot_[p.job.value()];
-    ++e->attempt;
-    e->state = "starting";
-    e->device_type = cluster_.catalog.Get(p.type).name;
-    e->devices = p.devices;
-    e->first_failure = 0;
-    if (p.restarted) e->done_work = 0;
-    // Nothing runs until the backend confirms.
-    scheduler_->SetProgress(p.job, 0, now);
-    starts.push_back(e);
-    if (st.ok()) st = Persist(*e);
-  }
-  if (st.ok()) st = store_->Commit();
-  if (!st.ok()) {
-    // Without the record the daemon could place these twice after a restart: act on nothing,
-    // put them back, and say so.
-    logger_->Error("storing a decision failed; nothing was started or stopped",
-                   {{"error", st.message()}});
-    for (Entry* e : starts) {
-      scheduler_->Requeue(e->slot, now, e->done_work);
-      e->state = "queued";
-      e->devices.clear();
-    }
-    for (Entry* e : stops) {
-      scheduler_->Stopped(e->slot, now);
-      e->state = "queued";
-      e->stop = StopReason::kNone;
-    }
-    return;
-  }
-  for (Entry* e : stops) {
-    metrics_->preemptions.Get({})->Inc();
-    Event("preempt", e->name, fmt::format("attempt {}", e->attempt));
-    StopAttempt(*e);
-  }
-  for (Entry* e : starts) Launch(*e, now);
-}
-
-void Service::Launch(Entry& e, double now) {
-  const sched::JobRecord& r = scheduler_->record(e.slot);
-  // The true remaining time at the speed there: only the virtual backend uses it.
-  const double speed =
-      scheduler_->SpeedNow(e.slot) > 0 ? scheduler_->SpeedNow(e.slot) : r.speed[r.type.value()];
-  double modeled_s = 0;
-  if (e.job.work > 0 && speed > 0) {
-    modeled_s = std::max(0.0, e.job.work - e.done_work) / speed;
-  } else if (e.job.estimate_s) {
-    modeled_s = *e.job.estimate_s;
-  } else if (e.job.time_limit_s) {
-    modeled_s = *e.job.time_limit_s;
-  }
-  const double startup_s = e.attempt > 1 ? options_.restore_s : 0;
-  // One launch per node the gang spans, with each device's position in its node and its number
-  // among the node's devices of its vendor (what the vendor's runtime calls it).
-  std::vector<LaunchSpec> specs = exec::SpecsPerNode(cluster_, e.devices);
-  e.parts_left = static_cast<int32_t>(specs.size());
-  if (power_) power_->SetBusy(e.devices, true, 1, now);
-  metrics_->placements.Get({e.device_type})->Inc();
-  Event("place", e.name,
-        fmt::format("attempt {} on {} x{}", e.attempt, e.device_type, e.devices.size()));
-  logger_->Info("placed", {{"job", e.name},
-                           {"attempt", e.attempt},
-                           {"device_type", e.device_type},
-                           {"devices", e.devices.size()}});
-  for (LaunchSpec& spec : specs) {
-    spec.job = e.name;
-    spec.attempt = e.attempt;
-    spec.command = e.job.command;
-    spec.startup_s = startup_s;
-    spec.modeled_s = modeled_s;
-    if (auto st = backend_->Start(spec); !st.ok()) {
-      e.message = fmt::format("start failed on {}: {}", spec.node, st.message());
-      if (e.parts_left > 1) StopAttempt(e);
-      StartFailed(e, now);
-      return;
-    }
-  }
+  attempts_->Apply(d, now);
 }
 
 void Service::SetNodeUp(const std::string& node_name, bool up, double now) {
@@ -853,10 +806,9 @@ void Service::SetNodeUp(const std::string& node_name, bool up, double now) {
       scheduler_->SetDeviceUp(d);
       continue;
     }
+    // Lost with the node (drive::Attempts: not a start failure; its other nodes are stopped).
     if (auto job = scheduler_->JobOn(d)) {
-      Entry* e = by_slot_[job->value()];
-      e->message = fmt::format("node {} went down", node_name);
-      StartFailed(*e, now);
+      attempts_->Lose(*job, fmt::format("node {} went down", node_name), now);
     }
     scheduler_->SetDeviceDown(d);
   }
@@ -944,17 +896,8 @@ void Service::RemoveNode(model::NodeId node, double now) {
   for (int32_t i = 0; i < n.device_count; ++i) {
     auto job = scheduler_->JobOn(DeviceId(n.first_device.value() + i));
     if (!job) continue;
-    Entry* e = by_slot_[job->value()];
-    if (e == nullptr) continue;
     // Its other nodes, if any, are stopped; it waits again with the progress it had.
-    e->message = fmt::format("node {} left the cluster; requeued", n.name);
-    StopAttempt(*e);
-    if (e->stop == StopReason::kCancel) {
-      End(*e, "cancelled", now, std::nullopt, "cancelled");
-      continue;
-    }
-    scheduler_->Requeue(e->slot, now, e->done_work);
-    MarkQueued(*e);
+    attempts_->Lose(*job, fmt::format("node {} left the cluster; requeued", n.name), now);
   }
   if (auto st = scheduler_->RemoveNode(node); !st.ok()) {
     logger_->Error("removing a node failed", {{"node", n.name}, {"error", st.message()}});
@@ -1092,17 +1035,19 @@ void Service::Reconcile(double now) {
   SyncNodes(backend_->ListNodes(), now);
   std::set<std::pair<std::string, int64_t>> running;
   for (const BackendJob& j : backend_->ListJobs()) running.insert({j.job, j.attempt});
-  ApplyBackendEvents(backend_->Poll(), now);
+  attempts_->Poll(now);
   for (const auto& [key, attempt] : running) {
     auto it = jobs_.find(key);
-    const bool current = it != jobs_.end() && !Ended(it->second->state) &&
+    const bool current = it != jobs_.end() && !StateEnded(it->second->state) &&
                          it->second->attempt == attempt && it->second->state != "queued";
     if (current) continue;
     // A process the daemon does not account for: an attempt it already gave up, or a job it
     // never knew. Either would hold devices the scheduler believes free.
     Event("repair", key, fmt::format("stopped stray attempt {}", attempt));
     logger_->Warn("stopping a stray attempt", {{"job", key}, {"attempt", attempt}});
-    (void)backend_->Stop(key, attempt, options_.stop_grace_s);
+    if (auto st = backend_->Stop(key, attempt, options_.stop_grace_s); !st.ok()) {
+      logger_->Error("stopping a stray attempt failed", {{"job", key}, {"error", st.message()}});
+    }
   }
   for (Entry* e : by_slot_) {
     // Live jobs only are in by_slot_; queued ones hold nothing to lose.
@@ -1111,13 +1056,7 @@ void Service::Reconcile(double now) {
     // The backend does not know it: it vanished (a lost node, a restart of the backend).
     Event("repair", e->name, fmt::format("attempt {} vanished; requeued", e->attempt));
     logger_->Warn("an attempt vanished; requeued", {{"job", e->name}, {"attempt", e->attempt}});
-    if (e->stop == StopReason::kCancel) {
-      End(*e, "cancelled", now, std::nullopt, "cancelled");
-      continue;
-    }
-    e->message = fmt::format("attempt {} vanished from the backend", e->attempt);
-    scheduler_->Requeue(e->slot, now, e->done_work);
-    MarkQueued(*e);
+    attempts_->Lose(e->slot, fmt::format("attempt {} vanished from the backend", e->attempt), now);
   }
 }
 
@@ -1200,6 +1139,7 @@ util::Status Service::Recover() {
       by_slot_.resize(e->slot.value() + 1);
     }
     by_slot_[e->slot.value()] = e.get();
+    attempts_->Track(e->slot, e->name, e->job.time_limit_s);
     if (e->state != "queued") {
       // It held devices when the daemon stopped: they are its again until reconciliation
       // shows whether it still runs.
@@ -1210,10 +1150,13 @@ util::Status Service::Recover() {
         e->state = "queued";
         e->devices.clear();
       } else {
-        // A job that was stopping stays adopted until its exit comes (Exited requeues it).
-        std::set<model::NodeId> nodes_of_gang;
-        for (DeviceId d : e->devices) nodes_of_gang.insert(cluster_.device(d).node);
-        e->parts_left = static_cast<int32_t>(nodes_of_gang.size());
+        // A job that was stopping stays adopted until its exit comes (then it is requeued).
+        // Its time limit counts the run time from here: the store keeps none from before.
+        attempts_->Adopt(e->slot, e->attempt, e->devices,
+                         e->stop == StopReason::kCancel    ? drive::StopCause::kCancel
+                         : e->stop == StopReason::kPreempt ? drive::StopCause::kPreempt
+                                                           : drive::StopCause::kNone,
+                         /*ran_s=*/0, now);
         if (e->state == "running") {
           scheduler_->SetProgress(e->slot, scheduler_->SpeedNow(e->slot), now);
         } else {
@@ -1346,10 +1289,10 @@ util::Result<std::vector<JobView>> Service::List(const JobFilter& filter) {
   // Live jobs first (from memory), then ended ones (from the store), each group in submission
   // order: a limit cuts ended jobs first.
   std::vector<const Entry*> picked;
-  const bool want_live = filter.state.empty() || !Ended(filter.state);
+  const bool want_live = filter.state.empty() || !StateEnded(filter.state);
   if (want_live) {
     for (const auto& [name, e] : jobs_) {
-      if (Ended(e->state)) continue;
+      if (StateEnded(e->state)) continue;
       if (filter.state.empty() || e->state == filter.state) picked.push_back(e.get());
     }
   }
@@ -1364,7 +1307,7 @@ util::Result<std::vector<JobView>> Service::List(const JobFilter& filter) {
   std::vector<JobView> out;
   out.reserve(picked.size());
   for (const Entry* e : picked) out.push_back(ViewOf(*e));
-  if (out.size() < filter.limit && (filter.state.empty() || Ended(filter.state))) {
+  if (out.size() < filter.limit && (filter.state.empty() || StateEnded(filter.state))) {
     ASSIGN_OR_RETURN(auto ended, store_->EndedJobs(filter.state, filter.limit - out.size()));
     for (const StoredJob& s : ended) out.push_back(ViewOfStored(s));
   }
@@ -1382,7 +1325,7 @@ util::Result<std::string> Service::Why(const std::string& name) {
   }
   const Entry& e = *it->second;
   if (e.state == "queued") return scheduler_->WhyWaiting(e.slot, SchedNow());
-  if (Ended(e.state)) {
+  if (StateEnded(e.state)) {
     return fmt::format("{}{}", e.state, e.message.empty() ? "" : ": " + e.message);
   }
   const JobView v = ViewOf(e);

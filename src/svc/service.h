@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "drive/attempts.h"
 #include "model/cluster.h"
 #include "model/io/job_classes.h"
 #include "model/job.h"
@@ -142,7 +143,7 @@ struct JobFilter {
   size_t limit = 1000;
 };
 
-class Service {
+class Service final : private drive::Effects {
  public:
   // Takes ownership of the backend and store; `logger` and `metrics` outlive the service.
   static util::Result<std::unique_ptr<Service>> Create(model::Cluster cluster,
@@ -230,7 +231,7 @@ class Service {
   // submission, or, when it cannot run here, stored as failed with the reason and withdrawn
   // from the backend.
   void AdoptBackendJob(const BackendEvent& ev, double now);
-  void ApplyBackendEvents(std::vector<BackendEvent> events, double now);
+  // Decides and carries the decision out (drive::Attempts; Record writes it ahead).
   void DecideAndAct(double now);
   // Compares what the backend runs with what the daemon believes and repairs the difference.
   void Reconcile(double now);
@@ -238,19 +239,28 @@ class Service {
   // The power controller, from the state recovered (busy devices, nodes left off).
   util::Status StartPower();
 
-  // Starts the placed job `e` on the backend (one launch per node of its gang).
-  void Launch(Entry& e, double now);
+  // Asks the backend again to stop `e`'s attempt (after a restart).
   void StopAttempt(Entry& e);
-  // A start did not happen: queued again, or failed after max_start_failures in a row.
-  void StartFailed(Entry& e, double now);
   // `e` waits in the queue again (the scheduler has put it back): its record says so.
   void MarkQueued(Entry& e);
-  // Every node of the current attempt exited.
-  void Exited(Entry& e, bool stopped, double now);
-  // Job `e` ends (completed, failed, cancelled): out of the scheduler, its slot freed.
-  // `e` stays valid until ForgetEnded.
-  void End(Entry& e, const std::string& state, double now, std::optional<int> exit_status,
-           const std::string& message);
+
+  // drive::Effects: the daemon's side of carrying decisions out (its store, log, metrics and
+  // power books); the rules are drive::Attempts'. Ended: the job's slot is freed and its
+  // record stored; its Entry stays valid until ForgetEnded.
+  util::Status Record(const sched::Decision& d, double now) override;
+  void Launching(const sched::Placement& p, std::vector<LaunchSpec>& specs, double now) override;
+  void Stopping(model::JobId job, double now) override;
+  void Running(model::JobId job, double now) override;
+  double WorkKept(model::JobId job, double now) override;
+  bool AttemptOver(model::JobId job, drive::AttemptEnd end, const std::string& message,
+                   double now) override;
+  void Requeued(model::JobId job, drive::AttemptEnd end, const std::string& why,
+                double now) override;
+  void Ended(model::JobId job, drive::JobEnd how, std::optional<int> exit_status,
+             const std::string& message, double now) override;
+  bool OtherEvent(const BackendEvent& ev, double now) override;
+  void BackendFailed(model::JobId job, const std::string& call,
+                     const util::Status& status) override;
   // Ended jobs leave memory (they are in the store): the daemon holds live jobs only.
   void ForgetEnded();
   // Deletes ended jobs older than keep_ended_s from the store.
@@ -289,6 +299,7 @@ class Service {
   MetricsRegistry* registry_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<sched::Scheduler> scheduler_;
+  std::unique_ptr<drive::Attempts> attempts_;    // carries decisions out on backend_
   std::optional<power::PowerController> power_;  // from Start on
   std::set<int32_t> power_in_flight_;            // nodes suspending or booting
   std::map<int32_t, std::string> node_spec_;     // nodes that joined at run time: description

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -504,6 +505,12 @@ util::Status SlurmBackend::StartOwn(const LaunchSpec& spec) {
       "--output=" + log,
       resources,
       "--wrap=" + command};
+  if (spec.time_limit_s) {
+    // The daemon stops the job at its limit (after its grace); Slurm's own limit, a minute
+    // later, ends it should the daemon be down then. Slurm reads "minutes:seconds".
+    const auto s = static_cast<int64_t>(std::ceil(*spec.time_limit_s)) + 60;
+    args.push_back(fmt::format("--time={}:{:02}", s / 60, s % 60));
+  }
   // The job's environment: sbatch passes its own on (--export=ALL), so HETSCHED_* are set in
   // sbatch's; values may hold commas, which --export=NAME=VALUE lists cannot.
   std::map<std::string, std::string> env = spec.env;
