@@ -10,6 +10,8 @@
 namespace hetsched::report {
 namespace {
 
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
 // A run's result with only what the ladder reads.
 sim::SimResult RunResult(double avg_jct_h, double p99_jct_h, double kwh, double usd,
                          int64_t completed = 10, int64_t failed = 0, int64_t compat = 0) {
@@ -75,6 +77,16 @@ TEST(LadderChanges, FromZeroAnyChangeCountsWithoutAPercentage) {
   EXPECT_TRUE(LadderChanges(free_power, free_power).empty());
   // No job completed on either side: the JCTs are 0 there and nothing changed.
   EXPECT_TRUE(LadderChanges(RunResult(0, 0, 5, 1, 0), RunResult(0, 0, 5, 1, 0)).empty());
+}
+
+TEST(LadderChanges, MissingValuesOnBothSidesAreNoChange) {
+  // A metric neither run has (not a number on both sides) did not change; one that appears or
+  // disappears did.
+  sim::SimResult a = RunResult(1, 2, 100, 10), b = RunResult(1, 2, 100, 10);
+  a.energy_cost = b.energy_cost = kNaN;
+  EXPECT_TRUE(LadderChanges(a, b).empty());
+  b.energy_cost = 10;
+  EXPECT_EQ(LadderChanges(a, b).size(), 1u);
 }
 
 TEST(LadderVerdict, NoMixedHardwareRungNoVerdict) {
