@@ -22,6 +22,7 @@
 #include "sched/scheduler_core.h"
 #include "sched/scorers.h"
 #include "sched/strategy.h"
+#include "sched/test_cluster.h"
 
 namespace hetsched::testing {
 
@@ -123,6 +124,13 @@ class CoreHarness {
   std::unique_ptr<sched::SchedulerCore> core_;
   int64_t next_seq_ = 0;
 };
+
+// A CUDA job of `gang` on type "nv" (1 step/s) with an estimate of `estimate_s` (0: none).
+inline model::Job NvJob(int id, double arrival_s, int gang = 1, double estimate_s = 0) {
+  model::Job j = MakeJob(id, arrival_s, 0, {{"nv", 1.0}}, gang);
+  if (estimate_s > 0) j.estimate_s = estimate_s;
+  return j;
+}
 
 // Ids of the jobs a decision preempted, in order.
 inline std::vector<int> PreemptedIds(const sched::Decision& d) {

@@ -14,6 +14,7 @@ namespace {
 using testing::CoreHarness;
 using testing::MakeCluster;
 using testing::MakeJob;
+using testing::NvJob;
 using testing::PreemptedIds;
 
 // Every decision reconsiders the running jobs.
@@ -25,7 +26,7 @@ SchedulerOptions EveryDecision() {
 
 model::Job Prioritized(int id, double arrival_s, int priority, int gang = 1,
                        bool preemptible = true) {
-  model::Job j = MakeJob(id, arrival_s, 0, {{"nv", 1.0}}, gang);
+  model::Job j = NvJob(id, arrival_s, gang);
   j.priority = priority;
   j.preemptible = preemptible;
   return j;

@@ -15,13 +15,7 @@ namespace {
 using testing::CoreHarness;
 using testing::MakeCluster;
 using testing::MakeJob;
-
-// A job of `gang` on "nv" (1 step/s) with an estimate of `estimate_s` (0: none).
-model::Job NvJob(int id, double arrival_s, int gang, double estimate_s = 0) {
-  model::Job j = MakeJob(id, arrival_s, 0, {{"nv", 1.0}}, gang);
-  if (estimate_s > 0) j.estimate_s = estimate_s;
-  return j;
-}
+using testing::NvJob;
 
 TEST(QueueOrderStrategy, FifoBlocksBehindAHeadThatDoesNotFit) {
   const auto c = MakeCluster({{"nv", "cuda", 1, 4}});
