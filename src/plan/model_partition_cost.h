@@ -131,8 +131,8 @@ class StageCostModel {
 
   // Cheapest configuration (tensor-parallel degree, offload) of layers [first, last) on
   // `devices` devices of class `cls` that holds `in_flight` micro-batches of activations.
-  // Among those that fit, the one with the least latency + tail / micro_batches; infeasible when
-  // none fits in memory or every one is slower than `max_latency_s`.
+  // The one Pick chooses (no offload when that fits, then the least latency + tail); infeasible
+  // when none fits in memory or every one is slower than `max_latency_s`.
   StageCost Evaluate(int32_t cls, int32_t first, int32_t last, int32_t devices, int32_t in_flight,
                      NextLink next, double max_latency_s) const;
 

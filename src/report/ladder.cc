@@ -20,9 +20,10 @@ double Relative(double before, double after) {
 }
 
 // A continuous metric counts as changed at kNegligibleChange or more; from 0, any change counts.
+// A value missing (not a number) on both sides did not change; one that appears or goes did.
 bool Counts(double before, double after) {
   const double rel = Relative(before, after);
-  if (std::isnan(rel)) return before != after;
+  if (std::isnan(rel)) return before != after && !(std::isnan(before) && std::isnan(after));
   return std::abs(rel) >= kNegligibleChange;
 }
 

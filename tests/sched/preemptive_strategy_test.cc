@@ -1,0 +1,196 @@
+#include "sched/preemptive_strategy.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sched/core_harness.h"
+#include "sched/test_cluster.h"
+
+namespace hetsched::sched {
+namespace {
+
+using testing::CoreHarness;
+using testing::MakeCluster;
+using testing::MakeJob;
+using testing::NvJob;
+using testing::PreemptedIds;
+
+// Every decision reconsiders the running jobs.
+SchedulerOptions EveryDecision() {
+  SchedulerOptions o;
+  o.preempt_interval_s = 0;
+  return o;
+}
+
+model::Job Prioritized(int id, double arrival_s, int priority, int gang = 1,
+                       bool preemptible = true) {
+  model::Job j = NvJob(id, arrival_s, gang);
+  j.priority = priority;
+  j.preemptible = preemptible;
+  return j;
+}
+
+TEST(PreemptiveStrategy, PriorityPreemptsOnlyLowerPreemptibleJobs) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 2}});
+  CoreHarness h(c, "priority", EveryDecision());
+  PreemptiveStrategy s(h.core());
+  h.Admit(Prioritized(0, 0, 0), 0);
+  h.Admit(Prioritized(1, 0, 0, 1, /*preemptible=*/false), 0);
+  ASSERT_EQ(h.Decide(s, 0).placed.size(), 2u);
+  h.Admit(Prioritized(2, 5, 5), 5);
+  const Decision d = h.Decide(s, 5);
+  EXPECT_EQ(PreemptedIds(d), (std::vector<int>{0}));
+  ASSERT_EQ(d.placed.size(), 1u);
+  EXPECT_EQ(d.placed[0].job.value(), 2);
+  EXPECT_EQ(h.record(1).phase, JobPhase::kRunning);
+  // An equal priority displaces nobody.
+  h.Admit(Prioritized(3, 6, 5), 6);
+  EXPECT_TRUE(h.Decide(s, 6).preempted.empty());
+}
+
+TEST(PreemptiveStrategy, GangPreemptsNothingWhenItCannotGetAWholeGang) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 2}});
+  CoreHarness h(c, "priority", EveryDecision());
+  PreemptiveStrategy s(h.core());
+  h.Admit(Prioritized(0, 0, 0), 0);
+  h.Admit(Prioritized(1, 0, 0, 1, /*preemptible=*/false), 0);
+  h.Decide(s, 0);
+  // Gang of 2: one device could be freed, the other cannot: nobody is stopped for nothing.
+  h.Admit(Prioritized(2, 5, 5, 2), 5);
+  const Decision d = h.Decide(s, 5);
+  EXPECT_TRUE(d.preempted.empty());
+  EXPECT_TRUE(d.placed.empty());
+}
+
+TEST(PreemptiveStrategy, GangTakesTheDevicesOfEveryJobItDisplaces) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 2}});
+  CoreHarness h(c, "priority", EveryDecision());
+  PreemptiveStrategy s(h.core());
+  h.Admit(Prioritized(0, 0, 0), 0);
+  h.Admit(Prioritized(1, 0, 1), 0);
+  h.Decide(s, 0);
+  h.Admit(Prioritized(2, 5, 5, 2), 5);
+  const Decision d = h.Decide(s, 5);
+  EXPECT_EQ(d.preempted.size(), 2u);
+  ASSERT_EQ(d.placed.size(), 1u);
+  EXPECT_EQ(d.placed[0].devices.size(), 2u);
+}
+
+TEST(PreemptiveStrategy, TimeSlicingWaitsOutTheQuantum) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
+  SchedulerOptions o = EveryDecision();
+  o.preemption_cost_s = 10;
+  o.preempt_quantum_s = 100;
+  CoreHarness h(c, "las", o);
+  PreemptiveStrategy s(h.core());
+  h.Admit(MakeJob(0, 0, 0, {{"nv", 1.0}}), 0);
+  ASSERT_EQ(h.Decide(s, 0).placed.size(), 1u);
+  // Job 1 has attained less service, but job 0 is inside its quantum.
+  h.Admit(MakeJob(1, 50, 0, {{"nv", 1.0}}), 50);
+  Decision d = h.Decide(s, 50);
+  EXPECT_TRUE(d.preempted.empty());
+  EXPECT_TRUE(d.placed.empty());
+  d = h.Decide(s, 99.9);
+  EXPECT_TRUE(d.preempted.empty());
+  // The quantum is over: the job with less service takes the device.
+  d = h.Decide(s, 100);
+  EXPECT_EQ(PreemptedIds(d), (std::vector<int>{0}));
+  ASSERT_EQ(d.placed.size(), 1u);
+  EXPECT_EQ(d.placed[0].job.value(), 1);
+}
+
+// fifo-het: job 0 (fast only) takes "fast", job 1 (2 steps/s there, 1 on "slow") gets "slow";
+// job 0 ends at t = 10 and job 1 may move up. It has run 9 s at 1 step/s.
+Decision MoveAfterFastFrees(double estimate_s, const model::Cluster& c) {
+  CoreHarness h(c, "fifo-het", EveryDecision());  // preemption costs the default 90 s
+  PreemptiveStrategy s(h.core());
+  h.Admit(MakeJob(0, 0, 0, {{"fast", 1.0}}), 0);
+  h.Decide(s, 0);
+  model::Job mover = MakeJob(1, 1, 0, {{"slow", 1.0}, {"fast", 2.0}});
+  mover.estimate_s = estimate_s;
+  h.Admit(mover, 1);
+  EXPECT_EQ(h.PlacedTypes(h.Decide(s, 1), 2)[1], "slow");
+  h.Finish(s, 0, 10);
+  return h.Decide(s, 10);  // nobody queued: an upgrade
+}
+
+TEST(PreemptiveStrategy, RunningJobMovesToAFasterTypeOnlyWhenTheMovePays) {
+  const auto c = MakeCluster({{"slow", "cuda", 1, 1}, {"fast", "cuda", 1, 1}});
+  // Expected on its best type: 100 s, 4.5 s done: 191 steps left, 191 s where it is, 95.5 s
+  // on fast. Saving 95.5 s does not repay two preemption costs (180 s).
+  Decision d = MoveAfterFastFrees(100, c);
+  EXPECT_TRUE(d.preempted.empty());
+  EXPECT_TRUE(d.placed.empty());
+  // 1000 s expected: 1991 steps left, the move saves 995.5 s.
+  d = MoveAfterFastFrees(1000, c);
+  EXPECT_EQ(PreemptedIds(d), (std::vector<int>{1}));
+  ASSERT_EQ(d.placed.size(), 1u);
+  EXPECT_EQ(c.catalog.Get(d.placed[0].type).name, "fast");
+  EXPECT_TRUE(d.placed[0].migrated);
+  EXPECT_TRUE(d.placed[0].resumed);
+}
+
+TEST(PreemptiveStrategy, MaxThroughputGivesTheFastTypeToWhoGainsMost) {
+  const auto c = MakeCluster({{"slow", "cuda", 1, 1}, {"fast", "cuda", 1, 1}});
+  // Job 0 runs 2x faster on fast, job 1 10x: job 1 loses more on slow.
+  const model::Job a = MakeJob(0, 0, 0, {{"slow", 1.0}, {"fast", 2.0}});
+  const model::Job b = MakeJob(1, 1, 0, {{"slow", 1.0}, {"fast", 10.0}});
+  CoreHarness regret(c, "las-het", EveryDecision());
+  PreemptiveStrategy r(regret.core());
+  regret.Admit(a, 1);
+  regret.Admit(b, 1);
+  EXPECT_EQ(regret.PlacedTypes(regret.Decide(r, 1), 2), (std::vector<std::string>{"slow", "fast"}));
+  // Greedy fastest (srpt-het): the first in order (equal ranks, earlier arrival) takes fast.
+  CoreHarness greedy(c, "srpt-het", EveryDecision());
+  PreemptiveStrategy g(greedy.core());
+  greedy.Admit(a, 1);
+  greedy.Admit(b, 1);
+  EXPECT_EQ(greedy.PlacedTypes(greedy.Decide(g, 1), 2), (std::vector<std::string>{"fast", "slow"}));
+}
+
+TEST(PreemptiveStrategy, NeverPreemptsForAJobThatCannotRunThere) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}, {"amd", "rocm", 1, 1}});
+  CoreHarness h(c, "priority", EveryDecision());
+  PreemptiveStrategy s(h.core());
+  h.Admit(MakeJob(0, 0, 0, {{"nv", 1.0}}), 0);
+  model::Job rocm_top = MakeJob(1, 0, 0, {{"amd", 1.0}}, 1, "rocm");
+  rocm_top.priority = 9;
+  h.Admit(rocm_top, 0);
+  EXPECT_EQ(h.PlacedTypes(h.Decide(s, 0), 2), (std::vector<std::string>{"nv", "amd"}));
+  // A ROCm job that outranks job 0 and lists a speed on nv: nv is not its stack.
+  model::Job rocm = MakeJob(2, 5, 0, {{"nv", 5.0}, {"amd", 1.0}}, 1, "rocm");
+  rocm.priority = 5;
+  h.Admit(rocm, 5);
+  const Decision d = h.Decide(s, 5);
+  EXPECT_TRUE(d.preempted.empty());
+  EXPECT_TRUE(d.placed.empty());
+}
+
+TEST(PreemptiveStrategy, ReservedJobStartsFirstOnDevicesFreedByACheckpoint) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
+  SchedulerOptions o;
+  o.preempt_interval_s = 10;
+  o.stop_holds_devices = true;
+  CoreHarness h(c, "priority", o);
+  PreemptiveStrategy s(h.core());
+  h.Admit(Prioritized(0, 0, 0), 0);
+  h.Decide(s, 0);
+  h.Admit(Prioritized(1, 10, 5), 10);
+  Decision d = h.Decide(s, 10);  // a full decision: job 0 stops, writing its checkpoint
+  EXPECT_EQ(PreemptedIds(d), (std::vector<int>{0}));
+  EXPECT_TRUE(d.placed.empty());
+  EXPECT_EQ(h.record(0).phase, JobPhase::kStopping);
+  // A job that outranks job 1 arrives before the device is released.
+  h.Admit(Prioritized(2, 12, 9), 12);
+  EXPECT_TRUE(h.Decide(s, 12).placed.empty());
+  h.Stopped(0, 15);
+  d = h.Decide(s, 15);  // between full decisions: reservations, then the fill
+  ASSERT_EQ(d.placed.size(), 1u);
+  EXPECT_EQ(d.placed[0].job.value(), 1);
+  EXPECT_EQ(h.record(2).phase, JobPhase::kQueued);
+}
+
+}  // namespace
+}  // namespace hetsched::sched
