@@ -47,13 +47,15 @@ void Attempts::Untrack(JobId job) {
 }
 
 void Attempts::Adopt(JobId job, int64_t attempt, const std::vector<model::DeviceId>& devices,
-                     StopCause stop, double ran_s, double now_s) {
+                     bool running, StopCause stop, double ran_s, double now_s) {
   Book& b = book(job);
   b.ran_s = ran_s;
   Attempt& a = b.attempt;
   a.number = attempt;
-  a.active = a.running = a.adopted = true;
-  a.parts_to_start = 0;
+  a.active = a.adopted = true;
+  a.running = running;
+  // Parts may have started before the restart: the first start reported after it will do.
+  a.parts_to_start = running ? 0 : 1;
   a.parts_left = static_cast<int32_t>(exec::SpecsPerNode(cluster_, devices).size());
   a.stop = stop;
   a.devices = devices;

@@ -135,10 +135,10 @@ class Attempts {
   void Track(model::JobId job, std::string name, std::optional<double> time_limit_s);
   // The job is no longer known (it ended): its id may be reused.
   void Untrack(model::JobId job);
-  // A recovered attempt (after a daemon restart) that the backend still runs, `ran_s` of run
-  // time behind the job.
+  // A recovered attempt (after a daemon restart) the backend may still run: reported running
+  // before the restart or not yet, `ran_s` of run time behind the job.
   void Adopt(model::JobId job, int64_t attempt, const std::vector<model::DeviceId>& devices,
-             StopCause stop, double ran_s, double now_s);
+             bool running, StopCause stop, double ran_s, double now_s);
 
   // Carries decision `d` out: stops first, then starts. False when Effects::Record refused it
   // (nothing was carried out).

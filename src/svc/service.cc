@@ -688,7 +688,10 @@ void Service::Running(JobId job, double now) {
   if (auto st = Persist(e); !st.ok()) {
     logger_->Error("storing a start failed", {{"job", e.name}, {"error", st.message()}});
   }
-  logger_->Info("started", {{"job", e.name}, {"attempt", e.attempt}});
+  // Every part runs; the node of its first device names where (a gang's first node).
+  const std::string node =
+      e.devices.empty() ? "" : cluster_.node(cluster_.device(e.devices.front()).node).name;
+  logger_->Info("started", {{"job", e.name}, {"attempt", e.attempt}, {"node", node}});
 }
 
 double Service::WorkKept(JobId job, double now) {
@@ -1152,7 +1155,7 @@ util::Status Service::Recover() {
       } else {
         // A job that was stopping stays adopted until its exit comes (then it is requeued).
         // Its time limit counts the run time from here: the store keeps none from before.
-        attempts_->Adopt(e->slot, e->attempt, e->devices,
+        attempts_->Adopt(e->slot, e->attempt, e->devices, e->state != "starting",
                          e->stop == StopReason::kCancel    ? drive::StopCause::kCancel
                          : e->stop == StopReason::kPreempt ? drive::StopCause::kPreempt
                                                            : drive::StopCause::kNone,
