@@ -512,6 +512,26 @@ TEST(Service, CancelEndsQueuedAndRunningJobs) {
   EXPECT_EQ(why->rfind("cancelled", 0), 0u) << *why;
 }
 
+// A job still running at its time limit is stopped and fails with the reason; one that ends
+// in time completes (drive::Attempts' rule, the simulator's too).
+TEST(Service, AJobPastItsTimeLimitIsStoppedAndFails) {
+  TempDir dir;
+  auto d = StartDaemon(dir.File("h.db"), "v100=2", 1000);
+  // At 1 step/s: 75 modeled seconds against a 60 s limit, and 30 against one of 60.
+  ASSERT_TRUE(
+      SubmitJson(*d->service, R"({"name":"over","stacks":["cuda"],"work":75,"time_limit":60})")
+          .ok());
+  ASSERT_TRUE(
+      SubmitJson(*d->service, R"({"name":"within","stacks":["cuda"],"work":30,"time_limit":60})")
+          .ok());
+  ASSERT_TRUE(WaitUntil([&] {
+    return State(*d->service, "over") == "failed" && State(*d->service, "within") == "completed";
+  }));
+  auto over = d->service->Get("over");
+  ASSERT_TRUE(over.ok());
+  EXPECT_NE(over->message.find("time limit of 60 s"), std::string::npos) << over->message;
+}
+
 TEST(Service, NothingStartsOnADrainedNode) {
   TempDir dir;
   auto d = StartDaemon(dir.File("h.db"), "v100=1,k80=1", 1);
