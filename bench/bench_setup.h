@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "cli/data_dir.h"
@@ -20,7 +19,7 @@
 namespace hetsched::bench {
 
 // `nodes` nodes of 8 GPUs, a third each V100, P100 and K80 (K80 takes the remainder): at 10,000
-// nodes, the 80,000 devices every scheduler benchmark of docs/benchmarks.md ran on.
+// nodes, the 80,000 devices of sched_bench and sim_bench.
 inline util::Result<model::Cluster> GavelMixCluster(int nodes) {
   const int third = nodes / 3;
   const auto type = [](const char* name, int type_nodes) {
@@ -36,7 +35,7 @@ inline util::Result<model::ThroughputProfile> GavelThroughputs() {
 }
 
 // sim_bench's trace: `jobs` jobs of the Gavel mix arriving at about the capacity of `nodes` such
-// nodes for this mix (4,000 jobs/h at 10,000 nodes), so the queue neither empties nor runs away.
+// nodes for this mix (4,000 jobs/h at 10,000 nodes).
 inline sim::GavelTraceOptions TraceAtCapacity(int nodes, int64_t jobs) {
   sim::GavelTraceOptions o;
   o.rate_per_hour = 0.4 * nodes;
@@ -55,15 +54,16 @@ inline sim::GavelTraceOptions Backlog(int64_t jobs) {
 }
 
 // A scheduler that was given every job of a workload at time 0 and decided once, filling the
-// cluster. Keeps references to the cluster and profile it was made from.
+// cluster (FillCluster). Keeps references to the cluster and profile it was made from.
 struct FilledScheduler {
   std::unique_ptr<sched::Scheduler> scheduler;
   // The jobs decisions placed, in order; the first `finished` of them were told to finish.
   std::vector<model::JobId> running;
   size_t finished = 0;
 
-  // The event the benchmarks time: the earliest placed job finishes (freeing its devices), then
-  // the scheduler decides. False when every placed job has finished.
+  // The event the benchmarks time is FinishNext, Decide, Record: the earliest placed job that
+  // has not finished finishes (freeing its devices), the scheduler decides, and the jobs it
+  // placed join the list. False when every placed job has finished.
   bool FinishNext(double now_s) {
     if (finished >= running.size()) return false;
     scheduler->Finish(running[finished++], now_s);
