@@ -5,7 +5,8 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build demo test werror asan asan-ci format format-check fuzz bench package clean
+.PHONY: all deps build demo test werror asan asan-ci format format-check fuzz bench bench-check \
+  package clean
 
 all: build
 
@@ -65,6 +66,14 @@ fuzz: deps
 
 bench: build
 	@for b in $(BUILD)/bench/*_bench; do echo "== $$b"; $$b --benchmark_repetitions=5 --benchmark_report_aggregates_only=true; done
+
+# CI's performance gate (bench/bench_check.cc, docs/benchmarks.md): reduced sim_bench and
+# sched_bench workloads timed against a reference computation in the same process; fails when a
+# case's ratio exceeds its bound. Builds only its own target (in CI, `make test` built it).
+bench-check: deps
+	@cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) -DHETSCHED_BENCH=ON >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target bench_check
+	./$(BUILD)/bench/bench_check
 
 # The Debian package (docs/operations.md): a Release build in build-package whose binary finds
 # its data and examples under /usr/share/hetsched, packed by CPack (packaging/, CMakeLists.txt).

@@ -8,65 +8,47 @@
 #include <cstdio>
 #include <vector>
 
-#include "cli/data_dir.h"
-#include "model/io/cluster_reader.h"
-#include "model/io/gavel_reader.h"
-#include "sched/scheduler.h"
-#include "sim/trace_gen.h"
+#include "bench_setup.h"
 
 namespace {
 
 using namespace hetsched;  // NOLINT: benchmark file
 
+constexpr int kNodes = 10'000;
 constexpr int kQueued = 100'000;
-const char* kCluster = "v100=26664:per_node=8,p100=26664:per_node=8,k80=26672:per_node=8";
 
 // `elastic`: every job may run at 1 to 8 workers (sched/elastic.h): queued jobs are sized
 // before each decision and, at full decisions, running ones shrink and grow.
 void BM_Decision(benchmark::State& state, const char* policy, double preempt_interval_s,
                  bool elastic = false) {
-  static auto cluster = model::io::ParseClusterShorthand(kCluster);
-  static auto profile =
-      model::io::LoadGavelThroughputs(cli::DataPath("gavel/simulation_throughputs.json"));
+  static auto cluster = bench::GavelMixCluster(kNodes);
+  static auto profile = bench::GavelThroughputs();
   if (!cluster.ok() || !profile.ok()) {
     state.SkipWithError("inputs");
     return;
   }
   const int devices = static_cast<int>(cluster->devices.size());
-  sim::GavelTraceOptions o;
-  o.rate_per_hour = 1e6;  // all arrive almost at once
-  o.jobs = devices + kQueued;
-  o.seed = 1;
-  static auto workload = sim::GenerateGavelTrace(*profile, o);
+  static auto workload = sim::GenerateGavelTrace(*profile, bench::Backlog(devices + kQueued));
   sched::SchedulerOptions options;
   options.preempt_interval_s = preempt_interval_s;
   options.elastic = elastic;
-  auto s = sched::Scheduler::Create(*cluster, &*profile, policy, options);
-  if (!s.ok()) {
+  auto filled = bench::FillCluster(*cluster, *profile, *workload, policy, options);
+  if (!filled.ok()) {
     state.SkipWithError("scheduler");
     return;
   }
-  auto& sched = **s;
-  for (model::Job j : workload->jobs) {
-    if (elastic) j.max_workers = std::max(j.gang_size, 8);
-    sched.Submit(j, 0);
-  }
-  sched::Decision first = sched.Decide(0);  // fills the cluster
-  std::vector<model::JobId> running;
-  for (const auto& p : first.placed) running.push_back(p.job);
+  auto& sched = *filled->scheduler;
   std::vector<double> us;
   // Two hours on: every running job is past its quantum (an hour with the default preemption
   // cost), so a full decision reconsiders all of them, the worst case.
   double now = 7200;
-  size_t next = 0;
   for (auto _ : state) {
-    if (next >= running.size()) break;
-    sched.Finish(running[next++], now);
+    if (!filled->FinishNext(now)) break;
     const auto t0 = std::chrono::steady_clock::now();
     sched::Decision d = sched.Decide(now);
     us.push_back(
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    for (const auto& p : d.placed) running.push_back(p.job);
+    filled->Record(d);
     benchmark::DoNotOptimize(d);
     now += 1;
   }

@@ -5,30 +5,21 @@
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
-#include "cli/data_dir.h"
-#include "model/io/cluster_reader.h"
-#include "model/io/gavel_reader.h"
+#include "bench_setup.h"
 #include "sim/engine.h"
-#include "sim/trace_gen.h"
 
 namespace {
 
 using namespace hetsched;  // NOLINT: benchmark file
 
 void BM_Simulate(benchmark::State& state, const char* policy, bool shared_links) {
-  static auto cluster = model::io::ParseClusterShorthand(
-      "v100=26664:per_node=8,p100=26664:per_node=8,k80=26672:per_node=8");
-  static auto profile =
-      model::io::LoadGavelThroughputs(cli::DataPath("gavel/simulation_throughputs.json"));
+  static auto cluster = bench::GavelMixCluster(10'000);
+  static auto profile = bench::GavelThroughputs();
   if (!cluster.ok() || !profile.ok()) {
     state.SkipWithError("inputs");
     return;
   }
-  sim::GavelTraceOptions o;
-  o.rate_per_hour = 4000;  // about the cluster's capacity for this job mix
-  o.jobs = 100'000;
-  o.seed = 0;
-  static auto workload = sim::GenerateGavelTrace(*profile, o);
+  static auto workload = sim::GenerateGavelTrace(*profile, bench::TraceAtCapacity(10'000, 100'000));
   // The shared-links case works on copies (peak_rss_mb then includes them).
   const model::Cluster* c = &*cluster;
   const model::Workload* w = &*workload;
