@@ -14,6 +14,7 @@ nlohmann::json ToJson(const sim::SimResult& r) {
   j["jobs_failed"] = r.jobs_failed;
   j["jobs_rejected"] = r.jobs_rejected;
   j["jobs_unfinished"] = r.jobs_unfinished;
+  if (r.jobs_cancelled > 0) j["jobs_cancelled"] = r.jobs_cancelled;
   j["failure_reasons"] = r.failure_reasons;
   j["measured_jobs"] = r.measured_jobs;
   j["avg_jct_s"] = r.avg_jct_s;
@@ -105,9 +106,11 @@ nlohmann::json ToJson(const sim::SimResult& r) {
     for (const auto& o : r.jobs) {
       nlohmann::json jo;
       jo["id"] = o.id;
-      jo["status"] = o.status == sim::JobStatus::kCompleted ? "completed"
-                     : o.status == sim::JobStatus::kFailed  ? "failed"
-                                                            : "unfinished";
+      jo["status"] = o.status == sim::JobStatus::kCompleted   ? "completed"
+                     : o.status == sim::JobStatus::kFailed    ? "failed"
+                     : o.status == sim::JobStatus::kCancelled ? "cancelled"
+                                                              : "unfinished";
+      jo["attempts"] = o.attempts;
       if (!o.reason.empty()) jo["reason"] = o.reason;
       jo["arrival_s"] = o.arrival_s;
       jo["first_start_s"] = o.first_start_s;

@@ -98,6 +98,20 @@ struct JobRun {
 
 // Steps/s of a gang whose compute runs at `speed` steps/s slowed to `throughput` by a power
 // cap, plus `sync_s` of all-reduce per step.
+// What the simulated machines are told: checkpoint and start-up times, injected boot and start
+// failures.
+SimBackendOptions BackendOptions(const model::Cluster& cluster, const SimOptions& options) {
+  SimBackendOptions o;
+  o.checkpoint_save_s = options.checkpoint_save_s;
+  o.compat_startup_s = options.compat_startup_s;
+  o.boot_failure_nodes = options.power.boot_failure_nodes;
+  for (const Fault& f : options.faults) {
+    if (!f.start_failure) continue;
+    o.start_failures.push_back({cluster.node(f.node).name, f.time_s, f.time_s + f.duration_s});
+  }
+  return o;
+}
+
 double EffectiveRate(double speed, double sync_s, double throughput) {
   const double step_s = 1.0 / (speed * throughput) + sync_s;
   return std::isfinite(step_s) && step_s > 0 ? 1.0 / step_s : 0;
@@ -116,9 +130,7 @@ class Engine final : private drive::Effects {
         sched_(std::move(scheduler)),
         topology_(cluster),
         network_(cluster),
-        backend_(cluster, workload, queue_,
-                 {options.checkpoint_save_s, options.compat_startup_s,
-                  options.power.boot_failure_nodes}),
+        backend_(cluster, workload, queue_, BackendOptions(cluster, options)),
         runs_(workload.jobs.size()),
         outcomes_(workload.jobs.size()),
         down_count_(cluster.devices.size(), 0),
@@ -880,8 +892,12 @@ bool Engine::AttemptOver(JobId job, drive::AttemptEnd end, const std::string& me
       CloseRun(id, now_s, RunEnd::kFault);
       return true;
     case drive::AttemptEnd::kStartFailed:
-      result_.compat_failures++;
-      result_.wasted_device_hours += run.devices * options_.compat_startup_s / 3600.0;
+      // A stack mismatch crashes in start-up; an injected failure (Fault::start_failure) at
+      // once.
+      if (sched_->record(job).incompatible[run.type.value()]) {
+        result_.compat_failures++;
+        result_.wasted_device_hours += run.devices * options_.compat_startup_s / 3600.0;
+      }
       CloseRun(id, now_s, RunEnd::kFailed);
       return true;
     case drive::AttemptEnd::kPreempted:
@@ -923,6 +939,8 @@ void Engine::Ended(JobId job, drive::JobEnd end, std::optional<int> exit_status,
   if (end == drive::JobEnd::kCompleted) {
     EndJob(job.value(), JobStatus::kCompleted, "", now_s);
     result_.makespan_s = std::max(result_.makespan_s, now_s);
+  } else if (end == drive::JobEnd::kCancelled) {
+    EndJob(job.value(), JobStatus::kCancelled, message, now_s);
   } else {
     EndJob(job.value(), JobStatus::kFailed, message, now_s);
   }
@@ -967,7 +985,11 @@ SimResult Engine::Execute() {
   if (options_.measure) {
     measured_left_ = options_.measure->second - options_.measure->first;
   }
+  for (const auto& [at_s, job] : options_.cancels) {
+    queue_.Push(ToMicros(at_s), EventKind::kCancel, job);
+  }
   for (const Fault& f : options_.faults) {
+    if (f.start_failure) continue;  // the backend's (BackendOptions)
     faults_.push_back(f);
     fault_random_.push_back(0);
     queue_.Push(ToMicros(f.time_s), EventKind::kDeviceDown,
@@ -1033,6 +1055,12 @@ SimResult Engine::Execute() {
           break;
         case EventKind::kTimeLimit:
           if (e.time >= time_limit_at_) time_limit_at_ = std::numeric_limits<Micros>::max();
+          break;
+        case EventKind::kCancel:
+          if (outcomes_[e.target].status == JobStatus::kUnfinished) {
+            attempts_.Cancel(JobId(e.target), "cancelled", now_s);
+            changed = true;
+          }
           break;
         case EventKind::kFlowDone:
           if (e.generation == network_epoch_) {
@@ -1120,6 +1148,9 @@ SimResult Engine::Execute() {
       CloseRun(i, now_s, RunEnd::kRunning);
     }
     outcomes_[i].preemptions = r.preemptions;
+    if (const drive::Attempt* a = attempts_.attempt(JobId(static_cast<int32_t>(i)))) {
+      outcomes_[i].attempts = a->number;
+    }
   }
   for (size_t d = 0; d < cluster_.devices.size(); ++d) {
     if (down_count_[d] > 0) {
@@ -1157,6 +1188,9 @@ SimResult Engine::Execute() {
         result_.failure_reasons[key]++;
         break;
       }
+      case JobStatus::kCancelled:
+        result_.jobs_cancelled++;
+        break;
       case JobStatus::kUnfinished:
         result_.jobs_unfinished++;
         break;
@@ -1344,6 +1378,14 @@ util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Wor
     return util::Status::InvalidArgument(
         "round, restore, start-up, checkpoint, preempt-interval, until, horizon, MTBF and MTTR "
         "times, max rounds, timeline sample and aging must be >= 0");
+  }
+  for (const auto& [at_s, job] : options.cancels) {
+    if (job < 0 || static_cast<size_t>(job) >= workload.jobs.size() ||
+        !(at_s >= workload.jobs[job].arrival_s)) {
+      return util::Status::InvalidArgument(fmt::format(
+          "a cancel of job {} at {} s: expected a job of the workload, at or after its arrival",
+          job, at_s));
+    }
   }
   if (options.horizon_s > 0 && (options.until_s > 0 || options.max_rounds > 0 || options.measure)) {
     return util::Status::InvalidArgument(

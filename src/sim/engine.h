@@ -64,6 +64,9 @@ struct SimOptions {
   // loses what was done since. 0: no periodic checkpoints (a fault loses the whole run).
   double checkpoint_interval_s = 1800;
   std::vector<Fault> faults;
+  // A user's cancel: job `second` (its workload id) is cancelled at `first` seconds, which
+  // must not be before its arrival.
+  std::vector<std::pair<double, int32_t>> cancels;
   // Devices inference services hold at some time of the run (sim/serving.h): training time on
   // them before serving.horizon_s, while the services lend them, is counted in
   // SimResult::lent_device_hours.
@@ -99,7 +102,7 @@ struct SimOptions {
   power::PowerOptions power;
 };
 
-enum class JobStatus { kCompleted, kFailed, kUnfinished };
+enum class JobStatus { kCompleted, kFailed, kCancelled, kUnfinished };
 
 struct JobOutcome {
   int32_t id = -1;
@@ -109,6 +112,7 @@ struct JobOutcome {
   double first_start_s = -1;
   double completion_s = -1;
   int32_t preemptions = 0;
+  int64_t attempts = 0;  // times it was started (drive::Attempts' attempt number)
 };
 
 struct SimResult {
@@ -126,6 +130,7 @@ struct SimResult {
   int64_t jobs_failed = 0;  // rejected on arrival, or failed later; reasons below
   int64_t jobs_rejected = 0;
   int64_t jobs_unfinished = 0;  // queued, running or not yet arrived when the run ended
+  int64_t jobs_cancelled = 0;   // SimOptions::cancels that found the job live
   std::map<std::string, int64_t> failure_reasons;
   int64_t measured_jobs = 0;  // completed jobs the JCT statistics cover (services excluded)
   double avg_jct_s = 0, p50_jct_s = 0, p99_jct_s = 0;

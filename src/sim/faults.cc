@@ -41,11 +41,17 @@ util::Result<std::vector<Fault>> ParseFaults(const std::string& text, const std:
       if (c == std::string::npos) break;
       p = c + 1;
     }
-    if (cols.size() != 3) {
+    if (cols.size() != 3 && cols.size() != 4) {
       return util::InputError(at, "", fmt::format("{} columns", cols.size()),
-                              "time_s,target,duration_s");
+                              "time_s,target,duration_s[,kind]");
     }
     Fault f;
+    if (cols.size() == 4) {
+      if (cols[3] != "down" && cols[3] != "start-failure") {
+        return util::InputError(at, "kind", "'" + cols[3] + "'", "down or start-failure");
+      }
+      f.start_failure = cols[3] == "start-failure";
+    }
     auto t = util::ParseDuration(cols[0]);
     if (!t.ok() || *t < 0) return util::InputError(at, "time", "'" + cols[0] + "'", "seconds >= 0");
     f.time_s = *t;
@@ -79,6 +85,10 @@ util::Result<std::vector<Fault>> ParseFaults(const std::string& text, const std:
             fmt::format("a device index 0..{}", cluster.node(*node).device_count - 1));
       }
       f.device = cluster.device_of(*node, i);
+      if (f.start_failure) {
+        return util::InputError(at, "target", "'" + target + "'",
+                                "a node name (a start failure hits the node)");
+      }
     }
     out.push_back(f);
   }

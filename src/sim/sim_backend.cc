@@ -24,6 +24,10 @@ SimBackend::SimBackend(const model::Cluster& cluster, const model::Workload& wor
   for (const std::string& name : options_.boot_failure_nodes) {
     if (auto n = cluster.FindNode(name)) nodes_[n->value()].boots = false;
   }
+  for (const SimBackendOptions::StartFailureWindow& w : options_.start_failures) {
+    if (auto n = cluster.FindNode(w.node))
+      nodes_[n->value()].failing.push_back({w.from_s, w.until_s});
+  }
 }
 
 std::string SimBackend::JobName(int32_t id) { return std::to_string(id); }
@@ -116,6 +120,13 @@ util::Status SimBackend::Start(const exec::LaunchSpec& spec) {
   run.nodes = {n};
   run.failure.clear();
   const model::Job& job = workload_.jobs[*id];
+  for (const auto& [from_s, until_s] : nodes_[n].failing) {
+    if (now_s_ >= from_s && now_s_ < until_s) {
+      run.failure = fmt::format("injected start failure on {}", spec.node);
+      Schedule(*id, now_s_, EventKind::kAttemptStartFailure);
+      return util::Status::Ok();
+    }
+  }
   if (!job.stacks.empty() && !model::AnySatisfied(type->stacks, job.stacks)) {
     // Its build finds no stack it can use: it crashes while starting.
     run.failure = fmt::format("{} has none of the stacks the job runs on", type->name);

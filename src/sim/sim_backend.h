@@ -27,6 +27,14 @@ struct SimBackendOptions {
   double compat_startup_s = 120;
   // Nodes that never finish booting (injected boot failures): switched on, they stay down.
   std::vector<std::string> boot_failure_nodes;
+  // Injected start failures (Fault::start_failure): every start on `node` in [from_s, until_s)
+  // fails at once.
+  struct StartFailureWindow {
+    std::string node;
+    double from_s = 0;
+    double until_s = 0;
+  };
+  std::vector<StartFailureWindow> start_failures;
 };
 
 // Jobs are named by their id in the workload ("17"; names in a trace need not be unique).
@@ -88,6 +96,7 @@ class SimBackend final : public exec::Backend {
     Power power = Power::kOn;
     bool boots = true;  // false: an injected boot failure
     uint32_t token = 0;
+    std::vector<std::pair<double, double>> failing;  // injected start failures [from, until)
   };
 
   std::optional<int32_t> FindJob(const std::string& job) const;
