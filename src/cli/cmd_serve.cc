@@ -20,6 +20,7 @@
 #include "cli/data_dir.h"
 #include "model/io/cluster_reader.h"
 #include "model/io/gavel_reader.h"
+#include "sim/faults.h"
 #include "svc/http_api.h"
 #include "svc/k8s_client.h"
 #include "svc/k8s_extender.h"
@@ -44,7 +45,26 @@ struct ServeFlags {
   std::string policy;
   std::string log_level;
   double time_scale = 0;  // 0: from the config
+  std::string faults;     // virtual backend: a fault file to play
 };
+
+// The simulator's fault file (docs/simulator.md, "Faults") as the virtual backend plays it:
+// whole nodes down, or failing their starts, at modeled times.
+util::Result<std::vector<svc::VirtualFault>> LoadVirtualFaults(const std::string& path,
+                                                               const model::Cluster& cluster) {
+  ASSIGN_OR_RETURN(std::vector<sim::Fault> faults, sim::LoadFaults(path, cluster));
+  std::vector<svc::VirtualFault> out;
+  for (const sim::Fault& f : faults) {
+    if (f.device.valid()) {
+      return util::Status::InvalidArgument(fmt::format(
+          "--faults {}: a fault at {} s names one device of {}; the virtual backend fails whole "
+          "nodes",
+          path, f.time_s, cluster.node(f.node).name));
+    }
+    out.push_back({f.time_s, cluster.node(f.node).name, f.duration_s, f.start_failure});
+  }
+  return out;
+}
 
 // 32 random bytes from the kernel, hex.
 util::Result<std::string> NewToken() {
@@ -123,11 +143,15 @@ util::Result<std::unique_ptr<svc::SlurmBackend>> MakeSlurmBackend(
 }
 
 util::Result<std::unique_ptr<svc::Backend>> MakeBackend(const svc::ServeConfig& c,
-                                                        const model::Cluster& cluster) {
+                                                        const model::Cluster& cluster,
+                                                        const std::string& faults) {
   if (c.backend == "virtual") {
     svc::VirtualBackendOptions o;
     for (const model::Node& n : cluster.nodes) o.nodes.push_back(n.name);
     o.time_scale = c.time_scale;
+    if (!faults.empty()) {
+      ASSIGN_OR_RETURN(o.faults, LoadVirtualFaults(faults, cluster));
+    }
     return std::unique_ptr<svc::Backend>(std::make_unique<svc::VirtualBackend>(std::move(o)));
   }
   if (c.power.policy != "always-on") {
@@ -307,6 +331,10 @@ int RunServe(const ServeFlags& f) {
     return ReportError(util::Status::InvalidArgument(fmt::format(
         "--backend '{}': unknown (expected virtual, local, slurm or kubernetes)", c.backend)));
   }
+  if (c.backend != "virtual" && !f.faults.empty()) {
+    return ReportError(util::Status::InvalidArgument(
+        "--faults applies to the virtual backend only (real machines fail on their own)"));
+  }
   if (c.backend != "virtual" && c.time_scale != 1) {
     return ReportError(util::Status::InvalidArgument(
         "--time-scale applies to the virtual backend only (real jobs run in real time)"));
@@ -366,7 +394,7 @@ int RunServe(const ServeFlags& f) {
   if (!store.ok()) return ReportError(store.status());
   util::Result<std::unique_ptr<svc::Backend>> backend =
       slurm_backend ? util::Result<std::unique_ptr<svc::Backend>>(std::move(slurm_backend))
-                    : MakeBackend(c, *cluster);
+                    : MakeBackend(c, *cluster, f.faults);
   if (!backend.ok()) return ReportError(backend.status());
   svc::ServiceOptions so;
   so.policy = c.policy;
@@ -431,6 +459,9 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--policy", flags->policy, "scheduling policy (see `hetsched simulate --help`)");
   cmd->add_option("--time-scale", flags->time_scale,
                   "virtual backend: modeled seconds per wall second (e.g. 60)");
+  cmd->add_option("--faults", flags->faults,
+                  "virtual backend: a fault file to play in modeled time, as `hetsched simulate "
+                  "--faults` reads it (nodes down for a while, or failing their starts)");
   cmd->add_option("--log-level", flags->log_level, "debug, info, warn or error");
   cmd->callback([flags, &result] { result.exit_code = RunServe(*flags); });
 }

@@ -159,7 +159,8 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
                  "POP sub-problems of about this size (default 1000)");
   cmd.add_option("--startup", f.startup_s,
                  "seconds before a job on an incompatible device fails (default 120)");
-  cmd.add_option("--faults", f.faults, "fault file: time_s,node[/index],duration_s per line");
+  cmd.add_option("--faults", f.faults,
+                 "fault file: time_s,node[/index],duration_s[,down|start-failure] per line");
   cmd.add_option("--mtbf", f.mtbf_s, "mean seconds between failures of each node (0: none)");
   cmd.add_option("--mttr", f.mttr_s, "mean seconds to repair a failed node");
   cmd.add_option("--checkpoint-interval", f.checkpoint_s,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 namespace hetsched::svc {
 
@@ -17,6 +18,56 @@ VirtualBackend::VirtualBackend(VirtualBackendOptions options) : options_(std::mo
   for (const std::string& n : options_.nodes) {
     if (nodes_.emplace(n, BackendNode{n, true, {}, "", "", false}).second) node_order_.push_back(n);
   }
+  start_wall_s_ = options_.clock();
+  for (size_t i = 0; i < options_.faults.size(); ++i) {
+    const VirtualFault& f = options_.faults[i];
+    fault_steps_.emplace(f.at_s, std::make_pair(i, true));
+    if (std::isfinite(f.duration_s)) {
+      fault_steps_.emplace(f.at_s + f.duration_s, std::make_pair(i, false));
+    }
+  }
+}
+
+void VirtualBackend::PlayFaults(double now, std::vector<BackendEvent>& out) {
+  const double modeled = (now - start_wall_s_) * options_.time_scale;
+  while (!fault_steps_.empty() && fault_steps_.begin()->first <= modeled) {
+    const auto [index, begins] = fault_steps_.begin()->second;
+    fault_steps_.erase(fault_steps_.begin());
+    const VirtualFault& f = options_.faults[index];
+    if (f.start_failure) {
+      failing_starts_[f.node] += begins ? 1 : -1;
+      continue;
+    }
+    const int down = failed_[f.node] += begins ? 1 : -1;
+    if (down != (begins ? 1 : 0)) continue;  // another fault holds it down
+    BackendEvent ev;
+    ev.node = f.node;
+    if (begins) {
+      // Its attempts die with it: lost (the driver queues them again), never an exit.
+      for (auto it = runs_.begin(); it != runs_.end();) {
+        if (it->second.node != f.node) {
+          ++it;
+          continue;
+        }
+        BackendEvent lost;
+        lost.kind = BackendEventKind::kLost;
+        lost.job = std::get<0>(it->first);
+        lost.attempt = std::get<1>(it->first);
+        lost.node = f.node;
+        lost.message = "its node failed";
+        out.push_back(std::move(lost));
+        if (it->second.end != by_end_.end()) by_end_.erase(it->second.end);
+        it = runs_.erase(it);
+      }
+    }
+    ev.kind = begins ? BackendEventKind::kNodeDown : BackendEventKind::kNodeUp;
+    out.push_back(std::move(ev));
+  }
+}
+
+bool VirtualBackend::StartFails(const std::string& node) const {
+  auto it = failing_starts_.find(node);
+  return it != failing_starts_.end() && it->second > 0;
 }
 
 void VirtualBackend::AddNode(BackendNode node) {
@@ -62,6 +113,13 @@ util::Status VirtualBackend::Start(const LaunchSpec& spec) {
     }
   }
   const Key key{spec.job, spec.attempt, spec.node};
+  if (failed_.count(spec.node) != 0 && failed_.at(spec.node) > 0) {
+    return util::Status::Infeasible(fmt::format("virtual backend: node '{}' is down", spec.node));
+  }
+  if (StartFails(spec.node)) {  // reported by the next Poll, as a real backend would
+    failed_starts_.push_back(key);
+    return util::Status::Ok();
+  }
   if (runs_.count(key) != 0) {
     return util::Status::InvalidArgument(
         fmt::format("virtual backend: attempt {} of '{}' runs on '{}' already", spec.attempt,
@@ -126,6 +184,7 @@ std::vector<BackendEvent> VirtualBackend::Poll() {
   DropLeftNodes();
   std::vector<BackendEvent> out = std::move(pending_);
   pending_.clear();
+  PlayFaults(options_.clock(), out);
   const auto event = [](BackendEventKind kind, const Key& key) {
     BackendEvent e;
     e.kind = kind;
@@ -138,6 +197,12 @@ std::vector<BackendEvent> VirtualBackend::Poll() {
     if (runs_.count(key) != 0) out.push_back(event(BackendEventKind::kStarted, key));
   }
   unreported_.clear();
+  for (const Key& key : failed_starts_) {
+    BackendEvent e = event(BackendEventKind::kStartFailed, key);
+    e.message = "injected start failure";
+    out.push_back(std::move(e));
+  }
+  failed_starts_.clear();
   // Exits in the order they happened.
   const double now = options_.clock();
   while (!by_end_.empty() && by_end_.begin()->first <= now) {

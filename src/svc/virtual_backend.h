@@ -15,6 +15,16 @@
 
 namespace hetsched::svc {
 
+// A fault the virtual backend plays at a modeled time (serve --faults: the simulator's fault
+// file, docs/simulator.md, "Faults"): the node goes down for `duration_s` (its attempts are
+// lost), or, with `start_failure`, every start on it fails during that time.
+struct VirtualFault {
+  double at_s = 0;  // modeled seconds after the backend was created
+  std::string node;
+  double duration_s = 0;  // infinity: for good
+  bool start_failure = false;
+};
+
 struct VirtualBackendOptions {
   std::vector<std::string> nodes;  // names of the nodes it offers (all up, powered on)
   double time_scale = 1;           // modeled seconds per wall second
@@ -22,6 +32,7 @@ struct VirtualBackendOptions {
   double checkpoint_save_s = 0;
   // Wall seconds (any epoch); steady by default, injectable for tests.
   std::function<double()> clock;
+  std::vector<VirtualFault> faults;
 };
 
 // Not thread-safe (one caller, the service's control loop).
@@ -46,6 +57,10 @@ class VirtualBackend final : public Backend {
  private:
   // Drops the runs of nodes that left (the service's thread).
   void DropLeftNodes();
+  // Plays the faults due by `now` (wall): a node going down loses its runs and reports
+  // kNodeDown, kNodeUp when it is back.
+  void PlayFaults(double now, std::vector<BackendEvent>& out);
+  bool StartFails(const std::string& node) const;
   // A gang spanning nodes is one launch per node, all with the job's attempt number.
   using Key = std::tuple<std::string, int64_t, std::string>;  // job, attempt, node
   struct Run {
@@ -65,6 +80,12 @@ class VirtualBackend final : public Backend {
   std::vector<std::string> node_order_;       // as listed
   std::vector<std::string> left_;             // removed, runs not yet dropped
   std::vector<BackendEvent> pending_;         // node power events, handed out by the next Poll
+  double start_wall_s_ = 0;
+  // Scripted fault transitions by modeled time: (at, fault index, down/start-failing or back).
+  std::multimap<double, std::pair<size_t, bool>> fault_steps_;
+  std::map<std::string, int> failed_;          // nodes down by a fault (count of faults)
+  std::map<std::string, int> failing_starts_;  // nodes whose starts fail now
+  std::vector<Key> failed_starts_;             // starts to report failed
 };
 
 }  // namespace hetsched::svc
