@@ -796,7 +796,7 @@ TEST(ServeDashboard, RendersInHeadlessChromium) {
   std::error_code ec;
   fs::remove_all(out_dir, ec);
   const CommandResult r = hetsched::testing::RunCommand(
-      {"/bin/bash", std::string(HETSCHED_SOURCE_DIR) + "/tests/svc_browser/dashboard_check.sh",
+      {"/bin/bash", std::string(HETSCHED_SOURCE_DIR) + "/tests/daemon/api/dashboard_check.sh",
        d->printed_url(), out_dir.string()},
       {}, 180);
   if (r.status == 77) GTEST_SKIP() << r.out << r.err;
