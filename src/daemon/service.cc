@@ -10,6 +10,7 @@
 #include <set>
 
 #include "daemon/job_request.h"
+#include "drive/power_demand.h"
 #include "exec/launch.h"
 #include "model/io/dag_reader.h"
 #include "model/model_spec.h"
@@ -21,7 +22,6 @@
 #include "plan/schedule.h"
 #include "report/plan_json.h"
 #include "sim/engine.h"
-#include "sim/power_demand.h"
 
 namespace hetsched::svc {
 
@@ -1051,7 +1051,7 @@ void Service::ManagePower(double now) {
   if (!due) return;
   last_power_wall_s_ = wall;
   demand_changed_ = false;
-  const power::PowerCommands c = power_->Decide(sim::DemandOf(*scheduler_), now);
+  const power::PowerCommands c = power_->Decide(drive::DemandOf(*scheduler_), now);
   next_power_check_s_ = c.next_check_s;
   if (c.suspend.empty() && c.resume.empty()) return;
   // Write ahead: the node rows and events are on disk before the backend hears of them.

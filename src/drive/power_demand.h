@@ -7,11 +7,11 @@
 #include "power/power_controller.h"
 #include "sched/scheduler.h"
 
-namespace hetsched::sim {
+namespace hetsched::drive {
 
 // Usable devices per node (not failed, not reserved for pinned jobs), free devices per type on
 // powered nodes, and the first `max_demands` queued jobs in submission order: a bounded scan
 // keeps a huge queue cheap (the jobs further back wake nodes once the front is served).
 power::DemandView DemandOf(const sched::Scheduler& scheduler, size_t max_demands = 1000);
 
-}  // namespace hetsched::sim
+}  // namespace hetsched::drive

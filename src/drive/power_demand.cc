@@ -1,10 +1,10 @@
-#include "sim/power_demand.h"
+#include "drive/power_demand.h"
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
-namespace hetsched::sim {
+namespace hetsched::drive {
 
 power::DemandView DemandOf(const sched::Scheduler& scheduler, size_t max_demands) {
   const model::Cluster& cluster = scheduler.cluster();
@@ -62,4 +62,4 @@ power::DemandView DemandOf(const sched::Scheduler& scheduler, size_t max_demands
   return view;
 }
 
-}  // namespace hetsched::sim
+}  // namespace hetsched::drive
