@@ -22,6 +22,7 @@
 #include "backends/virtual/virtual_backend.h"
 #include "cli/command.h"
 #include "cli/data_dir.h"
+#include "cli/serve_analysis.h"
 #include "daemon/api/http_api.h"
 #include "daemon/api/serve_config.h"
 #include "daemon/service.h"
@@ -380,6 +381,7 @@ int RunServe(const ServeFlags& f) {
   so.stop_grace_s = c.stop_grace_s;
   so.keep_ended_s = c.keep_ended_s;
   so.power = c.power;
+  so.analysis = ServeAnalysisHooks();
   auto service = svc::Service::Create(std::move(cluster).value(), std::move(backend).value(),
                                       std::move(store).value(), so, &logger, &metrics);
   if (!service.ok()) return ReportError(service.status());

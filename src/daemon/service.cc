@@ -20,8 +20,6 @@
 #include "plan/model_partition.h"
 #include "plan/peft.h"
 #include "plan/schedule.h"
-#include "report/plan_json.h"
-#include "sim/engine.h"
 
 namespace hetsched::svc {
 
@@ -1537,6 +1535,7 @@ util::Result<ClusterView> Service::Cluster() {
 }
 
 util::Result<std::vector<WhatIfResult>> Service::WhatIf(const std::string& policy) {
+  if (!options_.analysis.simulate) return util::Status::Internal("what-if: no simulator given");
   model::Workload workload;
   int64_t skipped = 0;
   std::string own_policy;
@@ -1573,10 +1572,7 @@ util::Result<std::vector<WhatIfResult>> Service::WhatIf(const std::string& polic
   }
   std::vector<WhatIfResult> out;
   for (const std::string& p : {own_policy, policy}) {
-    sim::SimOptions o;
-    o.policy = p;
-    o.sched = options_.scheduler;
-    auto r = sim::Simulate(cluster_, workload, nullptr, o);
+    auto r = options_.analysis.simulate(cluster_, workload, p, options_.scheduler);
     if (!r.ok()) return r.status();
     WhatIfResult w;
     w.policy = r->policy;
@@ -1592,6 +1588,9 @@ util::Result<std::vector<WhatIfResult>> Service::WhatIf(const std::string& polic
 }
 
 util::Result<nlohmann::ordered_json> Service::Plan(const PlanRequest& request) {
+  if (!options_.analysis.model_plan_json || !options_.analysis.dag_schedule_json) {
+    return util::Status::Internal("plan: no plan writer given");
+  }
   model::Cluster part;
   int64_t nodes_total = 0;
   {
@@ -1637,7 +1636,7 @@ util::Result<nlohmann::ordered_json> Service::Plan(const PlanRequest& request) {
     }
     if (!p.ok()) return util::Status::InvalidArgument(p.status().message());
     out["feasible"] = true;
-    out["plan"] = report::ModelPlanJson(*spec, part, *p);
+    out["plan"] = options_.analysis.model_plan_json(*spec, part, *p);
     return out;
   }
   if (part.devices.size() > kMaxDagDevices) {
@@ -1694,7 +1693,7 @@ util::Result<nlohmann::ordered_json> Service::Plan(const PlanRequest& request) {
         fmt::format("{} produced an invalid schedule: {}", request.algo, st.message()));
   }
   out["feasible"] = true;
-  out["plan"] = report::DagScheduleJson(request.algo, schedule, problem);
+  out["plan"] = options_.analysis.dag_schedule_json(request.algo, schedule, problem);
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "daemon/analysis.h"
 #include "daemon/plan_request.h"
 #include "daemon/store.h"
 #include "model/cluster.h"
@@ -63,6 +64,8 @@ struct ServiceOptions {
   power::PowerOptions power;
   // Wall clock, unix seconds; injectable for tests.
   std::function<double()> wall_clock;
+  // What WhatIf and Plan call (kInternal from them when not given).
+  AnalysisHooks analysis;
 };
 
 // What the API shows of one job.
@@ -125,7 +128,7 @@ struct ClusterView {
   bool recovering = false;
 };
 
-// What-if: the live jobs simulated from now under one policy (sim::Simulate, virtual time).
+// What-if: the live jobs simulated from now under one policy (AnalysisHooks::simulate).
 struct WhatIfResult {
   std::string policy;     // as resolved ("default" shows as what it stands for)
   int64_t jobs = 0;       // simulated: live jobs whose remaining size is known

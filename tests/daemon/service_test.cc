@@ -14,6 +14,7 @@
 
 #include "backends/local/local_backend.h"
 #include "backends/virtual/virtual_backend.h"
+#include "cli/serve_analysis.h"
 #include "daemon/job_request.h"
 #include "model/io/cluster_reader.h"
 #include "testing/temp_dir.h"
@@ -47,6 +48,7 @@ std::unique_ptr<Daemon> StartDaemon(const std::string& db,
   so.policy = std::move(policy);
   so.time_scale = scale;
   so.tick_s = 0.005;
+  so.analysis = cli::ServeAnalysisHooks();
   auto s = Service::Create(std::move(c).value(), std::make_unique<VirtualBackend>(vo),
                            std::move(store).value(), so, &d->logger, &d->metrics);
   EXPECT_TRUE(s.ok()) << s.status().ToString();
@@ -598,6 +600,27 @@ TEST(Service, WhatIfSimulatesTheLiveJobsUnderAnotherPolicy) {
     EXPECT_LE(r.makespan_s, 3610);
   }
   EXPECT_EQ(d->service->WhatIf("nope").status().code(), util::StatusCode::kInvalidArgument);
+}
+
+// The daemon simulates and writes plans only through the hooks `hetsched serve` hands it.
+TEST(Service, WhatIfAndPlanWithoutAnalysisHooksAreInternalErrors) {
+  TempDir dir;
+  Daemon d;
+  auto c = model::io::LoadCluster("v100=1");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  VirtualBackendOptions vo;
+  vo.nodes.push_back(c->nodes[0].name);
+  auto store = Store::Open(dir.File("h.db"));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto s = Service::Create(std::move(c).value(), std::make_unique<VirtualBackend>(vo),
+                           std::move(store).value(), ServiceOptions{}, &d.logger, &d.metrics);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  d.service = std::move(s).value();
+  ASSERT_TRUE(d.service->Start().ok());
+  EXPECT_EQ(d.service->WhatIf("fifo").status().code(), util::StatusCode::kInternal);
+  PlanRequest plan;
+  plan.model = "llama-7b";
+  EXPECT_EQ(d.service->Plan(plan).status().code(), util::StatusCode::kInternal);
 }
 
 // A daemon killed while a preempted job wrote its checkpoint: the next one adopts the job on its

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backends/virtual/virtual_backend.h"
+#include "cli/serve_analysis.h"
 #include "daemon/job_request.h"
 #include "model/io/cluster_reader.h"
 #include "testing/temp_dir.h"
@@ -123,6 +124,7 @@ class HttpApiTest : public ::testing::Test {
     so.policy = "fifo";
     so.time_scale = 1000;
     so.tick_s = 0.005;
+    so.analysis = cli::ServeAnalysisHooks();
     auto s = Service::Create(std::move(c).value(), std::make_unique<VirtualBackend>(vo),
                              std::move(store).value(), so, logger_.get(), &metrics_);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
