@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build demo test werror asan asan-ci format format-check fuzz bench package clean
+.PHONY: all deps build demo test werror asan asan-ci format format-check check-layers fuzz bench package clean
 
 all: build
 
@@ -55,6 +55,11 @@ format:
 
 format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.h' '*.cc')
+
+# Includes in src/ against the layer diagram of docs/architecture.md: no include up or across
+# the layers, no include circle, every folder in the diagram (scripts/check-layers).
+check-layers:
+	@python3 scripts/check-layers
 
 # Each libFuzzer target runs FUZZ_SECONDS seconds from its seed corpus in fuzz/corpus/NAME;
 # fails when any target finds anything, naming it and the input (scripts/fuzz.sh).
