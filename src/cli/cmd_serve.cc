@@ -150,8 +150,8 @@ util::Result<std::unique_ptr<svc::Backend>> MakeBackend(const svc::ServeConfig& 
   return std::unique_ptr<svc::Backend>(std::move(backend));
 }
 
-// This machine as one node (backends/local/probed_cluster.h), printing what the probe found and the
-// node.
+// This machine as one node (backends/local/probed_cluster.h), printing what the probe found
+// and the node.
 util::Result<model::Cluster> ProbeThisMachine() {
   std::vector<std::string> notes;
   auto probed = svc::ProbeLocalCluster({}, &notes);

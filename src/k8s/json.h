@@ -1,5 +1,5 @@
-// Reading Kubernetes JSON with simdjson: shared by k8s/objects.cc and
-// k8s/extender.cc only (simdjson's header is large; nothing else includes it).
+// Reading Kubernetes JSON with simdjson: shared by k8s/objects.cc and k8s/extender.cc only
+// (simdjson's header is large; nothing else includes it).
 #pragma once
 
 #include <simdjson.h>

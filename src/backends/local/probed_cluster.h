@@ -1,7 +1,7 @@
 // Probed cluster: what `serve --backend local` schedules on when given no cluster. One node,
 // named after this machine, holding its CPU sockets and the accelerators the vendors' tools
-// report (backends/local/device_probe.h), each mapped to a catalog type by the model name the tool
-// gives.
+// report (backends/local/device_probe.h), each mapped to a catalog type by the model name
+// the tool gives.
 //
 // The mapping never guesses an accelerator: a model the table below does not name (or names
 // as ambiguous) is an error that names it and asks for --cluster. CPUs are matched by model

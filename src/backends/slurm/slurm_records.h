@@ -1,8 +1,8 @@
 // What Slurm says about its nodes and jobs (`sinfo --json`, `squeue --json`: the openapi
 // v0.0.38 records of Slurm 22.05), read into plain structs, and turned into what the daemon
 // schedules: a node's devices as catalog types, a job's request in the daemon's job format.
-// Pure functions: the Slurm backend (backends/slurm/slurm_backend.h) runs the commands, tests feed
-// recorded outputs (tests/data/slurm/).
+// Pure functions: the Slurm backend (backends/slurm/slurm_backend.h) runs the commands,
+// tests feed recorded outputs (tests/data/slurm/).
 #pragma once
 
 #include <cstdint>
