@@ -59,7 +59,7 @@ format-check:
 # Includes in src/ against the layer diagram of docs/architecture.md: no include up or across
 # the layers, no include circle, every folder in the diagram (scripts/check-layers).
 check-layers:
-	@python3 scripts/check-layers
+	@bash scripts/check-layers
 
 # Each libFuzzer target runs FUZZ_SECONDS seconds from its seed corpus in fuzz/corpus/NAME;
 # fails when any target finds anything, naming it and the input (scripts/fuzz.sh).

@@ -19,7 +19,7 @@ fresh_copy() {
 # expect_failure NAME TEXT: check-layers on the copy exits 1 and its output contains TEXT.
 expect_failure() {
   local out rc=0
-  out=$(python3 "$check" "$tmp/t" 2>&1) || rc=$?
+  out=$(bash "$check" "$tmp/t" 2>&1) || rc=$?
   if [ "$rc" -ne 1 ] || ! grep -qF -- "$2" <<<"$out"; then
     echo "FAIL $1: exit $rc, expected 1 and '$2' in:"
     echo "$out"
@@ -29,7 +29,7 @@ expect_failure() {
   fi
 }
 
-python3 "$check" "$root" || { echo "FAIL: the tree itself does not pass"; exit 1; }
+bash "$check" "$root" || { echo "FAIL: the tree itself does not pass"; exit 1; }
 
 fresh_copy  # the daemon reaching up into the simulator
 sed -i '0,/^#include "/s//#include "sim\/engine.h"\n#include "/' "$tmp/t/src/daemon/store.cc"
