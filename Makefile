@@ -5,8 +5,8 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build demo test werror asan asan-ci format format-check fuzz bench bench-check \
-  package clean
+.PHONY: all deps build demo test werror asan asan-ci format format-check check-layers fuzz bench \
+  bench-check package clean
 
 all: build
 
@@ -56,6 +56,11 @@ format:
 
 format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.h' '*.cc')
+
+# Includes in src/ against the layer diagram of docs/architecture.md: no include up or across
+# the layers, no include circle, every folder in the diagram (scripts/check-layers).
+check-layers:
+	@bash scripts/check-layers
 
 # Each libFuzzer target runs FUZZ_SECONDS seconds from its seed corpus in fuzz/corpus/NAME;
 # fails when any target finds anything, naming it and the input (scripts/fuzz.sh).

@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "svc/k8s_extender.h"
-#include "svc/k8s_objects.h"
+#include "k8s/extender.h"
+#include "k8s/objects.h"
 
 namespace {
 

@@ -5,7 +5,7 @@ file(READ "${INPUT}" hex HEX)
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "'\\\\x\\1'," bytes "${hex}")
 file(WRITE "${OUTPUT}"
   "// Generated from ${INPUT} by cmake/embed.cmake; do not edit.\n"
-  "#include \"svc/embedded.h\"\n"
+  "#include \"daemon/api/embedded.h\"\n"
   "namespace hetsched::svc::embedded {\n"
   "namespace {\n"
   "const char kData[] = {${bytes} 0};\n"

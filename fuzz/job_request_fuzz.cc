@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "daemon/job_request.h"
 #include "model/catalog.h"
-#include "svc/job_request.h"
 
 namespace {
 

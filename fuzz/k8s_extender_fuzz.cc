@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "svc/k8s_extender.h"
-#include "svc/k8s_objects.h"
+#include "k8s/extender.h"
+#include "k8s/objects.h"
 
 namespace {
 

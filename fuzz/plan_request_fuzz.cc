@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "svc/plan_request.h"
+#include "daemon/plan_request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view body(reinterpret_cast<const char*>(data), size);

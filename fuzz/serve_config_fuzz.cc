@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "svc/serve_config.h"
+#include "daemon/api/serve_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

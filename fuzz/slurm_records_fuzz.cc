@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "backends/slurm/slurm_records.h"
+#include "daemon/job_request.h"
 #include "model/catalog.h"
-#include "svc/job_request.h"
-#include "svc/slurm_records.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace slurm = hetsched::svc::slurm;

@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ clang clang-format pkg-config
+  python3  # scripts/check-layers (make check-layers, CI)
   ccache  # a compiler cache: rebuilding a clone reuses objects (CMakeLists.txt)
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -1,5 +1,5 @@
 // `hetsched k8s-replay`: what the kube-scheduler extender would change on a cluster, replayed
-// in virtual time against kube-scheduler's default placement (svc/k8s_replay.h,
+// in virtual time against kube-scheduler's default placement (k8s/replay.h,
 // docs/kubernetes.md). The nodes are a NodeList (`kubectl get nodes -o json` of a real cluster
 // works); the pods a seeded stream.
 #include <fmt/format.h>
@@ -10,7 +10,7 @@
 
 #include "cli/command.h"
 #include "cli/data_dir.h"
-#include "svc/k8s_replay.h"
+#include "k8s/replay.h"
 #include "util/file.h"
 
 namespace hetsched::cli {

@@ -16,22 +16,23 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "backends/local/local_backend.h"
+#include "backends/local/probed_cluster.h"
+#include "backends/slurm/slurm_backend.h"
+#include "backends/virtual/virtual_backend.h"
 #include "cli/command.h"
 #include "cli/data_dir.h"
+#include "cli/serve_analysis.h"
+#include "daemon/api/http_api.h"
+#include "daemon/api/serve_config.h"
+#include "daemon/service.h"
+#include "daemon/store.h"
+#include "k8s/client.h"
+#include "k8s/extender.h"
+#include "k8s/node_cache.h"
 #include "model/io/cluster_reader.h"
 #include "model/io/gavel_reader.h"
 #include "sim/faults.h"
-#include "svc/http_api.h"
-#include "svc/k8s_client.h"
-#include "svc/k8s_extender.h"
-#include "svc/k8s_node_cache.h"
-#include "svc/local_backend.h"
-#include "svc/probed_cluster.h"
-#include "svc/serve_config.h"
-#include "svc/service.h"
-#include "svc/slurm_backend.h"
-#include "svc/store.h"
-#include "svc/virtual_backend.h"
 
 namespace hetsched::cli {
 namespace {
@@ -173,7 +174,8 @@ util::Result<std::unique_ptr<svc::Backend>> MakeBackend(const svc::ServeConfig& 
   return std::unique_ptr<svc::Backend>(std::move(backend));
 }
 
-// This machine as one node (svc/probed_cluster.h), printing what the probe found and the node.
+// This machine as one node (backends/local/probed_cluster.h), printing what the probe found
+// and the node.
 util::Result<model::Cluster> ProbeThisMachine() {
   std::vector<std::string> notes;
   auto probed = svc::ProbeLocalCluster({}, &notes);
@@ -407,6 +409,7 @@ int RunServe(const ServeFlags& f) {
   so.stop_grace_s = c.stop_grace_s;
   so.keep_ended_s = c.keep_ended_s;
   so.power = c.power;
+  so.analysis = ServeAnalysisHooks();
   auto service = svc::Service::Create(std::move(cluster).value(), std::move(backend).value(),
                                       std::move(store).value(), so, &logger, &metrics);
   if (!service.ok()) return ReportError(service.status());

@@ -27,13 +27,15 @@ Attempts::Attempts(const model::Cluster& cluster, sched::Scheduler& scheduler,
                    exec::Backend& backend, Effects& effects, Rules rules)
     : cluster_(cluster), sched_(scheduler), backend_(backend), effects_(effects), rules_(rules) {}
 
-void Attempts::Track(JobId job, std::string name, std::optional<double> time_limit_s) {
+void Attempts::Track(JobId job, std::string name, std::optional<double> time_limit_s,
+                     int64_t attempts) {
   const size_t i = static_cast<size_t>(job.value());
   if (i >= books_.size()) books_.resize(std::max(i + 1, books_.size() * 2));
   if (books_[i].tracked) Untrack(job);
   Book& b = books_[i];
   b.name = std::move(name);
   b.time_limit_s = time_limit_s;
+  b.attempt.number = attempts;
   b.tracked = true;
   ids_[b.name] = job.value();
   if (time_limit_s) limited_.push_back(job.value());

@@ -131,8 +131,10 @@ class Attempts {
   Attempts(const model::Cluster& cluster, sched::Scheduler& scheduler, exec::Backend& backend,
            Effects& effects, Rules rules);
 
-  // The job's backend name and time limit, before it is first placed or adopted.
-  void Track(model::JobId job, std::string name, std::optional<double> time_limit_s);
+  // The job's backend name and time limit, before it is first placed or adopted; a job the
+  // daemon recovers was started `attempts` times before (its next attempt is one more).
+  void Track(model::JobId job, std::string name, std::optional<double> time_limit_s,
+             int64_t attempts = 0);
   // The job is no longer known (it ended): its id may be reused.
   void Untrack(model::JobId job);
   // A recovered attempt (after a daemon restart) the backend may still run: reported running

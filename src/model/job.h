@@ -114,4 +114,8 @@ struct Workload {
   std::vector<Job> jobs;  // ids are positions
 };
 
+// Sorts jobs by arrival time, keeping the order of jobs that arrive together, and sets each
+// job's id to its new position. O(n log n) comparisons; each job is moved once.
+void SortByArrival(Workload* workload);
+
 }  // namespace hetsched::model

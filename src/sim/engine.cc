@@ -14,12 +14,12 @@
 
 #include "cost/transfer.h"
 #include "drive/attempts.h"
+#include "drive/power_demand.h"
 #include "exec/launch.h"
 #include "model/topology.h"
 #include "power/power_controller.h"
 #include "sim/event_queue.h"
 #include "sim/network.h"
-#include "sim/power_demand.h"
 #include "sim/sim_backend.h"
 
 namespace hetsched::sim {
@@ -347,7 +347,7 @@ class Engine final : private drive::Effects {
 };
 
 void Engine::ManagePower(double now_s) {
-  const power::PowerCommands c = power_.Decide(DemandOf(*sched_), now_s);
+  const power::PowerCommands c = power_.Decide(drive::DemandOf(*sched_), now_s);
   // The backend reports the node off after its shutdown time (the command's deadline) and on
   // after its boot time; a node not on by the resume deadline is marked down.
   for (const power::NodeCommand& s : c.suspend) {

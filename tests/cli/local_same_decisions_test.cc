@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "svc/store.h"
+#include "daemon/store.h"
 #include "testing/build_paths.h"
 #include "testing/daemon.h"
 

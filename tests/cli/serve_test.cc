@@ -262,6 +262,27 @@ TEST(ServeCli, ClientTakesTheUrlTheDaemonPrints) {
   EXPECT_EQ(d->Terminate(SIGINT, 10), 0) << d->Stderr();
 }
 
+// The what-if and plan endpoints run the simulator and report/'s plan writers, which `hetsched
+// serve` hands the daemon (cli/serve_analysis.h).
+TEST(ServeCli, WhatIfAndPlanAnswerWithWhatServeHandsTheDaemon) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  ASSERT_DAEMON_STARTS(d, tmp.path(), "--cluster", "v100=2");
+  Api api(*d);
+  auto w = api.Get("/v1/whatif?policy=fifo");
+  ASSERT_TRUE(w);
+  ASSERT_EQ(w->status, 200) << w->body;
+  EXPECT_EQ(json::parse(w->body)["candidate"]["policy"], "fifo") << w->body;
+  auto p =
+      api.Post("/v1/plan", R"({"dag":{"tasks":[{"id":"a","cost":{"v100-32g":2}}],"edges":[]}})");
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->status, 200) << p->body;
+  const json plan = json::parse(p->body);
+  EXPECT_EQ(plan["plan"]["algo"], "heft") << p->body;
+  EXPECT_EQ(plan["plan"]["schedule"].size(), 1u) << p->body;
+  EXPECT_EQ(d->Terminate(SIGINT, 10), 0) << d->Stderr();
+}
+
 // ---- 2. The local backend runs real commands ----------------------------------------------
 
 TEST(ServeLocal, CpuNodeRunsCommandsKeepsExitStatusAndCancels) {
@@ -796,7 +817,7 @@ TEST(ServeDashboard, RendersInHeadlessChromium) {
   std::error_code ec;
   fs::remove_all(out_dir, ec);
   const CommandResult r = hetsched::testing::RunCommand(
-      {"/bin/bash", std::string(HETSCHED_SOURCE_DIR) + "/tests/svc_browser/dashboard_check.sh",
+      {"/bin/bash", std::string(HETSCHED_SOURCE_DIR) + "/tests/daemon/api/dashboard_check.sh",
        d->printed_url(), out_dir.string()},
       {}, 180);
   if (r.status == 77) GTEST_SKIP() << r.out << r.err;

@@ -30,10 +30,13 @@ class SimBackendTest : public ::testing::Test {
                       MakeJob(1, 0, 100, {{"fast", 1.0}}, 1, "rocm")};
   }
 
-  SimBackend& Backend(std::vector<std::string> boot_failures = {}) {
+  SimBackend& Backend(std::vector<std::string> boot_failures = {},
+                      std::vector<SimBackendOptions::StartFailureWindow> start_failures = {}) {
     backend_.emplace(cluster_, workload_, queue_,
-                     SimBackendOptions{/*checkpoint_save_s=*/30, /*compat_startup_s=*/120,
-                                       std::move(boot_failures)});
+                     SimBackendOptions{.checkpoint_save_s = 30,
+                                       .compat_startup_s = 120,
+                                       .boot_failure_nodes = std::move(boot_failures),
+                                       .start_failures = std::move(start_failures)});
     return *backend_;
   }
 
@@ -169,6 +172,23 @@ TEST_F(SimBackendTest, AJobWithoutAStackForTheDeviceFailsAtStartUp) {
   EXPECT_EQ(events[0].job, "1");
   EXPECT_NE(events[0].message.find("fast"), std::string::npos) << events[0].message;
   EXPECT_TRUE(b.ListJobs().empty());
+}
+
+// Fault::start_failure: starts on the node fail at once inside the window, and run after it.
+TEST_F(SimBackendTest, AnInjectedStartFailureFailsStartsOnItsNodeDuringItsWindow) {
+  SimBackend& b = Backend({}, {{"fast-n0", 10, 50}});
+  b.AdvanceTo(20);
+  ASSERT_TRUE(b.Start(Spec(0, 1, "fast-n0", 0, 100)).ok());
+  std::vector<BackendEvent> events = Step();
+  EXPECT_EQ(now_, ToMicros(20));
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, BackendEventKind::kStartFailed);
+  EXPECT_NE(events[0].message.find("injected"), std::string::npos) << events[0].message;
+  b.AdvanceTo(50);
+  ASSERT_TRUE(b.Start(Spec(0, 2, "fast-n0", 0, 100)).ok());
+  events = b.Poll();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, BackendEventKind::kStarted);
 }
 
 TEST_F(SimBackendTest, AGangAcrossNodesRunsAsOneAttempt) {

@@ -17,7 +17,7 @@
 #include <tuple>
 #include <vector>
 
-#include "svc/k8s_client.h"
+#include "k8s/client.h"
 #include "testing/build_paths.h"
 #include "util/file.h"
 

@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "model/catalog.h"
-#include "model/io/workload_reader.h"
 #include "util/file.h"
 #include "util/line_reader.h"
 #include "util/source_location.h"

@@ -49,10 +49,6 @@ util::Result<Workload> ParseWorkloadYaml(std::string_view text, const std::strin
 util::Result<Workload> ParseWorkloadJsonl(std::string_view text, const std::string& file_name,
                                           const DeviceCatalog& catalog = DeviceCatalog::BuiltIn());
 
-// Sorts jobs by arrival time, keeping the order of jobs that arrive together, and sets each
-// job's id to its new position. O(n log n) comparisons; each job is moved once.
-void SortByArrival(Workload* workload);
-
 // Reads `path` and picks the reader by extension: .yaml/.yml YAML, .jsonl/.json JSONL,
 // .trace Gavel trace (model/io/gavel_reader.h). Other extensions are an InvalidArgument error.
 // YAML and JSONL resolve device type names against `catalog` (a Gavel trace names none).

@@ -1,0 +1,543 @@
+#include "daemon/api/http_api.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "daemon/api/embedded.h"
+#include "daemon/job_request.h"
+#include "daemon/plan_request.h"
+
+namespace hetsched::svc {
+
+namespace {
+
+using nlohmann::json;
+
+json TimeOrNull(double unix_s) { return unix_s < 0 ? json(nullptr) : json(unix_s); }
+
+json JobJson(const JobView& v) {
+  return {{"name", v.name},
+          {"state", v.state},
+          {"kind", v.kind},
+          {"gang", v.gang},
+          {"stacks", v.stacks},
+          {"submitted", v.submitted_s},
+          {"started", TimeOrNull(v.started_s)},
+          {"ended", TimeOrNull(v.ended_s)},
+          {"exit_status", v.exit_status ? json(*v.exit_status) : json(nullptr)},
+          {"device_type", v.device_type.empty() ? json(nullptr) : json(v.device_type)},
+          {"devices", v.devices},
+          {"preemptions", v.preemptions},
+          {"attempt", v.attempt},
+          {"attained_service_s", v.attained_s ? json(*v.attained_s) : json(nullptr)},
+          {"message", v.message}};
+}
+
+json NodeJson(const NodeView& n) {
+  json devices = json::array();
+  for (const DeviceView& d : n.devices) {
+    devices.push_back({{"index", d.index}, {"type", d.type}, {"state", d.state}, {"job", d.job}});
+  }
+  return {{"name", n.name},
+          {"rack", n.rack},
+          {"drained", n.drained},
+          {"power_state", n.power_state},
+          {"power_since_s", n.power_since_s},
+          {"devices", devices}};
+}
+
+const char* CodeName(util::StatusCode code) {
+  switch (code) {
+    case util::StatusCode::kInvalidArgument:
+    case util::StatusCode::kInfeasible:
+      return "invalid_argument";
+    case util::StatusCode::kNotFound:
+      return "not_found";
+    case util::StatusCode::kAlreadyExists:
+      return "conflict";
+    case util::StatusCode::kUnavailable:
+      return "unavailable";
+    default:
+      return "internal";
+  }
+}
+
+int HttpStatus(util::StatusCode code) {
+  switch (code) {
+    case util::StatusCode::kInvalidArgument:
+    case util::StatusCode::kInfeasible:
+      return 400;
+    case util::StatusCode::kNotFound:
+      return 404;
+    case util::StatusCode::kAlreadyExists:
+      return 409;
+    case util::StatusCode::kUnavailable:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+void Reply(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace) + "\n",
+                  "application/json");
+}
+
+void ReplyError(httplib::Response& res, int status, std::string_view code,
+                const std::string& message) {
+  Reply(res, status, {{"error", {{"code", code}, {"message", message}}}});
+  if (status == 503) res.set_header("Retry-After", "1");
+}
+
+void ReplyStatus(httplib::Response& res, const util::Status& st) {
+  ReplyError(res, HttpStatus(st.code()), CodeName(st.code()), st.message());
+}
+
+// Compares without an early exit, so the time taken does not tell how much of a guess matched.
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const size_t n = std::max(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char x = i < a.size() ? a[i] : 0;
+    const unsigned char y = i < b.size() ? b[i] : 0;
+    diff |= x ^ y;
+  }
+  return diff == 0;
+}
+
+}  // namespace
+
+util::Result<Role> ParseRole(std::string_view text) {
+  if (text == "read") return Role::kRead;
+  if (text == "submit") return Role::kSubmit;
+  if (text == "admin") return Role::kAdmin;
+  return util::Status::InvalidArgument(
+      fmt::format("role '{}' is unknown (expected read, submit or admin)", text));
+}
+
+HttpApi::HttpApi(HttpApiOptions options, Service* service, Logger* logger, k8s::Extender* extender)
+    : options_(std::move(options)),
+      service_(service),
+      logger_(logger),
+      extender_(extender),
+      server_(std::make_unique<httplib::Server>()) {}
+
+HttpApi::~HttpApi() { Stop(); }
+
+util::Result<std::unique_ptr<HttpApi>> HttpApi::Create(HttpApiOptions options, Service* service,
+                                                       MetricsRegistry* metrics, Logger* logger,
+                                                       k8s::Extender* extender) {
+  if (options.threads < 1) return util::Status::InvalidArgument("API threads must be >= 1");
+  if (extender && (options.extender_prefix.empty() || options.extender_prefix[0] != '/' ||
+                   options.extender_prefix.back() == '/')) {
+    return util::Status::InvalidArgument(
+        fmt::format("extender prefix '{}': expected a path like /k8s (a leading slash, none at "
+                    "the end)",
+                    options.extender_prefix));
+  }
+  auto api = std::unique_ptr<HttpApi>(new HttpApi(std::move(options), service, logger, extender));
+  api->Route(metrics);
+  httplib::Server& s = *api->server_;
+  const int threads = api->options_.threads;
+  s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  s.set_payload_max_length(extender ? kMaxExtenderRequestBytes : kMaxJobRequestBytes);
+  // Clients that submit in a loop keep their connection (httplib closes after 5 by default).
+  s.set_keep_alive_max_count(100000);
+  // Replies are small and written in pieces: without this, Nagle's algorithm and delayed ACKs
+  // hold each one for tens of milliseconds.
+  s.set_tcp_nodelay(true);
+  const auto timeout = std::chrono::duration<double>(api->options_.request_timeout_s);
+  s.set_read_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
+  s.set_write_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
+  const std::string& host = api->options_.host;
+  if (api->options_.port == 0) {
+    api->port_ = s.bind_to_any_port(host);
+  } else {
+    api->port_ = s.bind_to_port(host, api->options_.port) ? api->options_.port : -1;
+  }
+  if (api->port_ <= 0) {
+    return util::Status::IoError(
+        fmt::format("cannot listen on {}:{} (in use, or not an address "
+                    "of this machine)",
+                    host, api->options_.port));
+  }
+  return api;
+}
+
+void HttpApi::Start() {
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+}
+
+void HttpApi::Stop() {
+  if (!thread_.joinable()) return;
+  server_->stop();
+  thread_.join();
+}
+
+void HttpApi::Route(MetricsRegistry* metrics) {
+  auto latency = metrics->AddHistogram(
+      "hetsched_api_request_seconds", "Wall time to answer an API request, by route.",
+      {1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1, 3}, {"route"});
+  auto requests =
+      metrics->AddCounter("hetsched_api_requests_total",
+                          "API requests answered, by route and status.", {"route", "code"});
+  // Registration fails only for a programming error (a duplicate name).
+  if (!latency.ok() || !requests.ok()) std::abort();
+  using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+  // Every route: authorization, timing, and no exception escaping into the server.
+  // `open` routes take no token: kube-scheduler's extender client cannot send one.
+  auto wrap = [this, latency = *latency, requests = *requests](std::string route, Role need,
+                                                               Handler h, bool open = false) {
+    return [this, route, need, h, latency, requests, open](const httplib::Request& req,
+                                                           httplib::Response& res) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const bool write = req.method != "GET" && req.method != "HEAD";
+      const std::string auth = req.get_header_value("Authorization");
+      std::optional<Role> role;
+      if (auth.rfind("Bearer ", 0) == 0) {
+        const std::string_view given = std::string_view(auth).substr(7);
+        for (const ApiToken& t : options_.tokens) {
+          if (ConstantTimeEquals(given, t.token)) role = t.role;
+        }
+      }
+      if (open) role = need;
+      if (!role && !auth.empty()) {
+        res.set_header("WWW-Authenticate", "Bearer");
+        ReplyError(res, 401, "unauthorized", "the token is not valid");
+      } else if (!role && (write || !options_.anonymous_read)) {
+        res.set_header("WWW-Authenticate", "Bearer");
+        ReplyError(res, 401, "unauthorized",
+                   "this request needs a token: send 'Authorization: Bearer TOKEN'");
+      } else if (role.value_or(Role::kRead) < need) {
+        ReplyError(res, 403, "forbidden",
+                   fmt::format("this request needs the {} role",
+                               need == Role::kAdmin ? "admin" : "submit"));
+      } else {
+        try {
+          h(req, res);
+        } catch (const std::exception& e) {
+          logger_->Error("request failed", {{"route", route}, {"error", e.what()}});
+          ReplyError(res, 500, "internal", "the request failed inside the daemon");
+        }
+      }
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (auto h = latency.Get({route}); h.ok()) h->Observe(seconds);
+      // A handler that only sets content leaves the status to httplib, which makes it 200.
+      const int code = res.status == -1 ? 200 : res.status;
+      if (auto c = requests.Get({route, std::to_string(code)}); c.ok()) c->Inc();
+    };
+  };
+  httplib::Server& s = *server_;
+
+  s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+    if (service_) {
+      auto c = service_->Cluster();
+      if (!c.ok()) {
+        Reply(res, 503, {{"status", "unavailable"}, {"message", c.status().message()}});
+        return;
+      }
+    }
+    if (extender_ && !extender_->ready()) {
+      Reply(res, 503,
+            {{"status", "unavailable"},
+             {"message", "the node cache has not read the cluster's nodes and pods yet"}});
+      return;
+    }
+    Reply(res, 200, {{"status", "ok"}});
+  });
+
+  s.Get("/metrics", wrap("/metrics", Role::kRead,
+                         [this, metrics](const httplib::Request&, httplib::Response& res) {
+                           // Refreshes the device gauges.
+                           if (service_) (void)service_->Cluster();
+                           res.set_content(metrics->Render(), std::string(kMetricsContentType));
+                         }));
+
+  s.Get("/openapi.json", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(OpenApiDocument(), "application/json");
+  });
+
+  if (extender_) {
+    const auto post = [&](const std::string& verb,
+                          k8s::ExtenderReply (k8s::Extender::*call)(std::string_view)) {
+      const std::string route = options_.extender_prefix + "/" + verb;
+      s.Post(route, wrap(
+                        route, Role::kRead,
+                        [this, call](const httplib::Request& req, httplib::Response& res) {
+                          k8s::ExtenderReply reply = (extender_->*call)(req.body);
+                          res.status = reply.status;
+                          res.set_content(std::move(reply.body), "application/json");
+                        },
+                        /*open=*/true));
+    };
+    post("filter", &k8s::Extender::Filter);
+    post("prioritize", &k8s::Extender::Prioritize);
+    post("bind", &k8s::Extender::Bind);
+    post("preempt", &k8s::Extender::Preempt);
+    s.Get(
+        "/v1/k8s/nodes",
+        wrap("/v1/k8s/nodes", Role::kRead, [this](const httplib::Request&, httplib::Response& res) {
+          json list = json::array();
+          for (const k8s::ExtenderNodeView& n : extender_->Nodes()) {
+            const k8s::NodeInfo& i = n.info;
+            json stacks = json::array();
+            for (const model::SoftwareStack& st : i.device.stacks) {
+              stacks.push_back(model::ToString(st));
+            }
+            list.push_back({{"name", i.name},
+                            {"resource", i.resource},
+                            {"accelerators", i.accelerators},
+                            {"device_type", i.problem.empty() ? i.device.name : ""},
+                            {"stacks", stacks},
+                            {"driver_known", i.driver_known},
+                            {"memory_bytes", i.device.memory_bytes},
+                            {"rack", i.rack},
+                            {"schedulable", i.schedulable},
+                            {"used", n.used},
+                            {"reserved", n.reserved},
+                            {"problem", i.problem}});
+          }
+          Reply(res, 200, {{"synced", extender_->ready()}, {"nodes", list}});
+        }));
+  }
+
+  if (service_) {
+    s.Post("/v1/jobs", wrap("/v1/jobs", Role::kSubmit,
+                            [this](const httplib::Request& req, httplib::Response& res) {
+                              auto parsed = ParseJobRequest(req.body, service_->cluster().catalog);
+                              if (!parsed.ok()) return ReplyStatus(res, parsed.status());
+                              const std::string key = req.get_header_value("Idempotency-Key");
+                              if (key.size() > 256) {
+                                return ReplyError(res, 400, "invalid_argument",
+                                                  "Idempotency-Key: longer than 256 characters");
+                              }
+                              auto submitted =
+                                  service_->Submit(std::move(parsed->job), parsed->spec_json, key);
+                              if (!submitted.ok()) return ReplyStatus(res, submitted.status());
+                              json body = JobJson(submitted->job);
+                              body["speed_assumed"] = parsed->speed_assumed;
+                              if (!submitted->created)
+                                res.set_header("Idempotency-Replayed", "true");
+                              Reply(res, submitted->created ? 201 : 200, body);
+                            }));
+
+    s.Get(
+        "/v1/jobs",
+        wrap("/v1/jobs", Role::kRead, [this](const httplib::Request& req, httplib::Response& res) {
+          JobFilter filter;
+          filter.state = req.get_param_value("state");
+          static const std::set<std::string, std::less<>> kStates = {
+              "queued", "starting", "running", "stopping", "completed", "failed", "cancelled"};
+          if (!filter.state.empty() && kStates.count(filter.state) == 0) {
+            return ReplyError(res, 400, "invalid_argument",
+                              fmt::format("state: '{}' is not a job state (expected queued, "
+                                          "starting, running, stopping, completed, failed or "
+                                          "cancelled)",
+                                          filter.state));
+          }
+          if (req.has_param("limit")) {
+            const std::string text = req.get_param_value("limit");
+            size_t used = 0;
+            long long n = -1;
+            try {
+              n = std::stoll(text, &used);
+            } catch (const std::exception&) {
+            }
+            if (used != text.size() || n < 1 || n > 100000) {
+              return ReplyError(res, 400, "invalid_argument",
+                                fmt::format("limit: '{}' (expected a whole number from 1 to "
+                                            "100000)",
+                                            text));
+            }
+            filter.limit = static_cast<size_t>(n);
+          }
+          auto jobs = service_->List(filter);
+          if (!jobs.ok()) return ReplyStatus(res, jobs.status());
+          json list = json::array();
+          for (const JobView& v : *jobs) list.push_back(JobJson(v));
+          Reply(res, 200, {{"jobs", list}});
+        }));
+
+    s.Get(R"(/v1/jobs/([^/]+))", wrap("/v1/jobs/{name}", Role::kRead,
+                                      [this](const httplib::Request& req, httplib::Response& res) {
+                                        auto job = service_->Get(req.matches[1]);
+                                        if (!job.ok()) return ReplyStatus(res, job.status());
+                                        Reply(res, 200, JobJson(*job));
+                                      }));
+
+    s.Delete(R"(/v1/jobs/([^/]+))",
+             wrap("/v1/jobs/{name}", Role::kSubmit,
+                  [this](const httplib::Request& req, httplib::Response& res) {
+                    auto job = service_->Cancel(req.matches[1]);
+                    if (!job.ok()) return ReplyStatus(res, job.status());
+                    Reply(res, 202, JobJson(*job));
+                  }));
+
+    s.Get(R"(/v1/jobs/([^/]+)/why)",
+          wrap("/v1/jobs/{name}/why", Role::kRead,
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 auto why = service_->Why(req.matches[1]);
+                 if (!why.ok()) return ReplyStatus(res, why.status());
+                 Reply(res, 200, {{"name", req.matches[1]}, {"why", *why}});
+               }));
+
+    s.Get("/v1/nodes",
+          wrap("/v1/nodes", Role::kRead, [this](const httplib::Request&, httplib::Response& res) {
+            auto nodes = service_->Nodes();
+            if (!nodes.ok()) return ReplyStatus(res, nodes.status());
+            json list = json::array();
+            for (const NodeView& n : *nodes) list.push_back(NodeJson(n));
+            Reply(res, 200, {{"nodes", list}});
+          }));
+
+    s.Get(R"(/v1/nodes/([^/]+))",
+          wrap("/v1/nodes/{node}", Role::kRead,
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 auto h = service_->Node(req.matches[1], 100);
+                 if (!h.ok()) return ReplyStatus(res, h.status());
+                 json events = json::array();
+                 for (const StoredEvent& e : h->events) {
+                   events.push_back({{"at", e.at_s}, {"kind", e.kind}, {"detail", e.detail}});
+                 }
+                 json body = NodeJson(h->node);
+                 body["history"] = events;
+                 Reply(res, 200, body);
+               }));
+
+    for (const bool drain : {true, false}) {
+      const std::string verb = drain ? "drain" : "undrain";
+      s.Post("/v1/nodes/([^/]+)/" + verb,
+             wrap("/v1/nodes/{node}/" + verb, Role::kAdmin,
+                  [this, drain](const httplib::Request& req, httplib::Response& res) {
+                    auto node = service_->SetDrained(req.matches[1], drain);
+                    if (!node.ok()) return ReplyStatus(res, node.status());
+                    Reply(res, 200, NodeJson(*node));
+                  }));
+    }
+
+    s.Get("/v1/cluster",
+          wrap("/v1/cluster", Role::kRead, [this](const httplib::Request&, httplib::Response& res) {
+            auto c = service_->Cluster();
+            if (!c.ok()) return ReplyStatus(res, c.status());
+            json types = json::array();
+            for (const TypeSummary& t : c->types) {
+              types.push_back({{"type", t.type},
+                               {"capacity", t.capacity},
+                               {"offered", t.offered},
+                               {"used", t.used},
+                               {"utilization", t.utilization},
+                               {"power_w", t.power_w}});
+            }
+            Reply(res, 200,
+                  {{"policy", c->policy},
+                   {"backend", c->backend},
+                   {"now_s", c->now_s},
+                   {"jobs",
+                    {{"queued", c->queued},
+                     {"starting", c->starting},
+                     {"running", c->running},
+                     {"stopping", c->stopping},
+                     {"completed", c->completed},
+                     {"failed", c->failed},
+                     {"cancelled", c->cancelled}}},
+                   {"power",
+                    {{"draw_w", c->power_w},
+                     {"energy_j", c->energy_j},
+                     {"nodes_off", c->nodes_off},
+                     {"transitions", c->power_transitions}}},
+                   {"types", types}});
+          }));
+
+    s.Get("/v1/whatif",
+          wrap("/v1/whatif", Role::kSubmit,
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 const std::string policy = req.get_param_value("policy");
+                 if (policy.empty()) {
+                   return ReplyError(
+                       res, 400, "invalid_argument",
+                       "policy: missing (expected ?policy=NAME, e.g. fifo or las-het)");
+                 }
+                 auto results = service_->WhatIf(policy);
+                 if (!results.ok()) return ReplyStatus(res, results.status());
+                 json list = json::array();
+                 for (const WhatIfResult& w : *results) {
+                   list.push_back({{"policy", w.policy},
+                                   {"jobs", w.jobs},
+                                   {"skipped", w.skipped},
+                                   {"makespan_s", w.makespan_s},
+                                   {"avg_jct_s", w.avg_jct_s},
+                                   {"p99_jct_s", w.p99_jct_s},
+                                   {"preemptions", w.preemptions}});
+                 }
+                 Reply(res, 200, {{"current", list[0]}, {"candidate", list[1]}});
+               }));
+
+    s.Post("/v1/plan", wrap("/v1/plan", Role::kSubmit,
+                            [this](const httplib::Request& req, httplib::Response& res) {
+                              auto request = ParsePlanRequest(req.body);
+                              if (!request.ok()) return ReplyStatus(res, request.status());
+                              auto plan = service_->Plan(*request);
+                              if (!plan.ok()) return ReplyStatus(res, plan.status());
+                              res.status = 200;
+                              res.set_content(
+                                  plan->dump(-1, ' ', false, json::error_handler_t::replace) + "\n",
+                                  "application/json");
+                            }));
+  }
+
+  if (service_) {
+    s.Get("/", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(std::string(DashboardHtml()), "text/html; charset=utf-8");
+    });
+  }
+
+  // httplib 0.11 bounds a body by its Content-Length only, and inflates gzip and brotli bodies
+  // without a bound, before any handler (the token check included) runs: a few KiB could take
+  // gigabytes. Compressed bodies are refused unread.
+  s.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!req.has_header("Content-Encoding") ||
+        req.get_header_value("Content-Encoding") == "identity") {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    ReplyError(res, 415, "bad_request", "send the body uncompressed (no Content-Encoding)");
+    res.set_header("Connection", "close");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+
+  // Unknown routes and httplib's own refusals (413 for a body over the limit) in JSON.
+  const size_t body_limit = extender_ ? kMaxExtenderRequestBytes : kMaxJobRequestBytes;
+  s.set_error_handler([body_limit](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    if (res.status == 404) {
+      ReplyError(res, 404, "not_found", "no such route (see /openapi.json)");
+    } else if (res.status == 413 &&
+               req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) ==
+                   0) {
+      // httplib caps form bodies at 8 KiB whatever the payload limit (curl -d sends one).
+      ReplyError(res, 413, "too_large",
+                 "a form-encoded body is limited to 8192 bytes: send JSON with Content-Type: "
+                 "application/json");
+    } else if (res.status == 413) {
+      ReplyError(res, 413, "too_large",
+                 fmt::format("the request body is over {} bytes", body_limit));
+    } else {
+      ReplyError(res, res.status, "bad_request",
+                 "the request could not be read (a POST needs a Content-Length, 0 for no body)");
+    }
+  });
+}
+
+const std::string& OpenApiDocument() {
+  static const std::string doc(embedded::kOpenApiJson);
+  return doc;
+}
+
+std::string_view DashboardHtml() { return embedded::kDashboardHtml; }
+
+}  // namespace hetsched::svc

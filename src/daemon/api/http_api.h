@@ -1,0 +1,81 @@
+// HttpApi: the daemon's JSON-over-HTTP interface (docs/api.md): jobs, nodes, the cluster
+// summary, Prometheus metrics, the OpenAPI document and the dashboard, with bearer tokens.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/service.h"
+#include "k8s/extender.h"
+#include "obs/log.h"
+#include "obs/metrics.h"
+#include "util/status.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace hetsched::svc {
+
+// What a token may do; each role includes the ones before it.
+enum class Role { kRead, kSubmit, kAdmin };
+util::Result<Role> ParseRole(std::string_view text);  // read, submit, admin
+
+struct ApiToken {
+  std::string token;  // the secret; never logged
+  Role role = Role::kRead;
+};
+
+struct HttpApiOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;  // 0: any free port (port() says which)
+  std::vector<ApiToken> tokens;
+  // Reads (GET) without a token; writes always need one.
+  bool anonymous_read = true;
+  double request_timeout_s = 10;
+  int threads = 8;
+  // Where the kube-scheduler extender's verbs live (PREFIX/filter, /prioritize, /bind,
+  // /preempt), when the API serves one.
+  std::string extender_prefix = "/k8s";
+};
+
+// Largest extender request read (bytes): kube-scheduler sends whole NodeLists, ~3.4 KB a node.
+inline constexpr size_t kMaxExtenderRequestBytes = 256u << 20;
+
+// Routes, handlers and the server thread. Thread-safe: handlers run on the server's pool.
+class HttpApi {
+ public:
+  // Binds the listening socket (kIoError naming the address when it cannot); serving starts
+  // with Start. `service`, `metrics`, `logger` and `extender` outlive the API. Without a
+  // service (a daemon that only extends kube-scheduler) the /v1 job routes and the dashboard
+  // are not served; with an extender its verbs and GET /v1/k8s/nodes are.
+  static util::Result<std::unique_ptr<HttpApi>> Create(HttpApiOptions options, Service* service,
+                                                       MetricsRegistry* metrics, Logger* logger,
+                                                       k8s::Extender* extender = nullptr);
+  ~HttpApi();  // Stop
+
+  void Start();  // serves on its own thread
+  void Stop();
+  int port() const { return port_; }
+
+ private:
+  HttpApi(HttpApiOptions options, Service* service, Logger* logger, k8s::Extender* extender);
+  void Route(MetricsRegistry* metrics);
+
+  HttpApiOptions options_;
+  Service* service_;
+  Logger* logger_;
+  k8s::Extender* extender_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+// The OpenAPI 3.0 document served at GET /openapi.json.
+const std::string& OpenApiDocument();
+// The dashboard page served at GET / (daemon/api/dashboard.html, embedded at build time).
+std::string_view DashboardHtml();
+
+}  // namespace hetsched::svc

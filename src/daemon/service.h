@@ -1,0 +1,338 @@
+// Service: the daemon's heart. One control loop drives the decision core (sched::Scheduler) in
+// real time against a Backend, writing every job, placement and stop to the Store before it
+// acts, and recovering from it at start. The HTTP API (daemon/api/http_api.h) calls it from many
+// threads; everything here is safe to call concurrently.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backends/backend.h"
+#include "daemon/analysis.h"
+#include "daemon/plan_request.h"
+#include "daemon/store.h"
+#include "drive/attempts.h"
+#include "model/cluster.h"
+#include "model/io/job_classes.h"
+#include "model/job.h"
+#include "model/profile.h"
+#include "obs/log.h"
+#include "obs/metrics.h"
+#include "power/power_controller.h"
+#include "sched/job_slots.h"
+#include "sched/scheduler.h"
+#include "util/status.h"
+
+namespace hetsched::svc {
+
+struct ServiceOptions {
+  std::string policy = "default";
+  sched::SchedulerOptions scheduler;
+  // Scheduler seconds per wall second: the virtual backend's time scale (1 for real backends).
+  double time_scale = 1;
+  // The control loop runs at least this often (wall seconds), and at once on a submission.
+  double tick_s = 0.05;
+  // Wall seconds between reconciliations with what the backend reports.
+  double reconcile_every_s = 10;
+  // Wall seconds a stopped job gets between SIGTERM (write your checkpoint) and SIGKILL.
+  double stop_grace_s = 30;
+  // Modeled seconds a restored job spends loading its checkpoint (the virtual backend adds
+  // them to a resumed attempt's run time).
+  double restore_s = 0;
+  // Start attempts that fail in a row before the job is given up (failed).
+  int32_t max_start_failures = 3;
+  // Ended jobs are kept in the database this many wall seconds after they end (0: forever);
+  // in memory the daemon holds live jobs only.
+  double keep_ended_s = 0;
+  // Per job kind: a priority and a weight applied to each job as it enters the scheduler
+  // (serve --config's classes; docs/operations.md).
+  model::io::JobClasses classes;
+  // Node power (docs/power.md): always-on, idle-timeout or consolidate, with Slurm's timeouts
+  // and rates, carried out through the backend's SetNodePower. Cap policies and injected boot
+  // failures are the simulator's only (kInvalidArgument).
+  power::PowerOptions power;
+  // Wall clock, unix seconds; injectable for tests.
+  std::function<double()> wall_clock;
+  // What WhatIf and Plan call (kInternal from them when not given).
+  AnalysisHooks analysis;
+};
+
+// What the API shows of one job.
+struct JobView {
+  std::string name;
+  std::string state;  // queued, starting, running, stopping, completed, failed, cancelled
+  std::string kind;
+  int32_t gang = 1;
+  std::vector<std::string> stacks;
+  double submitted_s = 0;  // unix seconds
+  double started_s = -1;
+  double ended_s = -1;
+  std::optional<int> exit_status;
+  std::string device_type;
+  std::vector<std::string> devices;  // "node/index"
+  int32_t preemptions = 0;
+  int64_t attempt = 0;
+  std::string message;
+  bool has_command = false;
+  // Device-seconds it has run (what least-attained-service policies rank by); live jobs only.
+  std::optional<double> attained_s;
+};
+
+struct DeviceView {
+  int32_t index = 0;  // within the node
+  std::string type;
+  std::string state;  // free, busy, down, off (node off or drained)
+  std::string job;    // while busy
+};
+
+struct NodeView {
+  std::string name;
+  std::string rack;
+  bool drained = false;
+  std::string power_state;   // on, suspending, off, booting, down
+  double power_since_s = 0;  // scheduler seconds: when it entered that state
+  std::vector<DeviceView> devices;
+};
+
+struct TypeSummary {
+  std::string type;
+  int32_t capacity = 0;    // devices in the cluster
+  int32_t offered = 0;     // up, on powered and undrained nodes
+  int32_t used = 0;        // busy
+  double utilization = 0;  // used / offered (0 when none offered)
+  double power_w = 0;      // modeled draw: busy devices at peak, the rest at idle
+};
+
+struct ClusterView {
+  std::vector<TypeSummary> types;
+  double power_w = 0;     // modeled draw of every node (base and devices), as the meter books
+  double energy_j = 0;    // since the daemon started
+  int64_t nodes_off = 0;  // suspending, off or booting
+  int64_t power_transitions = 0;  // suspends and resumes since the daemon started
+  int64_t queued = 0, starting = 0, running = 0, stopping = 0;
+  int64_t completed = 0, failed = 0, cancelled = 0;  // since the daemon started
+  double now_s = 0;                                  // scheduler time
+  std::string policy;
+  std::string backend;
+  bool recovering = false;
+};
+
+// What-if: the live jobs simulated from now under one policy (AnalysisHooks::simulate).
+struct WhatIfResult {
+  std::string policy;     // as resolved ("default" shows as what it stands for)
+  int64_t jobs = 0;       // simulated: live jobs whose remaining size is known
+  int64_t skipped = 0;    // live jobs without a known size (a command with no estimate)
+  double makespan_s = 0;  // from now until the last of them completes
+  double avg_jct_s = 0;   // mean time from now to completion
+  double p99_jct_s = 0;
+  int64_t preemptions = 0;
+};
+
+// Filters of GET /v1/jobs.
+struct JobFilter {
+  std::string state;  // empty: all
+  size_t limit = 1000;
+};
+
+class Service final : private drive::Effects {
+ public:
+  // Takes ownership of the backend and store; `logger` and `metrics` outlive the service.
+  static util::Result<std::unique_ptr<Service>> Create(model::Cluster cluster,
+                                                       std::unique_ptr<Backend> backend,
+                                                       std::unique_ptr<Store> store,
+                                                       ServiceOptions options, Logger* logger,
+                                                       MetricsRegistry* metrics);
+  ~Service();  // stops the control loop (Shutdown)
+
+  // Recovers the queue, allocations and node states from the store, reconciles them with the
+  // backend, and starts the control loop. Until it returns, every call answers kUnavailable.
+  util::Status Start();
+  void Shutdown();
+
+  // Admits `job` (its name is its id) and returns once it is committed to the store.
+  // kAlreadyExists when the name is taken and `idempotency_key` is empty or differs from the
+  // first submission's (the same key returns the first submission's job, `created` false);
+  // kInvalidArgument when no device of the cluster can run it (the reasons say why).
+  struct Submitted {
+    JobView job;
+    bool created = true;
+  };
+  util::Result<Submitted> Submit(model::Job job, std::string spec_json,
+                                 std::string idempotency_key);
+  // Queued jobs end at once; starting or running ones are stopped (state stopping) and end as
+  // cancelled when the backend reports them gone. An ended job is returned unchanged.
+  util::Result<JobView> Cancel(const std::string& name);
+  util::Result<JobView> Get(const std::string& name);
+  util::Result<std::vector<JobView>> List(const JobFilter& filter);
+  // Why a queued job waits (the scheduler's reasons), or what it does otherwise.
+  util::Result<std::string> Why(const std::string& name);
+  util::Result<std::vector<NodeView>> Nodes();
+  util::Result<NodeView> SetDrained(const std::string& node, bool drained);
+  // One node and its history (drains, power changes, failures: newest `limit` events).
+  struct NodeHistory {
+    NodeView node;
+    std::vector<StoredEvent> events;
+  };
+  util::Result<NodeHistory> Node(const std::string& node, int limit);
+  util::Result<ClusterView> Cluster();
+  // Simulates the live jobs from an empty cluster under `policy` and under the daemon's own
+  // (the first result), each job needing what remains of its size: its work less the progress
+  // booked, else its estimate or time limit. Running jobs are placed again from scratch, so
+  // the comparison is between policies, not a forecast of this cluster's next hours.
+  // kInvalidArgument for an unknown policy or more than kMaxWhatIfJobs live jobs.
+  util::Result<std::vector<WhatIfResult>> WhatIf(const std::string& policy);
+  static constexpr int64_t kMaxWhatIfJobs = 20000;
+  // Splits the request's model or DAG over the nodes it names (idle ones by default), as
+  // `hetsched plan` would over a cluster made of them: {"nodes": {...}, "feasible", and the
+  // plan or the reason none fits}. Runs outside the daemon's lock. kInvalidArgument for an
+  // unknown preset, precision, optimizer or device type, or a DAG that does not read.
+  util::Result<nlohmann::ordered_json> Plan(const PlanRequest& request);
+  static constexpr size_t kMaxDagDevices = 4096;
+
+  const model::Cluster& cluster() const { return cluster_; }
+  // Jobs held in memory: the live ones (ended jobs are read from the store).
+  size_t jobs_held() const {
+    std::lock_guard lock(mu_);
+    return jobs_.size();
+  }
+
+ private:
+  Service(model::Cluster cluster, std::unique_ptr<Backend> backend, std::unique_ptr<Store> store,
+          ServiceOptions options, Logger* logger, MetricsRegistry* metrics);
+  struct Entry;  // one job the daemon knows (daemon/service.cc)
+  struct PendingSubmit;
+
+  struct Metrics;  // the daemon's metric families
+
+  double WallNow() const;
+  double SchedNow() const;  // scheduler seconds: continues across restarts
+  // The scheduler clock, and the size belief when a job completed since the last save.
+  void SaveClock();
+  // Every live job's policy state (attained service, LP time), in one transaction.
+  void SavePolicyState();
+  void Loop();
+  // One pass of the control loop (mu_ held), and its parts.
+  void Step();
+  void CommitSubmissions(double now);
+  // Into the scheduler and the daemon's jobs (not yet stored); kInvalidArgument when no device
+  // of the cluster can run it.
+  util::Result<Entry*> Admit(model::Job job, std::string spec_json, std::string idempotency_key,
+                             double now);
+  // A job submitted to the backend itself (kSubmitted): admitted and stored like an API
+  // submission, or, when it cannot run here, stored as failed with the reason and withdrawn
+  // from the backend.
+  void AdoptBackendJob(const BackendEvent& ev, double now);
+  // Decides and carries the decision out (drive::Attempts; Record writes it ahead).
+  void DecideAndAct(double now);
+  // Compares what the backend runs with what the daemon believes and repairs the difference.
+  void Reconcile(double now);
+  util::Status Recover();
+  // The power controller, from the state recovered (busy devices, nodes left off).
+  util::Status StartPower();
+
+  // Asks the backend again to stop `e`'s attempt (after a restart).
+  void StopAttempt(Entry& e);
+  // `e` waits in the queue again (the scheduler has put it back): its record says so.
+  void MarkQueued(Entry& e);
+
+  // drive::Effects: the daemon's side of carrying decisions out (its store, log, metrics and
+  // power books); the rules are drive::Attempts'. Ended: the job's slot is freed and its
+  // record stored; its Entry stays valid until ForgetEnded.
+  util::Status Record(const sched::Decision& d, double now) override;
+  void Launching(const sched::Placement& p, std::vector<LaunchSpec>& specs, double now) override;
+  void Stopping(model::JobId job, double now) override;
+  void Running(model::JobId job, double now) override;
+  double WorkKept(model::JobId job, double now) override;
+  bool AttemptOver(model::JobId job, drive::AttemptEnd end, const std::string& message,
+                   double now) override;
+  void Requeued(model::JobId job, drive::AttemptEnd end, const std::string& why,
+                double now) override;
+  void Ended(model::JobId job, drive::JobEnd how, std::optional<int> exit_status,
+             const std::string& message, double now) override;
+  bool OtherEvent(const BackendEvent& ev, double now) override;
+  void BackendFailed(model::JobId job, const std::string& call,
+                     const util::Status& status) override;
+  // Ended jobs leave memory (they are in the store): the daemon holds live jobs only.
+  void ForgetEnded();
+  // Deletes ended jobs older than keep_ended_s from the store.
+  void PruneEnded();
+  // An ended job from the store (nullopt when there is none of that name).
+  util::Result<std::optional<StoredJob>> StoredEnded(const std::string& name);
+  JobView ViewOfStored(const StoredJob& s) const;
+  void SetNodeUp(const std::string& node, bool up, double now);
+  // Power (ServiceOptions::power): the controller's timeouts, then its suspends and resumes,
+  // each stored before the backend is asked; and the reports of nodes that came up.
+  void ManagePower(double now);
+  StoredNode StoredNodeOf(model::NodeId node) const;
+  // Stores the node's row and, when `event_detail` is not empty, an event about it.
+  void StoreNode(model::NodeId node, const std::string& event_detail,
+                 const std::string& event_kind = "power");
+  // Nodes joining and leaving: what the backend lists is compared with the cluster. A listed
+  // node with a description that the cluster lacks joins (AddNodeFromSpec); a node listed
+  // before, or one that joined at run time, that is not listed now is removed (its jobs
+  // requeued).
+  void SyncNodes(const std::vector<BackendNode>& listed, double now);
+  util::Result<model::NodeId> AddNodeFromSpec(const std::string& name, const std::string& spec,
+                                              double now);
+  void RemoveNode(model::NodeId node, double now);
+  std::string PowerStateOf(model::NodeId node) const;
+  util::Status Persist(const Entry& e, bool insert = false);
+  void Event(const std::string& kind, const std::string& subject, const std::string& detail);
+  JobView ViewOf(const Entry& e) const;
+  NodeView NodeViewOf(model::NodeId node) const;
+  util::Status ReadyOrUnavailable() const;
+
+  model::Cluster cluster_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Store> store_;
+  ServiceOptions options_;
+  Logger* logger_;
+  MetricsRegistry* registry_;
+  std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<sched::Scheduler> scheduler_;
+  std::unique_ptr<drive::Attempts> attempts_;    // carries decisions out on backend_
+  std::optional<power::PowerController> power_;  // from Start on
+  std::set<int32_t> power_in_flight_;            // nodes suspending or booting
+  std::map<int32_t, std::string> node_spec_;     // nodes that joined at run time: description
+  std::set<std::string> listed_nodes_;           // what the backend listed last
+  std::set<std::string> node_problems_;          // "node: problem" already reported
+  std::map<std::string, bool> listed_drained_;   // drained as the backend listed it last
+  std::set<std::string> down_nodes_;             // reported down (not by hetsched's power)
+
+  mutable std::mutex mu_;              // guards everything below
+  std::condition_variable wake_;       // the control loop waits on it
+  std::condition_variable committed_;  // submitters wait on it
+  sched::JobSlots slots_;
+  std::map<std::string, std::unique_ptr<Entry>> jobs_;  // by name: live (and ended until
+                                                        // ForgetEnded)
+  std::vector<std::string> ended_;                      // ended, not yet forgotten
+  std::vector<Entry*> by_slot_;                         // live jobs by JobId
+  std::deque<std::shared_ptr<PendingSubmit>> pending_;
+  int64_t commit_generation_ = 0;
+  bool ready_ = false;
+  bool stopping_ = false;
+  double sched_base_s_ = 0;  // scheduler time at wall_start_s_
+  double wall_start_s_ = 0;
+  double last_reconcile_wall_s_ = 0;
+  int64_t ended_counts_[3] = {0, 0, 0};  // completed, failed, cancelled
+  int64_t belief_saved_at_ = 0;          // ended_counts_[0] when the belief was last saved
+  double next_power_check_s_ = 0;        // scheduler seconds: when the controller asked to be
+  double last_power_wall_s_ = -1e300;    // called again, and when it last decided
+  bool demand_changed_ = false;          // jobs queued or ended since the last power decision
+  double energy_reported_j_ = 0;         // what the energy counter has been given
+  std::thread loop_;
+};
+
+}  // namespace hetsched::svc

@@ -1,0 +1,137 @@
+// Store: the daemon's durable state in one SQLite database in WAL mode: jobs (as submitted, with
+// their state), node states, an append-only event log (placements, preemptions, power actions)
+// and small key/value blobs (the scheduler's learned state). What is written here survives a
+// kill -9 of the daemon; daemon/service.cc writes before it acts and recovers from it at start.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/status.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace hetsched::svc {
+
+// One job as the daemon keeps it. `state` is one of queued, starting, running, stopping,
+// completed, failed, cancelled.
+struct StoredJob {
+  std::string name;             // the user's id; unique
+  std::string spec_json;        // the job as submitted: a workload-format JSON object + command
+  std::string idempotency_key;  // empty when none was given
+  std::string state = "queued";
+  double submitted_s = 0;  // unix seconds
+  double started_s = -1;   // first start, unix seconds; -1: never
+  double ended_s = -1;     // completion, failure or cancellation; -1: not ended
+  std::optional<int> exit_status;
+  std::string device_type;  // while starting / running / stopping: where
+  std::string node;
+  std::vector<int32_t> devices;  // cluster device ids
+  double done_work = 0;          // steps its last checkpoint kept
+  int32_t preemptions = 0;
+  std::string message;      // why it failed or was cancelled; empty otherwise
+  double arrival_s = 0;     // scheduler seconds of its submission
+  int64_t attempt = 0;      // starts so far; the backend's runs carry it
+  std::string stop_reason;  // while stopping: "preempt" or "cancel"; empty otherwise
+  // What the scheduling policy remembers of the job (attained service, LP time per type), as
+  // JSON written by the service; empty when nothing.
+  std::string policy_state;
+};
+
+struct StoredNode {
+  std::string name;
+  bool drained = false;
+  std::string power_state;  // "on", "off", "suspending", "booting", "down", "removed"
+  double since_s = 0;       // unix seconds of the last change
+  // A node that joined at run time (not in the cluster file): its description as JSON,
+  // {"rack": NAME, "devices": [[TYPE, COUNT], ...]}; empty for the cluster file's nodes.
+  std::string spec;
+};
+
+struct StoredEvent {
+  int64_t seq = 0;      // increasing, assigned by the store
+  double at_s = 0;      // unix seconds
+  std::string kind;     // e.g. "place", "preempt", "finish", "power", "repair"
+  std::string subject;  // a job or node name
+  std::string detail;   // free text or JSON
+};
+
+// Not thread-safe: one thread (the service's control loop) owns it. Every write is durable when
+// the call returns (or, inside Begin/Commit, when Commit returns). Errors are kIoError with
+// SQLite's message and the database path.
+class Store {
+ public:
+  // Opens or creates `path` (WAL mode, schema created or checked). `synchronous_full`: fsync
+  // the WAL at every commit (survives power loss); otherwise NORMAL (survives a process crash,
+  // fsync at checkpoints only). A file that is not a hetsched database, or one written by a
+  // newer schema version, is an error naming the path: kInvalidArgument for an SQLite database
+  // of another application or schema (the file is left as it was), kIoError for a file SQLite
+  // cannot read at all.
+  static util::Result<std::unique_ptr<Store>> Open(const std::string& path,
+                                                   bool synchronous_full = false);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Groups the writes until Commit into one transaction (the service commits a batch of
+  // submissions at once). Nested Begin, and Commit without Begin, are programmer errors
+  // (kInternal). A write that fails inside the transaction leaves the others in it: the caller
+  // may still Commit them, or destroy the Store, which rolls back an open transaction. After
+  // Commit returns no transaction is open; when it fails, the batch was rolled back. If SQLite
+  // rolled the transaction back by itself (it does after some I/O errors), every call fails
+  // until Commit, rather than write outside the batch.
+  util::Status Begin();
+  util::Status Commit();
+
+  // kInvalidArgument when a job of that name exists already.
+  util::Status InsertJob(const StoredJob& job);
+  // Replaces the row of job.name (kNotFound when none).
+  util::Status UpdateJob(const StoredJob& job);
+  util::Result<std::optional<StoredJob>> GetJob(const std::string& name);
+  // Jobs in submission order (of InsertJob; UpdateJob keeps a job's place); `include_ended`
+  // false: only queued, starting, running, stopping.
+  util::Result<std::vector<StoredJob>> LoadJobs(bool include_ended);
+  // Ended jobs (completed, failed, cancelled; only `state` when it names one of them) in
+  // submission order, at most `limit`.
+  util::Result<std::vector<StoredJob>> EndedJobs(const std::string& state, size_t limit);
+  // Removes ended jobs that ended before `before_s` (retention); returns how many.
+  util::Result<int64_t> PruneEndedJobs(double before_s);
+
+  util::Status PutNode(const StoredNode& node);       // insert or replace
+  util::Result<std::vector<StoredNode>> LoadNodes();  // by name
+
+  util::Status AppendEvent(const StoredEvent& event);  // seq is assigned
+  // The newest `limit` events about `subject` (all subjects when empty), oldest first.
+  // A negative limit is kInvalidArgument.
+  util::Result<std::vector<StoredEvent>> Events(const std::string& subject, int limit);
+
+  util::Status Put(const std::string& key, const std::string& value);
+  util::Result<std::optional<std::string>> Get(const std::string& key);
+
+  const std::string& path() const { return path_; }
+
+ private:
+  Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  // Checks that the file is ours (creating the schema in a new one), then sets the pragmas.
+  util::Status Initialize(bool synchronous_full);
+  // The cached prepared statement for `sql`, prepared on first use; reset after every use.
+  util::Result<sqlite3_stmt*> Prepared(std::string_view sql);
+  // Runs `sql`: one or more statements without parameters whose rows are not wanted.
+  util::Status Exec(const char* sql, std::string_view doing);
+  // kIoError "<path>: <doing>: <SQLite's last error message>".
+  util::Status Error(std::string_view doing) const;
+
+  sqlite3* db_;
+  std::string path_;
+  bool in_transaction_ = false;
+  std::map<std::string, sqlite3_stmt*, std::less<>> statements_;
+};
+
+}  // namespace hetsched::svc

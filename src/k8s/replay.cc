@@ -1,0 +1,358 @@
+#include "k8s/replay.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <queue>
+#include <random>
+
+#include "sched/filters.h"
+
+namespace hetsched::svc::k8s {
+namespace {
+
+using Json = nlohmann::json;
+
+struct PodClass {
+  const char* kind;
+  double share;
+  const char* resource;
+  int32_t count;
+  double cpu;
+  const char* stacks;
+  const char* memory;
+  std::map<std::string, double> speed;  // relative to the first entry's 1
+  double min_s, max_s;                  // run time on the fastest type
+};
+
+// Speeds between types follow the catalog's peaks: fp16 for training (a T4's 65 TFLOPS
+// against an A100's 312), memory bandwidth for batch inference (320 GB/s against 2,039).
+const std::vector<PodClass>& Classes() {
+  static const std::vector<PodClass> classes = {
+      {"llm-train",
+       0.10,
+       "nvidia.com/gpu",
+       8,
+       64,
+       "cuda>=12.2",
+       "60Gi",
+       {{"a100-80g", 1}, {"t4", 0.21}},
+       2 * 3600.,
+       8 * 3600.},
+      {"cv-train",
+       0.25,
+       "nvidia.com/gpu",
+       4,
+       32,
+       "cuda>=11.8",
+       "12Gi",
+       {{"a100-80g", 1}, {"t4", 0.21}},
+       1200.,
+       7200.},
+      {"batch-infer",
+       0.30,
+       "nvidia.com/gpu",
+       1,
+       8,
+       "cuda>=12.0",
+       "8Gi",
+       {{"a100-80g", 1}, {"t4", 0.157}},
+       300.,
+       1800.},
+      {"rocm-train",
+       0.12,
+       "amd.com/gpu",
+       8,
+       64,
+       "rocm>=6.0",
+       "",
+       {{"mi250x", 1}},
+       3600.,
+       4 * 3600.},
+      {"npu-train",
+       0.08,
+       "huawei.com/Ascend910",
+       8,
+       64,
+       "cann>=8.0",
+       "",
+       {{"ascend-910b", 1}},
+       3600.,
+       4 * 3600.},
+      {"etl", 0.15, "", 0, 16, "", "", {{"xeon-8380", 1}}, 600., 3600.},
+  };
+  return classes;
+}
+
+Json PodJson(const ReplayPod& pod, int32_t attempt, const std::string& node) {
+  Json limits = Json::object();
+  if (!pod.resource.empty()) limits[pod.resource] = std::to_string(pod.count);
+  Json pj = {{"metadata",
+              {{"name", pod.name + "-" + std::to_string(attempt)},
+               {"namespace", "replay"},
+               {"uid", pod.name + "-" + std::to_string(attempt)},
+               {"annotations", pod.annotations}}},
+             {"spec",
+              {{"containers",
+                {{{"name", "main"},
+                  {"resources",
+                   {{"requests", {{"cpu", fmt::format("{}", pod.cpu)}}}, {"limits", limits}}}}}}}},
+             {"status", {{"phase", node.empty() ? "Pending" : "Running"}}}};
+  if (!node.empty()) pj["spec"]["nodeName"] = node;
+  return pj;
+}
+
+struct NodeState {
+  NodeInfo info;
+  double free_devices = 0;
+  double cpu = 0, free_cpu = 0;
+  int32_t pods = 0;
+  double occupied_since = 0;
+  double excess_w = 0;  // per busy device (or the whole CPU node at full load)
+};
+
+}  // namespace
+
+std::vector<ReplayPod> GeneratePods(int32_t count, double mean_interarrival_s, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> gap(1.0 / mean_interarrival_s);
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::vector<ReplayPod> pods;
+  double t = 0;
+  for (int32_t i = 0; i < count; ++i) {
+    t += gap(rng);
+    double pick = unit(rng);
+    const PodClass* c = &Classes().back();
+    for (const PodClass& k : Classes()) {
+      if (pick < k.share) {
+        c = &k;
+        break;
+      }
+      pick -= k.share;
+    }
+    ReplayPod p;
+    p.name = fmt::format("{}-{:04d}", c->kind, i);
+    p.kind = c->kind;
+    p.arrival_s = t;
+    p.resource = c->resource;
+    p.count = c->count;
+    p.cpu = c->cpu;
+    // Log-uniform run time on the fastest type: many short pods, a few long ones.
+    const double run_s = c->min_s * std::pow(c->max_s / c->min_s, unit(rng));
+    p.speed = c->speed;
+    p.work = run_s;  // steps at 1 step/s on the fastest type
+    if (*c->stacks) p.annotations["hetsched.io/stacks"] = c->stacks;
+    if (*c->memory) p.annotations["hetsched.io/memory-per-device"] = c->memory;
+    std::string table;
+    for (const auto& [type, s] : c->speed)
+      table += fmt::format("{}{}={}", table.empty() ? "" : ",", type, s);
+    p.annotations["hetsched.io/throughput"] = table;
+    pods.push_back(std::move(p));
+  }
+  return pods;
+}
+
+util::Result<ReplayResult> Replay(const std::vector<Node>& nodes,
+                                  const std::vector<ReplayPod>& pods,
+                                  const ReplayOptions& options) {
+  ExtenderOptions eo = options.extender;
+  eo.node_cache = true;
+  eo.clock = [] { return 0.0; };  // pod groups are not replayed
+  const model::DeviceCatalog catalog = eo.catalog;
+  ASSIGN_OR_RETURN(auto extender, Extender::Create(eo));
+  extender->ReplaceNodes(nodes);
+  extender->ReplacePods({});
+  extender->SetSynced(true);
+
+  ReplayResult result;
+  result.pods = static_cast<int64_t>(pods.size());
+  result.nodes = static_cast<int32_t>(nodes.size());
+  std::vector<NodeState> state;
+  for (const Node& n : nodes) {
+    NodeState s;
+    s.info = DescribeNode(n, eo.mapping, catalog);
+    if (!s.info.problem.empty()) {
+      return util::Status::InvalidArgument(fmt::format("node {}: {}", n.name, s.info.problem));
+    }
+    s.free_devices = s.info.accelerators;
+    auto cpu = n.allocatable.find("cpu");
+    s.cpu = s.free_cpu = cpu == n.allocatable.end() ? 0 : cpu->second;
+    const model::DeviceType& d = s.info.device;
+    // A GPU node: its devices idle or busy, its host CPUs in the base; a CPU node: two
+    // sockets of its CPU type, busy in proportion to the cores its pods hold.
+    const int32_t devices = s.info.resource.empty() ? 2 : s.info.accelerators;
+    s.excess_w = (d.peak_watts - d.idle_watts) * (s.info.resource.empty() ? 2 : 1);
+    result.idle_w += options.node_base_w + devices * d.idle_watts;
+    state.push_back(std::move(s));
+  }
+  std::vector<std::unique_ptr<sched::Filter>> truth;
+  truth.push_back(sched::MakeCompatFilter());
+  truth.push_back(sched::MakeMemoryFilter());
+
+  // Events: arrivals and retries (a pod becomes pending), and ends (ok or a failed start).
+  struct Event {
+    double t;
+    int64_t seq;
+    int32_t pod;
+    int32_t node;  // -1: the pod becomes pending
+    bool ok;
+  };
+  auto later = [](const Event& a, const Event& b) {
+    return a.t != b.t ? a.t > b.t : a.seq > b.seq;
+  };
+  std::priority_queue<Event, std::vector<Event>, decltype(later)> events(later);
+  int64_t seq = 0;
+  for (size_t i = 0; i < pods.size(); ++i) {
+    events.push({pods[i].arrival_s, seq++, static_cast<int32_t>(i), -1, true});
+  }
+  std::vector<int32_t> attempts(pods.size(), 0);
+  std::vector<int32_t> pending;  // pod indexes, in arrival order
+  std::vector<double> jct;
+  result.jct_by_pod.assign(pods.size(), -1);
+  std::mt19937_64 rng(options.seed);
+  double now = 0;
+
+  auto schedule_pending = [&]() -> util::Status {
+    std::vector<int32_t> still;
+    for (int32_t i : pending) {
+      const ReplayPod& pod = pods[i];
+      std::vector<int32_t> feasible;
+      for (size_t n = 0; n < state.size(); ++n) {
+        const NodeState& s = state[n];
+        if (!s.info.schedulable || s.free_cpu < pod.cpu) continue;
+        if (!pod.resource.empty() &&
+            (s.info.resource != pod.resource || s.free_devices < pod.count)) {
+          continue;
+        }
+        feasible.push_back(static_cast<int32_t>(n));
+      }
+      std::vector<double> score(feasible.size(), 0);
+      if (!feasible.empty() && options.use_extender) {
+        Json names = Json::array();
+        for (int32_t n : feasible) names.push_back(state[n].info.name);
+        const std::string body = Json{
+            {"Pod", PodJson(pod, attempts[i], "")},
+            {"Nodes", nullptr},
+            {"NodeNames", names}}.dump();
+        const ExtenderReply filtered = extender->Filter(body);
+        if (filtered.status != 200) return util::Status::Internal(filtered.body);
+        const Json passed = Json::parse(filtered.body)["NodeNames"];
+        std::vector<int32_t> kept;
+        for (int32_t n : feasible) {
+          if (std::find(passed.begin(), passed.end(), state[n].info.name) != passed.end()) {
+            kept.push_back(n);
+          }
+        }
+        feasible = kept;
+        score.assign(feasible.size(), 0);
+        if (feasible.size() > 1) {  // kube-scheduler skips prioritize with one node left
+          Json kept_names = Json::array();
+          for (int32_t n : feasible) kept_names.push_back(state[n].info.name);
+          const ExtenderReply scored = extender->Prioritize(Json{
+              {"Pod", PodJson(pod, attempts[i], "")},
+              {"Nodes", nullptr},
+              {"NodeNames", kept_names}}.dump());
+          if (scored.status != 200) return util::Status::Internal(scored.body);
+          const Json list = Json::parse(scored.body);
+          for (size_t k = 0; k < feasible.size(); ++k) {
+            score[k] = options.extender_weight * 10 * list[k]["Score"].get<double>();
+          }
+        }
+      }
+      if (feasible.empty()) {
+        still.push_back(i);
+        continue;
+      }
+      // LeastAllocated over CPU, 0..100, plus the extender's weighted score; ties at random.
+      double best = -1;
+      std::vector<int32_t> ties;
+      for (size_t k = 0; k < feasible.size(); ++k) {
+        const NodeState& s = state[feasible[k]];
+        const double total = (s.free_cpu - pod.cpu) / std::max(1.0, s.cpu) * 100 + score[k];
+        if (total > best + 1e-9) {
+          best = total;
+          ties.clear();
+        }
+        if (std::abs(total - best) <= 1e-9) ties.push_back(feasible[k]);
+      }
+      const int32_t n = ties[std::uniform_int_distribution<size_t>(0, ties.size() - 1)(rng)];
+      NodeState& s = state[n];
+      s.free_devices -= pod.count;
+      s.free_cpu -= pod.cpu;
+      if (s.pods++ == 0) s.occupied_since = now;
+      ASSIGN_OR_RETURN(const Pod bound, ParsePod(PodJson(pod, attempts[i], s.info.name).dump()));
+      if (options.use_extender) extender->UpsertPod(bound);
+      result.placed_by_type[s.info.device.name]++;
+      // The truth: does the pod's image run on this node's devices?
+      ASSIGN_OR_RETURN(PodNeeds needs, NeedsOf(bound, catalog));
+      bool runs = true;
+      if (!pod.resource.empty()) {
+        for (const auto& f : truth) runs = runs && !f->Reject(needs.job, s.info.device);
+      }
+      // A CPU pod runs on any node's CPUs at its one speed; an accelerator pod at its device's.
+      auto speed = pod.resource.empty() ? pod.speed.begin() : pod.speed.find(s.info.device.name);
+      if (speed == pod.speed.end() || speed->second <= 0) runs = false;
+      const double held_s = runs ? options.startup_s + pod.work / speed->second : options.startup_s;
+      // A CPU pod on an accelerator node runs on the host CPUs the node's base draw stands
+      // for: no device of its turns busy.
+      const double share = !pod.resource.empty()     ? pod.count
+                           : s.info.resource.empty() ? pod.cpu / std::max(1.0, s.cpu)
+                                                     : 0;
+      result.busy_device_s_excess_j += share * s.excess_w * held_s;
+      if (!runs) {
+        result.failed_starts++;
+        result.wasted_device_h += pod.count * options.startup_s / 3600;
+      }
+      events.push({now + held_s, seq++, i, n, runs});
+    }
+    pending = std::move(still);
+    return util::Status::Ok();
+  };
+
+  while (!events.empty()) {
+    now = events.top().t;
+    while (!events.empty() && events.top().t <= now) {
+      const Event e = events.top();
+      events.pop();
+      if (e.node < 0) {
+        pending.push_back(e.pod);
+        continue;
+      }
+      const ReplayPod& pod = pods[e.pod];
+      NodeState& s = state[e.node];
+      s.free_devices += pod.count;
+      s.free_cpu += pod.cpu;
+      if (--s.pods == 0) result.occupied_node_s += now - s.occupied_since;
+      if (options.use_extender) {
+        auto parsed = ParsePod(PodJson(pod, attempts[e.pod], s.info.name).dump());
+        if (parsed.ok()) extender->DeletePod(*parsed);
+      }
+      result.makespan_s = std::max(result.makespan_s, now);
+      if (e.ok) {
+        result.completed++;
+        jct.push_back(now - pod.arrival_s);
+        result.jct_by_pod[e.pod] = now - pod.arrival_s;
+      } else if (++attempts[e.pod] > options.backoff_limit) {
+        result.failed_jobs++;
+      } else {
+        // The Job controller's back-off: 10 s doubling, at most 6 minutes.
+        const double backoff = std::min(360.0, 10 * std::pow(2.0, attempts[e.pod] - 1));
+        events.push({now + backoff, seq++, e.pod, -1, true});
+      }
+    }
+    RETURN_IF_ERROR(schedule_pending());
+  }
+  result.never_placed = static_cast<int64_t>(pending.size());
+  if (!jct.empty()) {
+    double sum = 0;
+    for (double j : jct) sum += j;
+    result.avg_jct_s = sum / jct.size();
+    std::sort(jct.begin(), jct.end());
+    result.p99_jct_s = jct[std::min(jct.size() - 1, static_cast<size_t>(0.99 * jct.size()))];
+  }
+  return result;
+}
+
+}  // namespace hetsched::svc::k8s
