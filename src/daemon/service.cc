@@ -291,7 +291,11 @@ void Service::SaveClock() {
 void Service::SavePolicyState() {
   if (!store_->Begin().ok()) return;
   for (Entry* e : by_slot_) {
-    if (e != nullptr) (void)Persist(*e);
+    if (e == nullptr) continue;
+    if (auto st = Persist(*e); !st.ok()) {
+      logger_->Error("saving a job's policy state failed",
+                     {{"job", e->name}, {"error", st.message()}});
+    }
   }
   if (auto st = store_->Commit(); !st.ok()) {
     logger_->Error("saving the jobs' policy state failed", {{"error", st.message()}});
@@ -910,7 +914,9 @@ void Service::RemoveNode(model::NodeId node, double now) {
     return;
   }
   // Never suspended or woken again: it is not there.
-  if (power_) (void)power_->AssumeOff(node.value(), now);
+  if (power_ && !power_->AssumeOff(node.value(), now)) {
+    logger_->Warn("a node that left was not idle in the power books", {{"node", n.name}});
+  }
   StoreNode(node, "left the cluster", "node");
   logger_->Warn("node left the cluster", {{"node", n.name}});
 }
@@ -1100,7 +1106,10 @@ util::Status Service::Recover() {
     }
     if (!node) continue;
     if (n.power_state == "removed") {
-      (void)scheduler_->RemoveNode(*node);
+      if (auto st = scheduler_->RemoveNode(*node); !st.ok()) {
+        logger_->Error("a node stored as removed cannot be removed",
+                       {{"node", n.name}, {"error", st.message()}});
+      }
       continue;
     }
     scheduler_->SetNodeDrained(*node, n.drained);

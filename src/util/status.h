@@ -23,7 +23,7 @@ enum class StatusCode {
 
 const char* StatusCodeName(StatusCode code);
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
   static Status Ok() { return Status(); }
@@ -57,7 +57,7 @@ class Status {
 
 // Either a T or a non-OK Status. Accessing value() of an error is a programmer error.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT

@@ -257,7 +257,7 @@ void SlurmBackend::ComputeEvents() {
                (j.reason == "BadConstraints" || j.reason == "PartitionConfig")) {
       // Slurm will never start it as submitted.
       p.ended = true;
-      (void)Run("scancel", {std::to_string(id)});
+      RunOrWarn("scancel", {std::to_string(id)});
       events_.push_back({BackendEventKind::kStartFailed, p.job, p.attempt, p.node, 0, false,
                          fmt::format("Slurm will not run it: {}", j.reason), ""});
     }
@@ -331,7 +331,7 @@ void SlurmBackend::ComputeEvents() {
         // Requeued: by our stop (requeuehold), or by Slurm when its node failed. Held so that
         // Slurm does not start it again by itself; the daemon places it anew.
         a.placed = false;
-        if (j.priority != 0) (void)Run("scontrol", {"hold", std::to_string(a.slurm_id)});
+        if (j.priority != 0) RunOrWarn("scontrol", {"hold", std::to_string(a.slurm_id)});
         if (a.stop_requested) {
           Exit(name, a.attempt, a.node, &j, /*stopped=*/true, "");
         } else {
@@ -427,7 +427,7 @@ util::Status SlurmBackend::Place(Adopted& a) {
   auto jt = jobs_.find(a.slurm_id);
   if (jt != jobs_.end() && jt->second.priority != 0) {
     // Not held (requeued by Slurm): held first, so that it cannot start before it is pinned.
-    (void)Run("scontrol", {"hold", id});
+    RunOrWarn("scontrol", {"hold", id});
   }
   const auto must = [&](const std::vector<std::string>& args) -> util::Status {
     auto r = Run("scontrol", args);
@@ -553,7 +553,7 @@ void SlurmBackend::ReleasePlaced() {
     if (one.ok() && one->succeeded()) continue;
     if (auto it = own_.find(r.slurm_id); it != own_.end()) {
       it->second.ended = true;
-      (void)Run("scancel", {id});
+      RunOrWarn("scancel", {id});
     } else if (auto a = adopted_.find(r.job); a != adopted_.end()) {
       a->second.placed = false;
     }
@@ -562,6 +562,14 @@ void SlurmBackend::ReleasePlaced() {
                                    one.ok() ? one->Failure() : one.status().message()),
                        ""});
   }
+}
+
+void SlurmBackend::RunOrWarn(const std::string& tool, const std::vector<std::string>& args) const {
+  auto r = Run(tool, args);
+  if ((r.ok() && r->succeeded()) || options_.logger == nullptr) return;
+  options_.logger->Warn("a Slurm command failed",
+                        {{"command", fmt::format("{} {}", tool, fmt::join(args, " "))},
+                         {"error", r.ok() ? r->Failure() : r.status().message()}});
 }
 
 util::Status SlurmBackend::Stop(const std::string& job, int64_t attempt, double grace_s) {
@@ -615,7 +623,7 @@ void SlurmBackend::Forget(const std::string& job) {
     auto jt = jobs_.find(it->second.slurm_id);
     if (jt == jobs_.end() || !slurm::JobEnded(jt->second.state)) {
       // Still waiting in Slurm (e.g. cancelled through hetsched while queued): cancelled there.
-      (void)Run("scancel", {std::to_string(it->second.slurm_id)});
+      RunOrWarn("scancel", {std::to_string(it->second.slurm_id)});
     }
     adopted_.erase(it);
     return;
@@ -626,7 +634,7 @@ void SlurmBackend::Forget(const std::string& job) {
     const int64_t id = std::strtoll(job.c_str() + sizeof(kAdoptedPrefix) - 1, &end, 10);
     auto jt = jobs_.find(id);
     if (id > 0 && *end == '\0' && jt != jobs_.end() && jt->second.state == "PENDING") {
-      (void)Run("scancel", {std::to_string(id)});
+      RunOrWarn("scancel", {std::to_string(id)});
     }
     return;
   }

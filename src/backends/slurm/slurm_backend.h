@@ -86,6 +86,9 @@ class SlurmBackend final : public Backend {
       const std::map<std::string, std::string>& extra_env = {}) const;
 
  private:
+  // A command whose failure the next poll settles (a cancel or hold of a job Slurm may have
+  // ended meanwhile): run, and a failure logged.
+  void RunOrWarn(const std::string& tool, const std::vector<std::string>& args) const;
   // One Slurm job started by hetsched: a node's part of an attempt.
   struct Part {
     std::string job;

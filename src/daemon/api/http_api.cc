@@ -254,8 +254,11 @@ void HttpApi::Route(MetricsRegistry* metrics) {
 
   s.Get("/metrics", wrap("/metrics", Role::kRead,
                          [this, metrics](const httplib::Request&, httplib::Response& res) {
-                           // Refreshes the device gauges.
-                           if (service_) (void)service_->Cluster();
+                           // Refreshes the device gauges; while the daemon recovers
+                           // (kUnavailable) they keep their last values.
+                           if (service_ && !service_->Cluster().ok()) {
+                             res.set_header("Warning", "199 - recovering: gauges not refreshed");
+                           }
                            res.set_content(metrics->Render(), std::string(kMetricsContentType));
                          }));
 
