@@ -60,7 +60,6 @@ void Attempts::Adopt(JobId job, int64_t attempt, const std::vector<model::Device
   a.parts_to_start = running ? 0 : 1;
   a.parts_left = static_cast<int32_t>(exec::SpecsPerNode(cluster_, devices).size());
   a.stop = stop;
-  a.devices = devices;
   a.type = devices.empty() ? model::DeviceTypeId() : cluster_.device(devices.front()).type;
   a.running_since_s = now_s;
   a.first_failure = 0;
@@ -121,7 +120,6 @@ void Attempts::Launch(const sched::Placement& p, double now_s) {
   a.running = a.adopted = false;
   a.stop = StopCause::kNone;
   a.type = p.type;
-  a.devices = p.devices;
   a.first_failure = 0;
   std::vector<exec::LaunchSpec> specs = exec::SpecsPerNode(cluster_, p.devices);
   a.parts_to_start = a.parts_left = static_cast<int32_t>(specs.size());

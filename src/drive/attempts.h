@@ -74,7 +74,6 @@ struct Attempt {
   int32_t parts_left = 0;  // parts not yet exited
   StopCause stop = StopCause::kNone;
   model::DeviceTypeId type;
-  std::vector<model::DeviceId> devices;
   double running_since_s = 0;  // when every part had started
   int first_failure = 0;       // the first nonzero exit status of a part
 };
