@@ -43,7 +43,7 @@ def function_name(signature):
     """The qualified name before the first `(`, or None for what is no function (a variable
     initialised with braces, a lambda assigned at namespace scope)."""
     head = signature.split("(", 1)[0]
-    if "(" not in signature or "=" in head.replace("operator=", "").replace("operator==", ""):
+    if "(" not in signature or "=" in head.replace("operator==", "").replace("operator=", ""):
         return None
     m = NAME.search(head)
     return m.group(1) if m else None
