@@ -15,7 +15,8 @@ Fails (exit 1), naming file:line and the include, when
   - an `#include "x/..."` naming a folder of src/ reaches a layer its own may not include,
     or a file that does not exist;
   - files include each other in a circle (a header and its .cc count as one: a.cc including
-    b.h while b.cc includes a.h is a circle), other than through a `circle:` line's include;
+    b.h while b.cc includes a.h is a circle; so does a private header a_internal.h), other
+    than through a `circle:` line's include;
   - a `circle:` line names an include that no longer exists;
   - a folder of src/ holding .h or .cc files is not in the diagram, or a layer in it has no
     folder; or the diagram's own layers depend on each other in a circle.
@@ -79,6 +80,13 @@ def layer_of(path, layers):
     return best
 
 
+def module_of(path):
+    """A file's module: its path without suffix, a private header X_internal.h counting as
+    part of X (the files a split-up X.cc is made of share it)."""
+    module = os.path.splitext(path)[0]
+    return module[: -len("_internal")] if module.endswith("_internal") else module
+
+
 def find_cycle(graph):
     """One circle of `graph` ({node: set(nodes)}) as a list of nodes, or None (iterative DFS)."""
     state = {}  # 1: on the current path, 2: done
@@ -136,7 +144,7 @@ def check_includes(deps, src, errors):
     modules = {}  # module (path without suffix) -> {included module: "file:line: #include"}
     for path in source_files(src):
         own = layer_of(path, deps)
-        edges = modules.setdefault(os.path.splitext(path)[0], {})
+        edges = modules.setdefault(module_of(path), {})
         with open(os.path.join(src, path), encoding="utf-8") as f:
             for number, text in enumerate(f, 1):
                 m = INCLUDE.match(text)
@@ -150,8 +158,8 @@ def check_includes(deps, src, errors):
                 to = layer_of(target, deps)
                 if own is not None and to is not None and to not in allowed.get(own, {own}):
                     errors.append(f"{where}: layer {own} may not include layer {to}")
-                module = os.path.splitext(target)[0]
-                if module != os.path.splitext(path)[0]:
+                module = module_of(target)
+                if module != module_of(path):
                     edges.setdefault(module, where)
     return modules
 

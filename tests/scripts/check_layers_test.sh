@@ -44,6 +44,12 @@ echo '#include "util/units.h"' >>"$tmp/t/src/util/file.cc"
 echo '#include "util/file.h"' >>"$tmp/t/src/util/units.cc"
 expect_failure circle 'include circle: util/file -> util/units -> util/file'
 
+fresh_copy  # a private header X_internal.h belongs to X's module
+echo '#include "util/units.h"' >"$tmp/t/src/util/file_internal.h"
+echo '#include "util/file_internal.h"' >>"$tmp/t/src/util/file.cc"
+echo '#include "util/file.h"' >>"$tmp/t/src/util/units.cc"
+expect_failure internal-header-circle 'include circle: util/file -> util/units -> util/file'
+
 fresh_copy
 echo '#include "util/no_such.h"' >>"$tmp/t/src/util/file.cc"
 expect_failure missing-file '#include "util/no_such.h": no such file under src/'

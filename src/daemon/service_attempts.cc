@@ -1,0 +1,223 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "daemon/service.h"
+#include "daemon/service_internal.h"
+#include "exec/launch.h"
+
+namespace hetsched::svc {
+
+using model::JobId;
+
+void Service::StopAttempt(Entry& e) {
+  if (auto st = backend_->Stop(e.name, e.attempt, options_.stop_grace_s); !st.ok()) {
+    logger_->Error("stop failed", {{"job", e.name}, {"error", st.message()}});
+  }
+}
+
+bool Service::OtherEvent(const BackendEvent& ev, double now) {
+  switch (ev.kind) {
+    case BackendEventKind::kNodeUp:
+    case BackendEventKind::kNodeDown:
+      SetNodeUp(ev.node, ev.kind == BackendEventKind::kNodeUp, now);
+      return true;
+    case BackendEventKind::kSubmitted:
+      AdoptBackendJob(ev, now);
+      return true;
+    case BackendEventKind::kWithdrawn:
+      if (auto it = jobs_.find(ev.job); it != jobs_.end() && !StateEnded(it->second->state)) {
+        attempts_->Cancel(it->second->slot,
+                          fmt::format("cancelled in {}{}{}", backend_->name(),
+                                      ev.message.empty() ? "" : ": ", ev.message),
+                          now);
+      }
+      return true;
+    default:
+      // An attempt of a job that ended here (a gang part stopped after the job was given up).
+      logger_->Debug("stale backend event", {{"job", ev.job}, {"attempt", ev.attempt}});
+      return false;
+  }
+}
+
+void Service::BackendFailed(JobId job, const std::string& call, const util::Status& status) {
+  const Entry* e = by_slot_[job.value()];
+  logger_->Error(call + " failed", {{"job", e ? e->name : ""}, {"error", status.message()}});
+}
+
+util::Status Service::Record(const sched::Decision& d, double now) {
+  (void)now;
+  // Write ahead: what is about to happen is on disk before the backend hears of it.
+  std::vector<Entry*> stops, starts;
+  util::Status st = store_->Begin();
+  for (JobId id : d.preempted) {
+    Entry* e = by_slot_[id.value()];
+    if (attempts_->attempt(id)->stop != drive::StopCause::kNone) continue;  // stopping already
+    e->stop = StopReason::kPreempt;
+    e->state = "stopping";
+    ++e->preemptions;
+    stops.push_back(e);
+    if (st.ok()) st = Persist(*e);
+  }
+  for (const sched::Placement& p : d.placed) {
+    Entry* e = by_slot_[p.job.value()];
+    e->attempt = attempts_->attempt(p.job)->number + 1;  // the one drive::Attempts launches
+    e->state = "starting";
+    e->device_type = cluster_.catalog.Get(p.type).name;
+    e->devices = p.devices;
+    if (p.restarted) e->done_work = 0;
+    starts.push_back(e);
+    if (st.ok()) st = Persist(*e);
+  }
+  if (st.ok()) st = store_->Commit();
+  if (st.ok()) return st;
+  // Without the record the daemon could place these twice after a restart: drive::Attempts
+  // acts on nothing and puts them back.
+  logger_->Error("storing a decision failed; nothing was started or stopped",
+                 {{"error", st.message()}});
+  for (Entry* e : starts) {
+    e->state = "queued";
+    e->devices.clear();
+  }
+  for (Entry* e : stops) {
+    e->state = "queued";
+    e->stop = StopReason::kNone;
+  }
+  return st;
+}
+
+void Service::Stopping(JobId job, double now) {
+  (void)now;
+  const Entry& e = *by_slot_[job.value()];
+  metrics_->preemptions.Get({})->Inc();
+  Event("preempt", e.name, fmt::format("attempt {}", e.attempt));
+}
+
+void Service::Launching(const sched::Placement& p, std::vector<LaunchSpec>& specs, double now) {
+  Entry& e = *by_slot_[p.job.value()];
+  const sched::JobRecord& r = scheduler_->record(e.slot);
+  // The true remaining time at the speed there: only the virtual backend uses it.
+  const double speed =
+      scheduler_->SpeedNow(e.slot) > 0 ? scheduler_->SpeedNow(e.slot) : r.speed[r.type.value()];
+  double modeled_s = 0;
+  if (e.job.work > 0 && speed > 0) {
+    modeled_s = std::max(0.0, e.job.work - e.done_work) / speed;
+  } else if (e.job.estimate_s) {
+    modeled_s = *e.job.estimate_s;
+  } else if (e.job.time_limit_s) {
+    modeled_s = *e.job.time_limit_s;
+  }
+  for (LaunchSpec& spec : specs) {
+    spec.command = e.job.command;
+    spec.modeled_s = modeled_s;
+  }
+  if (power_) power_->SetBusy(e.devices, true, 1, now);
+  metrics_->placements.Get({e.device_type})->Inc();
+  Event("place", e.name,
+        fmt::format("attempt {} on {} x{}", e.attempt, e.device_type, e.devices.size()));
+  logger_->Info("placed", {{"job", e.name},
+                           {"attempt", e.attempt},
+                           {"device_type", e.device_type},
+                           {"devices", e.devices.size()}});
+}
+
+void Service::Running(JobId job, double now) {
+  Entry& e = *by_slot_[job.value()];
+  e.state = "running";
+  if (e.started_s < 0) e.started_s = WallNow();
+  // Progress counts from now, when the backend says it runs.
+  scheduler_->SetProgress(e.slot, scheduler_->SpeedNow(e.slot), now);
+  if (auto st = Persist(e); !st.ok()) {
+    logger_->Error("storing a start failed", {{"job", e.name}, {"error", st.message()}});
+  }
+  // Every part runs; the node of its first device names where (a gang's first node).
+  const std::string node =
+      e.devices.empty() ? "" : cluster_.node(cluster_.device(e.devices.front()).node).name;
+  logger_->Info("started", {{"job", e.name}, {"attempt", e.attempt}, {"node", node}});
+}
+
+double Service::WorkKept(JobId job, double now) {
+  (void)now;
+  return by_slot_[job.value()]->done_work;  // what the store has of its progress
+}
+
+bool Service::AttemptOver(JobId job, drive::AttemptEnd end, const std::string& message,
+                          double now) {
+  (void)now;
+  Entry& e = *by_slot_[job.value()];
+  if (end == drive::AttemptEnd::kStartFailed) {
+    e.message = message;
+    logger_->Warn("start failed", {{"job", e.name}, {"attempt", e.attempt}, {"why", message}});
+  } else if (end == drive::AttemptEnd::kLost) {
+    e.message = message;
+    logger_->Warn("an attempt was lost",
+                  {{"job", e.name}, {"attempt", e.attempt}, {"why", message}});
+    Event("lost", e.name, message);
+  }
+  return true;  // nothing is held after the exit: the checkpoint is the job's to write
+}
+
+void Service::Requeued(JobId job, drive::AttemptEnd end, const std::string& why, double now) {
+  (void)why, (void)now;
+  Entry& e = *by_slot_[job.value()];
+  if (end == drive::AttemptEnd::kPreempted) {
+    // Back in the queue with the progress the scheduler booked.
+    e.done_work = scheduler_->record(e.slot).done_work;
+    Event("stopped", e.name, fmt::format("attempt {}", e.attempt));
+  }
+  MarkQueued(e);
+}
+
+void Service::MarkQueued(Entry& e) {
+  e.state = "queued";
+  e.stop = StopReason::kNone;
+  if (power_) power_->SetBusy(e.devices, false, 1, SchedNow());
+  demand_changed_ = true;
+  e.devices.clear();
+  e.device_type.clear();
+  if (auto st = Persist(e); !st.ok()) {
+    logger_->Error("storing a requeue failed", {{"job", e.name}, {"error", st.message()}});
+  }
+}
+
+void Service::Ended(JobId job, drive::JobEnd how, std::optional<int> exit_status,
+                    const std::string& message, double now) {
+  Entry& e = *by_slot_[job.value()];
+  const std::string state = how == drive::JobEnd::kCompleted ? "completed"
+                            : how == drive::JobEnd::kFailed  ? "failed"
+                                                             : "cancelled";
+  attempts_->Untrack(e.slot);
+  slots_.Release(e.slot);
+  by_slot_[e.slot.value()] = nullptr;
+  e.slot = JobId();
+  e.state = state;
+  e.stop = StopReason::kNone;
+  e.ended_s = WallNow();
+  e.exit_status = exit_status;
+  e.message = message;
+  if (power_) power_->SetBusy(e.devices, false, 1, now);
+  demand_changed_ = true;
+  e.devices.clear();
+  backend_->Forget(e.name);
+  if (auto st = Persist(e); !st.ok()) {
+    // Kept in memory, where its end is known, rather than shown from a stale row.
+    logger_->Error("storing a job's end failed", {{"job", e.name}, {"error", st.message()}});
+  } else {
+    ended_.push_back(e.name);
+  }
+  ended_counts_[how == drive::JobEnd::kCompleted ? 0 : how == drive::JobEnd::kFailed ? 1 : 2]++;
+  metrics_->ended.Get({state})->Inc();
+  logger_->Info("ended", {{"job", e.name}, {"state", state}, {"message", message}});
+}
+
+void Service::DecideAndAct(double now) {
+  if (!scheduler_->HasWork()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  const sched::Decision d = scheduler_->Decide(now);
+  metrics_->decision_s.Get({})->Observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  attempts_->Apply(d, now);
+}
+
+}  // namespace hetsched::svc

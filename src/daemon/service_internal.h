@@ -1,0 +1,58 @@
+// The private parts of Service that its files share (service.cc, service_attempts.cc,
+// service_nodes.cc, service_recover.cc, service_views.cc); nothing else includes this.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/service.h"
+
+namespace hetsched::svc {
+
+inline constexpr const char* kClockKey = "scheduler_clock";
+inline constexpr const char* kBeliefKey = "size_belief";
+
+inline bool StateEnded(const std::string& state) {
+  return state == "completed" || state == "failed" || state == "cancelled";
+}
+
+// Why a job is stopping: the scheduler preempted it (it is queued again once stopped) or the
+// user cancelled it (it ends).
+enum class StopReason { kNone, kPreempt, kCancel };
+
+struct Service::Entry {
+  std::string name;
+  model::Job job;  // as submitted, with its true size when the user gave one
+  std::string spec_json;
+  std::string idempotency_key;
+  std::string state = "queued";
+  model::JobId slot;  // valid while the job is live
+  double submitted_s = 0, started_s = -1, ended_s = -1;
+  std::optional<int> exit_status;
+  std::string device_type;
+  std::vector<model::DeviceId> devices;
+  int64_t attempt = 0;
+  StopReason stop = StopReason::kNone;  // as stored (drive::Attempts holds the rules' view)
+  int32_t preemptions = 0;
+  double done_work = 0;
+  std::string message;
+};
+
+struct Service::PendingSubmit {
+  model::Job job;
+  std::string spec_json;
+  std::string idempotency_key;
+  bool done = false;
+  util::Status status;
+  JobView view;
+};
+
+struct Service::Metrics {
+  CounterFamily submitted, placements, preemptions, ended, energy_j;
+  HistogramFamily decision_s;
+  GaugeFamily jobs, devices_used, devices_offered, power_w, draw_w, nodes;
+};
+
+}  // namespace hetsched::svc

@@ -1,0 +1,238 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+
+#include "daemon/job_request.h"
+#include "daemon/service.h"
+#include "daemon/service_internal.h"
+
+namespace hetsched::svc {
+
+using model::DeviceId;
+using model::JobId;
+
+namespace {
+
+std::string HistoryJson(const sched::JobHistory& h) {
+  nlohmann::json j = {{"attained_s", h.attained_s}, {"attained_norm_s", h.attained_norm_s}};
+  if (!h.received_s.empty()) {
+    nlohmann::json received = nlohmann::json::object();
+    for (const auto& [type, seconds] : h.received_s) received[type] = seconds;
+    j["received_s"] = received;
+  }
+  return j.dump();
+}
+
+// What HistoryJson wrote; nullopt for anything else (the job then starts without history).
+std::optional<sched::JobHistory> ParseHistory(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.value("attained_s", nlohmann::json()).is_number() ||
+      !j.value("attained_norm_s", nlohmann::json()).is_number()) {
+    return std::nullopt;
+  }
+  sched::JobHistory h;
+  h.attained_s = j["attained_s"].get<double>();
+  h.attained_norm_s = j["attained_norm_s"].get<double>();
+  if (auto it = j.find("received_s"); it != j.end() && it->is_object()) {
+    for (const auto& [type, seconds] : it->items()) {
+      if (seconds.is_number()) h.received_s.push_back({type, seconds.get<double>()});
+    }
+  }
+  return h;
+}
+
+}  // namespace
+
+void Service::Reconcile(double now) {
+  // What runs before the events are applied: an attempt that ends in between is reported by
+  // its event, so only attempts missing from both were lost.
+  SyncNodes(backend_->ListNodes(), now);
+  std::set<std::pair<std::string, int64_t>> running;
+  for (const BackendJob& j : backend_->ListJobs()) running.insert({j.job, j.attempt});
+  attempts_->Poll(now);
+  for (const auto& [key, attempt] : running) {
+    auto it = jobs_.find(key);
+    const bool current = it != jobs_.end() && !StateEnded(it->second->state) &&
+                         it->second->attempt == attempt && it->second->state != "queued";
+    if (current) continue;
+    // A process the daemon does not account for: an attempt it already gave up, or a job it
+    // never knew. Either would hold devices the scheduler believes free.
+    Event("repair", key, fmt::format("stopped stray attempt {}", attempt));
+    logger_->Warn("stopping a stray attempt", {{"job", key}, {"attempt", attempt}});
+    if (auto st = backend_->Stop(key, attempt, options_.stop_grace_s); !st.ok()) {
+      logger_->Error("stopping a stray attempt failed", {{"job", key}, {"error", st.message()}});
+    }
+  }
+  for (Entry* e : by_slot_) {
+    // Live jobs only are in by_slot_; queued ones hold nothing to lose.
+    if (e == nullptr || e->state == "queued") continue;
+    if (running.count({e->name, e->attempt}) != 0) continue;
+    // The backend does not know it: it vanished (a lost node, a restart of the backend).
+    Event("repair", e->name, fmt::format("attempt {} vanished; requeued", e->attempt));
+    logger_->Warn("an attempt vanished; requeued", {{"job", e->name}, {"attempt", e->attempt}});
+    attempts_->Lose(e->slot, fmt::format("attempt {} vanished from the backend", e->attempt), now);
+  }
+}
+
+util::Status Service::Recover() {
+  wall_start_s_ = WallNow();
+  ASSIGN_OR_RETURN(auto clock, store_->Get(kClockKey));
+  if (clock) {
+    auto j = nlohmann::json::parse(*clock, nullptr, false);
+    if (j.is_object() && j.contains("sched_s") && j.contains("wall_s")) {
+      // The cluster went on while the daemon was down.
+      sched_base_s_ =
+          j["sched_s"].get<double>() +
+          std::max(0.0, wall_start_s_ - j["wall_s"].get<double>()) * options_.time_scale;
+    }
+  }
+  ASSIGN_OR_RETURN(auto belief, store_->Get(kBeliefKey));
+  if (belief) {
+    if (auto st = scheduler_->RestoreBelief(*belief); !st.ok()) {
+      logger_->Warn("the stored size belief does not read; starting without it",
+                    {{"error", st.message()}});
+    }
+  }
+  ASSIGN_OR_RETURN(auto nodes, store_->LoadNodes());
+  for (const StoredNode& n : nodes) {
+    auto node = cluster_.FindNode(n.name);
+    if (!node && !n.spec.empty()) {
+      // Joined at run time: back before the jobs that ran there are adopted.
+      ASSIGN_OR_RETURN(node, AddNodeFromSpec(n.name, n.spec, SchedNow()));
+    }
+    if (!node) continue;
+    if (n.power_state == "removed") {
+      if (auto st = scheduler_->RemoveNode(*node); !st.ok()) {
+        logger_->Error("a node stored as removed cannot be removed",
+                       {{"node", n.name}, {"error", st.message()}});
+      }
+      continue;
+    }
+    scheduler_->SetNodeDrained(*node, n.drained);
+  }
+  ASSIGN_OR_RETURN(auto stored, store_->LoadJobs(/*include_ended=*/false));
+  const double now = SchedNow();
+  int64_t recovered = 0;
+  for (StoredJob& s : stored) {
+    auto e = std::make_unique<Entry>();
+    e->name = s.name;
+    e->spec_json = s.spec_json;
+    e->idempotency_key = s.idempotency_key;
+    e->state = s.state;
+    e->submitted_s = s.submitted_s;
+    e->started_s = s.started_s;
+    e->ended_s = s.ended_s;
+    e->exit_status = s.exit_status;
+    e->device_type = s.device_type;
+    e->attempt = s.attempt;
+    e->preemptions = s.preemptions;
+    e->done_work = s.done_work;
+    e->message = s.message;
+    e->stop = s.stop_reason == "cancel"    ? StopReason::kCancel
+              : s.stop_reason == "preempt" ? StopReason::kPreempt
+                                           : StopReason::kNone;
+    auto req = ParseJobRequest(s.spec_json, cluster_.catalog);
+    if (!req.ok()) {
+      return util::Status::Internal(fmt::format("{}: stored job '{}' no longer parses: {}",
+                                                store_->path(), s.name, req.status().message()));
+    }
+    e->job = std::move(req->job);
+    e->job.arrival_s = s.arrival_s;
+    e->slot = *slots_.Acquire(e->name);
+    e->job.id = e->slot;
+    // The configuration's classes as they are now (the stored request is the one submitted).
+    model::io::ApplyJobClass(options_.classes, e->job);
+    const sched::Admission a = scheduler_->Submit(e->job, now);
+    if (!a.accepted) {
+      slots_.Release(e->slot);
+      e->slot = JobId();
+      e->state = "failed";
+      e->ended_s = WallNow();
+      e->message = fmt::format("cannot run on this cluster after a restart: {}", a.reason);
+      RETURN_IF_ERROR(Persist(*e));
+      continue;
+    }
+    if (by_slot_.size() <= static_cast<size_t>(e->slot.value())) {
+      by_slot_.resize(e->slot.value() + 1);
+    }
+    by_slot_[e->slot.value()] = e.get();
+    attempts_->Track(e->slot, e->name, e->job.time_limit_s, e->attempt);
+    if (e->state != "queued") {
+      // It held devices when the daemon stopped: they are its again until reconciliation
+      // shows whether it still runs.
+      for (int32_t d : s.devices) e->devices.push_back(DeviceId(d));
+      if (auto st = scheduler_->Adopt(e->slot, e->devices, e->done_work, now); !st.ok()) {
+        logger_->Warn("a recovered placement does not fit; requeued",
+                      {{"job", e->name}, {"error", st.message()}});
+        e->state = "queued";
+        e->devices.clear();
+      } else {
+        // A job that was stopping stays adopted until its exit comes (then it is requeued).
+        // Its time limit counts the run time from here: the store keeps none from before.
+        attempts_->Adopt(e->slot, e->attempt, e->devices, e->state != "starting",
+                         e->stop == StopReason::kCancel    ? drive::StopCause::kCancel
+                         : e->stop == StopReason::kPreempt ? drive::StopCause::kPreempt
+                                                           : drive::StopCause::kNone,
+                         /*ran_s=*/0, now);
+        if (e->state == "running") {
+          scheduler_->SetProgress(e->slot, scheduler_->SpeedNow(e->slot), now);
+        } else {
+          scheduler_->SetProgress(e->slot, 0, now);
+        }
+      }
+    }
+    if (!s.policy_state.empty()) {
+      if (auto history = ParseHistory(s.policy_state)) {
+        scheduler_->RestoreHistory(e->slot, *history, now);
+      } else {
+        logger_->Warn("a job's stored policy state does not read; it starts without history",
+                      {{"job", e->name}});
+      }
+    }
+    ++recovered;
+    jobs_[e->name] = std::move(e);
+  }
+  // Stops asked for before the restart may not have reached the backend.
+  for (Entry* e : by_slot_) {
+    if (e != nullptr && e->state == "stopping") StopAttempt(*e);
+  }
+  last_reconcile_wall_s_ = WallNow();
+  RETURN_IF_ERROR(store_->Begin());
+  Reconcile(now);
+  RETURN_IF_ERROR(store_->Commit());
+  ForgetEnded();
+  logger_->Info("recovered", {{"live_jobs", recovered}, {"scheduler_s", now}});
+  return util::Status::Ok();
+}
+
+util::Status Service::Persist(const Entry& e, bool insert) {
+  StoredJob s;
+  s.name = e.name;
+  s.spec_json = e.spec_json;
+  s.idempotency_key = e.idempotency_key;
+  s.state = e.state;
+  s.submitted_s = e.submitted_s;
+  s.arrival_s = e.job.arrival_s;
+  s.started_s = e.started_s;
+  s.ended_s = e.ended_s;
+  s.exit_status = e.exit_status;
+  s.device_type = e.device_type;
+  for (DeviceId d : e.devices) {
+    s.devices.push_back(d.value());
+    if (s.node.empty()) s.node = cluster_.node(cluster_.device(d).node).name;
+  }
+  s.attempt = e.attempt;
+  s.done_work = e.done_work;
+  s.preemptions = e.preemptions;
+  s.stop_reason = e.stop == StopReason::kCancel    ? "cancel"
+                  : e.stop == StopReason::kPreempt ? "preempt"
+                                                   : "";
+  s.message = e.message;
+  if (e.slot.valid()) s.policy_state = HistoryJson(scheduler_->History(e.slot, SchedNow()));
+  return insert ? store_->InsertJob(s) : store_->UpdateJob(s);
+}
+
+}  // namespace hetsched::svc

@@ -1,0 +1,439 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "daemon/job_request.h"
+#include "daemon/service.h"
+#include "daemon/service_internal.h"
+#include "model/io/dag_reader.h"
+#include "model/model_spec.h"
+#include "model/topology.h"
+#include "plan/cpop.h"
+#include "plan/heft.h"
+#include "plan/model_partition.h"
+#include "plan/peft.h"
+#include "plan/schedule.h"
+
+namespace hetsched::svc {
+
+using model::DeviceId;
+using model::JobId;
+
+JobView Service::ViewOf(const Entry& e) const {
+  JobView v;
+  v.name = e.name;
+  v.state = e.state;
+  v.kind = std::string(model::JobKindName(e.job.kind));
+  v.gang = e.job.gang_size;
+  for (const auto& s : e.job.stacks) v.stacks.push_back(model::ToString(s));
+  v.submitted_s = e.submitted_s;
+  v.started_s = e.started_s;
+  v.ended_s = e.ended_s;
+  v.exit_status = e.exit_status;
+  v.device_type = e.device_type;
+  for (DeviceId d : e.devices) {
+    const model::Device& dev = cluster_.device(d);
+    v.devices.push_back(fmt::format("{}/{}", cluster_.node(dev.node).name, dev.local_index));
+  }
+  v.preemptions = e.preemptions;
+  v.attempt = e.attempt;
+  v.message = e.message;
+  v.has_command = !e.job.command.empty();
+  if (e.slot.valid()) v.attained_s = scheduler_->record(e.slot).AttainedAt(SchedNow());
+  return v;
+}
+
+JobView Service::ViewOfStored(const StoredJob& s) const {
+  JobView v;
+  v.name = s.name;
+  v.state = s.state;
+  // What the job asked for is in its submission; a stored spec parsed when it was accepted.
+  if (auto req = ParseJobRequest(s.spec_json, cluster_.catalog); req.ok()) {
+    v.kind = std::string(model::JobKindName(req->job.kind));
+    v.gang = req->job.gang_size;
+    for (const auto& stack : req->job.stacks) v.stacks.push_back(model::ToString(stack));
+    v.has_command = !req->job.command.empty();
+  }
+  v.submitted_s = s.submitted_s;
+  v.started_s = s.started_s;
+  v.ended_s = s.ended_s;
+  v.exit_status = s.exit_status;
+  v.device_type = s.device_type;
+  v.preemptions = s.preemptions;
+  v.attempt = s.attempt;
+  v.message = s.message;
+  return v;
+}
+
+util::Result<JobView> Service::Get(const std::string& name) {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  auto it = jobs_.find(name);
+  if (it != jobs_.end()) return ViewOf(*it->second);
+  ASSIGN_OR_RETURN(auto ended, StoredEnded(name));
+  if (!ended) return util::Status::NotFound(fmt::format("no job '{}'", name));
+  return ViewOfStored(*ended);
+}
+
+util::Result<std::vector<JobView>> Service::List(const JobFilter& filter) {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  // Live jobs first (from memory), then ended ones (from the store), each group in submission
+  // order: a limit cuts ended jobs first.
+  std::vector<const Entry*> picked;
+  const bool want_live = filter.state.empty() || !StateEnded(filter.state);
+  if (want_live) {
+    for (const auto& [name, e] : jobs_) {
+      if (StateEnded(e->state)) continue;
+      if (filter.state.empty() || e->state == filter.state) picked.push_back(e.get());
+    }
+  }
+  // Only the first `limit` are ordered: the dashboard asks for 200 of possibly 100,000s while
+  // the control loop waits for the lock.
+  const size_t keep = std::min(filter.limit, picked.size());
+  std::partial_sort(picked.begin(), picked.begin() + keep, picked.end(),
+                    [](const Entry* a, const Entry* b) {
+                      return std::tie(a->submitted_s, a->name) < std::tie(b->submitted_s, b->name);
+                    });
+  picked.resize(keep);
+  std::vector<JobView> out;
+  out.reserve(picked.size());
+  for (const Entry* e : picked) out.push_back(ViewOf(*e));
+  if (out.size() < filter.limit && (filter.state.empty() || StateEnded(filter.state))) {
+    ASSIGN_OR_RETURN(auto ended, store_->EndedJobs(filter.state, filter.limit - out.size()));
+    for (const StoredJob& s : ended) out.push_back(ViewOfStored(s));
+  }
+  return out;
+}
+
+util::Result<std::string> Service::Why(const std::string& name) {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  auto it = jobs_.find(name);
+  if (it == jobs_.end()) {
+    ASSIGN_OR_RETURN(auto ended, StoredEnded(name));
+    if (!ended) return util::Status::NotFound(fmt::format("no job '{}'", name));
+    return fmt::format("{}{}", ended->state, ended->message.empty() ? "" : ": " + ended->message);
+  }
+  const Entry& e = *it->second;
+  if (e.state == "queued") return scheduler_->WhyWaiting(e.slot, SchedNow());
+  if (StateEnded(e.state)) {
+    return fmt::format("{}{}", e.state, e.message.empty() ? "" : ": " + e.message);
+  }
+  const JobView v = ViewOf(e);
+  return fmt::format("{} on {} x{} ({}), attempt {}", e.state, e.device_type, e.devices.size(),
+                     fmt::join(v.devices, ", "), e.attempt);
+}
+
+NodeView Service::NodeViewOf(model::NodeId id) const {
+  const model::Node& n = cluster_.node(id);
+  const sched::ClusterState& state = scheduler_->state();
+  NodeView v;
+  v.name = n.name;
+  if (n.rack.valid()) v.rack = cluster_.racks[n.rack.value()].name;
+  v.drained = state.NodeDrained(id);
+  v.power_state = PowerStateOf(id);
+  if (power_) v.power_since_s = power_->node(id.value()).since_s;
+  for (int32_t i = 0; i < n.device_count; ++i) {
+    const DeviceId d(n.first_device.value() + i);
+    DeviceView dv;
+    dv.index = cluster_.device(d).local_index;
+    dv.type = cluster_.catalog.Get(cluster_.device(d).type).name;
+    if (auto job = scheduler_->JobOn(d); job && by_slot_[job->value()] != nullptr) {
+      dv.state = "busy";
+      dv.job = by_slot_[job->value()]->name;
+    } else if (!state.IsUp(d)) {
+      dv.state = state.Offers(id) ? "down" : (v.drained ? "drained" : "off");
+    } else {
+      dv.state = "free";
+    }
+    v.devices.push_back(std::move(dv));
+  }
+  return v;
+}
+
+util::Result<std::vector<NodeView>> Service::Nodes() {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  std::vector<NodeView> out;
+  for (size_t i = 0; i < cluster_.nodes.size(); ++i) {
+    const model::NodeId id(static_cast<int32_t>(i));
+    if (!scheduler_->state().NodeRemoved(id)) out.push_back(NodeViewOf(id));
+  }
+  return out;
+}
+
+util::Result<NodeView> Service::SetDrained(const std::string& node_name, bool drained) {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  auto node = cluster_.FindNode(node_name);
+  if (!node) return util::Status::NotFound(fmt::format("no node '{}'", node_name));
+  if (scheduler_->state().NodeRemoved(*node)) {
+    return util::Status::NotFound(fmt::format("node '{}' left the cluster", node_name));
+  }
+  StoredNode s = StoredNodeOf(*node);
+  s.drained = drained;
+  RETURN_IF_ERROR(store_->PutNode(s));
+  scheduler_->SetNodeDrained(*node, drained);
+  Event(drained ? "drain" : "undrain", node_name, "");
+  logger_->Info(drained ? "node drained" : "node undrained", {{"node", node_name}});
+  wake_.notify_one();
+  return NodeViewOf(*node);
+}
+
+util::Result<Service::NodeHistory> Service::Node(const std::string& node_name, int limit) {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  auto node = cluster_.FindNode(node_name);
+  if (!node) return util::Status::NotFound(fmt::format("no node '{}'", node_name));
+  NodeHistory out;
+  out.node = NodeViewOf(*node);
+  ASSIGN_OR_RETURN(out.events, store_->Events(node_name, limit));
+  return out;
+}
+
+util::Result<ClusterView> Service::Cluster() {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  ClusterView v;
+  const sched::ClusterState& state = scheduler_->state();
+  std::vector<int32_t> row_of_type(state.type_count(), -1);  // index in v.types
+  for (int32_t t = 0; t < state.type_count(); ++t) {
+    const model::DeviceTypeId type(t);
+    const int32_t total = state.TotalOfType(type);
+    if (total == 0) continue;
+    TypeSummary s;
+    s.type = cluster_.catalog.Get(type).name;
+    s.capacity = total;
+    s.offered = state.UpOfType(type);
+    row_of_type[t] = static_cast<int32_t>(v.types.size());
+    v.types.push_back(s);
+  }
+  for (size_t i = 0; i < cluster_.devices.size(); ++i) {
+    const DeviceId d(static_cast<int32_t>(i));
+    const model::DeviceTypeId type = cluster_.device(d).type;
+    // Devices of nodes that left are not capacity (their type may have no row at all).
+    if (state.NodeRemoved(cluster_.device(d).node)) continue;
+    const model::DeviceType& dt = cluster_.catalog.Get(type);
+    TypeSummary& row = v.types[row_of_type[type.value()]];
+    const bool busy = scheduler_->JobOn(d).has_value();
+    if (busy) row.used++;
+    if (state.NodeOn(cluster_.device(d).node)) row.power_w += busy ? dt.peak_watts : dt.idle_watts;
+  }
+  for (TypeSummary& s : v.types) {
+    s.utilization = s.offered > 0 ? static_cast<double>(s.used) / s.offered : 0;
+    metrics_->devices_used.Get({s.type})->Set(s.used);
+    metrics_->devices_offered.Get({s.type})->Set(s.offered);
+    metrics_->power_w.Get({s.type})->Set(s.power_w);
+  }
+  for (const auto& [name, e] : jobs_) {
+    if (e->state == "queued")
+      ++v.queued;
+    else if (e->state == "starting")
+      ++v.starting;
+    else if (e->state == "running")
+      ++v.running;
+    else if (e->state == "stopping")
+      ++v.stopping;
+  }
+  v.completed = ended_counts_[0];
+  v.failed = ended_counts_[1];
+  v.cancelled = ended_counts_[2];
+  if (power_) {
+    power_->Advance(SchedNow());
+    const power::EnergyMeter& meter = power_->meter();
+    v.power_w = meter.watts();
+    v.energy_j = meter.joules();
+    v.power_transitions = power_->transitions();
+    std::map<std::string, int64_t> by_state;
+    for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
+      const std::string state = PowerStateOf(model::NodeId(static_cast<int32_t>(n)));
+      ++by_state[state];
+      if (state == "suspending" || state == "off" || state == "booting") ++v.nodes_off;
+    }
+    for (const char* state : {"on", "suspending", "off", "booting", "down"}) {
+      metrics_->nodes.Get({state})->Set(static_cast<double>(by_state[state]));
+    }
+    metrics_->draw_w.Get({})->Set(v.power_w);
+    metrics_->energy_j.Get({})->Inc(v.energy_j - energy_reported_j_);
+    energy_reported_j_ = v.energy_j;
+  }
+  for (const auto& [state_name, count] :
+       std::initializer_list<std::pair<const char*, int64_t>>{{"queued", v.queued},
+                                                              {"starting", v.starting},
+                                                              {"running", v.running},
+                                                              {"stopping", v.stopping}}) {
+    metrics_->jobs.Get({state_name})->Set(static_cast<double>(count));
+  }
+  v.now_s = SchedNow();
+  v.policy = scheduler_->policy().name();
+  v.backend = backend_->name();
+  return v;
+}
+
+util::Result<std::vector<WhatIfResult>> Service::WhatIf(const std::string& policy) {
+  if (!options_.analysis.simulate) return util::Status::Internal("what-if: no simulator given");
+  model::Workload workload;
+  int64_t skipped = 0;
+  std::string own_policy;
+  {
+    std::lock_guard lock(mu_);
+    RETURN_IF_ERROR(ReadyOrUnavailable());
+    const double now = SchedNow();
+    own_policy = options_.policy;
+    for (const Entry* e : by_slot_) {
+      if (e == nullptr) continue;
+      const sched::JobRecord& r = scheduler_->record(e->slot);
+      const double done = e->state == "queued" ? e->done_work : r.DoneAt(now);
+      double remaining = e->job.work > 0 ? e->job.work - done : 0;
+      if (remaining <= 0 && r.ref_speed > 0) {
+        // No true size: what the user said, in steps on the fastest type.
+        const double said = e->job.estimate_s.value_or(e->job.time_limit_s.value_or(0));
+        remaining = said * r.ref_speed - done;
+      }
+      if (!(remaining > 0)) {
+        ++skipped;
+        continue;
+      }
+      if (static_cast<int64_t>(workload.jobs.size()) >= kMaxWhatIfJobs) {
+        return util::Status::InvalidArgument(fmt::format(
+            "a what-if simulates at most {} live jobs; there are more", kMaxWhatIfJobs));
+      }
+      model::Job job = e->job;
+      job.id = model::JobId(static_cast<int32_t>(workload.jobs.size()));
+      job.arrival_s = 0;
+      job.deadline_s.reset();
+      job.work = remaining;
+      workload.jobs.push_back(std::move(job));
+    }
+  }
+  std::vector<WhatIfResult> out;
+  for (const std::string& p : {own_policy, policy}) {
+    auto r = options_.analysis.simulate(cluster_, workload, p, options_.scheduler);
+    if (!r.ok()) return r.status();
+    WhatIfResult w;
+    w.policy = r->policy;
+    w.jobs = static_cast<int64_t>(workload.jobs.size());
+    w.skipped = skipped;
+    w.makespan_s = r->makespan_s;
+    w.avg_jct_s = r->avg_jct_s;
+    w.p99_jct_s = r->p99_jct_s;
+    w.preemptions = r->preemptions;
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+util::Result<nlohmann::ordered_json> Service::Plan(const PlanRequest& request) {
+  if (!options_.analysis.model_plan_json || !options_.analysis.dag_schedule_json) {
+    return util::Status::Internal("plan: no plan writer given");
+  }
+  model::Cluster part;
+  int64_t nodes_total = 0;
+  {
+    std::lock_guard lock(mu_);
+    RETURN_IF_ERROR(ReadyOrUnavailable());
+    const sched::ClusterState& state = scheduler_->state();
+    std::vector<model::NodeId> chosen;
+    nodes_total = static_cast<int64_t>(cluster_.nodes.size());
+    for (size_t i = 0; i < cluster_.nodes.size(); ++i) {
+      const model::NodeId id(static_cast<int32_t>(i));
+      bool usable = !state.NodeRemoved(id) && (request.nodes == "all" || state.Offers(id));
+      const model::Node& n = cluster_.node(id);
+      for (int32_t k = 0; usable && request.nodes != "all" && k < n.device_count; ++k) {
+        const DeviceId d(n.first_device.value() + k);
+        usable = state.IsUp(d) && !scheduler_->JobOn(d).has_value();
+      }
+      if (usable) chosen.push_back(id);
+    }
+    part = model::SubCluster(cluster_, chosen);
+  }
+  nlohmann::ordered_json out;
+  out["nodes"] = {{"mode", request.nodes},
+                  {"used", part.nodes.size()},
+                  {"of", nodes_total},
+                  {"devices", part.devices.size()}};
+  const auto infeasible = [&](const std::string& reason) {
+    out["feasible"] = false;
+    out["reason"] = reason;
+    return out;
+  };
+  if (part.devices.empty()) {
+    return infeasible(request.nodes == "idle"
+                          ? "no node is idle (powered, undrained, every device up and free); "
+                            "\"nodes\": \"all\" plans on the whole cluster"
+                          : "the cluster has no devices");
+  }
+  if (!request.model.empty()) {
+    auto spec = model::MakePreset(request.model, request.preset);
+    if (!spec.ok()) return util::Status::InvalidArgument(spec.status().message());
+    auto p = plan::PlanModelPartition(*spec, part, request.partition);
+    if (p.status().code() == util::StatusCode::kInfeasible) {
+      return infeasible(p.status().message());
+    }
+    if (!p.ok()) return util::Status::InvalidArgument(p.status().message());
+    out["feasible"] = true;
+    out["plan"] = options_.analysis.model_plan_json(*spec, part, *p);
+    return out;
+  }
+  if (part.devices.size() > kMaxDagDevices) {
+    return util::Status::InvalidArgument(
+        fmt::format("a DAG is planned over at most {} devices; the nodes considered have {}",
+                    kMaxDagDevices, part.devices.size()));
+  }
+  // Costs may be keyed by any device type of the cluster: types with no device considered get
+  // a stand-in processor, dropped after reading, so a busy type is "cannot run here", not an
+  // unknown key.
+  model::io::DagReadOptions read;
+  for (size_t d = 0; d < part.devices.size(); ++d) {
+    const model::Device& dev = part.devices[d];
+    read.processors.push_back({fmt::format("{}/{}", part.node(dev.node).name, dev.local_index),
+                               part.type_of(DeviceId(static_cast<int32_t>(d))).name});
+  }
+  const size_t considered = read.processors.size();
+  std::set<std::string> present;
+  for (const model::DagProcessor& p : read.processors) present.insert(p.type);
+  for (const auto& [type, count] : cluster_.DeviceTypeCounts()) {
+    const std::string& name = cluster_.catalog.Get(type).name;
+    if (present.insert(name).second) read.processors.push_back({"(no " + name + " idle)", name});
+  }
+  ASSIGN_OR_RETURN(model::TaskGraph read_graph,
+                   model::io::ParseDagJson(request.dag_json, "request body: dag", read));
+  model::TaskGraph graph;
+  graph.name = read_graph.name;
+  graph.bandwidth = read_graph.bandwidth;
+  graph.edges = read_graph.edges;
+  graph.processors.assign(read_graph.processors.begin(),
+                          read_graph.processors.begin() + static_cast<std::ptrdiff_t>(considered));
+  for (model::DagTask& t : read_graph.tasks) {
+    t.cost.resize(considered);
+    if (std::none_of(t.cost.begin(), t.cost.end(),
+                     [](double c) { return c != model::kCannotRun; })) {
+      return infeasible(
+          fmt::format("task {} can run on none of the {} devices considered", t.name, considered));
+    }
+    graph.tasks.push_back(std::move(t));
+  }
+  RETURN_IF_ERROR(graph.Finalize());
+  const model::Topology topology(part);
+  plan::TransferModel transfer =
+      plan::TransferModel::FromLinks(graph.num_processors(), [&](int32_t a, int32_t b) {
+        const model::Path path = topology.Between(DeviceId(a), DeviceId(b));
+        return plan::TransferModel::Link{path.latency_s, path.bandwidth};
+      });
+  const plan::DagProblem problem(graph, std::move(transfer));
+  const plan::Schedule schedule = request.algo == "cpop"   ? plan::Cpop(problem)
+                                  : request.algo == "peft" ? plan::Peft(problem)
+                                                           : plan::Heft(problem);
+  if (auto st = plan::ValidateSchedule(problem, schedule); !st.ok()) {
+    return util::Status::Internal(
+        fmt::format("{} produced an invalid schedule: {}", request.algo, st.message()));
+  }
+  out["feasible"] = true;
+  out["plan"] = options_.analysis.dag_schedule_json(request.algo, schedule, problem);
+  return out;
+}
+
+}  // namespace hetsched::svc
