@@ -316,22 +316,23 @@ void Attempts::Cancel(JobId job, const std::string& why, double now_s) {
   if (!already_stopping) Stop(job, rules_.stop_grace_s, now_s);
 }
 
-double Attempts::EnforceTimeLimits(double now_s) {
-  double next = kInf;
+Attempts::TimeLimits Attempts::EnforceTimeLimits(double now_s) {
+  TimeLimits out{0, kInf};
   for (const int32_t i : std::vector<int32_t>(limited_)) {  // a stop may end jobs meanwhile
     Book& b = books_[i];
     const Attempt& a = b.attempt;
     if (!b.tracked || !a.active || !a.running) continue;
     const double left = *b.time_limit_s - RunTime(b, now_s);
     if (left > 0) {
-      next = std::min(next, now_s + left);
+      out.next_s = std::min(out.next_s, now_s + left);
       continue;
     }
     if (a.stop == StopCause::kCancel || a.stop == StopCause::kTimeLimit) continue;
     b.attempt.stop = StopCause::kTimeLimit;
+    ++out.stopped;
     Stop(JobId(i), rules_.stop_grace_s, now_s);
   }
-  return next;
+  return out;
 }
 
 std::string Attempts::TimeLimitMessage(const Book& b) const {

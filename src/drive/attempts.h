@@ -156,9 +156,13 @@ class Attempts {
   // A preempted job whose Effects::AttemptOver returned false has its checkpoint written: its
   // devices are free.
   void CheckpointWritten(model::JobId job, double now_s);
-  // Stops the jobs whose time limit has passed; returns the earliest limit still ahead
-  // (infinity for none), for the driver's timer.
-  double EnforceTimeLimits(double now_s);
+  // Stops the jobs whose time limit has passed (`stopped` of them now); `next_s`: the earliest
+  // limit still ahead (infinity for none), for the driver's timer.
+  struct TimeLimits {
+    int32_t stopped = 0;
+    double next_s = 0;
+  };
+  TimeLimits EnforceTimeLimits(double now_s);
   bool has_time_limits() const { return !limited_.empty(); }
 
   // Null for a job that is not tracked.

@@ -401,7 +401,7 @@ SimResult Engine::Execute() {
           break;
       }
     }
-    EnforceTimeLimits(now_s);
+    if (EnforceTimeLimits(now_s)) changed = stopped_now = true;  // its devices are freed
     bool decide = changed;
     if (rounds) {
       // Devices a checkpoint write held are free now: fill them without waiting for the round.

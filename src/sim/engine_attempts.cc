@@ -109,16 +109,20 @@ void Engine::Apply(const sched::Decision& d, double now_s) {
   attempts_.Apply(d, now_s);
   freed_ = false;  // what the decision's own stops freed, it knew of
   ApplySpeedChanges(now_s, &d.placed);
+  EnforceTimeLimits(now_s);  // the timer for the jobs it started
 }
 
-void Engine::EnforceTimeLimits(double now_s) {
-  if (!attempts_.has_time_limits()) return;
-  const double next_s = attempts_.EnforceTimeLimits(now_s);
-  if (!std::isfinite(next_s)) return;
-  const Micros at = ToMicros(next_s) + 1;  // not before it: the limit is reached by then
-  if (at >= time_limit_at_) return;
-  time_limit_at_ = at;
-  queue_.Push(at, EventKind::kTimeLimit);
+bool Engine::EnforceTimeLimits(double now_s) {
+  if (!attempts_.has_time_limits()) return false;
+  const drive::Attempts::TimeLimits limits = attempts_.EnforceTimeLimits(now_s);
+  if (std::isfinite(limits.next_s)) {
+    const Micros at = ToMicros(limits.next_s) + 1;  // not before it: the limit is reached then
+    if (at < time_limit_at_) {
+      time_limit_at_ = at;
+      queue_.Push(at, EventKind::kTimeLimit);
+    }
+  }
+  return limits.stopped > 0;
 }
 
 Engine::Reaction Engine::Dispatch(double now_s) {

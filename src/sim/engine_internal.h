@@ -256,8 +256,9 @@ class Engine final : private drive::Effects {
   void SampleUntil(double until_s);
   void OpenSpan(const sched::Placement& p, double now_s);
   void Apply(const sched::Decision& d, double now_s);
-  // Stops the jobs past their time limit (drive::Attempts) and sets the timer for the next.
-  void EnforceTimeLimits(double now_s);
+  // Stops the jobs past their time limit (drive::Attempts) and sets the timer for the next;
+  // true when it stopped one.
+  bool EnforceTimeLimits(double now_s);
   // What the backend reports now, through the rules of drive::Attempts.
   Reaction Dispatch(double now_s);
 

@@ -248,17 +248,17 @@ TEST_F(AttemptsTest, TimeLimitsCountRunTimeOverAttemptsAndStopTheJobWhenReached)
   EXPECT_DOUBLE_EQ(*parts[0].time_limit_s, 100);
   StartAll(parts);
   now_ = 60;
-  EXPECT_DOUBLE_EQ(attempts_->EnforceTimeLimits(now_), 100);
+  EXPECT_DOUBLE_EQ(attempts_->EnforceTimeLimits(now_).next_s, 100);
   ASSERT_TRUE(attempts_->Lose(job, "node down", now_));  // 60 s run
   now_ = 70;
   parts = DecideAndApply();
   EXPECT_DOUBLE_EQ(*parts[0].time_limit_s, 40);
   StartAll(parts);
   now_ = 109;
-  EXPECT_DOUBLE_EQ(attempts_->EnforceTimeLimits(now_), 110);
+  EXPECT_DOUBLE_EQ(attempts_->EnforceTimeLimits(now_).next_s, 110);
   const size_t stops = backend_.stops.size();
   now_ = 110;
-  attempts_->EnforceTimeLimits(now_);
+  EXPECT_EQ(attempts_->EnforceTimeLimits(now_).stopped, 1);
   ASSERT_EQ(backend_.stops.size(), stops + 1);
   EXPECT_EQ(backend_.stops.back().grace_s, 30);
   backend_.Report(BackendEventKind::kExited, parts[0], 0, true);

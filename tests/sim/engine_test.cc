@@ -213,6 +213,74 @@ TEST(Faults, BadLinesNameFileAndLine) {
   EXPECT_FALSE(ParseFaults("-3, nv-n0, 5\n", "f.csv", c).ok());
 }
 
+TEST(Faults, KindsAreDownOrAStartFailureOfAWholeNode) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 2}});
+  auto f =
+      ParseFaults("10, nv-n0, 5\n20, nv-n0, 5, down\n30, nv-n0, 1h, start-failure\n", "f.csv", c);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  ASSERT_EQ(f->size(), 3u);
+  EXPECT_FALSE((*f)[1].start_failure);
+  EXPECT_TRUE((*f)[2].start_failure);
+  auto bad = ParseFaults("10, nv-n0, 5, melt\n", "f.csv", c);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("down or start-failure"), std::string::npos)
+      << bad.status().message();
+  EXPECT_FALSE(ParseFaults("10, nv-n0/1, 5, start-failure\n", "f.csv", c).ok());
+}
+
+// drive::Attempts' rules in the simulator: an injected start failure gives the type up, a time
+// limit stops the job, a cancel ends it.
+TEST(Simulate, AnInjectedStartFailureSendsTheJobToAnotherType) {
+  const auto c = MakeCluster({{"fast", "cuda", 1, 1}, {"slow", "cuda", 1, 1}});
+  model::Workload w;
+  w.jobs = {MakeJob(0, 0, 1000, {{"fast", 2.0}, {"slow", 1.0}})};
+  auto faults = ParseFaults("0, fast-n0, 1h, start-failure\n", "f.csv", c);
+  ASSERT_TRUE(faults.ok()) << faults.status().ToString();
+  SimOptions o;
+  o.policy = "fifo-het";
+  o.faults = *faults;
+  o.record_jobs = true;
+  const SimResult r = RunSim(c, w, o);
+  ASSERT_EQ(r.jobs[0].status, JobStatus::kCompleted);
+  EXPECT_EQ(r.jobs[0].attempts, 2);
+  EXPECT_DOUBLE_EQ(r.jobs[0].completion_s, 1000);  // on `slow` from 0
+  EXPECT_EQ(r.compat_failures, 0);                 // not a missing stack
+}
+
+TEST(Simulate, AJobPastItsTimeLimitIsStoppedAndFails) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
+  model::Workload w;
+  w.jobs = {MakeJob(0, 0, 1000, {{"nv", 1.0}}), MakeJob(1, 0, 100, {{"nv", 1.0}})};
+  w.jobs[0].time_limit_s = 500;
+  w.jobs[1].time_limit_s = 500;
+  SimOptions o;
+  o.policy = "fifo";
+  o.checkpoint_save_s = 0;
+  o.record_jobs = true;
+  const SimResult r = RunSim(c, w, o);
+  EXPECT_EQ(r.jobs[0].status, JobStatus::kFailed);
+  EXPECT_NE(r.jobs[0].reason.find("time limit of 500 s"), std::string::npos) << r.jobs[0].reason;
+  EXPECT_EQ(r.jobs[1].status, JobStatus::kCompleted);
+  EXPECT_NEAR(r.jobs[1].completion_s, 600, 1e-3);  // after job 0 was stopped at 500
+}
+
+TEST(Simulate, ACancelEndsARunningJobAndOneBeforeItsArrivalIsRefused) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
+  model::Workload w;
+  w.jobs = {MakeJob(0, 0, 1000, {{"nv", 1.0}}), MakeJob(1, 50, 100, {{"nv", 1.0}})};
+  SimOptions o;
+  o.policy = "fifo";
+  o.checkpoint_save_s = 0;
+  o.record_jobs = true;
+  o.cancels = {{200, 0}};
+  const SimResult r = RunSim(c, w, o);
+  EXPECT_EQ(r.jobs[0].status, JobStatus::kCancelled);
+  EXPECT_EQ(r.jobs_cancelled, 1);
+  EXPECT_NEAR(r.jobs[1].completion_s, 300, 1e-3);
+  o.cancels = {{10, 1}};  // job 1 arrives at 50
+  EXPECT_FALSE(Simulate(c, w, nullptr, o).ok());
+}
+
 TEST(Simulate, MeasureWindowAveragesThoseJobsOnly) {
   const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
   model::Workload w;
