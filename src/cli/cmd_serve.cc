@@ -185,6 +185,23 @@ util::Result<model::Cluster> ProbeThisMachine() {
   return std::move(probed->cluster);
 }
 
+// One daemon per database: a second one would place the same jobs again. An exclusive flock
+// on DATABASE.lock, held until this process exits (the descriptor is never closed).
+util::Status LockDatabase(const std::string& database) {
+  const std::string lock_path = database + ".lock";
+  const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0) {
+    return util::Status::IoError(fmt::format("{}: {}", lock_path, std::strerror(errno)));
+  }
+  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    return util::Status::AlreadyExists(
+        fmt::format("{}: another hetsched serve uses this database (it holds {}); one daemon per "
+                    "database: stop that one or choose another with --db",
+                    database, lock_path));
+  }
+  return util::Status::Ok();
+}
+
 // Where and for whom the API listens.
 svc::HttpApiOptions ApiOptionsOf(const svc::ServeConfig& c) {
   svc::HttpApiOptions o;
@@ -382,16 +399,7 @@ int RunServe(const ServeFlags& f) {
     c.tokens.push_back({*token, svc::Role::kAdmin});
     token_note = fmt::format("admin token in {} (the client reads it from there)", token_path);
   }
-  // One daemon per database: a second one would place the same jobs again. The lock is held
-  // until this process exits (the descriptor is never closed).
-  const std::string lock_path = c.database + ".lock";
-  const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    return ReportError(util::Status::Unavailable(fmt::format(
-        "{}: {}", lock_path,
-        lock_fd < 0 ? std::strerror(errno)
-                    : "another hetsched serve uses this database (one daemon per database)")));
-  }
+  if (auto st = LockDatabase(c.database); !st.ok()) return ReportError(st);
   auto store = svc::Store::Open(c.database, c.synchronous_full);
   if (!store.ok()) return ReportError(store.status());
   util::Result<std::unique_ptr<svc::Backend>> backend =

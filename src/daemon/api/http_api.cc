@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -154,6 +155,12 @@ util::Result<std::unique_ptr<HttpApi>> HttpApi::Create(HttpApiOptions options, S
   const auto timeout = std::chrono::duration<double>(api->options_.request_timeout_s);
   s.set_read_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
   s.set_write_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
+  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second daemon binds
+  // the same port and the kernel splits connections between the two.
+  s.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   const std::string& host = api->options_.host;
   if (api->options_.port == 0) {
     api->port_ = s.bind_to_any_port(host);
@@ -161,9 +168,9 @@ util::Result<std::unique_ptr<HttpApi>> HttpApi::Create(HttpApiOptions options, S
     api->port_ = s.bind_to_port(host, api->options_.port) ? api->options_.port : -1;
   }
   if (api->port_ <= 0) {
-    return util::Status::IoError(
-        fmt::format("cannot listen on {}:{} (in use, or not an address "
-                    "of this machine)",
+    return util::Status::InvalidArgument(
+        fmt::format("cannot listen on {}:{}: the port is in use (another hetsched serve?), or the "
+                    "host is not an address of this machine; choose another with --listen",
                     host, api->options_.port));
   }
   return api;

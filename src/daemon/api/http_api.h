@@ -47,10 +47,11 @@ inline constexpr size_t kMaxExtenderRequestBytes = 256u << 20;
 // Routes, handlers and the server thread. Thread-safe: handlers run on the server's pool.
 class HttpApi {
  public:
-  // Binds the listening socket (kIoError naming the address when it cannot); serving starts
-  // with Start. `service`, `metrics`, `logger` and `extender` outlive the API. Without a
-  // service (a daemon that only extends kube-scheduler) the /v1 job routes and the dashboard
-  // are not served; with an extender its verbs and GET /v1/k8s/nodes are.
+  // Binds the listening socket (kInvalidArgument naming the address when it cannot: in use,
+  // or not this machine's); serving starts with Start. `service`, `metrics`, `logger` and
+  // `extender` outlive the API. Without a service (a daemon that only extends kube-scheduler) the
+  // /v1 job routes and the dashboard are not served; with an extender its verbs and GET
+  // /v1/k8s/nodes are.
   static util::Result<std::unique_ptr<HttpApi>> Create(HttpApiOptions options, Service* service,
                                                        MetricsRegistry* metrics, Logger* logger,
                                                        k8s::Extender* extender = nullptr);
