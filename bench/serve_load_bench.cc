@@ -199,7 +199,7 @@ int main(int argc, char** argv) {
     // Jobs far too long to finish: they stay queued behind the running ones.
     Load fill;
     const auto t0 = Clock::now();
-    Submit(d.port, token, "q", o.clients, o.queue, 1e9, 1e9, fill);
+    Submit(d.port, token, "q", o.clients, o.queue, 1e9, 1e8, fill);
     std::printf("queued %ld jobs in %.1f s (%ld errors)\n", fill.acked.load(),
                 std::chrono::duration<double>(Clock::now() - t0).count(), fill.errors.load());
   }

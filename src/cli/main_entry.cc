@@ -13,6 +13,7 @@ int ReportError(const util::Status& status) {
     case util::StatusCode::kNotFound:
     case util::StatusCode::kInfeasible:
     case util::StatusCode::kAlreadyExists:
+    case util::StatusCode::kMismatch:
       return kExitBadInput;
     default:
       return kExitFailure;

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
+#include <vector>
 
 #include "model/compatibility.h"
 #include "model/io/workload_reader.h"
@@ -37,6 +40,76 @@ int NestingDepth(std::string_view json) {
     }
   }
   return deepest;
+}
+
+// The first key that appears twice in one object of `body`, or "" (nlohmann keeps the last,
+// so a request could say two things and mean one). `body` is valid JSON.
+std::string DuplicateKey(std::string_view body) {
+  std::vector<std::set<std::string>> open_objects;
+  std::string duplicate;
+  auto watch = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) open_objects.emplace_back();
+    if (event == Event::object_end && !open_objects.empty()) open_objects.pop_back();
+    if (event == Event::key && duplicate.empty() && !open_objects.empty() &&
+        !open_objects.back().insert(parsed.get<std::string>()).second) {
+      duplicate = parsed.get<std::string>();
+    }
+    return true;
+  };
+  const nlohmann::json ignored = nlohmann::json::parse(body, watch, /*allow_exceptions=*/false);
+  (void)ignored;
+  return duplicate;
+}
+
+// The workload reader reads YAML scalars, where "2" is 2; in a JSON request a number or a
+// boolean must be one. The job fields that take only numbers or only true/false.
+constexpr std::pair<std::string_view, std::string_view> kNumberFields[] = {
+    {"gang_size", "a positive integer"},      {"cores", "a whole number of cores"},
+    {"work", "a positive number of steps"},   {"priority", "a 32-bit integer"},
+    {"priority_weight", "a positive number"},
+};
+constexpr std::string_view kBoolFields[] = {"preemptible", "portable_checkpoint"};
+
+util::Status CheckJsonTypes(const nlohmann::json& doc) {
+  const auto wrong = [](std::string_view field, const nlohmann::json& value,
+                        std::string_view expected) {
+    return util::Status::InvalidArgument(fmt::format("request body: {}: a JSON {} (expected {})",
+                                                     field, value.type_name(), expected));
+  };
+  for (const auto& [field, expected] : kNumberFields) {
+    auto it = doc.find(field);
+    if (it != doc.end() && !it->is_number()) {
+      return wrong(field, *it, fmt::format("a JSON number: {}", expected));
+    }
+  }
+  for (std::string_view field : kBoolFields) {
+    auto it = doc.find(field);
+    if (it != doc.end() && !it->is_boolean()) return wrong(field, *it, "true or false");
+  }
+  if (auto t = doc.find("throughput"); t != doc.end() && t->is_object()) {
+    for (const auto& [type, value] : t->items()) {
+      if (!value.is_number()) {
+        return wrong("throughput." + type, value, "a JSON number of steps/s per worker");
+      }
+    }
+  }
+  return util::Status::Ok();
+}
+
+// A job whose work takes more than 10 years on its fastest device type with all its workers
+// is a typo (1e308 steps, "999999999999h"); the scheduler would hold it forever. Jobs sized by
+// a profile (job_type) or by operators are not checked here.
+util::Status CheckRunTime(const model::Job& job, const nlohmann::json& doc) {
+  double fastest = 0;
+  for (const auto& [type, steps_per_s] : job.throughput) fastest = std::max(fastest, steps_per_s);
+  if (job.work <= 0 || fastest <= 0) return util::Status::Ok();
+  const double seconds = job.work / (fastest * std::max(1, job.max_workers));
+  if (seconds <= model::io::kMaxJobTimeS) return util::Status::Ok();
+  return util::Status::InvalidArgument(fmt::format(
+      "request body: {}: the job would run {:.3g} s on its fastest device type, more than 10 "
+      "years (expected a job that ends within 10 years)",
+      doc.contains("duration") ? "duration" : "work", seconds));
 }
 
 }  // namespace
@@ -84,6 +157,10 @@ util::Result<nlohmann::json> ParseBodyObject(std::string_view body, std::string_
     return util::Status::InvalidArgument(
         fmt::format("request body: nesting deeper than {} (expected {})", kMaxNesting, expected));
   }
+  if (std::string key = DuplicateKey(body); !key.empty()) {
+    return util::Status::InvalidArgument(
+        fmt::format("request body: {}: given twice in one object (expected each key once)", key));
+  }
   return doc;
 }
 
@@ -110,6 +187,7 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
         "starting with a letter or digit)",
         name->get_ref<const std::string&>()));
   }
+  RETURN_IF_ERROR(CheckJsonTypes(doc));
   // The workload reader checks every field; it reads JSON Lines, so hand it one line.
   const std::string line =
       doc.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
@@ -139,6 +217,7 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
     }
     out.speed_assumed = true;
   }
+  RETURN_IF_ERROR(CheckRunTime(job, doc));
   return out;
 }
 

@@ -287,25 +287,33 @@ util::Result<Service::Submitted> Service::Submit(model::Job job, std::string spe
   std::unique_lock lock(mu_);
   RETURN_IF_ERROR(ReadyOrUnavailable());
   const std::string name = job.name;
-  const auto taken = [&](const std::string& key) -> util::Status {
-    return util::Status::AlreadyExists(fmt::format(
-        "job '{}' exists{}", name,
-        idempotency_key.empty() ? " (a retry must send the first submission's Idempotency-Key)"
-        : key.empty()           ? " (submitted without an Idempotency-Key)"
-                                : " (submitted with another Idempotency-Key)"));
+  // Whether a submission of `name` (made with `key`, as `spec`) may be answered as a retry of
+  // this one: only with the same key and the same job (the body parsed, so spacing and key
+  // order do not count).
+  const auto retry_of = [&](const std::string& key, const std::string& spec) -> util::Status {
+    if (idempotency_key.empty() || key != idempotency_key) {
+      return util::Status::AlreadyExists(fmt::format(
+          "job '{}' exists{}", name,
+          idempotency_key.empty() ? " (a retry must send the first submission's Idempotency-Key)"
+          : key.empty()           ? " (submitted without an Idempotency-Key)"
+                                  : " (submitted with another Idempotency-Key)"));
+    }
+    if (spec != spec_json) {
+      return util::Status::Mismatch(fmt::format(
+          "Idempotency-Key '{}' was first sent with another body for job '{}' (expected a retry "
+          "to repeat the first request; a new job needs a new key and name)",
+          idempotency_key, name));
+    }
+    return util::Status::Ok();
   };
   if (auto it = jobs_.find(name); it != jobs_.end()) {
     const Entry& e = *it->second;
-    if (idempotency_key.empty() || e.idempotency_key != idempotency_key) {
-      return taken(e.idempotency_key);
-    }
+    RETURN_IF_ERROR(retry_of(e.idempotency_key, e.spec_json));
     return Submitted{ViewOf(e), false};
   }
   for (const auto& p : pending_) {
     if (p->job.name != name) continue;
-    if (idempotency_key.empty() || p->idempotency_key != idempotency_key) {
-      return taken(p->idempotency_key);
-    }
+    RETURN_IF_ERROR(retry_of(p->idempotency_key, p->spec_json));
     // The same request twice at once: both answers wait for the first one's commit.
     const auto first = p;
     committed_.wait(lock, [&] { return first->done; });
@@ -314,9 +322,7 @@ util::Result<Service::Submitted> Service::Submit(model::Job job, std::string spe
   }
   ASSIGN_OR_RETURN(auto ended, StoredEnded(name));
   if (ended) {
-    if (idempotency_key.empty() || ended->idempotency_key != idempotency_key) {
-      return taken(ended->idempotency_key);
-    }
+    RETURN_IF_ERROR(retry_of(ended->idempotency_key, ended->spec_json));
     return Submitted{ViewOfStored(*ended), false};
   }
   auto p = std::make_shared<PendingSubmit>();

@@ -164,6 +164,7 @@ class Service final : private drive::Effects {
   // Admits `job` (its name is its id) and returns once it is committed to the store.
   // kAlreadyExists when the name is taken and `idempotency_key` is empty or differs from the
   // first submission's (the same key returns the first submission's job, `created` false);
+  // kMismatch when the key is the same but `spec_json` differs from the first submission's;
   // kInvalidArgument when no device of the cluster can run it (the reasons say why).
   struct Submitted {
     JobView job;

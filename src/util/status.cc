@@ -18,6 +18,8 @@ const char* StatusCodeName(StatusCode code) {
       return "already exists";
     case StatusCode::kUnavailable:
       return "unavailable";
+    case StatusCode::kMismatch:
+      return "mismatch";
     case StatusCode::kInternal:
       return "internal error";
   }

@@ -18,6 +18,7 @@ enum class StatusCode {
   kIoError,          // the OS refused (open, read, write)
   kAlreadyExists,    // a named thing exists already (a job name taken by another submission)
   kUnavailable,      // a service cannot answer now (recovering, shutting down); try again
+  kMismatch,         // a retry that differs from the request it repeats (same key, other body)
   kInternal,         // a bug or a library failure we could not attribute to input
 };
 
@@ -41,6 +42,7 @@ class [[nodiscard]] Status {
   static Status Unavailable(std::string msg) {
     return Status(StatusCode::kUnavailable, std::move(msg));
   }
+  static Status Mismatch(std::string msg) { return Status(StatusCode::kMismatch, std::move(msg)); }
   static Status Internal(std::string msg) { return Status(StatusCode::kInternal, std::move(msg)); }
 
   bool ok() const { return code_ == StatusCode::kOk; }

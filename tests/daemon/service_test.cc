@@ -194,7 +194,7 @@ TEST(Service, EndedJobsLeaveMemoryButStayVisibleAndTheirNamesTaken) {
                            fmt::format("k{}", i))
                     .ok());
   }
-  ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"long","stacks":["cuda"],"work":1e9})").ok());
+  ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"long","stacks":["cuda"],"work":1e8})").ok());
   ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "e4") == "completed"; }));
   ASSERT_TRUE(WaitUntil([&] { return d->service->jobs_held() == 1; }));
   // Read back from the store: state, times, what it asked for.
@@ -261,7 +261,7 @@ TEST(Service, ARestartKeepsWhatThePolicyRemembers) {
   // LAS ranks by attained service: after a restart, a job that ran keeps what it attained
   // (saved at its changes and at shutdown) rather than starting again from zero.
   auto d = StartDaemon(dir.File("h.db"), "v100=1", 1000, "las");
-  ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"a","stacks":["cuda"],"work":1e9})").ok());
+  ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"a","stacks":["cuda"],"work":1e8})").ok());
   ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "a") == "running"; }));
   ASSERT_TRUE(WaitUntil([&] { return d->service->Get("a")->attained_s.value_or(0) > 200; }));
   const double before = *d->service->Get("a")->attained_s;
@@ -392,7 +392,7 @@ TEST(Service, NodesJoinAndLeaveAsTheBackendListsThem) {
   VirtualBackend* backend = nullptr;
   auto service = start(&backend, false);
   // Measured on V100s only: it can run nowhere until a V100 node joins.
-  const std::string body = R"({"name":"v","stacks":["cuda"],"work":1e9,"throughput":{"v100":1}})";
+  const std::string body = R"({"name":"v","stacks":["cuda"],"work":1e8,"throughput":{"v100":1}})";
   auto req = ParseJobRequest(body, service->cluster().catalog);
   ASSERT_TRUE(req.ok()) << req.status().ToString();
   EXPECT_EQ(service->Submit(req->job, req->spec_json, "").status().code(),

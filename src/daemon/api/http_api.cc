@@ -60,6 +60,8 @@ const char* CodeName(util::StatusCode code) {
       return "not_found";
     case util::StatusCode::kAlreadyExists:
       return "conflict";
+    case util::StatusCode::kMismatch:
+      return "idempotency_mismatch";
     case util::StatusCode::kUnavailable:
       return "unavailable";
     default:
@@ -76,6 +78,8 @@ int HttpStatus(util::StatusCode code) {
       return 404;
     case util::StatusCode::kAlreadyExists:
       return 409;
+    case util::StatusCode::kMismatch:
+      return 422;
     case util::StatusCode::kUnavailable:
       return 503;
     default:

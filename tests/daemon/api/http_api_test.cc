@@ -98,7 +98,7 @@ std::string ErrorMessage(const Reply& r) {
 }
 
 std::string JobBody(const std::string& name, const std::string& extra = "") {
-  return fmt::format(R"({{"name":"{}","stacks":["cuda"],"work":1e9{}}})", name, extra);
+  return fmt::format(R"({{"name":"{}","stacks":["cuda"],"work":1e8{}}})", name, extra);
 }
 
 struct BootOptions {
@@ -279,6 +279,25 @@ TEST_F(HttpApiTest, ASecondSubmitOfANameConflictsUnlessItRetriesTheSameKey) {
   const json list = Get("/v1/jobs", kReadToken).Json();
   ASSERT_TRUE(list.contains("jobs"));
   EXPECT_EQ(list["jobs"].size(), 1u) << list;
+}
+
+TEST_F(HttpApiTest, AKeyRetriedWithAnotherBodyIs422AndChangesNothing) {
+  ASSERT_NO_FATAL_FAILURE(Boot());
+  const httplib::Headers key = {{"Idempotency-Key", "key-1"}};
+  Reply r = Post("/v1/jobs", JobBody("once"), kSubmitToken, key);
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Post("/v1/jobs", JobBody("once", R"(,"gang_size":2)"), kSubmitToken, key);
+  EXPECT_TRUE(IsError(r, 422, "idempotency_mismatch"));
+  EXPECT_NE(ErrorMessage(r).find("Idempotency-Key 'key-1' was first sent with another body for "
+                                 "job 'once'"),
+            std::string::npos)
+      << r.body;
+  EXPECT_EQ(r.Header("Idempotency-Replayed"), "");
+  // The same job written with other spacing and key order is the same request.
+  r = Post("/v1/jobs", R"({ "work": 1e8, "stacks": ["cuda"], "name": "once" })", kSubmitToken, key);
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Header("Idempotency-Replayed"), "true");
+  EXPECT_EQ(Get("/v1/jobs/once", kReadToken).Json()["gang"], 1);
 }
 
 TEST_F(HttpApiTest, ABadBodyIs400SayingWhatIsWrong) {
@@ -558,7 +577,7 @@ TEST_F(HttpApiTest, PlanSplitsADagOverTheIdleNodes) {
   // With every V100 busy, no idle node can run b: infeasible, with the reason (a value, not an
   // error); on all nodes it plans.
   ASSERT_EQ(Post("/v1/jobs",
-                 R"({"name":"busy","stacks":["cuda"],"gang_size":2,"work":1e9,)"
+                 R"({"name":"busy","stacks":["cuda"],"gang_size":2,"work":1e8,)"
                  R"("throughput":{"v100":1}})",
                  kSubmitToken)
                 .status,

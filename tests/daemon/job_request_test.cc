@@ -1,0 +1,80 @@
+// Job requests are JSON, read strictly: a number or a boolean must be one (not a string), a key
+// is given once, and a job must end within 10 years on its fastest device type. Each error is
+// a 400 naming the field and what was expected.
+#include "daemon/job_request.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "model/catalog.h"
+
+namespace hetsched::svc {
+namespace {
+
+// The message of the error ParseJobRequest returns for `body`; "OK" when it accepts it.
+std::string ErrorOf(const std::string& body) {
+  auto r = ParseJobRequest(body, model::DeviceCatalog::BuiltIn());
+  if (r.ok()) return "OK";
+  EXPECT_EQ(r.status().code(), util::StatusCode::kInvalidArgument);
+  return r.status().message();
+}
+
+const std::string kStacks = R"("stacks":["cuda"])";
+
+TEST(JobRequest, AcceptsAPlainJob) {
+  EXPECT_EQ(ErrorOf(R"({"name":"a","gang_size":2,"work":100,"preemptible":false,)" + kStacks + "}"),
+            "OK");
+  // Ten years less a little, on 2 workers at the assumed 1 step/s: accepted.
+  EXPECT_EQ(ErrorOf(R"({"name":"a","gang_size":2,"work":6.3e8,)" + kStacks + "}"), "OK");
+}
+
+TEST(JobRequest, AStringWhereANumberBelongsIsRefusedNamingTheField) {
+  EXPECT_EQ(ErrorOf(R"({"name":"a","gang_size":"2","work":100,)" + kStacks + "}"),
+            "request body: gang_size: a JSON string (expected a JSON number: a positive integer)");
+  EXPECT_EQ(ErrorOf(R"({"name":"a","work":"100",)" + kStacks + "}"),
+            "request body: work: a JSON string (expected a JSON number: a positive number of "
+            "steps)");
+  EXPECT_EQ(ErrorOf(R"({"name":"a","work":100,"priority":"1",)" + kStacks + "}"),
+            "request body: priority: a JSON string (expected a JSON number: a 32-bit integer)");
+  EXPECT_EQ(ErrorOf(R"({"name":"a","work":100,"preemptible":"false",)" + kStacks + "}"),
+            "request body: preemptible: a JSON string (expected true or false)");
+  EXPECT_EQ(ErrorOf(R"({"name":"a","work":100,"throughput":{"a100-80g":"3"},)" + kStacks + "}"),
+            "request body: throughput.a100-80g: a JSON string (expected a JSON number of steps/s "
+            "per worker)");
+}
+
+TEST(JobRequest, AJobLongerThanTenYearsIsRefusedNamingTheField) {
+  const std::string work = ErrorOf(R"({"name":"a","work":1e308,)" + kStacks + "}");
+  EXPECT_EQ(work.rfind("request body: work: the job would run 1e+308 s on its fastest device "
+                       "type, more than 10 years",
+                       0),
+            0u)
+      << work;
+  const std::string duration =
+      ErrorOf(R"({"name":"a","duration":"999999999999h","reference_device":"a100-80g",)"
+              R"("throughput":{"a100-80g":3,"v100-32g":1},)" +
+              kStacks + "}");
+  EXPECT_EQ(duration.rfind("request body: duration: the job would run 3.6e+15 s", 0), 0u)
+      << duration;
+  // Fast enough on its fastest type with all its workers: accepted.
+  EXPECT_EQ(ErrorOf(R"({"name":"a","gang_size":4,"work":1e9,"throughput":{"a100-80g":1},)" +
+                    kStacks + "}"),
+            "OK");
+}
+
+TEST(JobRequest, AKeyGivenTwiceIsRefusedNamingIt) {
+  EXPECT_EQ(ErrorOf(R"({"name":"a","work":100,"work":200,)" + kStacks + "}"),
+            "request body: work: given twice in one object (expected each key once)");
+  EXPECT_EQ(
+      ErrorOf(R"({"name":"a","work":1,"throughput":{"a100-80g":1,"a100-80g":2},)" + kStacks + "}"),
+      "request body: a100-80g: given twice in one object (expected each key once)");
+  // The same key in two different objects is fine.
+  EXPECT_EQ(ErrorOf(R"({"name":"a","work":1,"data":{"size":"1GiB"},"throughput":{"size":1},)" +
+                    kStacks + "}")
+                .find("given twice"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace hetsched::svc
