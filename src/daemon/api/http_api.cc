@@ -147,6 +147,7 @@ util::Result<std::unique_ptr<HttpApi>> HttpApi::Create(HttpApiOptions options, S
   }
   auto api = std::unique_ptr<HttpApi>(new HttpApi(std::move(options), service, logger, extender));
   api->Route(metrics);
+  api->SetErrorHandler();
   httplib::Server& s = *api->server_;
   const int threads = api->options_.threads;
   s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -199,7 +200,6 @@ void HttpApi::Route(MetricsRegistry* metrics) {
                           "API requests answered, by route and status.", {"route", "code"});
   // Registration fails only for a programming error (a duplicate name).
   if (!latency.ok() || !requests.ok()) std::abort();
-  using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
   // Every route: authorization, timing, and no exception escaping into the server.
   // `open` routes take no token: kube-scheduler's extender client cannot send one.
   auto wrap = [this, latency = *latency, requests = *requests](std::string route, Role need,
@@ -220,7 +220,7 @@ void HttpApi::Route(MetricsRegistry* metrics) {
       if (!role && !auth.empty()) {
         res.set_header("WWW-Authenticate", "Bearer");
         ReplyError(res, 401, "unauthorized", "the token is not valid");
-      } else if (!role && (write || !options_.anonymous_read)) {
+      } else if (!role && (write || need > Role::kRead || !options_.anonymous_read)) {
         res.set_header("WWW-Authenticate", "Bearer");
         ReplyError(res, 401, "unauthorized",
                    "this request needs a token: send 'Authorization: Bearer TOKEN'");
@@ -246,7 +246,7 @@ void HttpApi::Route(MetricsRegistry* metrics) {
   };
   httplib::Server& s = *server_;
 
-  s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+  On("GET", "/healthz", [this](const httplib::Request&, httplib::Response& res) {
     if (service_) {
       auto c = service_->Cluster();
       if (!c.ok()) {
@@ -263,17 +263,18 @@ void HttpApi::Route(MetricsRegistry* metrics) {
     Reply(res, 200, {{"status", "ok"}});
   });
 
-  s.Get("/metrics", wrap("/metrics", Role::kRead,
-                         [this, metrics](const httplib::Request&, httplib::Response& res) {
-                           // Refreshes the device gauges; while the daemon recovers
-                           // (kUnavailable) they keep their last values.
-                           if (service_ && !service_->Cluster().ok()) {
-                             res.set_header("Warning", "199 - recovering: gauges not refreshed");
-                           }
-                           res.set_content(metrics->Render(), std::string(kMetricsContentType));
-                         }));
+  On("GET", "/metrics",
+     wrap("/metrics", Role::kRead,
+          [this, metrics](const httplib::Request&, httplib::Response& res) {
+            // Refreshes the device gauges; while the daemon recovers
+            // (kUnavailable) they keep their last values.
+            if (service_ && !service_->Cluster().ok()) {
+              res.set_header("Warning", "199 - recovering: gauges not refreshed");
+            }
+            res.set_content(metrics->Render(), std::string(kMetricsContentType));
+          }));
 
-  s.Get("/openapi.json", [](const httplib::Request&, httplib::Response& res) {
+  On("GET", "/openapi.json", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(OpenApiDocument(), "application/json");
   });
 
@@ -281,232 +282,228 @@ void HttpApi::Route(MetricsRegistry* metrics) {
     const auto post = [&](const std::string& verb,
                           k8s::ExtenderReply (k8s::Extender::*call)(std::string_view)) {
       const std::string route = options_.extender_prefix + "/" + verb;
-      s.Post(route, wrap(
-                        route, Role::kRead,
-                        [this, call](const httplib::Request& req, httplib::Response& res) {
-                          k8s::ExtenderReply reply = (extender_->*call)(req.body);
-                          res.status = reply.status;
-                          res.set_content(std::move(reply.body), "application/json");
-                        },
-                        /*open=*/true));
+      On("POST", route,
+         wrap(
+             route, Role::kRead,
+             [this, call](const httplib::Request& req, httplib::Response& res) {
+               k8s::ExtenderReply reply = (extender_->*call)(req.body);
+               res.status = reply.status;
+               res.set_content(std::move(reply.body), "application/json");
+             },
+             /*open=*/true));
     };
     post("filter", &k8s::Extender::Filter);
     post("prioritize", &k8s::Extender::Prioritize);
     post("bind", &k8s::Extender::Bind);
     post("preempt", &k8s::Extender::Preempt);
-    s.Get(
-        "/v1/k8s/nodes",
-        wrap("/v1/k8s/nodes", Role::kRead, [this](const httplib::Request&, httplib::Response& res) {
-          json list = json::array();
-          for (const k8s::ExtenderNodeView& n : extender_->Nodes()) {
-            const k8s::NodeInfo& i = n.info;
-            json stacks = json::array();
-            for (const model::SoftwareStack& st : i.device.stacks) {
-              stacks.push_back(model::ToString(st));
-            }
-            list.push_back({{"name", i.name},
-                            {"resource", i.resource},
-                            {"accelerators", i.accelerators},
-                            {"device_type", i.problem.empty() ? i.device.name : ""},
-                            {"stacks", stacks},
-                            {"driver_known", i.driver_known},
-                            {"memory_bytes", i.device.memory_bytes},
-                            {"rack", i.rack},
-                            {"schedulable", i.schedulable},
-                            {"used", n.used},
-                            {"reserved", n.reserved},
-                            {"problem", i.problem}});
-          }
-          Reply(res, 200, {{"synced", extender_->ready()}, {"nodes", list}});
-        }));
+    On("GET", "/v1/k8s/nodes",
+       wrap("/v1/k8s/nodes", Role::kRead, [this](const httplib::Request&, httplib::Response& res) {
+         json list = json::array();
+         for (const k8s::ExtenderNodeView& n : extender_->Nodes()) {
+           const k8s::NodeInfo& i = n.info;
+           json stacks = json::array();
+           for (const model::SoftwareStack& st : i.device.stacks) {
+             stacks.push_back(model::ToString(st));
+           }
+           list.push_back({{"name", i.name},
+                           {"resource", i.resource},
+                           {"accelerators", i.accelerators},
+                           {"device_type", i.problem.empty() ? i.device.name : ""},
+                           {"stacks", stacks},
+                           {"driver_known", i.driver_known},
+                           {"memory_bytes", i.device.memory_bytes},
+                           {"rack", i.rack},
+                           {"schedulable", i.schedulable},
+                           {"used", n.used},
+                           {"reserved", n.reserved},
+                           {"problem", i.problem}});
+         }
+         Reply(res, 200, {{"synced", extender_->ready()}, {"nodes", list}});
+       }));
   }
 
   if (service_) {
-    s.Post("/v1/jobs", wrap("/v1/jobs", Role::kSubmit,
-                            [this](const httplib::Request& req, httplib::Response& res) {
-                              auto parsed = ParseJobRequest(req.body, service_->cluster().catalog);
-                              if (!parsed.ok()) return ReplyStatus(res, parsed.status());
-                              const std::string key = req.get_header_value("Idempotency-Key");
-                              if (key.size() > 256) {
-                                return ReplyError(res, 400, "invalid_argument",
-                                                  "Idempotency-Key: longer than 256 characters");
-                              }
-                              auto submitted =
-                                  service_->Submit(std::move(parsed->job), parsed->spec_json, key);
-                              if (!submitted.ok()) return ReplyStatus(res, submitted.status());
-                              json body = JobJson(submitted->job);
-                              body["speed_assumed"] = parsed->speed_assumed;
-                              if (!submitted->created)
-                                res.set_header("Idempotency-Replayed", "true");
-                              Reply(res, submitted->created ? 201 : 200, body);
-                            }));
+    On("POST", "/v1/jobs",
+       wrap("/v1/jobs", Role::kSubmit, [this](const httplib::Request& req, httplib::Response& res) {
+         auto parsed = ParseJobRequest(req.body, service_->cluster().catalog);
+         if (!parsed.ok()) return ReplyStatus(res, parsed.status());
+         const std::string key = req.get_header_value("Idempotency-Key");
+         if (key.size() > 256) {
+           return ReplyError(res, 400, "invalid_argument",
+                             "Idempotency-Key: longer than 256 characters");
+         }
+         auto submitted = service_->Submit(std::move(parsed->job), parsed->spec_json, key);
+         if (!submitted.ok()) return ReplyStatus(res, submitted.status());
+         json body = JobJson(submitted->job);
+         body["speed_assumed"] = parsed->speed_assumed;
+         if (!submitted->created) res.set_header("Idempotency-Replayed", "true");
+         Reply(res, submitted->created ? 201 : 200, body);
+       }));
 
-    s.Get(
-        "/v1/jobs",
-        wrap("/v1/jobs", Role::kRead, [this](const httplib::Request& req, httplib::Response& res) {
-          JobFilter filter;
-          filter.state = req.get_param_value("state");
-          static const std::set<std::string, std::less<>> kStates = {
-              "queued", "starting", "running", "stopping", "completed", "failed", "cancelled"};
-          if (!filter.state.empty() && kStates.count(filter.state) == 0) {
-            return ReplyError(res, 400, "invalid_argument",
-                              fmt::format("state: '{}' is not a job state (expected queued, "
-                                          "starting, running, stopping, completed, failed or "
-                                          "cancelled)",
-                                          filter.state));
-          }
-          if (req.has_param("limit")) {
-            const std::string text = req.get_param_value("limit");
-            size_t used = 0;
-            long long n = -1;
-            try {
-              n = std::stoll(text, &used);
-            } catch (const std::exception&) {
-            }
-            if (used != text.size() || n < 1 || n > 100000) {
-              return ReplyError(res, 400, "invalid_argument",
-                                fmt::format("limit: '{}' (expected a whole number from 1 to "
-                                            "100000)",
-                                            text));
-            }
-            filter.limit = static_cast<size_t>(n);
-          }
-          auto jobs = service_->List(filter);
-          if (!jobs.ok()) return ReplyStatus(res, jobs.status());
-          json list = json::array();
-          for (const JobView& v : *jobs) list.push_back(JobJson(v));
-          Reply(res, 200, {{"jobs", list}});
-        }));
+    On("GET", "/v1/jobs",
+       wrap("/v1/jobs", Role::kRead, [this](const httplib::Request& req, httplib::Response& res) {
+         JobFilter filter;
+         filter.state = req.get_param_value("state");
+         static const std::set<std::string, std::less<>> kStates = {
+             "queued", "starting", "running", "stopping", "completed", "failed", "cancelled"};
+         if (!filter.state.empty() && kStates.count(filter.state) == 0) {
+           return ReplyError(res, 400, "invalid_argument",
+                             fmt::format("state: '{}' is not a job state (expected queued, "
+                                         "starting, running, stopping, completed, failed or "
+                                         "cancelled)",
+                                         filter.state));
+         }
+         if (req.has_param("limit")) {
+           const std::string text = req.get_param_value("limit");
+           size_t used = 0;
+           long long n = -1;
+           try {
+             n = std::stoll(text, &used);
+           } catch (const std::exception&) {
+           }
+           if (used != text.size() || n < 1 || n > 100000) {
+             return ReplyError(res, 400, "invalid_argument",
+                               fmt::format("limit: '{}' (expected a whole number from 1 to "
+                                           "100000)",
+                                           text));
+           }
+           filter.limit = static_cast<size_t>(n);
+         }
+         auto jobs = service_->List(filter);
+         if (!jobs.ok()) return ReplyStatus(res, jobs.status());
+         json list = json::array();
+         for (const JobView& v : *jobs) list.push_back(JobJson(v));
+         Reply(res, 200, {{"jobs", list}});
+       }));
 
-    s.Get(R"(/v1/jobs/([^/]+))", wrap("/v1/jobs/{name}", Role::kRead,
-                                      [this](const httplib::Request& req, httplib::Response& res) {
-                                        auto job = service_->Get(req.matches[1]);
-                                        if (!job.ok()) return ReplyStatus(res, job.status());
-                                        Reply(res, 200, JobJson(*job));
-                                      }));
+    On("GET", R"(/v1/jobs/([^/]+))",
+       wrap("/v1/jobs/{name}", Role::kRead,
+            [this](const httplib::Request& req, httplib::Response& res) {
+              auto job = service_->Get(req.matches[1]);
+              if (!job.ok()) return ReplyStatus(res, job.status());
+              Reply(res, 200, JobJson(*job));
+            }));
 
-    s.Delete(R"(/v1/jobs/([^/]+))",
-             wrap("/v1/jobs/{name}", Role::kSubmit,
-                  [this](const httplib::Request& req, httplib::Response& res) {
-                    auto job = service_->Cancel(req.matches[1]);
-                    if (!job.ok()) return ReplyStatus(res, job.status());
-                    Reply(res, 202, JobJson(*job));
-                  }));
+    On("DELETE", R"(/v1/jobs/([^/]+))",
+       wrap("/v1/jobs/{name}", Role::kSubmit,
+            [this](const httplib::Request& req, httplib::Response& res) {
+              auto job = service_->Cancel(req.matches[1]);
+              if (!job.ok()) return ReplyStatus(res, job.status());
+              Reply(res, 202, JobJson(*job));
+            }));
 
-    s.Get(R"(/v1/jobs/([^/]+)/why)",
-          wrap("/v1/jobs/{name}/why", Role::kRead,
-               [this](const httplib::Request& req, httplib::Response& res) {
-                 auto why = service_->Why(req.matches[1]);
-                 if (!why.ok()) return ReplyStatus(res, why.status());
-                 Reply(res, 200, {{"name", req.matches[1]}, {"why", *why}});
-               }));
+    On("GET", R"(/v1/jobs/([^/]+)/why)",
+       wrap("/v1/jobs/{name}/why", Role::kRead,
+            [this](const httplib::Request& req, httplib::Response& res) {
+              auto why = service_->Why(req.matches[1]);
+              if (!why.ok()) return ReplyStatus(res, why.status());
+              Reply(res, 200, {{"name", req.matches[1]}, {"why", *why}});
+            }));
 
-    s.Get("/v1/nodes",
-          wrap("/v1/nodes", Role::kRead, [this](const httplib::Request&, httplib::Response& res) {
-            auto nodes = service_->Nodes();
-            if (!nodes.ok()) return ReplyStatus(res, nodes.status());
-            json list = json::array();
-            for (const NodeView& n : *nodes) list.push_back(NodeJson(n));
-            Reply(res, 200, {{"nodes", list}});
-          }));
+    On("GET", "/v1/nodes",
+       wrap("/v1/nodes", Role::kRead, [this](const httplib::Request&, httplib::Response& res) {
+         auto nodes = service_->Nodes();
+         if (!nodes.ok()) return ReplyStatus(res, nodes.status());
+         json list = json::array();
+         for (const NodeView& n : *nodes) list.push_back(NodeJson(n));
+         Reply(res, 200, {{"nodes", list}});
+       }));
 
-    s.Get(R"(/v1/nodes/([^/]+))",
-          wrap("/v1/nodes/{node}", Role::kRead,
-               [this](const httplib::Request& req, httplib::Response& res) {
-                 auto h = service_->Node(req.matches[1], 100);
-                 if (!h.ok()) return ReplyStatus(res, h.status());
-                 json events = json::array();
-                 for (const StoredEvent& e : h->events) {
-                   events.push_back({{"at", e.at_s}, {"kind", e.kind}, {"detail", e.detail}});
-                 }
-                 json body = NodeJson(h->node);
-                 body["history"] = events;
-                 Reply(res, 200, body);
-               }));
+    On("GET", R"(/v1/nodes/([^/]+))",
+       wrap("/v1/nodes/{node}", Role::kRead,
+            [this](const httplib::Request& req, httplib::Response& res) {
+              auto h = service_->Node(req.matches[1], 100);
+              if (!h.ok()) return ReplyStatus(res, h.status());
+              json events = json::array();
+              for (const StoredEvent& e : h->events) {
+                events.push_back({{"at", e.at_s}, {"kind", e.kind}, {"detail", e.detail}});
+              }
+              json body = NodeJson(h->node);
+              body["history"] = events;
+              Reply(res, 200, body);
+            }));
 
     for (const bool drain : {true, false}) {
       const std::string verb = drain ? "drain" : "undrain";
-      s.Post("/v1/nodes/([^/]+)/" + verb,
-             wrap("/v1/nodes/{node}/" + verb, Role::kAdmin,
-                  [this, drain](const httplib::Request& req, httplib::Response& res) {
-                    auto node = service_->SetDrained(req.matches[1], drain);
-                    if (!node.ok()) return ReplyStatus(res, node.status());
-                    Reply(res, 200, NodeJson(*node));
-                  }));
+      On("POST", "/v1/nodes/([^/]+)/" + verb,
+         wrap("/v1/nodes/{node}/" + verb, Role::kAdmin,
+              [this, drain](const httplib::Request& req, httplib::Response& res) {
+                auto node = service_->SetDrained(req.matches[1], drain);
+                if (!node.ok()) return ReplyStatus(res, node.status());
+                Reply(res, 200, NodeJson(*node));
+              }));
     }
 
-    s.Get("/v1/cluster",
-          wrap("/v1/cluster", Role::kRead, [this](const httplib::Request&, httplib::Response& res) {
-            auto c = service_->Cluster();
-            if (!c.ok()) return ReplyStatus(res, c.status());
-            json types = json::array();
-            for (const TypeSummary& t : c->types) {
-              types.push_back({{"type", t.type},
-                               {"capacity", t.capacity},
-                               {"offered", t.offered},
-                               {"used", t.used},
-                               {"utilization", t.utilization},
-                               {"power_w", t.power_w}});
-            }
-            Reply(res, 200,
-                  {{"policy", c->policy},
-                   {"backend", c->backend},
-                   {"now_s", c->now_s},
-                   {"jobs",
-                    {{"queued", c->queued},
-                     {"starting", c->starting},
-                     {"running", c->running},
-                     {"stopping", c->stopping},
-                     {"completed", c->completed},
-                     {"failed", c->failed},
-                     {"cancelled", c->cancelled}}},
-                   {"power",
-                    {{"draw_w", c->power_w},
-                     {"energy_j", c->energy_j},
-                     {"nodes_off", c->nodes_off},
-                     {"transitions", c->power_transitions}}},
-                   {"types", types}});
-          }));
+    On("GET", "/v1/cluster",
+       wrap("/v1/cluster", Role::kRead, [this](const httplib::Request&, httplib::Response& res) {
+         auto c = service_->Cluster();
+         if (!c.ok()) return ReplyStatus(res, c.status());
+         json types = json::array();
+         for (const TypeSummary& t : c->types) {
+           types.push_back({{"type", t.type},
+                            {"capacity", t.capacity},
+                            {"offered", t.offered},
+                            {"used", t.used},
+                            {"utilization", t.utilization},
+                            {"power_w", t.power_w}});
+         }
+         Reply(res, 200,
+               {{"policy", c->policy},
+                {"backend", c->backend},
+                {"now_s", c->now_s},
+                {"jobs",
+                 {{"queued", c->queued},
+                  {"starting", c->starting},
+                  {"running", c->running},
+                  {"stopping", c->stopping},
+                  {"completed", c->completed},
+                  {"failed", c->failed},
+                  {"cancelled", c->cancelled}}},
+                {"power",
+                 {{"draw_w", c->power_w},
+                  {"energy_j", c->energy_j},
+                  {"nodes_off", c->nodes_off},
+                  {"transitions", c->power_transitions}}},
+                {"types", types}});
+       }));
 
-    s.Get("/v1/whatif",
-          wrap("/v1/whatif", Role::kSubmit,
-               [this](const httplib::Request& req, httplib::Response& res) {
-                 const std::string policy = req.get_param_value("policy");
-                 if (policy.empty()) {
-                   return ReplyError(
-                       res, 400, "invalid_argument",
-                       "policy: missing (expected ?policy=NAME, e.g. fifo or las-het)");
-                 }
-                 auto results = service_->WhatIf(policy);
-                 if (!results.ok()) return ReplyStatus(res, results.status());
-                 json list = json::array();
-                 for (const WhatIfResult& w : *results) {
-                   list.push_back({{"policy", w.policy},
-                                   {"jobs", w.jobs},
-                                   {"skipped", w.skipped},
-                                   {"makespan_s", w.makespan_s},
-                                   {"avg_jct_s", w.avg_jct_s},
-                                   {"p99_jct_s", w.p99_jct_s},
-                                   {"preemptions", w.preemptions}});
-                 }
-                 Reply(res, 200, {{"current", list[0]}, {"candidate", list[1]}});
-               }));
+    On("GET", "/v1/whatif",
+       wrap("/v1/whatif", Role::kSubmit,
+            [this](const httplib::Request& req, httplib::Response& res) {
+              const std::string policy = req.get_param_value("policy");
+              if (policy.empty()) {
+                return ReplyError(res, 400, "invalid_argument",
+                                  "policy: missing (expected ?policy=NAME, e.g. fifo or las-het)");
+              }
+              auto results = service_->WhatIf(policy);
+              if (!results.ok()) return ReplyStatus(res, results.status());
+              json list = json::array();
+              for (const WhatIfResult& w : *results) {
+                list.push_back({{"policy", w.policy},
+                                {"jobs", w.jobs},
+                                {"skipped", w.skipped},
+                                {"makespan_s", w.makespan_s},
+                                {"avg_jct_s", w.avg_jct_s},
+                                {"p99_jct_s", w.p99_jct_s},
+                                {"preemptions", w.preemptions}});
+              }
+              Reply(res, 200, {{"current", list[0]}, {"candidate", list[1]}});
+            }));
 
-    s.Post("/v1/plan", wrap("/v1/plan", Role::kSubmit,
-                            [this](const httplib::Request& req, httplib::Response& res) {
-                              auto request = ParsePlanRequest(req.body);
-                              if (!request.ok()) return ReplyStatus(res, request.status());
-                              auto plan = service_->Plan(*request);
-                              if (!plan.ok()) return ReplyStatus(res, plan.status());
-                              res.status = 200;
-                              res.set_content(
-                                  plan->dump(-1, ' ', false, json::error_handler_t::replace) + "\n",
-                                  "application/json");
-                            }));
+    On("POST", "/v1/plan",
+       wrap("/v1/plan", Role::kSubmit, [this](const httplib::Request& req, httplib::Response& res) {
+         auto request = ParsePlanRequest(req.body);
+         if (!request.ok()) return ReplyStatus(res, request.status());
+         auto plan = service_->Plan(*request);
+         if (!plan.ok()) return ReplyStatus(res, plan.status());
+         res.status = 200;
+         res.set_content(plan->dump(-1, ' ', false, json::error_handler_t::replace) + "\n",
+                         "application/json");
+       }));
   }
 
   if (service_) {
-    s.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    On("GET", "/", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(std::string(DashboardHtml()), "text/html; charset=utf-8");
     });
   }
@@ -523,12 +520,44 @@ void HttpApi::Route(MetricsRegistry* metrics) {
     res.set_header("Connection", "close");
     return httplib::Server::HandlerResponse::Handled;
   });
+}
 
-  // Unknown routes and httplib's own refusals (413 for a body over the limit) in JSON.
+void HttpApi::On(const std::string& method, const std::string& pattern, Handler handler) {
+  methods_.emplace_back(std::regex(pattern), method);
+  if (method == "GET") {
+    server_->Get(pattern, std::move(handler));
+  } else if (method == "POST") {
+    server_->Post(pattern, std::move(handler));
+  } else {
+    server_->Delete(pattern, std::move(handler));
+  }
+}
+
+std::string HttpApi::AllowedMethods(const std::string& path) const {
+  std::set<std::string> methods;
+  for (const auto& [pattern, method] : methods_) {
+    if (!std::regex_match(path, pattern)) continue;
+    methods.insert(method);
+    if (method == "GET") methods.insert("HEAD");  // httplib answers HEAD with the GET route
+  }
+  std::string out;
+  for (const std::string& m : methods) out += (out.empty() ? "" : ", ") + m;
+  return out;
+}
+
+// Unknown routes, methods a route does not serve, and httplib's own refusals (413 for a body
+// over the limit) in JSON.
+void HttpApi::SetErrorHandler() {
   const size_t body_limit = extender_ ? kMaxExtenderRequestBytes : kMaxJobRequestBytes;
-  s.set_error_handler([body_limit](const httplib::Request& req, httplib::Response& res) {
+  server_->set_error_handler([this, body_limit](const httplib::Request& req,
+                                                httplib::Response& res) {
     if (!res.body.empty()) return;
-    if (res.status == 404) {
+    const std::string allowed = res.status == 404 ? AllowedMethods(req.path) : "";
+    if (!allowed.empty()) {
+      res.set_header("Allow", allowed);
+      ReplyError(res, 405, "method_not_allowed",
+                 fmt::format("{} {}: not served (allowed: {})", req.method, req.path, allowed));
+    } else if (res.status == 404) {
       ReplyError(res, 404, "not_found", "no such route (see /openapi.json)");
     } else if (res.status == 413 &&
                req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) ==

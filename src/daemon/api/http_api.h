@@ -2,7 +2,9 @@
 // summary, Prometheus metrics, the OpenAPI document and the dashboard, with bearer tokens.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,7 +17,9 @@
 
 namespace httplib {
 class Server;
-}
+struct Request;
+struct Response;
+}  // namespace httplib
 
 namespace hetsched::svc {
 
@@ -63,7 +67,15 @@ class HttpApi {
 
  private:
   HttpApi(HttpApiOptions options, Service* service, Logger* logger, k8s::Extender* extender);
+  using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
   void Route(MetricsRegistry* metrics);
+  // Registers `handler` for `method` (GET, POST or DELETE) on paths matching `pattern`, and
+  // remembers the pair so that another method on the path is a 405 naming the allowed ones.
+  void On(const std::string& method, const std::string& pattern, Handler handler);
+  // The methods served on `path` ("GET, HEAD, POST"); empty when no route matches it.
+  std::string AllowedMethods(const std::string& path) const;
+  // JSON replies for unknown routes, methods a route does not serve and httplib's refusals.
+  void SetErrorHandler();
 
   HttpApiOptions options_;
   Service* service_;
@@ -71,6 +83,7 @@ class HttpApi {
   k8s::Extender* extender_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
+  std::vector<std::pair<std::regex, std::string>> methods_;  // path pattern, method
   int port_ = 0;
 };
 

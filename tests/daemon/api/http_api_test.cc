@@ -634,6 +634,50 @@ TEST_F(HttpApiTest, MetricsCountRequestsAndSubmissions) {
   EXPECT_NE(r.body.find("\nhetsched_jobs_submitted_total 1\n"), std::string::npos) << r.body;
 }
 
+TEST_F(HttpApiTest, AMethodARouteDoesNotServeIs405NamingTheAllowedOnes) {
+  ASSERT_NO_FATAL_FAILURE(Boot());
+  const std::string node = NodeNames().at(0);
+  const httplib::Headers auth = {{"Authorization", std::string("Bearer ") + kAdminToken}};
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/v1/jobs", "GET, HEAD, POST"},
+      {"/v1/jobs/some-job", "DELETE, GET, HEAD"},
+      {"/v1/nodes/" + node + "/drain", "POST"},
+  };
+  for (const auto& [path, allowed] : cases) {
+    for (const std::string method : {"PUT", "PATCH"}) {
+      auto r = method == "PUT" ? client_->Put(path, auth, "{}", "application/json")
+                               : client_->Patch(path, auth, "{}", "application/json");
+      ASSERT_TRUE(r) << method << " " << path;
+      Reply reply{r->status, r->body, r->headers};
+      EXPECT_TRUE(IsError(reply, 405, "method_not_allowed")) << method << " " << path;
+      EXPECT_EQ(reply.Header("Allow"), allowed) << method << " " << path;
+      EXPECT_NE(ErrorMessage(reply).find(method + " " + path), std::string::npos) << reply.body;
+    }
+  }
+  // A path no route serves stays a 404, whatever the method.
+  auto r = client_->Put("/v1/nothing", auth, "{}", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(IsError({r->status, r->body, r->headers}, 404, "not_found"));
+  EXPECT_FALSE(r->has_header("Allow"));
+}
+
+TEST_F(HttpApiTest, ARouteNeedingARoleIs401WithoutATokenAnd403WithTooLowAOne) {
+  ASSERT_NO_FATAL_FAILURE(Boot());  // anonymous reads allowed
+  // whatif is a GET that needs the submit role: no token is 401, not 403.
+  Reply r = Get("/v1/whatif?name=x");
+  EXPECT_TRUE(IsError(r, 401, "unauthorized"));
+  EXPECT_EQ(r.Header("WWW-Authenticate"), "Bearer");
+  r = Get("/v1/whatif?name=x", kReadToken);
+  EXPECT_TRUE(IsError(r, 403, "forbidden"));
+  EXPECT_EQ(r.Header("WWW-Authenticate"), "");
+  r = Post("/v1/jobs", JobBody("a"), "");
+  EXPECT_TRUE(IsError(r, 401, "unauthorized"));
+  EXPECT_EQ(r.Header("WWW-Authenticate"), "Bearer");
+  r = Post("/v1/nodes/" + NodeNames().at(0) + "/drain", "", kSubmitToken);
+  EXPECT_TRUE(IsError(r, 403, "forbidden"));
+  EXPECT_NE(ErrorMessage(r).find("admin"), std::string::npos) << r.body;
+}
+
 // Every route the server has, as OpenAPI names it.
 const std::vector<std::pair<std::string, std::string>> kRoutes = {
     {"get", "/healthz"},
@@ -705,8 +749,11 @@ TEST_F(HttpApiTest, AnUnknownRouteIsA404InJson) {
   EXPECT_TRUE(IsError(Get("/v2/jobs", kReadToken), 404, "not_found"));
   EXPECT_TRUE(IsError(Get("/v1/jobs/a/b/c", kReadToken), 404, "not_found"));
   EXPECT_TRUE(IsError(Get("/nope"), 404, "not_found"));
-  EXPECT_TRUE(IsError(Post("/v1/cluster", "", kAdminToken), 404, "not_found"));
-  EXPECT_TRUE(IsError(Delete("/v1/nodes", kAdminToken), 404, "not_found"));
+  // A route served for other methods is a 405, not a 404.
+  const Reply post = Post("/v1/cluster", "", kAdminToken);
+  EXPECT_TRUE(IsError(post, 405, "method_not_allowed"));
+  EXPECT_EQ(post.Header("Allow"), "GET, HEAD");
+  EXPECT_TRUE(IsError(Delete("/v1/nodes", kAdminToken), 405, "method_not_allowed"));
 }
 
 TEST_F(HttpApiTest, WithoutAnonymousReadsEveryReadNeedsAToken) {
