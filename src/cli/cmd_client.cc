@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -119,13 +120,33 @@ std::string UrlEscape(const std::string& s) {
   return out;
 }
 
+// Widest message `jobs` shows in its table, in bytes; longer ones end in "...".
+constexpr size_t kMessageWidth = 60;
+
+// `message` on one line and at most kMessageWidth bytes, cut before a UTF-8 character rather
+// than inside one; `*cut` set when it was cut.
+std::string TableMessage(std::string message, bool* cut) {
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  if (message.size() <= kMessageWidth) return message;
+  size_t end = kMessageWidth - 3;
+  while (end > 0 && (static_cast<unsigned char>(message[end]) & 0xC0) == 0x80) --end;
+  *cut = true;
+  return message.substr(0, end) + "...";
+}
+
 int PrintJobs(const json& jobs) {
   report::Table t({"name", "state", "device type", "devices", "attempt", "message"});
+  bool cut = false;
   for (const json& j : jobs) {
     t.AddRow({Text(j["name"]), Text(j["state"]), Text(j["device_type"]),
-              std::to_string(j["devices"].size()), Text(j["attempt"]), Text(j["message"])});
+              std::to_string(j["devices"].size()), Text(j["attempt"]),
+              TableMessage(Text(j["message"]), &cut)});
   }
   std::fputs(t.Render().c_str(), stdout);
+  if (cut) {
+    std::printf("(messages cut to %zu characters; `hetsched jobs --json` has them whole)\n",
+                kMessageWidth);
+  }
   return kExitOk;
 }
 
