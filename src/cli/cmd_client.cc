@@ -144,7 +144,7 @@ int PrintJobs(const json& jobs) {
   }
   std::fputs(t.Render().c_str(), stdout);
   if (cut) {
-    std::printf("(messages cut to %zu characters; `hetsched jobs --json` has them whole)\n",
+    std::printf("(messages cut to %zu bytes; `hetsched jobs --json` has them whole)\n",
                 kMessageWidth);
   }
   return kExitOk;

@@ -1,5 +1,5 @@
 // `hetsched jobs` against a stand-in daemon (an HTTP server answering GET /v1/jobs with a job
-// whose message is 300 characters): the table cuts the message so that it stays readable, says
+// whose message is 300 bytes): the table cuts the message so that it stays readable, says
 // so under the table, and `jobs --json` keeps the message whole.
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -60,7 +60,7 @@ TEST(JobsTable, ALongMessageIsCutAndTheJsonKeepsItWhole) {
   EXPECT_NE(table.out.find(long_message.substr(0, 57) + "..."), std::string::npos) << table.out;
   EXPECT_EQ(table.out.find(long_message), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("exit status 1"), std::string::npos) << table.out;
-  EXPECT_NE(table.out.find("(messages cut to 60 characters; `hetsched jobs --json` has them "
+  EXPECT_NE(table.out.find("(messages cut to 60 bytes; `hetsched jobs --json` has them "
                            "whole)"),
             std::string::npos)
       << table.out;
