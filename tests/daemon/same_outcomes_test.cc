@@ -18,6 +18,7 @@
 #include "daemon/service.h"
 #include "model/io/cluster_reader.h"
 #include "sim/engine.h"
+#include "testing/forwarding_backend.h"
 #include "testing/temp_dir.h"
 
 namespace hetsched::svc {
@@ -97,20 +98,10 @@ Outcomes Simulated(const Script& s, const model::Cluster& cluster) {
 
 // Hands every call to one virtual backend that outlives the daemon (a restart keeps the
 // machines and what runs on them).
-class SharedBackend final : public Backend {
+class SharedBackend final : public hetsched::testing::ForwardingBackend {
  public:
-  explicit SharedBackend(std::shared_ptr<VirtualBackend> b) : b_(std::move(b)) {}
-  std::string name() const override { return b_->name(); }
-  util::Status Start(const LaunchSpec& spec) override { return b_->Start(spec); }
-  util::Status Stop(const std::string& job, int64_t attempt, double grace_s) override {
-    return b_->Stop(job, attempt, grace_s);
-  }
-  util::Status SetNodePower(const std::string& node, bool on) override {
-    return b_->SetNodePower(node, on);
-  }
-  std::vector<BackendNode> ListNodes() override { return b_->ListNodes(); }
-  std::vector<BackendJob> ListJobs() override { return b_->ListJobs(); }
-  std::vector<BackendEvent> Poll() override { return b_->Poll(); }
+  explicit SharedBackend(std::shared_ptr<VirtualBackend> b)
+      : ForwardingBackend(*b), b_(std::move(b)) {}
 
  private:
   std::shared_ptr<VirtualBackend> b_;

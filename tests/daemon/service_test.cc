@@ -17,6 +17,7 @@
 #include "cli/serve_analysis.h"
 #include "daemon/job_request.h"
 #include "model/io/cluster_reader.h"
+#include "testing/forwarding_backend.h"
 #include "testing/temp_dir.h"
 #include "util/file.h"
 
@@ -98,27 +99,17 @@ TEST(Service, JobsRunToCompletionOnTheVirtualBackend) {
 }
 
 // Passes every call to a virtual backend and keeps a copy of each LaunchSpec.
-class RecordingBackend final : public Backend {
+class RecordingBackend final : public hetsched::testing::ForwardingBackend {
  public:
   RecordingBackend(std::unique_ptr<Backend> inner, std::mutex* mu, std::vector<LaunchSpec>* specs)
-      : inner_(std::move(inner)), mu_(mu), specs_(specs) {}
-  std::string name() const override { return inner_->name(); }
+      : ForwardingBackend(*inner), inner_(std::move(inner)), mu_(mu), specs_(specs) {}
   util::Status Start(const LaunchSpec& spec) override {
     {
       std::lock_guard lock(*mu_);
       specs_->push_back(spec);
     }
-    return inner_->Start(spec);
+    return ForwardingBackend::Start(spec);
   }
-  util::Status Stop(const std::string& job, int64_t attempt, double grace_s) override {
-    return inner_->Stop(job, attempt, grace_s);
-  }
-  util::Status SetNodePower(const std::string& node, bool on) override {
-    return inner_->SetNodePower(node, on);
-  }
-  std::vector<BackendNode> ListNodes() override { return inner_->ListNodes(); }
-  std::vector<BackendJob> ListJobs() override { return inner_->ListJobs(); }
-  std::vector<BackendEvent> Poll() override { return inner_->Poll(); }
 
  private:
   std::unique_ptr<Backend> inner_;
