@@ -318,20 +318,23 @@ void Attempts::Cancel(JobId job, const std::string& why, double now_s) {
 
 Attempts::TimeLimits Attempts::EnforceTimeLimits(double now_s) {
   TimeLimits out{0, kInf};
-  for (const int32_t i : std::vector<int32_t>(limited_)) {  // a stop may end jobs meanwhile
+  std::vector<int32_t> due;  // stopped after the scan: a stop may end jobs, changing limited_
+  for (const int32_t i : limited_) {
     Book& b = books_[i];
     const Attempt& a = b.attempt;
     if (!b.tracked || !a.active || !a.running) continue;
     const double left = *b.time_limit_s - RunTime(b, now_s);
     if (left > 0) {
       out.next_s = std::min(out.next_s, now_s + left);
-      continue;
+    } else if (a.stop != StopCause::kCancel && a.stop != StopCause::kTimeLimit) {
+      b.attempt.stop = StopCause::kTimeLimit;
+      due.push_back(i);
     }
-    if (a.stop == StopCause::kCancel || a.stop == StopCause::kTimeLimit) continue;
-    b.attempt.stop = StopCause::kTimeLimit;
-    ++out.stopped;
-    Stop(JobId(i), rules_.stop_grace_s, now_s);
   }
+  for (const int32_t i : due) {
+    if (books_[i].attempt.active) Stop(JobId(i), rules_.stop_grace_s, now_s);  // not ended since
+  }
+  out.stopped = static_cast<int32_t>(due.size());
   return out;
 }
 

@@ -98,8 +98,6 @@ struct JobRun {
   int32_t counted = 0;
 };
 
-// Steps/s of a gang whose compute runs at `speed` steps/s slowed to `throughput` by a power
-// cap, plus `sync_s` of all-reduce per step.
 // What the simulated machines are told: checkpoint and start-up times, injected boot and start
 // failures.
 inline SimBackendOptions BackendOptions(const model::Cluster& cluster, const SimOptions& options) {
@@ -114,6 +112,8 @@ inline SimBackendOptions BackendOptions(const model::Cluster& cluster, const Sim
   return o;
 }
 
+// Steps/s of a gang whose compute runs at `speed` steps/s slowed to `throughput` by a power
+// cap, plus `sync_s` of all-reduce per step.
 inline double EffectiveRate(double speed, double sync_s, double throughput) {
   const double step_s = 1.0 / (speed * throughput) + sync_s;
   return std::isfinite(step_s) && step_s > 0 ? 1.0 / step_s : 0;

@@ -113,7 +113,7 @@ util::Status VirtualBackend::Start(const LaunchSpec& spec) {
     }
   }
   const Key key{spec.job, spec.attempt, spec.node};
-  if (failed_.count(spec.node) != 0 && failed_.at(spec.node) > 0) {
+  if (auto down = failed_.find(spec.node); down != failed_.end() && down->second > 0) {
     return util::Status::Infeasible(fmt::format("virtual backend: node '{}' is down", spec.node));
   }
   if (StartFails(spec.node)) {  // reported by the next Poll, as a real backend would
