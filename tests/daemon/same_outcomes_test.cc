@@ -1,11 +1,13 @@
 // One set of rules, two drivers: the same jobs and the same scripted faults (a start failure, a
-// node down under a gang, a time limit, cancels, a daemon restart) through the simulator and
-// through the daemon on its virtual backend must end every job the same way after the same
-// number of attempts (drive::Attempts' rules, docs/architecture.md).
+// node down under a gang, a lost attempt, a time limit, cancels, one while a checkpoint is
+// written, a daemon restart) through the simulator and through the daemon on its virtual
+// backend must end every job the same way after the same number of attempts, at the same time
+// where the script says when (drive::Attempts' rules, docs/architecture.md).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
@@ -35,18 +37,29 @@ struct Script {
   std::vector<VirtualFault> faults;
   std::vector<std::pair<double, std::string>> cancels;  // (modeled s, job)
   std::vector<double> restarts;                         // daemon restarts (modeled s)
-  double end_s = 0;                                     // every job has ended by then
+  double checkpoint_save_s = 0;  // a stopped attempt's checkpoint write (modeled s)
+  double end_s = 0;              // every job has ended by then
 };
+
+// The daemon's clock runs on wall time: its ends come a few modeled seconds late (the script's
+// events are 50 modeled seconds apart or more).
+constexpr double kEndTolerance_s = 25;
 
 struct Outcome {
   std::string state;
   int64_t attempts = 0;
-  bool operator==(const Outcome&) const = default;
+  double ended_s = -1;  // modeled s; -1 in an expectation: not checked
+  bool operator==(const Outcome& o) const {
+    return state == o.state && attempts == o.attempts &&
+           (ended_s < 0 || o.ended_s < 0 || std::abs(ended_s - o.ended_s) <= kEndTolerance_s);
+  }
 };
 using Outcomes = std::map<std::string, Outcome>;
 
 std::ostream& operator<<(std::ostream& os, const Outcome& o) {
-  return os << o.state << " after " << o.attempts << " attempt(s)";
+  os << o.state << " after " << o.attempts << " attempt(s)";
+  if (o.ended_s >= 0) os << " at " << o.ended_s << " s";
+  return os;
 }
 
 std::vector<JobRequest> Requests(const Script& s, const model::Cluster& cluster) {
@@ -67,7 +80,8 @@ Outcomes Simulated(const Script& s, const model::Cluster& cluster) {
   }
   sim::SimOptions so;
   so.policy = "fifo";
-  so.restore_s = so.checkpoint_save_s = 0;
+  so.restore_s = 0;
+  so.checkpoint_save_s = s.checkpoint_save_s;
   so.checkpoint_interval_s = 0;  // a loss loses the whole run, as the daemon's store knows it
   so.record_jobs = true;
   for (const VirtualFault& f : s.faults) {
@@ -91,7 +105,7 @@ Outcomes Simulated(const Script& s, const model::Cluster& cluster) {
                         : o.status == sim::JobStatus::kFailed    ? "failed"
                         : o.status == sim::JobStatus::kCancelled ? "cancelled"
                                                                  : "unfinished";
-    out[workload.jobs[o.id].name] = {state, o.attempts};
+    out[workload.jobs[o.id].name] = {state, o.attempts, o.completion_s};
   }
   return out;
 }
@@ -115,6 +129,7 @@ Outcomes Served(const Script& s, const model::Cluster& cluster) {
   for (const model::Node& n : cluster.nodes) vo.nodes.push_back(n.name);
   vo.time_scale = kScale;
   vo.faults = s.faults;
+  vo.checkpoint_save_s = s.checkpoint_save_s;
   auto backend = std::make_shared<VirtualBackend>(vo);
   const auto start = std::chrono::steady_clock::now();
   const auto at = [&](double modeled_s) {
@@ -127,6 +142,7 @@ Outcomes Served(const Script& s, const model::Cluster& cluster) {
   opts.tick_s = 0.002;
   opts.max_start_failures = 1;  // as the simulator's (its start failures are stacks missing)
   opts.scheduler.preemption_cost_s = 0;
+  opts.stop_grace_s = std::numeric_limits<double>::infinity();  // as the simulator's
   const auto open = [&]() -> std::unique_ptr<Service> {
     metrics = std::make_unique<MetricsRegistry>();
     auto store = Store::Open(dir.File("h.db"));
@@ -158,7 +174,10 @@ Outcomes Served(const Script& s, const model::Cluster& cluster) {
   Outcomes out;
   auto list = service->List({});
   EXPECT_TRUE(list.ok());
-  for (const JobView& v : *list) out[v.name] = {v.state, v.attempt};
+  for (const JobView& v : *list) {
+    // Every job was submitted at modeled 0.
+    out[v.name] = {v.state, v.attempt, v.ended_s < 0 ? -1 : (v.ended_s - v.submitted_s) * kScale};
+  }
   return out;
 }
 
@@ -213,6 +232,21 @@ TEST(SameOutcomes, TimeLimitsAndCancelsEndJobsTheSameWay) {
                          {"within", {"completed", 1}},
                          {"long", {"cancelled", 1}},
                          {"waiting", {"cancelled", 0}}});
+}
+
+TEST(SameOutcomes, ALostAttemptAndACancelWhileACheckpointIsWritten) {
+  Script s;
+  // `over` (150 s of work) reaches its 100 s limit and writes its checkpoint for 80 s; the
+  // cancel at 140 comes while it writes: it ends cancelled when the write is done, at 180.
+  // `solo`'s node goes down at 100 for 100 s: its attempt is lost (no checkpoint kept) and it
+  // runs again from the start when the node is back, 200 to 500.
+  s.jobs = {Job("over", 1, 300, R"("v100":2)", R"(,"time_limit":100)"),
+            Job("solo", 1, 300, R"("k80":1)")};
+  s.faults = {{100, "k80-1", 100, false}};
+  s.cancels = {{140, "over"}};
+  s.checkpoint_save_s = 80;
+  s.end_s = 600;
+  ExpectSameOutcomes(s, {{"over", {"cancelled", 1, 180}}, {"solo", {"completed", 2, 500}}});
 }
 
 }  // namespace

@@ -138,14 +138,16 @@ void VirtualBackend::EndAt(std::map<Key, Run>::iterator run, double end_wall_s) 
 }
 
 util::Status VirtualBackend::Stop(const std::string& job, int64_t attempt, double grace_s) {
-  // Each part writes its checkpoint (unless the grace period cuts that short), then exits.
+  // Each part stops working, writes its checkpoint (unless the grace period cuts that short),
+  // then exits (as the simulator's attempts do). One that already ended keeps its end.
   const double save_s = std::min(options_.checkpoint_save_s, grace_s);
+  const double now = options_.clock();
   for (auto it = runs_.lower_bound({job, attempt, ""});
        it != runs_.end() && std::get<0>(it->first) == job && std::get<1>(it->first) == attempt;
        ++it) {
     if (it->second.stopped) continue;
     it->second.stopped = true;
-    EndAt(it, std::min(it->second.end->first, options_.clock() + save_s / options_.time_scale));
+    if (it->second.end->first > now) EndAt(it, now + save_s / options_.time_scale);
   }
   return util::Status::Ok();
 }
