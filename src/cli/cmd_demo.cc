@@ -493,7 +493,8 @@ util::Result<std::vector<PlanOutcome>> PlanLargestModels(const model::Cluster& c
     steps.End("no NVIDIA accelerators");
     return outcomes;
   }
-  ASSIGN_OR_RETURN(PlanOutcome nvidia, PlanLargest(cluster, nv, "NVIDIA servers only (" + nv + ")"));
+  ASSIGN_OR_RETURN(PlanOutcome nvidia,
+                   PlanLargest(cluster, nv, "NVIDIA servers only (" + nv + ")"));
   steps.End(nvidia.largest ? nvidia.largest->spec.name : "none fits");
   outcomes.push_back(std::move(nvidia));
   return outcomes;
@@ -620,12 +621,12 @@ report::HtmlPage DemoReport(const DemoStory& d) {
   AddLadderBody(page, d.seed.rows, true, "ladder");
   if (d.homo) {
     const LadderPart& homo = *d.homo;
-    page.AddSection("Homogeneous contrast",
-                    fmt::format("The same ladder on cluster {} ({} nodes) running workload {} "
-                                "({} jobs), booked over {}.",
-                                homo.in.cluster.name, homo.in.cluster.nodes.size(),
-                                homo.workload_name, homo.in.workload.jobs.size(),
-                                Hours(homo.runs.horizon_s)));
+    page.AddSection(
+        "Homogeneous contrast",
+        fmt::format("The same ladder on cluster {} ({} nodes) running workload {} "
+                    "({} jobs), booked over {}.",
+                    homo.in.cluster.name, homo.in.cluster.nodes.size(), homo.workload_name,
+                    homo.in.workload.jobs.size(), Hours(homo.runs.horizon_s)));
     AddLadderBody(page, homo.rows, false, "homogeneous");
   }
   if (d.plans) {

@@ -290,8 +290,9 @@ std::string ComparisonText(const std::vector<AlgoRun>& runs, const plan::DagProb
   for (const AlgoRun& r : runs) {
     const double m = r.schedule.makespan;
     table.AddRow({r.algo, Num(m), r.proof ? Num(r.proof->lower_bound) : "-",
-                  heft > 0 ? Num(m / heft) : "n/a", std::isfinite(seq) && m > 0 ? Num(seq / m) : "n/a",
-                  cp > 0 ? Num(m / cp) : "n/a", Num(r.seconds * 1e3), r.note});
+                  heft > 0 ? Num(m / heft) : "n/a",
+                  std::isfinite(seq) && m > 0 ? Num(seq / m) : "n/a", cp > 0 ? Num(m / cp) : "n/a",
+                  Num(r.seconds * 1e3), r.note});
   }
   return table.Render();
 }

@@ -220,17 +220,17 @@ const cost::ReplicaOption* CheapestPerRequest(const std::vector<cost::ReplicaOpt
 }
 
 // Sizes a replica on every catalog type and prints the table (or JSON).
-int SizeReplicas(const PlanServiceArgs& a, const cost::ServedModel& served,
-                 const ServiceTargets& t, const cost::ServingCalibrations& calibrations) {
+int SizeReplicas(const PlanServiceArgs& a, const cost::ServedModel& served, const ServiceTargets& t,
+                 const cost::ServingCalibrations& calibrations) {
   const model::DeviceCatalog& catalog = model::DeviceCatalog::BuiltIn();
   const cost::ServingSlo slo{t.ttft_s, t.tpot_s, 99};
   report::Table table({"type", "tp", "batch", "chunk", "iteration", "req/s", "prefill alone", "$/h",
                        "$ per 1M req", "calibration"});
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
   for (const model::DeviceType& type : catalog.types()) {
-    const auto options = cost::ReplicaOptions(served, type, a.max_tp, t.link_bandwidth,
-                                              calibrations, slo, a.input_tokens, a.output_tokens,
-                                              a.long_input_tokens);
+    const auto options =
+        cost::ReplicaOptions(served, type, a.max_tp, t.link_bandwidth, calibrations, slo,
+                             a.input_tokens, a.output_tokens, a.long_input_tokens);
     // The cheapest feasible shape per request; else why the largest one fails.
     const cost::ReplicaOption* best = CheapestPerRequest(options, type.price_per_hour);
     const std::string source = calibrations.For(type.name).source;

@@ -123,8 +123,9 @@ std::string StackOffers(const Cluster& cluster, const Job& job) {
     }
     if (!offers.empty()) offers += "; ";
     if (found) {
-      offers += fmt::format("the cluster has {} only up to {} ({})", need.name,
-                            best_version.empty() ? "an unversioned build" : best_version, best_type);
+      offers +=
+          fmt::format("the cluster has {} only up to {} ({})", need.name,
+                      best_version.empty() ? "an unversioned build" : best_version, best_type);
     } else {
       offers += fmt::format("no device in the cluster runs {}", need.name);
     }
