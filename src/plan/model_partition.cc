@@ -1,7 +1,5 @@
 #include "plan/model_partition.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -10,9 +8,7 @@
 #include <numeric>
 #include <set>
 
-#include "cost/transfer.h"
 #include "model/topology.h"
-#include "util/units.h"
 
 namespace hetsched::plan {
 namespace {
