@@ -462,150 +462,133 @@ nlohmann::json PlanJson(const model::Cluster& cluster, const PlanOutcome& p) {
   return j;
 }
 
-int RunDemo(const DemoFlags& f) {
-  const bool plans = !f.no_plan;
-  const bool homogeneous = !f.no_homogeneous;
-  Steps steps(3 + (homogeneous ? 1 : 0) + (plans ? 2 : 0), f.quiet);
-  steps.Begin("loading " + std::filesystem::path(f.cluster).filename().string() + " and " +
-              std::filesystem::path(f.workload).filename().string());
-  auto main_part = RunPart(f.cluster, f.workload, true, &steps);
-  if (!main_part.ok()) {
-    if (!f.quiet) std::fputs("\n", stderr);
-    return ReportError(main_part.status());
-  }
-  LadderPart& seed = *main_part;
-  seed.rows = seed.runs.Rows(f.cluster, f.workload);
-  const model::Cluster& cluster = seed.in.cluster;
+// The homogeneous contrast: the same ladder on the shipped three-GPU cluster and its day.
+util::Result<LadderPart> RunHomogeneous(Steps& steps) {
+  const std::string cluster_file = ExamplePath("clusters/homogeneous-3gpu.yaml");
+  const std::string workload_file = ExamplePath("workloads/homogeneous-day.yaml");
+  steps.Begin(
+      "homogeneous contrast: the same ladder on homogeneous-3gpu.yaml and "
+      "homogeneous-day.yaml, twice");
+  ASSIGN_OR_RETURN(LadderPart part, RunPart(cluster_file, workload_file, false, nullptr));
+  part.rows = part.runs.Rows(cluster_file, workload_file);
+  steps.End(fmt::format("latest end {}", Hours(part.runs.horizon_s)));
+  return part;
+}
 
-  std::optional<LadderPart> homo;
-  const std::string homo_cluster = ExamplePath("clusters/homogeneous-3gpu.yaml");
-  const std::string homo_workload = ExamplePath("workloads/homogeneous-day.yaml");
-  if (homogeneous) {
-    steps.Begin(
-        "homogeneous contrast: the same ladder on homogeneous-3gpu.yaml and "
-        "homogeneous-day.yaml, twice");
-    auto part = RunPart(homo_cluster, homo_workload, false, nullptr);
-    if (!part.ok()) return ReportError(part.status());
-    homo = std::move(part).value();
-    homo->rows = homo->runs.Rows(homo_cluster, homo_workload);
-    steps.End(fmt::format("latest end {}", Hours(homo->runs.horizon_s)));
-  }
-
-  // The largest model: whole cluster against the NVIDIA servers alone.
+// The largest model: whole cluster against the NVIDIA servers alone.
+util::Result<std::vector<PlanOutcome>> PlanLargestModels(const model::Cluster& cluster,
+                                                         Steps& steps) {
   std::vector<PlanOutcome> outcomes;
-  if (plans) {
-    steps.Begin("largest model the whole cluster can train");
-    auto whole = PlanLargest(cluster, "", "whole cluster");
-    if (!whole.ok()) return ReportError(whole.status());
-    steps.End(whole->largest ? whole->largest->spec.name : "none fits");
-    outcomes.push_back(std::move(whole).value());
-    const std::string nv = NvidiaType(cluster);
-    steps.Begin("largest model the NVIDIA servers alone can train");
-    if (nv.empty()) {
-      PlanOutcome none;
-      none.scope = "NVIDIA servers only";
-      none.why_none = "the cluster has no NVIDIA accelerators";
-      outcomes.push_back(std::move(none));
-      steps.End("no NVIDIA accelerators");
-    } else {
-      auto nvidia = PlanLargest(cluster, nv, "NVIDIA servers only (" + nv + ")");
-      if (!nvidia.ok()) return ReportError(nvidia.status());
-      steps.End(nvidia->largest ? nvidia->largest->spec.name : "none fits");
-      outcomes.push_back(std::move(nvidia).value());
-    }
+  steps.Begin("largest model the whole cluster can train");
+  ASSIGN_OR_RETURN(PlanOutcome whole, PlanLargest(cluster, "", "whole cluster"));
+  steps.End(whole.largest ? whole.largest->spec.name : "none fits");
+  outcomes.push_back(std::move(whole));
+  const std::string nv = NvidiaType(cluster);
+  steps.Begin("largest model the NVIDIA servers alone can train");
+  if (nv.empty()) {
+    PlanOutcome none;
+    none.scope = "NVIDIA servers only";
+    none.why_none = "the cluster has no NVIDIA accelerators";
+    outcomes.push_back(std::move(none));
+    steps.End("no NVIDIA accelerators");
+    return outcomes;
   }
+  ASSIGN_OR_RETURN(PlanOutcome nvidia,
+                   PlanLargest(cluster, nv, "NVIDIA servers only (" + nv + ")"));
+  steps.End(nvidia.largest ? nvidia.largest->spec.name : "none fits");
+  outcomes.push_back(std::move(nvidia));
+  return outcomes;
+}
 
-  const sim::SimResult& baseline = *seed.rows.front().result;
-  const sim::SimResult& het = *seed.rows.back().result;
-  const std::string horizon = Hours(seed.runs.horizon_s);
-  const std::string intro =
+// Everything the demo found, and the sentences and tables its text and report share.
+struct DemoStory {
+  LadderPart seed;
+  std::optional<LadderPart> homo;
+  bool plans = false;
+  std::vector<PlanOutcome> outcomes;
+
+  const model::Cluster& cluster() const { return seed.in.cluster; }
+  const sim::SimResult& baseline() const { return *seed.rows.front().result; }
+  const sim::SimResult& het() const { return *seed.rows.back().result; }
+  std::string Horizon() const { return Hours(seed.runs.horizon_s); }
+  std::string SameHorizon() const {
+    const std::string horizon = Horizon();
+    return fmt::format(
+        "Every run of this cluster is booked over the same {}, the latest end of any of them: a "
+        "run that ends sooner keeps its machines drawing power (or powered down, as its power "
+        "policy does it) until then, and utilization is busy device time over the device time of "
+        "those {}. Job completion times (JCT) are unaffected.",
+        horizon, horizon);
+  }
+  std::string Versus() const {
+    return fmt::format(
+        "naive baseline: rung {}; hetsched: rung {}, its full "
+        "configuration (the ablation ladder below).",
+        seed.rows.front().name, seed.rows.back().name);
+  }
+  std::vector<std::vector<std::string>> SimTable() const {
+    return SimRows(cluster(), baseline(), het());
+  }
+  std::vector<std::string> PlanHeaders() const {
+    std::vector<std::string> headers = {"largest model"};
+    for (const PlanOutcome& p : outcomes) headers.push_back(p.scope);
+    return headers;
+  }
+};
+
+std::string DemoText(const DemoStory& d, const DemoFlags& f) {
+  const model::Cluster& cluster = d.cluster();
+  std::string text =
       fmt::format("hetsched demo: cluster {} ({} nodes), workload {} ({} jobs)\n\n", cluster.name,
-                  cluster.nodes.size(), seed.workload_name, seed.in.workload.jobs.size());
-  const std::string same_horizon = fmt::format(
-      "Every run of this cluster is booked over the same {}, the latest end of any of them: a run "
-      "that ends sooner keeps its machines drawing power (or powered down, as its power policy "
-      "does it) until then, and utilization is busy device time over the device time of those "
-      "{}. Job completion times (JCT) are unaffected.",
-      horizon, horizon);
-  const std::string vs = fmt::format(
-      "naive baseline: rung {}; hetsched: rung {}, its full "
-      "configuration (the ablation ladder below).",
-      seed.rows.front().name, seed.rows.back().name);
-  const auto sim_rows = SimRows(cluster, baseline, het);
-  std::string text = intro + Wrap(same_horizon, "") + "\n" + Wrap(vs, "") + "\n" +
-                     RenderTable({"", "naive baseline", "hetsched", "change"}, sim_rows);
+                  cluster.nodes.size(), d.seed.workload_name, d.seed.in.workload.jobs.size()) +
+      Wrap(d.SameHorizon(), "") + "\n" + Wrap(d.Versus(), "") + "\n" +
+      RenderTable({"", "naive baseline", "hetsched", "change"}, d.SimTable());
   text += fmt::format("\nAblation ladder on {}: each rung adds one piece to the one above\n\n",
                       cluster.name);
-  text += LadderText(seed);
+  text += LadderText(d.seed);
   text += Wrap(fmt::format("Each rung is `hetsched simulate --cluster {} --trace {} --horizon {}` "
                            "with its policy, --ignore-compat, --placement and --power "
                            "(--json lists each command; docs/results.md).",
-                           DisplayPath(f.cluster), DisplayPath(f.workload), seed.runs.horizon_s),
+                           DisplayPath(f.cluster), DisplayPath(f.workload), d.seed.runs.horizon_s),
                "");
-  if (homo) {
+  if (d.homo) {
+    const LadderPart& homo = *d.homo;
     text += fmt::format(
         "\nHomogeneous contrast: cluster {} ({} nodes), workload {} ({} jobs), the same ladder "
         "booked over {}\n\n",
-        homo->in.cluster.name, homo->in.cluster.nodes.size(), homo->workload_name,
-        homo->in.workload.jobs.size(), Hours(homo->runs.horizon_s));
-    text += RenderTable(report::LadderHeaders(), report::LadderTableRows(homo->rows)) + "\n" +
-            Wrap(report::LadderSummary(homo->rows), "      ") +
-            Wrap(report::LadderVerdict(homo->rows), "");
+        homo.in.cluster.name, homo.in.cluster.nodes.size(), homo.workload_name,
+        homo.in.workload.jobs.size(), Hours(homo.runs.horizon_s));
+    text += RenderTable(report::LadderHeaders(), report::LadderTableRows(homo.rows)) + "\n" +
+            Wrap(report::LadderSummary(homo.rows), "      ") +
+            Wrap(report::LadderVerdict(homo.rows), "");
   }
-  std::vector<std::string> plan_headers = {"largest model"};
-  for (const PlanOutcome& p : outcomes) plan_headers.push_back(p.scope);
-  const auto plan_rows = PlanRows(cluster, outcomes);
-  if (plans) {
-    text += "\n" + RenderTable(plan_headers, plan_rows);
-    for (const PlanOutcome& p : outcomes) {
+  if (d.plans) {
+    text += "\n" + RenderTable(d.PlanHeaders(), PlanRows(cluster, d.outcomes));
+    for (const PlanOutcome& p : d.outcomes) {
       if (!p.largest) text += fmt::format("{}: {}\n", p.scope, p.why_none);
     }
     text += Wrap(kFitsMeans, "") + Wrap(kCrossStackAssumes, "");
   }
+  return text;
+}
 
-  // The report.
-  report::HtmlPage page(
-      "hetsched demo",
-      fmt::format("Cluster {} ({} nodes) running workload {} ({} jobs): a naive baseline, then "
-                  "one piece of hetsched added at a time, up to its full configuration.",
-                  cluster.name, cluster.nodes.size(), seed.workload_name,
-                  seed.in.workload.jobs.size()));
-  page.AddSection("Summary", same_horizon);
-  page.AddText(vs);
-  page.AddTable({"", "naive baseline", "hetsched", "change"}, sim_rows);
-  page.AddSection("The demo's ablation ladder",
-                  fmt::format("Each rung adds one piece to the one above, on {} and {}, booked "
-                              "over the same {}.",
-                              cluster.name, seed.workload_name, horizon));
-  page.AddTable(report::LadderHeaders(), report::LadderTableRows(seed.rows));
-  for (const report::LadderRow& row : seed.rows) page.AddText(row.name + ": " + row.adds + ".");
-  for (const std::string& line : SplitNonEmpty(report::LadderSummary(seed.rows), '\n'))
+// A ladder's table, its summary lines, its verdict and its charts, as a section's body.
+void AddLadderBody(report::HtmlPage& page, const std::vector<report::LadderRow>& rows,
+                   bool with_adds, const std::string& chart_id) {
+  page.AddTable(report::LadderHeaders(), report::LadderTableRows(rows));
+  if (with_adds) {
+    for (const report::LadderRow& row : rows) page.AddText(row.name + ": " + row.adds + ".");
+  }
+  for (const std::string& line : SplitNonEmpty(report::LadderSummary(rows), '\n'))
     page.AddText(line);
-  page.AddText(report::LadderVerdict(seed.rows));
-  page.AddCharts(report::LadderCharts(seed.rows, "ladder"));
-  if (homo) {
-    page.AddSection(
-        "Homogeneous contrast",
-        fmt::format("The same ladder on cluster {} ({} nodes) running workload {} "
-                    "({} jobs), booked over {}.",
-                    homo->in.cluster.name, homo->in.cluster.nodes.size(), homo->workload_name,
-                    homo->in.workload.jobs.size(), Hours(homo->runs.horizon_s)));
-    page.AddTable(report::LadderHeaders(), report::LadderTableRows(homo->rows));
-    for (const std::string& line : SplitNonEmpty(report::LadderSummary(homo->rows), '\n'))
-      page.AddText(line);
-    page.AddText(report::LadderVerdict(homo->rows));
-    page.AddCharts(report::LadderCharts(homo->rows, "homogeneous"));
-  }
-  if (plans) {
-    page.AddSection("Largest model", kFitsMeans);
-    page.AddText(kCrossStackAssumes);
-    page.AddTable(plan_headers, plan_rows);
-  }
-  const std::vector<report::SimRun> runs = {{"naive baseline", &baseline, "#8a949e", true},
-                                            {"hetsched", &het, "#1f77b4", false}};
-  report::AddSimulationSections(page, cluster, &seed.in.workload, runs);
-  for (size_t i = 0; i < outcomes.size(); ++i) {
-    const PlanOutcome& p = outcomes[i];
+  page.AddText(report::LadderVerdict(rows));
+  page.AddCharts(report::LadderCharts(rows, chart_id));
+}
+
+void AddLargestModelSections(report::HtmlPage& page, const DemoStory& d) {
+  const model::Cluster& cluster = d.cluster();
+  for (size_t i = 0; i < d.outcomes.size(); ++i) {
+    const PlanOutcome& p = d.outcomes[i];
     if (p.largest) {
       std::string stacks;
       for (const std::string& st : PlanStacks(cluster, p.largest->plan)) {
@@ -618,21 +601,92 @@ int RunDemo(const DemoFlags& f) {
       page.AddSection("Largest model: " + p.scope, p.why_none);
     }
   }
-  const std::string path = f.out + "/report.html";
-  if (auto st = util::WriteFile(path, page.Render()); !st.ok()) return ReportError(st);
-  text += "\nreport: " + path + "\n";
+}
 
+report::HtmlPage DemoReport(const DemoStory& d) {
+  const model::Cluster& cluster = d.cluster();
+  report::HtmlPage page(
+      "hetsched demo",
+      fmt::format("Cluster {} ({} nodes) running workload {} ({} jobs): a naive baseline, then "
+                  "one piece of hetsched added at a time, up to its full configuration.",
+                  cluster.name, cluster.nodes.size(), d.seed.workload_name,
+                  d.seed.in.workload.jobs.size()));
+  page.AddSection("Summary", d.SameHorizon());
+  page.AddText(d.Versus());
+  page.AddTable({"", "naive baseline", "hetsched", "change"}, d.SimTable());
+  page.AddSection("The demo's ablation ladder",
+                  fmt::format("Each rung adds one piece to the one above, on {} and {}, booked "
+                              "over the same {}.",
+                              cluster.name, d.seed.workload_name, d.Horizon()));
+  AddLadderBody(page, d.seed.rows, true, "ladder");
+  if (d.homo) {
+    const LadderPart& homo = *d.homo;
+    page.AddSection(
+        "Homogeneous contrast",
+        fmt::format("The same ladder on cluster {} ({} nodes) running workload {} "
+                    "({} jobs), booked over {}.",
+                    homo.in.cluster.name, homo.in.cluster.nodes.size(), homo.workload_name,
+                    homo.in.workload.jobs.size(), Hours(homo.runs.horizon_s)));
+    AddLadderBody(page, homo.rows, false, "homogeneous");
+  }
+  if (d.plans) {
+    page.AddSection("Largest model", kFitsMeans);
+    page.AddText(kCrossStackAssumes);
+    page.AddTable(d.PlanHeaders(), PlanRows(cluster, d.outcomes));
+  }
+  const std::vector<report::SimRun> runs = {{"naive baseline", &d.baseline(), "#8a949e", true},
+                                            {"hetsched", &d.het(), "#1f77b4", false}};
+  report::AddSimulationSections(page, cluster, &d.seed.in.workload, runs);
+  AddLargestModelSections(page, d);
+  return page;
+}
+
+nlohmann::json DemoJson(const DemoStory& d) {
+  nlohmann::json j = d.seed.Json();
+  j["threshold"] = report::kNegligibleChange;
+  j["baseline"] = d.seed.rows.front().key;
+  j["hetsched"] = d.seed.rows.back().key;
+  j["homogeneous"] = d.homo ? d.homo->Json() : nlohmann::json(nullptr);
+  nlohmann::json plan_list = nlohmann::json::array();
+  for (const PlanOutcome& p : d.outcomes) plan_list.push_back(PlanJson(d.cluster(), p));
+  j["plans"] = std::move(plan_list);
+  j["plan_notes"] = {{"fits", kFitsMeans}, {"crosses_stacks", kCrossStackAssumes}};
+  return j;
+}
+
+int RunDemo(const DemoFlags& f) {
+  DemoStory d;
+  d.plans = !f.no_plan;
+  const bool homogeneous = !f.no_homogeneous;
+  Steps steps(3 + (homogeneous ? 1 : 0) + (d.plans ? 2 : 0), f.quiet);
+  steps.Begin("loading " + std::filesystem::path(f.cluster).filename().string() + " and " +
+              std::filesystem::path(f.workload).filename().string());
+  auto main_part = RunPart(f.cluster, f.workload, true, &steps);
+  if (!main_part.ok()) {
+    if (!f.quiet) std::fputs("\n", stderr);
+    return ReportError(main_part.status());
+  }
+  d.seed = std::move(main_part).value();
+  d.seed.rows = d.seed.runs.Rows(f.cluster, f.workload);
+  if (homogeneous) {
+    auto homo = RunHomogeneous(steps);
+    if (!homo.ok()) return ReportError(homo.status());
+    d.homo = std::move(homo).value();
+  }
+  if (d.plans) {
+    auto outcomes = PlanLargestModels(d.cluster(), steps);
+    if (!outcomes.ok()) return ReportError(outcomes.status());
+    d.outcomes = std::move(outcomes).value();
+  }
+
+  std::string text = DemoText(d, f);
+  const std::string path = f.out + "/report.html";
+  if (auto st = util::WriteFile(path, DemoReport(d).Render()); !st.ok()) return ReportError(st);
+  text += "\nreport: " + path + "\n";
   if (!f.json.empty()) {
-    nlohmann::json j = seed.Json();
-    j["threshold"] = report::kNegligibleChange;
-    j["baseline"] = seed.rows.front().key;
-    j["hetsched"] = seed.rows.back().key;
-    j["homogeneous"] = homo ? homo->Json() : nlohmann::json(nullptr);
-    nlohmann::json plan_list = nlohmann::json::array();
-    for (const PlanOutcome& p : outcomes) plan_list.push_back(PlanJson(cluster, p));
-    j["plans"] = std::move(plan_list);
-    j["plan_notes"] = {{"fits", kFitsMeans}, {"crosses_stacks", kCrossStackAssumes}};
-    if (auto st = util::WriteFile(f.json, j.dump(2) + "\n"); !st.ok()) return ReportError(st);
+    if (auto st = util::WriteFile(f.json, DemoJson(d).dump(2) + "\n"); !st.ok()) {
+      return ReportError(st);
+    }
     text += "json: " + f.json + "\n";
   }
   std::fputs(text.c_str(), stdout);

@@ -94,19 +94,8 @@ bool KnownDataLocation(const model::Cluster& cluster, const std::string& locatio
   return cluster.FindNode(location) || cluster.FindRack(location) || cluster.FindStorage(location);
 }
 
-// Summarizes one cluster; `unrunnable` counts jobs no device type can run or whose data lies
-// nowhere in the cluster, and `job_errors` gets a located error for each of them that only its
-// host request stops and for each unknown data location.
-json Summarize(const std::string& source, const model::Cluster& cluster,
-               const model::Workload* workload, const std::string& workload_path, int& unrunnable,
-               std::vector<util::Status>& job_errors) {
-  json out;
-  out["source"] = source;
-  out["name"] = cluster.name;
-  out["nodes"] = cluster.nodes.size();
-  out["racks"] = cluster.racks.size();
-  out["devices"] = cluster.devices.size();
-
+// What the cluster holds: device types, devices by vendor and kind, power, software stacks.
+void AddHardware(const model::Cluster& cluster, json& out) {
   double device_idle = 0, device_peak = 0, base = 0;
   json types = json::array();
   std::map<std::pair<std::string, std::string>, int64_t> by_vendor_kind;
@@ -146,45 +135,73 @@ json Summarize(const std::string& source, const model::Cluster& cluster,
   int64_t no_power = 0;
   for (const model::Node& n : cluster.nodes) no_power += (n.base_watts == 0 || n.boot_s == 0);
   out["nodes_without_power_model"] = no_power;
+}
 
+// One job's entry: what it asks for, the device types that can run it and, when it cannot run
+// (no type fits, no type meets its SLO, its data lies nowhere), why not; `runnable` says which,
+// and `job_errors` gets the located error of a job only its host request or its data location
+// stops.
+json JobSummary(const model::Cluster& cluster, const model::Job& job,
+                const std::string& workload_path, bool& runnable,
+                std::vector<util::Status>& job_errors) {
+  std::vector<model::DeviceTypeId> ids = model::CompatibleTypes(cluster, job);
+  json j = {{"job", job.name},
+            {"stacks", Requirements(job)},
+            {"workers", model::WorkersNeeded(job)},
+            {"memory_per_worker_bytes", job.memory_per_worker},
+            {"cores_per_worker", job.cores_per_worker},
+            {"host_memory_per_worker_bytes", job.host_memory_per_worker}};
+  json names = json::array();
+  for (model::DeviceTypeId id : ids) names.push_back(cluster.catalog.Get(id).name);
+  j["runs_on"] = std::move(names);
+  runnable = false;
+  if (ids.empty()) {
+    j["reason"] = model::WhyNoDeviceFits(cluster, job);
+    if (OnlyHostStopsIt(cluster, job)) {
+      job_errors.push_back(JobError(workload_path, job, "", j["reason"].get<std::string>(),
+                                    "cores and host_memory per worker that the nodes of a "
+                                    "device type it can use hold for the whole gang"));
+    }
+  } else if (auto why = ServiceProblem(cluster, job)) {
+    // A service its stacks allow somewhere, but whose SLO no device type meets.
+    j["reason"] = *why;
+    job_errors.push_back(util::Status::InvalidArgument(*why));
+  } else if (!job.data_location.empty() && !KnownDataLocation(cluster, job.data_location)) {
+    j["reason"] = fmt::format("reads its data from '{}', no node, rack or storage of {}",
+                              job.data_location, cluster.name);
+    job_errors.push_back(JobError(workload_path, job, ".data.location",
+                                  j["reason"].get<std::string>(),
+                                  "the name of a node, rack or storage of the cluster"));
+  } else {
+    runnable = true;
+  }
+  return j;
+}
+
+// Summarizes one cluster; `unrunnable` counts jobs no device type can run or whose data lies
+// nowhere in the cluster, and `job_errors` gets a located error for each of them that only its
+// host request stops and for each unknown data location.
+json Summarize(const std::string& source, const model::Cluster& cluster,
+               const model::Workload* workload, const std::string& workload_path, int& unrunnable,
+               std::vector<util::Status>& job_errors) {
+  json out;
+  out["source"] = source;
+  out["name"] = cluster.name;
+  out["nodes"] = cluster.nodes.size();
+  out["racks"] = cluster.racks.size();
+  out["devices"] = cluster.devices.size();
+  AddHardware(cluster, out);
   if (workload) {
     json jobs = json::array();
     int64_t runnable = 0;
     for (const model::Job& job : workload->jobs) {
-      std::vector<model::DeviceTypeId> ids = model::CompatibleTypes(cluster, job);
-      json j = {{"job", job.name},
-                {"stacks", Requirements(job)},
-                {"workers", model::WorkersNeeded(job)},
-                {"memory_per_worker_bytes", job.memory_per_worker},
-                {"cores_per_worker", job.cores_per_worker},
-                {"host_memory_per_worker_bytes", job.host_memory_per_worker}};
-      json names = json::array();
-      for (model::DeviceTypeId id : ids) names.push_back(cluster.catalog.Get(id).name);
-      j["runs_on"] = std::move(names);
-      if (ids.empty()) {
-        j["reason"] = model::WhyNoDeviceFits(cluster, job);
-        if (OnlyHostStopsIt(cluster, job)) {
-          job_errors.push_back(JobError(workload_path, job, "", j["reason"].get<std::string>(),
-                                        "cores and host_memory per worker that the nodes of a "
-                                        "device type it can use hold for the whole gang"));
-        }
-        ++unrunnable;
-      } else if (auto why = ServiceProblem(cluster, job)) {
-        // A service its stacks allow somewhere, but whose SLO no device type meets.
-        j["reason"] = *why;
-        job_errors.push_back(util::Status::InvalidArgument(*why));
-        ++unrunnable;
-      } else if (!job.data_location.empty() && !KnownDataLocation(cluster, job.data_location)) {
-        j["reason"] = fmt::format("reads its data from '{}', no node, rack or storage of {}",
-                                  job.data_location, cluster.name);
-        job_errors.push_back(JobError(workload_path, job, ".data.location",
-                                      j["reason"].get<std::string>(),
-                                      "the name of a node, rack or storage of the cluster"));
-        ++unrunnable;
-      } else {
+      bool ok = false;
+      jobs.push_back(JobSummary(cluster, job, workload_path, ok, job_errors));
+      if (ok) {
         ++runnable;
+      } else {
+        ++unrunnable;
       }
-      jobs.push_back(std::move(j));
     }
     out["workload"] = {{"jobs", workload->jobs.size()},
                        {"runnable", runnable},

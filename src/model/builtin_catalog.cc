@@ -12,6 +12,7 @@
 //  - `estimated` is true when any figure (typically idle watts or price) is an estimate;
 //    `source` names what is datasheet and what is estimated.
 #include <utility>
+#include <vector>
 
 #include "model/catalog.h"
 #include "util/units.h"
@@ -71,10 +72,9 @@ const SoftwareStack kRocm{"rocm", "7.0"};
 const SoftwareStack kCann{"cann", "8.0"};
 const SoftwareStack kX86{"x86_64", ""};
 
-DeviceCatalog BuildCatalog() {
-  DeviceCatalog catalog;
-  const std::vector<Entry> entries = {
-      // ---- CPU sockets (memory = typical attached DRAM per socket, estimate) ----
+// CPU sockets (memory = typical attached DRAM per socket, estimate).
+std::vector<Entry> CpuEntries() {
+  return {
       {"xeon-8380",
        {"icelake-8380"},
        "intel",
@@ -113,8 +113,13 @@ DeviceCatalog BuildCatalog() {
        "204.8 GB/s. Estimates: fp32 = 64 cores x 2.45 GHz x 32 FLOP/cycle (2 AVX2 FMA "
        "units), no fp16/int8 dot-product units; idle 100 W (~1/3 TDP); 256 GiB DRAM; price "
        "= AWS m6a on-demand per-vCPU rate x 128 vCPUs"},
+  };
+}
 
-      // ---- NVIDIA ----
+// NVIDIA before Turing: the parts the newest CUDA releases dropped (kCudaKepler,
+// kCudaPascalVolta).
+std::vector<Entry> NvidiaKeplerToVoltaEntries() {
+  return {
       {"k80",
        {"tesla-k80"},
        "nvidia",
@@ -170,6 +175,12 @@ DeviceCatalog BuildCatalog() {
        "NVIDIA V100 SXM2 32 GB datasheet: 15.7 TFLOPS fp32, 125 fp16 tensor, 900 GB/s, "
        "300 W (REFERENCES.md agrees). CUDA 12.9 is the last toolkit for Volta. Price: GCP "
        "on-demand V100 (the figure Gavel-style cost studies use). Estimate: idle 40 W"},
+  };
+}
+
+// NVIDIA Turing and Ampere.
+std::vector<Entry> NvidiaTuringAmpereEntries() {
+  return {
       {"t4",
        {"tesla-t4"},
        "nvidia",
@@ -223,6 +234,12 @@ DeviceCatalog BuildCatalog() {
        "NVIDIA A100 SXM4 80 GB datasheet: 19.5 TFLOPS fp32, 312 fp16/bf16 tensor, 624 TOPS "
        "int8, 2,039 GB/s, 400 W (REFERENCES.md agrees). Estimates: idle 50 W; price (GCP "
        "A100 80 GB on-demand, approximate)"},
+  };
+}
+
+// NVIDIA Hopper and Ada Lovelace.
+std::vector<Entry> NvidiaHopperAdaEntries() {
+  return {
       {"h100-80g",
        {"h100", "h100-sxm", "h100-80gb"},
        "nvidia",
@@ -278,8 +295,12 @@ DeviceCatalog BuildCatalog() {
        "with fp32 accumulate (330 with fp16 accumulate), 660.6 TOPS int8, 24 GB GDDR6X, "
        "1,008 GB/s, 450 W. Estimates: idle 25 W; price (community GPU clouds, no "
        "hyperscaler sells it)"},
+  };
+}
 
-      // ---- AMD ----
+// AMD Instinct.
+std::vector<Entry> AmdEntries() {
+  return {
       {"mi100",
        {"instinct-mi100"},
        "amd",
@@ -336,8 +357,12 @@ DeviceCatalog BuildCatalog() {
        "fp16/bf16 matrix, 2,614.9 TOPS int8 (dense), 192 GB HBM3, 5.3 TB/s, 750 W "
        "(REFERENCES.md agrees). Estimates: idle 120 W; price = Azure ND MI300X v5 on-demand "
        "/ 8, approximate"},
+  };
+}
 
-      // ---- Huawei Ascend ----
+// Huawei Ascend.
+std::vector<Entry> AscendEntries() {
+  return {
       {"ascend-910b",
        {"910b"},
        "huawei",
@@ -376,7 +401,14 @@ DeviceCatalog BuildCatalog() {
        "int8, 24 GB LPDDR4X, 204.8 GB/s, 72 W max (Huawei product page). Estimates: idle "
        "12 W; price (no public USD on-demand price). No published fp32 figure: 0"},
   };
-  for (const Entry& e : entries) catalog.Upsert(Make(e));
+}
+
+DeviceCatalog BuildCatalog() {
+  DeviceCatalog catalog;
+  for (auto family : {CpuEntries, NvidiaKeplerToVoltaEntries, NvidiaTuringAmpereEntries,
+                      NvidiaHopperAdaEntries, AmdEntries, AscendEntries}) {
+    for (Entry& e : family()) catalog.Upsert(Make(std::move(e)));
+  }
   return catalog;
 }
 

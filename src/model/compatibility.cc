@@ -100,75 +100,43 @@ std::vector<DeviceTypeId> CompatibleTypes(const Cluster& cluster, const Job& job
   return out;
 }
 
-std::string WhyNoDeviceFits(const Cluster& cluster, const Job& job) {
-  const auto counts = cluster.DeviceTypeCounts();
-  // 1. Software stack.
-  std::vector<std::pair<DeviceTypeId, int32_t>> stack_ok;
-  for (const auto& entry : counts) {
-    if (StackRuns(cluster.catalog.Get(entry.first), job)) stack_ok.push_back(entry);
-  }
-  if (stack_ok.empty()) {
-    // For each stack the job accepts, what the cluster offers under that name.
-    std::string offers;
-    for (const StackRequirement& need : job.stacks) {
-      std::string best_version;
-      std::string best_type;
-      bool found = false;
-      for (const auto& [id, count] : counts) {
-        const DeviceType& type = cluster.catalog.Get(id);
-        for (const SoftwareStack& have : type.stacks) {
-          if (have.name != need.name) continue;
-          if (!found || CompareVersions(have.version, best_version) > 0) {
-            best_version = have.version;
-            best_type = type.name;
-          }
-          found = true;
+namespace {
+
+// For each stack `job` accepts, what `cluster` offers under that name: its newest version (and
+// a type that has it), or that no device runs it.
+std::string StackOffers(const Cluster& cluster, const Job& job) {
+  std::string offers;
+  for (const StackRequirement& need : job.stacks) {
+    std::string best_version;
+    std::string best_type;
+    bool found = false;
+    for (const auto& [id, count] : cluster.DeviceTypeCounts()) {
+      const DeviceType& type = cluster.catalog.Get(id);
+      for (const SoftwareStack& have : type.stacks) {
+        if (have.name != need.name) continue;
+        if (!found || CompareVersions(have.version, best_version) > 0) {
+          best_version = have.version;
+          best_type = type.name;
         }
-      }
-      if (!offers.empty()) offers += "; ";
-      if (found) {
-        offers +=
-            fmt::format("the cluster has {} only up to {} ({})", need.name,
-                        best_version.empty() ? "an unversioned build" : best_version, best_type);
-      } else {
-        offers += fmt::format("no device in the cluster runs {}", need.name);
+        found = true;
       }
     }
-    return fmt::format("needs {}; {}", JoinRequirements(job.stacks), offers);
-  }
-  // 2. Memory per worker.
-  std::vector<std::pair<DeviceTypeId, int32_t>> memory_ok;
-  const DeviceType* largest = nullptr;
-  for (const auto& entry : stack_ok) {
-    const DeviceType& type = cluster.catalog.Get(entry.first);
-    if (!largest || type.memory_bytes > largest->memory_bytes) largest = &type;
-    if (type.memory_bytes >= job.memory_per_worker) memory_ok.push_back(entry);
-  }
-  if (memory_ok.empty()) {
-    return fmt::format("needs {} per worker; the largest compatible device has {} ({})",
-                       util::FormatBytes(job.memory_per_worker),
-                       util::FormatBytes(largest->memory_bytes), largest->name);
-  }
-  // 3. Gang size.
-  const int32_t needed = WorkersNeeded(job);
-  const std::pair<DeviceTypeId, int32_t>* most = nullptr;
-  std::vector<char> gang_ok(cluster.catalog.size(), 0);
-  bool any_gang_ok = false;
-  for (const auto& entry : memory_ok) {
-    if (entry.second >= needed) {
-      gang_ok[entry.first.value()] = 1;
-      any_gang_ok = true;
+    if (!offers.empty()) offers += "; ";
+    if (found) {
+      offers +=
+          fmt::format("the cluster has {} only up to {} ({})", need.name,
+                      best_version.empty() ? "an unversioned build" : best_version, best_type);
+    } else {
+      offers += fmt::format("no device in the cluster runs {}", need.name);
     }
-    if (!most || entry.second > most->second) most = &entry;
   }
-  if (!any_gang_ok) {
-    return fmt::format(
-        "needs {} devices of one type at once; the cluster has at most {} compatible devices of "
-        "a type ({})",
-        needed, most->second, cluster.catalog.Get(most->first).name);
-  }
-  if (!AsksForHost(job)) return "";
-  // 4. Host cores and memory on the nodes of those devices.
+  return offers;
+}
+
+// Why the nodes of the types in `gang_ok` (by type index) cannot host `needed` workers with
+// the host cores and memory `job` asks for each; "" when they can.
+std::string WhyHostsFallShort(const Cluster& cluster, const Job& job,
+                              const std::vector<char>& gang_ok, int32_t needed) {
   const std::vector<int32_t> hosted = HostedWorkersByType(cluster, job);
   int32_t best_type = -1;
   for (size_t t = 0; t < gang_ok.size(); ++t) {
@@ -213,6 +181,53 @@ std::string WhyNoDeviceFits(const Cluster& cluster, const Job& job) {
       "such worker{} ({})",
       needed, needed == 1 ? "" : "s", DescribeHostRequest(job), hosted[best_type],
       hosted[best_type] == 1 ? "" : "s", cluster.catalog.Get(DeviceTypeId(best_type)).name);
+}
+
+}  // namespace
+
+std::string WhyNoDeviceFits(const Cluster& cluster, const Job& job) {
+  // 1. Software stack.
+  std::vector<std::pair<DeviceTypeId, int32_t>> stack_ok;
+  for (const auto& entry : cluster.DeviceTypeCounts()) {
+    if (StackRuns(cluster.catalog.Get(entry.first), job)) stack_ok.push_back(entry);
+  }
+  if (stack_ok.empty()) {
+    return fmt::format("needs {}; {}", JoinRequirements(job.stacks), StackOffers(cluster, job));
+  }
+  // 2. Memory per worker.
+  std::vector<std::pair<DeviceTypeId, int32_t>> memory_ok;
+  const DeviceType* largest = nullptr;
+  for (const auto& entry : stack_ok) {
+    const DeviceType& type = cluster.catalog.Get(entry.first);
+    if (!largest || type.memory_bytes > largest->memory_bytes) largest = &type;
+    if (type.memory_bytes >= job.memory_per_worker) memory_ok.push_back(entry);
+  }
+  if (memory_ok.empty()) {
+    return fmt::format("needs {} per worker; the largest compatible device has {} ({})",
+                       util::FormatBytes(job.memory_per_worker),
+                       util::FormatBytes(largest->memory_bytes), largest->name);
+  }
+  // 3. Gang size.
+  const int32_t needed = WorkersNeeded(job);
+  const std::pair<DeviceTypeId, int32_t>* most = nullptr;
+  std::vector<char> gang_ok(cluster.catalog.size(), 0);
+  bool any_gang_ok = false;
+  for (const auto& entry : memory_ok) {
+    if (entry.second >= needed) {
+      gang_ok[entry.first.value()] = 1;
+      any_gang_ok = true;
+    }
+    if (!most || entry.second > most->second) most = &entry;
+  }
+  if (!any_gang_ok) {
+    return fmt::format(
+        "needs {} devices of one type at once; the cluster has at most {} compatible devices of "
+        "a type ({})",
+        needed, most->second, cluster.catalog.Get(most->first).name);
+  }
+  if (!AsksForHost(job)) return "";
+  // 4. Host cores and memory on the nodes of those devices.
+  return WhyHostsFallShort(cluster, job, gang_ok, needed);
 }
 
 }  // namespace hetsched::model

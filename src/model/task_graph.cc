@@ -33,6 +33,63 @@ void BuildCsr(const std::vector<DagEdge>& edges, int32_t n, bool by_from,
   }
 }
 
+// One cost per processor for each task, each a finite number >= 0 or kCannotRun, and at least
+// one processor able to run each task.
+util::Status CheckTaskCosts(const std::vector<DagTask>& tasks,
+                            const std::vector<DagProcessor>& processors) {
+  const int32_t p = static_cast<int32_t>(processors.size());
+  for (int32_t t = 0; t < static_cast<int32_t>(tasks.size()); ++t) {
+    const DagTask& task = tasks[t];
+    if (static_cast<int32_t>(task.cost.size()) != p) {
+      return Problem(fmt::format("tasks[{}].cost", t),
+                     fmt::format("{} costs for {} processors", task.cost.size(), p),
+                     "one cost per processor");
+    }
+    bool runnable = false;
+    for (int32_t q = 0; q < p; ++q) {
+      const double c = task.cost[q];
+      if (c == kCannotRun) continue;
+      if (!std::isfinite(c) || c < 0) {
+        return Problem(fmt::format("tasks[{}].cost.{}", t, processors[q].name),
+                       fmt::format("{} is not a valid cost", c), "a finite number >= 0");
+      }
+      runnable = true;
+    }
+    if (!runnable) {
+      return Problem(fmt::format("tasks[{}].cost", t),
+                     fmt::format("no processor can run task '{}'", task.name),
+                     "a finite cost on at least one processor");
+    }
+  }
+  return util::Status::Ok();
+}
+
+// Edges between two different known tasks, with a finite amount of data >= 0, none twice.
+util::Status CheckEdges(const std::vector<DagTask>& tasks, const std::vector<DagEdge>& edges) {
+  const int32_t n = static_cast<int32_t>(tasks.size());
+  std::set<std::pair<int32_t, int32_t>> seen;
+  for (int32_t k = 0; k < static_cast<int32_t>(edges.size()); ++k) {
+    const DagEdge& e = edges[k];
+    if (e.from < 0 || e.from >= n || e.to < 0 || e.to >= n) {
+      return Problem(fmt::format("edges[{}]", k), "endpoint is not a task of the graph");
+    }
+    if (e.from == e.to) {
+      return Problem(fmt::format("edges[{}]", k),
+                     fmt::format("task '{}' depends on itself", tasks[e.from].name));
+    }
+    if (!std::isfinite(e.data) || e.data < 0) {
+      return Problem(fmt::format("edges[{}].data", k),
+                     fmt::format("{} is not a valid amount of data", e.data),
+                     "a finite number >= 0");
+    }
+    if (!seen.insert({e.from, e.to}).second) {
+      return Problem(fmt::format("edges[{}]", k),
+                     fmt::format("duplicate edge {} -> {}", tasks[e.from].name, tasks[e.to].name));
+    }
+  }
+  return util::Status::Ok();
+}
+
 }  // namespace
 
 std::vector<int32_t> TaskGraph::FindCycle() const {
@@ -84,49 +141,8 @@ util::Status TaskGraph::Finalize() {
     return Problem("bandwidth", fmt::format("{} is not a positive number", bandwidth),
                    "data units per time unit > 0");
   }
-  for (int32_t t = 0; t < n; ++t) {
-    const DagTask& task = tasks[t];
-    if (static_cast<int32_t>(task.cost.size()) != p) {
-      return Problem(fmt::format("tasks[{}].cost", t),
-                     fmt::format("{} costs for {} processors", task.cost.size(), p),
-                     "one cost per processor");
-    }
-    bool runnable = false;
-    for (int32_t q = 0; q < p; ++q) {
-      const double c = task.cost[q];
-      if (c == kCannotRun) continue;
-      if (!std::isfinite(c) || c < 0) {
-        return Problem(fmt::format("tasks[{}].cost.{}", t, processors[q].name),
-                       fmt::format("{} is not a valid cost", c), "a finite number >= 0");
-      }
-      runnable = true;
-    }
-    if (!runnable) {
-      return Problem(fmt::format("tasks[{}].cost", t),
-                     fmt::format("no processor can run task '{}'", task.name),
-                     "a finite cost on at least one processor");
-    }
-  }
-  std::set<std::pair<int32_t, int32_t>> seen;
-  for (int32_t k = 0; k < static_cast<int32_t>(edges.size()); ++k) {
-    const DagEdge& e = edges[k];
-    if (e.from < 0 || e.from >= n || e.to < 0 || e.to >= n) {
-      return Problem(fmt::format("edges[{}]", k), "endpoint is not a task of the graph");
-    }
-    if (e.from == e.to) {
-      return Problem(fmt::format("edges[{}]", k),
-                     fmt::format("task '{}' depends on itself", tasks[e.from].name));
-    }
-    if (!std::isfinite(e.data) || e.data < 0) {
-      return Problem(fmt::format("edges[{}].data", k),
-                     fmt::format("{} is not a valid amount of data", e.data),
-                     "a finite number >= 0");
-    }
-    if (!seen.insert({e.from, e.to}).second) {
-      return Problem(fmt::format("edges[{}]", k),
-                     fmt::format("duplicate edge {} -> {}", tasks[e.from].name, tasks[e.to].name));
-    }
-  }
+  RETURN_IF_ERROR(CheckTaskCosts(tasks, processors));
+  RETURN_IF_ERROR(CheckEdges(tasks, edges));
   std::vector<int32_t> cycle = FindCycle();
   if (!cycle.empty()) {
     std::string path = tasks[edges[cycle[0]].from].name;

@@ -16,6 +16,85 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// The type --only-type names, nullopt when it is empty; NotFound (listing the cluster's types)
+// for a name the catalog does not know.
+util::Result<std::optional<model::DeviceTypeId>> OnlyType(const model::Cluster& cluster,
+                                                          const std::string& only_type) {
+  if (only_type.empty()) return std::optional<model::DeviceTypeId>();
+  std::optional<model::DeviceTypeId> only = cluster.catalog.FindId(only_type);
+  if (!only) {
+    std::string present;
+    for (const auto& [id, count] : cluster.DeviceTypeCounts()) {
+      present += (present.empty() ? "" : ", ") + cluster.catalog.Get(id).name;
+    }
+    return util::Status::NotFound(
+        fmt::format("unknown device type '{}' (the cluster has: {})", only_type, present));
+  }
+  return only;
+}
+
+// The slowest link between the first device of a group and the others: its bandwidth (0 for a
+// group of one) and its latency.
+std::pair<double, double> GroupLinks(const model::Topology& topology,
+                                     const std::vector<model::DeviceId>& devs) {
+  double bw = kInf, lat = 0;
+  for (size_t k = 1; k < devs.size(); ++k) {
+    const model::Path p = topology.Between(devs[0], devs[k]);
+    bw = std::min(bw, p.bandwidth);
+    lat = std::max(lat, p.latency_s);
+  }
+  if (devs.size() == 1) bw = 0;
+  return {bw, lat};
+}
+
+// A class (without its groups) of `group_size` devices of `type` in `node`, linked inside the
+// group at `intra` (bandwidth, latency).
+DeviceClass NewClass(const model::DeviceType& t, model::DeviceTypeId type, const model::Node& node,
+                     int32_t group_size, int32_t groups_per_node, std::pair<double, double> intra,
+                     model::Precision precision, double memory_reserve) {
+  DeviceClass c;
+  c.type = type;
+  c.type_name = t.name;
+  c.group_size = group_size;
+  c.groups_per_node = groups_per_node;
+  c.intra_bandwidth = intra.first;
+  c.intra_latency_s = intra.second;
+  c.nic_bandwidth = node.nic_bandwidth;
+  c.nic_latency_s = node.nic_latency_s;
+  c.flops_per_s = cost::EffectiveFlops(precision, t);
+  c.memory_bandwidth = t.memory_bandwidth;
+  c.raw_memory_bytes = t.memory_bytes;
+  c.memory_bytes =
+      static_cast<uint64_t>(static_cast<double>(t.memory_bytes) * (1.0 - memory_reserve));
+  return c;
+}
+
+// A stage's output activations (and, training, their gradients back) to the next stage: inside
+// the group, or over the NICs of the nodes the stage spans.
+double NextStageSeconds(const DeviceClass& c, double bytes, int32_t devices, NextLink next,
+                        double directions) {
+  const double t =
+      next == NextLink::kSameGroup
+          ? cost::TransferSeconds(bytes, c.intra_bandwidth, c.intra_latency_s)
+          : cost::TransferSeconds(bytes, c.NodesFor(devices) * c.nic_bandwidth, c.nic_latency_s);
+  return directions * t;
+}
+
+// The data-parallel all-reduce of one replica's `grad_bytes` among the `dp` replicas of a stage
+// of `devices` devices: a ring inside the group, or hierarchical when the stage spans groups.
+double GradientAllReduceSeconds(const DeviceClass& c, double grad_bytes, int32_t devices,
+                                int32_t tp, int32_t dp) {
+  if (devices <= c.group_size) {
+    return cost::RingAllReduceSeconds(grad_bytes / tp, dp, c.intra_bandwidth, c.intra_latency_s);
+  }
+  // Hierarchical: reduce inside each group, then a ring among the nodes on their NICs.
+  const int32_t in_group = c.group_size / tp;
+  const int32_t nodes = c.NodesFor(devices);
+  return cost::RingAllReduceSeconds(grad_bytes / tp, in_group, c.intra_bandwidth,
+                                    c.intra_latency_s) +
+         cost::RingAllReduceSeconds(grad_bytes, nodes, c.nic_bandwidth, c.nic_latency_s);
+}
+
 }  // namespace
 
 std::vector<int32_t> DeviceClass::StageSizes() const {
@@ -42,18 +121,8 @@ util::Result<std::vector<DeviceClass>> BuildDeviceClasses(const model::Cluster& 
                                                           const model::Topology& topology,
                                                           model::Precision precision,
                                                           const ClassOptions& options) {
-  std::optional<model::DeviceTypeId> only;
-  if (!options.only_type.empty()) {
-    only = cluster.catalog.FindId(options.only_type);
-    if (!only) {
-      std::string present;
-      for (const auto& [id, count] : cluster.DeviceTypeCounts()) {
-        present += (present.empty() ? "" : ", ") + cluster.catalog.Get(id).name;
-      }
-      return util::Status::NotFound(fmt::format("unknown device type '{}' (the cluster has: {})",
-                                                options.only_type, present));
-    }
-  }
+  ASSIGN_OR_RETURN(const std::optional<model::DeviceTypeId> only,
+                   OnlyType(cluster, options.only_type));
   bool any_accelerator = false;
   // Key: type, group size, groups in the node, and the links; value: class index.
   using Key = std::tuple<int32_t, int32_t, int32_t, double, double, double, double>;
@@ -74,13 +143,7 @@ util::Result<std::vector<DeviceClass>> BuildDeviceClasses(const model::Cluster& 
     std::map<int32_t, int32_t> per_type;
     for (const auto& [key, devs] : groups) ++per_type[key.first];
     for (const auto& [key, devs] : groups) {
-      double bw = kInf, lat = 0;
-      for (size_t k = 1; k < devs.size(); ++k) {
-        const model::Path p = topology.Between(devs[0], devs[k]);
-        bw = std::min(bw, p.bandwidth);
-        lat = std::max(lat, p.latency_s);
-      }
-      if (devs.size() == 1) bw = 0;
+      const auto [bw, lat] = GroupLinks(topology, devs);
       const Key k{key.first,
                   static_cast<int32_t>(devs.size()),
                   per_type[key.first],
@@ -90,23 +153,11 @@ util::Result<std::vector<DeviceClass>> BuildDeviceClasses(const model::Cluster& 
                   node.nic_latency_s};
       auto it = index.find(k);
       if (it == index.end()) {
-        const model::DeviceType& t = cluster.catalog.Get(model::DeviceTypeId(key.first));
-        DeviceClass c;
-        c.type = model::DeviceTypeId(key.first);
-        c.type_name = t.name;
-        c.group_size = static_cast<int32_t>(devs.size());
-        c.groups_per_node = per_type[key.first];
-        c.intra_bandwidth = bw;
-        c.intra_latency_s = lat;
-        c.nic_bandwidth = node.nic_bandwidth;
-        c.nic_latency_s = node.nic_latency_s;
-        c.flops_per_s = cost::EffectiveFlops(precision, t);
-        c.memory_bandwidth = t.memory_bandwidth;
-        c.raw_memory_bytes = t.memory_bytes;
-        c.memory_bytes = static_cast<uint64_t>(static_cast<double>(t.memory_bytes) *
-                                               (1.0 - options.memory_reserve));
+        const model::DeviceTypeId type(key.first);
         it = index.emplace(k, classes.size()).first;
-        classes.push_back(std::move(c));
+        classes.push_back(NewClass(cluster.catalog.Get(type), type, node,
+                                   static_cast<int32_t>(devs.size()), per_type[key.first],
+                                   {bw, lat}, precision, options.memory_reserve));
       }
       classes[it->second].groups.push_back(devs);
     }
@@ -230,11 +281,7 @@ StageCost StageCostModel::EvaluateOne(const DeviceClass& c, int32_t first, int32
   const double directions = training_ ? 2.0 : 1.0;  // activations forward, gradients back
   if (next != NextLink::kNone && last > 0) {
     const double bytes = static_cast<double>(micro_batch_) * spec_.layers[last - 1].output_bytes;
-    const double t =
-        next == NextLink::kSameGroup
-            ? cost::TransferSeconds(bytes, c.intra_bandwidth, c.intra_latency_s)
-            : cost::TransferSeconds(bytes, c.NodesFor(devices) * c.nic_bandwidth, c.nic_latency_s);
-    out.p2p_s = directions * t;
+    out.p2p_s = NextStageSeconds(c, bytes, devices, next, directions);
   }
   const double node_bw = c.NodesFor(devices) * c.nic_bandwidth;
   if (offload_embed && embed_params > 0) {
@@ -250,18 +297,7 @@ StageCost StageCostModel::EvaluateOne(const DeviceClass& c, int32_t first, int32
 
   if (training_ && out.dp > 1) {
     const double grad_bytes = on_device * grad_bytes_;  // one replica's gradients
-    if (devices <= c.group_size) {
-      out.allreduce_s =
-          cost::RingAllReduceSeconds(grad_bytes / tp, out.dp, c.intra_bandwidth, c.intra_latency_s);
-    } else {
-      // Hierarchical: reduce inside each group, then a ring among the nodes on their NICs.
-      const int32_t in_group = c.group_size / tp;
-      const int32_t nodes = c.NodesFor(devices);
-      out.allreduce_s =
-          cost::RingAllReduceSeconds(grad_bytes / tp, in_group, c.intra_bandwidth,
-                                     c.intra_latency_s) +
-          cost::RingAllReduceSeconds(grad_bytes, nodes, c.nic_bandwidth, c.nic_latency_s);
-    }
+    out.allreduce_s = GradientAllReduceSeconds(c, grad_bytes, devices, tp, out.dp);
   }
   double tail_offload = 0;
   if (offload_opt && training_ && on_device > 0) {

@@ -1,6 +1,100 @@
 #include "report/sim_json.h"
 
+#include <vector>
+
 namespace hetsched::report {
+
+namespace {
+
+// The services of a serving run: requests, SLO attainment, tail latencies, cost and replicas.
+nlohmann::json ServingJson(const sim::ServingResult& sv) {
+  nlohmann::json services = nlohmann::json::array();
+  for (const sim::ServiceOutcome& o : sv.services) {
+    services.push_back({{"name", o.name},
+                        {"requests", o.requests},
+                        {"within_slo", o.within_slo},
+                        {"unserved", o.unserved},
+                        {"slo_attainment", o.requests > 0 ? 1.0 * o.within_slo / o.requests : 1},
+                        {"ttft_p99_s", o.ttft_p99_s},
+                        {"tpot_p99_s", o.tpot_p99_s},
+                        {"cost_usd", o.cost_usd},
+                        {"energy_kwh", o.energy_kwh},
+                        {"device_hours", o.device_hours},
+                        {"peak_replicas", o.peak_replicas},
+                        {"replicas_started", o.replicas_started}});
+  }
+  return {{"mode", sv.mode},
+          {"requests", sv.requests},
+          {"services", services},
+          {"pool_devices", sv.pool.size()},
+          {"notes", sv.notes}};
+}
+
+// Faults and preemptions, and what the scheduler's decisions and the simulation cost in time.
+void AddDisruptionsAndDecisions(const sim::SimResult& r, nlohmann::json& j) {
+  j["faults"] = r.faults;
+  j["preemptions"] = r.preemptions;
+  j["preemptions_per_job"] = r.preemptions_per_job;
+  j["checkpoint_save_device_hours"] = r.checkpoint_save_device_hours;
+  j["restore_device_hours"] = r.restore_device_hours;
+  j["restart_device_hours"] = r.restart_device_hours;
+  j["preemption_share"] = r.preemption_share;
+  j["migrations"] = r.migrations;
+  j["resizes"] = r.resizes;
+  j["decisions"] = r.decisions;
+  j["sched_wall_s"] = r.sched_wall_s;
+  j["decision_p50_us"] = r.decision_p50_us;
+  j["decision_p99_us"] = r.decision_p99_us;
+  j["decision_max_us"] = r.decision_max_us;
+  if (r.allocation_failures > 0) {
+    j["allocation_failures"] = r.allocation_failures;
+    j["allocation_log"] = r.allocation_log;
+  }
+  j["events"] = r.events;
+  j["sim_wall_s"] = r.sim_wall_s;
+}
+
+// Bytes moved (network, staging, checkpoints) and power: energy, cost, peaks, carbon.
+void AddTrafficAndPower(const sim::SimResult& r, nlohmann::json& j) {
+  j["network_bytes"] = r.network_bytes;
+  j["gangs_within_node"] = r.gangs_within_node;
+  j["staged_bytes"] = r.staged_bytes;
+  j["avg_staging_s"] = r.avg_staging_s;
+  j["checkpoint_bytes"] = r.checkpoint_bytes;
+  j["spine_bytes"] = r.spine_bytes;
+  j["power_policy"] = r.power_policy;
+  j["energy_kwh"] = r.energy_kwh;
+  j["energy_cost"] = r.energy_cost;
+  j["peak_power_w"] = r.peak_power_w;
+  j["node_power_transitions"] = r.node_power_transitions;
+  j["node_boot_failures"] = r.node_boot_failures;
+  j["energy_by_state"] = r.energy_by_state;
+  j["energy_by_type"] = r.energy_by_type;
+  j["capped_device_hours"] = r.capped_device_hours;
+  if (r.carbon_kg) j["carbon_kg"] = *r.carbon_kg;
+}
+
+nlohmann::json JobOutcomesJson(const std::vector<sim::JobOutcome>& outcomes) {
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const auto& o : outcomes) {
+    nlohmann::json jo;
+    jo["id"] = o.id;
+    jo["status"] = o.status == sim::JobStatus::kCompleted   ? "completed"
+                   : o.status == sim::JobStatus::kFailed    ? "failed"
+                   : o.status == sim::JobStatus::kCancelled ? "cancelled"
+                                                            : "unfinished";
+    jo["attempts"] = o.attempts;
+    if (!o.reason.empty()) jo["reason"] = o.reason;
+    jo["arrival_s"] = o.arrival_s;
+    jo["first_start_s"] = o.first_start_s;
+    jo["completion_s"] = o.completion_s;
+    jo["preemptions"] = o.preemptions;
+    jobs.push_back(jo);
+  }
+  return jobs;
+}
+
+}  // namespace
 
 nlohmann::json ToJson(const sim::SimResult& r) {
   nlohmann::json j;
@@ -34,63 +128,10 @@ nlohmann::json ToJson(const sim::SimResult& r) {
     j["slo_attainment"] = sv.slo_attainment;
     j["serving_cost_usd"] = sv.cost_usd;
     j["serving_energy_kwh"] = sv.energy_kwh;
-    nlohmann::json services = nlohmann::json::array();
-    for (const sim::ServiceOutcome& o : sv.services) {
-      services.push_back({{"name", o.name},
-                          {"requests", o.requests},
-                          {"within_slo", o.within_slo},
-                          {"unserved", o.unserved},
-                          {"slo_attainment", o.requests > 0 ? 1.0 * o.within_slo / o.requests : 1},
-                          {"ttft_p99_s", o.ttft_p99_s},
-                          {"tpot_p99_s", o.tpot_p99_s},
-                          {"cost_usd", o.cost_usd},
-                          {"energy_kwh", o.energy_kwh},
-                          {"device_hours", o.device_hours},
-                          {"peak_replicas", o.peak_replicas},
-                          {"replicas_started", o.replicas_started}});
-    }
-    j["serving"] = {{"mode", sv.mode},
-                    {"requests", sv.requests},
-                    {"services", services},
-                    {"pool_devices", sv.pool.size()},
-                    {"notes", sv.notes}};
+    j["serving"] = ServingJson(sv);
   }
-  j["faults"] = r.faults;
-  j["preemptions"] = r.preemptions;
-  j["preemptions_per_job"] = r.preemptions_per_job;
-  j["checkpoint_save_device_hours"] = r.checkpoint_save_device_hours;
-  j["restore_device_hours"] = r.restore_device_hours;
-  j["restart_device_hours"] = r.restart_device_hours;
-  j["preemption_share"] = r.preemption_share;
-  j["migrations"] = r.migrations;
-  j["resizes"] = r.resizes;
-  j["decisions"] = r.decisions;
-  j["sched_wall_s"] = r.sched_wall_s;
-  j["decision_p50_us"] = r.decision_p50_us;
-  j["decision_p99_us"] = r.decision_p99_us;
-  j["decision_max_us"] = r.decision_max_us;
-  if (r.allocation_failures > 0) {
-    j["allocation_failures"] = r.allocation_failures;
-    j["allocation_log"] = r.allocation_log;
-  }
-  j["events"] = r.events;
-  j["sim_wall_s"] = r.sim_wall_s;
-  j["network_bytes"] = r.network_bytes;
-  j["gangs_within_node"] = r.gangs_within_node;
-  j["staged_bytes"] = r.staged_bytes;
-  j["avg_staging_s"] = r.avg_staging_s;
-  j["checkpoint_bytes"] = r.checkpoint_bytes;
-  j["spine_bytes"] = r.spine_bytes;
-  j["power_policy"] = r.power_policy;
-  j["energy_kwh"] = r.energy_kwh;
-  j["energy_cost"] = r.energy_cost;
-  j["peak_power_w"] = r.peak_power_w;
-  j["node_power_transitions"] = r.node_power_transitions;
-  j["node_boot_failures"] = r.node_boot_failures;
-  j["energy_by_state"] = r.energy_by_state;
-  j["energy_by_type"] = r.energy_by_type;
-  j["capped_device_hours"] = r.capped_device_hours;
-  if (r.carbon_kg) j["carbon_kg"] = *r.carbon_kg;
+  AddDisruptionsAndDecisions(r, j);
+  AddTrafficAndPower(r, j);
   if (r.space_sharing) {
     j["space_sharing"] = true;
     j["pairs_formed"] = r.pairs_formed;
@@ -101,25 +142,7 @@ nlohmann::json ToJson(const sim::SimResult& r) {
   j["arrivals_ended_early"] = r.arrivals_ended_early;
   j["cross_vendor_restarts"] = r.cross_vendor_restarts;
   if (r.timeline.sample_s > 0) j["timeline"] = ToJson(r.timeline);
-  if (!r.jobs.empty()) {
-    nlohmann::json jobs = nlohmann::json::array();
-    for (const auto& o : r.jobs) {
-      nlohmann::json jo;
-      jo["id"] = o.id;
-      jo["status"] = o.status == sim::JobStatus::kCompleted   ? "completed"
-                     : o.status == sim::JobStatus::kFailed    ? "failed"
-                     : o.status == sim::JobStatus::kCancelled ? "cancelled"
-                                                              : "unfinished";
-      jo["attempts"] = o.attempts;
-      if (!o.reason.empty()) jo["reason"] = o.reason;
-      jo["arrival_s"] = o.arrival_s;
-      jo["first_start_s"] = o.first_start_s;
-      jo["completion_s"] = o.completion_s;
-      jo["preemptions"] = o.preemptions;
-      jobs.push_back(jo);
-    }
-    j["jobs"] = jobs;
-  }
+  if (!r.jobs.empty()) j["jobs"] = JobOutcomesJson(r.jobs);
   return j;
 }
 

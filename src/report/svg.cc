@@ -161,10 +161,88 @@ std::string TickLabel(double value, double step) {
   return s;
 }
 
+namespace {
+
+// A line chart's plot area and the data ranges its axes span.
+struct LinePlot {
+  double left = 64, right = 20, top = 34, axis_h = 42;
+  double plot_w = 0, plot_h = 0;
+  double x_lo = 0, x_hi = 1, y0 = 0, y1 = 1;
+  std::vector<double> xt, yt;  // ticks
+
+  double Px(double x) const { return left + (x - x_lo) / (x_hi - x_lo) * plot_w; }
+  double Py(double y) const { return top + plot_h - (y - y0) / (y1 - y0) * plot_h; }
+};
+
+// The plot's frame, the horizontal grid with the y labels, and the x ticks with their labels.
+std::string LineAxes(const LineChartSpec& spec, const LinePlot& p) {
+  std::string out = fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fbfcfd\" stroke=\"#d5dbe1\"/>\n",
+      Num(p.left), Num(p.top), Num(p.plot_w), Num(p.plot_h));
+  out += "<g class=\"axis y-axis\" fill=\"#4a5561\">\n";
+  for (double t : p.yt) {
+    const double y = p.Py(t);
+    out += fmt::format(
+        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e3e7eb\"/>"
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
+        Num(p.left), Num(y), Num(p.left + p.plot_w), Num(y), Num(p.left - 6), Num(y + 4),
+        TickLabel(t, TickStep(p.yt)));
+  }
+  out += fmt::format(
+      "<text transform=\"translate(14 {}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
+      Num(p.top + p.plot_h / 2), EscapeXml(spec.y_label));
+  out += "</g>\n<g class=\"axis x-axis\" fill=\"#4a5561\">\n";
+  for (double t : p.xt) {
+    if (t < p.x_lo - 1e-9 || t > p.x_hi + 1e-9) continue;
+    const double x = p.Px(t);
+    out += fmt::format(
+        "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#8a949e\"/>"
+        "<text x=\"{0}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+        Num(x), Num(p.top + p.plot_h), Num(p.top + p.plot_h + 5), Num(p.top + p.plot_h + 18),
+        TickLabel(t, TickStep(p.xt)));
+  }
+  out +=
+      fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n</g>\n",
+                  Num(p.left + p.plot_w / 2), Num(p.top + p.plot_h + 36), EscapeXml(spec.x_label));
+  return out;
+}
+
+// One series as a polyline (steps when s.step), clipped to the plot; a dot for a lone sample.
+std::string LineSeriesMarks(const LineSeries& s, const LinePlot& p) {
+  const size_t n = std::min(s.x.size(), s.y.size());
+  if (n == 0)
+    return fmt::format("<g data-series=\"{}\" data-empty=\"true\"></g>\n", EscapeXml(s.name));
+  std::string points;
+  double prev_y = 0;
+  bool have_prev = false;
+  for (size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
+    const double x = p.Px(std::min(s.x[i], p.x_hi));
+    const double y = p.Py(std::clamp(s.y[i], p.y0, p.y1));
+    if (s.step && have_prev) points += fmt::format("{},{} ", Num(x), Num(prev_y));
+    points += fmt::format("{},{} ", Num(x), Num(y));
+    prev_y = y;
+    have_prev = true;
+  }
+  if (!points.empty()) points.pop_back();
+  std::string out = fmt::format("<g data-series=\"{}\">", EscapeXml(s.name));
+  out += fmt::format(
+      "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
+      "stroke-linejoin=\"round\"{}/>",
+      points, EscapeXml(s.color), s.dashed ? " stroke-dasharray=\"6 4\"" : "");
+  if (n == 1) {  // a lone sample: a dot, since a one-point line draws nothing
+    out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"{}\"/>", Num(p.Px(s.x[0])),
+                       Num(p.Py(std::clamp(s.y[0], p.y0, p.y1))), EscapeXml(s.color));
+  }
+  return out + "</g>\n";
+}
+
+}  // namespace
+
 std::string LineChart(const LineChartSpec& spec) {
-  const double left = 64, right = 20, top = 34, axis_h = 42;
-  const double plot_w = spec.width - left - right;
-  const double plot_h = spec.height - top - axis_h;
+  LinePlot p;
+  p.plot_w = spec.width - p.left - p.right;
+  p.plot_h = spec.height - p.top - p.axis_h;
 
   std::vector<LegendItem> items;
   double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo;
@@ -185,77 +263,22 @@ std::string LineChart(const LineChartSpec& spec) {
   if (spec.x_max > x_lo) x_hi = spec.x_max;
   if (x_hi <= x_lo) x_hi = x_lo + 1;
   if (spec.y_max > spec.y_min) y_hi = spec.y_max;
-  std::vector<double> yt = NiceTicks(spec.y_min, y_hi, 5);
-  const double y0 = yt.front(), y1 = yt.back();
-  std::vector<double> xt = NiceTicks(x_lo, x_hi, 8);
-  auto px = [&](double x) { return left + (x - x_lo) / (x_hi - x_lo) * plot_w; };
-  auto py = [&](double y) { return top + plot_h - (y - y0) / (y1 - y0) * plot_h; };
+  p.x_lo = x_lo;
+  p.x_hi = x_hi;
+  p.yt = NiceTicks(spec.y_min, y_hi, 5);
+  p.y0 = p.yt.front();
+  p.y1 = p.yt.back();
+  p.xt = NiceTicks(x_lo, x_hi, 8);
 
   int legend_rows = 0;
-  const std::string legend = Legend(items, left, top + plot_h + axis_h + 6, plot_w, legend_rows);
+  const std::string legend =
+      Legend(items, p.left, p.top + p.plot_h + p.axis_h + 6, p.plot_w, legend_rows);
   const double height = spec.height + legend_rows * 18 + 4;
 
   std::string out = SvgOpen(spec.id, spec.title, spec.width, height);
-  out += fmt::format(
-      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fbfcfd\" stroke=\"#d5dbe1\"/>\n",
-      Num(left), Num(top), Num(plot_w), Num(plot_h));
-  // Horizontal grid and y axis labels.
-  out += "<g class=\"axis y-axis\" fill=\"#4a5561\">\n";
-  for (double t : yt) {
-    const double y = py(t);
-    out += fmt::format(
-        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e3e7eb\"/>"
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
-        Num(left), Num(y), Num(left + plot_w), Num(y), Num(left - 6), Num(y + 4),
-        TickLabel(t, TickStep(yt)));
-  }
-  out += fmt::format(
-      "<text transform=\"translate(14 {}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
-      Num(top + plot_h / 2), EscapeXml(spec.y_label));
-  out += "</g>\n<g class=\"axis x-axis\" fill=\"#4a5561\">\n";
-  for (double t : xt) {
-    if (t < x_lo - 1e-9 || t > x_hi + 1e-9) continue;
-    const double x = px(t);
-    out += fmt::format(
-        "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#8a949e\"/>"
-        "<text x=\"{0}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
-        Num(x), Num(top + plot_h), Num(top + plot_h + 5), Num(top + plot_h + 18),
-        TickLabel(t, TickStep(xt)));
-  }
-  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n</g>\n",
-                     Num(left + plot_w / 2), Num(top + plot_h + 36), EscapeXml(spec.x_label));
-
-  for (const LineSeries& s : spec.series) {
-    const size_t n = std::min(s.x.size(), s.y.size());
-    if (n == 0) {
-      out += fmt::format("<g data-series=\"{}\" data-empty=\"true\"></g>\n", EscapeXml(s.name));
-      continue;
-    }
-    std::string points;
-    double prev_y = 0;
-    bool have_prev = false;
-    for (size_t i = 0; i < n; ++i) {
-      if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
-      const double x = px(std::min(s.x[i], x_hi));
-      const double y = py(std::clamp(s.y[i], y0, y1));
-      if (s.step && have_prev) points += fmt::format("{},{} ", Num(x), Num(prev_y));
-      points += fmt::format("{},{} ", Num(x), Num(y));
-      prev_y = y;
-      have_prev = true;
-    }
-    if (!points.empty()) points.pop_back();
-    out += fmt::format("<g data-series=\"{}\">", EscapeXml(s.name));
-    out += fmt::format(
-        "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
-        "stroke-linejoin=\"round\"{}/>",
-        points, EscapeXml(s.color), s.dashed ? " stroke-dasharray=\"6 4\"" : "");
-    if (n == 1) {  // a lone sample: a dot, since a one-point line draws nothing
-      out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"{}\"/>", Num(px(s.x[0])),
-                         Num(py(std::clamp(s.y[0], y0, y1))), EscapeXml(s.color));
-    }
-    out += "</g>\n";
-  }
-  if (!any) out += NoData(left + plot_w / 2, top + plot_h / 2);
+  out += LineAxes(spec, p);
+  for (const LineSeries& s : spec.series) out += LineSeriesMarks(s, p);
+  if (!any) out += NoData(p.left + p.plot_w / 2, p.top + p.plot_h / 2);
   out += legend;
   out += "</svg>\n";
   return out;
