@@ -238,6 +238,41 @@ TEST_F(FakeSlurmTest, EventsOfLaterSnapshots) {
   EXPECT_THAT(Lines(later), IsEmpty());
 }
 
+TEST_F(FakeSlurmTest, APlacementWhileSlurmStillEndsTheLastRunWaitsForTheRequeue) {
+  json placed = JobRecord(22, "wrap", "RUNNING");
+  placed["admin_comment"] = "hetsched:attempt=2";
+  placed["required_nodes"] = "nv1";
+  json other = placed;
+  other["job_id"] = 23;
+  jobs_ = {placed, other};
+  auto b = Create();
+  ASSERT_NE(b, nullptr);
+  b->Poll();
+  // The daemon placed both again (their node failed) before Slurm requeued them.
+  jobs_[0]["job_state"] = jobs_[1]["job_state"] = "NODE_FAIL";
+  Publish();
+  hetsched::testing::WaitUntil([&] { return !b->Poll().empty(); });
+  for (const char* job : {"slurm-22", "slurm-23"}) {
+    LaunchSpec spec;
+    spec.job = job;
+    spec.attempt = 3;
+    spec.node = "nv1";
+    ASSERT_TRUE(b->Start(spec).ok());
+  }
+  EXPECT_THAT(Calls(), IsEmpty()) << "not pinned while Slurm ends the last run";
+
+  // Slurm requeues one; the other's processes complete after all.
+  jobs_[0]["job_state"] = "PENDING";
+  jobs_[0]["priority"] = 0;
+  jobs_[1]["job_state"] = "COMPLETED";
+  Publish();
+  EXPECT_THAT(NextEvents(*b), ElementsAre("exited slurm-23 3 nv1 0 ''"));
+  b->Poll();
+  EXPECT_THAT(Calls(), ElementsAre("scontrol update JobId=22 NodeList=nv1 "
+                                   "AdminComment=hetsched:attempt=3",
+                                   "scontrol release 22"));
+}
+
 TEST_F(FakeSlurmTest, StartsAGpuJobHeldOnItsNodeAndReleasesIt) {
   auto b = Create();
   ASSERT_NE(b, nullptr);
