@@ -15,6 +15,12 @@ namespace {
 constexpr char kOwnPrefix[] = "hetsched:";               // job names of hetsched's own jobs
 constexpr char kAdoptedPrefix[] = "slurm-";              // the daemon's names of sbatch jobs
 constexpr char kAttemptComment[] = "hetsched:attempt=";  // admin comment of placed sbatch jobs
+// Put before an Ascend job's command. Slurm's gres/gpu sets CUDA_VISIBLE_DEVICES,
+// ROCR_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL and SLURM_JOB_GPUS to the GPUs it allocated (seen on
+// the test bed's Slurm 22.05), but not ASCEND_RT_VISIBLE_DEVICES, which the Ascend runtime reads.
+constexpr char kAscendVisibility[] =
+    "if [ -n \"${CUDA_VISIBLE_DEVICES+set}\" ]; then "
+    "export ASCEND_RT_VISIBLE_DEVICES=\"$CUDA_VISIBLE_DEVICES\"; fi; ";
 // How long a placement waits for Slurm to requeue a job whose last run it is ending.
 constexpr std::chrono::seconds kRequeueWait{60};
 
@@ -530,6 +536,10 @@ std::vector<std::string> SlurmBackend::SbatchArgs(const LaunchSpec& spec,
                                                   const std::string& partition,
                                                   const std::string& resources) const {
   std::string command = "exec";
+  if (spec.vendor == "huawei") {
+    // The NPUs Slurm allocated, where the Ascend runtime looks for them.
+    command = std::string(kAscendVisibility) + command;
+  }
   for (const std::string& arg : spec.command) command += " " + ShellQuote(arg);
   const std::string log =
       fmt::format("{}/{}.{}.{}.log", options_.output_dir, spec.job, spec.attempt, spec.node);

@@ -101,6 +101,7 @@ class FakeSlurmTest : public ::testing::Test {
     SlurmBackendOptions o;
     o.bin_dir = (dir_.path() / "bin").string();
     o.partitions = {"het"};
+    o.mapping.device_types = {{"910b", "ascend-910b"}};
     o.mapping.cpu_type = "xeon-8380";
     o.catalog = model::DeviceCatalog::BuiltIn();
     o.output_dir = (dir_.path() / "out").string();
@@ -304,6 +305,38 @@ TEST_F(FakeSlurmTest, StartsAGpuJobHeldOnItsNodeAndReleasesIt) {
   std::vector<BackendJob> jobs = b->ListJobs();
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(jobs[0].job, "train");
+}
+
+TEST_F(FakeSlurmTest, AnAscendJobSeesTheNpusSlurmAllocated) {
+  nodes_.push_back(NodeRecord("asc1", "idle", "gpu:910b:8"));
+  auto b = Create();
+  ASSERT_NE(b, nullptr);
+  // This sbatch runs the batch script the way Slurm's gres/gpu would: with the devices it
+  // allocated (not necessarily those hetsched chose) in CUDA_VISIBLE_DEVICES.
+  const std::string d = dir_.path().string();
+  Tool("sbatch",
+       "for a in \"$@\"; do case \"$a\" in --wrap=*) w=\"${a#--wrap=}\";; esac; done\n"
+       "CUDA_VISIBLE_DEVICES=3,4 sh -c \"$w\" > '" +
+           d + "/job.out'\necho 101");
+  LaunchSpec spec;
+  spec.job = "npu";
+  spec.attempt = 1;
+  spec.node = "asc1";
+  spec.device_type = "ascend-910b";
+  spec.vendor = "huawei";
+  spec.node_devices = {0, 1};
+  spec.visible_devices = {0, 1};
+  spec.command = {"sh", "-c", "echo \"npu $ASCEND_RT_VISIBLE_DEVICES\""};
+  ASSERT_TRUE(b->Start(spec).ok());
+  EXPECT_THAT(FileLines("job.out"), ElementsAre("npu 3,4"));
+
+  // Other vendors' jobs are left to what Slurm sets.
+  spec.job = "gpu";
+  spec.node = "nv1";
+  spec.device_type = "a100-80g";
+  spec.vendor = "nvidia";
+  ASSERT_TRUE(b->Start(spec).ok());
+  EXPECT_THAT(FileLines("job.out"), ElementsAre("npu "));
 }
 
 TEST_F(FakeSlurmTest, AStartOnACpuNodeAsksForItsSocketsShareOfCpus) {
