@@ -147,7 +147,8 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
   return out;
 }
 
-// The spec's own faults (LocalBackend::Start's kInvalidArgument list, but for a repeated start).
+// The faults of the spec itself: Start's kInvalidArgument list but for a bad environment name
+// (BuildEnvironment) and a repeated start.
 util::Status CheckSpec(const LaunchSpec& spec, const std::string& node_name) {
   if (!ValidJobName(spec.job)) {
     return util::Status::InvalidArgument(
