@@ -44,27 +44,39 @@ std::vector<std::string> MergedEnvironment(const std::map<std::string, std::stri
   return env;
 }
 
-}  // namespace
+using Clock = std::chrono::steady_clock;
 
-bool CommandResult::succeeded() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
-
-std::string CommandResult::Failure() const {
-  if (WIFSIGNALED(status)) return fmt::format("killed by signal {}", WTERMSIG(status));
-  std::string said = FirstLine(err);
-  if (said.empty()) said = FirstLine(out);
-  return fmt::format("exit status {}{}{}", WEXITSTATUS(status), said.empty() ? "" : ": ", said);
-}
-
-Result<CommandResult> RunCommand(const std::string& path, const std::vector<std::string>& args,
-                                 const CommandOptions& options) {
-  using Clock = std::chrono::steady_clock;
-  const auto deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(std::clamp(options.timeout_s, 0.0, 1e6)));
-  int out[2], err[2] = {-1, -1};
-  if (pipe2(out, O_CLOEXEC) != 0 || (options.capture_stderr && pipe2(err, O_CLOEXEC) != 0)) {
-    return Status::IoError(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+// The read ends of the program's stdout and stderr pipes; -1 once closed (or never opened:
+// stderr when it is not captured). Closed on destruction, whatever path RunCommand leaves by.
+struct OutputPipes {
+  int fds[2] = {-1, -1};  // stdout, stderr
+  OutputPipes() = default;
+  OutputPipes(const OutputPipes&) = delete;
+  OutputPipes& operator=(const OutputPipes&) = delete;
+  ~OutputPipes() { CloseAll(); }
+  bool open() const { return fds[0] >= 0 || fds[1] >= 0; }
+  void CloseAll() {
+    for (int& fd : fds) {
+      if (fd >= 0) close(fd);
+      fd = -1;
+    }
   }
+};
+
+// Starts `path args...` in its own process group, stdin from /dev/null, stdout (and stderr when
+// captured, else /dev/null) on new pipes whose read ends go to `pipes`. Returns its pid.
+Result<pid_t> Spawn(const std::string& path, const std::vector<std::string>& args,
+                    const CommandOptions& options, OutputPipes& pipes) {
+  int out[2] = {-1, -1}, err[2] = {-1, -1};
+  if (pipe2(out, O_CLOEXEC) != 0 || (options.capture_stderr && pipe2(err, O_CLOEXEC) != 0)) {
+    const int e = errno;
+    for (int fd : {out[0], out[1]}) {
+      if (fd >= 0) close(fd);
+    }
+    return Status::IoError(fmt::format("cannot create a pipe: {}", std::strerror(e)));
+  }
+  pipes.fds[0] = out[0];
+  pipes.fds[1] = err[0];
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -103,36 +115,39 @@ Result<CommandResult> RunCommand(const std::string& path, const std::vector<std:
   posix_spawnattr_destroy(&attr);
   close(out[1]);
   if (err[1] >= 0) close(err[1]);
-  const auto close_reads = [&] {
-    if (out[0] >= 0) close(out[0]);
-    if (err[0] >= 0) close(err[0]);
-    out[0] = err[0] = -1;
-  };
   if (spawned != 0) {
-    close_reads();
+    pipes.CloseAll();
     return Status::IoError(fmt::format("cannot run {}: {}", path, std::strerror(spawned)));
   }
-  CommandResult run;
+  return pid;
+}
+
+// Reads the program's output into `run` until both pipes are closed. Past the deadline, on a
+// poll error or on more output than options.max_output, the pipes are closed, the program's
+// group is killed and reaped, and the error returned.
+Status ReadUntilClosed(pid_t pid, Clock::time_point deadline, const CommandOptions& options,
+                       OutputPipes& pipes, CommandResult& run) {
+  const auto fail = [&](Status why) {
+    pipes.CloseAll();
+    KillAndReap(pid);
+    return why;
+  };
   char buf[65536];
-  while (out[0] >= 0 || err[0] >= 0) {
+  while (pipes.open()) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
-      close_reads();
-      KillAndReap(pid);
-      return Status::IoError(fmt::format("timed out after {} s", options.timeout_s));
+      return fail(Status::IoError(fmt::format("timed out after {} s", options.timeout_s)));
     }
-    pollfd p[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+    pollfd p[2] = {{pipes.fds[0], POLLIN, 0}, {pipes.fds[1], POLLIN, 0}};
     const int ready = poll(p, 2, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
     if (ready < 0 && errno != EINTR) {
       const int e = errno;
-      close_reads();
-      KillAndReap(pid);
-      return Status::IoError(fmt::format("poll: {}", std::strerror(e)));
+      return fail(Status::IoError(fmt::format("poll: {}", std::strerror(e))));
     }
     if (ready <= 0) continue;
     for (int i = 0; i < 2; ++i) {
-      int& fd = i == 0 ? out[0] : err[0];
+      int& fd = pipes.fds[i];
       if (fd < 0 || p[i].revents == 0) continue;
       const ssize_t n = read(fd, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
@@ -142,26 +157,52 @@ Result<CommandResult> RunCommand(const std::string& path, const std::vector<std:
         continue;
       }
       if (run.out.size() + run.err.size() + static_cast<size_t>(n) > options.max_output) {
-        close_reads();
-        KillAndReap(pid);
-        return Status::IoError(fmt::format("printed more than {} bytes", options.max_output));
+        return fail(Status::IoError(fmt::format("printed more than {} bytes", options.max_output)));
       }
       (i == 0 ? run.out : run.err).append(buf, static_cast<size_t>(n));
     }
   }
-  // Output closed; the program should be exiting. Wait out the rest of the deadline for it.
+  return Status::Ok();
+}
+
+// With its output closed the program should be exiting: waits out the rest of the deadline for
+// it (killing its group after that) and stores its waitpid status.
+Status WaitForExit(pid_t pid, Clock::time_point deadline, double timeout_s, int& status) {
   while (true) {
-    const pid_t r = waitpid(pid, &run.status, WNOHANG);
-    if (r == pid) break;
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) return Status::Ok();
     if (r < 0 && errno != EINTR) {
       return Status::IoError(fmt::format("waitpid: {}", std::strerror(errno)));
     }
     if (Clock::now() >= deadline) {
       KillAndReap(pid);
-      return Status::IoError(fmt::format("timed out after {} s", options.timeout_s));
+      return Status::IoError(fmt::format("timed out after {} s", timeout_s));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
+}
+
+}  // namespace
+
+bool CommandResult::succeeded() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+
+std::string CommandResult::Failure() const {
+  if (WIFSIGNALED(status)) return fmt::format("killed by signal {}", WTERMSIG(status));
+  std::string said = FirstLine(err);
+  if (said.empty()) said = FirstLine(out);
+  return fmt::format("exit status {}{}{}", WEXITSTATUS(status), said.empty() ? "" : ": ", said);
+}
+
+Result<CommandResult> RunCommand(const std::string& path, const std::vector<std::string>& args,
+                                 const CommandOptions& options) {
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(std::clamp(options.timeout_s, 0.0, 1e6)));
+  OutputPipes pipes;
+  ASSIGN_OR_RETURN(const pid_t pid, Spawn(path, args, options, pipes));
+  CommandResult run;
+  RETURN_IF_ERROR(ReadUntilClosed(pid, deadline, options, pipes, run));
+  RETURN_IF_ERROR(WaitForExit(pid, deadline, options.timeout_s, run.status));
   return run;
 }
 

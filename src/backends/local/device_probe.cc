@@ -285,134 +285,172 @@ bool UsagePairs(std::string_view cell, std::vector<std::pair<uint64_t, uint64_t>
   return true;
 }
 
-}  // namespace
+// The device table of `npu-smi info`, read row by row (ParseNpuSmiInfo's contract): the
+// two-row header picks the id and memory columns, then each NPU row is followed by its chip row.
+class NpuTableReader {
+ public:
+  bool done() const { return state_ == State::kDone; }
 
-util::Result<std::vector<ProbedDevice>> ParseNpuSmiInfo(std::string_view text) {
-  enum class State { kHeader, kSecondHeader, kNpuRow, kChipRow, kDone };
-  enum class IdColumn { kNpu, kDevice, kPhyId };
-  State state = State::kHeader;
-  IdColumn id_column = IdColumn::kNpu;
-  bool hbm = false;
-  int header_line = 0;
-  int npu_line = 0;
-  int32_t npu = 0;
-  std::string name;
-  std::vector<ProbedDevice> out;
-  std::set<int32_t> seen;
-  util::LineReader reader(text);
-  std::string_view line;
-  while (state != State::kDone && reader.Next(line)) {
-    const int n = reader.line_number();
-    const std::string_view row = Trim(line);
-    if (row.empty() || row.front() != '|') continue;  // borders (+===, +---) and other text
+  // One table row (starting with '|', trimmed) on line `n`.
+  util::Status Read(int n, std::string_view row) {
     const std::vector<std::string_view> cells = Cells(row);
-    switch (state) {
-      case State::kHeader: {
-        const std::vector<std::string_view> words = Tokens(cells[0]);
-        if (cells.size() >= 3 && words.size() >= 2 && words[0] == "NPU" && words[1] == "Name") {
-          state = State::kSecondHeader;
-          header_line = n;
-        }
-        break;
-      }
-      case State::kSecondHeader: {
-        const std::vector<std::string_view> words = Tokens(cells[0]);
-        if (cells.size() < 3 || words.empty() || words[0] != "Chip") {
-          return LineError(n, fmt::format("expected the header's second row \"| Chip ... | "
-                                          "Bus-Id | ... |\" after line {}, got {}",
-                                          header_line, Quote(row)));
-        }
-        if (words.size() >= 2) {
-          if (words[1] == "Device") {
-            id_column = IdColumn::kDevice;
-          } else if (words[1] == "Phy-ID") {
-            id_column = IdColumn::kPhyId;
-          } else {
-            return LineError(n, fmt::format("unknown column {} after Chip (expected Device or "
-                                            "Phy-ID)",
-                                            Quote(words[1])));
-          }
-        }
-        if (cells[2].find("HBM-Usage(MB)") != std::string_view::npos) {
-          hbm = true;
-        } else if (cells[2].find("Memory-Usage(MB)") == std::string_view::npos) {
-          return LineError(n, fmt::format("expected a Memory-Usage(MB) or HBM-Usage(MB) column "
-                                          "in {}",
-                                          Quote(cells[2])));
-        }
-        state = State::kNpuRow;
-        break;
-      }
-      case State::kNpuRow: {
-        if (cells.size() >= 2 && cells[1].starts_with("Process id")) {
-          state = State::kDone;  // the process table follows the devices
-          break;
-        }
-        const std::vector<std::string_view> words = Tokens(cells[0]);
-        if (cells.size() < 3 || words.size() < 2 || !ParseIndex(words[0], npu)) {
-          return LineError(n, fmt::format("expected an NPU row \"| <NPU id> <name> | <health> | "
-                                          "... |\", got {}",
-                                          Quote(row)));
-        }
-        name.clear();
-        for (size_t i = 1; i < words.size(); ++i) {
-          if (i > 1) name += ' ';
-          name += words[i];
-        }
-        npu_line = n;
-        state = State::kChipRow;
-        break;
-      }
-      case State::kChipRow: {
-        const std::vector<std::string_view> words = Tokens(cells[0]);
-        const size_t want = id_column == IdColumn::kNpu ? 1 : 2;
-        int32_t chip = 0;
-        int32_t id = npu;
-        if (cells.size() < 3 || words.size() != want || !ParseIndex(words[0], chip) ||
-            (want == 2 && !ParseIndex(words[1], id))) {
-          return LineError(
-              n, fmt::format("expected the chip row of the NPU on line {} (\"| <chip>{} | "
-                             "<bus id> | ... |\"), got {}",
-                             npu_line,
-                             id_column == IdColumn::kDevice  ? " <device>"
-                             : id_column == IdColumn::kPhyId ? " <phy-id>"
-                                                             : "",
-                             Quote(row)));
-        }
-        std::vector<std::pair<uint64_t, uint64_t>> pairs;
-        const size_t want_pairs = hbm ? 2 : 1;
-        if (!UsagePairs(cells[2], pairs) || pairs.size() != want_pairs) {
-          return LineError(n, fmt::format("expected {} \"used / total\" figure{} (Memory-Usage"
-                                          "{}) in {}",
-                                          want_pairs, want_pairs == 1 ? "" : "s",
-                                          hbm ? ", then HBM-Usage" : "", Quote(cells[2])));
-        }
-        const uint64_t total_mib = pairs.back().second;
-        if (total_mib > UINT64_MAX / kMiB) {
-          return LineError(n, fmt::format("memory total {} MB is out of range", total_mib));
-        }
-        if (!seen.insert(id).second) {
-          return LineError(n, fmt::format("device {} appears twice", id));
-        }
-        out.push_back(ProbedDevice{"huawei", id, name, total_mib * kMiB, ""});
-        state = State::kNpuRow;
-        break;
-      }
+    switch (state_) {
+      case State::kHeader:
+        return HeaderRow(n, cells);
+      case State::kSecondHeader:
+        return SecondHeaderRow(n, row, cells);
+      case State::kNpuRow:
+        return NpuRow(n, row, cells);
+      case State::kChipRow:
+        return ChipRow(n, row, cells);
       case State::kDone:
         break;
     }
+    return util::Status::Ok();
   }
-  switch (state) {
-    case State::kHeader:
-      return util::Status::InvalidArgument(
-          "no device table (expected a header row \"| NPU   Name | Health | ... |\")");
-    case State::kSecondHeader:
-      return LineError(header_line, "the header row has no second row");
-    case State::kChipRow:
-      return LineError(npu_line, "the NPU row has no chip row after it");
-    default:
-      return out;
+
+  // The devices, or what the table lacked at its end.
+  util::Result<std::vector<ProbedDevice>> Finish() {
+    switch (state_) {
+      case State::kHeader:
+        return util::Status::InvalidArgument(
+            "no device table (expected a header row \"| NPU   Name | Health | ... |\")");
+      case State::kSecondHeader:
+        return LineError(header_line_, "the header row has no second row");
+      case State::kChipRow:
+        return LineError(npu_line_, "the NPU row has no chip row after it");
+      default:
+        return std::move(out_);
+    }
   }
+
+ private:
+  enum class State { kHeader, kSecondHeader, kNpuRow, kChipRow, kDone };
+  enum class IdColumn { kNpu, kDevice, kPhyId };
+
+  // Rows before "| NPU Name | ... |" are skipped.
+  util::Status HeaderRow(int n, const std::vector<std::string_view>& cells) {
+    const std::vector<std::string_view> words = Tokens(cells[0]);
+    if (cells.size() >= 3 && words.size() >= 2 && words[0] == "NPU" && words[1] == "Name") {
+      state_ = State::kSecondHeader;
+      header_line_ = n;
+    }
+    return util::Status::Ok();
+  }
+
+  // "| Chip [Device|Phy-ID] | Bus-Id | ... Memory-Usage(MB) [HBM-Usage(MB)] |".
+  util::Status SecondHeaderRow(int n, std::string_view row,
+                               const std::vector<std::string_view>& cells) {
+    const std::vector<std::string_view> words = Tokens(cells[0]);
+    if (cells.size() < 3 || words.empty() || words[0] != "Chip") {
+      return LineError(n, fmt::format("expected the header's second row \"| Chip ... | "
+                                      "Bus-Id | ... |\" after line {}, got {}",
+                                      header_line_, Quote(row)));
+    }
+    if (words.size() >= 2) {
+      if (words[1] == "Device") {
+        id_column_ = IdColumn::kDevice;
+      } else if (words[1] == "Phy-ID") {
+        id_column_ = IdColumn::kPhyId;
+      } else {
+        return LineError(n, fmt::format("unknown column {} after Chip (expected Device or "
+                                        "Phy-ID)",
+                                        Quote(words[1])));
+      }
+    }
+    if (cells[2].find("HBM-Usage(MB)") != std::string_view::npos) {
+      hbm_ = true;
+    } else if (cells[2].find("Memory-Usage(MB)") == std::string_view::npos) {
+      return LineError(n, fmt::format("expected a Memory-Usage(MB) or HBM-Usage(MB) column "
+                                      "in {}",
+                                      Quote(cells[2])));
+    }
+    state_ = State::kNpuRow;
+    return util::Status::Ok();
+  }
+
+  // "| <NPU id> <name> | <health> | ... |", or the process table's header, which ends the
+  // devices.
+  util::Status NpuRow(int n, std::string_view row, const std::vector<std::string_view>& cells) {
+    if (cells.size() >= 2 && cells[1].starts_with("Process id")) {
+      state_ = State::kDone;
+      return util::Status::Ok();
+    }
+    const std::vector<std::string_view> words = Tokens(cells[0]);
+    if (cells.size() < 3 || words.size() < 2 || !ParseIndex(words[0], npu_)) {
+      return LineError(n, fmt::format("expected an NPU row \"| <NPU id> <name> | <health> | "
+                                      "... |\", got {}",
+                                      Quote(row)));
+    }
+    name_.clear();
+    for (size_t i = 1; i < words.size(); ++i) {
+      if (i > 1) name_ += ' ';
+      name_ += words[i];
+    }
+    npu_line_ = n;
+    state_ = State::kChipRow;
+    return util::Status::Ok();
+  }
+
+  // "| <chip> [<device>|<phy-id>] | <bus id> | <aicore> <used> / <total> ... |": one device.
+  util::Status ChipRow(int n, std::string_view row, const std::vector<std::string_view>& cells) {
+    const std::vector<std::string_view> words = Tokens(cells[0]);
+    const size_t want = id_column_ == IdColumn::kNpu ? 1 : 2;
+    int32_t chip = 0;
+    int32_t id = npu_;
+    if (cells.size() < 3 || words.size() != want || !ParseIndex(words[0], chip) ||
+        (want == 2 && !ParseIndex(words[1], id))) {
+      return LineError(n, fmt::format("expected the chip row of the NPU on line {} (\"| <chip>{} | "
+                                      "<bus id> | ... |\"), got {}",
+                                      npu_line_,
+                                      id_column_ == IdColumn::kDevice  ? " <device>"
+                                      : id_column_ == IdColumn::kPhyId ? " <phy-id>"
+                                                                       : "",
+                                      Quote(row)));
+    }
+    std::vector<std::pair<uint64_t, uint64_t>> pairs;
+    const size_t want_pairs = hbm_ ? 2 : 1;
+    if (!UsagePairs(cells[2], pairs) || pairs.size() != want_pairs) {
+      return LineError(n, fmt::format("expected {} \"used / total\" figure{} (Memory-Usage"
+                                      "{}) in {}",
+                                      want_pairs, want_pairs == 1 ? "" : "s",
+                                      hbm_ ? ", then HBM-Usage" : "", Quote(cells[2])));
+    }
+    const uint64_t total_mib = pairs.back().second;
+    if (total_mib > UINT64_MAX / kMiB) {
+      return LineError(n, fmt::format("memory total {} MB is out of range", total_mib));
+    }
+    if (!seen_.insert(id).second) {
+      return LineError(n, fmt::format("device {} appears twice", id));
+    }
+    out_.push_back(ProbedDevice{"huawei", id, name_, total_mib * kMiB, ""});
+    state_ = State::kNpuRow;
+    return util::Status::Ok();
+  }
+
+  State state_ = State::kHeader;
+  IdColumn id_column_ = IdColumn::kNpu;
+  bool hbm_ = false;  // the memory figures are HBM-Usage(MB)'s, after Memory-Usage(MB)'s
+  int header_line_ = 0;
+  int npu_line_ = 0;
+  int32_t npu_ = 0;  // the current NPU row's id and name
+  std::string name_;
+  std::vector<ProbedDevice> out_;
+  std::set<int32_t> seen_;
+};
+
+}  // namespace
+
+util::Result<std::vector<ProbedDevice>> ParseNpuSmiInfo(std::string_view text) {
+  NpuTableReader table;
+  util::LineReader reader(text);
+  std::string_view line;
+  while (!table.done() && reader.Next(line)) {
+    const std::string_view row = Trim(line);
+    if (row.empty() || row.front() != '|') continue;  // borders (+===, +---) and other text
+    RETURN_IF_ERROR(table.Read(reader.line_number(), row));
+  }
+  return table.Finish();
 }
 
 // ---------------------------------------------------------------------------------------------

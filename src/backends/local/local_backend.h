@@ -14,13 +14,18 @@
 // The run/ files are removed by the Poll after the one that handed out the attempt's kExited:
 // the caller records each Poll's events before it polls again, so a daemon killed in between
 // hears the outcome again from the next LocalBackend on this folder.
+//
+// Beside this file: local_launch.cc (Start), monitor_process.h (the forked monitor and job),
+// run_records.h (the run/ files' names and formats).
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -114,6 +119,12 @@ class LocalBackend final : public Backend {
   Attempt* Find(const std::string& job, int64_t attempt);
   bool MonitorRunning(Attempt& a);
   bool GroupIsOurs(Attempt& a);
+  // Sends the SIGKILL of a stop whose grace period is over at `now`.
+  static void SendDueKill(Attempt& a, std::chrono::steady_clock::time_point now);
+  // The attempt's kExited once it has ended, `written` set to when its exit file was written
+  // (max() when it is lost); nullopt while it runs (a due SIGKILL is sent then).
+  std::optional<BackendEvent> EndOf(Attempt& a, std::chrono::steady_clock::time_point now,
+                                    std::filesystem::file_time_type& written);
   util::Status WriteRecord(const Attempt& a) const;
 
   LocalBackendOptions options_;

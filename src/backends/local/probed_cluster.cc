@@ -124,6 +124,11 @@ std::string Range(int32_t first, int32_t count) {
   return count == 1 ? std::to_string(first) : fmt::format("{}-{}", first, first + count - 1);
 }
 
+// What every error about the probed node ends with.
+constexpr const char* kPassCluster =
+    "describe this machine with --cluster (a cluster file with one node; it may add device "
+    "types under device_types:, docs/cluster-format.md)";
+
 struct Group {
   std::string type;
   int32_t count = 0;
@@ -199,20 +204,11 @@ util::Result<std::string> CatalogTypeForAccelerator(const ProbedDevice& device) 
                                             ToolOf(device.vendor), device.index, model));
 }
 
-util::Result<ProbedCluster> BuildProbedCluster(const HostInfo& host,
-                                               const std::vector<ProbedDevice>& devices) {
-  constexpr const char* kPassCluster =
-      "describe this machine with --cluster (a cluster file with one node; it may add device "
-      "types under device_types:, docs/cluster-format.md)";
-  if (!ValidNodeName(host.hostname)) {
-    return util::Status::InvalidArgument(
-        fmt::format("this machine's hostname '{}' is no valid node name (expected letters, "
-                    "digits, '-', '_' or '.'); {}",
-                    host.hostname, kPassCluster));
-  }
-  ProbedCluster out;
+namespace {
 
-  // Accelerators: each vendor's in the order of their indices, which must be 0..n-1.
+// Accelerators grouped by type: each vendor's in the order of their indices, which must be
+// 0..n-1; consecutive devices of one vendor, model and type form one group.
+util::Result<std::vector<Group>> AcceleratorGroups(const std::vector<ProbedDevice>& devices) {
   std::map<std::string, size_t> vendor_rank;  // vendors in the order first reported
   for (const ProbedDevice& d : devices) vendor_rank.emplace(d.vendor, vendor_rank.size());
   std::vector<ProbedDevice> sorted = devices;
@@ -253,48 +249,45 @@ util::Result<ProbedCluster> BuildProbedCluster(const HostInfo& host,
                     kPassCluster));
   }
   if (!gap.empty()) return util::Status::InvalidArgument(gap);
+  return groups;
+}
 
-  // The CPU sockets: the catalog CPU of that model, else the one of its vendor on x86_64.
-  std::string cpu_type;
+// The catalog CPU type of the host's sockets: the one of its model, else on x86_64 the one of
+// its vendor; "" when neither. Adds a note saying which and why.
+std::string CpuType(const HostInfo& host, std::vector<std::string>& notes) {
   for (const CpuRule& rule : kCpuRules) {
     if (ContainsWord(host.cpu_model, rule.model_word)) {
-      cpu_type = rule.type;
-      out.notes.push_back(fmt::format("cpu: '{}' is {} (x{} socket{})", host.cpu_model, cpu_type,
-                                      host.sockets, host.sockets == 1 ? "" : "s"));
-      break;
+      notes.push_back(fmt::format("cpu: '{}' is {} (x{} socket{})", host.cpu_model, rule.type,
+                                  host.sockets, host.sockets == 1 ? "" : "s"));
+      return rule.type;
     }
   }
-  if (cpu_type.empty() && host.arch == "x86_64") {
+  if (host.arch == "x86_64") {
     for (const CpuFallback& f : kCpuFallbacks) {
       if (host.cpu_vendor != f.vendor_id) continue;
-      cpu_type = f.type;
-      out.notes.push_back(fmt::format(
+      notes.push_back(fmt::format(
           "cpu: '{}' ({}, {} logical CPUs) is no catalog CPU type; using {}, the catalog's {} "
           "x86_64 CPU, for its stack (x86_64): its speed, power and price figures are the "
           "catalog's, not this CPU's (x{} socket{})",
-          host.cpu_model, host.cpu_vendor, host.logical_cpus, cpu_type, f.vendor, host.sockets,
+          host.cpu_model, host.cpu_vendor, host.logical_cpus, f.type, f.vendor, host.sockets,
           host.sockets == 1 ? "" : "s"));
-      break;
+      return f.type;
     }
   }
-  if (cpu_type.empty()) {
-    out.notes.push_back(fmt::format(
-        "cpu: '{}' ({}, {}) matches no catalog CPU type, and the catalog's CPUs (Intel and AMD "
-        "x86_64) cannot stand in for it: the node gets no CPU device",
-        host.cpu_model, host.cpu_vendor.empty() ? "vendor unknown" : host.cpu_vendor, host.arch));
-  } else {
-    groups.push_back({cpu_type, host.sockets, "", host.cpu_model, 0});
-  }
-  if (groups.empty()) {
-    return util::Status::InvalidArgument(fmt::format(
-        "this machine has no accelerator the vendors' tools report and no CPU of the catalog, "
-        "so it offers nothing to schedule on; {}",
-        kPassCluster));
-  }
+  notes.push_back(fmt::format(
+      "cpu: '{}' ({}, {}) matches no catalog CPU type, and the catalog's CPUs (Intel and AMD "
+      "x86_64) cannot stand in for it: the node gets no CPU device",
+      host.cpu_model, host.cpu_vendor.empty() ? "vendor unknown" : host.cpu_vendor, host.arch));
+  return "";
+}
 
-  // The cluster file, parsed like any other: the reader checks it and builds the catalog. The
-  // rack and NIC figures are the shorthand's (docs/cluster-format.md); one node never uses
-  // them. No NVLink/xGMI islands are probed: devices talk through the default host link.
+// Fills out.yaml and out.cluster with the node `hostname` holding `groups`, and notes each
+// vendor's devices and the node's layout. The cluster file is parsed like any other: the reader
+// checks it and builds the catalog. The rack and NIC figures are the shorthand's
+// (docs/cluster-format.md); one node never uses them. No NVLink/xGMI islands are probed:
+// devices talk through the default host link.
+util::Status ClusterOfGroups(const std::string& hostname, const std::vector<Group>& groups,
+                             ProbedCluster& out) {
   std::string devices_yaml;
   int32_t position = 0;
   std::vector<std::string> layout;
@@ -319,8 +312,8 @@ util::Result<ProbedCluster> BuildProbedCluster(const HostInfo& host,
       "    devices:\n"
       "{1}"
       "    nic: {{bandwidth: 100Gb/s, latency: 2us}}\n",
-      host.hostname, devices_yaml);
-  auto cluster = model::io::ParseClusterYaml(out.yaml, "<probed " + host.hostname + ">");
+      hostname, devices_yaml);
+  auto cluster = model::io::ParseClusterYaml(out.yaml, "<probed " + hostname + ">");
   if (!cluster.ok()) {
     return util::Status::InvalidArgument(fmt::format("the probed node is no valid cluster: {}; {}",
                                                      cluster.status().message(), kPassCluster));
@@ -328,7 +321,31 @@ util::Result<ProbedCluster> BuildProbedCluster(const HostInfo& host,
   out.cluster = std::move(cluster).value();
   std::string joined;
   for (const std::string& l : layout) joined += (joined.empty() ? "" : ", ") + l;
-  out.notes.push_back(fmt::format("node '{}': {}", host.hostname, joined));
+  out.notes.push_back(fmt::format("node '{}': {}", hostname, joined));
+  return util::Status::Ok();
+}
+
+}  // namespace
+
+util::Result<ProbedCluster> BuildProbedCluster(const HostInfo& host,
+                                               const std::vector<ProbedDevice>& devices) {
+  if (!ValidNodeName(host.hostname)) {
+    return util::Status::InvalidArgument(
+        fmt::format("this machine's hostname '{}' is no valid node name (expected letters, "
+                    "digits, '-', '_' or '.'); {}",
+                    host.hostname, kPassCluster));
+  }
+  ProbedCluster out;
+  ASSIGN_OR_RETURN(std::vector<Group> groups, AcceleratorGroups(devices));
+  const std::string cpu_type = CpuType(host, out.notes);
+  if (!cpu_type.empty()) groups.push_back({cpu_type, host.sockets, "", host.cpu_model, 0});
+  if (groups.empty()) {
+    return util::Status::InvalidArgument(fmt::format(
+        "this machine has no accelerator the vendors' tools report and no CPU of the catalog, "
+        "so it offers nothing to schedule on; {}",
+        kPassCluster));
+  }
+  RETURN_IF_ERROR(ClusterOfGroups(host.hostname, groups, out));
   return out;
 }
 

@@ -132,10 +132,24 @@ class SlurmBackend final : public Backend {
   void ApplyNewest();
   void Install(Snapshot snapshot);
   void ComputeEvents();
+  // ComputeEvents' parts, in its order: hetsched's own jobs, the adopted ones (false: no longer
+  // the daemon's, to be dropped; deferred and placed ones have their own), the nodes, and jobs
+  // newly submitted to Slurm.
+  void OwnJobEvents(int64_t slurm_id, Part& p);
+  bool AdoptedJobEvents(const std::string& name, Adopted& a);
+  void DeferredEvents(const std::string& name, Adopted& a, const slurm::Job& j);
+  void PlacedEvents(const std::string& name, Adopted& a, const slurm::Job& j);
+  void NodeEvents();
+  void NewJobEvents();
   void Recover();  // own and adopted jobs from Slurm's names and admin comments
   bool Managed(const std::string& partition) const;
   std::string ToolPath(const std::string& tool) const;
   util::Status StartOwn(const LaunchSpec& spec);
+  // What sbatch asks for on `node`: the GPUs of the GRES type mapped to the spec's device type,
+  // or CPU sockets as their share of the node's CPUs.
+  util::Result<std::string> ResourcesOn(const slurm::Node& node, const LaunchSpec& spec) const;
+  std::vector<std::string> SbatchArgs(const LaunchSpec& spec, const std::string& partition,
+                                      const std::string& resources) const;
   util::Status StartAdopted(Adopted& a, const LaunchSpec& spec);
   // Holds (if needed), pins to a.node with the attempt in the admin comment, releases.
   util::Status Place(Adopted& a);

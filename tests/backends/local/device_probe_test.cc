@@ -206,6 +206,9 @@ TEST(ParseNpuSmiInfo, NamesTheLineAndWhatWasExpected) {
   EXPECT_THAT(ErrorOf(ParseNpuSmiInfo(header.substr(0, header.find('\n') + 1) +
                                       "| Chip  Slot | Bus-Id | AICore(%) Memory-Usage(MB) |\n")),
               StartsWith("line 2: unknown column 'Slot' after Chip"));
+  EXPECT_THAT(ErrorOf(ParseNpuSmiInfo(header.substr(0, header.find('\n') + 1) +
+                                      "| Chip | Bus-Id | AICore(%) |\n")),
+              StartsWith("line 2: expected a Memory-Usage(MB) or HBM-Usage(MB) column"));
   EXPECT_THAT(ErrorOf(ParseNpuSmiInfo(header + npu0)),
               StartsWith("line 3: the NPU row has no chip row after it"));
   EXPECT_THAT(ErrorOf(ParseNpuSmiInfo(header + "| x 910B3 | OK | 1 |\n")),
@@ -218,6 +221,15 @@ TEST(ParseNpuSmiInfo, NamesTheLineAndWhatWasExpected) {
               StartsWith("line 4: expected 2"));
   EXPECT_THAT(ErrorOf(ParseNpuSmiInfo(header + npu0 + chip0 + npu0 + chip0)),
               StartsWith("line 6: device 0 appears twice"));
+  EXPECT_THAT(ErrorOf(ParseNpuSmiInfo(header + npu0 +
+                                      "| 0 | 0000:C1:00.0 | 0 0 / 0 1 / 18446744073709551615 |\n")),
+              StartsWith("line 4: memory total 18446744073709551615 MB is out of range"));
+  // After the devices, the process table ends the parse: what follows is not read.
+  auto with_processes = ParseNpuSmiInfo(header + npu0 + chip0 +
+                                        "| NPU Chip | Process id | Process name | Memory |\n"
+                                        "| garbage |\n");
+  ASSERT_TRUE(with_processes.ok()) << with_processes.status().ToString();
+  EXPECT_EQ(with_processes->size(), 1u);
   auto ok = ParseNpuSmiInfo(header + npu0 + chip0);
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_EQ(ok->size(), 1u);

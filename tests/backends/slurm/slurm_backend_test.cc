@@ -1,0 +1,399 @@
+// SlurmBackend against a fake Slurm: shell scripts that print the sinfo/squeue JSON a test
+// writes and record the sbatch, scontrol and scancel calls. What the backend derives from
+// Slurm's records (its events) and what it asks Slurm to do, without a Slurm test bed
+// (tests/cli/slurm_backend_test.cc runs the real one).
+#include "backends/slurm/slurm_backend.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "model/catalog.h"
+#include "testing/temp_dir.h"
+
+namespace hetsched::svc {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using json = nlohmann::json;
+
+json NodeRecord(const std::string& name, const std::string& state, const std::string& gres,
+                const std::string& reason = "") {
+  return {{"name", name}, {"state", state},        {"state_flags", json::array()},
+          {"gres", gres}, {"partitions", {"het"}}, {"sockets", 2},
+          {"cpus", 16},   {"reason", reason},      {"active_features", ""}};
+}
+
+json JobRecord(int64_t id, const std::string& name, const std::string& state) {
+  return {{"job_id", id},         {"name", name},       {"job_state", state},
+          {"state_reason", ""},   {"partition", "het"}, {"nodes", ""},
+          {"required_nodes", ""}, {"priority", 1},      {"admin_comment", ""},
+          {"tres_per_node", ""},  {"exit_code", 0},     {"restart_cnt", 0},
+          {"node_count", 1}};
+}
+
+// One event as a line, so that a test can state all of them in order.
+std::string Line(const BackendEvent& e) {
+  static const char* const kKinds[] = {"started", "start-failed", "exited",    "lost",
+                                       "node-up", "node-down",    "submitted", "withdrawn"};
+  std::ostringstream out;
+  out << kKinds[static_cast<int>(e.kind)] << ' ' << e.job << ' ' << e.attempt << ' ' << e.node
+      << ' ' << e.exit_status << (e.stopped ? " stopped" : "") << " '" << e.message << "'";
+  return out.str();
+}
+
+std::vector<std::string> Lines(const std::vector<BackendEvent>& events) {
+  std::vector<std::string> out;
+  for (const BackendEvent& e : events) out.push_back(Line(e));
+  return out;
+}
+
+class FakeSlurmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(dir_.ok());
+    fs::create_directories(dir_.path() / "bin");
+    fs::create_directories(dir_.path() / "out");
+    std::ofstream(dir_.File("next_id")) << "101\n";
+    const std::string d = dir_.path().string();
+    // squeue prints what was published with the nodes sinfo printed last: a snapshot never
+    // mixes two publications.
+    Tool("sinfo",
+         "readlink '" + d + "/current' > '" + d + "/read'\ncat '" + d + "/current/sinfo.json'");
+    Tool("squeue", "cat \"$(cat '" + d + "/read')/squeue.json\"");
+    Tool("sbatch", "echo \"sbatch $*\" >> '" + d + "/calls'\n" +
+                       "env | grep -E '^(HETSCHED_|[A-Z_]*VISIBLE_DEVICES)' | LC_ALL=C sort > '" +
+                       d + "/sbatch_env'\n" + "id=$(cat '" + d +
+                       "/next_id')\necho $((id + 1)) > '" + d + "/next_id'\necho \"$id\"");
+    for (const char* tool : {"scontrol", "scancel"}) {
+      Tool(tool, std::string("echo \"") + tool + " $*\" >> '" + d + "/calls'");
+    }
+    nodes_ = {NodeRecord("nv1", "idle", "gpu:a100:4"), NodeRecord("cpu1", "idle", "")};
+  }
+
+  void Tool(const std::string& name, const std::string& body) {
+    const std::string path = (dir_.path() / "bin" / name).string();
+    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+    fs::permissions(path, fs::perms::owner_all);
+  }
+
+  // What sinfo and squeue print from now on.
+  void Publish() {
+    const fs::path gen = dir_.path() / ("gen" + std::to_string(++generation_));
+    fs::create_directories(gen);
+    std::ofstream(gen / "sinfo.json") << json{{"nodes", nodes_}}.dump();
+    std::ofstream(gen / "squeue.json") << json{{"jobs", jobs_}}.dump();
+    fs::create_symlink(gen, dir_.path() / "current.tmp");
+    fs::rename(dir_.path() / "current.tmp", dir_.path() / "current");
+  }
+
+  std::unique_ptr<SlurmBackend> Create() {
+    Publish();
+    SlurmBackendOptions o;
+    o.bin_dir = (dir_.path() / "bin").string();
+    o.partitions = {"het"};
+    o.mapping.device_types = {{"910b", "ascend-910b"}};
+    o.mapping.cpu_type = "xeon-8380";
+    o.catalog = model::DeviceCatalog::BuiltIn();
+    o.output_dir = (dir_.path() / "out").string();
+    o.poll_interval_s = 0.02;
+    o.command_timeout_s = 10;
+    auto b = SlurmBackend::Create(std::move(o));
+    EXPECT_TRUE(b.ok()) << b.status().ToString();
+    return b.ok() ? std::move(b).value() : nullptr;
+  }
+
+  // The events of the first Poll that has any (after Slurm's next snapshot).
+  std::vector<std::string> NextEvents(SlurmBackend& b) {
+    std::vector<BackendEvent> events;
+    hetsched::testing::WaitUntil([&] {
+      events = b.Poll();
+      return !events.empty();
+    });
+    return Lines(events);
+  }
+
+  std::vector<std::string> FileLines(const std::string& name) const {
+    std::ifstream in(dir_.File(name));
+    std::vector<std::string> out;
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+  }
+  std::vector<std::string> Calls() const { return FileLines("calls"); }
+
+  hetsched::testing::TempDir dir_;
+  json nodes_;
+  json jobs_ = json::array();
+  int generation_ = 0;
+};
+
+TEST_F(FakeSlurmTest, EventsOfWhatChangedWhileNoBackendWatched) {
+  // hetsched's own jobs, by their names.
+  json running = JobRecord(11, "hetsched:train:1", "RUNNING");
+  running["nodes"] = "nv1";
+  json failed = JobRecord(12, "hetsched:eval:2", "FAILED");
+  failed["required_nodes"] = "nv1";
+  failed["exit_code"] = 3 << 8;
+  json refused = JobRecord(13, "hetsched:bad:1", "PENDING");
+  refused["state_reason"] = "BadConstraints";
+  refused["required_nodes"] = "nv1";
+  json timed_out = JobRecord(14, "hetsched:slow:1", "TIMEOUT");
+  timed_out["required_nodes"] = "nv1";
+  json node_failed = JobRecord(15, "hetsched:unlucky:4", "NODE_FAIL");
+  node_failed["required_nodes"] = "nv1";
+  node_failed["state_reason"] = "NodeDown";
+  // sbatch jobs: new and held, new and not held, placed by hetsched (attempt 2) and running,
+  // held again after hetsched stopped it, and one outside the managed partitions.
+  json held = JobRecord(20, "wrap", "PENDING");
+  held["priority"] = 0;
+  held["tres_per_node"] = "gres:gpu:a100:2";
+  json unheld = JobRecord(21, "wrap", "PENDING");
+  json placed = JobRecord(22, "wrap", "RUNNING");
+  placed["admin_comment"] = "hetsched:attempt=2";
+  placed["required_nodes"] = "nv1";
+  placed["nodes"] = "nv1";
+  json stopped = JobRecord(23, "wrap", "PENDING");
+  stopped["admin_comment"] = "hetsched:attempt=1";
+  stopped["priority"] = 0;
+  json elsewhere = JobRecord(24, "wrap", "PENDING");
+  elsewhere["partition"] = "other";
+  jobs_ = {running, failed, refused, timed_out, node_failed,
+           held,    unheld, placed,  stopped,   elsewhere};
+  nodes_.push_back(NodeRecord("nv2", "down", "gpu:a100:4", "fan failure"));
+
+  auto b = Create();
+  ASSERT_NE(b, nullptr);
+  const std::vector<BackendEvent> events = b->Poll();
+  EXPECT_THAT(Lines(events),
+              ElementsAre("started train 1 nv1 0 ''", "exited eval 2 nv1 3 ''",
+                          "start-failed bad 1 nv1 0 'Slurm will not run it: BadConstraints'",
+                          "exited slow 1 nv1 143 'Slurm says TIMEOUT'",
+                          "lost unlucky 4 nv1 -1 'Slurm says NODE_FAIL (NodeDown)'",
+                          "started slurm-22 2 nv1 0 ''", "node-down  0 nv2 0 'fan failure'",
+                          "submitted slurm-20 0  0 ''", "submitted slurm-21 0  0 ''"));
+  EXPECT_THAT(events[7].spec, HasSubstr("\"gang_size\":2"));
+  EXPECT_THAT(Calls(), ElementsAre("scancel 13"));
+  EXPECT_THAT(b->Poll(), IsEmpty()) << "each event once";
+
+  std::vector<BackendJob> jobs = b->ListJobs();
+  std::vector<std::string> listed;
+  for (const BackendJob& j : jobs) listed.push_back(j.job + "." + std::to_string(j.attempt));
+  EXPECT_THAT(listed, ElementsAre("train.1", "slurm-22.2"));
+}
+
+TEST_F(FakeSlurmTest, EventsOfLaterSnapshots) {
+  json own = JobRecord(11, "hetsched:train:1", "PENDING");
+  own["required_nodes"] = "nv1";
+  json placed = JobRecord(22, "wrap", "RUNNING");
+  placed["admin_comment"] = "hetsched:attempt=2";
+  placed["required_nodes"] = "nv1";
+  json queued = JobRecord(30, "wrap", "PENDING");
+  queued["priority"] = 0;
+  jobs_ = {own, placed, queued};
+  auto b = Create();
+  ASSERT_NE(b, nullptr);
+  EXPECT_THAT(Lines(b->Poll()),
+              ElementsAre("started slurm-22 2 nv1 0 ''", "submitted slurm-30 0  0 ''"));
+
+  // Own job runs, the placed one is requeued by Slurm (its node failed), the queued one is
+  // cancelled in Slurm, and a node goes down.
+  jobs_[0]["job_state"] = "RUNNING";
+  jobs_[1]["job_state"] = "PENDING";
+  jobs_[1]["restart_cnt"] = 1;
+  jobs_[1]["state_reason"] = "BeginTime";
+  jobs_[2]["job_state"] = "CANCELLED";
+  nodes_[1]["state"] = "down";
+  Publish();
+  EXPECT_THAT(NextEvents(*b),
+              ElementsAre("started train 1 nv1 0 ''",
+                          "lost slurm-22 2 nv1 -1 'Slurm requeued it (BeginTime)'",
+                          "withdrawn slurm-30 0  0 'scancel'", "node-down  0 cpu1 0 ''"));
+  EXPECT_THAT(Calls(), ElementsAre("scontrol hold 22")) << "Slurm must not start it by itself";
+
+  // The own job completes and disappears; the node comes back.
+  jobs_[0]["job_state"] = "COMPLETED";
+  nodes_[1]["state"] = "idle";
+  Publish();
+  EXPECT_THAT(NextEvents(*b), ElementsAre("exited train 1 nv1 0 ''", "node-up  0 cpu1 0 ''"));
+  EXPECT_THAT(b->ListJobs(), IsEmpty());
+
+  // Slurm forgets the ended job: nothing more to say about it.
+  jobs_.erase(0);
+  Publish();
+  std::vector<BackendEvent> later;
+  hetsched::testing::WaitUntil(
+      [&] {
+        for (BackendEvent& e : b->Poll()) later.push_back(std::move(e));
+        return false;
+      },
+      0.3);
+  EXPECT_THAT(Lines(later), IsEmpty());
+}
+
+TEST_F(FakeSlurmTest, APlacementWhileSlurmStillEndsTheLastRunWaitsForTheRequeue) {
+  json placed = JobRecord(22, "wrap", "RUNNING");
+  placed["admin_comment"] = "hetsched:attempt=2";
+  placed["required_nodes"] = "nv1";
+  json other = placed;
+  other["job_id"] = 23;
+  jobs_ = {placed, other};
+  auto b = Create();
+  ASSERT_NE(b, nullptr);
+  b->Poll();
+  // The daemon placed both again (their node failed) before Slurm requeued them.
+  jobs_[0]["job_state"] = jobs_[1]["job_state"] = "NODE_FAIL";
+  Publish();
+  hetsched::testing::WaitUntil([&] { return !b->Poll().empty(); });
+  for (const char* job : {"slurm-22", "slurm-23"}) {
+    LaunchSpec spec;
+    spec.job = job;
+    spec.attempt = 3;
+    spec.node = "nv1";
+    ASSERT_TRUE(b->Start(spec).ok());
+  }
+  EXPECT_THAT(Calls(), IsEmpty()) << "not pinned while Slurm ends the last run";
+
+  // Slurm requeues one; the other's processes complete after all.
+  jobs_[0]["job_state"] = "PENDING";
+  jobs_[0]["priority"] = 0;
+  jobs_[1]["job_state"] = "COMPLETED";
+  Publish();
+  EXPECT_THAT(NextEvents(*b), ElementsAre("exited slurm-23 3 nv1 0 ''"));
+  b->Poll();
+  EXPECT_THAT(Calls(), ElementsAre("scontrol update JobId=22 NodeList=nv1 "
+                                   "AdminComment=hetsched:attempt=3",
+                                   "scontrol release 22"));
+}
+
+TEST_F(FakeSlurmTest, StartsAGpuJobHeldOnItsNodeAndReleasesIt) {
+  auto b = Create();
+  ASSERT_NE(b, nullptr);
+  LaunchSpec spec;
+  spec.job = "train";
+  spec.attempt = 3;
+  spec.node = "nv1";
+  spec.device_type = "a100-80g";
+  spec.vendor = "nvidia";
+  spec.node_devices = {1, 2};
+  spec.visible_devices = {1, 2};
+  spec.command = {"python", "it's a b"};
+  spec.env = {{"HETSCHED_FROM_SPEC", "x,y"}};
+  spec.time_limit_s = 89.5;
+  ASSERT_TRUE(b->Start(spec).ok());
+  b->Poll();
+  const std::string out = (dir_.path() / "out").string();
+  EXPECT_THAT(Calls(), ElementsAre("sbatch --parsable --hold --job-name=hetsched:train:3 "
+                                   "--partition=het --nodelist=nv1 --nodes=1 --ntasks=1 "
+                                   "--no-requeue --chdir=" +
+                                       out + " --output=" + out +
+                                       "/train.3.nv1.log --gres=gpu:a100:2 "
+                                       "--wrap=exec 'python' 'it'\\''s a b' --time=2:30",
+                                   "scontrol release 101"));
+  EXPECT_THAT(
+      FileLines("sbatch_env"),
+      ElementsAre("HETSCHED_ATTEMPT=3", "HETSCHED_DEVICES=1,2", "HETSCHED_DEVICE_TYPE=a100-80g",
+                  "HETSCHED_FROM_SPEC=x,y", "HETSCHED_JOB=train", "HETSCHED_NODE=nv1"));
+  std::vector<BackendJob> jobs = b->ListJobs();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].job, "train");
+}
+
+TEST_F(FakeSlurmTest, AnAscendJobSeesTheNpusSlurmAllocated) {
+  nodes_.push_back(NodeRecord("asc1", "idle", "gpu:910b:8"));
+  auto b = Create();
+  ASSERT_NE(b, nullptr);
+  // This sbatch runs the batch script the way Slurm's gres/gpu would: with the devices it
+  // allocated (not necessarily those hetsched chose) in CUDA_VISIBLE_DEVICES.
+  const std::string d = dir_.path().string();
+  Tool("sbatch",
+       "for a in \"$@\"; do case \"$a\" in --wrap=*) w=\"${a#--wrap=}\";; esac; done\n"
+       "CUDA_VISIBLE_DEVICES=3,4 sh -c \"$w\" > '" +
+           d + "/job.out'\necho 101");
+  LaunchSpec spec;
+  spec.job = "npu";
+  spec.attempt = 1;
+  spec.node = "asc1";
+  spec.device_type = "ascend-910b";
+  spec.vendor = "huawei";
+  spec.node_devices = {0, 1};
+  spec.visible_devices = {0, 1};
+  spec.command = {"sh", "-c", "echo \"npu $ASCEND_RT_VISIBLE_DEVICES\""};
+  ASSERT_TRUE(b->Start(spec).ok());
+  EXPECT_THAT(FileLines("job.out"), ElementsAre("npu 3,4"));
+
+  // Other vendors' jobs are left to what Slurm sets.
+  spec.job = "gpu";
+  spec.node = "nv1";
+  spec.device_type = "a100-80g";
+  spec.vendor = "nvidia";
+  ASSERT_TRUE(b->Start(spec).ok());
+  EXPECT_THAT(FileLines("job.out"), ElementsAre("npu "));
+}
+
+TEST_F(FakeSlurmTest, AStartOnACpuNodeAsksForItsSocketsShareOfCpus) {
+  auto b = Create();
+  ASSERT_NE(b, nullptr);
+  LaunchSpec spec;
+  spec.job = "etl";
+  spec.attempt = 1;
+  spec.node = "cpu1";
+  spec.device_type = "xeon-8380";
+  spec.node_devices = {0};
+  spec.command = {"true"};
+  ASSERT_TRUE(b->Start(spec).ok());
+  b->Poll();
+  ASSERT_FALSE(Calls().empty());
+  EXPECT_THAT(Calls()[0], HasSubstr(" --cpus-per-task=8 --wrap=exec 'true'"));
+}
+
+TEST_F(FakeSlurmTest, StartRefusesWhatSlurmCannotRun) {
+  auto b = Create();
+  ASSERT_NE(b, nullptr);
+  LaunchSpec spec;
+  spec.job = "j";
+  spec.attempt = 1;
+  spec.node = "nv1";
+  spec.device_type = "a100-80g";
+  spec.node_devices = {0};
+  EXPECT_THAT(b->Start(spec).message(), HasSubstr("has no command for Slurm to run"));
+  spec.command = {"true"};
+  spec.node = "elsewhere";
+  EXPECT_THAT(b->Start(spec).message(), HasSubstr("is not in a managed Slurm partition"));
+  spec.node = "nv1";
+  spec.device_type = "mi100";
+  EXPECT_THAT(b->Start(spec).message(), HasSubstr("node 'nv1' has no GRES that maps to mi100"));
+  b->Poll();
+  EXPECT_THAT(Calls(), IsEmpty());
+}
+
+TEST_F(FakeSlurmTest, AFailedReleaseIsAStartFailure) {
+  auto b = Create();
+  ASSERT_NE(b, nullptr);
+  Tool("scontrol", "echo \"scontrol $*\" >> '" + dir_.path().string() +
+                       "/calls'\necho 'release refused' >&2\nexit 1");
+  LaunchSpec spec;
+  spec.job = "j";
+  spec.attempt = 1;
+  spec.node = "nv1";
+  spec.device_type = "a100-80g";
+  spec.node_devices = {0};
+  spec.command = {"true"};
+  ASSERT_TRUE(b->Start(spec).ok());
+  EXPECT_THAT(Lines(b->Poll()),
+              ElementsAre("start-failed j 1 nv1 0 'scontrol release 101: exit status 1: "
+                          "release refused'"));
+  EXPECT_THAT(Calls(), ElementsAre(HasSubstr("sbatch "), "scontrol release 101",
+                                   "scontrol release 101", "scancel 101"));
+}
+
+}  // namespace
+}  // namespace hetsched::svc
