@@ -4,6 +4,7 @@
 // threads; everything here is safe to call concurrently.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -21,6 +22,7 @@
 
 #include "backends/backend.h"
 #include "daemon/analysis.h"
+#include "daemon/job_state.h"
 #include "daemon/plan_request.h"
 #include "daemon/store.h"
 #include "drive/attempts.h"
@@ -72,7 +74,7 @@ struct ServiceOptions {
 // What the API shows of one job.
 struct JobView {
   std::string name;
-  std::string state;  // queued, starting, running, stopping, completed, failed, cancelled
+  JobState state = JobState::kQueued;
   std::string kind;
   int32_t gang = 1;
   std::vector<std::string> stacks;
@@ -121,9 +123,10 @@ struct ClusterView {
   double energy_j = 0;    // since the daemon started
   int64_t nodes_off = 0;  // suspending, off or booting
   int64_t power_transitions = 0;  // suspends and resumes since the daemon started
-  int64_t queued = 0, starting = 0, running = 0, stopping = 0;
-  int64_t completed = 0, failed = 0, cancelled = 0;  // since the daemon started
-  double now_s = 0;                                  // scheduler time
+  // Jobs by state (JobStateIndex): the live ones now, the ended ones since the daemon started.
+  std::array<int64_t, kJobStates.size()> jobs{};
+  int64_t jobs_in(JobState state) const { return jobs[JobStateIndex(state)]; }
+  double now_s = 0;  // scheduler time
   std::string policy;
   std::string backend;
   bool recovering = false;
@@ -142,7 +145,7 @@ struct WhatIfResult {
 
 // Filters of GET /v1/jobs.
 struct JobFilter {
-  std::string state;  // empty: all
+  std::optional<JobState> state;  // none: all
   size_t limit = 1000;
 };
 
@@ -327,12 +330,13 @@ class Service final : private drive::Effects {
   double sched_base_s_ = 0;  // scheduler time at wall_start_s_
   double wall_start_s_ = 0;
   double last_reconcile_wall_s_ = 0;
-  int64_t ended_counts_[3] = {0, 0, 0};  // completed, failed, cancelled
-  int64_t belief_saved_at_ = 0;          // ended_counts_[0] when the belief was last saved
-  double next_power_check_s_ = 0;        // scheduler seconds: when the controller asked to be
-  double last_power_wall_s_ = -1e300;    // called again, and when it last decided
-  bool demand_changed_ = false;          // jobs queued or ended since the last power decision
-  double energy_reported_j_ = 0;         // what the energy counter has been given
+  // Jobs that ended since the daemon started, by state (JobStateIndex).
+  std::array<int64_t, kJobStates.size()> ended_counts_{};
+  int64_t belief_saved_at_ = 0;        // jobs completed when the belief was last saved
+  double next_power_check_s_ = 0;      // scheduler seconds: when the controller asked to be
+  double last_power_wall_s_ = -1e300;  // called again, and when it last decided
+  bool demand_changed_ = false;        // jobs queued or ended since the last power decision
+  double energy_reported_j_ = 0;       // what the energy counter has been given
   std::thread loop_;
 };
 

@@ -55,8 +55,8 @@ void Service::Reconcile(double now) {
   attempts_->Poll(now);
   for (const auto& [key, attempt] : running) {
     auto it = jobs_.find(key);
-    const bool current = it != jobs_.end() && !StateEnded(it->second->state) &&
-                         it->second->attempt == attempt && it->second->state != "queued";
+    const bool current = it != jobs_.end() && !IsEnded(it->second->state) &&
+                         it->second->attempt == attempt && it->second->state != JobState::kQueued;
     if (current) continue;
     // A process the daemon does not account for: an attempt it already gave up, or a job it
     // never knew. Either would hold devices the scheduler believes free.
@@ -68,7 +68,7 @@ void Service::Reconcile(double now) {
   }
   for (Entry* e : by_slot_) {
     // Live jobs only are in by_slot_; queued ones hold nothing to lose.
-    if (e == nullptr || e->state == "queued") continue;
+    if (e == nullptr || e->state == JobState::kQueued) continue;
     if (running.count({e->name, e->attempt}) != 0) continue;
     // The backend does not know it: it vanished (a lost node, a restart of the backend).
     Event("repair", e->name, fmt::format("attempt {} vanished; requeued", e->attempt));
@@ -131,9 +131,7 @@ util::Status Service::Recover() {
     e->preemptions = s.preemptions;
     e->done_work = s.done_work;
     e->message = s.message;
-    e->stop = s.stop_reason == "cancel"    ? StopReason::kCancel
-              : s.stop_reason == "preempt" ? StopReason::kPreempt
-                                           : StopReason::kNone;
+    e->stop = s.stop;
     auto req = ParseJobRequest(s.spec_json, cluster_.catalog);
     if (!req.ok()) {
       return util::Status::Internal(fmt::format("{}: stored job '{}' no longer parses: {}",
@@ -149,7 +147,7 @@ util::Status Service::Recover() {
     if (!a.accepted) {
       slots_.Release(e->slot);
       e->slot = JobId();
-      e->state = "failed";
+      e->state = JobState::kFailed;
       e->ended_s = WallNow();
       e->message = fmt::format("cannot run on this cluster after a restart: {}", a.reason);
       RETURN_IF_ERROR(Persist(*e));
@@ -160,24 +158,21 @@ util::Status Service::Recover() {
     }
     by_slot_[e->slot.value()] = e.get();
     attempts_->Track(e->slot, e->name, e->job.time_limit_s, e->attempt);
-    if (e->state != "queued") {
+    if (e->state != JobState::kQueued) {
       // It held devices when the daemon stopped: they are its again until reconciliation
       // shows whether it still runs.
       for (int32_t d : s.devices) e->devices.push_back(DeviceId(d));
       if (auto st = scheduler_->Adopt(e->slot, e->devices, e->done_work, now); !st.ok()) {
         logger_->Warn("a recovered placement does not fit; requeued",
                       {{"job", e->name}, {"error", st.message()}});
-        e->state = "queued";
+        e->state = JobState::kQueued;
         e->devices.clear();
       } else {
         // A job that was stopping stays adopted until its exit comes (then it is requeued).
         // Its time limit counts the run time from here: the store keeps none from before.
-        attempts_->Adopt(e->slot, e->attempt, e->devices, e->state != "starting",
-                         e->stop == StopReason::kCancel    ? drive::StopCause::kCancel
-                         : e->stop == StopReason::kPreempt ? drive::StopCause::kPreempt
-                                                           : drive::StopCause::kNone,
+        attempts_->Adopt(e->slot, e->attempt, e->devices, e->state != JobState::kStarting, e->stop,
                          /*ran_s=*/0, now);
-        if (e->state == "running") {
+        if (e->state == JobState::kRunning) {
           scheduler_->SetProgress(e->slot, scheduler_->SpeedNow(e->slot), now);
         } else {
           scheduler_->SetProgress(e->slot, 0, now);
@@ -197,7 +192,7 @@ util::Status Service::Recover() {
   }
   // Stops asked for before the restart may not have reached the backend.
   for (Entry* e : by_slot_) {
-    if (e != nullptr && e->state == "stopping") StopAttempt(*e);
+    if (e != nullptr && e->state == JobState::kStopping) StopAttempt(*e);
   }
   last_reconcile_wall_s_ = WallNow();
   RETURN_IF_ERROR(store_->Begin());
@@ -227,9 +222,7 @@ util::Status Service::Persist(const Entry& e, bool insert) {
   s.attempt = e.attempt;
   s.done_work = e.done_work;
   s.preemptions = e.preemptions;
-  s.stop_reason = e.stop == StopReason::kCancel    ? "cancel"
-                  : e.stop == StopReason::kPreempt ? "preempt"
-                                                   : "";
+  s.stop = e.stop;
   s.message = e.message;
   if (e.slot.valid()) s.policy_state = HistoryJson(scheduler_->History(e.slot, SchedNow()));
   return insert ? store_->InsertJob(s) : store_->UpdateJob(s);

@@ -83,11 +83,11 @@ util::Result<std::vector<JobView>> Service::List(const JobFilter& filter) {
   // Live jobs first (from memory), then ended ones (from the store), each group in submission
   // order: a limit cuts ended jobs first.
   std::vector<const Entry*> picked;
-  const bool want_live = filter.state.empty() || !StateEnded(filter.state);
+  const bool want_live = !filter.state || !IsEnded(*filter.state);
   if (want_live) {
     for (const auto& [name, e] : jobs_) {
-      if (StateEnded(e->state)) continue;
-      if (filter.state.empty() || e->state == filter.state) picked.push_back(e.get());
+      if (IsEnded(e->state)) continue;
+      if (!filter.state || e->state == *filter.state) picked.push_back(e.get());
     }
   }
   // Only the first `limit` are ordered: the dashboard asks for 200 of possibly 100,000s while
@@ -101,7 +101,7 @@ util::Result<std::vector<JobView>> Service::List(const JobFilter& filter) {
   std::vector<JobView> out;
   out.reserve(picked.size());
   for (const Entry* e : picked) out.push_back(ViewOf(*e));
-  if (out.size() < filter.limit && (filter.state.empty() || StateEnded(filter.state))) {
+  if (out.size() < filter.limit && (!filter.state || IsEnded(*filter.state))) {
     ASSIGN_OR_RETURN(auto ended, store_->EndedJobs(filter.state, filter.limit - out.size()));
     for (const StoredJob& s : ended) out.push_back(ViewOfStored(s));
   }
@@ -115,16 +115,17 @@ util::Result<std::string> Service::Why(const std::string& name) {
   if (it == jobs_.end()) {
     ASSIGN_OR_RETURN(auto ended, StoredEnded(name));
     if (!ended) return util::Status::NotFound(fmt::format("no job '{}'", name));
-    return fmt::format("{}{}", ended->state, ended->message.empty() ? "" : ": " + ended->message);
+    return fmt::format("{}{}", JobStateName(ended->state),
+                       ended->message.empty() ? "" : ": " + ended->message);
   }
   const Entry& e = *it->second;
-  if (e.state == "queued") return scheduler_->WhyWaiting(e.slot, SchedNow());
-  if (StateEnded(e.state)) {
-    return fmt::format("{}{}", e.state, e.message.empty() ? "" : ": " + e.message);
+  if (e.state == JobState::kQueued) return scheduler_->WhyWaiting(e.slot, SchedNow());
+  if (IsEnded(e.state)) {
+    return fmt::format("{}{}", JobStateName(e.state), e.message.empty() ? "" : ": " + e.message);
   }
   const JobView v = ViewOf(e);
-  return fmt::format("{} on {} x{} ({}), attempt {}", e.state, e.device_type, e.devices.size(),
-                     fmt::join(v.devices, ", "), e.attempt);
+  return fmt::format("{} on {} x{} ({}), attempt {}", JobStateName(e.state), e.device_type,
+                     e.devices.size(), fmt::join(v.devices, ", "), e.attempt);
 }
 
 NodeView Service::NodeViewOf(model::NodeId id) const {
@@ -228,19 +229,11 @@ util::Result<ClusterView> Service::Cluster() {
     metrics_->devices_offered.Get({s.type})->Set(s.offered);
     metrics_->power_w.Get({s.type})->Set(s.power_w);
   }
+  v.jobs = ended_counts_;
   for (const auto& [name, e] : jobs_) {
-    if (e->state == "queued")
-      ++v.queued;
-    else if (e->state == "starting")
-      ++v.starting;
-    else if (e->state == "running")
-      ++v.running;
-    else if (e->state == "stopping")
-      ++v.stopping;
+    // Ended ones not yet forgotten are in ended_counts_.
+    if (!IsEnded(e->state)) ++v.jobs[JobStateIndex(e->state)];
   }
-  v.completed = ended_counts_[0];
-  v.failed = ended_counts_[1];
-  v.cancelled = ended_counts_[2];
   if (power_) {
     power_->Advance(SchedNow());
     const power::EnergyMeter& meter = power_->meter();
@@ -260,12 +253,10 @@ util::Result<ClusterView> Service::Cluster() {
     metrics_->energy_j.Get({})->Inc(v.energy_j - energy_reported_j_);
     energy_reported_j_ = v.energy_j;
   }
-  for (const auto& [state_name, count] :
-       std::initializer_list<std::pair<const char*, int64_t>>{{"queued", v.queued},
-                                                              {"starting", v.starting},
-                                                              {"running", v.running},
-                                                              {"stopping", v.stopping}}) {
-    metrics_->jobs.Get({state_name})->Set(static_cast<double>(count));
+  for (const JobState state : kJobStates) {
+    if (IsEnded(state)) continue;  // hetsched_jobs_ended_total counts those
+    metrics_->jobs.Get({std::string(JobStateName(state))})
+        ->Set(static_cast<double>(v.jobs_in(state)));
   }
   v.now_s = SchedNow();
   v.policy = scheduler_->policy().name();
@@ -286,7 +277,7 @@ util::Result<std::vector<WhatIfResult>> Service::WhatIf(const std::string& polic
     for (const Entry* e : by_slot_) {
       if (e == nullptr) continue;
       const sched::JobRecord& r = scheduler_->record(e->slot);
-      const double done = e->state == "queued" ? e->done_work : r.DoneAt(now);
+      const double done = e->state == JobState::kQueued ? e->done_work : r.DoneAt(now);
       double remaining = e->job.work > 0 ? e->job.work - done : 0;
       if (remaining <= 0 && r.ref_speed > 0) {
         // No true size: what the user said, in steps on the fastest type.

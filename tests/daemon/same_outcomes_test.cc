@@ -158,7 +158,7 @@ Outcomes Served(const Script& s, const model::Cluster& cluster) {
   Outcomes out;
   auto list = service->List({});
   EXPECT_TRUE(list.ok());
-  for (const JobView& v : *list) out[v.name] = {v.state, v.attempt};
+  for (const JobView& v : *list) out[v.name] = {std::string(JobStateName(v.state)), v.attempt};
   return out;
 }
 

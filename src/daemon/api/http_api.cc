@@ -22,7 +22,7 @@ json TimeOrNull(double unix_s) { return unix_s < 0 ? json(nullptr) : json(unix_s
 
 json JobJson(const JobView& v) {
   return {{"name", v.name},
-          {"state", v.state},
+          {"state", JobStateName(v.state)},
           {"kind", v.kind},
           {"gang", v.gang},
           {"stacks", v.stacks},
@@ -343,15 +343,13 @@ void HttpApi::Route(MetricsRegistry* metrics) {
     On("GET", "/v1/jobs",
        wrap("/v1/jobs", Role::kRead, [this](const httplib::Request& req, httplib::Response& res) {
          JobFilter filter;
-         filter.state = req.get_param_value("state");
-         static const std::set<std::string, std::less<>> kStates = {
-             "queued", "starting", "running", "stopping", "completed", "failed", "cancelled"};
-         if (!filter.state.empty() && kStates.count(filter.state) == 0) {
-           return ReplyError(res, 400, "invalid_argument",
-                             fmt::format("state: '{}' is not a job state (expected queued, "
-                                         "starting, running, stopping, completed, failed or "
-                                         "cancelled)",
-                                         filter.state));
+         if (const std::string state = req.get_param_value("state"); !state.empty()) {
+           filter.state = ParseJobState(state);
+           if (!filter.state) {
+             return ReplyError(res, 400, "invalid_argument",
+                               fmt::format("state: '{}' is not a job state (expected {})", state,
+                                           JobStateNames()));
+           }
          }
          if (req.has_param("limit")) {
            const std::string text = req.get_param_value("limit");
@@ -447,18 +445,15 @@ void HttpApi::Route(MetricsRegistry* metrics) {
                             {"utilization", t.utilization},
                             {"power_w", t.power_w}});
          }
+         json jobs = json::object();
+         for (const JobState state : kJobStates) {
+           jobs[std::string(JobStateName(state))] = c->jobs_in(state);
+         }
          Reply(res, 200,
                {{"policy", c->policy},
                 {"backend", c->backend},
                 {"now_s", c->now_s},
-                {"jobs",
-                 {{"queued", c->queued},
-                  {"starting", c->starting},
-                  {"running", c->running},
-                  {"stopping", c->stopping},
-                  {"completed", c->completed},
-                  {"failed", c->failed},
-                  {"cancelled", c->cancelled}}},
+                {"jobs", jobs},
                 {"power",
                  {{"draw_w", c->power_w},
                   {"energy_j", c->energy_j},
