@@ -242,7 +242,7 @@ void Service::Step() {
   } else {
     attempts_->Poll(now);
   }
-  attempts_->EnforceTimeLimits(now);
+  if (attempts_->EnforceTimeLimits(now).stopped > 0) MarkTimeLimitStops();
   if (grouped) {
     if (auto st = store_->Commit(); !st.ok()) {
       logger_->Error("storing job changes failed", {{"error", st.message()}});
@@ -472,17 +472,15 @@ util::Result<JobView> Service::Cancel(const std::string& name) {
   Entry& e = *it->second;
   // Applied here, under the lock (the control loop is between passes, no transaction open), so
   // the cancel is stored before it is acknowledged.
-  if (!IsEnded(e.state) && e.stop != drive::StopCause::kCancel) {
+  if (!IsEnded(e.state) && StopCauseOf(e) != drive::StopCause::kCancel) {
     const double now = SchedNow();
     if (e.state == JobState::kQueued) {
       attempts_->Cancel(e.slot, "cancelled while queued", now);
     } else {
-      // Starting, running or stopping (a preemption under way): it ends as cancelled once the
-      // backend says its processes are gone.
-      e.stop = drive::StopCause::kCancel;
-      e.state = JobState::kStopping;
+      // Starting, running or stopping (a preemption or its time limit): it ends as cancelled once
+      // the backend says its processes are gone.
       e.message = "cancel requested";
-      RETURN_IF_ERROR(Persist(e));
+      RETURN_IF_ERROR(PersistStopping(e, drive::StopCause::kCancel));
       attempts_->Cancel(e.slot, "cancelled", now);
     }
     wake_.notify_one();

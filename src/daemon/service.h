@@ -243,6 +243,13 @@ class Service final : private drive::Effects {
   // Compares what the backend runs with what the daemon believes and repairs the difference.
   void Reconcile(double now);
   util::Status Recover();
+  // Recover's parts: the scheduler clock and size belief; the nodes' drains, removals and
+  // joins at run time; one live job (false when it can no longer run here: then it is stored
+  // as failed), and the placement it held.
+  util::Status RestoreClockAndBelief();
+  util::Status RestoreNodes();
+  util::Result<bool> RecoverJob(const StoredJob& s, double now);
+  void AdoptPlacement(Entry& e, const StoredJob& s, double now);
   // The power controller, from the state recovered (busy devices, nodes left off).
   util::Status StartPower();
 
@@ -292,7 +299,17 @@ class Service final : private drive::Effects {
                                               double now);
   void RemoveNode(model::NodeId node, double now);
   std::string PowerStateOf(model::NodeId node) const;
+  // Why `e`'s attempt is being stopped, as drive::Attempts keeps it (kNone without an attempt
+  // under way).
+  drive::StopCause StopCauseOf(const Entry& e) const;
+  // The row of `e`, its stop cause StopCauseOf's.
+  StoredJob StoredOf(const Entry& e) const;
   util::Status Persist(const Entry& e, bool insert = false);
+  // `e` is stopping for `cause`, stored before drive::Attempts is asked for the stop.
+  util::Status PersistStopping(Entry& e, drive::StopCause cause);
+  // Jobs drive::Attempts stopped at their time limit this pass: stored as stopping, so that a
+  // restart finds them so (it stops them again and they fail with the reason).
+  void MarkTimeLimitStops();
   void Event(const std::string& kind, const std::string& subject, const std::string& detail);
   JobView ViewOf(const Entry& e) const;
   NodeView NodeViewOf(model::NodeId node) const;

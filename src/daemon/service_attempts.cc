@@ -53,16 +53,14 @@ util::Status Service::Record(const sched::Decision& d, double now) {
   util::Status st = store_->Begin();
   for (JobId id : d.preempted) {
     Entry* e = by_slot_[id.value()];
-    if (attempts_->attempt(id)->stop != drive::StopCause::kNone) continue;  // stopping already
-    e->stop = drive::StopCause::kPreempt;
-    e->state = JobState::kStopping;
+    if (StopCauseOf(*e) != drive::StopCause::kNone) continue;  // stopping already
     ++e->preemptions;
     stops.push_back(e);
-    if (st.ok()) st = Persist(*e);
+    if (st.ok()) st = PersistStopping(*e, drive::StopCause::kPreempt);
   }
   for (const sched::Placement& p : d.placed) {
     Entry* e = by_slot_[p.job.value()];
-    e->attempt = attempts_->attempt(p.job)->number + 1;  // the one drive::Attempts launches
+    e->attempt = attempts_->next_attempt(p.job);
     e->state = JobState::kStarting;
     e->device_type = cluster_.catalog.Get(p.type).name;
     e->devices = p.devices;
@@ -80,10 +78,7 @@ util::Status Service::Record(const sched::Decision& d, double now) {
     e->state = JobState::kQueued;
     e->devices.clear();
   }
-  for (Entry* e : stops) {
-    e->state = JobState::kQueued;
-    e->stop = drive::StopCause::kNone;
-  }
+  for (Entry* e : stops) e->state = JobState::kQueued;
   return st;
 }
 
@@ -171,7 +166,6 @@ void Service::Requeued(JobId job, drive::AttemptEnd end, const std::string& why,
 
 void Service::MarkQueued(Entry& e) {
   e.state = JobState::kQueued;
-  e.stop = drive::StopCause::kNone;
   if (power_) power_->SetBusy(e.devices, false, 1, SchedNow());
   demand_changed_ = true;
   e.devices.clear();
@@ -192,7 +186,6 @@ void Service::Ended(JobId job, drive::JobEnd how, std::optional<int> exit_status
   by_slot_[e.slot.value()] = nullptr;
   e.slot = JobId();
   e.state = state;
-  e.stop = drive::StopCause::kNone;
   e.ended_s = WallNow();
   e.exit_status = exit_status;
   e.message = message;
@@ -210,6 +203,18 @@ void Service::Ended(JobId job, drive::JobEnd how, std::optional<int> exit_status
   const std::string state_name(JobStateName(state));
   metrics_->ended.Get({state_name})->Inc();
   logger_->Info("ended", {{"job", e.name}, {"state", state_name}, {"message", message}});
+}
+
+void Service::MarkTimeLimitStops() {
+  for (Entry* e : by_slot_) {
+    if (e == nullptr || e->state == JobState::kStopping) continue;
+    if (StopCauseOf(*e) != drive::StopCause::kTimeLimit) continue;
+    e->state = JobState::kStopping;
+    if (auto st = Persist(*e); !st.ok()) {
+      logger_->Error("storing a time-limit stop failed",
+                     {{"job", e->name}, {"error", st.message()}});
+    }
+  }
 }
 
 void Service::DecideAndAct(double now) {

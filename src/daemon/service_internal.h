@@ -25,9 +25,7 @@ struct Service::Entry {
   std::optional<int> exit_status;
   std::string device_type;
   std::vector<model::DeviceId> devices;
-  int64_t attempt = 0;
-  drive::StopCause stop = drive::StopCause::kNone;  // as stored (drive::Attempts holds the
-                                                    // rules' view)
+  int64_t attempt = 0;  // as stored: its last attempt's number (drive::Attempts numbers them)
   int32_t preemptions = 0;
   double done_work = 0;
   std::string message;

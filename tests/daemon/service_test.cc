@@ -693,5 +693,52 @@ TEST(Service, AJobStoppingForAPreemptionAtARestartIsQueuedWhenItExits) {
   EXPECT_EQ(v->exit_status, 0);
 }
 
+// A daemon restarted while a job it stopped at its time limit is still exiting finds the job
+// stopping for that reason: it asks the backend to stop it again, and the job fails with the
+// time limit as its reason when it exits (not "completed", although it exits 0, and not with a
+// fresh time limit).
+TEST(Service, AJobStoppingAtItsTimeLimitAtARestartFailsWhenItExits) {
+  TempDir dir;
+  auto cluster = model::io::LoadCluster("xeon-8380=1");
+  ASSERT_TRUE(cluster.ok());
+  const std::string node = cluster->nodes[0].name;
+  const std::string state_dir = dir.File("local");
+  Logger logger(LogLevel::kError, [](std::string_view) {});
+  // Each daemon, on the same database and backend state: the backend's processes outlive it.
+  const auto start = [&](MetricsRegistry& metrics) {
+    auto backend = LocalBackend::Create({node, state_dir, ""});
+    EXPECT_TRUE(backend.ok());
+    auto store = Store::Open(dir.File("h.db"));
+    EXPECT_TRUE(store.ok());
+    ServiceOptions so;
+    so.policy = "fifo";
+    so.tick_s = 0.005;
+    so.time_scale = 120;   // the shortest time limit, a minute, is half a second
+    so.stop_grace_s = 60;  // no SIGKILL while the test runs
+    auto service = Service::Create(*cluster, std::move(backend).value(), std::move(store).value(),
+                                   so, &logger, &metrics);
+    EXPECT_TRUE(service.ok());
+    EXPECT_TRUE((*service)->Start().ok());
+    return std::move(service).value();
+  };
+  {
+    MetricsRegistry metrics;
+    auto first = start(metrics);
+    // Asked to stop, it takes a second, then exits 0.
+    ASSERT_TRUE(SubmitJson(*first, R"({"name":"t","stacks":["x86_64"],"time_limit":60,)"
+                                   R"("command":["/bin/sh","-c",)"
+                                   R"("trap 'sleep 1; exit 0' TERM; sleep 30 & wait"]})")
+                    .ok());
+    ASSERT_TRUE(WaitUntil([&] { return State(*first, "t") == "stopping"; }));
+  }  // the daemon goes while the job is still exiting
+  MetricsRegistry metrics;
+  auto second = start(metrics);
+  ASSERT_TRUE(WaitUntil([&] { return State(*second, "t") == "failed"; }));
+  auto v = second->Get("t");
+  ASSERT_TRUE(v.ok());
+  EXPECT_NE(v->message.find("time limit of 60 s"), std::string::npos) << v->message;
+  EXPECT_EQ(v->attempt, 1);
+}
+
 }  // namespace
 }  // namespace hetsched::svc
