@@ -21,6 +21,94 @@ namespace hetsched::svc {
 using model::DeviceId;
 using model::JobId;
 
+namespace {
+
+// The nodes a plan request may use: every node left in the cluster ("all"), or the idle ones
+// (offered, every device up and free).
+std::vector<model::NodeId> NodesToPlanOn(const model::Cluster& cluster,
+                                         const sched::Scheduler& scheduler,
+                                         const std::string& mode) {
+  const sched::ClusterState& state = scheduler.state();
+  std::vector<model::NodeId> chosen;
+  for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+    const model::NodeId id(static_cast<int32_t>(i));
+    bool usable = !state.NodeRemoved(id) && (mode == "all" || state.Offers(id));
+    const model::Node& n = cluster.node(id);
+    for (int32_t k = 0; usable && mode != "all" && k < n.device_count; ++k) {
+      const DeviceId d(n.first_device.value() + k);
+      usable = state.IsUp(d) && !scheduler.JobOn(d).has_value();
+    }
+    if (usable) chosen.push_back(id);
+  }
+  return chosen;
+}
+
+// The DAG of `dag_json` over the devices of `part`, one processor each. Costs may be keyed by
+// any device type of `cluster`: types with no device in `part` get a stand-in processor,
+// dropped after reading, so a busy type is "cannot run here", not an unknown key.
+// `*cannot_run` names a task that can run on none of the devices (the graph is then partial).
+util::Result<model::TaskGraph> DagOver(const model::Cluster& part, const model::Cluster& cluster,
+                                       const std::string& dag_json, std::string* cannot_run) {
+  model::io::DagReadOptions read;
+  for (size_t d = 0; d < part.devices.size(); ++d) {
+    const model::Device& dev = part.devices[d];
+    read.processors.push_back({fmt::format("{}/{}", part.node(dev.node).name, dev.local_index),
+                               part.type_of(DeviceId(static_cast<int32_t>(d))).name});
+  }
+  const size_t considered = read.processors.size();
+  std::set<std::string> present;
+  for (const model::DagProcessor& p : read.processors) present.insert(p.type);
+  for (const auto& [type, count] : cluster.DeviceTypeCounts()) {
+    const std::string& name = cluster.catalog.Get(type).name;
+    if (present.insert(name).second) read.processors.push_back({"(no " + name + " idle)", name});
+  }
+  ASSIGN_OR_RETURN(model::TaskGraph read_graph,
+                   model::io::ParseDagJson(dag_json, "request body: dag", read));
+  model::TaskGraph graph;
+  graph.name = read_graph.name;
+  graph.bandwidth = read_graph.bandwidth;
+  graph.edges = read_graph.edges;
+  graph.processors.assign(read_graph.processors.begin(),
+                          read_graph.processors.begin() + static_cast<std::ptrdiff_t>(considered));
+  for (model::DagTask& t : read_graph.tasks) {
+    t.cost.resize(considered);
+    if (std::none_of(t.cost.begin(), t.cost.end(),
+                     [](double c) { return c != model::kCannotRun; })) {
+      *cannot_run =
+          fmt::format("task {} can run on none of the {} devices considered", t.name, considered);
+      return graph;
+    }
+    graph.tasks.push_back(std::move(t));
+  }
+  RETURN_IF_ERROR(graph.Finalize());
+  return graph;
+}
+
+// `graph` scheduled over `part`'s devices and links by `algo` (heft, cpop or peft), as
+// hooks.dag_schedule_json shows it.
+util::Result<nlohmann::ordered_json> ScheduleDag(const std::string& algo,
+                                                 const model::Cluster& part,
+                                                 const model::TaskGraph& graph,
+                                                 const AnalysisHooks& hooks) {
+  const model::Topology topology(part);
+  plan::TransferModel transfer =
+      plan::TransferModel::FromLinks(graph.num_processors(), [&](int32_t a, int32_t b) {
+        const model::Path path = topology.Between(DeviceId(a), DeviceId(b));
+        return plan::TransferModel::Link{path.latency_s, path.bandwidth};
+      });
+  const plan::DagProblem problem(graph, std::move(transfer));
+  const plan::Schedule schedule = algo == "cpop"   ? plan::Cpop(problem)
+                                  : algo == "peft" ? plan::Peft(problem)
+                                                   : plan::Heft(problem);
+  if (auto st = plan::ValidateSchedule(problem, schedule); !st.ok()) {
+    return util::Status::Internal(
+        fmt::format("{} produced an invalid schedule: {}", algo, st.message()));
+  }
+  return hooks.dag_schedule_json(algo, schedule, problem);
+}
+
+}  // namespace
+
 JobView Service::ViewOf(const Entry& e) const {
   JobView v;
   v.name = e.name;
@@ -322,24 +410,12 @@ util::Result<nlohmann::ordered_json> Service::Plan(const PlanRequest& request) {
     return util::Status::Internal("plan: no plan writer given");
   }
   model::Cluster part;
-  int64_t nodes_total = 0;
+  size_t nodes_total = 0;
   {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(mu_);  // nodes may join at run time
     RETURN_IF_ERROR(ReadyOrUnavailable());
-    const sched::ClusterState& state = scheduler_->state();
-    std::vector<model::NodeId> chosen;
-    nodes_total = static_cast<int64_t>(cluster_.nodes.size());
-    for (size_t i = 0; i < cluster_.nodes.size(); ++i) {
-      const model::NodeId id(static_cast<int32_t>(i));
-      bool usable = !state.NodeRemoved(id) && (request.nodes == "all" || state.Offers(id));
-      const model::Node& n = cluster_.node(id);
-      for (int32_t k = 0; usable && request.nodes != "all" && k < n.device_count; ++k) {
-        const DeviceId d(n.first_device.value() + k);
-        usable = state.IsUp(d) && !scheduler_->JobOn(d).has_value();
-      }
-      if (usable) chosen.push_back(id);
-    }
-    part = model::SubCluster(cluster_, chosen);
+    part = model::SubCluster(cluster_, NodesToPlanOn(cluster_, *scheduler_, request.nodes));
+    nodes_total = cluster_.nodes.size();
   }
   nlohmann::ordered_json out;
   out["nodes"] = {{"mode", request.nodes},
@@ -374,56 +450,12 @@ util::Result<nlohmann::ordered_json> Service::Plan(const PlanRequest& request) {
         fmt::format("a DAG is planned over at most {} devices; the nodes considered have {}",
                     kMaxDagDevices, part.devices.size()));
   }
-  // Costs may be keyed by any device type of the cluster: types with no device considered get
-  // a stand-in processor, dropped after reading, so a busy type is "cannot run here", not an
-  // unknown key.
-  model::io::DagReadOptions read;
-  for (size_t d = 0; d < part.devices.size(); ++d) {
-    const model::Device& dev = part.devices[d];
-    read.processors.push_back({fmt::format("{}/{}", part.node(dev.node).name, dev.local_index),
-                               part.type_of(DeviceId(static_cast<int32_t>(d))).name});
-  }
-  const size_t considered = read.processors.size();
-  std::set<std::string> present;
-  for (const model::DagProcessor& p : read.processors) present.insert(p.type);
-  for (const auto& [type, count] : cluster_.DeviceTypeCounts()) {
-    const std::string& name = cluster_.catalog.Get(type).name;
-    if (present.insert(name).second) read.processors.push_back({"(no " + name + " idle)", name});
-  }
-  ASSIGN_OR_RETURN(model::TaskGraph read_graph,
-                   model::io::ParseDagJson(request.dag_json, "request body: dag", read));
-  model::TaskGraph graph;
-  graph.name = read_graph.name;
-  graph.bandwidth = read_graph.bandwidth;
-  graph.edges = read_graph.edges;
-  graph.processors.assign(read_graph.processors.begin(),
-                          read_graph.processors.begin() + static_cast<std::ptrdiff_t>(considered));
-  for (model::DagTask& t : read_graph.tasks) {
-    t.cost.resize(considered);
-    if (std::none_of(t.cost.begin(), t.cost.end(),
-                     [](double c) { return c != model::kCannotRun; })) {
-      return infeasible(
-          fmt::format("task {} can run on none of the {} devices considered", t.name, considered));
-    }
-    graph.tasks.push_back(std::move(t));
-  }
-  RETURN_IF_ERROR(graph.Finalize());
-  const model::Topology topology(part);
-  plan::TransferModel transfer =
-      plan::TransferModel::FromLinks(graph.num_processors(), [&](int32_t a, int32_t b) {
-        const model::Path path = topology.Between(DeviceId(a), DeviceId(b));
-        return plan::TransferModel::Link{path.latency_s, path.bandwidth};
-      });
-  const plan::DagProblem problem(graph, std::move(transfer));
-  const plan::Schedule schedule = request.algo == "cpop"   ? plan::Cpop(problem)
-                                  : request.algo == "peft" ? plan::Peft(problem)
-                                                           : plan::Heft(problem);
-  if (auto st = plan::ValidateSchedule(problem, schedule); !st.ok()) {
-    return util::Status::Internal(
-        fmt::format("{} produced an invalid schedule: {}", request.algo, st.message()));
-  }
+  std::string cannot_run;
+  ASSIGN_OR_RETURN(model::TaskGraph graph, DagOver(part, cluster_, request.dag_json, &cannot_run));
+  if (!cannot_run.empty()) return infeasible(cannot_run);
+  ASSIGN_OR_RETURN(auto plan, ScheduleDag(request.algo, part, graph, options_.analysis));
   out["feasible"] = true;
-  out["plan"] = options_.analysis.dag_schedule_json(request.algo, schedule, problem);
+  out["plan"] = std::move(plan);
   return out;
 }
 
