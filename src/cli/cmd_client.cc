@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -150,6 +151,28 @@ int PrintJobs(const json& jobs) {
   return kExitOk;
 }
 
+int PrintNodes(const json& nodes) {
+  report::Table t({"node", "power", "drained", "devices", "busy", "jobs"});
+  for (const json& n : nodes) {
+    int busy = 0;
+    std::string jobs, types;
+    for (const json& d : n["devices"]) {
+      if (d["state"] == "busy") {
+        ++busy;
+        const std::string job = d["job"].get<std::string>();
+        if (jobs.find(job) == std::string::npos) jobs += (jobs.empty() ? "" : ",") + job;
+      }
+      const std::string type = d["type"].get<std::string>();
+      if (types.find(type) == std::string::npos) types += (types.empty() ? "" : ",") + type;
+    }
+    t.AddRow({Text(n["name"]), Text(n["power_state"]), n["drained"].get<bool>() ? "yes" : "no",
+              fmt::format("{} {}", n["devices"].size(), types), std::to_string(busy),
+              jobs.empty() ? "-" : jobs});
+  }
+  std::fputs(t.Render().c_str(), stdout);
+  return kExitOk;
+}
+
 void AddConnectionFlags(CLI::App* cmd, ClientFlags& f) {
   cmd->add_option("--server", f.server,
                   "daemon URL (default: $HETSCHED_SERVER, else http://127.0.0.1:8080)");
@@ -215,11 +238,9 @@ util::Result<json> SubmitBody(const SubmitFlags& s) {
   return job;
 }
 
-}  // namespace
-
-void AddClientCommands(CLI::App& app, CommandResult& result) {
-  auto conn = std::make_shared<ClientFlags>();
-
+// hetsched submit: the flags become a job request (SubmitBody).
+void AddSubmitCommand(CLI::App& app, const std::shared_ptr<ClientFlags>& conn,
+                      CommandResult& result) {
   auto submit = std::make_shared<SubmitFlags>();
   auto* cmd =
       app.add_subcommand("submit",
@@ -268,12 +289,17 @@ void AddClientCommands(CLI::App& app, CommandResult& result) {
           "type its stacks allow\n");
     }
   });
+}
 
-  cmd = app.add_subcommand("jobs", "List the daemon's jobs");
+// A command that GETs `path` and prints the reply as `print` does, or its JSON with --json.
+void AddListCommand(CLI::App& app, const std::shared_ptr<ClientFlags>& conn, CommandResult& result,
+                    const std::string& name, const std::string& help, const std::string& path,
+                    std::function<int(const json&)> print) {
+  auto* cmd = app.add_subcommand(name, help);
   AddConnectionFlags(cmd, *conn);
   cmd->add_flag("--json", conn->json_out, "print the API's JSON");
-  cmd->callback([conn, &result] {
-    auto r = Call(*conn, "GET", "/v1/jobs");
+  cmd->callback([conn, path, print, &result] {
+    auto r = Call(*conn, "GET", path);
     if (!r.ok()) {
       result.exit_code = ReportError(r.status());
     } else if (r->status != 200) {
@@ -281,15 +307,20 @@ void AddClientCommands(CLI::App& app, CommandResult& result) {
     } else if (conn->json_out) {
       std::printf("%s\n", r->body.dump(2).c_str());
     } else {
-      result.exit_code = PrintJobs(r->body["jobs"]);
+      result.exit_code = print(r->body);
     }
   });
+}
 
+// hetsched cancel NAME and hetsched why NAME: one request about one job.
+void AddJobVerbCommands(CLI::App& app, const std::shared_ptr<ClientFlags>& conn,
+                        CommandResult& result) {
   auto name = std::make_shared<std::string>();
   for (const char* verb : {"cancel", "why"}) {
     const bool cancel = std::string_view(verb) == "cancel";
-    cmd = app.add_subcommand(verb, cancel ? "Cancel a job (running ones get SIGTERM, then SIGKILL)"
-                                          : "Why a job waits, or what it does");
+    auto* cmd =
+        app.add_subcommand(verb, cancel ? "Cancel a job (running ones get SIGTERM, then SIGKILL)"
+                                        : "Why a job waits, or what it does");
     AddConnectionFlags(cmd, *conn);
     cmd->add_option("name", *name, "the job's name")->required();
     cmd->callback([conn, name, cancel, &result] {
@@ -307,43 +338,19 @@ void AddClientCommands(CLI::App& app, CommandResult& result) {
       }
     });
   }
+}
 
-  cmd = app.add_subcommand("nodes", "List the daemon's nodes and their devices");
-  AddConnectionFlags(cmd, *conn);
-  cmd->add_flag("--json", conn->json_out, "print the API's JSON");
-  cmd->callback([conn, &result] {
-    auto r = Call(*conn, "GET", "/v1/nodes");
-    if (!r.ok()) {
-      result.exit_code = ReportError(r.status());
-      return;
-    }
-    if (r->status != 200) {
-      result.exit_code = ReportHttpError(*r);
-      return;
-    }
-    if (conn->json_out) {
-      std::printf("%s\n", r->body.dump(2).c_str());
-      return;
-    }
-    report::Table t({"node", "power", "drained", "devices", "busy", "jobs"});
-    for (const json& n : r->body["nodes"]) {
-      int busy = 0;
-      std::string jobs, types;
-      for (const json& d : n["devices"]) {
-        if (d["state"] == "busy") {
-          ++busy;
-          const std::string job = d["job"].get<std::string>();
-          if (jobs.find(job) == std::string::npos) jobs += (jobs.empty() ? "" : ",") + job;
-        }
-        const std::string type = d["type"].get<std::string>();
-        if (types.find(type) == std::string::npos) types += (types.empty() ? "" : ",") + type;
-      }
-      t.AddRow({Text(n["name"]), Text(n["power_state"]), n["drained"].get<bool>() ? "yes" : "no",
-                fmt::format("{} {}", n["devices"].size(), types), std::to_string(busy),
-                jobs.empty() ? "-" : jobs});
-    }
-    std::fputs(t.Render().c_str(), stdout);
-  });
+}  // namespace
+
+void AddClientCommands(CLI::App& app, CommandResult& result) {
+  // One set of connection flags: only one of the commands runs.
+  auto conn = std::make_shared<ClientFlags>();
+  AddSubmitCommand(app, conn, result);
+  AddListCommand(app, conn, result, "jobs", "List the daemon's jobs", "/v1/jobs",
+                 [](const json& body) { return PrintJobs(body["jobs"]); });
+  AddJobVerbCommands(app, conn, result);
+  AddListCommand(app, conn, result, "nodes", "List the daemon's nodes and their devices",
+                 "/v1/nodes", [](const json& body) { return PrintNodes(body["nodes"]); });
 }
 
 }  // namespace hetsched::cli

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 
 #include "backends/local/local_backend.h"
@@ -325,66 +326,94 @@ int RunKubernetesExtender(svc::ServeConfig& c) {
   return kExitOk;
 }
 
-int RunServe(const ServeFlags& f) {
+// The configuration file (--config) with the flags given over it, checked against the backend.
+util::Result<svc::ServeConfig> ServeConfigOf(const ServeFlags& f) {
   svc::ServeConfig c;
   if (!f.config.empty()) {
-    auto loaded = svc::LoadServeConfig(f.config);
-    if (!loaded.ok()) return ReportError(loaded.status());
-    c = std::move(loaded).value();
+    ASSIGN_OR_RETURN(c, svc::LoadServeConfig(f.config));
   }
-  if (!f.listen.empty()) {
-    if (auto st = svc::ParseListen(f.listen, &c); !st.ok()) return ReportError(st);
-  }
+  if (!f.listen.empty()) RETURN_IF_ERROR(svc::ParseListen(f.listen, &c));
   if (!f.db.empty()) c.database = f.db;
   if (!f.backend.empty()) c.backend = f.backend;
   if (!f.cluster.empty()) c.cluster = f.cluster;
   if (!f.policy.empty()) c.policy = f.policy;
   if (f.time_scale > 0) c.time_scale = f.time_scale;
   if (!f.log_level.empty()) {
-    auto level = svc::ParseLogLevel(f.log_level);
-    if (!level.ok()) return ReportError(level.status());
-    c.log_level = *level;
+    ASSIGN_OR_RETURN(c.log_level, svc::ParseLogLevel(f.log_level));
   }
   if (c.backend != "virtual" && c.backend != "local" && c.backend != "slurm" &&
       c.backend != "kubernetes") {
-    return ReportError(util::Status::InvalidArgument(fmt::format(
-        "--backend '{}': unknown (expected virtual, local, slurm or kubernetes)", c.backend)));
+    return util::Status::InvalidArgument(fmt::format(
+        "--backend '{}': unknown (expected virtual, local, slurm or kubernetes)", c.backend));
   }
   if (c.backend != "virtual" && !f.faults.empty()) {
-    return ReportError(util::Status::InvalidArgument(
-        "--faults applies to the virtual backend only (real machines fail on their own)"));
+    return util::Status::InvalidArgument(
+        "--faults applies to the virtual backend only (real machines fail on their own)");
   }
   if (c.backend != "virtual" && c.time_scale != 1) {
-    return ReportError(util::Status::InvalidArgument(
-        "--time-scale applies to the virtual backend only (real jobs run in real time)"));
+    return util::Status::InvalidArgument(
+        "--time-scale applies to the virtual backend only (real jobs run in real time)");
   }
-  if (c.backend == "kubernetes") return RunKubernetesExtender(c);
-  svc::Logger logger(c.log_level);
-  util::Result<model::Cluster> cluster = util::Status::Internal("no cluster");
-  std::unique_ptr<svc::Backend> slurm_backend;
+  return c;
+}
+
+// The cluster the daemon schedules: the cluster file, else Slurm's nodes (slurm), this machine
+// (local) or the seed example (virtual). With slurm, `*slurm` is the backend that was asked.
+util::Result<model::Cluster> ServeCluster(svc::ServeConfig& c, svc::Logger* logger,
+                                          std::unique_ptr<svc::Backend>* slurm) {
   if (c.backend == "slurm") {
     // The cluster is Slurm's nodes, unless a cluster file describes them (with its links).
-    if (!c.cluster.empty()) cluster = model::io::LoadCluster(c.cluster);
-    if (!c.cluster.empty() && !cluster.ok()) return ReportError(cluster.status());
-    auto b = MakeSlurmBackend(
-        c, c.cluster.empty() ? model::DeviceCatalog::BuiltIn() : cluster->catalog, &logger);
-    if (!b.ok()) return ReportError(b.status());
-    if (c.cluster.empty()) {
+    std::optional<model::Cluster> file;
+    if (!c.cluster.empty()) {
+      ASSIGN_OR_RETURN(file, model::io::LoadCluster(c.cluster));
+    }
+    ASSIGN_OR_RETURN(
+        auto b,
+        MakeSlurmBackend(c, file ? file->catalog : model::DeviceCatalog::BuiltIn(), logger));
+    util::Result<model::Cluster> cluster = util::Status::Internal("no cluster");
+    if (file) {
+      cluster = std::move(*file);
+    } else {
       std::vector<std::string> problems;
-      cluster = svc::slurm::ClusterOfNodes((*b)->ListNodes(), c.power.resume_timeout_s,
+      cluster = svc::slurm::ClusterOfNodes(b->ListNodes(), c.power.resume_timeout_s,
                                            c.power.suspend_timeout_s, &problems);
       for (const std::string& p : problems) {
         std::printf("hetsched serve: Slurm node %s\n", p.c_str());
       }
     }
-    slurm_backend = std::move(b).value();
-  } else if (c.cluster.empty() && c.backend != "virtual") {
-    // The local backend runs jobs here: without a cluster it describes this machine.
-    cluster = ProbeThisMachine();
-  } else {
-    if (c.cluster.empty()) c.cluster = ExamplePath("clusters/seed-startup.yaml");
-    cluster = model::io::LoadCluster(c.cluster);
+    *slurm = std::move(b);
+    return cluster;
   }
+  // The local backend runs jobs here: without a cluster it describes this machine.
+  if (c.cluster.empty() && c.backend != "virtual") return ProbeThisMachine();
+  if (c.cluster.empty()) c.cluster = ExamplePath("clusters/seed-startup.yaml");
+  return model::io::LoadCluster(c.cluster);
+}
+
+svc::ServiceOptions ServiceOptionsOf(const svc::ServeConfig& c) {
+  svc::ServiceOptions so;
+  so.policy = c.policy;
+  so.scheduler.scorers = c.scorers;
+  so.classes = c.classes;
+  so.scheduler.elastic = c.elastic;
+  so.scheduler.placement = c.placement;
+  so.scheduler.preemption_cost_s = c.preemption_cost_s;
+  so.time_scale = c.time_scale;
+  so.stop_grace_s = c.stop_grace_s;
+  so.keep_ended_s = c.keep_ended_s;
+  so.power = c.power;
+  so.analysis = ServeAnalysisHooks();
+  return so;
+}
+
+int RunServe(const ServeFlags& f) {
+  auto config = ServeConfigOf(f);
+  if (!config.ok()) return ReportError(config.status());
+  svc::ServeConfig& c = *config;
+  if (c.backend == "kubernetes") return RunKubernetesExtender(c);
+  svc::Logger logger(c.log_level);
+  std::unique_ptr<svc::Backend> slurm_backend;
+  util::Result<model::Cluster> cluster = ServeCluster(c, &logger, &slurm_backend);
   if (!cluster.ok()) return ReportError(cluster.status());
 
   // Signals are taken by sigwait below; every thread started from here on inherits the block.
@@ -406,20 +435,9 @@ int RunServe(const ServeFlags& f) {
       slurm_backend ? util::Result<std::unique_ptr<svc::Backend>>(std::move(slurm_backend))
                     : MakeBackend(c, *cluster, f.faults);
   if (!backend.ok()) return ReportError(backend.status());
-  svc::ServiceOptions so;
-  so.policy = c.policy;
-  so.scheduler.scorers = c.scorers;
-  so.classes = c.classes;
-  so.scheduler.elastic = c.elastic;
-  so.scheduler.placement = c.placement;
-  so.scheduler.preemption_cost_s = c.preemption_cost_s;
-  so.time_scale = c.time_scale;
-  so.stop_grace_s = c.stop_grace_s;
-  so.keep_ended_s = c.keep_ended_s;
-  so.power = c.power;
-  so.analysis = ServeAnalysisHooks();
-  auto service = svc::Service::Create(std::move(cluster).value(), std::move(backend).value(),
-                                      std::move(store).value(), so, &logger, &metrics);
+  auto service =
+      svc::Service::Create(std::move(cluster).value(), std::move(backend).value(),
+                           std::move(store).value(), ServiceOptionsOf(c), &logger, &metrics);
   if (!service.ok()) return ReportError(service.status());
   auto api = svc::HttpApi::Create(ApiOptionsOf(c), service->get(), &metrics, &logger);
   if (!api.ok()) return ReportError(api.status());

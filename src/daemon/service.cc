@@ -193,11 +193,12 @@ void Service::SaveClock() {
     logger_->Error("saving the scheduler clock failed", {{"error", st.message()}});
   }
   // The size belief learns from completed jobs only: saved when one completed since.
-  if (ended_counts_[0] != belief_saved_at_) {
+  const int64_t completed = ended_counts_[JobStateIndex(JobState::kCompleted)];
+  if (completed != belief_saved_at_) {
     if (auto st = store_->Put(kBeliefKey, scheduler_->SaveBelief()); !st.ok()) {
       logger_->Error("saving the size belief failed", {{"error", st.message()}});
     } else {
-      belief_saved_at_ = ended_counts_[0];
+      belief_saved_at_ = completed;
     }
   }
 }
@@ -241,7 +242,7 @@ void Service::Step() {
   } else {
     attempts_->Poll(now);
   }
-  attempts_->EnforceTimeLimits(now);
+  if (attempts_->EnforceTimeLimits(now).stopped > 0) MarkTimeLimitStops();
   if (grouped) {
     if (auto st = store_->Commit(); !st.ok()) {
       logger_->Error("storing job changes failed", {{"error", st.message()}});
@@ -267,17 +268,18 @@ void Service::PruneEnded() {
 void Service::ForgetEnded() {
   for (const std::string& name : ended_) {
     auto it = jobs_.find(name);
-    if (it != jobs_.end() && StateEnded(it->second->state)) jobs_.erase(it);
+    if (it != jobs_.end() && IsEnded(it->second->state)) jobs_.erase(it);
   }
   ended_.clear();
 }
 
 util::Result<std::optional<StoredJob>> Service::StoredEnded(const std::string& name) {
   ASSIGN_OR_RETURN(auto stored, store_->GetJob(name));
-  if (stored && !StateEnded(stored->state)) {
+  if (stored && !IsEnded(stored->state)) {
     // Live jobs are all in memory; a live row without one is a bug, not a job to show.
-    return util::Status::Internal(fmt::format(
-        "job '{}' is {} in the database but unknown to the daemon", name, stored->state));
+    return util::Status::Internal(
+        fmt::format("job '{}' is {} in the database but unknown to the daemon", name,
+                    JobStateName(stored->state)));
   }
   return stored;
 }
@@ -402,15 +404,15 @@ void Service::AdoptBackendJob(const BackendEvent& ev, double now) {
   Entry failed;
   failed.name = ev.job;
   failed.spec_json = ev.spec.empty() ? nlohmann::json{{"name", ev.job}}.dump() : ev.spec;
-  failed.state = "failed";
+  failed.state = JobState::kFailed;
   failed.submitted_s = failed.ended_s = WallNow();
   failed.message =
       fmt::format("submitted to {}, cannot run here: {}", backend_->name(), rejected.message());
   if (auto st = Persist(failed, /*insert=*/true); !st.ok()) {
     logger_->Error("storing a rejected job failed", {{"job", ev.job}, {"error", st.message()}});
   }
-  ended_counts_[1]++;
-  metrics_->ended.Get({"failed"})->Inc();
+  ended_counts_[JobStateIndex(JobState::kFailed)]++;
+  metrics_->ended.Get({std::string(JobStateName(JobState::kFailed))})->Inc();
   logger_->Error("a job submitted to the backend cannot run here; withdrawn",
                  {{"job", ev.job}, {"why", rejected.message()}});
   backend_->Forget(ev.job);
@@ -470,17 +472,15 @@ util::Result<JobView> Service::Cancel(const std::string& name) {
   Entry& e = *it->second;
   // Applied here, under the lock (the control loop is between passes, no transaction open), so
   // the cancel is stored before it is acknowledged.
-  if (!StateEnded(e.state) && e.stop != StopReason::kCancel) {
+  if (!IsEnded(e.state) && StopCauseOf(e) != drive::StopCause::kCancel) {
     const double now = SchedNow();
-    if (e.state == "queued") {
+    if (e.state == JobState::kQueued) {
       attempts_->Cancel(e.slot, "cancelled while queued", now);
     } else {
-      // Starting, running or stopping (a preemption under way): it ends as cancelled once the
-      // backend says its processes are gone.
-      e.stop = StopReason::kCancel;
-      e.state = "stopping";
+      // Starting, running or stopping (a preemption or its time limit): it ends as cancelled once
+      // the backend says its processes are gone.
       e.message = "cancel requested";
-      RETURN_IF_ERROR(Persist(e));
+      RETURN_IF_ERROR(PersistStopping(e, drive::StopCause::kCancel));
       attempts_->Cancel(e.slot, "cancelled", now);
     }
     wake_.notify_one();

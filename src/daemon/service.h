@@ -4,6 +4,7 @@
 // threads; everything here is safe to call concurrently.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -21,6 +22,7 @@
 
 #include "backends/backend.h"
 #include "daemon/analysis.h"
+#include "daemon/job_state.h"
 #include "daemon/plan_request.h"
 #include "daemon/store.h"
 #include "drive/attempts.h"
@@ -72,7 +74,7 @@ struct ServiceOptions {
 // What the API shows of one job.
 struct JobView {
   std::string name;
-  std::string state;  // queued, starting, running, stopping, completed, failed, cancelled
+  JobState state = JobState::kQueued;
   std::string kind;
   int32_t gang = 1;
   std::vector<std::string> stacks;
@@ -121,9 +123,10 @@ struct ClusterView {
   double energy_j = 0;    // since the daemon started
   int64_t nodes_off = 0;  // suspending, off or booting
   int64_t power_transitions = 0;  // suspends and resumes since the daemon started
-  int64_t queued = 0, starting = 0, running = 0, stopping = 0;
-  int64_t completed = 0, failed = 0, cancelled = 0;  // since the daemon started
-  double now_s = 0;                                  // scheduler time
+  // Jobs by state (JobStateIndex): the live ones now, the ended ones since the daemon started.
+  std::array<int64_t, kJobStates.size()> jobs{};
+  int64_t jobs_in(JobState state) const { return jobs[JobStateIndex(state)]; }
+  double now_s = 0;  // scheduler time
   std::string policy;
   std::string backend;
   bool recovering = false;
@@ -142,7 +145,7 @@ struct WhatIfResult {
 
 // Filters of GET /v1/jobs.
 struct JobFilter {
-  std::string state;  // empty: all
+  std::optional<JobState> state;  // none: all
   size_t limit = 1000;
 };
 
@@ -240,6 +243,13 @@ class Service final : private drive::Effects {
   // Compares what the backend runs with what the daemon believes and repairs the difference.
   void Reconcile(double now);
   util::Status Recover();
+  // Recover's parts: the scheduler clock and size belief; the nodes' drains, removals and
+  // joins at run time; one live job (false when it can no longer run here: then it is stored
+  // as failed), and the placement it held.
+  util::Status RestoreClockAndBelief();
+  util::Status RestoreNodes();
+  util::Result<bool> RecoverJob(const StoredJob& s, double now);
+  void AdoptPlacement(Entry& e, const StoredJob& s, double now);
   // The power controller, from the state recovered (busy devices, nodes left off).
   util::Status StartPower();
 
@@ -289,7 +299,17 @@ class Service final : private drive::Effects {
                                               double now);
   void RemoveNode(model::NodeId node, double now);
   std::string PowerStateOf(model::NodeId node) const;
+  // Why `e`'s attempt is being stopped, as drive::Attempts keeps it (kNone without an attempt
+  // under way).
+  drive::StopCause StopCauseOf(const Entry& e) const;
+  // The row of `e`, its stop cause StopCauseOf's.
+  StoredJob StoredOf(const Entry& e) const;
   util::Status Persist(const Entry& e, bool insert = false);
+  // `e` is stopping for `cause`, stored before drive::Attempts is asked for the stop.
+  util::Status PersistStopping(Entry& e, drive::StopCause cause);
+  // Jobs drive::Attempts stopped at their time limit this pass: stored as stopping, so that a
+  // restart finds them so (it stops them again and they fail with the reason).
+  void MarkTimeLimitStops();
   void Event(const std::string& kind, const std::string& subject, const std::string& detail);
   JobView ViewOf(const Entry& e) const;
   NodeView NodeViewOf(model::NodeId node) const;
@@ -327,12 +347,13 @@ class Service final : private drive::Effects {
   double sched_base_s_ = 0;  // scheduler time at wall_start_s_
   double wall_start_s_ = 0;
   double last_reconcile_wall_s_ = 0;
-  int64_t ended_counts_[3] = {0, 0, 0};  // completed, failed, cancelled
-  int64_t belief_saved_at_ = 0;          // ended_counts_[0] when the belief was last saved
-  double next_power_check_s_ = 0;        // scheduler seconds: when the controller asked to be
-  double last_power_wall_s_ = -1e300;    // called again, and when it last decided
-  bool demand_changed_ = false;          // jobs queued or ended since the last power decision
-  double energy_reported_j_ = 0;         // what the energy counter has been given
+  // Jobs that ended since the daemon started, by state (JobStateIndex).
+  std::array<int64_t, kJobStates.size()> ended_counts_{};
+  int64_t belief_saved_at_ = 0;        // jobs completed when the belief was last saved
+  double next_power_check_s_ = 0;      // scheduler seconds: when the controller asked to be
+  double last_power_wall_s_ = -1e300;  // called again, and when it last decided
+  bool demand_changed_ = false;        // jobs queued or ended since the last power decision
+  double energy_reported_j_ = 0;       // what the energy counter has been given
   std::thread loop_;
 };
 

@@ -27,7 +27,7 @@ bool Service::OtherEvent(const BackendEvent& ev, double now) {
       AdoptBackendJob(ev, now);
       return true;
     case BackendEventKind::kWithdrawn:
-      if (auto it = jobs_.find(ev.job); it != jobs_.end() && !StateEnded(it->second->state)) {
+      if (auto it = jobs_.find(ev.job); it != jobs_.end() && !IsEnded(it->second->state)) {
         attempts_->Cancel(it->second->slot,
                           fmt::format("cancelled in {}{}{}", backend_->name(),
                                       ev.message.empty() ? "" : ": ", ev.message),
@@ -53,17 +53,15 @@ util::Status Service::Record(const sched::Decision& d, double now) {
   util::Status st = store_->Begin();
   for (JobId id : d.preempted) {
     Entry* e = by_slot_[id.value()];
-    if (attempts_->attempt(id)->stop != drive::StopCause::kNone) continue;  // stopping already
-    e->stop = StopReason::kPreempt;
-    e->state = "stopping";
+    if (StopCauseOf(*e) != drive::StopCause::kNone) continue;  // stopping already
     ++e->preemptions;
     stops.push_back(e);
-    if (st.ok()) st = Persist(*e);
+    if (st.ok()) st = PersistStopping(*e, drive::StopCause::kPreempt);
   }
   for (const sched::Placement& p : d.placed) {
     Entry* e = by_slot_[p.job.value()];
-    e->attempt = attempts_->attempt(p.job)->number + 1;  // the one drive::Attempts launches
-    e->state = "starting";
+    e->attempt = attempts_->next_attempt(p.job);
+    e->state = JobState::kStarting;
     e->device_type = cluster_.catalog.Get(p.type).name;
     e->devices = p.devices;
     if (p.restarted) e->done_work = 0;
@@ -77,13 +75,10 @@ util::Status Service::Record(const sched::Decision& d, double now) {
   logger_->Error("storing a decision failed; nothing was started or stopped",
                  {{"error", st.message()}});
   for (Entry* e : starts) {
-    e->state = "queued";
+    e->state = JobState::kQueued;
     e->devices.clear();
   }
-  for (Entry* e : stops) {
-    e->state = "queued";
-    e->stop = StopReason::kNone;
-  }
+  for (Entry* e : stops) e->state = JobState::kQueued;
   return st;
 }
 
@@ -124,7 +119,7 @@ void Service::Launching(const sched::Placement& p, std::vector<LaunchSpec>& spec
 
 void Service::Running(JobId job, double now) {
   Entry& e = *by_slot_[job.value()];
-  e.state = "running";
+  e.state = JobState::kRunning;
   if (e.started_s < 0) e.started_s = WallNow();
   // Progress counts from now, when the backend says it runs.
   scheduler_->SetProgress(e.slot, scheduler_->SpeedNow(e.slot), now);
@@ -170,8 +165,7 @@ void Service::Requeued(JobId job, drive::AttemptEnd end, const std::string& why,
 }
 
 void Service::MarkQueued(Entry& e) {
-  e.state = "queued";
-  e.stop = StopReason::kNone;
+  e.state = JobState::kQueued;
   if (power_) power_->SetBusy(e.devices, false, 1, SchedNow());
   demand_changed_ = true;
   e.devices.clear();
@@ -184,15 +178,14 @@ void Service::MarkQueued(Entry& e) {
 void Service::Ended(JobId job, drive::JobEnd how, std::optional<int> exit_status,
                     const std::string& message, double now) {
   Entry& e = *by_slot_[job.value()];
-  const std::string state = how == drive::JobEnd::kCompleted ? "completed"
-                            : how == drive::JobEnd::kFailed  ? "failed"
-                                                             : "cancelled";
+  const JobState state = how == drive::JobEnd::kCompleted ? JobState::kCompleted
+                         : how == drive::JobEnd::kFailed  ? JobState::kFailed
+                                                          : JobState::kCancelled;
   attempts_->Untrack(e.slot);
   slots_.Release(e.slot);
   by_slot_[e.slot.value()] = nullptr;
   e.slot = JobId();
   e.state = state;
-  e.stop = StopReason::kNone;
   e.ended_s = WallNow();
   e.exit_status = exit_status;
   e.message = message;
@@ -206,9 +199,22 @@ void Service::Ended(JobId job, drive::JobEnd how, std::optional<int> exit_status
   } else {
     ended_.push_back(e.name);
   }
-  ended_counts_[how == drive::JobEnd::kCompleted ? 0 : how == drive::JobEnd::kFailed ? 1 : 2]++;
-  metrics_->ended.Get({state})->Inc();
-  logger_->Info("ended", {{"job", e.name}, {"state", state}, {"message", message}});
+  ended_counts_[JobStateIndex(state)]++;
+  const std::string state_name(JobStateName(state));
+  metrics_->ended.Get({state_name})->Inc();
+  logger_->Info("ended", {{"job", e.name}, {"state", state_name}, {"message", message}});
+}
+
+void Service::MarkTimeLimitStops() {
+  for (Entry* e : by_slot_) {
+    if (e == nullptr || e->state == JobState::kStopping) continue;
+    if (StopCauseOf(*e) != drive::StopCause::kTimeLimit) continue;
+    e->state = JobState::kStopping;
+    if (auto st = Persist(*e); !st.ok()) {
+      logger_->Error("storing a time-limit stop failed",
+                     {{"job", e->name}, {"error", st.message()}});
+    }
+  }
 }
 
 void Service::DecideAndAct(double now) {

@@ -14,27 +14,18 @@ namespace hetsched::svc {
 inline constexpr const char* kClockKey = "scheduler_clock";
 inline constexpr const char* kBeliefKey = "size_belief";
 
-inline bool StateEnded(const std::string& state) {
-  return state == "completed" || state == "failed" || state == "cancelled";
-}
-
-// Why a job is stopping: the scheduler preempted it (it is queued again once stopped) or the
-// user cancelled it (it ends).
-enum class StopReason { kNone, kPreempt, kCancel };
-
 struct Service::Entry {
   std::string name;
   model::Job job;  // as submitted, with its true size when the user gave one
   std::string spec_json;
   std::string idempotency_key;
-  std::string state = "queued";
+  JobState state = JobState::kQueued;
   model::JobId slot;  // valid while the job is live
   double submitted_s = 0, started_s = -1, ended_s = -1;
   std::optional<int> exit_status;
   std::string device_type;
   std::vector<model::DeviceId> devices;
-  int64_t attempt = 0;
-  StopReason stop = StopReason::kNone;  // as stored (drive::Attempts holds the rules' view)
+  int64_t attempt = 0;  // as stored: its last attempt's number (drive::Attempts numbers them)
   int32_t preemptions = 0;
   double done_work = 0;
   std::string message;

@@ -55,8 +55,8 @@ void Service::Reconcile(double now) {
   attempts_->Poll(now);
   for (const auto& [key, attempt] : running) {
     auto it = jobs_.find(key);
-    const bool current = it != jobs_.end() && !StateEnded(it->second->state) &&
-                         it->second->attempt == attempt && it->second->state != "queued";
+    const bool current = it != jobs_.end() && !IsEnded(it->second->state) &&
+                         it->second->attempt == attempt && it->second->state != JobState::kQueued;
     if (current) continue;
     // A process the daemon does not account for: an attempt it already gave up, or a job it
     // never knew. Either would hold devices the scheduler believes free.
@@ -68,7 +68,7 @@ void Service::Reconcile(double now) {
   }
   for (Entry* e : by_slot_) {
     // Live jobs only are in by_slot_; queued ones hold nothing to lose.
-    if (e == nullptr || e->state == "queued") continue;
+    if (e == nullptr || e->state == JobState::kQueued) continue;
     if (running.count({e->name, e->attempt}) != 0) continue;
     // The backend does not know it: it vanished (a lost node, a restart of the backend).
     Event("repair", e->name, fmt::format("attempt {} vanished; requeued", e->attempt));
@@ -79,6 +79,29 @@ void Service::Reconcile(double now) {
 
 util::Status Service::Recover() {
   wall_start_s_ = WallNow();
+  RETURN_IF_ERROR(RestoreClockAndBelief());
+  RETURN_IF_ERROR(RestoreNodes());
+  ASSIGN_OR_RETURN(auto stored, store_->LoadJobs(/*include_ended=*/false));
+  const double now = SchedNow();
+  int64_t recovered = 0;
+  for (const StoredJob& s : stored) {
+    ASSIGN_OR_RETURN(const bool live, RecoverJob(s, now));
+    if (live) ++recovered;
+  }
+  // Stops asked for before the restart may not have reached the backend.
+  for (Entry* e : by_slot_) {
+    if (e != nullptr && e->state == JobState::kStopping) StopAttempt(*e);
+  }
+  last_reconcile_wall_s_ = WallNow();
+  RETURN_IF_ERROR(store_->Begin());
+  Reconcile(now);
+  RETURN_IF_ERROR(store_->Commit());
+  ForgetEnded();
+  logger_->Info("recovered", {{"live_jobs", recovered}, {"scheduler_s", now}});
+  return util::Status::Ok();
+}
+
+util::Status Service::RestoreClockAndBelief() {
   ASSIGN_OR_RETURN(auto clock, store_->Get(kClockKey));
   if (clock) {
     auto j = nlohmann::json::parse(*clock, nullptr, false);
@@ -96,6 +119,10 @@ util::Status Service::Recover() {
                     {{"error", st.message()}});
     }
   }
+  return util::Status::Ok();
+}
+
+util::Status Service::RestoreNodes() {
   ASSIGN_OR_RETURN(auto nodes, store_->LoadNodes());
   for (const StoredNode& n : nodes) {
     auto node = cluster_.FindNode(n.name);
@@ -113,102 +140,101 @@ util::Status Service::Recover() {
     }
     scheduler_->SetNodeDrained(*node, n.drained);
   }
-  ASSIGN_OR_RETURN(auto stored, store_->LoadJobs(/*include_ended=*/false));
-  const double now = SchedNow();
-  int64_t recovered = 0;
-  for (StoredJob& s : stored) {
-    auto e = std::make_unique<Entry>();
-    e->name = s.name;
-    e->spec_json = s.spec_json;
-    e->idempotency_key = s.idempotency_key;
-    e->state = s.state;
-    e->submitted_s = s.submitted_s;
-    e->started_s = s.started_s;
-    e->ended_s = s.ended_s;
-    e->exit_status = s.exit_status;
-    e->device_type = s.device_type;
-    e->attempt = s.attempt;
-    e->preemptions = s.preemptions;
-    e->done_work = s.done_work;
-    e->message = s.message;
-    e->stop = s.stop_reason == "cancel"    ? StopReason::kCancel
-              : s.stop_reason == "preempt" ? StopReason::kPreempt
-                                           : StopReason::kNone;
-    auto req = ParseJobRequest(s.spec_json, cluster_.catalog);
-    if (!req.ok()) {
-      return util::Status::Internal(fmt::format("{}: stored job '{}' no longer parses: {}",
-                                                store_->path(), s.name, req.status().message()));
-    }
-    e->job = std::move(req->job);
-    e->job.arrival_s = s.arrival_s;
-    e->slot = *slots_.Acquire(e->name);
-    e->job.id = e->slot;
-    // The configuration's classes as they are now (the stored request is the one submitted).
-    model::io::ApplyJobClass(options_.classes, e->job);
-    const sched::Admission a = scheduler_->Submit(e->job, now);
-    if (!a.accepted) {
-      slots_.Release(e->slot);
-      e->slot = JobId();
-      e->state = "failed";
-      e->ended_s = WallNow();
-      e->message = fmt::format("cannot run on this cluster after a restart: {}", a.reason);
-      RETURN_IF_ERROR(Persist(*e));
-      continue;
-    }
-    if (by_slot_.size() <= static_cast<size_t>(e->slot.value())) {
-      by_slot_.resize(e->slot.value() + 1);
-    }
-    by_slot_[e->slot.value()] = e.get();
-    attempts_->Track(e->slot, e->name, e->job.time_limit_s, e->attempt);
-    if (e->state != "queued") {
-      // It held devices when the daemon stopped: they are its again until reconciliation
-      // shows whether it still runs.
-      for (int32_t d : s.devices) e->devices.push_back(DeviceId(d));
-      if (auto st = scheduler_->Adopt(e->slot, e->devices, e->done_work, now); !st.ok()) {
-        logger_->Warn("a recovered placement does not fit; requeued",
-                      {{"job", e->name}, {"error", st.message()}});
-        e->state = "queued";
-        e->devices.clear();
-      } else {
-        // A job that was stopping stays adopted until its exit comes (then it is requeued).
-        // Its time limit counts the run time from here: the store keeps none from before.
-        attempts_->Adopt(e->slot, e->attempt, e->devices, e->state != "starting",
-                         e->stop == StopReason::kCancel    ? drive::StopCause::kCancel
-                         : e->stop == StopReason::kPreempt ? drive::StopCause::kPreempt
-                                                           : drive::StopCause::kNone,
-                         /*ran_s=*/0, now);
-        if (e->state == "running") {
-          scheduler_->SetProgress(e->slot, scheduler_->SpeedNow(e->slot), now);
-        } else {
-          scheduler_->SetProgress(e->slot, 0, now);
-        }
-      }
-    }
-    if (!s.policy_state.empty()) {
-      if (auto history = ParseHistory(s.policy_state)) {
-        scheduler_->RestoreHistory(e->slot, *history, now);
-      } else {
-        logger_->Warn("a job's stored policy state does not read; it starts without history",
-                      {{"job", e->name}});
-      }
-    }
-    ++recovered;
-    jobs_[e->name] = std::move(e);
-  }
-  // Stops asked for before the restart may not have reached the backend.
-  for (Entry* e : by_slot_) {
-    if (e != nullptr && e->state == "stopping") StopAttempt(*e);
-  }
-  last_reconcile_wall_s_ = WallNow();
-  RETURN_IF_ERROR(store_->Begin());
-  Reconcile(now);
-  RETURN_IF_ERROR(store_->Commit());
-  ForgetEnded();
-  logger_->Info("recovered", {{"live_jobs", recovered}, {"scheduler_s", now}});
   return util::Status::Ok();
 }
 
+util::Result<bool> Service::RecoverJob(const StoredJob& s, double now) {
+  auto e = std::make_unique<Entry>();
+  e->name = s.name;
+  e->spec_json = s.spec_json;
+  e->idempotency_key = s.idempotency_key;
+  e->state = s.state;
+  e->submitted_s = s.submitted_s;
+  e->started_s = s.started_s;
+  e->ended_s = s.ended_s;
+  e->exit_status = s.exit_status;
+  e->device_type = s.device_type;
+  e->attempt = s.attempt;
+  e->preemptions = s.preemptions;
+  e->done_work = s.done_work;
+  e->message = s.message;
+  auto req = ParseJobRequest(s.spec_json, cluster_.catalog);
+  if (!req.ok()) {
+    return util::Status::Internal(fmt::format("{}: stored job '{}' no longer parses: {}",
+                                              store_->path(), s.name, req.status().message()));
+  }
+  e->job = std::move(req->job);
+  e->job.arrival_s = s.arrival_s;
+  e->slot = *slots_.Acquire(e->name);
+  e->job.id = e->slot;
+  // The configuration's classes as they are now (the stored request is the one submitted).
+  model::io::ApplyJobClass(options_.classes, e->job);
+  const sched::Admission a = scheduler_->Submit(e->job, now);
+  if (!a.accepted) {
+    slots_.Release(e->slot);
+    e->slot = JobId();
+    e->state = JobState::kFailed;
+    e->ended_s = WallNow();
+    e->message = fmt::format("cannot run on this cluster after a restart: {}", a.reason);
+    RETURN_IF_ERROR(Persist(*e));
+    return false;
+  }
+  if (by_slot_.size() <= static_cast<size_t>(e->slot.value())) {
+    by_slot_.resize(e->slot.value() + 1);
+  }
+  by_slot_[e->slot.value()] = e.get();
+  attempts_->Track(e->slot, e->name, e->job.time_limit_s, e->attempt);
+  if (e->state != JobState::kQueued) AdoptPlacement(*e, s, now);
+  if (!s.policy_state.empty()) {
+    if (auto history = ParseHistory(s.policy_state)) {
+      scheduler_->RestoreHistory(e->slot, *history, now);
+    } else {
+      logger_->Warn("a job's stored policy state does not read; it starts without history",
+                    {{"job", e->name}});
+    }
+  }
+  jobs_[e->name] = std::move(e);
+  return true;
+}
+
+void Service::AdoptPlacement(Entry& e, const StoredJob& s, double now) {
+  // It held devices when the daemon stopped: they are its again until reconciliation shows
+  // whether it still runs.
+  for (int32_t d : s.devices) e.devices.push_back(DeviceId(d));
+  if (auto st = scheduler_->Adopt(e.slot, e.devices, e.done_work, now); !st.ok()) {
+    logger_->Warn("a recovered placement does not fit; requeued",
+                  {{"job", e.name}, {"error", st.message()}});
+    e.state = JobState::kQueued;
+    e.devices.clear();
+    return;
+  }
+  // A job that was stopping stays adopted until its exit comes: then it is requeued, or ends as
+  // its stop cause says (a cancel, its time limit). Its time limit counts the run time from
+  // here: the store keeps none from before.
+  attempts_->Adopt(e.slot, e.attempt, e.devices, e.state != JobState::kStarting, s.stop,
+                   /*ran_s=*/0, now);
+  scheduler_->SetProgress(e.slot, e.state == JobState::kRunning ? scheduler_->SpeedNow(e.slot) : 0,
+                          now);
+}
+
+drive::StopCause Service::StopCauseOf(const Entry& e) const {
+  const drive::Attempt* a = e.slot.valid() ? attempts_->attempt(e.slot) : nullptr;
+  return a != nullptr && a->active ? a->stop : drive::StopCause::kNone;
+}
+
 util::Status Service::Persist(const Entry& e, bool insert) {
+  const StoredJob s = StoredOf(e);
+  return insert ? store_->InsertJob(s) : store_->UpdateJob(s);
+}
+
+util::Status Service::PersistStopping(Entry& e, drive::StopCause cause) {
+  e.state = JobState::kStopping;
+  StoredJob s = StoredOf(e);
+  s.stop = cause;
+  return store_->UpdateJob(s);
+}
+
+StoredJob Service::StoredOf(const Entry& e) const {
   StoredJob s;
   s.name = e.name;
   s.spec_json = e.spec_json;
@@ -227,12 +253,10 @@ util::Status Service::Persist(const Entry& e, bool insert) {
   s.attempt = e.attempt;
   s.done_work = e.done_work;
   s.preemptions = e.preemptions;
-  s.stop_reason = e.stop == StopReason::kCancel    ? "cancel"
-                  : e.stop == StopReason::kPreempt ? "preempt"
-                                                   : "";
+  s.stop = StopCauseOf(e);
   s.message = e.message;
   if (e.slot.valid()) s.policy_state = HistoryJson(scheduler_->History(e.slot, SchedNow()));
-  return insert ? store_->InsertJob(s) : store_->UpdateJob(s);
+  return s;
 }
 
 }  // namespace hetsched::svc

@@ -21,6 +21,94 @@ namespace hetsched::svc {
 using model::DeviceId;
 using model::JobId;
 
+namespace {
+
+// The nodes a plan request may use: every node left in the cluster ("all"), or the idle ones
+// (offered, every device up and free).
+std::vector<model::NodeId> NodesToPlanOn(const model::Cluster& cluster,
+                                         const sched::Scheduler& scheduler,
+                                         const std::string& mode) {
+  const sched::ClusterState& state = scheduler.state();
+  std::vector<model::NodeId> chosen;
+  for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+    const model::NodeId id(static_cast<int32_t>(i));
+    bool usable = !state.NodeRemoved(id) && (mode == "all" || state.Offers(id));
+    const model::Node& n = cluster.node(id);
+    for (int32_t k = 0; usable && mode != "all" && k < n.device_count; ++k) {
+      const DeviceId d(n.first_device.value() + k);
+      usable = state.IsUp(d) && !scheduler.JobOn(d).has_value();
+    }
+    if (usable) chosen.push_back(id);
+  }
+  return chosen;
+}
+
+// The DAG of `dag_json` over the devices of `part`, one processor each. Costs may be keyed by
+// any device type of `cluster`: types with no device in `part` get a stand-in processor,
+// dropped after reading, so a busy type is "cannot run here", not an unknown key.
+// `*cannot_run` names a task that can run on none of the devices (the graph is then partial).
+util::Result<model::TaskGraph> DagOver(const model::Cluster& part, const model::Cluster& cluster,
+                                       const std::string& dag_json, std::string* cannot_run) {
+  model::io::DagReadOptions read;
+  for (size_t d = 0; d < part.devices.size(); ++d) {
+    const model::Device& dev = part.devices[d];
+    read.processors.push_back({fmt::format("{}/{}", part.node(dev.node).name, dev.local_index),
+                               part.type_of(DeviceId(static_cast<int32_t>(d))).name});
+  }
+  const size_t considered = read.processors.size();
+  std::set<std::string> present;
+  for (const model::DagProcessor& p : read.processors) present.insert(p.type);
+  for (const auto& [type, count] : cluster.DeviceTypeCounts()) {
+    const std::string& name = cluster.catalog.Get(type).name;
+    if (present.insert(name).second) read.processors.push_back({"(no " + name + " idle)", name});
+  }
+  ASSIGN_OR_RETURN(model::TaskGraph read_graph,
+                   model::io::ParseDagJson(dag_json, "request body: dag", read));
+  model::TaskGraph graph;
+  graph.name = read_graph.name;
+  graph.bandwidth = read_graph.bandwidth;
+  graph.edges = read_graph.edges;
+  graph.processors.assign(read_graph.processors.begin(),
+                          read_graph.processors.begin() + static_cast<std::ptrdiff_t>(considered));
+  for (model::DagTask& t : read_graph.tasks) {
+    t.cost.resize(considered);
+    if (std::none_of(t.cost.begin(), t.cost.end(),
+                     [](double c) { return c != model::kCannotRun; })) {
+      *cannot_run =
+          fmt::format("task {} can run on none of the {} devices considered", t.name, considered);
+      return graph;
+    }
+    graph.tasks.push_back(std::move(t));
+  }
+  RETURN_IF_ERROR(graph.Finalize());
+  return graph;
+}
+
+// `graph` scheduled over `part`'s devices and links by `algo` (heft, cpop or peft), as
+// hooks.dag_schedule_json shows it.
+util::Result<nlohmann::ordered_json> ScheduleDag(const std::string& algo,
+                                                 const model::Cluster& part,
+                                                 const model::TaskGraph& graph,
+                                                 const AnalysisHooks& hooks) {
+  const model::Topology topology(part);
+  plan::TransferModel transfer =
+      plan::TransferModel::FromLinks(graph.num_processors(), [&](int32_t a, int32_t b) {
+        const model::Path path = topology.Between(DeviceId(a), DeviceId(b));
+        return plan::TransferModel::Link{path.latency_s, path.bandwidth};
+      });
+  const plan::DagProblem problem(graph, std::move(transfer));
+  const plan::Schedule schedule = algo == "cpop"   ? plan::Cpop(problem)
+                                  : algo == "peft" ? plan::Peft(problem)
+                                                   : plan::Heft(problem);
+  if (auto st = plan::ValidateSchedule(problem, schedule); !st.ok()) {
+    return util::Status::Internal(
+        fmt::format("{} produced an invalid schedule: {}", algo, st.message()));
+  }
+  return hooks.dag_schedule_json(algo, schedule, problem);
+}
+
+}  // namespace
+
 JobView Service::ViewOf(const Entry& e) const {
   JobView v;
   v.name = e.name;
@@ -83,11 +171,11 @@ util::Result<std::vector<JobView>> Service::List(const JobFilter& filter) {
   // Live jobs first (from memory), then ended ones (from the store), each group in submission
   // order: a limit cuts ended jobs first.
   std::vector<const Entry*> picked;
-  const bool want_live = filter.state.empty() || !StateEnded(filter.state);
+  const bool want_live = !filter.state || !IsEnded(*filter.state);
   if (want_live) {
     for (const auto& [name, e] : jobs_) {
-      if (StateEnded(e->state)) continue;
-      if (filter.state.empty() || e->state == filter.state) picked.push_back(e.get());
+      if (IsEnded(e->state)) continue;
+      if (!filter.state || e->state == *filter.state) picked.push_back(e.get());
     }
   }
   // Only the first `limit` are ordered: the dashboard asks for 200 of possibly 100,000s while
@@ -101,7 +189,7 @@ util::Result<std::vector<JobView>> Service::List(const JobFilter& filter) {
   std::vector<JobView> out;
   out.reserve(picked.size());
   for (const Entry* e : picked) out.push_back(ViewOf(*e));
-  if (out.size() < filter.limit && (filter.state.empty() || StateEnded(filter.state))) {
+  if (out.size() < filter.limit && (!filter.state || IsEnded(*filter.state))) {
     ASSIGN_OR_RETURN(auto ended, store_->EndedJobs(filter.state, filter.limit - out.size()));
     for (const StoredJob& s : ended) out.push_back(ViewOfStored(s));
   }
@@ -115,16 +203,17 @@ util::Result<std::string> Service::Why(const std::string& name) {
   if (it == jobs_.end()) {
     ASSIGN_OR_RETURN(auto ended, StoredEnded(name));
     if (!ended) return util::Status::NotFound(fmt::format("no job '{}'", name));
-    return fmt::format("{}{}", ended->state, ended->message.empty() ? "" : ": " + ended->message);
+    return fmt::format("{}{}", JobStateName(ended->state),
+                       ended->message.empty() ? "" : ": " + ended->message);
   }
   const Entry& e = *it->second;
-  if (e.state == "queued") return scheduler_->WhyWaiting(e.slot, SchedNow());
-  if (StateEnded(e.state)) {
-    return fmt::format("{}{}", e.state, e.message.empty() ? "" : ": " + e.message);
+  if (e.state == JobState::kQueued) return scheduler_->WhyWaiting(e.slot, SchedNow());
+  if (IsEnded(e.state)) {
+    return fmt::format("{}{}", JobStateName(e.state), e.message.empty() ? "" : ": " + e.message);
   }
   const JobView v = ViewOf(e);
-  return fmt::format("{} on {} x{} ({}), attempt {}", e.state, e.device_type, e.devices.size(),
-                     fmt::join(v.devices, ", "), e.attempt);
+  return fmt::format("{} on {} x{} ({}), attempt {}", JobStateName(e.state), e.device_type,
+                     e.devices.size(), fmt::join(v.devices, ", "), e.attempt);
 }
 
 NodeView Service::NodeViewOf(model::NodeId id) const {
@@ -228,19 +317,11 @@ util::Result<ClusterView> Service::Cluster() {
     metrics_->devices_offered.Get({s.type})->Set(s.offered);
     metrics_->power_w.Get({s.type})->Set(s.power_w);
   }
+  v.jobs = ended_counts_;
   for (const auto& [name, e] : jobs_) {
-    if (e->state == "queued")
-      ++v.queued;
-    else if (e->state == "starting")
-      ++v.starting;
-    else if (e->state == "running")
-      ++v.running;
-    else if (e->state == "stopping")
-      ++v.stopping;
+    // Ended ones not yet forgotten are in ended_counts_.
+    if (!IsEnded(e->state)) ++v.jobs[JobStateIndex(e->state)];
   }
-  v.completed = ended_counts_[0];
-  v.failed = ended_counts_[1];
-  v.cancelled = ended_counts_[2];
   if (power_) {
     power_->Advance(SchedNow());
     const power::EnergyMeter& meter = power_->meter();
@@ -260,12 +341,10 @@ util::Result<ClusterView> Service::Cluster() {
     metrics_->energy_j.Get({})->Inc(v.energy_j - energy_reported_j_);
     energy_reported_j_ = v.energy_j;
   }
-  for (const auto& [state_name, count] :
-       std::initializer_list<std::pair<const char*, int64_t>>{{"queued", v.queued},
-                                                              {"starting", v.starting},
-                                                              {"running", v.running},
-                                                              {"stopping", v.stopping}}) {
-    metrics_->jobs.Get({state_name})->Set(static_cast<double>(count));
+  for (const JobState state : kJobStates) {
+    if (IsEnded(state)) continue;  // hetsched_jobs_ended_total counts those
+    metrics_->jobs.Get({std::string(JobStateName(state))})
+        ->Set(static_cast<double>(v.jobs_in(state)));
   }
   v.now_s = SchedNow();
   v.policy = scheduler_->policy().name();
@@ -286,7 +365,7 @@ util::Result<std::vector<WhatIfResult>> Service::WhatIf(const std::string& polic
     for (const Entry* e : by_slot_) {
       if (e == nullptr) continue;
       const sched::JobRecord& r = scheduler_->record(e->slot);
-      const double done = e->state == "queued" ? e->done_work : r.DoneAt(now);
+      const double done = e->state == JobState::kQueued ? e->done_work : r.DoneAt(now);
       double remaining = e->job.work > 0 ? e->job.work - done : 0;
       if (remaining <= 0 && r.ref_speed > 0) {
         // No true size: what the user said, in steps on the fastest type.
@@ -331,24 +410,12 @@ util::Result<nlohmann::ordered_json> Service::Plan(const PlanRequest& request) {
     return util::Status::Internal("plan: no plan writer given");
   }
   model::Cluster part;
-  int64_t nodes_total = 0;
+  size_t nodes_total = 0;
   {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(mu_);  // nodes may join at run time
     RETURN_IF_ERROR(ReadyOrUnavailable());
-    const sched::ClusterState& state = scheduler_->state();
-    std::vector<model::NodeId> chosen;
-    nodes_total = static_cast<int64_t>(cluster_.nodes.size());
-    for (size_t i = 0; i < cluster_.nodes.size(); ++i) {
-      const model::NodeId id(static_cast<int32_t>(i));
-      bool usable = !state.NodeRemoved(id) && (request.nodes == "all" || state.Offers(id));
-      const model::Node& n = cluster_.node(id);
-      for (int32_t k = 0; usable && request.nodes != "all" && k < n.device_count; ++k) {
-        const DeviceId d(n.first_device.value() + k);
-        usable = state.IsUp(d) && !scheduler_->JobOn(d).has_value();
-      }
-      if (usable) chosen.push_back(id);
-    }
-    part = model::SubCluster(cluster_, chosen);
+    part = model::SubCluster(cluster_, NodesToPlanOn(cluster_, *scheduler_, request.nodes));
+    nodes_total = cluster_.nodes.size();
   }
   nlohmann::ordered_json out;
   out["nodes"] = {{"mode", request.nodes},
@@ -383,56 +450,12 @@ util::Result<nlohmann::ordered_json> Service::Plan(const PlanRequest& request) {
         fmt::format("a DAG is planned over at most {} devices; the nodes considered have {}",
                     kMaxDagDevices, part.devices.size()));
   }
-  // Costs may be keyed by any device type of the cluster: types with no device considered get
-  // a stand-in processor, dropped after reading, so a busy type is "cannot run here", not an
-  // unknown key.
-  model::io::DagReadOptions read;
-  for (size_t d = 0; d < part.devices.size(); ++d) {
-    const model::Device& dev = part.devices[d];
-    read.processors.push_back({fmt::format("{}/{}", part.node(dev.node).name, dev.local_index),
-                               part.type_of(DeviceId(static_cast<int32_t>(d))).name});
-  }
-  const size_t considered = read.processors.size();
-  std::set<std::string> present;
-  for (const model::DagProcessor& p : read.processors) present.insert(p.type);
-  for (const auto& [type, count] : cluster_.DeviceTypeCounts()) {
-    const std::string& name = cluster_.catalog.Get(type).name;
-    if (present.insert(name).second) read.processors.push_back({"(no " + name + " idle)", name});
-  }
-  ASSIGN_OR_RETURN(model::TaskGraph read_graph,
-                   model::io::ParseDagJson(request.dag_json, "request body: dag", read));
-  model::TaskGraph graph;
-  graph.name = read_graph.name;
-  graph.bandwidth = read_graph.bandwidth;
-  graph.edges = read_graph.edges;
-  graph.processors.assign(read_graph.processors.begin(),
-                          read_graph.processors.begin() + static_cast<std::ptrdiff_t>(considered));
-  for (model::DagTask& t : read_graph.tasks) {
-    t.cost.resize(considered);
-    if (std::none_of(t.cost.begin(), t.cost.end(),
-                     [](double c) { return c != model::kCannotRun; })) {
-      return infeasible(
-          fmt::format("task {} can run on none of the {} devices considered", t.name, considered));
-    }
-    graph.tasks.push_back(std::move(t));
-  }
-  RETURN_IF_ERROR(graph.Finalize());
-  const model::Topology topology(part);
-  plan::TransferModel transfer =
-      plan::TransferModel::FromLinks(graph.num_processors(), [&](int32_t a, int32_t b) {
-        const model::Path path = topology.Between(DeviceId(a), DeviceId(b));
-        return plan::TransferModel::Link{path.latency_s, path.bandwidth};
-      });
-  const plan::DagProblem problem(graph, std::move(transfer));
-  const plan::Schedule schedule = request.algo == "cpop"   ? plan::Cpop(problem)
-                                  : request.algo == "peft" ? plan::Peft(problem)
-                                                           : plan::Heft(problem);
-  if (auto st = plan::ValidateSchedule(problem, schedule); !st.ok()) {
-    return util::Status::Internal(
-        fmt::format("{} produced an invalid schedule: {}", request.algo, st.message()));
-  }
+  std::string cannot_run;
+  ASSIGN_OR_RETURN(model::TaskGraph graph, DagOver(part, cluster_, request.dag_json, &cannot_run));
+  if (!cannot_run.empty()) return infeasible(cannot_run);
+  ASSIGN_OR_RETURN(auto plan, ScheduleDag(request.algo, part, graph, options_.analysis));
   out["feasible"] = true;
-  out["plan"] = options_.analysis.dag_schedule_json(request.algo, schedule, problem);
+  out["plan"] = std::move(plan);
   return out;
 }
 

@@ -66,7 +66,8 @@ CREATE TABLE kv (
 )sql";
 
 // Job statements share parameter numbers ?1..?18 (BindJob) and, for reads, column order
-// 0..17 (ReadJob). A new job goes after every job stored: MAX(seq) + 1.
+// 0..17 (ReadJob). A new job goes after every job stored: MAX(seq) + 1. The live and the ended
+// states are bound as parameters (BindStates), named as JobStateName names them.
 constexpr std::string_view kInsertJob =
     "INSERT INTO jobs (seq, name, spec_json, idempotency_key, state, submitted_s, started_s, "
     "ended_s, exit_status, device_type, node, devices, done_work, preemptions, message, "
@@ -92,19 +93,19 @@ constexpr std::string_view kLoadActiveJobs =
     "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
     "attempt, stop_reason, policy_state "
-    "FROM jobs WHERE state IN ('queued', 'starting', 'running', 'stopping') ORDER BY seq";
+    "FROM jobs WHERE state IN (?1, ?2, ?3, ?4) ORDER BY seq";
 constexpr std::string_view kEndedJobs =
     "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
     "attempt, stop_reason, policy_state "
-    "FROM jobs WHERE state IN ('completed', 'failed', 'cancelled') ORDER BY seq LIMIT ?1";
+    "FROM jobs WHERE state IN (?1, ?2, ?3) ORDER BY seq LIMIT ?4";
 constexpr std::string_view kEndedJobsInState =
     "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
     "attempt, stop_reason, policy_state "
     "FROM jobs WHERE state = ?1 ORDER BY seq LIMIT ?2";
 constexpr std::string_view kPruneJobs =
-    "DELETE FROM jobs WHERE state IN ('completed', 'failed', 'cancelled') AND ended_s < ?1";
+    "DELETE FROM jobs WHERE state IN (?1, ?2, ?3) AND ended_s < ?4";
 constexpr std::string_view kPutNode =
     "INSERT OR REPLACE INTO nodes (name, drained, power_state, since_s, spec) "
     "VALUES (?1, ?2, ?3, ?4, ?5)";
@@ -199,12 +200,42 @@ std::optional<std::vector<int32_t>> ParseDevices(std::string_view text) {
   }
 }
 
+// The stop_reason column: empty when none (the text every schema version wrote).
+std::string_view StopCauseText(drive::StopCause cause) {
+  switch (cause) {
+    case drive::StopCause::kPreempt:
+      return "preempt";
+    case drive::StopCause::kCancel:
+      return "cancel";
+    case drive::StopCause::kTimeLimit:
+      return "time-limit";
+    case drive::StopCause::kNone:
+      break;
+  }
+  return "";
+}
+
+std::optional<drive::StopCause> ParseStopCause(std::string_view text) {
+  for (const drive::StopCause cause : {drive::StopCause::kNone, drive::StopCause::kPreempt,
+                                       drive::StopCause::kCancel, drive::StopCause::kTimeLimit}) {
+    if (StopCauseText(cause) == text) return cause;
+  }
+  return std::nullopt;
+}
+
+// Binds the names of the ended states (`ended`) or of the live ones, in order.
+void BindStates(Query& q, bool ended) {
+  for (const JobState state : kJobStates) {
+    if (IsEnded(state) == ended) q.Text(JobStateName(state));
+  }
+}
+
 // Binds ?1..?18 of the job statements.
 void BindJob(Query& q, const StoredJob& job) {
   q.Text(job.name)
       .Text(job.spec_json)
       .Text(job.idempotency_key)
-      .Text(job.state)
+      .Text(JobStateName(job.state))
       .Real(job.submitted_s)
       .Real(job.started_s)
       .Real(job.ended_s);
@@ -221,7 +252,7 @@ void BindJob(Query& q, const StoredJob& job) {
       .Text(job.message)
       .Real(job.arrival_s)
       .Int(job.attempt)
-      .Text(job.stop_reason)
+      .Text(StopCauseText(job.stop))
       .Text(job.policy_state);
 }
 
@@ -230,7 +261,13 @@ util::Result<StoredJob> ReadJob(const Query& q, const std::string& path) {
   job.name = q.BytesAt(0);
   job.spec_json = q.BytesAt(1);
   job.idempotency_key = q.BytesAt(2);
-  job.state = q.BytesAt(3);
+  const std::string state = q.BytesAt(3);
+  const std::optional<JobState> parsed_state = ParseJobState(state);
+  if (!parsed_state) {
+    return util::Status::IoError(fmt::format("{}: job {}: state \"{}\" is not one of {}", path,
+                                             job.name, state, JobStateNames()));
+  }
+  job.state = *parsed_state;
   job.submitted_s = q.RealAt(4);
   job.started_s = q.RealAt(5);
   job.ended_s = q.RealAt(6);
@@ -250,7 +287,14 @@ util::Result<StoredJob> ReadJob(const Query& q, const std::string& path) {
   job.message = q.BytesAt(13);
   job.arrival_s = q.RealAt(14);
   job.attempt = q.IntAt(15);
-  job.stop_reason = q.BytesAt(16);
+  const std::string stop = q.BytesAt(16);
+  const std::optional<drive::StopCause> parsed_stop = ParseStopCause(stop);
+  if (!parsed_stop) {
+    return util::Status::IoError(
+        fmt::format("{}: job {}: stop_reason \"{}\" is not preempt, cancel, time-limit or empty",
+                    path, job.name, stop));
+  }
+  job.stop = *parsed_stop;
   job.policy_state = q.BytesAt(17);
   return job;
 }
@@ -391,6 +435,7 @@ util::Result<std::optional<StoredJob>> Store::GetJob(const std::string& name) {
 util::Result<std::vector<StoredJob>> Store::LoadJobs(bool include_ended) {
   ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(include_ended ? kLoadAllJobs : kLoadActiveJobs));
   Query q(stmt);
+  if (!include_ended) BindStates(q, /*ended=*/false);
   std::vector<StoredJob> jobs;
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
@@ -401,10 +446,14 @@ util::Result<std::vector<StoredJob>> Store::LoadJobs(bool include_ended) {
   return jobs;
 }
 
-util::Result<std::vector<StoredJob>> Store::EndedJobs(const std::string& state, size_t limit) {
-  ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(state.empty() ? kEndedJobs : kEndedJobsInState));
+util::Result<std::vector<StoredJob>> Store::EndedJobs(std::optional<JobState> state, size_t limit) {
+  ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(state ? kEndedJobsInState : kEndedJobs));
   Query q(stmt);
-  if (!state.empty()) q.Text(state);
+  if (state) {
+    q.Text(JobStateName(*state));
+  } else {
+    BindStates(q, /*ended=*/true);
+  }
   q.Int(static_cast<int64_t>(std::min<size_t>(limit, INT64_MAX)));
   std::vector<StoredJob> jobs;
   int rc;
@@ -419,6 +468,7 @@ util::Result<std::vector<StoredJob>> Store::EndedJobs(const std::string& state, 
 util::Result<int64_t> Store::PruneEndedJobs(double before_s) {
   ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(kPruneJobs));
   Query q(stmt);
+  BindStates(q, /*ended=*/true);
   q.Real(before_s);
   if (q.Step() != SQLITE_DONE) return Error("pruning ended jobs");
   return static_cast<int64_t>(sqlite3_changes64(db_));

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "daemon/job_state.h"
+#include "drive/attempts.h"
 #include "util/status.h"
 
 struct sqlite3;
@@ -20,13 +22,12 @@ struct sqlite3_stmt;
 
 namespace hetsched::svc {
 
-// One job as the daemon keeps it. `state` is one of queued, starting, running, stopping,
-// completed, failed, cancelled.
+// One job as the daemon keeps it.
 struct StoredJob {
   std::string name;             // the user's id; unique
   std::string spec_json;        // the job as submitted: a workload-format JSON object + command
   std::string idempotency_key;  // empty when none was given
-  std::string state = "queued";
+  JobState state = JobState::kQueued;
   double submitted_s = 0;  // unix seconds
   double started_s = -1;   // first start, unix seconds; -1: never
   double ended_s = -1;     // completion, failure or cancellation; -1: not ended
@@ -36,10 +37,11 @@ struct StoredJob {
   std::vector<int32_t> devices;  // cluster device ids
   double done_work = 0;          // steps its last checkpoint kept
   int32_t preemptions = 0;
-  std::string message;      // why it failed or was cancelled; empty otherwise
-  double arrival_s = 0;     // scheduler seconds of its submission
-  int64_t attempt = 0;      // starts so far; the backend's runs carry it
-  std::string stop_reason;  // while stopping: "preempt" or "cancel"; empty otherwise
+  std::string message;   // why it failed or was cancelled; empty otherwise
+  double arrival_s = 0;  // scheduler seconds of its submission
+  int64_t attempt = 0;   // starts so far; the backend's runs carry it
+  // While stopping: why its attempt was asked to stop (kNone otherwise).
+  drive::StopCause stop = drive::StopCause::kNone;
   // What the scheduling policy remembers of the job (attained service, LP time per type), as
   // JSON written by the service; empty when nothing.
   std::string policy_state;
@@ -98,9 +100,9 @@ class Store {
   // Jobs in submission order (of InsertJob; UpdateJob keeps a job's place); `include_ended`
   // false: only queued, starting, running, stopping.
   util::Result<std::vector<StoredJob>> LoadJobs(bool include_ended);
-  // Ended jobs (completed, failed, cancelled; only `state` when it names one of them) in
+  // Ended jobs (completed, failed, cancelled; only `state` when given, an ended one) in
   // submission order, at most `limit`.
-  util::Result<std::vector<StoredJob>> EndedJobs(const std::string& state, size_t limit);
+  util::Result<std::vector<StoredJob>> EndedJobs(std::optional<JobState> state, size_t limit);
   // Removes ended jobs that ended before `before_s` (retention); returns how many.
   util::Result<int64_t> PruneEndedJobs(double before_s);
 

@@ -115,7 +115,7 @@ bool Attempts::Apply(const sched::Decision& d, double now_s) {
 void Attempts::Launch(const sched::Placement& p, double now_s) {
   Book& b = book(p.job);
   Attempt& a = b.attempt;
-  a.number++;
+  a.number = next_attempt(p.job);
   a.active = true;
   a.running = a.adopted = false;
   a.stop = StopCause::kNone;

@@ -167,6 +167,8 @@ class Attempts {
 
   // Null for a job that is not tracked.
   const Attempt* attempt(model::JobId job) const;
+  // The number the job's next launch gives its attempt (a driver writes it ahead).
+  int64_t next_attempt(model::JobId job) const { return books_[job.value()].attempt.number + 1; }
   // Run time of the job over its attempts, the current one up to `now_s`.
   double RunTime(model::JobId job, double now_s) const;
   const Rules& rules() const { return rules_; }

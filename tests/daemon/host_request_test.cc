@@ -81,7 +81,7 @@ nodes:
   ASSERT_TRUE(submit(R"({"name":"b","stacks":["cuda"],"work":1e6,"cores":12})").ok());
   ASSERT_TRUE(WaitUntil([&] {
     auto v = service.Get("a");
-    return v.ok() && v->state == "running";
+    return v.ok() && v->state == JobState::kRunning;
   }));
   auto why = service.Why("b");
   ASSERT_TRUE(why.ok());
@@ -96,7 +96,7 @@ nodes:
   ASSERT_TRUE(service.Cancel("a").ok());
   ASSERT_TRUE(WaitUntil([&] {
     auto v = service.Get("b");
-    return v.ok() && v->state == "running";
+    return v.ok() && v->state == JobState::kRunning;
   }));
 }
 

@@ -110,7 +110,7 @@ TEST(SameDecisions, SimulatorAndDaemonPlaceAlike) {
     auto list = (*service)->List({});
     ASSERT_TRUE(list.ok());
     if (std::all_of(list->begin(), list->end(),
-                    [](const JobView& v) { return v.state == "completed"; })) {
+                    [](const JobView& v) { return v.state == JobState::kCompleted; })) {
       done = *list;
       break;
     }

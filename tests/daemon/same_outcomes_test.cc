@@ -176,7 +176,8 @@ Outcomes Served(const Script& s, const model::Cluster& cluster) {
   EXPECT_TRUE(list.ok());
   for (const JobView& v : *list) {
     // Every job was submitted at modeled 0.
-    out[v.name] = {v.state, v.attempt, v.ended_s < 0 ? -1 : (v.ended_s - v.submitted_s) * kScale};
+    out[v.name] = {std::string(JobStateName(v.state)), v.attempt,
+                   v.ended_s < 0 ? -1 : (v.ended_s - v.submitted_s) * kScale};
   }
   return out;
 }

@@ -67,7 +67,7 @@ util::Result<Service::Submitted> SubmitJson(Service& s, const std::string& body,
 
 std::string State(Service& s, const std::string& name) {
   auto v = s.Get(name);
-  return v.ok() ? v->state : "?";
+  return v.ok() ? std::string(JobStateName(v->state)) : "?";
 }
 
 TEST(Service, JobsRunToCompletionOnTheVirtualBackend) {
@@ -79,7 +79,7 @@ TEST(Service, JobsRunToCompletionOnTheVirtualBackend) {
         SubmitJson(*d->service, fmt::format(R"({{"name":"j{}","stacks":["cuda"],"work":60}})", i));
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_TRUE(r->created);
-    EXPECT_EQ(r->job.state, "queued");
+    EXPECT_EQ(r->job.state, JobState::kQueued);
   }
   ASSERT_TRUE(WaitUntil([&] {
     for (int i = 0; i < 6; ++i) {
@@ -94,8 +94,10 @@ TEST(Service, JobsRunToCompletionOnTheVirtualBackend) {
   EXPECT_GE(j->ended_s, j->started_s);
   auto c = d->service->Cluster();
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->completed, 6);
-  EXPECT_EQ(c->running + c->queued + c->starting, 0);
+  EXPECT_EQ(c->jobs_in(JobState::kCompleted), 6);
+  EXPECT_EQ(c->jobs_in(JobState::kRunning) + c->jobs_in(JobState::kQueued) +
+                c->jobs_in(JobState::kStarting),
+            0);
 }
 
 // Passes every call to a virtual backend and keeps a copy of each LaunchSpec.
@@ -191,19 +193,19 @@ TEST(Service, EndedJobsLeaveMemoryButStayVisibleAndTheirNamesTaken) {
   // Read back from the store: state, times, what it asked for.
   auto e0 = d->service->Get("e0");
   ASSERT_TRUE(e0.ok());
-  EXPECT_EQ(e0->state, "completed");
+  EXPECT_EQ(e0->state, JobState::kCompleted);
   EXPECT_EQ(e0->exit_status, 0);
   EXPECT_EQ(e0->stacks, std::vector<std::string>{"cuda"});
   EXPECT_GE(e0->ended_s, e0->started_s);
   EXPECT_EQ(*d->service->Why("e0"), "completed");
-  EXPECT_EQ(d->service->Cancel("e0")->state, "completed");
+  EXPECT_EQ(d->service->Cancel("e0")->state, JobState::kCompleted);
   // A name stays taken; the first submission's key still gets the first job back.
   const std::string again = R"({"name":"e1","stacks":["cuda"],"work":30})";
   EXPECT_EQ(SubmitJson(*d->service, again).status().code(), util::StatusCode::kAlreadyExists);
   auto retry = SubmitJson(*d->service, again, "k1");
   ASSERT_TRUE(retry.ok());
   EXPECT_FALSE(retry->created);
-  EXPECT_EQ(retry->job.state, "completed");
+  EXPECT_EQ(retry->job.state, JobState::kCompleted);
   // Lists: live first, then ended in submission order; filters and limits on both.
   auto all = d->service->List({});
   ASSERT_TRUE(all.ok());
@@ -211,10 +213,10 @@ TEST(Service, EndedJobsLeaveMemoryButStayVisibleAndTheirNamesTaken) {
   EXPECT_EQ((*all)[0].name, "long");
   EXPECT_EQ((*all)[1].name, "e0");
   EXPECT_EQ((*all)[5].name, "e4");
-  EXPECT_EQ(d->service->List({"completed", 2})->size(), 2u);
-  EXPECT_EQ(d->service->List({"completed", 2})->at(1).name, "e1");
-  EXPECT_EQ(d->service->List({"running", 10})->size(), 1u);
-  EXPECT_EQ(d->service->List({"", 1})->size(), 1u);
+  EXPECT_EQ(d->service->List({JobState::kCompleted, 2})->size(), 2u);
+  EXPECT_EQ(d->service->List({JobState::kCompleted, 2})->at(1).name, "e1");
+  EXPECT_EQ(d->service->List({JobState::kRunning, 10})->size(), 1u);
+  EXPECT_EQ(d->service->List({std::nullopt, 1})->size(), 1u);
   // A restart loads live jobs only.
   d.reset();
   d = StartDaemon(dir.File("h.db"));
@@ -660,8 +662,8 @@ TEST(Service, AJobStoppingForAPreemptionAtARestartIsQueuedWhenItExits) {
     StoredJob row;
     row.name = "p";
     row.spec_json = R"({"name":"p","stacks":["x86_64"],"command":["/bin/sh","-c","exit 0"]})";
-    row.state = "stopping";
-    row.stop_reason = "preempt";
+    row.state = JobState::kStopping;
+    row.stop = drive::StopCause::kPreempt;
     row.attempt = 1;
     row.devices = {0};
     row.device_type = "xeon-8380";
@@ -683,12 +685,59 @@ TEST(Service, AJobStoppingForAPreemptionAtARestartIsQueuedWhenItExits) {
   // Attempt 2 can only start once attempt 1's device is free again.
   ASSERT_TRUE(WaitUntil([&] {
     auto v = (*service)->Get("p");
-    return v.ok() && v->state == "completed";
+    return v.ok() && v->state == JobState::kCompleted;
   }));
   auto v = (*service)->Get("p");
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(v->attempt, 2);
   EXPECT_EQ(v->exit_status, 0);
+}
+
+// A daemon restarted while a job it stopped at its time limit is still exiting finds the job
+// stopping for that reason: it asks the backend to stop it again, and the job fails with the
+// time limit as its reason when it exits (not "completed", although it exits 0, and not with a
+// fresh time limit).
+TEST(Service, AJobStoppingAtItsTimeLimitAtARestartFailsWhenItExits) {
+  TempDir dir;
+  auto cluster = model::io::LoadCluster("xeon-8380=1");
+  ASSERT_TRUE(cluster.ok());
+  const std::string node = cluster->nodes[0].name;
+  const std::string state_dir = dir.File("local");
+  Logger logger(LogLevel::kError, [](std::string_view) {});
+  // Each daemon, on the same database and backend state: the backend's processes outlive it.
+  const auto start = [&](MetricsRegistry& metrics) {
+    auto backend = LocalBackend::Create({node, state_dir, ""});
+    EXPECT_TRUE(backend.ok());
+    auto store = Store::Open(dir.File("h.db"));
+    EXPECT_TRUE(store.ok());
+    ServiceOptions so;
+    so.policy = "fifo";
+    so.tick_s = 0.005;
+    so.time_scale = 120;   // the shortest time limit, a minute, is half a second
+    so.stop_grace_s = 60;  // no SIGKILL while the test runs
+    auto service = Service::Create(*cluster, std::move(backend).value(), std::move(store).value(),
+                                   so, &logger, &metrics);
+    EXPECT_TRUE(service.ok());
+    EXPECT_TRUE((*service)->Start().ok());
+    return std::move(service).value();
+  };
+  {
+    MetricsRegistry metrics;
+    auto first = start(metrics);
+    // Asked to stop, it takes a second, then exits 0.
+    ASSERT_TRUE(SubmitJson(*first, R"({"name":"t","stacks":["x86_64"],"time_limit":60,)"
+                                   R"("command":["/bin/sh","-c",)"
+                                   R"("trap 'sleep 1; exit 0' TERM; sleep 30 & wait"]})")
+                    .ok());
+    ASSERT_TRUE(WaitUntil([&] { return State(*first, "t") == "stopping"; }));
+  }  // the daemon goes while the job is still exiting
+  MetricsRegistry metrics;
+  auto second = start(metrics);
+  ASSERT_TRUE(WaitUntil([&] { return State(*second, "t") == "failed"; }));
+  auto v = second->Get("t");
+  ASSERT_TRUE(v.ok());
+  EXPECT_NE(v->message.find("time limit of 60 s"), std::string::npos) << v->message;
+  EXPECT_EQ(v->attempt, 1);
 }
 
 }  // namespace

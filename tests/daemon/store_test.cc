@@ -1,5 +1,6 @@
 #include "daemon/store.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -49,14 +50,14 @@ std::string RawSql(const std::string& path, const std::string& sql) {
 auto Fields(const StoredJob& j) {
   return std::tie(j.name, j.spec_json, j.idempotency_key, j.state, j.submitted_s, j.started_s,
                   j.ended_s, j.exit_status, j.device_type, j.node, j.devices, j.done_work,
-                  j.preemptions, j.message, j.arrival_s, j.attempt, j.stop_reason);
+                  j.preemptions, j.message, j.arrival_s, j.attempt, j.stop);
 }
 
 auto Fields(const StoredNode& n) {
   return std::tie(n.name, n.drained, n.power_state, n.since_s, n.spec);
 }
 
-StoredJob Job(const std::string& name, const std::string& state = "queued", double ended_s = -1) {
+StoredJob Job(const std::string& name, JobState state = JobState::kQueued, double ended_s = -1) {
   StoredJob job;
   job.name = name;
   job.spec_json = R"({"name":")" + name + R"("})";
@@ -88,7 +89,7 @@ TEST_F(StoreTest, RoundTripsEveryJobField) {
   full.name = "train-7";
   full.spec_json = R"json({"name":"train-7","command":["python3","-c","print(\"é\")"]})json";
   full.idempotency_key = "key-123";
-  full.state = "running";
+  full.state = JobState::kRunning;
   full.submitted_s = 1700000000.0 + 1.0 / 3;  // not a short decimal: must come back bit for bit
   full.started_s = 1700000012.25;
   full.ended_s = 1700000099.125;
@@ -101,7 +102,7 @@ TEST_F(StoreTest, RoundTripsEveryJobField) {
   full.message = "preempted by 'b', then resumed";
   full.arrival_s = 12345.678;
   full.attempt = 3;
-  full.stop_reason = "preempt";
+  full.stop = drive::StopCause::kPreempt;
   StoredJob bare = Job("bare");  // no exit status, no devices, empty strings, -1 times
 
   auto store = OpenStore();
@@ -120,7 +121,7 @@ TEST_F(StoreTest, RoundTripsEveryJobField) {
   // UpdateJob round-trips too, including a single device and a negative exit status.
   full.exit_status = -9;
   full.devices = {5};
-  full.state = "failed";
+  full.state = JobState::kFailed;
   ASSERT_TRUE(store->UpdateJob(full).ok());
   EXPECT_EQ(Fields(**store->GetJob("train-7")), Fields(full));
 
@@ -133,10 +134,10 @@ TEST_F(StoreTest, InsertingAnExistingNameIsInvalidArgumentAndKeepsTheRow) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(store->InsertJob(Job("a")).ok());
-  util::Status st = store->InsertJob(Job("a", "running"));
+  util::Status st = store->InsertJob(Job("a", JobState::kRunning));
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(st.message(), "job a exists");
-  EXPECT_EQ((*store->GetJob("a"))->state, "queued");
+  EXPECT_EQ((*store->GetJob("a"))->state, JobState::kQueued);
 }
 
 TEST_F(StoreTest, UpdatingAMissingJobIsNotFound) {
@@ -153,29 +154,28 @@ TEST_F(StoreTest, LoadJobsKeepsSubmissionOrderAndFiltersEndedJobs) {
   ASSERT_NE(store, nullptr);
   // Names out of alphabetical order, so that order by name would fail.
   for (const auto& [name, state] :
-       std::vector<std::pair<std::string, std::string>>{{"zeta", "queued"},
-                                                        {"alpha", "completed"},
-                                                        {"mid", "running"},
-                                                        {"beta", "failed"},
-                                                        {"omega", "starting"},
-                                                        {"gamma", "cancelled"},
-                                                        {"delta", "stopping"}}) {
-    const bool ended = state == "completed" || state == "failed" || state == "cancelled";
-    ASSERT_TRUE(store->InsertJob(Job(name, state, ended ? 100 : -1)).ok()) << name;
+       std::vector<std::pair<std::string, JobState>>{{"zeta", JobState::kQueued},
+                                                     {"alpha", JobState::kCompleted},
+                                                     {"mid", JobState::kRunning},
+                                                     {"beta", JobState::kFailed},
+                                                     {"omega", JobState::kStarting},
+                                                     {"gamma", JobState::kCancelled},
+                                                     {"delta", JobState::kStopping}}) {
+    ASSERT_TRUE(store->InsertJob(Job(name, state, IsEnded(state) ? 100 : -1)).ok()) << name;
   }
   EXPECT_THAT(Names(*store->LoadJobs(true)),
               ElementsAre("zeta", "alpha", "mid", "beta", "omega", "gamma", "delta"));
   EXPECT_THAT(Names(*store->LoadJobs(false)), ElementsAre("zeta", "mid", "omega", "delta"));
 
   // An update keeps the job's place; a job that ends leaves the active list.
-  ASSERT_TRUE(store->UpdateJob(Job("zeta", "completed", 10)).ok());
-  ASSERT_TRUE(store->UpdateJob(Job("alpha", "queued")).ok());
+  ASSERT_TRUE(store->UpdateJob(Job("zeta", JobState::kCompleted, 10)).ok());
+  ASSERT_TRUE(store->UpdateJob(Job("alpha", JobState::kQueued)).ok());
   EXPECT_THAT(Names(*store->LoadJobs(true)),
               ElementsAre("zeta", "alpha", "mid", "beta", "omega", "gamma", "delta"));
   EXPECT_THAT(Names(*store->LoadJobs(false)), ElementsAre("alpha", "mid", "omega", "delta"));
 
   // After the newest job is pruned, a new one still comes after every remaining job.
-  ASSERT_TRUE(store->UpdateJob(Job("delta", "cancelled", 5)).ok());
+  ASSERT_TRUE(store->UpdateJob(Job("delta", JobState::kCancelled, 5)).ok());
   ASSERT_EQ(*store->PruneEndedJobs(6), 1);
   ASSERT_TRUE(store->InsertJob(Job("new")).ok());
   EXPECT_THAT(Names(*store->LoadJobs(false)), ElementsAre("alpha", "mid", "omega", "new"));
@@ -185,10 +185,11 @@ TEST_F(StoreTest, PruneRemovesOnlyEndedJobsThatEndedBeforeTheCutoff) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   for (const StoredJob& job :
-       {Job("done-early", "completed", 100), Job("failed", "failed", 50),
-        Job("cancelled", "cancelled", 199.5), Job("done-at-cutoff", "completed", 200),
-        Job("running", "running"),  // ended_s -1, but not ended
-        Job("queued", "queued")}) {
+       {Job("done-early", JobState::kCompleted, 100), Job("failed", JobState::kFailed, 50),
+        Job("cancelled", JobState::kCancelled, 199.5),
+        Job("done-at-cutoff", JobState::kCompleted, 200),
+        Job("running", JobState::kRunning),  // ended_s -1, but not ended
+        Job("queued", JobState::kQueued)}) {
     ASSERT_TRUE(store->InsertJob(job).ok()) << job.name;
   }
   auto pruned = store->PruneEndedJobs(200);
@@ -307,7 +308,7 @@ TEST_F(StoreTest, DestroyingTheStoreRollsBackAnOpenTransaction) {
     ASSERT_TRUE(store->InsertJob(Job("before")).ok());
     ASSERT_TRUE(store->Begin().ok());
     ASSERT_TRUE(store->InsertJob(Job("abandoned")).ok());
-    ASSERT_TRUE(store->UpdateJob(Job("before", "running")).ok());
+    ASSERT_TRUE(store->UpdateJob(Job("before", JobState::kRunning)).ok());
     ASSERT_TRUE(store->Put("k", "v").ok());
   }
   auto store = OpenStore();
@@ -315,7 +316,7 @@ TEST_F(StoreTest, DestroyingTheStoreRollsBackAnOpenTransaction) {
   auto jobs = store->LoadJobs(true);
   ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
   ASSERT_THAT(Names(*jobs), ElementsAre("before"));
-  EXPECT_EQ((*jobs)[0].state, "queued");
+  EXPECT_EQ((*jobs)[0].state, JobState::kQueued);
   EXPECT_EQ(*store->Get("k"), std::nullopt);
   // And the store works normally after the rollback.
   ASSERT_TRUE(store->Begin().ok());
@@ -325,7 +326,7 @@ TEST_F(StoreTest, DestroyingTheStoreRollsBackAnOpenTransaction) {
 }
 
 TEST_F(StoreTest, EverythingSurvivesAReopen) {
-  StoredJob job = Job("kept", "running");
+  StoredJob job = Job("kept", JobState::kRunning);
   job.devices = {1, 2};
   job.exit_status = 3;
   const StoredNode node{"node-1", true, "suspending", 42, ""};
@@ -449,6 +450,36 @@ TEST_F(StoreTest, ADamagedDevicesColumnIsAnErrorNotACrash) {
     EXPECT_THAT(job.status().message(), HasSubstr(path_));
     EXPECT_THAT(job.status().message(), HasSubstr("job a"));
     EXPECT_FALSE(store->LoadJobs(true).ok()) << bad;
+  }
+}
+
+// States and stop causes are stored by name, as every version wrote them: each reads back as
+// itself, and a name this build does not know is an error, not a job in some other state.
+TEST_F(StoreTest, StatesAndStopCausesAreStoredByName) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  StoredJob job = Job("a", JobState::kStopping);
+  job.stop = drive::StopCause::kTimeLimit;
+  ASSERT_TRUE(store->InsertJob(job).ok());
+  EXPECT_EQ(RawSql(path_, "SELECT state || '/' || stop_reason FROM jobs"), "stopping/time-limit");
+  for (const JobState state : kJobStates) {
+    RawSql(path_, fmt::format("UPDATE jobs SET state = '{}'", JobStateName(state)));
+    EXPECT_EQ((*store->GetJob("a"))->state, state) << JobStateName(state);
+  }
+  for (const auto& [text, cause] : std::vector<std::pair<std::string, drive::StopCause>>{
+           {"", drive::StopCause::kNone},
+           {"preempt", drive::StopCause::kPreempt},
+           {"cancel", drive::StopCause::kCancel}}) {
+    RawSql(path_, "UPDATE jobs SET stop_reason = '" + text + "'");
+    EXPECT_EQ((*store->GetJob("a"))->stop, cause) << text;
+  }
+  for (const char* bad : {"state = 'Running'", "state = ''", "stop_reason = 'preempted'"}) {
+    RawSql(path_, std::string("UPDATE jobs SET state = 'queued', stop_reason = ''"));
+    RawSql(path_, std::string("UPDATE jobs SET ") + bad);
+    auto got = store->GetJob("a");
+    ASSERT_FALSE(got.ok()) << bad;
+    EXPECT_EQ(got.status().code(), StatusCode::kIoError);
+    EXPECT_THAT(got.status().message(), HasSubstr("job a"));
   }
 }
 

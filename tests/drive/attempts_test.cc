@@ -289,5 +289,17 @@ TEST_F(AttemptsTest, ADecisionTheDriverCannotRecordIsNotCarriedOut) {
   EXPECT_EQ(attempts_->attempt(job)->number, 0);
 }
 
+// What a driver writes ahead as the next attempt's number is the one the launch gives it, also
+// for a job recovered with attempts behind it.
+TEST_F(AttemptsTest, TheNextAttemptNumberIsTheOneTheLaunchGives) {
+  const JobId job = Submit(1);
+  attempts_->Track(job, "recovered", std::nullopt, /*attempts=*/3);
+  EXPECT_EQ(attempts_->next_attempt(job), 4);
+  const auto parts = DecideAndApply();
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0].attempt, 4);
+  EXPECT_EQ(attempts_->next_attempt(job), 5);
+}
+
 }  // namespace
 }  // namespace hetsched::drive

@@ -22,7 +22,7 @@ json TimeOrNull(double unix_s) { return unix_s < 0 ? json(nullptr) : json(unix_s
 
 json JobJson(const JobView& v) {
   return {{"name", v.name},
-          {"state", v.state},
+          {"state", JobStateName(v.state)},
           {"kind", v.kind},
           {"gang", v.gang},
           {"stacks", v.stacks},
@@ -200,52 +200,75 @@ void HttpApi::Route(MetricsRegistry* metrics) {
                           "API requests answered, by route and status.", {"route", "code"});
   // Registration fails only for a programming error (a duplicate name).
   if (!latency.ok() || !requests.ok()) std::abort();
-  // Every route: authorization, timing, and no exception escaping into the server.
-  // `open` routes take no token: kube-scheduler's extender client cannot send one.
-  auto wrap = [this, latency = *latency, requests = *requests](std::string route, Role need,
-                                                               Handler h, bool open = false) {
-    return [this, route, need, h, latency, requests, open](const httplib::Request& req,
-                                                           httplib::Response& res) {
-      const auto t0 = std::chrono::steady_clock::now();
-      const bool write = req.method != "GET" && req.method != "HEAD";
-      const std::string auth = req.get_header_value("Authorization");
-      std::optional<Role> role;
-      if (auth.rfind("Bearer ", 0) == 0) {
-        const std::string_view given = std::string_view(auth).substr(7);
-        for (const ApiToken& t : options_.tokens) {
-          if (ConstantTimeEquals(given, t.token)) role = t.role;
-        }
-      }
-      if (open) role = need;
-      if (!role && !auth.empty()) {
-        res.set_header("WWW-Authenticate", "Bearer");
-        ReplyError(res, 401, "unauthorized", "the token is not valid");
-      } else if (!role && (write || need > Role::kRead || !options_.anonymous_read)) {
-        res.set_header("WWW-Authenticate", "Bearer");
-        ReplyError(res, 401, "unauthorized",
-                   "this request needs a token: send 'Authorization: Bearer TOKEN'");
-      } else if (role.value_or(Role::kRead) < need) {
-        ReplyError(res, 403, "forbidden",
-                   fmt::format("this request needs the {} role",
-                               need == Role::kAdmin ? "admin" : "submit"));
-      } else {
-        try {
-          h(req, res);
-        } catch (const std::exception& e) {
-          logger_->Error("request failed", {{"route", route}, {"error", e.what()}});
-          ReplyError(res, 500, "internal", "the request failed inside the daemon");
-        }
-      }
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (auto h = latency.Get({route}); h.ok()) h->Observe(seconds);
-      // A handler that only sets content leaves the status to httplib, which makes it 200.
-      const int code = res.status == -1 ? 200 : res.status;
-      if (auto c = requests.Get({route, std::to_string(code)}); c.ok()) c->Inc();
-    };
-  };
-  httplib::Server& s = *server_;
+  latency_.emplace(*latency);
+  requests_.emplace(*requests);
+  RouteOperations(metrics);
+  if (extender_) RouteExtender();
+  if (service_) {
+    RouteJobs();
+    RouteNodes();
+    RouteCluster();
+    On("GET", "/", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(std::string(DashboardHtml()), "text/html; charset=utf-8");
+    });
+  }
+  // httplib 0.11 bounds a body by its Content-Length only, and inflates gzip and brotli bodies
+  // without a bound, before any handler (the token check included) runs: a few KiB could take
+  // gigabytes. Compressed bodies are refused unread.
+  server_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!req.has_header("Content-Encoding") ||
+        req.get_header_value("Content-Encoding") == "identity") {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    ReplyError(res, 415, "bad_request", "send the body uncompressed (no Content-Encoding)");
+    res.set_header("Connection", "close");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+}
 
+HttpApi::Handler HttpApi::Guarded(std::string route, Role need, Handler handler, bool open) {
+  return [this, route, need, handler, latency = *latency_, requests = *requests_, open](
+             const httplib::Request& req, httplib::Response& res) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const bool write = req.method != "GET" && req.method != "HEAD";
+    const std::string auth = req.get_header_value("Authorization");
+    std::optional<Role> role;
+    if (auth.rfind("Bearer ", 0) == 0) {
+      const std::string_view given = std::string_view(auth).substr(7);
+      for (const ApiToken& t : options_.tokens) {
+        if (ConstantTimeEquals(given, t.token)) role = t.role;
+      }
+    }
+    if (open) role = need;
+    if (!role && !auth.empty()) {
+      res.set_header("WWW-Authenticate", "Bearer");
+      ReplyError(res, 401, "unauthorized", "the token is not valid");
+    } else if (!role && (write || need > Role::kRead || !options_.anonymous_read)) {
+      res.set_header("WWW-Authenticate", "Bearer");
+      ReplyError(res, 401, "unauthorized",
+                 "this request needs a token: send 'Authorization: Bearer TOKEN'");
+    } else if (role.value_or(Role::kRead) < need) {
+      ReplyError(
+          res, 403, "forbidden",
+          fmt::format("this request needs the {} role", need == Role::kAdmin ? "admin" : "submit"));
+    } else {
+      try {
+        handler(req, res);
+      } catch (const std::exception& e) {
+        logger_->Error("request failed", {{"route", route}, {"error", e.what()}});
+        ReplyError(res, 500, "internal", "the request failed inside the daemon");
+      }
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (auto h = latency.Get({route}); h.ok()) h->Observe(seconds);
+    // A handler that only sets content leaves the status to httplib, which makes it 200.
+    const int code = res.status == -1 ? 200 : res.status;
+    if (auto c = requests.Get({route, std::to_string(code)}); c.ok()) c->Inc();
+  };
+}
+
+void HttpApi::RouteOperations(MetricsRegistry* metrics) {
   On("GET", "/healthz", [this](const httplib::Request&, httplib::Response& res) {
     if (service_) {
       auto c = service_->Cluster();
@@ -264,262 +287,244 @@ void HttpApi::Route(MetricsRegistry* metrics) {
   });
 
   On("GET", "/metrics",
-     wrap("/metrics", Role::kRead,
-          [this, metrics](const httplib::Request&, httplib::Response& res) {
-            // Refreshes the device gauges; while the daemon recovers
-            // (kUnavailable) they keep their last values.
-            if (service_ && !service_->Cluster().ok()) {
-              res.set_header("Warning", "199 - recovering: gauges not refreshed");
-            }
-            res.set_content(metrics->Render(), std::string(kMetricsContentType));
-          }));
+     Guarded("/metrics", Role::kRead,
+             [this, metrics](const httplib::Request&, httplib::Response& res) {
+               // Refreshes the device gauges; while the daemon recovers
+               // (kUnavailable) they keep their last values.
+               if (service_ && !service_->Cluster().ok()) {
+                 res.set_header("Warning", "199 - recovering: gauges not refreshed");
+               }
+               res.set_content(metrics->Render(), std::string(kMetricsContentType));
+             }));
 
   On("GET", "/openapi.json", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(OpenApiDocument(), "application/json");
   });
+}
 
-  if (extender_) {
-    const auto post = [&](const std::string& verb,
-                          k8s::ExtenderReply (k8s::Extender::*call)(std::string_view)) {
-      const std::string route = options_.extender_prefix + "/" + verb;
-      On("POST", route,
-         wrap(
-             route, Role::kRead,
-             [this, call](const httplib::Request& req, httplib::Response& res) {
-               k8s::ExtenderReply reply = (extender_->*call)(req.body);
-               res.status = reply.status;
-               res.set_content(std::move(reply.body), "application/json");
-             },
-             /*open=*/true));
-    };
-    post("filter", &k8s::Extender::Filter);
-    post("prioritize", &k8s::Extender::Prioritize);
-    post("bind", &k8s::Extender::Bind);
-    post("preempt", &k8s::Extender::Preempt);
-    On("GET", "/v1/k8s/nodes",
-       wrap("/v1/k8s/nodes", Role::kRead, [this](const httplib::Request&, httplib::Response& res) {
-         json list = json::array();
-         for (const k8s::ExtenderNodeView& n : extender_->Nodes()) {
-           const k8s::NodeInfo& i = n.info;
-           json stacks = json::array();
-           for (const model::SoftwareStack& st : i.device.stacks) {
-             stacks.push_back(model::ToString(st));
-           }
-           list.push_back({{"name", i.name},
-                           {"resource", i.resource},
-                           {"accelerators", i.accelerators},
-                           {"device_type", i.problem.empty() ? i.device.name : ""},
-                           {"stacks", stacks},
-                           {"driver_known", i.driver_known},
-                           {"memory_bytes", i.device.memory_bytes},
-                           {"rack", i.rack},
-                           {"schedulable", i.schedulable},
-                           {"used", n.used},
-                           {"reserved", n.reserved},
-                           {"problem", i.problem}});
+void HttpApi::RouteExtender() {
+  const auto post = [&](const std::string& verb,
+                        k8s::ExtenderReply (k8s::Extender::*call)(std::string_view)) {
+    const std::string route = options_.extender_prefix + "/" + verb;
+    On("POST", route,
+       Guarded(
+           route, Role::kRead,
+           [this, call](const httplib::Request& req, httplib::Response& res) {
+             k8s::ExtenderReply reply = (extender_->*call)(req.body);
+             res.status = reply.status;
+             res.set_content(std::move(reply.body), "application/json");
+           },
+           /*open=*/true));
+  };
+  post("filter", &k8s::Extender::Filter);
+  post("prioritize", &k8s::Extender::Prioritize);
+  post("bind", &k8s::Extender::Bind);
+  post("preempt", &k8s::Extender::Preempt);
+  On("GET", "/v1/k8s/nodes",
+     Guarded("/v1/k8s/nodes", Role::kRead, [this](const httplib::Request&, httplib::Response& res) {
+       json list = json::array();
+       for (const k8s::ExtenderNodeView& n : extender_->Nodes()) {
+         const k8s::NodeInfo& i = n.info;
+         json stacks = json::array();
+         for (const model::SoftwareStack& st : i.device.stacks) {
+           stacks.push_back(model::ToString(st));
          }
-         Reply(res, 200, {{"synced", extender_->ready()}, {"nodes", list}});
-       }));
-  }
+         list.push_back({{"name", i.name},
+                         {"resource", i.resource},
+                         {"accelerators", i.accelerators},
+                         {"device_type", i.problem.empty() ? i.device.name : ""},
+                         {"stacks", stacks},
+                         {"driver_known", i.driver_known},
+                         {"memory_bytes", i.device.memory_bytes},
+                         {"rack", i.rack},
+                         {"schedulable", i.schedulable},
+                         {"used", n.used},
+                         {"reserved", n.reserved},
+                         {"problem", i.problem}});
+       }
+       Reply(res, 200, {{"synced", extender_->ready()}, {"nodes", list}});
+     }));
+}
 
-  if (service_) {
-    On("POST", "/v1/jobs",
-       wrap("/v1/jobs", Role::kSubmit, [this](const httplib::Request& req, httplib::Response& res) {
-         auto parsed = ParseJobRequest(req.body, service_->cluster().catalog);
-         if (!parsed.ok()) return ReplyStatus(res, parsed.status());
-         const std::string key = req.get_header_value("Idempotency-Key");
-         if (key.size() > 256) {
+void HttpApi::RouteJobs() {
+  On("POST", "/v1/jobs",
+     Guarded("/v1/jobs", Role::kSubmit,
+             [this](const httplib::Request& req, httplib::Response& res) {
+               auto parsed = ParseJobRequest(req.body, service_->cluster().catalog);
+               if (!parsed.ok()) return ReplyStatus(res, parsed.status());
+               const std::string key = req.get_header_value("Idempotency-Key");
+               if (key.size() > 256) {
+                 return ReplyError(res, 400, "invalid_argument",
+                                   "Idempotency-Key: longer than 256 characters");
+               }
+               auto submitted = service_->Submit(std::move(parsed->job), parsed->spec_json, key);
+               if (!submitted.ok()) return ReplyStatus(res, submitted.status());
+               json body = JobJson(submitted->job);
+               body["speed_assumed"] = parsed->speed_assumed;
+               if (!submitted->created) res.set_header("Idempotency-Replayed", "true");
+               Reply(res, submitted->created ? 201 : 200, body);
+             }));
+
+  On("GET", "/v1/jobs",
+     Guarded("/v1/jobs", Role::kRead, [this](const httplib::Request& req, httplib::Response& res) {
+       JobFilter filter;
+       if (const std::string state = req.get_param_value("state"); !state.empty()) {
+         filter.state = ParseJobState(state);
+         if (!filter.state) {
+           return ReplyError(
+               res, 400, "invalid_argument",
+               fmt::format("state: '{}' is not a job state (expected {})", state, JobStateNames()));
+         }
+       }
+       if (req.has_param("limit")) {
+         const std::string text = req.get_param_value("limit");
+         size_t used = 0;
+         long long n = -1;
+         try {
+           n = std::stoll(text, &used);
+         } catch (const std::exception&) {
+         }
+         if (used != text.size() || n < 1 || n > 100000) {
            return ReplyError(res, 400, "invalid_argument",
-                             "Idempotency-Key: longer than 256 characters");
+                             fmt::format("limit: '{}' (expected a whole number from 1 to "
+                                         "100000)",
+                                         text));
          }
-         auto submitted = service_->Submit(std::move(parsed->job), parsed->spec_json, key);
-         if (!submitted.ok()) return ReplyStatus(res, submitted.status());
-         json body = JobJson(submitted->job);
-         body["speed_assumed"] = parsed->speed_assumed;
-         if (!submitted->created) res.set_header("Idempotency-Replayed", "true");
-         Reply(res, submitted->created ? 201 : 200, body);
-       }));
+         filter.limit = static_cast<size_t>(n);
+       }
+       auto jobs = service_->List(filter);
+       if (!jobs.ok()) return ReplyStatus(res, jobs.status());
+       json list = json::array();
+       for (const JobView& v : *jobs) list.push_back(JobJson(v));
+       Reply(res, 200, {{"jobs", list}});
+     }));
 
-    On("GET", "/v1/jobs",
-       wrap("/v1/jobs", Role::kRead, [this](const httplib::Request& req, httplib::Response& res) {
-         JobFilter filter;
-         filter.state = req.get_param_value("state");
-         static const std::set<std::string, std::less<>> kStates = {
-             "queued", "starting", "running", "stopping", "completed", "failed", "cancelled"};
-         if (!filter.state.empty() && kStates.count(filter.state) == 0) {
-           return ReplyError(res, 400, "invalid_argument",
-                             fmt::format("state: '{}' is not a job state (expected queued, "
-                                         "starting, running, stopping, completed, failed or "
-                                         "cancelled)",
-                                         filter.state));
-         }
-         if (req.has_param("limit")) {
-           const std::string text = req.get_param_value("limit");
-           size_t used = 0;
-           long long n = -1;
-           try {
-             n = std::stoll(text, &used);
-           } catch (const std::exception&) {
-           }
-           if (used != text.size() || n < 1 || n > 100000) {
-             return ReplyError(res, 400, "invalid_argument",
-                               fmt::format("limit: '{}' (expected a whole number from 1 to "
-                                           "100000)",
-                                           text));
-           }
-           filter.limit = static_cast<size_t>(n);
-         }
-         auto jobs = service_->List(filter);
-         if (!jobs.ok()) return ReplyStatus(res, jobs.status());
-         json list = json::array();
-         for (const JobView& v : *jobs) list.push_back(JobJson(v));
-         Reply(res, 200, {{"jobs", list}});
-       }));
+  On("GET", R"(/v1/jobs/([^/]+))",
+     Guarded("/v1/jobs/{name}", Role::kRead,
+             [this](const httplib::Request& req, httplib::Response& res) {
+               auto job = service_->Get(req.matches[1]);
+               if (!job.ok()) return ReplyStatus(res, job.status());
+               Reply(res, 200, JobJson(*job));
+             }));
 
-    On("GET", R"(/v1/jobs/([^/]+))",
-       wrap("/v1/jobs/{name}", Role::kRead,
-            [this](const httplib::Request& req, httplib::Response& res) {
-              auto job = service_->Get(req.matches[1]);
-              if (!job.ok()) return ReplyStatus(res, job.status());
-              Reply(res, 200, JobJson(*job));
-            }));
+  On("DELETE", R"(/v1/jobs/([^/]+))",
+     Guarded("/v1/jobs/{name}", Role::kSubmit,
+             [this](const httplib::Request& req, httplib::Response& res) {
+               auto job = service_->Cancel(req.matches[1]);
+               if (!job.ok()) return ReplyStatus(res, job.status());
+               Reply(res, 202, JobJson(*job));
+             }));
 
-    On("DELETE", R"(/v1/jobs/([^/]+))",
-       wrap("/v1/jobs/{name}", Role::kSubmit,
-            [this](const httplib::Request& req, httplib::Response& res) {
-              auto job = service_->Cancel(req.matches[1]);
-              if (!job.ok()) return ReplyStatus(res, job.status());
-              Reply(res, 202, JobJson(*job));
-            }));
+  On("GET", R"(/v1/jobs/([^/]+)/why)",
+     Guarded("/v1/jobs/{name}/why", Role::kRead,
+             [this](const httplib::Request& req, httplib::Response& res) {
+               auto why = service_->Why(req.matches[1]);
+               if (!why.ok()) return ReplyStatus(res, why.status());
+               Reply(res, 200, {{"name", req.matches[1]}, {"why", *why}});
+             }));
+}
 
-    On("GET", R"(/v1/jobs/([^/]+)/why)",
-       wrap("/v1/jobs/{name}/why", Role::kRead,
-            [this](const httplib::Request& req, httplib::Response& res) {
-              auto why = service_->Why(req.matches[1]);
-              if (!why.ok()) return ReplyStatus(res, why.status());
-              Reply(res, 200, {{"name", req.matches[1]}, {"why", *why}});
-            }));
+void HttpApi::RouteNodes() {
+  On("GET", "/v1/nodes",
+     Guarded("/v1/nodes", Role::kRead, [this](const httplib::Request&, httplib::Response& res) {
+       auto nodes = service_->Nodes();
+       if (!nodes.ok()) return ReplyStatus(res, nodes.status());
+       json list = json::array();
+       for (const NodeView& n : *nodes) list.push_back(NodeJson(n));
+       Reply(res, 200, {{"nodes", list}});
+     }));
 
-    On("GET", "/v1/nodes",
-       wrap("/v1/nodes", Role::kRead, [this](const httplib::Request&, httplib::Response& res) {
-         auto nodes = service_->Nodes();
-         if (!nodes.ok()) return ReplyStatus(res, nodes.status());
-         json list = json::array();
-         for (const NodeView& n : *nodes) list.push_back(NodeJson(n));
-         Reply(res, 200, {{"nodes", list}});
-       }));
+  On("GET", R"(/v1/nodes/([^/]+))",
+     Guarded("/v1/nodes/{node}", Role::kRead,
+             [this](const httplib::Request& req, httplib::Response& res) {
+               auto h = service_->Node(req.matches[1], 100);
+               if (!h.ok()) return ReplyStatus(res, h.status());
+               json events = json::array();
+               for (const StoredEvent& e : h->events) {
+                 events.push_back({{"at", e.at_s}, {"kind", e.kind}, {"detail", e.detail}});
+               }
+               json body = NodeJson(h->node);
+               body["history"] = events;
+               Reply(res, 200, body);
+             }));
 
-    On("GET", R"(/v1/nodes/([^/]+))",
-       wrap("/v1/nodes/{node}", Role::kRead,
-            [this](const httplib::Request& req, httplib::Response& res) {
-              auto h = service_->Node(req.matches[1], 100);
-              if (!h.ok()) return ReplyStatus(res, h.status());
-              json events = json::array();
-              for (const StoredEvent& e : h->events) {
-                events.push_back({{"at", e.at_s}, {"kind", e.kind}, {"detail", e.detail}});
-              }
-              json body = NodeJson(h->node);
-              body["history"] = events;
-              Reply(res, 200, body);
-            }));
-
-    for (const bool drain : {true, false}) {
-      const std::string verb = drain ? "drain" : "undrain";
-      On("POST", "/v1/nodes/([^/]+)/" + verb,
-         wrap("/v1/nodes/{node}/" + verb, Role::kAdmin,
-              [this, drain](const httplib::Request& req, httplib::Response& res) {
-                auto node = service_->SetDrained(req.matches[1], drain);
-                if (!node.ok()) return ReplyStatus(res, node.status());
-                Reply(res, 200, NodeJson(*node));
-              }));
-    }
-
-    On("GET", "/v1/cluster",
-       wrap("/v1/cluster", Role::kRead, [this](const httplib::Request&, httplib::Response& res) {
-         auto c = service_->Cluster();
-         if (!c.ok()) return ReplyStatus(res, c.status());
-         json types = json::array();
-         for (const TypeSummary& t : c->types) {
-           types.push_back({{"type", t.type},
-                            {"capacity", t.capacity},
-                            {"offered", t.offered},
-                            {"used", t.used},
-                            {"utilization", t.utilization},
-                            {"power_w", t.power_w}});
-         }
-         Reply(res, 200,
-               {{"policy", c->policy},
-                {"backend", c->backend},
-                {"now_s", c->now_s},
-                {"jobs",
-                 {{"queued", c->queued},
-                  {"starting", c->starting},
-                  {"running", c->running},
-                  {"stopping", c->stopping},
-                  {"completed", c->completed},
-                  {"failed", c->failed},
-                  {"cancelled", c->cancelled}}},
-                {"power",
-                 {{"draw_w", c->power_w},
-                  {"energy_j", c->energy_j},
-                  {"nodes_off", c->nodes_off},
-                  {"transitions", c->power_transitions}}},
-                {"types", types}});
-       }));
-
-    On("GET", "/v1/whatif",
-       wrap("/v1/whatif", Role::kSubmit,
-            [this](const httplib::Request& req, httplib::Response& res) {
-              const std::string policy = req.get_param_value("policy");
-              if (policy.empty()) {
-                return ReplyError(res, 400, "invalid_argument",
-                                  "policy: missing (expected ?policy=NAME, e.g. fifo or las-het)");
-              }
-              auto results = service_->WhatIf(policy);
-              if (!results.ok()) return ReplyStatus(res, results.status());
-              json list = json::array();
-              for (const WhatIfResult& w : *results) {
-                list.push_back({{"policy", w.policy},
-                                {"jobs", w.jobs},
-                                {"skipped", w.skipped},
-                                {"makespan_s", w.makespan_s},
-                                {"avg_jct_s", w.avg_jct_s},
-                                {"p99_jct_s", w.p99_jct_s},
-                                {"preemptions", w.preemptions}});
-              }
-              Reply(res, 200, {{"current", list[0]}, {"candidate", list[1]}});
-            }));
-
-    On("POST", "/v1/plan",
-       wrap("/v1/plan", Role::kSubmit, [this](const httplib::Request& req, httplib::Response& res) {
-         auto request = ParsePlanRequest(req.body);
-         if (!request.ok()) return ReplyStatus(res, request.status());
-         auto plan = service_->Plan(*request);
-         if (!plan.ok()) return ReplyStatus(res, plan.status());
-         res.status = 200;
-         res.set_content(plan->dump(-1, ' ', false, json::error_handler_t::replace) + "\n",
-                         "application/json");
-       }));
+  for (const bool drain : {true, false}) {
+    const std::string verb = drain ? "drain" : "undrain";
+    On("POST", "/v1/nodes/([^/]+)/" + verb,
+       Guarded("/v1/nodes/{node}/" + verb, Role::kAdmin,
+               [this, drain](const httplib::Request& req, httplib::Response& res) {
+                 auto node = service_->SetDrained(req.matches[1], drain);
+                 if (!node.ok()) return ReplyStatus(res, node.status());
+                 Reply(res, 200, NodeJson(*node));
+               }));
   }
+}
 
-  if (service_) {
-    On("GET", "/", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content(std::string(DashboardHtml()), "text/html; charset=utf-8");
-    });
-  }
+void HttpApi::RouteCluster() {
+  On("GET", "/v1/cluster",
+     Guarded("/v1/cluster", Role::kRead, [this](const httplib::Request&, httplib::Response& res) {
+       auto c = service_->Cluster();
+       if (!c.ok()) return ReplyStatus(res, c.status());
+       json types = json::array();
+       for (const TypeSummary& t : c->types) {
+         types.push_back({{"type", t.type},
+                          {"capacity", t.capacity},
+                          {"offered", t.offered},
+                          {"used", t.used},
+                          {"utilization", t.utilization},
+                          {"power_w", t.power_w}});
+       }
+       json jobs = json::object();
+       for (const JobState state : kJobStates) {
+         jobs[std::string(JobStateName(state))] = c->jobs_in(state);
+       }
+       Reply(res, 200,
+             {{"policy", c->policy},
+              {"backend", c->backend},
+              {"now_s", c->now_s},
+              {"jobs", jobs},
+              {"power",
+               {{"draw_w", c->power_w},
+                {"energy_j", c->energy_j},
+                {"nodes_off", c->nodes_off},
+                {"transitions", c->power_transitions}}},
+              {"types", types}});
+     }));
 
-  // httplib 0.11 bounds a body by its Content-Length only, and inflates gzip and brotli bodies
-  // without a bound, before any handler (the token check included) runs: a few KiB could take
-  // gigabytes. Compressed bodies are refused unread.
-  s.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (!req.has_header("Content-Encoding") ||
-        req.get_header_value("Content-Encoding") == "identity") {
-      return httplib::Server::HandlerResponse::Unhandled;
-    }
-    ReplyError(res, 415, "bad_request", "send the body uncompressed (no Content-Encoding)");
-    res.set_header("Connection", "close");
-    return httplib::Server::HandlerResponse::Handled;
-  });
+  On("GET", "/v1/whatif",
+     Guarded("/v1/whatif", Role::kSubmit,
+             [this](const httplib::Request& req, httplib::Response& res) {
+               const std::string policy = req.get_param_value("policy");
+               if (policy.empty()) {
+                 return ReplyError(res, 400, "invalid_argument",
+                                   "policy: missing (expected ?policy=NAME, e.g. fifo or las-het)");
+               }
+               auto results = service_->WhatIf(policy);
+               if (!results.ok()) return ReplyStatus(res, results.status());
+               json list = json::array();
+               for (const WhatIfResult& w : *results) {
+                 list.push_back({{"policy", w.policy},
+                                 {"jobs", w.jobs},
+                                 {"skipped", w.skipped},
+                                 {"makespan_s", w.makespan_s},
+                                 {"avg_jct_s", w.avg_jct_s},
+                                 {"p99_jct_s", w.p99_jct_s},
+                                 {"preemptions", w.preemptions}});
+               }
+               Reply(res, 200, {{"current", list[0]}, {"candidate", list[1]}});
+             }));
+
+  On("POST", "/v1/plan",
+     Guarded("/v1/plan", Role::kSubmit,
+             [this](const httplib::Request& req, httplib::Response& res) {
+               auto request = ParsePlanRequest(req.body);
+               if (!request.ok()) return ReplyStatus(res, request.status());
+               auto plan = service_->Plan(*request);
+               if (!plan.ok()) return ReplyStatus(res, plan.status());
+               res.status = 200;
+               res.set_content(plan->dump(-1, ' ', false, json::error_handler_t::replace) + "\n",
+                               "application/json");
+             }));
 }
 
 void HttpApi::On(const std::string& method, const std::string& pattern, Handler handler) {

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <string>
 #include <thread>
@@ -68,7 +69,19 @@ class HttpApi {
  private:
   HttpApi(HttpApiOptions options, Service* service, Logger* logger, k8s::Extender* extender);
   using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+  // Every route, and the refusal of compressed bodies, by resource: operations (health,
+  // metrics, the OpenAPI document), the kube-scheduler extender's verbs, jobs, nodes, and the
+  // cluster (its summary, what-if, plans; the dashboard).
   void Route(MetricsRegistry* metrics);
+  void RouteOperations(MetricsRegistry* metrics);
+  void RouteExtender();
+  void RouteJobs();
+  void RouteNodes();
+  void RouteCluster();
+  // `handler` behind what every route does: authorization (`need`; `open` routes take no
+  // token: kube-scheduler's extender client cannot send one), timing and counting under
+  // `route`, and no exception escaping into the server.
+  Handler Guarded(std::string route, Role need, Handler handler, bool open = false);
   // Registers `handler` for `method` (GET, POST or DELETE) on paths matching `pattern`, and
   // remembers the pair so that another method on the path is a 405 naming the allowed ones.
   void On(const std::string& method, const std::string& pattern, Handler handler);
@@ -84,6 +97,8 @@ class HttpApi {
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   std::vector<std::pair<std::regex, std::string>> methods_;  // path pattern, method
+  std::optional<HistogramFamily> latency_;                   // by route (from Route on)
+  std::optional<CounterFamily> requests_;                    // by route and status
   int port_ = 0;
 };
 
