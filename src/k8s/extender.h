@@ -4,7 +4,8 @@
 // victims. Decisions use the decision core the simulator uses: the compat and memory filters
 // (sched/filters.h) on each node's device type at its driver version, the type scorers
 // (sched/scorers.h: speed per cost, energy) on the pod's speed from the cost model, plus
-// packing and locality over the node cache. Pod groups are placed all or nothing.
+// packing and locality over the node cache. Pod groups are placed all or nothing, by sched's
+// gang placement rules (sched/room_placement.h).
 //
 // The verbs take the request body as kube-scheduler sends it (the types of
 // k8s.io/kube-scheduler/extender/v1: PascalCase keys, nil as null) and return the answer's
