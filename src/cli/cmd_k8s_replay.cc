@@ -26,6 +26,106 @@ struct ReplayFlags {
   bool json = false;
 };
 
+// The two runs side by side, over one horizon: the later run's end, every node on until then.
+struct Comparison {
+  svc::k8s::ReplayResult runs[2];  // kube-scheduler alone, then with hetsched
+  double horizon_s = 0;
+  int64_t completed_by_both = 0;
+  // Average JCT over the pods both runs completed: pods one run gave up on do not flatter it.
+  double common_jct_h[2] = {0, 0};
+};
+
+Comparison Compare(svc::k8s::ReplayResult plain, svc::k8s::ReplayResult extended) {
+  Comparison c;
+  c.horizon_s = std::max(plain.makespan_s, extended.makespan_s);
+  double sum[2] = {0, 0};
+  for (size_t i = 0; i < plain.jct_by_pod.size(); ++i) {
+    if (plain.jct_by_pod[i] < 0 || extended.jct_by_pod[i] < 0) continue;
+    ++c.completed_by_both;
+    sum[0] += plain.jct_by_pod[i];
+    sum[1] += extended.jct_by_pod[i];
+  }
+  for (int k = 0; k < 2 && c.completed_by_both > 0; ++k) {
+    c.common_jct_h[k] = sum[k] / c.completed_by_both / 3600;
+  }
+  c.runs[0] = std::move(plain);
+  c.runs[1] = std::move(extended);
+  return c;
+}
+
+// The shipped example by its name in the source tree, wherever the binary finds it.
+std::string NodesShown(const ReplayFlags& f) {
+  return f.nodes.empty() ? "examples/k8s/mixed-cluster.json" : f.nodes;
+}
+
+void PrintJson(const ReplayFlags& f, const Comparison& c) {
+  nlohmann::ordered_json out = {{"nodes", NodesShown(f)},
+                                {"completed_by_both", c.completed_by_both},
+                                {"pods", f.pods},
+                                {"seed", f.seed},
+                                {"horizon_h", c.horizon_s / 3600}};
+  for (int k = 0; k < 2; ++k) {
+    const svc::k8s::ReplayResult& r = c.runs[k];
+    out[k == 0 ? "kube_scheduler" : "with_hetsched"] = {
+        {"completed", r.completed},
+        {"failed_starts", r.failed_starts},
+        {"failed_jobs", r.failed_jobs},
+        {"never_placed", r.never_placed},
+        {"wasted_device_h", r.wasted_device_h},
+        {"avg_jct_h", r.avg_jct_s / 3600},
+        {"p99_jct_h", r.p99_jct_s / 3600},
+        {"avg_jct_h_completed_by_both", c.common_jct_h[k]},
+        {"makespan_h", r.makespan_s / 3600},
+        {"energy_kwh", r.EnergyKwh(c.horizon_s)},
+        {"empty_node_h", r.EmptyNodeHours(c.horizon_s)},
+        {"placed_by_type", r.placed_by_type}};
+  }
+  std::printf("%s\n", out.dump(2).c_str());
+}
+
+void PrintTable(const ReplayFlags& f, size_t nodes, const Comparison& c) {
+  const double horizon = c.horizon_s;
+  std::printf("%d pods on %zu nodes (%s), seed %llu; energy and empty nodes over %.1f h\n\n",
+              f.pods, nodes, NodesShown(f).c_str(), static_cast<unsigned long long>(f.seed),
+              horizon / 3600);
+  std::printf("%-34s %16s %16s\n", "", "kube-scheduler", "+ hetsched");
+  auto row = [&](const char* name, auto get, const char* format) {
+    std::printf("%-34s %16s %16s\n", name,
+                fmt::format(fmt::runtime(format), get(c.runs[0])).c_str(),
+                fmt::format(fmt::runtime(format), get(c.runs[1])).c_str());
+  };
+  using R = svc::k8s::ReplayResult;
+  row(
+      "pods completed", [](const R& r) { return r.completed; }, "{}");
+  row(
+      "failed starts (image cannot run)", [](const R& r) { return r.failed_starts; }, "{}");
+  row(
+      "jobs given up (back-off limit)", [](const R& r) { return r.failed_jobs; }, "{}");
+  row(
+      "never placed", [](const R& r) { return r.never_placed; }, "{}");
+  row(
+      "device-hours lost to failed starts", [](const R& r) { return r.wasted_device_h; }, "{:.1f}");
+  row(
+      "average JCT (h)", [](const R& r) { return r.avg_jct_s / 3600; }, "{:.2f}");
+  row(
+      "p99 JCT (h)", [](const R& r) { return r.p99_jct_s / 3600; }, "{:.2f}");
+  std::printf("%-34s %16.2f %16.2f\n",
+              fmt::format("average JCT, {} done by both (h)", c.completed_by_both).c_str(),
+              c.common_jct_h[0], c.common_jct_h[1]);
+  row(
+      "makespan (h)", [](const R& r) { return r.makespan_s / 3600; }, "{:.1f}");
+  row(
+      "energy, all nodes on (kWh)", [&](const R& r) { return r.EnergyKwh(horizon); }, "{:.0f}");
+  row(
+      "empty node-hours", [&](const R& r) { return r.EmptyNodeHours(horizon); }, "{:.0f}");
+  std::printf("\npod starts per node type (failed starts included):\n");
+  for (int k = 0; k < 2; ++k) {
+    std::string line;
+    for (const auto& [type, n] : c.runs[k].placed_by_type) line += fmt::format(" {}={}", type, n);
+    std::printf("  %-15s%s\n", k == 0 ? "kube-scheduler" : "+ hetsched", line.c_str());
+  }
+}
+
 int RunReplay(const ReplayFlags& f) {
   const std::string path = f.nodes.empty() ? ExamplePath("k8s/mixed-cluster.json") : f.nodes;
   auto text = util::ReadFile(path);
@@ -48,84 +148,11 @@ int RunReplay(const ReplayFlags& f) {
   o.use_extender = true;
   auto extended = svc::k8s::Replay(list->items, pods, o);
   if (!extended.ok()) return ReportError(extended.status());
-  // Energy and empty nodes over one horizon: the later run's end, every node on until then.
-  const double horizon = std::max(plain->makespan_s, extended->makespan_s);
-  const svc::k8s::ReplayResult* runs[2] = {&*plain, &*extended};
-  // Average JCT over the pods both runs completed: pods one run gave up on do not flatter it.
-  double common_sum[2] = {0, 0};
-  int64_t common = 0;
-  for (size_t i = 0; i < pods.size(); ++i) {
-    if (plain->jct_by_pod[i] < 0 || extended->jct_by_pod[i] < 0) continue;
-    ++common;
-    common_sum[0] += plain->jct_by_pod[i];
-    common_sum[1] += extended->jct_by_pod[i];
-  }
-  auto common_jct_h = [&](int k) { return common ? common_sum[k] / common / 3600 : 0.0; };
+  const Comparison c = Compare(std::move(*plain), std::move(*extended));
   if (f.json) {
-    nlohmann::ordered_json out = {
-        {"nodes", f.nodes.empty() ? "examples/k8s/mixed-cluster.json" : f.nodes},
-        {"completed_by_both", common},
-        {"pods", f.pods},
-        {"seed", f.seed},
-        {"horizon_h", horizon / 3600}};
-    for (int k = 0; k < 2; ++k) {
-      const svc::k8s::ReplayResult& r = *runs[k];
-      out[k == 0 ? "kube_scheduler" : "with_hetsched"] = {
-          {"completed", r.completed},
-          {"failed_starts", r.failed_starts},
-          {"failed_jobs", r.failed_jobs},
-          {"never_placed", r.never_placed},
-          {"wasted_device_h", r.wasted_device_h},
-          {"avg_jct_h", r.avg_jct_s / 3600},
-          {"p99_jct_h", r.p99_jct_s / 3600},
-          {"avg_jct_h_completed_by_both", common_jct_h(k)},
-          {"makespan_h", r.makespan_s / 3600},
-          {"energy_kwh", r.EnergyKwh(horizon)},
-          {"empty_node_h", r.EmptyNodeHours(horizon)},
-          {"placed_by_type", r.placed_by_type}};
-    }
-    std::printf("%s\n", out.dump(2).c_str());
-    return kExitOk;
-  }
-  // The shipped example by its name in the source tree, wherever the binary finds it.
-  const std::string shown = f.nodes.empty() ? "examples/k8s/mixed-cluster.json" : f.nodes;
-  std::printf("%d pods on %zu nodes (%s), seed %llu; energy and empty nodes over %.1f h\n\n",
-              f.pods, list->items.size(), shown.c_str(), static_cast<unsigned long long>(f.seed),
-              horizon / 3600);
-  std::printf("%-34s %16s %16s\n", "", "kube-scheduler", "+ hetsched");
-  auto row = [&](const char* name, auto get, const char* format) {
-    std::printf("%-34s %16s %16s\n", name, fmt::format(fmt::runtime(format), get(*plain)).c_str(),
-                fmt::format(fmt::runtime(format), get(*extended)).c_str());
-  };
-  using R = svc::k8s::ReplayResult;
-  row(
-      "pods completed", [](const R& r) { return r.completed; }, "{}");
-  row(
-      "failed starts (image cannot run)", [](const R& r) { return r.failed_starts; }, "{}");
-  row(
-      "jobs given up (back-off limit)", [](const R& r) { return r.failed_jobs; }, "{}");
-  row(
-      "never placed", [](const R& r) { return r.never_placed; }, "{}");
-  row(
-      "device-hours lost to failed starts", [](const R& r) { return r.wasted_device_h; }, "{:.1f}");
-  row(
-      "average JCT (h)", [](const R& r) { return r.avg_jct_s / 3600; }, "{:.2f}");
-  row(
-      "p99 JCT (h)", [](const R& r) { return r.p99_jct_s / 3600; }, "{:.2f}");
-  std::printf("%-34s %16.2f %16.2f\n",
-              fmt::format("average JCT, {} done by both (h)", common).c_str(), common_jct_h(0),
-              common_jct_h(1));
-  row(
-      "makespan (h)", [](const R& r) { return r.makespan_s / 3600; }, "{:.1f}");
-  row(
-      "energy, all nodes on (kWh)", [&](const R& r) { return r.EnergyKwh(horizon); }, "{:.0f}");
-  row(
-      "empty node-hours", [&](const R& r) { return r.EmptyNodeHours(horizon); }, "{:.0f}");
-  std::printf("\npod starts per node type (failed starts included):\n");
-  for (int k = 0; k < 2; ++k) {
-    std::string line;
-    for (const auto& [type, n] : runs[k]->placed_by_type) line += fmt::format(" {}={}", type, n);
-    std::printf("  %-15s%s\n", k == 0 ? "kube-scheduler" : "+ hetsched", line.c_str());
+    PrintJson(f, c);
+  } else {
+    PrintTable(f, list->items.size(), c);
   }
   return kExitOk;
 }

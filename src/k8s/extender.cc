@@ -87,17 +87,42 @@ ExtenderReply BadRequest(const util::Status& status) {
   return Reply(400, {{"Error", status.message()}});
 }
 
-std::string Uid(const PodNeeds& needs) { return needs.uid.empty() ? needs.key : needs.uid; }
-std::string Uid(const Pod& pod) { return pod.uid.empty() ? pod.Key() : pod.uid; }
-
-// Accelerators a pod holds once bound (0 for a CPU pod; for one asking for two kinds, which
-// NeedsOf refuses, the first kind's count).
-double AcceleratorsOf(const Pod& pod) {
-  for (const auto& [resource, count] : pod.requests) {
-    if (StackOfResource(resource) && count > 0) return count;
+// The filter's answer (ExtenderFilterResult), built node by node.
+class FilterAnswer {
+ public:
+  explicit FilterAnswer(bool names_form) : names_form_(names_form) {}
+  void Pass(const std::string& name) {
+    if (names_form_) {
+      passed_names_.push_back(name);
+    } else {
+      passed_items_.push_back({{"metadata", {{"name", name}}}});
+    }
   }
-  return 0;
-}
+  ExtenderReply Reply(std::string error) {
+    Json out;
+    out["Nodes"] = nullptr;
+    out["NodeNames"] = nullptr;
+    if (names_form_) {
+      out["NodeNames"] = std::move(passed_names_);
+    } else {
+      // Only the names of returned nodes are read back (kube-scheduler looks its own copies
+      // up by name), so each comes back as its name, not 3 KB of node.
+      out["Nodes"] = {{"metadata", Json::object()}, {"items", std::move(passed_items_)}};
+    }
+    out["FailedNodes"] = std::move(failed);
+    out["FailedAndUnresolvableNodes"] = std::move(unresolvable);
+    out["Error"] = std::move(error);
+    return k8s::Reply(200, out);
+  }
+
+  Json failed = Json::object();        // node -> why it fails
+  Json unresolvable = Json::object();  // node -> why preempting there would not help
+
+ private:
+  bool names_form_;
+  Json passed_names_ = Json::array();
+  Json passed_items_ = Json::array();
+};
 
 }  // namespace
 
@@ -264,86 +289,55 @@ ExtenderReply Extender::Filter(std::string_view body) {
   auto args = ParseArgs(body, "ExtenderArgs", options_.mapping.rack_label);
   if (!args.ok()) return BadRequest(args.status());
   auto needs = NeedsOf(args->pod, options_.catalog);
-
-  Json passed_names = Json::array();
-  Json passed_items = Json::array();
-  Json failed = Json::object();
-  Json unresolvable = Json::object();
-  auto answer = [&](std::string error) {
-    Json out;
-    out["Nodes"] = nullptr;
-    out["NodeNames"] = nullptr;
-    if (args->names_form) {
-      out["NodeNames"] = std::move(passed_names);
-    } else {
-      // Only the names of returned nodes are read back (kube-scheduler looks its own copies
-      // up by name), so each comes back as its name, not 3 KB of node.
-      out["Nodes"] = {{"metadata", Json::object()}, {"items", std::move(passed_items)}};
-    }
-    out["FailedNodes"] = std::move(failed);
-    out["FailedAndUnresolvableNodes"] = std::move(unresolvable);
-    out["Error"] = std::move(error);
-    return Reply(200, out);
-  };
-  auto pass = [&](const std::string& name) {
-    if (args->names_form) {
-      passed_names.push_back(name);
-    } else {
-      passed_items.push_back({{"metadata", {{"name", name}}}});
-    }
-  };
+  FilterAnswer answer(args->names_form);
   if (args->names_form && !options_.node_cache) {
-    return answer(
+    return answer.Reply(
         "this extender has no node cache (kubernetes.node_cache: false): set nodeCacheCapable: "
         "false in the scheduler's extender config so that requests carry the nodes");
   }
   if (!needs.ok()) {
-    for (const std::string& n : args->names) unresolvable[n] = needs.status().message();
-    return answer("");
+    for (const std::string& n : args->names) answer.unresolvable[n] = needs.status().message();
+    return answer.Reply("");
   }
 
   // Described outside the lock: thousands of nodes take milliseconds, and need no state.
   const std::vector<NodeInfo> described = Describe(args->names_form, args->nodes);
   std::lock_guard lock(mu_);
   if (options_.node_cache && !synced_) {
-    return answer("hetsched's node cache has not read the cluster yet; try again shortly");
+    return answer.Reply("hetsched's node cache has not read the cluster yet; try again shortly");
   }
   ExpireGroups();
   std::vector<std::string> unknown;
   const std::vector<Candidate> candidates =
       CandidatesOf(args->names, args->names_form, described, &unknown, nullptr);
   for (const std::string& name : unknown) {
-    failed[name] = "not in hetsched's node cache yet (its watch has not seen this node)";
+    answer.failed[name] = "not in hetsched's node cache yet (its watch has not seen this node)";
   }
   if (seen_.size() > 100000) seen_.clear();
-  seen_[Uid(*needs)] = *needs;
+  seen_[UidOf(*needs)] = *needs;
 
   // A pod group member goes where its group's plan put it.
   const Slot* slot = nullptr;
   if (!needs->group.empty() && !needs->resource.empty()) {
-    if (!options_.node_cache) {
-      for (const Candidate& c : candidates) {
-        unresolvable[c.name] = fmt::format(
-            "pod group '{}' can only be placed all at once with hetsched's node cache "
-            "(kubernetes.node_cache: true)",
-            needs->group);
-      }
-      return answer("");
-    }
-    auto s = SlotOf(*needs, candidates);
+    auto s = options_.node_cache
+                 ? SlotOf(*needs, candidates)
+                 : util::Status::InvalidArgument(fmt::format(
+                       "pod group '{}' can only be placed all at once with hetsched's node cache "
+                       "(kubernetes.node_cache: true)",
+                       needs->group));
     if (!s.ok()) {
       const bool never = s.status().code() == util::StatusCode::kInvalidArgument;
       for (const Candidate& c : candidates) {
-        (never ? unresolvable : failed)[c.name] = s.status().message();
+        (never ? answer.unresolvable : answer.failed)[c.name] = s.status().message();
       }
-      return answer("");
+      return answer.Reply("");
     }
     slot = *s;
   }
   bool any_fits = false;
   for (const Candidate& c : candidates) {
     if (slot && c.name != slot->node) {
-      failed[c.name] =
+      answer.failed[c.name] =
           fmt::format("pod group '{}' placed this pod on node {}", needs->group, slot->node);
       continue;
     }
@@ -351,46 +345,95 @@ ExtenderReply Extender::Filter(std::string_view body) {
     if (slot) check.usage_known = false;  // its place is reserved already
     const Verdict v = Check(*needs, check);
     if (v.fits) {
-      pass(c.name);
+      answer.Pass(c.name);
       any_fits = true;
     } else {
-      failed[c.name] = v.reason;
+      answer.failed[c.name] = v.reason;
     }
   }
   // Nowhere in the cluster (the cache, else the nodes sent) could the pod ever run: say so
   // as unresolvable, so that kube-scheduler does not preempt for it.
-  if (!any_fits && !slot) {
-    bool runs_somewhere = false;
-    if (options_.node_cache) {
-      for (const auto& [name, node] : nodes_) {
-        Candidate c;
-        c.info = &node.info;
-        if (!Check(*needs, c).incompatible) {
-          runs_somewhere = true;
-          break;
-        }
-      }
-    } else {
-      for (const Candidate& c : candidates) {
-        if (!Check(*needs, c).incompatible) runs_somewhere = true;
-      }
+  if (!any_fits && !slot && !RunsSomewhere(*needs, candidates)) {
+    for (auto& [name, reason] : answer.failed.items()) {
+      answer.unresolvable[name] =
+          "no node of the cluster can run this pod; here: " + reason.get<std::string>();
     }
-    if (!runs_somewhere) {
-      for (auto& [name, reason] : failed.items()) {
-        unresolvable[name] =
-            "no node of the cluster can run this pod; here: " + reason.get<std::string>();
+    answer.failed = Json::object();
+  }
+  return answer.Reply("");
+}
+
+bool Extender::RunsSomewhere(const PodNeeds& needs, const std::vector<Candidate>& sent) const {
+  if (!options_.node_cache) {
+    return std::any_of(sent.begin(), sent.end(),
+                       [&](const Candidate& c) { return !Check(needs, c).incompatible; });
+  }
+  for (const auto& [name, node] : nodes_) {
+    Candidate c;
+    c.info = &node.info;
+    if (!Check(needs, c).incompatible) return true;
+  }
+  return false;
+}
+
+std::string Extender::DataRack(const PodNeeds& needs) const {
+  if (needs.data_location.empty()) return "";
+  auto it = nodes_.find(needs.data_location);
+  return it != nodes_.end() ? it->second.info.rack : needs.data_location;
+}
+
+double Extender::Nearby::Locality(const std::string& node, const std::string& rack) const {
+  if (nodes.empty()) return -1;
+  if (nodes.count(node) > 0) return 1;
+  return !rack.empty() && racks.count(rack) > 0 ? 0.5 : 0;
+}
+
+Extender::Nearby Extender::NearbyOf(const PodNeeds& needs) const {
+  Nearby near;
+  if (!needs.group.empty()) {
+    for (const auto& [uid, p] : pods_) {
+      if (p.group == needs.group) near.nodes.insert(p.node);
+    }
+    if (auto plan = groups_.find(needs.group); plan != groups_.end()) {
+      for (const Slot& s : plan->second.slots) near.nodes.insert(s.node);
+    }
+    for (const std::string& n : near.nodes) {
+      if (auto it = nodes_.find(n); it != nodes_.end() && !it->second.info.rack.empty()) {
+        near.racks.insert(it->second.info.rack);
       }
-      failed = Json::object();
     }
   }
-  return answer("");
+  if (near.nodes.empty() && !needs.data_location.empty()) {
+    near.nodes.insert(needs.data_location);
+    if (std::string rack = DataRack(needs); !rack.empty()) near.racks.insert(rack);
+  }
+  return near;
+}
+
+int Extender::NodeScore(const PodNeeds& needs, const Candidate& c, double type_score,
+                        const Nearby& near) const {
+  const NodeInfo& info = *c.info;
+  double total = type_score, weight = 1;
+  if (c.usage_known && !needs.resource.empty() && info.accelerators > 0 &&
+      options_.packing_weight > 0) {
+    // Fuller nodes first: whole nodes stay free for big pods and can be switched off.
+    const double after =
+        std::min(1.0, (c.used + c.reserved + needs.count) / static_cast<double>(info.accelerators));
+    total += options_.packing_weight * after;
+    weight += options_.packing_weight;
+  }
+  const double locality = near.Locality(c.name, info.rack);
+  if (locality >= 0 && options_.locality_weight > 0) {
+    total += options_.locality_weight * locality;
+    weight += options_.locality_weight;
+  }
+  return static_cast<int>(std::lround(10 * total / weight));
 }
 
 ExtenderReply Extender::Prioritize(std::string_view body) {
   auto args = ParseArgs(body, "ExtenderArgs", options_.mapping.rack_label);
   if (!args.ok()) return BadRequest(args.status());
   auto needs = NeedsOf(args->pod, options_.catalog);
-  Json out = Json::array();
   const std::vector<NodeInfo> described = Describe(args->names_form, args->nodes);
   std::lock_guard lock(mu_);
   std::vector<int32_t> index;  // candidate -> position in the request
@@ -399,75 +442,30 @@ ExtenderReply Extender::Prioritize(std::string_view body) {
   std::vector<int> score(args->names.size(), 0);
   // Nodes the pod can never run on keep score 0 (kube-scheduler sends only nodes that passed
   // the filter, but an extender may be asked to prioritize without filtering).
-  {
-    size_t kept = 0;
-    for (size_t k = 0; k < candidates.size(); ++k) {
-      if (!needs.ok() ||
-          Check(*needs, Candidate{candidates[k].info, candidates[k].name, 0, 0, false})
-              .incompatible) {
-        continue;
-      }
-      candidates[kept] = candidates[k];
-      index[kept++] = index[k];
+  size_t kept = 0;
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    if (!needs.ok() || Check(*needs, Candidate{candidates[k].info, candidates[k].name, 0, 0, false})
+                           .incompatible) {
+      continue;
     }
-    candidates.resize(kept);
-    index.resize(kept);
+    candidates[kept] = candidates[k];
+    index[kept++] = index[k];
   }
+  candidates.resize(kept);
   if (needs.ok() && !candidates.empty()) {
-    // Nodes of the pod's group (bound or reserved) and their racks, for locality.
-    std::set<std::string> group_nodes, group_racks;
-    if (!needs->group.empty()) {
-      for (const auto& [uid, p] : pods_) {
-        if (p.group == needs->group) group_nodes.insert(p.node);
-      }
-      if (auto plan = groups_.find(needs->group); plan != groups_.end()) {
-        for (const Slot& s : plan->second.slots) group_nodes.insert(s.node);
-      }
-      for (const std::string& n : group_nodes) {
-        if (auto it = nodes_.find(n); it != nodes_.end() && !it->second.info.rack.empty()) {
-          group_racks.insert(it->second.info.rack);
-        }
-      }
-    }
-    std::string data_rack;
-    if (!needs->data_location.empty()) {
-      auto it = nodes_.find(needs->data_location);
-      data_rack = it != nodes_.end() ? it->second.info.rack : needs->data_location;
-    }
+    const Nearby near = NearbyOf(*needs);
     std::map<int32_t, double> type_score;  // by catalog id
     for (size_t k = 0; k < candidates.size(); ++k) {
-      const Candidate& c = candidates[k];
-      const NodeInfo& info = *c.info;
+      const NodeInfo& info = *candidates[k].info;
       const int32_t t = info.type.valid() ? info.type.value() : -1;
       auto ts = type_score.find(t);
-      if (ts == type_score.end())
+      if (ts == type_score.end()) {
         ts = type_score.emplace(t, TypeScore(*needs, candidates, info)).first;
-      double total = ts->second, weight = 1;
-      if (c.usage_known && !needs->resource.empty() && info.accelerators > 0 &&
-          options_.packing_weight > 0) {
-        // Fuller nodes first: whole nodes stay free for big pods and can be switched off.
-        const double after = std::min(
-            1.0, (c.used + c.reserved + needs->count) / static_cast<double>(info.accelerators));
-        total += options_.packing_weight * after;
-        weight += options_.packing_weight;
       }
-      double locality = -1;
-      if (!group_nodes.empty()) {
-        locality = group_nodes.count(c.name)                                  ? 1
-                   : (!info.rack.empty() && group_racks.count(info.rack) > 0) ? 0.5
-                                                                              : 0;
-      } else if (!needs->data_location.empty()) {
-        locality = c.name == needs->data_location                   ? 1
-                   : (!info.rack.empty() && info.rack == data_rack) ? 0.5
-                                                                    : 0;
-      }
-      if (locality >= 0 && options_.locality_weight > 0) {
-        total += options_.locality_weight * locality;
-        weight += options_.locality_weight;
-      }
-      score[index[k]] = static_cast<int>(std::lround(10 * total / weight));
+      score[index[k]] = NodeScore(*needs, candidates[k], ts->second, near);
     }
   }
+  Json out = Json::array();
   for (size_t i = 0; i < args->names.size(); ++i) {
     out.push_back({{"Host", args->names[i]}, {"Score", std::clamp(score[i], 0, 10)}});
   }
@@ -593,250 +591,6 @@ ExtenderReply Extender::Preempt(std::string_view body) {
     kept[node] = {{"Pods", uids}, {"NumPDBViolations", v.pdb_violations}};
   }
   return Reply(200, {{"NodeNameToMetaVictims", kept}});
-}
-
-// ---- pod groups -----------------------------------------------------------------------------
-
-util::Result<Extender::GroupPlan> Extender::PlanGroup(const PodNeeds& needs, int32_t members,
-                                                      const std::vector<Candidate>& eligible) {
-  struct Place {
-    std::string name;
-    int32_t fits = 0;  // members it can hold now
-    double free = 0;
-    std::string rack;
-  };
-  std::map<int32_t, std::vector<Place>> by_type;
-  std::vector<Candidate> compatible;
-  for (const Candidate& offered : eligible) {
-    auto it = nodes_.find(offered.name);
-    if (it == nodes_.end()) continue;
-    const std::string& name = it->first;
-    const CachedNode& node = it->second;
-    const Candidate c{&node.info, name, node.used, node.reserved, true};
-    if (!node.info.schedulable ||
-        Check(needs, Candidate{&node.info, name, 0, 0, false}).incompatible) {
-      continue;
-    }
-    compatible.push_back(c);
-    const double free = node.info.accelerators - node.used - node.reserved;
-    const int32_t fits = static_cast<int32_t>(std::floor(free / needs.count));
-    if (fits > 0) by_type[node.info.type.value()].push_back({name, fits, free, node.info.rack});
-  }
-  // The most suitable type that holds the whole group now.
-  int32_t best_type = -1, most = 0;
-  double best_score = -1;
-  for (auto& [type, places] : by_type) {
-    int32_t total = 0;
-    for (const Place& p : places) total += p.fits;
-    most = std::max(most, total);
-    if (total < members) continue;
-    double score = 0;
-    for (const Candidate& c : compatible) {
-      if (c.info->type.value() == type) {
-        score = TypeScore(needs, compatible, *c.info);
-        break;
-      }
-    }
-    if (score > best_score) {
-      best_score = score;
-      best_type = type;
-    }
-  }
-  if (best_type < 0) {
-    // Even on an empty cluster? Then waiting or preempting cannot help (unresolvable).
-    std::map<int32_t, int32_t> ever;
-    for (const auto& [name, node] : nodes_) {
-      if (!node.info.schedulable ||
-          Check(needs, Candidate{&node.info, name, 0, 0, false}).incompatible) {
-        continue;
-      }
-      ever[node.info.type.value()] += node.info.accelerators / needs.count;
-    }
-    int32_t ever_most = 0;
-    for (const auto& [type, n] : ever) ever_most = std::max(ever_most, n);
-    if (ever_most < members) {
-      return util::Status::InvalidArgument(fmt::format(
-          "pod group '{}' needs {} pod(s) of {} {} at once; the whole cluster holds at most {} "
-          "on one device type",
-          needs.group, members, needs.count, needs.resource, ever_most));
-    }
-    return util::Status::Infeasible(
-        fmt::format("pod group '{}' needs {} more pod(s) of {} {} at once; {} fit now", needs.group,
-                    members, needs.count, needs.resource, most));
-  }
-  std::vector<Place>& places = by_type[best_type];
-  // One rack if one holds the group (the one it fills best), the fewest nodes within.
-  std::map<std::string, int32_t> rack_fits;
-  for (const Place& p : places) {
-    if (!p.rack.empty()) rack_fits[p.rack] += p.fits;
-  }
-  std::string rack;
-  for (const auto& [r, fits] : rack_fits) {
-    if (fits >= members && (rack.empty() || fits < rack_fits[rack])) rack = r;
-  }
-  std::sort(places.begin(), places.end(), [&](const Place& a, const Place& b) {
-    const bool ar = !rack.empty() && a.rack == rack, br = !rack.empty() && b.rack == rack;
-    if (ar != br) return ar;
-    if (a.fits != b.fits) return a.fits > b.fits;
-    if (a.free != b.free) return a.free < b.free;
-    return a.name < b.name;
-  });
-  GroupPlan plan;
-  plan.expires_s = Now() + options_.group_timeout_s;
-  for (const Place& p : places) {
-    for (int32_t k = 0; k < p.fits && static_cast<int32_t>(plan.slots.size()) < members; ++k) {
-      plan.slots.push_back({p.name, needs.count, "", false});
-    }
-  }
-  for (const Slot& s : plan.slots) Reserve(s.node, s.count);
-  return plan;
-}
-
-util::Result<const Extender::Slot*> Extender::SlotOf(const PodNeeds& needs,
-                                                     const std::vector<Candidate>& eligible) {
-  const std::string uid = Uid(needs);
-  auto it = groups_.find(needs.group);
-  if (it == groups_.end()) {
-    int32_t bound = 0;
-    for (const auto& [id, p] : pods_) bound += p.group == needs.group && id != uid;
-    const int32_t members = needs.group_size - bound;
-    if (members <= 0) return static_cast<const Slot*>(nullptr);  // the group runs: one more pod
-    ASSIGN_OR_RETURN(GroupPlan plan, PlanGroup(needs, members, eligible));
-    it = groups_.emplace(needs.group, std::move(plan)).first;
-  }
-  for (Slot& s : it->second.slots) {
-    if (s.uid == uid) return static_cast<const Slot*>(&s);
-  }
-  for (Slot& s : it->second.slots) {
-    if (s.uid.empty() && s.count == needs.count) {
-      s.uid = uid;
-      return static_cast<const Slot*>(&s);
-    }
-  }
-  return static_cast<const Slot*>(nullptr);  // more pods than planned: placed alone
-}
-
-void Extender::MarkBound(const std::string& uid, const std::string& group) {
-  auto it = groups_.find(group);
-  if (it == groups_.end()) return;
-  bool all = true;
-  for (Slot& s : it->second.slots) {
-    if (s.uid == uid && !s.bound) {
-      s.bound = true;
-      Reserve(s.node, -s.count);
-    }
-    all = all && s.bound;
-  }
-  if (all) groups_.erase(it);
-}
-
-void Extender::Reserve(const std::string& node, double delta) {
-  // A node that left keeps no count; its slots are simply not taken.
-  if (auto it = nodes_.find(node); it != nodes_.end()) it->second.reserved += delta;
-}
-
-void Extender::ExpireGroups() {
-  const double now = Now();
-  for (auto it = groups_.begin(); it != groups_.end();) {
-    if (it->second.expires_s > now) {
-      ++it;
-      continue;
-    }
-    for (const Slot& s : it->second.slots) {
-      if (!s.bound) Reserve(s.node, -s.count);
-    }
-    it = groups_.erase(it);
-  }
-}
-
-// ---- the node cache -------------------------------------------------------------------------
-
-void Extender::AddPod(const Pod& pod) {
-  const std::string uid = Uid(pod);
-  RemovePod(uid);
-  if (pod.node_name.empty() || pod.Ended()) return;
-  BoundPod& p = pods_[uid];
-  p.node = pod.node_name;
-  p.count = AcceleratorsOf(pod);
-  if (auto needs = NeedsOf(pod, options_.catalog); needs.ok()) p.group = needs->group;
-  if (auto n = nodes_.find(p.node); n != nodes_.end()) n->second.used += p.count;
-  if (!p.group.empty()) MarkBound(uid, p.group);
-}
-
-void Extender::RemovePod(const std::string& uid) {
-  auto it = pods_.find(uid);
-  if (it == pods_.end()) return;
-  if (auto n = nodes_.find(it->second.node); n != nodes_.end()) n->second.used -= it->second.count;
-  pods_.erase(it);
-}
-
-void Extender::ReplaceNodes(const std::vector<Node>& nodes) {
-  std::lock_guard lock(mu_);
-  nodes_.clear();
-  for (const Node& n : nodes) {
-    nodes_[n.name].info = DescribeNode(n, options_.mapping, options_.catalog);
-  }
-  for (const auto& [uid, p] : pods_) {
-    if (auto n = nodes_.find(p.node); n != nodes_.end()) n->second.used += p.count;
-  }
-  for (const auto& [group, plan] : groups_) {
-    for (const Slot& s : plan.slots) {
-      if (!s.bound) Reserve(s.node, s.count);
-    }
-  }
-}
-
-void Extender::UpsertNode(const Node& node) {
-  std::lock_guard lock(mu_);
-  nodes_[node.name].info = DescribeNode(node, options_.mapping, options_.catalog);
-}
-
-void Extender::DeleteNode(const std::string& name) {
-  std::lock_guard lock(mu_);
-  nodes_.erase(name);
-}
-
-void Extender::ReplacePods(const std::vector<Pod>& pods) {
-  std::lock_guard lock(mu_);
-  for (auto& [name, node] : nodes_) node.used = 0;
-  pods_.clear();
-  for (const Pod& p : pods) AddPod(p);
-}
-
-void Extender::UpsertPod(const Pod& pod) {
-  std::lock_guard lock(mu_);
-  AddPod(pod);
-}
-
-void Extender::DeletePod(const Pod& pod) {
-  std::lock_guard lock(mu_);
-  RemovePod(Uid(pod));
-}
-
-void Extender::SetSynced(bool synced) {
-  std::lock_guard lock(mu_);
-  synced_ = synced;
-}
-
-bool Extender::synced() const {
-  std::lock_guard lock(mu_);
-  return synced_;
-}
-
-std::vector<ExtenderNodeView> Extender::Nodes() const {
-  std::lock_guard lock(mu_);
-  std::vector<ExtenderNodeView> out;
-  out.reserve(nodes_.size());
-  for (const auto& [name, node] : nodes_) out.push_back({node.info, node.used, node.reserved});
-  std::sort(out.begin(), out.end(), [](const ExtenderNodeView& a, const ExtenderNodeView& b) {
-    return a.info.name < b.info.name;
-  });
-  return out;
-}
-
-size_t Extender::groups_reserved() const {
-  std::lock_guard lock(mu_);
-  return groups_.size();
 }
 
 }  // namespace hetsched::svc::k8s

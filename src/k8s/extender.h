@@ -4,7 +4,8 @@
 // victims. Decisions use the decision core the simulator uses: the compat and memory filters
 // (sched/filters.h) on each node's device type at its driver version, the type scorers
 // (sched/scorers.h: speed per cost, energy) on the pod's speed from the cost model, plus
-// packing and locality over the node cache. Pod groups are placed all or nothing.
+// packing and locality over the node cache. Pod groups are placed all or nothing, by sched's
+// gang placement rules (sched/room_placement.h).
 //
 // The verbs take the request body as kube-scheduler sends it (the types of
 // k8s.io/kube-scheduler/extender/v1: PascalCase keys, nil as null) and return the answer's
@@ -16,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -120,6 +122,8 @@ class Extender {
     std::string name;
     double used = 0, reserved = 0;
     bool usage_known = false;
+    // Pods of `count` accelerators that fit in what the node has free now.
+    int32_t PodsThatFit(int32_t count) const;
   };
   struct Verdict {
     bool fits = false;
@@ -127,7 +131,27 @@ class Extender {
     std::string reason;
   };
 
+  // The key pods and group slots go by: the pod's UID, else namespace/name.
+  static std::string UidOf(const PodNeeds& needs) {
+    return needs.uid.empty() ? needs.key : needs.uid;
+  }
+
+  // What locality scores against: the nodes of the pod's group (bound or reserved) and their
+  // racks, else its data's node and rack.
+  struct Nearby {
+    std::set<std::string> nodes, racks;
+    // 1 on one of the nodes, 0.5 in one of the racks, 0 elsewhere; -1: nothing to be near.
+    double Locality(const std::string& node, const std::string& rack) const;
+  };
+
   Verdict Check(const PodNeeds& needs, const Candidate& c) const;
+  // Some node could run the pod when empty: of the cache, else of those sent. Needs mu_.
+  bool RunsSomewhere(const PodNeeds& needs, const std::vector<Candidate>& sent) const;
+  Nearby NearbyOf(const PodNeeds& needs) const;  // needs mu_
+  // The prioritize score, 0 to 10: the type score, packing (with the cache) and locality, each
+  // weighed as configured.
+  int NodeScore(const PodNeeds& needs, const Candidate& c, double type_score,
+                const Nearby& near) const;
   // The Nodes form's nodes described (none for the NodeNames form). Needs no lock.
   std::vector<NodeInfo> Describe(bool names_form, const std::vector<Node>& nodes) const;
   // The request's nodes: `described` (Nodes form) or the cache's (NodeNames form: names it
@@ -138,11 +162,26 @@ class Extender {
                                       std::vector<std::string>* unknown,
                                       std::vector<int32_t>* index) const;
   // Places the group's remaining members on `eligible` cached nodes (those kube-scheduler
-  // offered for this member: its own filters passed there) of one device type, on the fewest
-  // nodes, or says why it cannot: kInfeasible when it does not fit now, kInvalidArgument when
-  // it would not fit on the whole cluster empty. Needs mu_.
+  // offered for this member: its own filters passed there) of one device type, by the gang
+  // placement rules of sched (sched/room_placement.h), or says why it cannot: kInfeasible when
+  // it does not fit now, kInvalidArgument when it would not fit on the whole cluster empty.
+  // Needs mu_.
   util::Result<GroupPlan> PlanGroup(const PodNeeds& needs, int32_t members,
                                     const std::vector<Candidate>& eligible);
+  // The eligible nodes a member can run on when empty: in the cache and schedulable, with
+  // their usage. Needs mu_.
+  std::vector<Candidate> GroupNodes(const PodNeeds& needs,
+                                    const std::vector<Candidate>& eligible) const;
+  // Of the types of `nodes` whose free devices hold `members` pods now, the one the type
+  // scorers rate best (its catalog id); else the refusal PlanGroup answers. Needs mu_.
+  util::Result<int32_t> GroupType(const PodNeeds& needs, int32_t members,
+                                  const std::vector<Candidate>& nodes) const;
+  // Pods of the member's size the cache's nodes of one type hold when all are empty, the most
+  // of any type. Needs mu_.
+  int32_t MostPodsEver(const PodNeeds& needs) const;
+  // The rack of the pod's data: its data location's rack when that names a cached node, else
+  // the location itself (a rack name); "" for none. Needs mu_.
+  std::string DataRack(const PodNeeds& needs) const;
   void ExpireGroups();                                  // needs mu_
   void Reserve(const std::string& node, double delta);  // needs mu_
   // The slot of a group member (a free one is assigned to it; the group is planned when it has

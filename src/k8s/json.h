@@ -1,5 +1,6 @@
-// Reading Kubernetes JSON with simdjson: shared by k8s/objects.cc and k8s/extender.cc only
-// (simdjson's header is large; nothing else includes it).
+// Reading Kubernetes JSON with simdjson: k8s/json.cc reads the objects of k8s/objects.h with
+// it (ParseNode, ParsePodList, ParseNodeEvent, ...), k8s/extender.cc the objects embedded in
+// kube-scheduler's requests. Nothing else includes it (simdjson's header is large).
 #pragma once
 
 #include <simdjson.h>

@@ -58,21 +58,34 @@ void NodeCache::Run(Kind kind) {
   }
 }
 
+bool NodeCache::Stopping() {
+  std::lock_guard lock(mu_);
+  return stopping_;
+}
+
 NodeCache::Next NodeCache::ListAndWatch(Kind kind) {
+  const std::string list_path =
+      kind == Kind::kNodes ? "/api/v1/nodes" : std::string("/api/v1/pods?") + kPodSelector;
+  std::string version;
+  if (auto next = List(kind, list_path, &version)) return *next;
+  MarkSynced(kind);
+  // Watch from the list's version; a stream the server ends (timeoutSeconds) is resumed from
+  // the last version seen, an expired one (410) is listed again.
+  while (true) {
+    if (auto next = Watch(kind, list_path, &version)) return *next;
+  }
+}
+
+std::optional<NodeCache::Next> NodeCache::List(Kind kind, const std::string& path,
+                                               std::string* version) {
   const bool nodes = kind == Kind::kNodes;
   const std::string what = nodes ? "nodes" : "pods";
-  const std::string list_path =
-      nodes ? "/api/v1/nodes" : std::string("/api/v1/pods?") + kPodSelector;
-  auto body = client_->Get(list_path);
-  {
-    std::lock_guard lock(mu_);
-    if (stopping_) return Next::kStop;
-  }
+  auto body = client_->Get(path);
+  if (Stopping()) return Next::kStop;
   if (!body.ok()) {
     logger_->Warn("kubernetes: cannot list " + what, {{"error", body.status().message()}});
     return Next::kBackOff;
   }
-  std::string version;
   // The list into the extender; false when it does not read.
   auto replace = [&](auto list, auto into) {
     if (!list.ok()) {
@@ -81,7 +94,7 @@ NodeCache::Next NodeCache::ListAndWatch(Kind kind) {
       return false;
     }
     into(list->items);
-    version = list->resource_version;
+    *version = list->resource_version;
     logger_->Info(nodes ? "kubernetes: nodes listed" : "kubernetes: bound pods listed",
                   {{what, static_cast<int64_t>(list->items.size())}});
     return true;
@@ -92,67 +105,66 @@ NodeCache::Next NodeCache::ListAndWatch(Kind kind) {
             : replace(ParsePodList(*body),
                       [this](const std::vector<Pod>& items) { extender_->ReplacePods(items); });
   if (!read) return Next::kBackOff;
-  MarkSynced(kind);
+  return std::nullopt;
+}
 
-  // Watch from the list's version; a stream the server ends (timeoutSeconds) is resumed from
-  // the last version seen, an expired one (410) is listed again.
-  while (true) {
-    bool expired = false;
-    std::string problem;
-    const auto watch_started = std::chrono::steady_clock::now();
-    const std::string path = list_path + (nodes ? "?" : "&") +
-                             "watch=1&allowWatchBookmarks=true&timeoutSeconds=300&"
-                             "resourceVersion=" +
-                             version;
-    // One event into the extender; false ends the watch (an ERROR event, a line that does not
-    // read).
-    auto apply = [&](auto event, auto upsert, auto remove) {
-      if (!event.ok()) {
-        problem = event.status().message();
-        return false;
-      }
-      if (event->type == "ERROR") {
-        expired = event->error_code == 410;
-        problem = event->error_message;
-        return false;
-      }
-      if (event->type == "DELETED") {
-        remove(*event->object);
-      } else if (event->object) {
-        upsert(*event->object);
-      }
-      if (!event->resource_version.empty()) version = event->resource_version;
-      return true;
-    };
-    const util::Status st = client_->Watch(path, [&](std::string_view line) {
-      if (nodes) {
-        return apply(
-            ParseNodeEvent(line, extender_->mapping().rack_label),
-            [this](const Node& n) { extender_->UpsertNode(n); },
-            [this](const Node& n) { extender_->DeleteNode(n.name); });
-      }
+std::optional<NodeCache::Next> NodeCache::Watch(Kind kind, const std::string& list_path,
+                                                std::string* version) {
+  const bool nodes = kind == Kind::kNodes;
+  const std::string what = nodes ? "nodes" : "pods";
+  bool expired = false;
+  std::string problem;
+  const auto watch_started = std::chrono::steady_clock::now();
+  const std::string path = list_path + (nodes ? "?" : "&") +
+                           "watch=1&allowWatchBookmarks=true&timeoutSeconds=300&"
+                           "resourceVersion=" +
+                           *version;
+  // One event into the extender; false ends the watch (an ERROR event, a line that does not
+  // read).
+  auto apply = [&](auto event, auto upsert, auto remove) {
+    if (!event.ok()) {
+      problem = event.status().message();
+      return false;
+    }
+    if (event->type == "ERROR") {
+      expired = event->error_code == 410;
+      problem = event->error_message;
+      return false;
+    }
+    if (event->type == "DELETED") {
+      remove(*event->object);
+    } else if (event->object) {
+      upsert(*event->object);
+    }
+    if (!event->resource_version.empty()) *version = event->resource_version;
+    return true;
+  };
+  const util::Status st = client_->Watch(path, [&](std::string_view line) {
+    if (nodes) {
       return apply(
-          ParsePodEvent(line), [this](const Pod& p) { extender_->UpsertPod(p); },
-          [this](const Pod& p) { extender_->DeletePod(p); });
-    });
-    {
-      std::lock_guard lock(mu_);
-      if (stopping_) return Next::kStop;
+          ParseNodeEvent(line, extender_->mapping().rack_label),
+          [this](const Node& n) { extender_->UpsertNode(n); },
+          [this](const Node& n) { extender_->DeleteNode(n.name); });
     }
-    if (expired || IsGone(st)) {
-      logger_->Info("kubernetes: the " + what + " watch expired; listing again");
-      return Next::kListNow;
-    }
-    if (!st.ok() || !problem.empty()) {
-      logger_->Warn("kubernetes: the " + what + " watch failed",
-                    {{"error", st.ok() ? problem : st.message()}});
-      return Next::kBackOff;
-    }
-    // A server that ends watches at once is not asked again in a spin.
-    if (std::chrono::steady_clock::now() - watch_started < std::chrono::seconds(1) && !Sleep(1)) {
-      return Next::kStop;
-    }
+    return apply(
+        ParsePodEvent(line), [this](const Pod& p) { extender_->UpsertPod(p); },
+        [this](const Pod& p) { extender_->DeletePod(p); });
+  });
+  if (Stopping()) return Next::kStop;
+  if (expired || IsGone(st)) {
+    logger_->Info("kubernetes: the " + what + " watch expired; listing again");
+    return Next::kListNow;
   }
+  if (!st.ok() || !problem.empty()) {
+    logger_->Warn("kubernetes: the " + what + " watch failed",
+                  {{"error", st.ok() ? problem : st.message()}});
+    return Next::kBackOff;
+  }
+  // A server that ends watches at once is not asked again in a spin.
+  if (std::chrono::steady_clock::now() - watch_started < std::chrono::seconds(1) && !Sleep(1)) {
+    return Next::kStop;
+  }
+  return std::nullopt;
 }
 
 }  // namespace hetsched::svc::k8s

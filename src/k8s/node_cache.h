@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -35,6 +36,13 @@ class NodeCache {
   enum class Next { kStop, kListNow, kBackOff };
   // Lists, then watches until the watch expires (kListNow) or fails (kBackOff).
   Next ListAndWatch(Kind kind);
+  // Reads the list at `path` into the extender and its resource version into `*version`;
+  // nullopt when it did, else what Run does next (logged).
+  std::optional<Next> List(Kind kind, const std::string& path, std::string* version);
+  // One watch stream from `*version`, each event into the extender and its version into
+  // `*version`; nullopt when the server ended it (watch again), else what Run does next.
+  std::optional<Next> Watch(Kind kind, const std::string& list_path, std::string* version);
+  bool Stopping();
   // Waits `seconds` unless stopped; false when stopped.
   bool Sleep(double seconds);
   void MarkSynced(Kind kind);

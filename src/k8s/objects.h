@@ -3,7 +3,8 @@
 // structs, and turned into what hetsched decides on: a node's accelerators as a catalog device
 // type at the node's driver version, a pod's needs as a model::Job. Pure functions: the
 // extender (k8s/extender.h) and its node cache call them; tests feed recorded objects
-// (tests/data/k8s/). The JSON is read with simdjson (node lists run to many MB).
+// (tests/data/k8s/). The JSON is read with simdjson (node lists run to many MB): k8s/json.cc.
+// DescribeNode is in k8s/node_info.cc, NeedsOf in k8s/pod_needs.cc.
 #pragma once
 
 #include <cstdint>

@@ -154,25 +154,79 @@ std::vector<ReplayPod> GeneratePods(int32_t count, double mean_interarrival_s, u
   return pods;
 }
 
-util::Result<ReplayResult> Replay(const std::vector<Node>& nodes,
-                                  const std::vector<ReplayPod>& pods,
-                                  const ReplayOptions& options) {
-  ExtenderOptions eo = options.extender;
+namespace {
+
+// One run of the replay: the nodes' state, the event queue and what it counts.
+class ReplayRun {
+ public:
+  ReplayRun(const std::vector<ReplayPod>& pods, const ReplayOptions& options)
+      : pods_(pods), options_(options), rng_(options.seed) {
+    truth_.push_back(sched::MakeCompatFilter());
+    truth_.push_back(sched::MakeMemoryFilter());
+  }
+
+  util::Status Setup(const std::vector<Node>& nodes);
+  util::Result<ReplayResult> Run();
+
+ private:
+  // An arrival or a retry (node -1: the pod becomes pending), or an end (ok or a failed start).
+  struct Event {
+    double t;
+    int64_t seq;
+    int32_t pod;
+    int32_t node;
+    bool ok;
+  };
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+      return a.t != b.t ? a.t > b.t : a.seq > b.seq;
+    }
+  };
+
+  // Nodes where kube-scheduler's resource fit lets the pod run now.
+  std::vector<int32_t> Feasible(const ReplayPod& pod) const;
+  // The extender's filter on `*feasible` (those it refuses are dropped) and its prioritize
+  // score of each node left, weighed as kube-scheduler weighs it.
+  util::Result<std::vector<double>> AskExtender(int32_t i, std::vector<int32_t>* feasible);
+  // LeastAllocated over CPU, 0..100, plus the extender's weighted score; ties at random.
+  int32_t Pick(const ReplayPod& pod, const std::vector<int32_t>& feasible,
+               const std::vector<double>& score);
+  // Binds pod `i` to node `n` and queues its end: when it completes, or when its start fails
+  // because its image cannot run there.
+  util::Status Start(int32_t i, int32_t n);
+  util::Status SchedulePending();
+  void End(const Event& e);  // frees the node; a failed start is made again after a back-off
+
+  const std::vector<ReplayPod>& pods_;
+  const ReplayOptions& options_;
+  model::DeviceCatalog catalog_;
+  std::unique_ptr<Extender> extender_;
+  std::vector<NodeState> state_;
+  std::vector<std::unique_ptr<sched::Filter>> truth_;
+  std::priority_queue<Event, std::vector<Event>, Later> events_;
+  int64_t seq_ = 0;
+  std::vector<int32_t> attempts_;
+  std::vector<int32_t> pending_;  // pod indexes, in arrival order
+  std::vector<double> jct_;
+  std::mt19937_64 rng_;
+  double now_ = 0;
+  ReplayResult result_;
+};
+
+util::Status ReplayRun::Setup(const std::vector<Node>& nodes) {
+  ExtenderOptions eo = options_.extender;
   eo.node_cache = true;
   eo.clock = [] { return 0.0; };  // pod groups are not replayed
-  const model::DeviceCatalog catalog = eo.catalog;
-  ASSIGN_OR_RETURN(auto extender, Extender::Create(eo));
-  extender->ReplaceNodes(nodes);
-  extender->ReplacePods({});
-  extender->SetSynced(true);
-
-  ReplayResult result;
-  result.pods = static_cast<int64_t>(pods.size());
-  result.nodes = static_cast<int32_t>(nodes.size());
-  std::vector<NodeState> state;
+  catalog_ = eo.catalog;
+  ASSIGN_OR_RETURN(extender_, Extender::Create(eo));
+  extender_->ReplaceNodes(nodes);
+  extender_->ReplacePods({});
+  extender_->SetSynced(true);
+  result_.pods = static_cast<int64_t>(pods_.size());
+  result_.nodes = static_cast<int32_t>(nodes.size());
   for (const Node& n : nodes) {
     NodeState s;
-    s.info = DescribeNode(n, eo.mapping, catalog);
+    s.info = DescribeNode(n, eo.mapping, catalog_);
     if (!s.info.problem.empty()) {
       return util::Status::InvalidArgument(fmt::format("node {}: {}", n.name, s.info.problem));
     }
@@ -184,175 +238,184 @@ util::Result<ReplayResult> Replay(const std::vector<Node>& nodes,
     // sockets of its CPU type, busy in proportion to the cores its pods hold.
     const int32_t devices = s.info.resource.empty() ? 2 : s.info.accelerators;
     s.excess_w = (d.peak_watts - d.idle_watts) * (s.info.resource.empty() ? 2 : 1);
-    result.idle_w += options.node_base_w + devices * d.idle_watts;
-    state.push_back(std::move(s));
+    result_.idle_w += options_.node_base_w + devices * d.idle_watts;
+    state_.push_back(std::move(s));
   }
-  std::vector<std::unique_ptr<sched::Filter>> truth;
-  truth.push_back(sched::MakeCompatFilter());
-  truth.push_back(sched::MakeMemoryFilter());
+  return util::Status::Ok();
+}
 
-  // Events: arrivals and retries (a pod becomes pending), and ends (ok or a failed start).
-  struct Event {
-    double t;
-    int64_t seq;
-    int32_t pod;
-    int32_t node;  // -1: the pod becomes pending
-    bool ok;
-  };
-  auto later = [](const Event& a, const Event& b) {
-    return a.t != b.t ? a.t > b.t : a.seq > b.seq;
-  };
-  std::priority_queue<Event, std::vector<Event>, decltype(later)> events(later);
-  int64_t seq = 0;
-  for (size_t i = 0; i < pods.size(); ++i) {
-    events.push({pods[i].arrival_s, seq++, static_cast<int32_t>(i), -1, true});
-  }
-  std::vector<int32_t> attempts(pods.size(), 0);
-  std::vector<int32_t> pending;  // pod indexes, in arrival order
-  std::vector<double> jct;
-  result.jct_by_pod.assign(pods.size(), -1);
-  std::mt19937_64 rng(options.seed);
-  double now = 0;
-
-  auto schedule_pending = [&]() -> util::Status {
-    std::vector<int32_t> still;
-    for (int32_t i : pending) {
-      const ReplayPod& pod = pods[i];
-      std::vector<int32_t> feasible;
-      for (size_t n = 0; n < state.size(); ++n) {
-        const NodeState& s = state[n];
-        if (!s.info.schedulable || s.free_cpu < pod.cpu) continue;
-        if (!pod.resource.empty() &&
-            (s.info.resource != pod.resource || s.free_devices < pod.count)) {
-          continue;
-        }
-        feasible.push_back(static_cast<int32_t>(n));
-      }
-      std::vector<double> score(feasible.size(), 0);
-      if (!feasible.empty() && options.use_extender) {
-        Json names = Json::array();
-        for (int32_t n : feasible) names.push_back(state[n].info.name);
-        const std::string body = Json{
-            {"Pod", PodJson(pod, attempts[i], "")},
-            {"Nodes", nullptr},
-            {"NodeNames", names}}.dump();
-        const ExtenderReply filtered = extender->Filter(body);
-        if (filtered.status != 200) return util::Status::Internal(filtered.body);
-        const Json passed = Json::parse(filtered.body)["NodeNames"];
-        std::vector<int32_t> kept;
-        for (int32_t n : feasible) {
-          if (std::find(passed.begin(), passed.end(), state[n].info.name) != passed.end()) {
-            kept.push_back(n);
-          }
-        }
-        feasible = kept;
-        score.assign(feasible.size(), 0);
-        if (feasible.size() > 1) {  // kube-scheduler skips prioritize with one node left
-          Json kept_names = Json::array();
-          for (int32_t n : feasible) kept_names.push_back(state[n].info.name);
-          const ExtenderReply scored = extender->Prioritize(Json{
-              {"Pod", PodJson(pod, attempts[i], "")},
-              {"Nodes", nullptr},
-              {"NodeNames", kept_names}}.dump());
-          if (scored.status != 200) return util::Status::Internal(scored.body);
-          const Json list = Json::parse(scored.body);
-          for (size_t k = 0; k < feasible.size(); ++k) {
-            score[k] = options.extender_weight * 10 * list[k]["Score"].get<double>();
-          }
-        }
-      }
-      if (feasible.empty()) {
-        still.push_back(i);
-        continue;
-      }
-      // LeastAllocated over CPU, 0..100, plus the extender's weighted score; ties at random.
-      double best = -1;
-      std::vector<int32_t> ties;
-      for (size_t k = 0; k < feasible.size(); ++k) {
-        const NodeState& s = state[feasible[k]];
-        const double total = (s.free_cpu - pod.cpu) / std::max(1.0, s.cpu) * 100 + score[k];
-        if (total > best + 1e-9) {
-          best = total;
-          ties.clear();
-        }
-        if (std::abs(total - best) <= 1e-9) ties.push_back(feasible[k]);
-      }
-      const int32_t n = ties[std::uniform_int_distribution<size_t>(0, ties.size() - 1)(rng)];
-      NodeState& s = state[n];
-      s.free_devices -= pod.count;
-      s.free_cpu -= pod.cpu;
-      if (s.pods++ == 0) s.occupied_since = now;
-      ASSIGN_OR_RETURN(const Pod bound, ParsePod(PodJson(pod, attempts[i], s.info.name).dump()));
-      if (options.use_extender) extender->UpsertPod(bound);
-      result.placed_by_type[s.info.device.name]++;
-      // The truth: does the pod's image run on this node's devices?
-      ASSIGN_OR_RETURN(PodNeeds needs, NeedsOf(bound, catalog));
-      bool runs = true;
-      if (!pod.resource.empty()) {
-        for (const auto& f : truth) runs = runs && !f->Reject(needs.job, s.info.device);
-      }
-      // A CPU pod runs on any node's CPUs at its one speed; an accelerator pod at its device's.
-      auto speed = pod.resource.empty() ? pod.speed.begin() : pod.speed.find(s.info.device.name);
-      if (speed == pod.speed.end() || speed->second <= 0) runs = false;
-      const double held_s = runs ? options.startup_s + pod.work / speed->second : options.startup_s;
-      // A CPU pod on an accelerator node runs on the host CPUs the node's base draw stands
-      // for: no device of its turns busy.
-      const double share = !pod.resource.empty()     ? pod.count
-                           : s.info.resource.empty() ? pod.cpu / std::max(1.0, s.cpu)
-                                                     : 0;
-      result.busy_device_s_excess_j += share * s.excess_w * held_s;
-      if (!runs) {
-        result.failed_starts++;
-        result.wasted_device_h += pod.count * options.startup_s / 3600;
-      }
-      events.push({now + held_s, seq++, i, n, runs});
+std::vector<int32_t> ReplayRun::Feasible(const ReplayPod& pod) const {
+  std::vector<int32_t> feasible;
+  for (size_t n = 0; n < state_.size(); ++n) {
+    const NodeState& s = state_[n];
+    if (!s.info.schedulable || s.free_cpu < pod.cpu) continue;
+    if (!pod.resource.empty() && (s.info.resource != pod.resource || s.free_devices < pod.count)) {
+      continue;
     }
-    pending = std::move(still);
-    return util::Status::Ok();
-  };
+    feasible.push_back(static_cast<int32_t>(n));
+  }
+  return feasible;
+}
 
-  while (!events.empty()) {
-    now = events.top().t;
-    while (!events.empty() && events.top().t <= now) {
-      const Event e = events.top();
-      events.pop();
+util::Result<std::vector<double>> ReplayRun::AskExtender(int32_t i,
+                                                         std::vector<int32_t>* feasible) {
+  const Json pod = PodJson(pods_[i], attempts_[i], "");
+  Json names = Json::array();
+  for (int32_t n : *feasible) names.push_back(state_[n].info.name);
+  const ExtenderReply filtered =
+      extender_->Filter(Json{{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", names}}.dump());
+  if (filtered.status != 200) return util::Status::Internal(filtered.body);
+  const Json passed = Json::parse(filtered.body)["NodeNames"];
+  std::vector<int32_t> kept;
+  for (int32_t n : *feasible) {
+    if (std::find(passed.begin(), passed.end(), state_[n].info.name) != passed.end()) {
+      kept.push_back(n);
+    }
+  }
+  *feasible = kept;
+  std::vector<double> score(feasible->size(), 0);
+  if (feasible->size() <= 1) return score;  // kube-scheduler skips prioritize with one node left
+  Json kept_names = Json::array();
+  for (int32_t n : *feasible) kept_names.push_back(state_[n].info.name);
+  const ExtenderReply scored = extender_->Prioritize(
+      Json{{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", kept_names}}.dump());
+  if (scored.status != 200) return util::Status::Internal(scored.body);
+  const Json list = Json::parse(scored.body);
+  for (size_t k = 0; k < feasible->size(); ++k) {
+    score[k] = options_.extender_weight * 10 * list[k]["Score"].get<double>();
+  }
+  return score;
+}
+
+int32_t ReplayRun::Pick(const ReplayPod& pod, const std::vector<int32_t>& feasible,
+                        const std::vector<double>& score) {
+  double best = -1;
+  std::vector<int32_t> ties;
+  for (size_t k = 0; k < feasible.size(); ++k) {
+    const NodeState& s = state_[feasible[k]];
+    const double total = (s.free_cpu - pod.cpu) / std::max(1.0, s.cpu) * 100 + score[k];
+    if (total > best + 1e-9) {
+      best = total;
+      ties.clear();
+    }
+    if (std::abs(total - best) <= 1e-9) ties.push_back(feasible[k]);
+  }
+  return ties[std::uniform_int_distribution<size_t>(0, ties.size() - 1)(rng_)];
+}
+
+util::Status ReplayRun::Start(int32_t i, int32_t n) {
+  const ReplayPod& pod = pods_[i];
+  NodeState& s = state_[n];
+  s.free_devices -= pod.count;
+  s.free_cpu -= pod.cpu;
+  if (s.pods++ == 0) s.occupied_since = now_;
+  ASSIGN_OR_RETURN(const Pod bound, ParsePod(PodJson(pod, attempts_[i], s.info.name).dump()));
+  if (options_.use_extender) extender_->UpsertPod(bound);
+  result_.placed_by_type[s.info.device.name]++;
+  // The truth: does the pod's image run on this node's devices?
+  ASSIGN_OR_RETURN(PodNeeds needs, NeedsOf(bound, catalog_));
+  bool runs = true;
+  if (!pod.resource.empty()) {
+    for (const auto& f : truth_) runs = runs && !f->Reject(needs.job, s.info.device);
+  }
+  // A CPU pod runs on any node's CPUs at its one speed; an accelerator pod at its device's.
+  auto speed = pod.resource.empty() ? pod.speed.begin() : pod.speed.find(s.info.device.name);
+  if (speed == pod.speed.end() || speed->second <= 0) runs = false;
+  const double held_s = runs ? options_.startup_s + pod.work / speed->second : options_.startup_s;
+  // A CPU pod on an accelerator node runs on the host CPUs the node's base draw stands
+  // for: no device of its turns busy.
+  const double share = !pod.resource.empty()     ? pod.count
+                       : s.info.resource.empty() ? pod.cpu / std::max(1.0, s.cpu)
+                                                 : 0;
+  result_.busy_device_s_excess_j += share * s.excess_w * held_s;
+  if (!runs) {
+    result_.failed_starts++;
+    result_.wasted_device_h += pod.count * options_.startup_s / 3600;
+  }
+  events_.push({now_ + held_s, seq_++, i, n, runs});
+  return util::Status::Ok();
+}
+
+util::Status ReplayRun::SchedulePending() {
+  std::vector<int32_t> still;
+  for (int32_t i : pending_) {
+    std::vector<int32_t> feasible = Feasible(pods_[i]);
+    std::vector<double> score(feasible.size(), 0);
+    if (!feasible.empty() && options_.use_extender) {
+      ASSIGN_OR_RETURN(score, AskExtender(i, &feasible));
+    }
+    if (feasible.empty()) {
+      still.push_back(i);
+      continue;
+    }
+    RETURN_IF_ERROR(Start(i, Pick(pods_[i], feasible, score)));
+  }
+  pending_ = std::move(still);
+  return util::Status::Ok();
+}
+
+void ReplayRun::End(const Event& e) {
+  const ReplayPod& pod = pods_[e.pod];
+  NodeState& s = state_[e.node];
+  s.free_devices += pod.count;
+  s.free_cpu += pod.cpu;
+  if (--s.pods == 0) result_.occupied_node_s += now_ - s.occupied_since;
+  if (options_.use_extender) {
+    auto parsed = ParsePod(PodJson(pod, attempts_[e.pod], s.info.name).dump());
+    if (parsed.ok()) extender_->DeletePod(*parsed);
+  }
+  result_.makespan_s = std::max(result_.makespan_s, now_);
+  if (e.ok) {
+    result_.completed++;
+    jct_.push_back(now_ - pod.arrival_s);
+    result_.jct_by_pod[e.pod] = now_ - pod.arrival_s;
+  } else if (++attempts_[e.pod] > options_.backoff_limit) {
+    result_.failed_jobs++;
+  } else {
+    // The Job controller's back-off: 10 s doubling, at most 6 minutes.
+    const double backoff = std::min(360.0, 10 * std::pow(2.0, attempts_[e.pod] - 1));
+    events_.push({now_ + backoff, seq_++, e.pod, -1, true});
+  }
+}
+
+util::Result<ReplayResult> ReplayRun::Run() {
+  for (size_t i = 0; i < pods_.size(); ++i) {
+    events_.push({pods_[i].arrival_s, seq_++, static_cast<int32_t>(i), -1, true});
+  }
+  attempts_.assign(pods_.size(), 0);
+  result_.jct_by_pod.assign(pods_.size(), -1);
+  while (!events_.empty()) {
+    now_ = events_.top().t;
+    while (!events_.empty() && events_.top().t <= now_) {
+      const Event e = events_.top();
+      events_.pop();
       if (e.node < 0) {
-        pending.push_back(e.pod);
-        continue;
-      }
-      const ReplayPod& pod = pods[e.pod];
-      NodeState& s = state[e.node];
-      s.free_devices += pod.count;
-      s.free_cpu += pod.cpu;
-      if (--s.pods == 0) result.occupied_node_s += now - s.occupied_since;
-      if (options.use_extender) {
-        auto parsed = ParsePod(PodJson(pod, attempts[e.pod], s.info.name).dump());
-        if (parsed.ok()) extender->DeletePod(*parsed);
-      }
-      result.makespan_s = std::max(result.makespan_s, now);
-      if (e.ok) {
-        result.completed++;
-        jct.push_back(now - pod.arrival_s);
-        result.jct_by_pod[e.pod] = now - pod.arrival_s;
-      } else if (++attempts[e.pod] > options.backoff_limit) {
-        result.failed_jobs++;
+        pending_.push_back(e.pod);
       } else {
-        // The Job controller's back-off: 10 s doubling, at most 6 minutes.
-        const double backoff = std::min(360.0, 10 * std::pow(2.0, attempts[e.pod] - 1));
-        events.push({now + backoff, seq++, e.pod, -1, true});
+        End(e);
       }
     }
-    RETURN_IF_ERROR(schedule_pending());
+    RETURN_IF_ERROR(SchedulePending());
   }
-  result.never_placed = static_cast<int64_t>(pending.size());
-  if (!jct.empty()) {
+  result_.never_placed = static_cast<int64_t>(pending_.size());
+  if (!jct_.empty()) {
     double sum = 0;
-    for (double j : jct) sum += j;
-    result.avg_jct_s = sum / jct.size();
-    std::sort(jct.begin(), jct.end());
-    result.p99_jct_s = jct[std::min(jct.size() - 1, static_cast<size_t>(0.99 * jct.size()))];
+    for (double j : jct_) sum += j;
+    result_.avg_jct_s = sum / jct_.size();
+    std::sort(jct_.begin(), jct_.end());
+    result_.p99_jct_s = jct_[std::min(jct_.size() - 1, static_cast<size_t>(0.99 * jct_.size()))];
   }
-  return result;
+  return result_;
+}
+
+}  // namespace
+
+util::Result<ReplayResult> Replay(const std::vector<Node>& nodes,
+                                  const std::vector<ReplayPod>& pods,
+                                  const ReplayOptions& options) {
+  ReplayRun run(pods, options);
+  RETURN_IF_ERROR(run.Setup(nodes));
+  return run.Run();
 }
 
 }  // namespace hetsched::svc::k8s

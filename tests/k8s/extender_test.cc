@@ -432,6 +432,41 @@ TEST(K8sExtenderGroups, BoundMembersCompleteThePlan) {
   EXPECT_EQ(e->groups_reserved(), 1u);
 }
 
+// Groups are placed by sched's gang rules (sched/room_placement.h): best fit on one node, and
+// the node of the group's data when the whole group fits there.
+TEST(K8sExtenderGroups, PlacedBySchedsGangRules) {
+  // Of their 8 GPUs, gpu-a100-1 has 4 taken, gpu-a100-old 2, gpu-a100-2 none.
+  auto make = [] {
+    auto e = Make(true);
+    e->ReplaceNodes(Nodes());
+    e->ReplacePods(
+        {*ParsePod(PodJson("busy", {{"nvidia.com/gpu", "4"}}, {}, "gpu-a100-1").dump()),
+         *ParsePod(PodJson("busy2", {{"nvidia.com/gpu", "2"}}, {}, "gpu-a100-old").dump())});
+    e->SetSynced(true);
+    return e;
+  };
+  const std::vector<std::string> names = {"gpu-a100-2", "gpu-a100-old", "gpu-a100-1"};
+  auto member = [](int i, const std::string& data = "") {
+    Json annotations = {{"hetsched.io/pod-group", "g"}, {"hetsched.io/pod-group-size", "2"}};
+    if (!data.empty()) annotations["hetsched.io/data-location"] = data;
+    return PodJson("m" + std::to_string(i), {{"nvidia.com/gpu", "2"}}, annotations);
+  };
+  // Two pods of 2 GPUs: the 4 free on gpu-a100-1 fit them best; gpu-a100-2 stays whole (the
+  // extender's own rule before, most room first, put them there).
+  auto fit = make();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_THAT(Passed(Ok(fit->Filter(NamesForm(member(i), names)))),
+                ::testing::ElementsAre("gpu-a100-1"));
+  }
+  // With its data on gpu-a100-old the group goes there: the whole group fits on the data's
+  // node (the extender's own rule before did not read the data's place).
+  auto near_data = make();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_THAT(Passed(Ok(near_data->Filter(NamesForm(member(i, "gpu-a100-old"), names)))),
+                ::testing::ElementsAre("gpu-a100-old"));
+  }
+}
+
 TEST(K8sExtenderHttp, VerbsUnderThePrefixWithoutATokenAndNoJobRoutes) {
   auto e = Make(false);
   MetricsRegistry metrics;
