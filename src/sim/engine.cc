@@ -13,21 +13,9 @@
 namespace hetsched::sim::internal {
 
 void Engine::ManagePower(double now_s) {
-  const power::PowerCommands c = power_.Decide(drive::DemandOf(*sched_), now_s);
-  // The backend reports the node off after its shutdown time (the command's deadline) and on
-  // after its boot time; a node not on by the resume deadline is marked down.
-  for (const power::NodeCommand& s : c.suspend) {
-    sched_->SetNodeOn(model::NodeId(s.node), false);
-    node_attempt_[s.node] = s.attempt;
-    Must(backend_.SetNodePower(cluster_.nodes[s.node].name, false));
-  }
-  for (const power::NodeCommand& r : c.resume) {
-    node_attempt_[r.node] = r.attempt;
-    Must(backend_.SetNodePower(cluster_.nodes[r.node].name, true));
-    queue_.Push(ToMicros(r.deadline_s), EventKind::kResumeTimeout, r.node, r.attempt);
-  }
-  if (std::isfinite(c.next_check_s)) {
-    const Micros at = ToMicros(c.next_check_s);
+  power_driver_.Decide(now_s);
+  if (std::isfinite(power_driver_.next_check_s())) {
+    const Micros at = ToMicros(power_driver_.next_check_s());
     if (at < power_check_at_) {
       power_check_at_ = at;
       queue_.Push(at, EventKind::kPowerCheck);
@@ -35,15 +23,23 @@ void Engine::ManagePower(double now_s) {
   }
 }
 
+void Engine::PowerTimerArmed(const drive::PowerTimer& timer) {
+  // Only resume timeouts: a shutdown ends with SimBackend's report (PowerRules).
+  queue_.Push(ToMicros(timer.due_s), EventKind::kResumeTimeout, timer.node, timer.attempt);
+}
+
+void Engine::PowerSwitchFailed(int32_t node, bool on, const util::Status& status) {
+  (void)node, (void)on;
+  Must(status);
+}
+
 bool Engine::PowerEvent(const Event& e, double now_s) {
-  const int32_t n = e.target;
   switch (e.kind) {
     case EventKind::kPowerCheck:
       if (e.time >= power_check_at_) power_check_at_ = std::numeric_limits<Micros>::max();
       return false;
     case EventKind::kResumeTimeout:
-      // The jobs that waited for the node are served elsewhere.
-      return power_.OnResumeTimeout(n, e.generation, now_s);
+      return power_driver_.OnTimer(e.target, e.generation, now_s);
     default:
       return false;
   }

@@ -136,13 +136,8 @@ bool Engine::OtherEvent(const BackendEvent& ev, double now_s) {
   // SimBackend reports only the attempts of jobs the engine tracks, and its nodes.
   assert(ev.kind == BackendEventKind::kNodeUp || ev.kind == BackendEventKind::kNodeDown);
   const int32_t n = cluster_.FindNode(ev.node)->value();
-  if (ev.kind == BackendEventKind::kNodeDown) {
-    power_.OnSuspended(n, node_attempt_[n], now_s);
-    return false;
-  }
-  if (!power_.OnBooted(n, node_attempt_[n], now_s)) return false;
-  sched_->SetNodeOn(model::NodeId(n), true);
-  return true;
+  return power_driver_.Reported(n, ev.kind == BackendEventKind::kNodeUp, now_s) ==
+         drive::NodeReport::kBooted;
 }
 
 void Engine::BackendFailed(JobId job, const std::string& call, const util::Status& status) {

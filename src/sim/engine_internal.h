@@ -16,7 +16,7 @@
 
 #include "cost/transfer.h"
 #include "drive/attempts.h"
-#include "drive/power_demand.h"
+#include "drive/power_driver.h"
 #include "exec/launch.h"
 #include "model/topology.h"
 #include "power/power_controller.h"
@@ -122,7 +122,7 @@ inline double EffectiveRate(double speed, double sync_s, double throughput) {
 // The simulator's loop: events in virtual time into drive::Attempts (which carries decisions
 // out on the SimBackend with the rules the daemon uses) and the scheduler; what only a
 // simulation knows (rates, links, energy, the books of the result) in its drive::Effects.
-class Engine final : private drive::Effects {
+class Engine final : private drive::Effects, private drive::PowerEffects {
  public:
   Engine(const model::Cluster& cluster, const model::Workload& workload, const SimOptions& options,
          std::unique_ptr<sched::Scheduler> scheduler, power::PowerController power)
@@ -141,7 +141,8 @@ class Engine final : private drive::Effects {
         rng_(options.seed),
         estimate_rng_(options.seed ^ 0x5eed5eed5eedULL),
         power_(std::move(power)),
-        node_attempt_(cluster.nodes.size(), 0),
+        // SimBackend reports a node down when its shutdown is done.
+        power_driver_(cluster, *sched_, backend_, power_, *this, {.down_report_is_off = true}),
         // Its start failures are stack mismatches, which fail every time: a type is given up at
         // the first. A stop's grace is the checkpoint write the backend models.
         attempts_(
@@ -280,9 +281,13 @@ class Engine final : private drive::Effects {
   void ScheduleRandomFault(model::NodeId node, double now_s);
   std::vector<DeviceId> FaultDevices(const Fault& f) const;
 
-  // Power (power/power_controller.h): the demand the controller sees, and its commands carried
-  // out as events (shutdowns, boots, resume timeouts, the next check).
+  // Power (power/power_controller.h), carried out by drive::PowerDriver: its decision, and the
+  // next check it asks for as an event.
   void ManagePower(double now_s);
+  // drive::PowerEffects: a resume timeout becomes an event; a switch the backend refuses is a
+  // bug in the simulation. (The controller keeps the power books the result reads.)
+  void PowerTimerArmed(const drive::PowerTimer& timer) override;
+  void PowerSwitchFailed(int32_t node, bool on, const util::Status& status) override;
   // Handles the controller's timers (kPowerCheck, kResumeTimeout); true when capacity changed.
   bool PowerEvent(const Event& e, double now_s);
   // The machines' own timers, shared by the run and RunToHorizon: a device fault or repair
@@ -342,7 +347,7 @@ class Engine final : private drive::Effects {
   int64_t multi_placements_ = 0, within_node_ = 0;
   // Power.
   power::PowerController power_;
-  std::vector<uint32_t> node_attempt_;  // per node: the controller's attempt the backend runs
+  drive::PowerDriver power_driver_;
   Micros power_check_at_ = std::numeric_limits<Micros>::max();
   drive::Attempts attempts_;
   bool freed_ = false;  // a preempted job's checkpoint was written since the last Dispatch
