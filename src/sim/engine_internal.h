@@ -160,6 +160,34 @@ class Engine final : private drive::Effects, private drive::PowerEffects {
   SimResult Execute();
 
  private:
+  // Execute's parts, in order. The jobs' arrival order, the outcomes, and the events known
+  // ahead (cancels, faults).
+  void ScheduleStart();
+  // The run proper: the events in time order, a decision after those that call for one, until
+  // no work is left or a stop (--until, --max-rounds, --measure-jobs, a queue that can never
+  // start); returns when it ended.
+  double RunJobs();
+  // What the events at one time asked for.
+  struct Step {
+    bool changed = false;     // a decision is due
+    bool freed = false;       // devices a stopping job held are free
+    bool round_tick = false;  // a round boundary
+  };
+  // The arrivals and events at `at` (= now_s).
+  Step TakeEvents(Micros at, double now_s);
+  // The jobs arriving at `at` submitted; true when one was admitted.
+  bool Arrive(Micros at, double now_s);
+  // A scheduler decision carried out; the placements it made.
+  size_t DecideNow(double now_s);
+  // The queued jobs can never start (nothing that could free or bring devices is left).
+  bool Stuck(size_t placed, bool decided) const;
+  void ReportProgress();
+  // The books at the end: running jobs' busy time and devices still down up to `now_s`; then
+  // the result's job statistics and its machines' (utilization, energy, network).
+  void CloseBooks(double now_s);
+  void SummarizeJobs(double now_s);
+  void SummarizeMachines(double now_s);
+
   bool WorkLeft() const {
     return next_arrival_ < order_.size() || sched_->queued() > 0 || sched_->running() > 0 ||
            stopping_ > 0;
@@ -266,6 +294,9 @@ class Engine final : private drive::Effects, private drive::PowerEffects {
   // drive::Effects: the simulation's side of carrying decisions out.
   void Launching(const sched::Placement& p, std::vector<exec::LaunchSpec>& specs,
                  double now_s) override;
+  // A launched run that can compute (its stack is there): its rate (ring synchronization,
+  // power cap) from the end of its `startup_s`, then its input read or its ring.
+  void StartComputing(const sched::Placement& p, double startup_s, double now_s);
   void Stopping(JobId job, double now_s) override;
   void Running(JobId job, double now_s) override;
   double WorkKept(JobId job, double now_s) override;
