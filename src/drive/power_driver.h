@@ -7,8 +7,8 @@
 //
 // The rules (docs/architecture.md, "What happens to a node's power"):
 // - A decision reads the demand (drive::DemandOf) and carries out every command the controller
-//   returns: suspends before resumes; a node to suspend leaves the scheduler's service before
-//   the backend is asked to power it off; the driver writes them ahead (RecordPower) first.
+//   returns: suspends before resumes, all written ahead first (PowerEffects::RecordPower); a
+//   node to suspend leaves the scheduler's service before the backend is asked to power it off.
 // - A suspend is done at its shutdown deadline (the node is off). A backend whose reports of a
 //   node going down mean the power-off is done (PowerRules::down_report_is_off, the simulator's
 //   backend) completes it with that report instead, and no timer is kept.

@@ -119,9 +119,10 @@ inline double EffectiveRate(double speed, double sync_s, double throughput) {
   return std::isfinite(step_s) && step_s > 0 ? 1.0 / step_s : 0;
 }
 
-// The simulator's loop: events in virtual time into drive::Attempts (which carries decisions
-// out on the SimBackend with the rules the daemon uses) and the scheduler; what only a
-// simulation knows (rates, links, energy, the books of the result) in its drive::Effects.
+// The simulator's loop: events in virtual time into drive::Attempts and drive::PowerDriver
+// (which carry the scheduler's decisions and the power controller's out on the SimBackend with
+// the rules the daemon uses) and the scheduler; what only a simulation knows (rates, links,
+// energy, the books of the result) in its drive::Effects and drive::PowerEffects.
 class Engine final : private drive::Effects, private drive::PowerEffects {
  public:
   Engine(const model::Cluster& cluster, const model::Workload& workload, const SimOptions& options,
