@@ -25,6 +25,7 @@ void Engine::ManagePower(double now_s) {
 
 void Engine::PowerTimerArmed(const drive::PowerTimer& timer) {
   // Only resume timeouts: a shutdown ends with SimBackend's report (PowerRules).
+  assert(timer.kind == drive::PowerTimerKind::kResumeTimeout);
   queue_.Push(ToMicros(timer.due_s), EventKind::kResumeTimeout, timer.node, timer.attempt);
 }
 
