@@ -145,21 +145,17 @@ util::Status Service::StartPower() {
   ASSIGN_OR_RETURN(power::PowerController controller,
                    power::PowerController::Create(cluster_, options_.power, now));
   power_.emplace(std::move(controller));
+  drive::PowerEffects& effects = *this;
+  power_driver_.emplace(cluster_, *scheduler_, *backend_, *power_, effects, drive::PowerRules{});
   for (Entry* e : by_slot_) {
     if (e != nullptr && !e->devices.empty()) power_->SetBusy(e->devices, true, 1, now);
   }
-  // Nodes hetsched powered down (or was powering up or down) stay off until demand wakes
-  // them; the backend is told again, in case the stop came before it heard.
+  // Nodes hetsched powered down (or was powering up or down) stay off until demand wakes them.
   ASSIGN_OR_RETURN(auto nodes, store_->LoadNodes());
   for (const StoredNode& n : nodes) {
     auto node = cluster_.FindNode(n.name);
     if (!node || n.power_state.empty() || n.power_state == "on") continue;
-    if (!power_->AssumeOff(node->value(), now)) continue;
-    scheduler_->SetNodeOn(*node, false);
-    if (auto st = backend_->SetNodePower(n.name, false); !st.ok()) {
-      logger_->Warn("powering a node off again failed",
-                    {{"node", n.name}, {"error", st.message()}});
-    }
+    power_driver_->FoundOff(node->value(), now);
   }
   return util::Status::Ok();
 }

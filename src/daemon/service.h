@@ -26,6 +26,7 @@
 #include "daemon/plan_request.h"
 #include "daemon/store.h"
 #include "drive/attempts.h"
+#include "drive/power_driver.h"
 #include "model/cluster.h"
 #include "model/io/job_classes.h"
 #include "model/job.h"
@@ -149,7 +150,7 @@ struct JobFilter {
   size_t limit = 1000;
 };
 
-class Service final : private drive::Effects {
+class Service final : private drive::Effects, private drive::PowerEffects {
  public:
   // Takes ownership of the backend and store; `logger` and `metrics` outlive the service.
   static util::Result<std::unique_ptr<Service>> Create(model::Cluster cluster,
@@ -283,9 +284,14 @@ class Service final : private drive::Effects {
   util::Result<std::optional<StoredJob>> StoredEnded(const std::string& name);
   JobView ViewOfStored(const StoredJob& s) const;
   void SetNodeUp(const std::string& node, bool up, double now);
-  // Power (ServiceOptions::power): the controller's timeouts, then its suspends and resumes,
-  // each stored before the backend is asked; and the reports of nodes that came up.
+  // Power (ServiceOptions::power), through drive::PowerDriver: the switches' timers when one is
+  // due, then the controller's decision when it asked for one or the demand changed.
   void ManagePower(double now);
+  // drive::PowerEffects: each suspend and resume is stored (node row and event) before the
+  // backend is asked; the switches' ends are stored and logged.
+  void RecordPower(const power::PowerCommands& commands, double now) override;
+  void NodePowerChanged(int32_t node, drive::NodeChange change, double now) override;
+  void PowerSwitchFailed(int32_t node, bool on, const util::Status& status) override;
   StoredNode StoredNodeOf(model::NodeId node) const;
   // Stores the node's row and, when `event_detail` is not empty, an event about it.
   void StoreNode(model::NodeId node, const std::string& event_detail,
@@ -323,14 +329,14 @@ class Service final : private drive::Effects {
   MetricsRegistry* registry_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<sched::Scheduler> scheduler_;
-  std::unique_ptr<drive::Attempts> attempts_;    // carries decisions out on backend_
-  std::optional<power::PowerController> power_;  // from Start on
-  std::set<int32_t> power_in_flight_;            // nodes suspending or booting
-  std::map<int32_t, std::string> node_spec_;     // nodes that joined at run time: description
-  std::set<std::string> listed_nodes_;           // what the backend listed last
-  std::set<std::string> node_problems_;          // "node: problem" already reported
-  std::map<std::string, bool> listed_drained_;   // drained as the backend listed it last
-  std::set<std::string> down_nodes_;             // reported down (not by hetsched's power)
+  std::unique_ptr<drive::Attempts> attempts_;       // carries decisions out on backend_
+  std::optional<power::PowerController> power_;     // from Start on
+  std::optional<drive::PowerDriver> power_driver_;  // drives power_ on backend_
+  std::map<int32_t, std::string> node_spec_;        // nodes that joined at run time: description
+  std::set<std::string> listed_nodes_;              // what the backend listed last
+  std::set<std::string> node_problems_;             // "node: problem" already reported
+  std::map<std::string, bool> listed_drained_;      // drained as the backend listed it last
+  std::set<std::string> down_nodes_;                // reported down (not by hetsched's power)
 
   mutable std::mutex mu_;              // guards everything below
   std::condition_variable wake_;       // the control loop waits on it
@@ -350,8 +356,7 @@ class Service final : private drive::Effects {
   // Jobs that ended since the daemon started, by state (JobStateIndex).
   std::array<int64_t, kJobStates.size()> ended_counts_{};
   int64_t belief_saved_at_ = 0;        // jobs completed when the belief was last saved
-  double next_power_check_s_ = 0;      // scheduler seconds: when the controller asked to be
-  double last_power_wall_s_ = -1e300;  // called again, and when it last decided
+  double last_power_wall_s_ = -1e300;  // when the power controller last decided
   bool demand_changed_ = false;        // jobs queued or ended since the last power decision
   double energy_reported_j_ = 0;       // what the energy counter has been given
   std::thread loop_;

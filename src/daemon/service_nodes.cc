@@ -18,24 +18,12 @@ void Service::SetNodeUp(const std::string& node_name, bool up, double now) {
     logger_->Warn("backend reported an unknown node", {{"node", node_name}});
     return;
   }
-  if (power_) {
-    const power::NodePower& p = power_->node(node->value());
-    if (up && p.state == power::NodeState::kBooting) {
-      if (power_->OnBooted(node->value(), p.boot_attempt, now)) {
-        power_in_flight_.erase(node->value());
-        scheduler_->SetNodeOn(*node, true);
-        StoreNode(*node, "up: boot completed");
-        demand_changed_ = true;
-      }
-      return;
+  if (power_driver_) {
+    const drive::NodeReport r = power_driver_->Reported(node->value(), up, now);
+    if (r == drive::NodeReport::kUpWhileHeldOff) {
+      logger_->Warn("a node hetsched powered off reports up", {{"node", node_name}});
     }
-    if (p.state == power::NodeState::kSuspending || p.state == power::NodeState::kOff ||
-        p.state == power::NodeState::kDown) {
-      // Down: the power-off hetsched asked for. Up while hetsched holds it off: not ours to
-      // use until it is resumed through hetsched.
-      if (up) logger_->Warn("a node hetsched powered off reports up", {{"node", node_name}});
-      return;
-    }
+    if (r != drive::NodeReport::kNotPower) return;
   }
   const model::Node& n = cluster_.node(*node);
   if (up) {
@@ -147,7 +135,7 @@ void Service::RemoveNode(model::NodeId node, double now) {
     return;
   }
   // Never suspended or woken again: it is not there.
-  if (power_ && !power_->AssumeOff(node.value(), now)) {
+  if (power_driver_ && !power_driver_->Left(node.value(), now)) {
     logger_->Warn("a node that left was not idle in the power books", {{"node", n.name}});
   }
   StoreNode(node, "left the cluster", "node");
@@ -218,66 +206,63 @@ void Service::SyncNodes(const std::vector<BackendNode>& listed, double now) {
 
 void Service::ManagePower(double now) {
   power_->Advance(now);
-  // Suspends whose shutdown time passed are off; boots past ResumeTimeout are down (final,
-  // as Slurm marks them).
-  // Only nodes in flight have deadlines: the O(nodes) scan is skipped on most passes.
-  if (!power_in_flight_.empty() && power_->NextDeadline() <= now) {
-    std::vector<int32_t> suspending;
-    for (int32_t n : power_in_flight_) {
-      if (power_->node(n).state == power::NodeState::kSuspending) suspending.push_back(n);
-    }
-    for (int32_t n : power_->Expire(now)) {
-      StoreNode(model::NodeId(n), fmt::format("down: not up within the resume timeout ({} s)",
-                                              options_.power.resume_timeout_s));
-      logger_->Warn("node did not come up; down", {{"node", cluster_.nodes[n].name}});
-      power_in_flight_.erase(n);
-    }
-    for (int32_t n : suspending) {
-      if (power_->node(n).state != power::NodeState::kOff) continue;
-      StoreNode(model::NodeId(n), "off");
-      power_in_flight_.erase(n);
-    }
-  }
+  if (now >= power_driver_->next_timer_s()) power_driver_->Expire(now);
   if (!power_->suspends()) return;
   const double wall = WallNow();
   const bool due =
-      now >= next_power_check_s_ || (demand_changed_ && wall - last_power_wall_s_ >= 1.0);
+      now >= power_driver_->next_check_s() || (demand_changed_ && wall - last_power_wall_s_ >= 1.0);
   if (!due) return;
   last_power_wall_s_ = wall;
   demand_changed_ = false;
-  const power::PowerCommands c = power_->Decide(drive::DemandOf(*scheduler_), now);
-  next_power_check_s_ = c.next_check_s;
-  if (c.suspend.empty() && c.resume.empty()) return;
+  power_driver_->Decide(now);
+}
+
+void Service::RecordPower(const power::PowerCommands& commands, double now) {
+  (void)now;
   // Write ahead: the node rows and events are on disk before the backend hears of them.
   const bool grouped = store_->Begin().ok();
-  for (const power::NodeCommand& cmd : c.suspend) {
-    StoreNode(model::NodeId(cmd.node), "suspend requested");
+  for (const power::NodeCommand& c : commands.suspend) {
+    StoreNode(model::NodeId(c.node), "suspend requested");
   }
-  for (const power::NodeCommand& cmd : c.resume) {
-    StoreNode(model::NodeId(cmd.node), "resume requested");
+  for (const power::NodeCommand& c : commands.resume) {
+    StoreNode(model::NodeId(c.node), "resume requested");
   }
   if (grouped) {
     if (auto st = store_->Commit(); !st.ok()) {
       logger_->Error("storing power actions failed", {{"error", st.message()}});
     }
   }
-  for (const power::NodeCommand& cmd : c.suspend) {
-    const std::string& name = cluster_.nodes[cmd.node].name;
-    scheduler_->SetNodeOn(model::NodeId(cmd.node), false);
-    power_in_flight_.insert(cmd.node);
-    logger_->Info("suspending node", {{"node", name}});
-    if (auto st = backend_->SetNodePower(name, false); !st.ok()) {
-      logger_->Error("suspend failed", {{"node", name}, {"error", st.message()}});
-    }
+}
+
+void Service::NodePowerChanged(int32_t node, drive::NodeChange change, double now) {
+  (void)now;
+  const model::NodeId id(node);
+  const std::string& name = cluster_.nodes[node].name;
+  switch (change) {
+    case drive::NodeChange::kSuspending:
+      logger_->Info("suspending node", {{"node", name}});
+      break;
+    case drive::NodeChange::kBooting:
+      logger_->Info("resuming node", {{"node", name}});
+      break;
+    case drive::NodeChange::kOff:
+      StoreNode(id, "off");
+      break;
+    case drive::NodeChange::kUp:
+      StoreNode(id, "up: boot completed");
+      demand_changed_ = true;
+      break;
+    case drive::NodeChange::kDown:
+      StoreNode(id, fmt::format("down: not up within the resume timeout ({} s)",
+                                options_.power.resume_timeout_s));
+      logger_->Warn("node did not come up; down", {{"node", name}});
+      break;
   }
-  for (const power::NodeCommand& cmd : c.resume) {
-    const std::string& name = cluster_.nodes[cmd.node].name;
-    power_in_flight_.insert(cmd.node);
-    logger_->Info("resuming node", {{"node", name}});
-    if (auto st = backend_->SetNodePower(name, true); !st.ok()) {
-      logger_->Error("resume failed", {{"node", name}, {"error", st.message()}});
-    }
-  }
+}
+
+void Service::PowerSwitchFailed(int32_t node, bool on, const util::Status& status) {
+  logger_->Error(on ? "resume failed" : "suspend failed",
+                 {{"node", cluster_.nodes[node].name}, {"error", status.message()}});
 }
 
 }  // namespace hetsched::svc

@@ -224,33 +224,4 @@ bool PowerController::OnResumeTimeout(int32_t node, uint32_t attempt, double now
   return true;
 }
 
-double PowerController::NextDeadline() const {
-  double next = std::numeric_limits<double>::infinity();
-  for (size_t n = 0; n < nodes_.size(); ++n) {
-    const NodePower& p = nodes_[n];
-    if (p.state == NodeState::kSuspending) {
-      next = std::min(next, p.since_s + NodePower::Duration(cluster_->nodes[n], p.state));
-    } else if (p.state == NodeState::kBooting) {
-      next = std::min(next, p.since_s + options_.resume_timeout_s);
-    }
-  }
-  return next;
-}
-
-std::vector<int32_t> PowerController::Expire(double now_s) {
-  std::vector<int32_t> down;
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    const int32_t n = static_cast<int32_t>(i);
-    const NodePower& p = nodes_[n];
-    if (p.state == NodeState::kSuspending &&
-        p.since_s + NodePower::Duration(cluster_->nodes[n], p.state) <= now_s) {
-      OnSuspended(n, p.boot_attempt, now_s);
-    } else if (p.state == NodeState::kBooting && p.since_s + options_.resume_timeout_s <= now_s &&
-               OnResumeTimeout(n, p.boot_attempt, now_s)) {
-      down.push_back(n);
-    }
-  }
-  return down;
-}
-
 }  // namespace hetsched::power

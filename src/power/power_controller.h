@@ -5,7 +5,7 @@
 // Pure state and decisions: it owns no clock or event queue. The driver passes `now_s` (never
 // decreasing) and the facts it knows (demand, busy devices, boots that completed), carries out
 // the commands it gets back, and calls again at the times it is told: next_check_s of the
-// commands, each command's deadline_s, or NextDeadline() for a polling driver.
+// commands and each command's deadline_s (drive::PowerDriver keeps those timers).
 // Not thread-safe.
 #pragma once
 
@@ -105,13 +105,6 @@ class PowerController {
   // cluster whose nodes are powered down): on-idle -> off at once, resumable from now. False
   // when the node is not on-idle.
   bool AssumeOff(int32_t node, double now_s);
-
-  // For a driver without per-node timers: the earliest deadline of a suspending or booting
-  // node (infinity: none), and Expire, which applies OnSuspended / OnResumeTimeout to every
-  // node whose deadline is at or before `now_s` and returns those it marked down.
-  // O(nodes) each.
-  double NextDeadline() const;
-  std::vector<int32_t> Expire(double now_s);
 
   const NodePower& node(int32_t n) const { return nodes_[n]; }
   // Capacity may still come up by itself: a node is booting, or the last Decide left queued

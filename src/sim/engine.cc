@@ -13,21 +13,9 @@
 namespace hetsched::sim::internal {
 
 void Engine::ManagePower(double now_s) {
-  const power::PowerCommands c = power_.Decide(drive::DemandOf(*sched_), now_s);
-  // The backend reports the node off after its shutdown time (the command's deadline) and on
-  // after its boot time; a node not on by the resume deadline is marked down.
-  for (const power::NodeCommand& s : c.suspend) {
-    sched_->SetNodeOn(model::NodeId(s.node), false);
-    node_attempt_[s.node] = s.attempt;
-    Must(backend_.SetNodePower(cluster_.nodes[s.node].name, false));
-  }
-  for (const power::NodeCommand& r : c.resume) {
-    node_attempt_[r.node] = r.attempt;
-    Must(backend_.SetNodePower(cluster_.nodes[r.node].name, true));
-    queue_.Push(ToMicros(r.deadline_s), EventKind::kResumeTimeout, r.node, r.attempt);
-  }
-  if (std::isfinite(c.next_check_s)) {
-    const Micros at = ToMicros(c.next_check_s);
+  power_driver_.Decide(now_s);
+  if (std::isfinite(power_driver_.next_check_s())) {
+    const Micros at = ToMicros(power_driver_.next_check_s());
     if (at < power_check_at_) {
       power_check_at_ = at;
       queue_.Push(at, EventKind::kPowerCheck);
@@ -35,15 +23,24 @@ void Engine::ManagePower(double now_s) {
   }
 }
 
+void Engine::PowerTimerArmed(const drive::PowerTimer& timer) {
+  // Only resume timeouts: a shutdown ends with SimBackend's report (PowerRules).
+  assert(timer.kind == drive::PowerTimerKind::kResumeTimeout);
+  queue_.Push(ToMicros(timer.due_s), EventKind::kResumeTimeout, timer.node, timer.attempt);
+}
+
+void Engine::PowerSwitchFailed(int32_t node, bool on, const util::Status& status) {
+  (void)node, (void)on;
+  Must(status);
+}
+
 bool Engine::PowerEvent(const Event& e, double now_s) {
-  const int32_t n = e.target;
   switch (e.kind) {
     case EventKind::kPowerCheck:
       if (e.time >= power_check_at_) power_check_at_ = std::numeric_limits<Micros>::max();
       return false;
     case EventKind::kResumeTimeout:
-      // The jobs that waited for the node are served elsewhere.
-      return power_.OnResumeTimeout(n, e.generation, now_s);
+      return power_driver_.OnTimer(e.target, e.generation, now_s);
     default:
       return false;
   }
@@ -293,8 +290,7 @@ std::optional<sched::SizeEstimate> Engine::EstimateFor(const model::Job& job) {
   return sched::SizeEstimate{job.work * factor, sched::EstimateSource::kDriver};
 }
 
-SimResult Engine::Execute() {
-  const auto wall_start = Clock::now();
+void Engine::ScheduleStart() {
   const size_t n = workload_.jobs.size();
   order_.resize(n);
   std::iota(order_.begin(), order_.end(), 0);
@@ -323,6 +319,106 @@ SimResult Engine::Execute() {
       ScheduleRandomFault(model::NodeId(static_cast<int32_t>(i)), 0);
     }
   }
+}
+
+bool Engine::Arrive(Micros at, double now_s) {
+  bool arrived = false;
+  while (next_arrival_ < order_.size() &&
+         ToMicros(workload_.jobs[order_[next_arrival_]].arrival_s) == at) {
+    const model::Job& job = workload_.jobs[order_[next_arrival_++]];
+    result_.events++;
+    const sched::Admission a = sched_->Submit(job, now_s, EstimateFor(job));
+    if (!a.accepted) {
+      result_.jobs_rejected++;
+      EndJob(job.id.value(), JobStatus::kFailed, "rejected on arrival: " + a.reason, now_s);
+      continue;
+    }
+    attempts_.Track(job.id, SimBackend::JobName(job.id.value()), job.time_limit_s);
+    arrived = true;
+  }
+  return arrived;
+}
+
+Engine::Step Engine::TakeEvents(Micros at, double now_s) {
+  Step step;
+  step.changed = Arrive(at, now_s);
+  const auto react = [&](const Reaction& reaction) {
+    step.changed = reaction.decide || step.changed;
+    step.freed = reaction.freed || step.freed;
+  };
+  while (!queue_.empty() && queue_.Top().time == at) {
+    const Event e = queue_.Pop();
+    result_.events++;
+    if (backend_.Fire(e)) {  // the machines': an attempt or a node changed
+      react(Dispatch(now_s));
+      continue;
+    }
+    switch (e.kind) {
+      case EventKind::kDeviceDown:
+      case EventKind::kDeviceUp:
+      case EventKind::kPowerCheck:
+      case EventKind::kResumeTimeout:
+        step.changed = MachineTimer(e, now_s) || step.changed;
+        break;
+      case EventKind::kRound:
+        step.round_tick = true;
+        break;
+      case EventKind::kTimeLimit:
+        if (e.time >= time_limit_at_) time_limit_at_ = std::numeric_limits<Micros>::max();
+        break;
+      case EventKind::kCancel:
+        if (outcomes_[e.target].status == JobStatus::kUnfinished) {
+          attempts_.Cancel(JobId(e.target), "cancelled", now_s);
+          step.changed = true;
+        }
+        break;
+      case EventKind::kFlowDone:
+        if (e.generation == network_epoch_) {
+          flow_event_at_ = std::numeric_limits<Micros>::max();
+          Reaction reaction;
+          OnFlowsDone(now_s, reaction);
+          react(reaction);
+        }
+        break;
+      case EventKind::kAttemptEnd:  // the backend's (Fire took them)
+      case EventKind::kAttemptStartFailure:
+      case EventKind::kNodeOff:
+      case EventKind::kNodeOn:
+        break;
+    }
+  }
+  return step;
+}
+
+size_t Engine::DecideNow(double now_s) {
+  const auto t0 = Clock::now();
+  const sched::Decision d = sched_->Decide(now_s);
+  const double took_s = Seconds(Clock::now() - t0);
+  result_.sched_wall_s += took_s;
+  decision_us_.push_back(static_cast<float>(took_s * 1e6));
+  result_.decisions++;
+  Apply(d, now_s);
+  return d.placed.size();
+}
+
+bool Engine::Stuck(size_t placed, bool decided) const {
+  // Nothing runs or writes a checkpoint, nothing will arrive or come back up (no fault
+  // repair, no node booting or waiting to be resumed), and the last decision placed nothing:
+  // the queued jobs can never start.
+  return sched_->running() == 0 && stopping_ == 0 && next_arrival_ == order_.size() &&
+         pending_ups_ == 0 && placed == 0 && decided && sched_->queued() > 0 &&
+         options_.node_mtbf_s <= 0 && !power_.CapacityPending();
+}
+
+void Engine::ReportProgress() {
+  const double total = options_.measure
+                           ? static_cast<double>(options_.measure->second - options_.measure->first)
+                           : static_cast<double>(order_.size());
+  const double done = options_.measure ? total - measured_left_ : ended_;
+  options_.on_progress(total > 0 ? done / total : 1);
+}
+
+double Engine::RunJobs() {
   const bool rounds = options_.round_s > 0;
   const Micros round_us = rounds ? std::max<Micros>(1, ToMicros(options_.round_s)) : 0;
   bool round_pending = false;
@@ -332,7 +428,9 @@ SimResult Engine::Execute() {
   int64_t progress_tick = 0;
   while (WorkLeft() && !MeasureDone()) {
     Micros next = std::numeric_limits<Micros>::max();
-    if (next_arrival_ < n) next = ToMicros(workload_.jobs[order_[next_arrival_]].arrival_s);
+    if (next_arrival_ < order_.size()) {
+      next = ToMicros(workload_.jobs[order_[next_arrival_]].arrival_s);
+    }
     if (!queue_.empty()) next = std::min(next, queue_.Top().time);
     if (next == std::numeric_limits<Micros>::max()) break;
     if (options_.until_s > 0 && next > ToMicros(options_.until_s)) {
@@ -344,80 +442,17 @@ SimResult Engine::Execute() {
     backend_.AdvanceTo(now_s);
     power_.Advance(now_s);
     SampleUntil(now_s);
-    bool changed = false, round_tick = false, stopped_now = false;
-    while (next_arrival_ < n && ToMicros(workload_.jobs[order_[next_arrival_]].arrival_s) == next) {
-      const model::Job& job = workload_.jobs[order_[next_arrival_++]];
-      result_.events++;
-      const sched::Admission a = sched_->Submit(job, now_s, EstimateFor(job));
-      if (!a.accepted) {
-        result_.jobs_rejected++;
-        EndJob(job.id.value(), JobStatus::kFailed, "rejected on arrival: " + a.reason, now_s);
-        continue;
-      }
-      attempts_.Track(job.id, SimBackend::JobName(job.id.value()), job.time_limit_s);
-      changed = true;
-    }
-    while (!queue_.empty() && queue_.Top().time == next) {
-      const Event e = queue_.Pop();
-      result_.events++;
-      if (backend_.Fire(e)) {  // the machines': an attempt or a node changed
-        const Reaction reaction = Dispatch(now_s);
-        changed = reaction.decide || changed;
-        stopped_now = reaction.freed || stopped_now;
-        continue;
-      }
-      switch (e.kind) {
-        case EventKind::kDeviceDown:
-        case EventKind::kDeviceUp:
-        case EventKind::kPowerCheck:
-        case EventKind::kResumeTimeout:
-          changed = MachineTimer(e, now_s) || changed;
-          break;
-        case EventKind::kRound:
-          round_tick = true;
-          break;
-        case EventKind::kTimeLimit:
-          if (e.time >= time_limit_at_) time_limit_at_ = std::numeric_limits<Micros>::max();
-          break;
-        case EventKind::kCancel:
-          if (outcomes_[e.target].status == JobStatus::kUnfinished) {
-            attempts_.Cancel(JobId(e.target), "cancelled", now_s);
-            changed = true;
-          }
-          break;
-        case EventKind::kFlowDone:
-          if (e.generation == network_epoch_) {
-            flow_event_at_ = std::numeric_limits<Micros>::max();
-            Reaction reaction;
-            OnFlowsDone(now_s, reaction);
-            changed = reaction.decide || changed;
-            stopped_now = reaction.freed || stopped_now;
-          }
-          break;
-        case EventKind::kAttemptEnd:  // the backend's (Fire took them)
-        case EventKind::kAttemptStartFailure:
-        case EventKind::kNodeOff:
-        case EventKind::kNodeOn:
-          break;
-      }
-    }
-    if (EnforceTimeLimits(now_s)) changed = stopped_now = true;  // its devices are freed
-    bool decide = changed;
+    Step step = TakeEvents(next, now_s);
+    if (EnforceTimeLimits(now_s)) step.changed = step.freed = true;  // its devices are freed
+    bool decide = step.changed;
     if (rounds) {
       // Devices a checkpoint write held are free now: fill them without waiting for the round.
-      decide = round_tick || stopped_now;
-      if (round_tick) round_pending = false;
+      decide = step.round_tick || step.freed;
+      if (step.round_tick) round_pending = false;
     }
     size_t placed = 0;
     if (decide && sched_->HasWork()) {
-      const auto t0 = Clock::now();
-      const sched::Decision d = sched_->Decide(now_s);
-      const double took_s = Seconds(Clock::now() - t0);
-      result_.sched_wall_s += took_s;
-      decision_us_.push_back(static_cast<float>(took_s * 1e6));
-      result_.decisions++;
-      placed = d.placed.size();
-      Apply(d, now_s);
+      placed = DecideNow(now_s);
       if (options_.max_rounds > 0 && result_.decisions >= options_.max_rounds) {
         result_.stopped_early = "max-rounds";
         break;
@@ -430,30 +465,17 @@ SimResult Engine::Execute() {
     if (rounds && !round_pending && WorkLeft()) {
       // The next round boundary at or after now (after now when this one just ran).
       Micros at = (next + round_us - 1) / round_us * round_us;
-      if (round_tick && at <= next) at = next + round_us;
+      if (step.round_tick && at <= next) at = next + round_us;
       queue_.Push(at, EventKind::kRound);
       round_pending = true;
     }
-    // Nothing runs or writes a checkpoint, nothing will arrive or come back up (no fault
-    // repair, no node booting or waiting to be resumed), and the last decision placed nothing:
-    // the queued jobs can never start.
-    if (sched_->running() == 0 && stopping_ == 0 && next_arrival_ == n && pending_ups_ == 0 &&
-        placed == 0 && decide && sched_->queued() > 0 && options_.node_mtbf_s <= 0 &&
-        !power_.CapacityPending()) {
-      break;
-    }
-    if (options_.on_progress && (++progress_tick & 1023) == 0) {
-      const double total =
-          options_.measure ? static_cast<double>(options_.measure->second - options_.measure->first)
-                           : static_cast<double>(n);
-      const double done = options_.measure ? total - measured_left_ : ended_;
-      options_.on_progress(total > 0 ? done / total : 1);
-    }
+    if (Stuck(placed, decide)) break;
+    if (options_.on_progress && (++progress_tick & 1023) == 0) ReportProgress();
   }
-  result_.end_s = now_s;
-  // From here on now_s is where the books close: the horizon when the run ended before it.
-  if (options_.horizon_s > now_s) now_s = RunToHorizon(now_s);
-  result_.horizon_s = now_s;
+  return now_s;
+}
+
+void Engine::CloseBooks(double now_s) {
   backend_.AdvanceTo(now_s);
   power_.Advance(now_s);
   if (Recording()) {
@@ -462,24 +484,26 @@ SimResult Engine::Execute() {
     next_sample_s_ = now_s;
     SampleUntil(std::nextafter(now_s, kInf));
   }
-
-  // Close the books: running jobs' busy time, devices still down.
-  for (size_t i = 0; i < n; ++i) {
-    if (!sched_->Known(JobId(static_cast<int32_t>(i)))) continue;  // not arrived, or rejected
-    const sched::JobRecord& r = sched_->record(JobId(static_cast<int32_t>(i)));
+  // Running jobs' busy time, devices still down.
+  for (size_t i = 0; i < outcomes_.size(); ++i) {
+    const JobId id(static_cast<int32_t>(i));
+    if (!sched_->Known(id)) continue;  // not arrived, or rejected
+    const sched::JobRecord& r = sched_->record(id);
     if (r.phase == sched::JobPhase::kRunning || r.phase == sched::JobPhase::kStopping) {
       CloseRun(i, now_s, RunEnd::kRunning);
     }
     outcomes_[i].preemptions = r.preemptions;
-    if (const drive::Attempt* a = attempts_.attempt(JobId(static_cast<int32_t>(i)))) {
-      outcomes_[i].attempts = a->number;
-    }
+    if (const drive::Attempt* a = attempts_.attempt(id)) outcomes_[i].attempts = a->number;
   }
   for (size_t d = 0; d < cluster_.devices.size(); ++d) {
     if (down_count_[d] > 0) {
       down_s_[cluster_.devices[d].type.value()] += now_s - down_since_[d];
     }
   }
+}
+
+void Engine::SummarizeJobs(double now_s) {
+  const size_t n = workload_.jobs.size();
   result_.policy = std::string(sched_->policy().name());
   result_.estimates = EstimateModeName(options_.estimates);
   if (n > 0) result_.last_arrival_s = workload_.jobs[order_.back()].arrival_s;
@@ -531,6 +555,9 @@ SimResult Engine::Execute() {
     result_.decision_p99_us = Percentile(decision_us_, 0.99);
     result_.decision_max_us = *std::max_element(decision_us_.begin(), decision_us_.end());
   }
+}
+
+void Engine::SummarizeMachines(double now_s) {
   double up_device_s = 0;
   for (const auto& [type, count] : cluster_.DeviceTypeCounts()) {
     const double available = count * now_s - down_s_[type.value()];
@@ -564,6 +591,19 @@ SimResult Engine::Execute() {
   if (stagings_ > 0) result_.avg_staging_s = staging_s_ / static_cast<double>(stagings_);
   result_.gangs_within_node =
       multi_placements_ > 0 ? static_cast<double>(within_node_) / multi_placements_ : 1.0;
+}
+
+SimResult Engine::Execute() {
+  const auto wall_start = Clock::now();
+  ScheduleStart();
+  double now_s = RunJobs();
+  result_.end_s = now_s;
+  // From here on now_s is where the books close: the horizon when the run ended before it.
+  if (options_.horizon_s > now_s) now_s = RunToHorizon(now_s);
+  result_.horizon_s = now_s;
+  CloseBooks(now_s);
+  SummarizeJobs(now_s);
+  SummarizeMachines(now_s);
   if (options_.record_jobs) result_.jobs = outcomes_;
   result_.sim_wall_s = Seconds(Clock::now() - wall_start);
   if (options_.on_progress) options_.on_progress(1);
@@ -643,40 +683,47 @@ std::string EstimateModeName(const EstimateMode& m) {
   return "?";
 }
 
-util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Workload& workload,
-                                 const model::ThroughputProfile* profile,
-                                 const SimOptions& options) {
-  if (HasServices(workload)) {
-    // Services first; the rest of the workload (ids renumbered) runs around their replicas.
-    std::vector<const model::Job*> services;
-    std::vector<std::vector<model::InferenceRequest>> requests;
-    for (const model::Job& job : workload.jobs) {
-      if (job.kind != model::JobKind::kService) continue;
-      services.push_back(&job);
-      ASSIGN_OR_RETURN(auto reqs,
-                       RequestsOf(job, options.serving.horizon_s, options.seed + services.size()));
-      requests.push_back(std::move(reqs));
-    }
-    ASSIGN_OR_RETURN(ServingResult serving,
-                     SimulateServing(cluster, services, requests, options.serving));
-    SimOptions with_holds = options;
-    with_holds.faults.insert(with_holds.faults.end(), serving.holds.begin(), serving.holds.end());
-    with_holds.serving_pool = serving.pool;
-    // A replica's node must be on while it runs, and the power policy does not see the
-    // services' plans: nodes that host a replica at some time of the day are not suspended.
-    for (DeviceId d : serving.pool) {
-      const std::string& node = cluster.node(cluster.device(d).node).name;
-      auto& excluded = with_holds.power.exclude_nodes;
-      if (std::find(excluded.begin(), excluded.end(), node) == excluded.end()) {
-        excluded.push_back(node);
-      }
-    }
-    serving.holds.clear();
-    ASSIGN_OR_RETURN(SimResult result,
-                     Simulate(cluster, WithoutServices(workload), profile, with_holds));
-    result.serving = std::move(serving);
-    return result;
+namespace {
+
+// The services first (sim/serving.h); the rest of the workload (ids renumbered) runs around
+// their replicas.
+util::Result<SimResult> SimulateWithServices(const model::Cluster& cluster,
+                                             const model::Workload& workload,
+                                             const model::ThroughputProfile* profile,
+                                             const SimOptions& options) {
+  std::vector<const model::Job*> services;
+  std::vector<std::vector<model::InferenceRequest>> requests;
+  for (const model::Job& job : workload.jobs) {
+    if (job.kind != model::JobKind::kService) continue;
+    services.push_back(&job);
+    ASSIGN_OR_RETURN(auto reqs,
+                     RequestsOf(job, options.serving.horizon_s, options.seed + services.size()));
+    requests.push_back(std::move(reqs));
   }
+  ASSIGN_OR_RETURN(ServingResult serving,
+                   SimulateServing(cluster, services, requests, options.serving));
+  SimOptions with_holds = options;
+  with_holds.faults.insert(with_holds.faults.end(), serving.holds.begin(), serving.holds.end());
+  with_holds.serving_pool = serving.pool;
+  // A replica's node must be on while it runs, and the power policy does not see the
+  // services' plans: nodes that host a replica at some time of the day are not suspended.
+  for (DeviceId d : serving.pool) {
+    const std::string& node = cluster.node(cluster.device(d).node).name;
+    auto& excluded = with_holds.power.exclude_nodes;
+    if (std::find(excluded.begin(), excluded.end(), node) == excluded.end()) {
+      excluded.push_back(node);
+    }
+  }
+  serving.holds.clear();
+  ASSIGN_OR_RETURN(SimResult result,
+                   Simulate(cluster, WithoutServices(workload), profile, with_holds));
+  result.serving = std::move(serving);
+  return result;
+}
+
+// The workload and options a simulation can run: jobs with positional ids and work, and
+// times, cancels and stops that make sense.
+util::Status CheckSimulation(const model::Workload& workload, const SimOptions& options) {
   for (size_t i = 0; i < workload.jobs.size(); ++i) {
     if (workload.jobs[i].id.value() != static_cast<int32_t>(i)) {
       return util::Status::InvalidArgument(fmt::format(
@@ -723,6 +770,16 @@ util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Wor
   if ((options.node_mtbf_s > 0) != (options.node_mttr_s > 0)) {
     return util::Status::InvalidArgument("give both --mtbf and --mttr, or neither");
   }
+  return util::Status::Ok();
+}
+
+}  // namespace
+
+util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Workload& workload,
+                                 const model::ThroughputProfile* profile,
+                                 const SimOptions& options) {
+  if (HasServices(workload)) return SimulateWithServices(cluster, workload, profile, options);
+  RETURN_IF_ERROR(CheckSimulation(workload, options));
   ASSIGN_OR_RETURN(power::PowerController power,
                    power::PowerController::Create(cluster, options.power));
   sched::SchedulerOptions sched_options = options.sched;

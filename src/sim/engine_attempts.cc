@@ -11,7 +11,6 @@ void Engine::Launching(const sched::Placement& p, std::vector<exec::LaunchSpec>&
   if (p.resized) result_.resizes++;
   const int32_t id = p.job.value();
   const sched::JobRecord& r = sched_->record(p.job);
-  const model::Job& job = *r.job;
   JobRun& run = runs_[id];
   if (p.restarted && run.type.valid() && r.speed[run.type.value()] > 0) {
     // The steps it had done, at the speed it did them, on the devices it had.
@@ -49,44 +48,51 @@ void Engine::Launching(const sched::Placement& p, std::vector<exec::LaunchSpec>&
     run.rate = 0;
     run.since_s = run.segment_s = now_s;
   } else {
-    const double speed = sched_->SpeedNow(p.job);  // its pair speed when it joins a partner
-    if (job.sync_bytes_per_step > 0 && p.devices.size() > 1) {
-      run.sync_s = cost::RingAllReduceSeconds(topology_, p.devices, job.sync_bytes_per_step);
-      run.sync_bytes_per_step = cost::RingAllReduceBytesTotal(
-          static_cast<double>(job.sync_bytes_per_step), static_cast<int>(p.devices.size()));
-      // Each ring hop carries 2(n-1)/n of the buffer per step (cost/transfer.h).
-      run.hop_bytes = run.sync_bytes_per_step / static_cast<double>(p.devices.size());
-    }
-    // A lower power cap slows the compute part of a step (not the communication).
-    run.rate = EffectiveRate(speed, run.sync_s, 1);
-    result_.restore_device_hours += static_cast<double>(p.devices.size()) * startup_s / 3600.0;
-    run.since_s = now_s + startup_s;
-    run.segment_s = run.since_s;
-    // A guest's devices draw what their holder's cap allows: it picks no cap of its own.
-    if (power_.caps() && run.rate > 0 && run.owns) {
-      // A deadline can guide the cap only when the scheduler expects some work left; with
-      // nothing known it is treated as no deadline (the bounded-slowdown rule).
-      const double expected_s = sched_->ExpectedRemainingWork(p.job, now_s) / run.rate;
-      const power::CapPoint cap = power_.CapFor(
-          p.type, expected_s > 0 ? job.deadline_s : std::nullopt, run.since_s, expected_s);
-      if (cap.cap < 1) {
-        run.rate = EffectiveRate(speed, run.sync_s, cap.throughput);
-        run.cap_power = cap.power;
-        run.cap_throughput = cap.throughput;
-      }
-    }
-    run.solo_rate = run.rate;
-    if (StartStaging(id, p.devices, job.data_bytes + (p.resumed ? job.checkpoint_bytes : 0),
-                     now_s)) {
-      run.rate = 0;  // progress waits for the input (OnFlowsDone)
-    } else {
-      StartRing(id, p.devices, now_s);
-    }
+    StartComputing(p, startup_s, now_s);
   }
   power_.SetBusy(run.held, true, run.cap_power, now_s);
   // Without progress it never ends by itself (the backend ignores this for a failing start).
   const double modeled_s = run.rate > 0 ? TrueRemaining(id, run.since_s) / run.rate : kInf;
   for (exec::LaunchSpec& spec : specs) spec.modeled_s = modeled_s;
+}
+
+void Engine::StartComputing(const sched::Placement& p, double startup_s, double now_s) {
+  const int32_t id = p.job.value();
+  const sched::JobRecord& r = sched_->record(p.job);
+  const model::Job& job = *r.job;
+  JobRun& run = runs_[id];
+  const double speed = sched_->SpeedNow(p.job);  // its pair speed when it joins a partner
+  if (job.sync_bytes_per_step > 0 && p.devices.size() > 1) {
+    run.sync_s = cost::RingAllReduceSeconds(topology_, p.devices, job.sync_bytes_per_step);
+    run.sync_bytes_per_step = cost::RingAllReduceBytesTotal(
+        static_cast<double>(job.sync_bytes_per_step), static_cast<int>(p.devices.size()));
+    // Each ring hop carries 2(n-1)/n of the buffer per step (cost/transfer.h).
+    run.hop_bytes = run.sync_bytes_per_step / static_cast<double>(p.devices.size());
+  }
+  // A lower power cap slows the compute part of a step (not the communication).
+  run.rate = EffectiveRate(speed, run.sync_s, 1);
+  result_.restore_device_hours += static_cast<double>(p.devices.size()) * startup_s / 3600.0;
+  run.since_s = now_s + startup_s;
+  run.segment_s = run.since_s;
+  // A guest's devices draw what their holder's cap allows: it picks no cap of its own.
+  if (power_.caps() && run.rate > 0 && run.owns) {
+    // A deadline can guide the cap only when the scheduler expects some work left; with
+    // nothing known it is treated as no deadline (the bounded-slowdown rule).
+    const double expected_s = sched_->ExpectedRemainingWork(p.job, now_s) / run.rate;
+    const power::CapPoint cap = power_.CapFor(
+        p.type, expected_s > 0 ? job.deadline_s : std::nullopt, run.since_s, expected_s);
+    if (cap.cap < 1) {
+      run.rate = EffectiveRate(speed, run.sync_s, cap.throughput);
+      run.cap_power = cap.power;
+      run.cap_throughput = cap.throughput;
+    }
+  }
+  run.solo_rate = run.rate;
+  if (StartStaging(id, p.devices, job.data_bytes + (p.resumed ? job.checkpoint_bytes : 0), now_s)) {
+    run.rate = 0;  // progress waits for the input (OnFlowsDone)
+  } else {
+    StartRing(id, p.devices, now_s);
+  }
 }
 
 void Engine::Stopping(JobId job, double now_s) {
@@ -136,13 +142,8 @@ bool Engine::OtherEvent(const BackendEvent& ev, double now_s) {
   // SimBackend reports only the attempts of jobs the engine tracks, and its nodes.
   assert(ev.kind == BackendEventKind::kNodeUp || ev.kind == BackendEventKind::kNodeDown);
   const int32_t n = cluster_.FindNode(ev.node)->value();
-  if (ev.kind == BackendEventKind::kNodeDown) {
-    power_.OnSuspended(n, node_attempt_[n], now_s);
-    return false;
-  }
-  if (!power_.OnBooted(n, node_attempt_[n], now_s)) return false;
-  sched_->SetNodeOn(model::NodeId(n), true);
-  return true;
+  return power_driver_.Reported(n, ev.kind == BackendEventKind::kNodeUp, now_s) ==
+         drive::NodeReport::kBooted;
 }
 
 void Engine::BackendFailed(JobId job, const std::string& call, const util::Status& status) {

@@ -16,7 +16,7 @@
 
 #include "cost/transfer.h"
 #include "drive/attempts.h"
-#include "drive/power_demand.h"
+#include "drive/power_driver.h"
 #include "exec/launch.h"
 #include "model/topology.h"
 #include "power/power_controller.h"
@@ -119,10 +119,11 @@ inline double EffectiveRate(double speed, double sync_s, double throughput) {
   return std::isfinite(step_s) && step_s > 0 ? 1.0 / step_s : 0;
 }
 
-// The simulator's loop: events in virtual time into drive::Attempts (which carries decisions
-// out on the SimBackend with the rules the daemon uses) and the scheduler; what only a
-// simulation knows (rates, links, energy, the books of the result) in its drive::Effects.
-class Engine final : private drive::Effects {
+// The simulator's loop: events in virtual time into drive::Attempts and drive::PowerDriver
+// (which carry the scheduler's decisions and the power controller's out on the SimBackend with
+// the rules the daemon uses) and the scheduler; what only a simulation knows (rates, links,
+// energy, the books of the result) in its drive::Effects and drive::PowerEffects.
+class Engine final : private drive::Effects, private drive::PowerEffects {
  public:
   Engine(const model::Cluster& cluster, const model::Workload& workload, const SimOptions& options,
          std::unique_ptr<sched::Scheduler> scheduler, power::PowerController power)
@@ -141,7 +142,8 @@ class Engine final : private drive::Effects {
         rng_(options.seed),
         estimate_rng_(options.seed ^ 0x5eed5eed5eedULL),
         power_(std::move(power)),
-        node_attempt_(cluster.nodes.size(), 0),
+        // SimBackend reports a node down when its shutdown is done.
+        power_driver_(cluster, *sched_, backend_, power_, *this, {.down_report_is_off = true}),
         // Its start failures are stack mismatches, which fail every time: a type is given up at
         // the first. A stop's grace is the checkpoint write the backend models.
         attempts_(
@@ -159,6 +161,34 @@ class Engine final : private drive::Effects {
   SimResult Execute();
 
  private:
+  // Execute's parts, in order. The jobs' arrival order, the outcomes, and the events known
+  // ahead (cancels, faults).
+  void ScheduleStart();
+  // The run proper: the events in time order, a decision after those that call for one, until
+  // no work is left or a stop (--until, --max-rounds, --measure-jobs, a queue that can never
+  // start); returns when it ended.
+  double RunJobs();
+  // What the events at one time asked for.
+  struct Step {
+    bool changed = false;     // a decision is due
+    bool freed = false;       // devices a stopping job held are free
+    bool round_tick = false;  // a round boundary
+  };
+  // The arrivals and events at `at` (= now_s).
+  Step TakeEvents(Micros at, double now_s);
+  // The jobs arriving at `at` submitted; true when one was admitted.
+  bool Arrive(Micros at, double now_s);
+  // A scheduler decision carried out; the placements it made.
+  size_t DecideNow(double now_s);
+  // The queued jobs can never start (nothing that could free or bring devices is left).
+  bool Stuck(size_t placed, bool decided) const;
+  void ReportProgress();
+  // The books at the end: running jobs' busy time and devices still down up to `now_s`; then
+  // the result's job statistics and its machines' (utilization, energy, network).
+  void CloseBooks(double now_s);
+  void SummarizeJobs(double now_s);
+  void SummarizeMachines(double now_s);
+
   bool WorkLeft() const {
     return next_arrival_ < order_.size() || sched_->queued() > 0 || sched_->running() > 0 ||
            stopping_ > 0;
@@ -265,6 +295,9 @@ class Engine final : private drive::Effects {
   // drive::Effects: the simulation's side of carrying decisions out.
   void Launching(const sched::Placement& p, std::vector<exec::LaunchSpec>& specs,
                  double now_s) override;
+  // A launched run that can compute (its stack is there): its rate (ring synchronization,
+  // power cap) from the end of its `startup_s`, then its input read or its ring.
+  void StartComputing(const sched::Placement& p, double startup_s, double now_s);
   void Stopping(JobId job, double now_s) override;
   void Running(JobId job, double now_s) override;
   double WorkKept(JobId job, double now_s) override;
@@ -280,9 +313,13 @@ class Engine final : private drive::Effects {
   void ScheduleRandomFault(model::NodeId node, double now_s);
   std::vector<DeviceId> FaultDevices(const Fault& f) const;
 
-  // Power (power/power_controller.h): the demand the controller sees, and its commands carried
-  // out as events (shutdowns, boots, resume timeouts, the next check).
+  // Power (power/power_controller.h), carried out by drive::PowerDriver: its decision, and the
+  // next check it asks for as an event.
   void ManagePower(double now_s);
+  // drive::PowerEffects: a resume timeout becomes an event; a switch the backend refuses is a
+  // bug in the simulation. (The controller keeps the power books the result reads.)
+  void PowerTimerArmed(const drive::PowerTimer& timer) override;
+  void PowerSwitchFailed(int32_t node, bool on, const util::Status& status) override;
   // Handles the controller's timers (kPowerCheck, kResumeTimeout); true when capacity changed.
   bool PowerEvent(const Event& e, double now_s);
   // The machines' own timers, shared by the run and RunToHorizon: a device fault or repair
@@ -342,7 +379,7 @@ class Engine final : private drive::Effects {
   int64_t multi_placements_ = 0, within_node_ = 0;
   // Power.
   power::PowerController power_;
-  std::vector<uint32_t> node_attempt_;  // per node: the controller's attempt the backend runs
+  drive::PowerDriver power_driver_;
   Micros power_check_at_ = std::numeric_limits<Micros>::max();
   drive::Attempts attempts_;
   bool freed_ = false;  // a preempted job's checkpoint was written since the last Dispatch

@@ -1,8 +1,10 @@
 // One set of rules, two drivers: the same jobs and the same scripted faults (a start failure, a
+// One set of rules, two drivers: the same jobs and the same scripted faults (a start failure, a
 // node down under a gang, a lost attempt, a time limit, cancels, one while a checkpoint is
-// written, a daemon restart) through the simulator and through the daemon on its virtual
-// backend must end every job the same way after the same number of attempts, at the same time
-// where the script says when (drive::Attempts' rules, docs/architecture.md).
+// written, a daemon restart, nodes suspended and woken) through the simulator and through the
+// daemon on its virtual backend must end every job the same way after the same number of
+// attempts, at the same time where the script says when, and switch node power as often
+// (drive::Attempts' and drive::PowerDriver's rules, docs/architecture.md).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -39,6 +41,9 @@ struct Script {
   std::vector<double> restarts;                         // daemon restarts (modeled s)
   double checkpoint_save_s = 0;  // a stopped attempt's checkpoint write (modeled s)
   double end_s = 0;              // every job has ended by then
+  // With a 100 s suspend time and no suspend timeout; nodes boot in 30 s (the virtual backend
+  // at once) and shut down in 10 s.
+  std::string power_policy = "always-on";
 };
 
 // The daemon's clock runs on wall time: its ends come a few modeled seconds late (the script's
@@ -56,6 +61,20 @@ struct Outcome {
 };
 using Outcomes = std::map<std::string, Outcome>;
 
+// What a run did: each job's outcome, and how many times nodes were suspended or resumed.
+struct Observed {
+  Outcomes jobs;
+  int64_t power_transitions = 0;
+};
+
+power::PowerOptions PowerOf(const Script& s) {
+  power::PowerOptions p;
+  p.policy = s.power_policy;
+  p.suspend_time_s = 100;
+  p.suspend_timeout_s = 0;
+  return p;
+}
+
 std::ostream& operator<<(std::ostream& os, const Outcome& o) {
   os << o.state << " after " << o.attempts << " attempt(s)";
   if (o.ended_s >= 0) os << " at " << o.ended_s << " s";
@@ -72,7 +91,7 @@ std::vector<JobRequest> Requests(const Script& s, const model::Cluster& cluster)
   return out;
 }
 
-Outcomes Simulated(const Script& s, const model::Cluster& cluster) {
+Observed Simulated(const Script& s, const model::Cluster& cluster) {
   model::Workload workload;
   for (JobRequest& r : Requests(s, cluster)) {
     r.job.id = model::JobId(static_cast<int32_t>(workload.jobs.size()));
@@ -84,6 +103,8 @@ Outcomes Simulated(const Script& s, const model::Cluster& cluster) {
   so.checkpoint_save_s = s.checkpoint_save_s;
   so.checkpoint_interval_s = 0;  // a loss loses the whole run, as the daemon's store knows it
   so.record_jobs = true;
+  so.power = PowerOf(s);
+  so.horizon_s = s.end_s;  // the machines' power events after the last job, as the daemon's
   for (const VirtualFault& f : s.faults) {
     sim::Fault sf;
     sf.time_s = f.at_s;
@@ -99,14 +120,15 @@ Outcomes Simulated(const Script& s, const model::Cluster& cluster) {
   }
   auto result = sim::Simulate(cluster, workload, nullptr, so);
   EXPECT_TRUE(result.ok()) << result.status().ToString();
-  Outcomes out;
+  Observed out;
   for (const sim::JobOutcome& o : result->jobs) {
     const char* state = o.status == sim::JobStatus::kCompleted   ? "completed"
                         : o.status == sim::JobStatus::kFailed    ? "failed"
                         : o.status == sim::JobStatus::kCancelled ? "cancelled"
                                                                  : "unfinished";
-    out[workload.jobs[o.id].name] = {state, o.attempts, o.completion_s};
+    out.jobs[workload.jobs[o.id].name] = {state, o.attempts, o.completion_s};
   }
+  out.power_transitions = result->node_power_transitions;
   return out;
 }
 
@@ -121,7 +143,7 @@ class SharedBackend final : public hetsched::testing::ForwardingBackend {
   std::shared_ptr<VirtualBackend> b_;
 };
 
-Outcomes Served(const Script& s, const model::Cluster& cluster) {
+Observed Served(const Script& s, const model::Cluster& cluster) {
   hetsched::testing::TempDir dir;
   Logger logger(LogLevel::kError, [](std::string_view) {});
   std::unique_ptr<MetricsRegistry> metrics;  // one per daemon: each registers its families
@@ -143,6 +165,7 @@ Outcomes Served(const Script& s, const model::Cluster& cluster) {
   opts.max_start_failures = 1;  // as the simulator's (its start failures are stacks missing)
   opts.scheduler.preemption_cost_s = 0;
   opts.stop_grace_s = std::numeric_limits<double>::infinity();  // as the simulator's
+  opts.power = PowerOf(s);
   const auto open = [&]() -> std::unique_ptr<Service> {
     metrics = std::make_unique<MetricsRegistry>();
     auto store = Store::Open(dir.File("h.db"));
@@ -171,14 +194,17 @@ Outcomes Served(const Script& s, const model::Cluster& cluster) {
     }
   }
   std::this_thread::sleep_until(at(s.end_s));
-  Outcomes out;
+  Observed out;
   auto list = service->List({});
   EXPECT_TRUE(list.ok());
   for (const JobView& v : *list) {
     // Every job was submitted at modeled 0.
-    out[v.name] = {std::string(JobStateName(v.state)), v.attempt,
-                   v.ended_s < 0 ? -1 : (v.ended_s - v.submitted_s) * kScale};
+    out.jobs[v.name] = {std::string(JobStateName(v.state)), v.attempt,
+                        v.ended_s < 0 ? -1 : (v.ended_s - v.submitted_s) * kScale};
   }
+  auto view = service->Cluster();
+  EXPECT_TRUE(view.ok());
+  out.power_transitions = view->power_transitions;  // since the daemon started
   return out;
 }
 
@@ -190,13 +216,20 @@ std::string Job(const std::string& name, int gang, double work,
                      name, gang, work, throughput, extra);
 }
 
-void ExpectSameOutcomes(const Script& s, const Outcomes& expected) {
+void ExpectSameOutcomes(const Script& s, const Outcomes& expected,
+                        int64_t expected_power_transitions = 0) {
   auto cluster = model::io::LoadCluster(kCluster);
   ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
-  const Outcomes simulated = Simulated(s, *cluster);
-  EXPECT_EQ(simulated, expected) << "the simulator";
-  const Outcomes served = Served(s, *cluster);
-  EXPECT_EQ(served, expected) << "the daemon";
+  for (model::Node& n : cluster->nodes) {
+    n.boot_s = 30;
+    n.shutdown_s = 10;
+  }
+  const Observed simulated = Simulated(s, *cluster);
+  EXPECT_EQ(simulated.jobs, expected) << "the simulator";
+  EXPECT_EQ(simulated.power_transitions, expected_power_transitions) << "the simulator";
+  const Observed served = Served(s, *cluster);
+  EXPECT_EQ(served.jobs, expected) << "the daemon";
+  EXPECT_EQ(served.power_transitions, expected_power_transitions) << "the daemon";
 }
 
 TEST(SameOutcomes, AStartFailureGivesTheTypeUpAndTheJobRunsOnAnother) {
@@ -248,6 +281,19 @@ TEST(SameOutcomes, ALostAttemptAndACancelWhileACheckpointIsWritten) {
   s.checkpoint_save_s = 80;
   s.end_s = 600;
   ExpectSameOutcomes(s, {{"over", {"cancelled", 1, 180}}, {"solo", {"completed", 2, 500}}});
+}
+
+TEST(SameOutcomes, IdleNodesAreSuspendedAndWokenWhenALostJobNeedsThem) {
+  Script s;
+  s.power_policy = "idle-timeout";
+  // `short` holds the V100s for 50 s, so `either` starts on the K80s; the V100 nodes are
+  // suspended at 150 s. The K80 node fails at 300 s (for good): `either` is lost, and one V100
+  // node is woken for it; the idle K80 node is suspended at 400 s. Once `either` is done
+  // (500 s on the V100s), its node is suspended again: five switches.
+  s.jobs = {Job("short", 4, 100, R"("v100":2)"), Job("either", 2, 1000)};
+  s.faults = {{300, "k80-1", 1e6, false}};
+  s.end_s = 1500;
+  ExpectSameOutcomes(s, {{"short", {"completed", 1}}, {"either", {"completed", 2}}}, 5);
 }
 
 }  // namespace

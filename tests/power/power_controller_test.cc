@@ -69,7 +69,6 @@ TEST(PowerController, SuspendsAfterTheIdleTimeAndIsOffAfterItsShutdown) {
   // SuspendTimeout (120 s) is longer than the shutdown: no resume before 420.
   EXPECT_DOUBLE_EQ(p.node(1).resumable_at_s, 420);
   EXPECT_EQ(p.transitions(), 1);
-  EXPECT_DOUBLE_EQ(p.NextDeadline(), 360);
   EXPECT_FALSE(p.OnSuspended(1, a.suspend[0].attempt + 1, 360));  // stale
   EXPECT_TRUE(p.OnSuspended(1, a.suspend[0].attempt, 360));
   EXPECT_EQ(p.node(1).state, NodeState::kOff);
@@ -130,15 +129,13 @@ TEST(PowerController, ANodeNotUpWithinTheResumeTimeoutIsMarkedDown) {
   a = p.Decide(View(c, p, 2, {2}), 420);
   ASSERT_EQ(a.resume.size(), 1u);
   const uint32_t attempt = a.resume[0].attempt;
-  // A polling driver: nothing is due before the deadline; at it the node is marked down.
-  EXPECT_DOUBLE_EQ(p.NextDeadline(), 1020);
-  EXPECT_TRUE(p.Expire(1019).empty());
+  EXPECT_DOUBLE_EQ(a.resume[0].deadline_s, 1020);
+  EXPECT_FALSE(p.OnResumeTimeout(1, attempt - 1, 1020));  // stale
   EXPECT_EQ(p.node(1).state, NodeState::kBooting);
-  EXPECT_EQ(p.Expire(1020), std::vector<int32_t>{1});
+  EXPECT_TRUE(p.OnResumeTimeout(1, attempt, 1020));
   EXPECT_EQ(p.node(1).state, NodeState::kDown);
   EXPECT_EQ(p.boot_failures(), 1);
   EXPECT_FALSE(p.CapacityPending());
-  EXPECT_FALSE(std::isfinite(p.NextDeadline()));
   // A boot reported late changes nothing: down is final.
   EXPECT_FALSE(p.OnBooted(1, attempt, 1100));
   EXPECT_EQ(p.node(1).state, NodeState::kDown);
