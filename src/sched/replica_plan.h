@@ -34,7 +34,7 @@ inline constexpr int kScaleDownIntervals = 3;
 inline constexpr double kBurstWindowS = 10;
 
 // ForecastRequestRate at `now_s` from `arrivals` (sorted by arrival time): the mean rates of the
-// last kScaleDownIntervals intervals of `interval_s` (those after t = 0) and the rates over
+// last kScaleDownIntervals intervals of `interval_s` (those from t = 0 on) and the rates over
 // kBurstWindowS windows of the same span. Before one interval has passed, the arrivals of the
 // first interval stand in for that history (a look ahead, as a service running since yesterday
 // has seen such a day).
