@@ -45,6 +45,49 @@ double PrefillCommSeconds(const ServedModel& m, double n, double len, int32_t tp
   return RingSeconds(2.0 * m.layers * n * len * m.hidden * 2.0, tp, link);
 }
 
+// The largest rate of prompts queueing for a chunk stream that serves `mu` prompts/s at which
+// their wait plus their own prefill (`own_s`) stays within the TTFT target at the SLO's
+// percentile, at most kTargetUtilisation of mu. The wait's tail is taken as M/M/1's
+// (P(wait > t) = rho e^-(mu - lambda) t: conservative for a steady stream).
+double QueueLimitedRate(double mu, double own_s, const ServingSlo& slo) {
+  const double tail = std::max(1e-9, 1 - slo.percentile / 100);
+  auto ttft_at = [&](double lambda) {
+    const double rho = lambda / mu;
+    return rho <= tail ? own_s : own_s + std::log(rho / tail) / (mu - lambda);
+  };
+  double ok = 0, too_much = mu * ServingModel::kTargetUtilisation;
+  if (ttft_at(too_much) <= slo.ttft_s) return too_much;
+  for (int i = 0; i < 50; ++i) {
+    const double mid = (ok + too_much) / 2;
+    (ttft_at(mid) <= slo.ttft_s ? ok : too_much) = mid;
+  }
+  return ok;
+}
+
+// How close the batch sizes CapacityAt tried came to the targets, to say why none works.
+struct NearestMiss {
+  double fastest_step = kInf;          // an iteration of a one-token chunk
+  double slowest_prefill = 0;          // a mean prompt, in chunks
+  double fastest_long_prefill = kInf;  // a prompt of the SLO percentile's length, in chunks
+
+  std::string Why(const ServingSlo& slo, double long_prompt) const {
+    if (fastest_step > ServingModel::kStepShareOfTpot * slo.tpot_s) {
+      return fmt::format(
+          "one iteration takes at least {:.1f} ms, over {:.0f}% of the TPOT target ({:.1f} ms)",
+          fastest_step * 1e3, 100 * ServingModel::kStepShareOfTpot, slo.tpot_s * 1e3);
+    }
+    if (std::isfinite(fastest_long_prefill)) {
+      return fmt::format(
+          "a prompt of {:.0f} tokens (the p{:g} length) takes at least {:.3f} s in chunks, over "
+          "the TTFT target ({:.3f} s)",
+          long_prompt, slo.percentile, fastest_long_prefill, slo.ttft_s);
+    }
+    return fmt::format(
+        "a mean prompt's prefill takes {:.3f} s in chunks, over half the TTFT target ({:.3f} s)",
+        slowest_prefill, slo.ttft_s / 2);
+  }
+};
+
 }  // namespace
 
 util::Result<ServedModel> MakeServedModel(const std::string& name,
@@ -176,42 +219,25 @@ ReplicaCapacity ServingModel::CapacityAt(const ServingSlo& slo, double mean_inpu
   const double input = std::max(1.0, mean_input);
   const double output = std::max(1.0, mean_output);
   const double long_prompt = std::max(input, long_input);
-  double fastest_step = kInf;
-  double slowest_prefill = 0;
-  double fastest_long_prefill = kInf;
+  NearestMiss miss;
   // Batches 1, 2, 3, 4, 6, 8, 12, 16, ...: the rate changes slowly between them.
   for (int32_t b = 1; b <= max_batch; b = b < 4 ? b + 1 : b + b / 2) {
     const double decode = DecodeStepSeconds(b, mean_context);
-    fastest_step = std::min(fastest_step, IterationSeconds(b, mean_context, 1));
+    miss.fastest_step = std::min(miss.fastest_step, IterationSeconds(b, mean_context, 1));
     if (IterationSeconds(b, mean_context, 1) > step_limit) break;  // steps only grow with b
     const int64_t chunk = LargestChunk(b, mean_context, step_limit);
     const double step = IterationSeconds(b, mean_context, chunk);
     const double prefill_time = std::ceil(input / chunk) * step;
-    slowest_prefill = std::max(slowest_prefill, prefill_time);
+    miss.slowest_prefill = std::max(miss.slowest_prefill, prefill_time);
     if (prefill_time > slo.ttft_s / 2) continue;
     const double long_prefill = std::ceil(long_prompt / chunk) * step;
-    fastest_long_prefill = std::min(fastest_long_prefill, long_prefill);
+    miss.fastest_long_prefill = std::min(miss.fastest_long_prefill, long_prefill);
     if (long_prefill > slo.ttft_s) continue;
-    // Prompts queue for the chunk stream: the largest rate whose waiting-time tail, taken as
-    // M/M/1's (P(wait > t) = rho e^-(mu - lambda) t: conservative for a steady stream), keeps
-    // prefill plus wait within the TTFT target at the SLO's percentile, for a long prompt too.
-    const double mu = chunk / input / step;
-    const double tail = std::max(1e-9, 1 - slo.percentile / 100);
-    const double own = std::max(prefill_time, long_prefill);
-    auto ttft_at = [&](double lambda) {
-      const double rho = lambda / mu;
-      return rho <= tail ? own : own + std::log(rho / tail) / (mu - lambda);
-    };
-    double ok = 0, too_much = mu * kTargetUtilisation;
-    if (ttft_at(too_much) <= slo.ttft_s) {
-      ok = too_much;
-    } else {
-      for (int i = 0; i < 50; ++i) {
-        const double mid = (ok + too_much) / 2;
-        (ttft_at(mid) <= slo.ttft_s ? ok : too_much) = mid;
-      }
-    }
-    const double rate = std::min(ok, kTargetUtilisation * b / output / step);
+    // Prompts queue for the chunk stream (a long prompt's prefill within the TTFT target too),
+    // and the batch decodes at most kTargetUtilisation of its tokens.
+    const double queued =
+        QueueLimitedRate(chunk / input / step, std::max(prefill_time, long_prefill), slo);
+    const double rate = std::min(queued, kTargetUtilisation * b / output / step);
     if (rate > best.requests_per_s) {
       best.feasible = true;
       best.batch = b;
@@ -221,22 +247,7 @@ ReplicaCapacity ServingModel::CapacityAt(const ServingSlo& slo, double mean_inpu
       best.requests_per_s = rate;
     }
   }
-  if (!best.feasible) {
-    if (fastest_step > step_limit) {
-      best.why_not = fmt::format(
-          "one iteration takes at least {:.1f} ms, over {:.0f}% of the TPOT target ({:.1f} ms)",
-          fastest_step * 1e3, 100 * kStepShareOfTpot, slo.tpot_s * 1e3);
-    } else if (std::isfinite(fastest_long_prefill)) {
-      best.why_not = fmt::format(
-          "a prompt of {:.0f} tokens (the p{:g} length) takes at least {:.3f} s in chunks, over "
-          "the TTFT target ({:.3f} s)",
-          long_prompt, slo.percentile, fastest_long_prefill, slo.ttft_s);
-    } else {
-      best.why_not = fmt::format(
-          "a mean prompt's prefill takes {:.3f} s in chunks, over half the TTFT target ({:.3f} s)",
-          slowest_prefill, slo.ttft_s / 2);
-    }
-  }
+  if (!best.feasible) best.why_not = miss.Why(slo, long_prompt);
   return best;
 }
 
@@ -407,6 +418,66 @@ ImpossibleParts FasterThanDatasheet(const ServingMeasurement& row, const ServedM
   return out;
 }
 
+namespace {
+
+struct TypeFit {
+  ServingCalibration calibration;  // its source left to the caller
+  int32_t too_fast = 0;            // measured parts left out as faster than the datasheet
+};
+
+// The coefficients of ServingCalibration for `type` fitted to its `rows` (each of a model in
+// `models`), leaving out the parts faster than the datasheet allows.
+TypeFit FitType(const model::DeviceType& type, const std::vector<const ServingMeasurement*>& rows,
+                const std::map<std::string, ServedModel>& models, double link_bandwidth) {
+  TypeFit fit;
+  const double peak = type.PeakFlops(model::Precision::kFp16);
+  // Features of the formulas in ServingCalibration's comment, one column per coefficient.
+  std::vector<std::vector<double>> decode_a, prefill_a;
+  std::vector<double> decode_y, prefill_y;
+  for (const ServingMeasurement* row : rows) {
+    const ServedModel& model = models.at(row->model);
+    const ImpossibleParts impossible = FasterThanDatasheet(*row, model, type, link_bandwidth);
+    fit.too_fast += impossible.prefill + impossible.decode;
+    const double layers = model.layers;
+    const double hops = Hops(model, row->tp);
+    if (!impossible.decode) {
+      const double context = row->prompt_tokens + row->output_tokens / 2.0;
+      const double bytes = model.weight_bytes + row->batch * context * model.kv_bytes_per_token;
+      decode_a.push_back({layers, layers * row->batch, hops,
+                          MemorySeconds(bytes / row->tp, type.memory_bandwidth)});
+      decode_y.push_back(row->token_s);
+    }
+    if (!impossible.prefill) {
+      const double n = row->batch;
+      const double len = static_cast<double>(row->prompt_tokens);
+      prefill_a.push_back({layers, hops, DenseFlops(model, n, len) / (peak * row->tp),
+                           AttentionFlops(model, n, len) / (peak * row->tp),
+                           PrefillCommSeconds(model, n, len, row->tp, link_bandwidth)});
+      prefill_y.push_back(row->prompt_s);
+    }
+  }
+  const std::vector<double> d = NonNegativeFit(decode_a, decode_y);
+  const std::vector<double> p = NonNegativeFit(prefill_a, prefill_y);
+  ServingCalibration& c = fit.calibration;
+  if (!d.empty()) {
+    c.decode_fixed_s = d[0];
+    c.decode_per_sequence_s = d[1];
+    c.decode_hop_s = d[2];
+    c.decode_memory_scale = d[3] > 0 ? d[3] : 1;
+  }
+  if (!p.empty()) {
+    c.prefill_fixed_s = p[0];
+    c.prefill_hop_s = p[1];
+    // A coefficient the fit dropped is ~0, not "unset" (0 stands for 1 / efficiency).
+    c.prefill_compute_scale = std::max(p[2], 1e-9);
+    c.prefill_attention_scale = std::max(p[3], 1e-9);
+    c.prefill_comm_scale = p[4];
+  }
+  return fit;
+}
+
+}  // namespace
+
 CalibrationFit FitServingCalibration(const std::vector<ServingMeasurement>& rows,
                                      const model::DeviceCatalog& catalog, double link_bandwidth) {
   CalibrationFit fit;
@@ -430,51 +501,7 @@ CalibrationFit FitServingCalibration(const std::vector<ServingMeasurement>& rows
     }
   }
   for (const auto& [type_name, type_rows] : by_type) {
-    const model::DeviceType& type = *catalog.Find(type_name);
-    const double peak = type.PeakFlops(model::Precision::kFp16);
-    // Features of the formulas in ServingCalibration's comment, one column per coefficient.
-    std::vector<std::vector<double>> decode_a, prefill_a;
-    std::vector<double> decode_y, prefill_y;
-    int32_t too_fast = 0;
-    for (const ServingMeasurement* row : type_rows) {
-      const ServedModel& model = models.at(row->model);
-      const ImpossibleParts impossible = FasterThanDatasheet(*row, model, type, link_bandwidth);
-      too_fast += impossible.prefill + impossible.decode;
-      const double layers = model.layers;
-      const double hops = Hops(model, row->tp);
-      if (!impossible.decode) {
-        const double context = row->prompt_tokens + row->output_tokens / 2.0;
-        const double bytes = model.weight_bytes + row->batch * context * model.kv_bytes_per_token;
-        decode_a.push_back({layers, layers * row->batch, hops,
-                            MemorySeconds(bytes / row->tp, type.memory_bandwidth)});
-        decode_y.push_back(row->token_s);
-      }
-      if (!impossible.prefill) {
-        const double n = row->batch;
-        const double len = static_cast<double>(row->prompt_tokens);
-        prefill_a.push_back({layers, hops, DenseFlops(model, n, len) / (peak * row->tp),
-                             AttentionFlops(model, n, len) / (peak * row->tp),
-                             PrefillCommSeconds(model, n, len, row->tp, link_bandwidth)});
-        prefill_y.push_back(row->prompt_s);
-      }
-    }
-    const std::vector<double> d = NonNegativeFit(decode_a, decode_y);
-    const std::vector<double> p = NonNegativeFit(prefill_a, prefill_y);
-    ServingCalibration c;
-    if (!d.empty()) {
-      c.decode_fixed_s = d[0];
-      c.decode_per_sequence_s = d[1];
-      c.decode_hop_s = d[2];
-      c.decode_memory_scale = d[3] > 0 ? d[3] : 1;
-    }
-    if (!p.empty()) {
-      c.prefill_fixed_s = p[0];
-      c.prefill_hop_s = p[1];
-      // A coefficient the fit dropped is ~0, not "unset" (0 stands for 1 / efficiency).
-      c.prefill_compute_scale = std::max(p[2], 1e-9);
-      c.prefill_attention_scale = std::max(p[3], 1e-9);
-      c.prefill_comm_scale = p[4];
-    }
+    auto [c, too_fast] = FitType(*catalog.Find(type_name), type_rows, models, link_bandwidth);
     c.source =
         fmt::format("fitted to {} measurements on {}", type_rows.size(), type_rows.front()->device);
     fit.rows_used += static_cast<int32_t>(type_rows.size());

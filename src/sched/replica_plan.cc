@@ -15,7 +15,43 @@ constexpr double kUncoveredCost = 1e6;
 // trading replicas from one interval to the next.
 constexpr double kStartPenaltyH = 0.25;
 
+// Requests of `arrivals` (sorted) that arrived in [from_s, to_s).
+double ArrivalsIn(std::span<const model::InferenceRequest> arrivals, double from_s, double to_s) {
+  auto cmp = [](const model::InferenceRequest& q, double t) { return q.arrival_s < t; };
+  return static_cast<double>(std::lower_bound(arrivals.begin(), arrivals.end(), to_s, cmp) -
+                             std::lower_bound(arrivals.begin(), arrivals.end(), from_s, cmp));
+}
+
 }  // namespace
+
+double ForecastAt(std::span<const model::InferenceRequest> arrivals, double now_s,
+                  double interval_s, double headroom) {
+  const double dt = interval_s;
+  std::vector<double> recent, bursts;
+  if (now_s < dt) {
+    recent.push_back(ArrivalsIn(arrivals, 0, dt) / dt);
+  } else {
+    for (int i = kScaleDownIntervals; i >= 1; --i) {
+      if (now_s - i * dt < 0) continue;
+      recent.push_back(ArrivalsIn(arrivals, now_s - i * dt, now_s - (i - 1) * dt) / dt);
+    }
+  }
+  const double to = std::max(dt, now_s);
+  for (double t = std::max(0.0, now_s - kScaleDownIntervals * dt); t + kBurstWindowS <= to;
+       t += kBurstWindowS) {
+    bursts.push_back(ArrivalsIn(arrivals, t, t + kBurstWindowS) / kBurstWindowS);
+  }
+  return ForecastRequestRate(recent, bursts, kBurstWindowS, headroom);
+}
+
+double PeakIntervalRate(std::span<const model::InferenceRequest> arrivals, double horizon_s,
+                        double interval_s) {
+  double peak = 0;
+  for (double t = 0; t < horizon_s; t += interval_s) {
+    peak = std::max(peak, ArrivalsIn(arrivals, t, t + interval_s) / interval_s);
+  }
+  return peak;
+}
 
 int64_t PoissonQuantile(double mean, double p) {
   if (!(mean > 0)) return 0;

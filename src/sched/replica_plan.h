@@ -6,9 +6,12 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "model/request_stream.h"
 
 namespace hetsched::sched {
 
@@ -23,6 +26,25 @@ namespace hetsched::sched {
 // are empty.
 double ForecastRequestRate(const std::vector<double>& recent_rates, std::vector<double> burst_rates,
                            double burst_window_s, double headroom);
+
+// Load must stay low this many intervals before replicas are drained (Kubernetes' autoscaler
+// waits five minutes by default; services here decide every five).
+inline constexpr int kScaleDownIntervals = 3;
+// Arrivals are counted over windows this long to see bursts.
+inline constexpr double kBurstWindowS = 10;
+
+// ForecastRequestRate at `now_s` from `arrivals` (sorted by arrival time): the mean rates of the
+// last kScaleDownIntervals intervals of `interval_s` (those from t = 0 on) and the rates over
+// kBurstWindowS windows of the same span. Before one interval has passed, the arrivals of the
+// first interval stand in for that history (a look ahead, as a service running since yesterday
+// has seen such a day).
+double ForecastAt(std::span<const model::InferenceRequest> arrivals, double now_s,
+                  double interval_s, double headroom);
+
+// The highest mean rate of an interval of `interval_s` over [0, horizon_s): what a replica set
+// sized once, from hindsight, provisions for.
+double PeakIntervalRate(std::span<const model::InferenceRequest> arrivals, double horizon_s,
+                        double interval_s);
 
 // The smallest count k with P(N <= k) >= p for N Poisson-distributed with mean `mean`.
 int64_t PoissonQuantile(double mean, double p);

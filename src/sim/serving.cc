@@ -7,13 +7,12 @@
 #include <deque>
 #include <limits>
 #include <memory>
-#include <optional>
 #include <queue>
 #include <span>
 #include <utility>
 
-#include "model/compatibility.h"
 #include "model/io/azure_trace_reader.h"
+#include "sched/replica_placement.h"
 #include "sched/replica_plan.h"
 #include "util/source_location.h"
 
@@ -21,19 +20,6 @@ namespace hetsched::sim {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// Load must stay low this many intervals before replicas are drained (Kubernetes' autoscaler
-// waits five minutes by default; services here decide every five).
-constexpr int kScaleDownWindow = 3;
-// Arrivals are counted over windows this long to see bursts.
-constexpr double kBurstWindowS = 10;
-
-// A way to serve one service: replicas of `tp` devices of one type.
-struct Shape {
-  model::DeviceTypeId type;
-  int32_t tp = 1;
-  double link_bandwidth = 0;
-  double usd_per_hour = 0;  // price and energy at full load, all tp devices
-};
 
 struct Running {
   int32_t request = 0;
@@ -81,7 +67,7 @@ struct ServiceState {
   const model::Job* job = nullptr;
   cost::ServedModel served;
   cost::ServingSlo slo;
-  std::vector<Shape> shapes;
+  std::vector<sched::ServiceShape> shapes;
   const std::vector<model::InferenceRequest>* requests = nullptr;
   size_t next = 0;                 // next request to arrive
   std::vector<float> ttft, tpot;   // per request; +infinity: never served
@@ -114,6 +100,14 @@ std::string ServiceError(const model::Job& job, const std::string& problem) {
                                 fmt::format("service '{}': {}", job.name, problem));
 }
 
+// The 99th percentile of `v` (reordered), 0 when empty.
+double Percentile99(std::vector<float>& v) {
+  if (v.empty()) return 0;
+  const size_t k = std::min(v.size() - 1, static_cast<size_t>(std::ceil(0.99 * v.size())) - 1);
+  std::nth_element(v.begin(), v.begin() + k, v.end());
+  return v[k];
+}
+
 class Simulator {
  public:
   Simulator(const model::Cluster& cluster, const ServingOptions& options)
@@ -129,11 +123,15 @@ class Simulator {
   TokenMeans MeanTokens(const ServiceState& s, double from_s, double to_s) const;
   // The prompt length at the service's SLO percentile.
   double LongPrompt(const ServiceState& s, double from_s, double to_s) const;
-  double ArrivalsIn(const ServiceState& s, double from_s, double to_s) const;
+  // Plans the replicas for the load to come (sched/replica_plan.h) and applies the plan.
   void Autoscale(double now_s);
-  // Replicas of (service, shape) that take requests: neither released nor draining.
-  std::vector<int32_t> LiveReplicas(int32_t service, int32_t shape) const;
-  // Starts a replica on the best-fitting node; false when none has room.
+  // What `service` asks of the plan at now_s, with `live` its replicas up now per shape; sizes
+  // the replicas for the mean tokens seen so far.
+  sched::ServiceDemand DemandOf(int32_t service, double now_s,
+                                const std::vector<sched::ShapeReplicas>& live);
+  // Drains the replicas `changes` drops and starts those it adds (make before break).
+  void ApplyChanges(const sched::ReplicaChanges& changes, double now_s);
+  // Starts a replica where sched::PlaceReplica puts it; false when no node has room.
   bool StartReplica(int32_t service, int32_t shape, double now_s);
   void Route(int32_t service, int32_t request, double now_s);
   void MaybeStart(int32_t replica, double now_s);
@@ -145,6 +143,8 @@ class Simulator {
   }
   // Releases a retired replica once it has nothing left to do.
   void ReleaseIfDone(int32_t replica, double now_s);
+  // Adds what `st` served, what its replicas cost, and the devices they held to `result`.
+  void Book(const ServiceState& st, ServingResult& result) const;
 
   const model::Cluster& cluster_;
   const ServingOptions& options_;
@@ -173,74 +173,18 @@ util::Status Simulator::AddService(const model::Job& job,
   s.tpot.assign(reqs.size(), std::numeric_limits<float>::infinity());
   s.prefilled.assign(reqs.size(), 0);
   s.outcome.name = job.name;
-  // Shapes: every compatible type the cluster has, tp up to the devices of that type one node
-  // holds, joined by the node's island (else its host path).
-  std::map<int32_t, std::pair<int32_t, double>> per_type;  // type -> (max per node, link)
-  for (const model::Node& node : cluster_.nodes) {
-    std::map<int32_t, int32_t> count;
-    for (int32_t i = 0; i < node.device_count; ++i) {
-      ++count[cluster_.device(model::DeviceId(node.first_device.value() + i)).type.value()];
-    }
-    for (const auto& [type, n] : count) {
-      auto& entry = per_type[type];
-      const double link = node.islands.empty() ? node.host_bandwidth : node.islands[0].bandwidth;
-      if (n > entry.first) entry = {n, link};
-    }
-  }
-  // The tensor-parallel degree per type is chosen once, for the first interval's requests
-  // (standing in for the service's history): its mean tokens, and its prompt length at the
-  // SLO's percentile, which one replica must be able to prefill in time (cost/serving.h).
+  // The shapes are chosen once, for the first interval's requests (standing in for the
+  // service's history).
   s.tokens = MeanTokens(s, 0, options_.interval_s);
-  const double long_input = LongPrompt(s, 0, options_.interval_s);
-  std::string misses;
-  int32_t compatible_types = 0;
-  for (const auto& [type_index, entry] : per_type) {
-    const model::DeviceType& type = cluster_.catalog.Get(model::DeviceTypeId(type_index));
-    if (!model::TypeRunsJob(type, job)) continue;
-    ++compatible_types;
-    const auto options =
-        cost::ReplicaOptions(s.served, type, entry.first, entry.second, options_.calibrations,
-                             s.slo, s.tokens.input, s.tokens.output, long_input);
-    // One shape per type: the tensor-parallel degree with the least cost per request/s
-    // (mixing degrees on one type fragments its nodes).
-    std::optional<Shape> cheapest;
-    double cheapest_per_request = kInf;
-    for (const auto& o : options) {
-      if (!o.capacity.feasible) continue;
-      const auto value = options_.training_value.find(type.name);
-      const double training = value == options_.training_value.end() ? 0 : value->second;
-      const double usd_h = o.tp * (type.price_per_hour * (1 + training) +
-                                   type.peak_watts / 1000 * options_.usd_per_kwh);
-      if (usd_h / o.capacity.requests_per_s < cheapest_per_request) {
-        cheapest_per_request = usd_h / o.capacity.requests_per_s;
-        cheapest = Shape{model::DeviceTypeId(type_index), o.tp, entry.second, usd_h};
-      }
-    }
-    if (cheapest) {
-      s.shapes.push_back(*cheapest);
-    } else {
-      misses += fmt::format("{}{} (tp {}): {}", misses.empty() ? "" : "; ", type.name,
-                            options.back().tp, options.back().capacity.why_not);
-    }
-  }
-  if (compatible_types == 0) {
-    return util::Status::InvalidArgument(
-        ServiceError(job, "its stacks match no device type of the cluster"));
-  }
-  if (s.shapes.empty()) {
-    return util::Status::InvalidArgument(
-        ServiceError(job, fmt::format("no device type meets its SLO (TTFT {} s, TPOT {} s): {}",
-                                      s.slo.ttft_s, s.slo.tpot_s, misses)));
-  }
+  const sched::ReplicaSizing sizing{s.served, s.slo, s.tokens.input, s.tokens.output,
+                                    LongPrompt(s, 0, options_.interval_s)};
+  auto shapes = sched::ChooseServiceShapes(cluster_, job, sizing, options_.calibrations,
+                                           {options_.usd_per_kwh, &options_.training_value});
+  if (!shapes.ok())
+    return util::Status::InvalidArgument(ServiceError(job, shapes.status().message()));
+  s.shapes = *std::move(shapes);
   if (options_.mode == ServingMode::kStrongest) {
-    // Only the strongest type that can serve it at all.
-    double best = -1;
-    for (const Shape& sh : s.shapes) {
-      best = std::max(best, cluster_.catalog.Get(sh.type).fp16_tflops);
-    }
-    std::erase_if(s.shapes, [&](const Shape& sh) {
-      return cluster_.catalog.Get(sh.type).fp16_tflops < best;
-    });
+    s.shapes = sched::StrongestShapes(cluster_.catalog, std::move(s.shapes));
   }
   services_.push_back(std::move(s));
   return util::Status::Ok();
@@ -278,77 +222,29 @@ double Simulator::LongPrompt(const ServiceState& s, double from_s, double to_s) 
   return lengths[k];
 }
 
-double Simulator::ArrivalsIn(const ServiceState& s, double from_s, double to_s) const {
-  const auto& r = *s.requests;
-  auto cmp = [](const model::InferenceRequest& q, double t) { return q.arrival_s < t; };
-  return static_cast<double>(std::lower_bound(r.begin(), r.end(), to_s, cmp) -
-                             std::lower_bound(r.begin(), r.end(), from_s, cmp));
-}
-
 void Simulator::Autoscale(double now_s) {
   if (options_.mode == ServingMode::kStaticPeak && now_s > 0) return;  // planned once
-  const double dt = options_.interval_s;
   // Replicas up now per (service, shape); devices free per (type, node): those no replica
   // holds, plus those of live replicas (the plan may keep them or let them go).
-  std::vector<std::vector<int32_t>> live(services_.size());
-  for (size_t s = 0; s < services_.size(); ++s) live[s].assign(services_[s].shapes.size(), 0);
+  std::vector<std::vector<sched::ShapeReplicas>> live(services_.size());
+  for (size_t s = 0; s < services_.size(); ++s) {
+    for (const sched::ServiceShape& sh : services_[s].shapes) live[s].push_back({sh.tp, {}});
+  }
   std::map<std::pair<int32_t, int32_t>, int32_t> free;
   for (size_t d = 0; d < cluster_.devices.size(); ++d) {
     if (!held_[d]) ++free[{cluster_.devices[d].type.value(), cluster_.devices[d].node.value()}];
   }
-  for (const Replica& r : replicas_) {
+  for (size_t id = 0; id < replicas_.size(); ++id) {
+    const Replica& r = replicas_[id];
     if (r.released_s >= 0 || r.draining) continue;
-    ++live[r.service][r.shape];
+    const auto outstanding = static_cast<int64_t>(r.waiting.size() + r.running.size());
+    live[r.service][r.shape].live.push_back({static_cast<int32_t>(id), outstanding});
     const model::Device& d = cluster_.device(r.devices.front());
     free[{d.type.value(), d.node.value()}] += static_cast<int32_t>(r.devices.size());
   }
-  std::vector<sched::ServiceDemand> demands(services_.size());
+  std::vector<sched::ServiceDemand> demands;
   for (size_t s = 0; s < services_.size(); ++s) {
-    ServiceState& st = services_[s];
-    sched::ServiceDemand& demand = demands[s];
-    if (options_.mode == ServingMode::kStaticPeak) {
-      // Hindsight: the busiest interval of the day, as an operator provisions from history.
-      double peak = 0;
-      for (double t = 0; t < options_.horizon_s; t += dt) {
-        peak = std::max(peak, ArrivalsIn(st, t, t + dt) / dt);
-      }
-      demand.requests_per_s = peak * (1 + options_.headroom);
-    } else {
-      // No history at t = 0: the first interval stands in for the history a service running
-      // since yesterday has (the one look ahead, of one interval).
-      std::vector<double> recent, bursts;
-      if (now_s < dt) {
-        recent.push_back(ArrivalsIn(st, 0, dt) / dt);
-      } else {
-        for (int i = kScaleDownWindow; i >= 1; --i) {
-          if (now_s - i * dt < 0) continue;
-          recent.push_back(ArrivalsIn(st, now_s - i * dt, now_s - (i - 1) * dt) / dt);
-        }
-      }
-      const double to = std::max(dt, now_s);
-      for (double t = std::max(0.0, now_s - kScaleDownWindow * dt); t + kBurstWindowS <= to;
-           t += kBurstWindowS) {
-        bursts.push_back(ArrivalsIn(st, t, t + kBurstWindowS) / kBurstWindowS);
-      }
-      demand.requests_per_s =
-          sched::ForecastRequestRate(recent, bursts, kBurstWindowS, options_.headroom);
-    }
-    demand.startup_h =
-        (options_.startup_fixed_s + st.served.weight_bytes / options_.load_bandwidth) / 3600;
-    // Token means of every request seen so far (the whole day's for the static plan); the
-    // replica count is a matter of throughput, sized for the mean request.
-    st.tokens = MeanTokens(
-        st, 0,
-        options_.mode == ServingMode::kStaticPeak ? options_.horizon_s : std::max(dt, now_s));
-    for (size_t k = 0; k < st.shapes.size(); ++k) {
-      const Shape& sh = st.shapes[k];
-      const model::DeviceType& type = cluster_.catalog.Get(sh.type);
-      const cost::ServingModel m(st.served, type, sh.tp, options_.calibrations.For(type.name),
-                                 sh.link_bandwidth);
-      demand.shapes.push_back(
-          {sh.type.value(), sh.tp, sh.usd_per_hour,
-           m.CapacityAt(st.slo, st.tokens.input, st.tokens.output).requests_per_s, live[s][k]});
-    }
+    demands.push_back(DemandOf(static_cast<int32_t>(s), now_s, live[s]));
   }
   const sched::ReplicaPlan plan = sched::PlanReplicas(demands, free);
   if (!plan.solved) {
@@ -364,42 +260,48 @@ void Simulator::Autoscale(double now_s) {
           services_[s].job->name, plan.uncovered[s]));
     }
   }
-  const std::vector<std::vector<int32_t>>& target = plan.replicas;
-  // Drop what the target no longer has (the least loaded first), then start what it adds.
-  std::vector<std::vector<int32_t>> drained(services_.size());
-  for (size_t s = 0; s < services_.size(); ++s) {
-    for (size_t k = 0; k < services_[s].shapes.size(); ++k) {
-      std::vector<int32_t> live = LiveReplicas(static_cast<int32_t>(s), static_cast<int32_t>(k));
-      std::sort(live.begin(), live.end(), [&](int32_t a, int32_t b) {
-        return replicas_[a].waiting.size() + replicas_[a].running.size() <
-               replicas_[b].waiting.size() + replicas_[b].running.size();
-      });
-      int32_t have = static_cast<int32_t>(live.size());
-      for (size_t i = 0; have > target[s][k] && i < live.size(); ++i, --have) {
-        replicas_[live[i]].draining = true;
-        drained[s].push_back(live[i]);
-      }
-    }
+  ApplyChanges(sched::ChangesToward(live, plan.replicas), now_s);
+}
+
+sched::ServiceDemand Simulator::DemandOf(int32_t service, double now_s,
+                                         const std::vector<sched::ShapeReplicas>& live) {
+  ServiceState& st = services_[service];
+  const double dt = options_.interval_s;
+  const bool hindsight = options_.mode == ServingMode::kStaticPeak;
+  sched::ServiceDemand demand;
+  // Hindsight: the busiest interval of the day, as an operator provisions from history.
+  demand.requests_per_s =
+      hindsight
+          ? sched::PeakIntervalRate(*st.requests, options_.horizon_s, dt) * (1 + options_.headroom)
+          : sched::ForecastAt(*st.requests, now_s, dt, options_.headroom);
+  demand.startup_h =
+      (options_.startup_fixed_s + st.served.weight_bytes / options_.load_bandwidth) / 3600;
+  // Token means of every request seen so far (the whole day's for the static plan); the
+  // replica count is a matter of throughput, sized for the mean request.
+  st.tokens = MeanTokens(st, 0, hindsight ? options_.horizon_s : std::max(dt, now_s));
+  for (size_t k = 0; k < st.shapes.size(); ++k) {
+    const sched::ServiceShape& sh = st.shapes[k];
+    const model::DeviceType& type = cluster_.catalog.Get(sh.type);
+    const cost::ServingModel m(st.served, type, sh.tp, options_.calibrations.For(type.name),
+                               sh.link_bandwidth);
+    demand.shapes.push_back({sh.type.value(), sh.tp, sh.usd_per_hour,
+                             m.CapacityAt(st.slo, st.tokens.input, st.tokens.output).requests_per_s,
+                             static_cast<int32_t>(live[k].live.size())});
   }
-  // Starts, the widest replicas first so that narrower ones fill the gaps they leave.
-  std::vector<std::pair<int32_t, int32_t>> to_start;  // (service, shape)
-  for (size_t s = 0; s < services_.size(); ++s) {
-    for (size_t k = 0; k < services_[s].shapes.size(); ++k) {
-      const int32_t have = static_cast<int32_t>(
-          LiveReplicas(static_cast<int32_t>(s), static_cast<int32_t>(k)).size());
-      for (int32_t i = have; i < target[s][k]; ++i) to_start.emplace_back(s, k);
-    }
+  return demand;
+}
+
+void Simulator::ApplyChanges(const sched::ReplicaChanges& changes, double now_s) {
+  for (const std::vector<int32_t>& drained : changes.drain) {
+    for (int32_t id : drained) replicas_[id].draining = true;
   }
-  std::stable_sort(to_start.begin(), to_start.end(), [&](const auto& a, const auto& b) {
-    return services_[a.first].shapes[a.second].tp > services_[b.first].shapes[b.second].tp;
-  });
   // A service that starts nothing retires what it drops at once (idle replicas give their
   // devices back now, busy ones when done), so that other services' starts find the room.
   // One that starts replicas keeps serving on the dropped ones until the new ones are ready,
   // or, when a start finds no room, keeps them.
   pending_starts_.clear();
   std::vector<char> starts(services_.size(), 0);
-  for (const auto& [s, k] : to_start) starts[s] = 1;
+  for (const auto& [s, k] : changes.start) starts[s] = 1;
   auto retire = [&](int32_t id, double at_s) {
     replicas_[id].retire_s = at_s;
     if (at_s > now_s) {
@@ -410,12 +312,12 @@ void Simulator::Autoscale(double now_s) {
   };
   for (size_t s = 0; s < services_.size(); ++s) {
     if (!starts[s]) {
-      for (int32_t id : drained[s]) retire(id, now_s);
+      for (int32_t id : changes.drain[s]) retire(id, now_s);
     }
   }
   std::vector<char> all_started(services_.size(), 1);
   std::vector<double> handover_s(services_.size(), now_s);  // when the new replicas are ready
-  for (const auto& [s, k] : to_start) {
+  for (const auto& [s, k] : changes.start) {
     if (all_started[s] && StartReplica(s, k, now_s)) {
       handover_s[s] = std::max(handover_s[s], replicas_.back().ready_s);
       continue;
@@ -423,7 +325,7 @@ void Simulator::Autoscale(double now_s) {
     pending_starts_.emplace_back(s, k);
     if (all_started[s]) {
       all_started[s] = 0;
-      const Shape& sh = services_[s].shapes[k];
+      const sched::ServiceShape& sh = services_[s].shapes[k];
       // Devices the program counted on are still held by draining replicas, or free in pieces
       // too small for the replica.
       notes_.push_back(fmt::format("t={:.0f}s: {}: no node has {} free {} for a replica yet", now_s,
@@ -433,7 +335,7 @@ void Simulator::Autoscale(double now_s) {
   }
   for (size_t s = 0; s < services_.size(); ++s) {
     if (!starts[s]) continue;
-    for (int32_t id : drained[s]) {
+    for (int32_t id : changes.drain[s]) {
       if (all_started[s]) {
         retire(id, handover_s[s]);
       } else {
@@ -443,36 +345,11 @@ void Simulator::Autoscale(double now_s) {
   }
 }
 
-std::vector<int32_t> Simulator::LiveReplicas(int32_t service, int32_t shape) const {
-  std::vector<int32_t> live;
-  for (int32_t id : services_[service].replicas) {
-    const Replica& r = replicas_[id];
-    if (r.shape == shape && r.released_s < 0 && !r.draining) live.push_back(id);
-  }
-  return live;
-}
-
 bool Simulator::StartReplica(int32_t service, int32_t shape, double now_s) {
   ServiceState& st = services_[service];
-  const Shape& sh = st.shapes[shape];
-  // Best fit: the node with the fewest free devices of the type that still holds the replica,
-  // so replicas pack onto few machines and whole nodes stay free for training.
-  std::optional<model::NodeId> best;
-  int32_t best_free = 0;
-  for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
-    const model::Node& node = cluster_.nodes[n];
-    int32_t free = 0;
-    for (int32_t i = 0; i < node.device_count; ++i) {
-      const model::DeviceId d(node.first_device.value() + i);
-      if (cluster_.device(d).type == sh.type && !held_[d.value()]) ++free;
-    }
-    if (free >= sh.tp && (!best || free < best_free)) {
-      best = model::NodeId(static_cast<int32_t>(n));
-      best_free = free;
-    }
-  }
-  if (!best) return false;
-  const model::Node& node = cluster_.node(*best);
+  const sched::ServiceShape& sh = st.shapes[shape];
+  std::vector<model::DeviceId> devices = sched::PlaceReplica(cluster_, held_, sh.type, sh.tp);
+  if (devices.empty()) return false;
   Replica r;
   r.service = service;
   r.shape = shape;
@@ -489,14 +366,8 @@ bool Simulator::StartReplica(int32_t service, int32_t shape, double now_s) {
                                        cost::ServingModel::kStepShareOfTpot * st.slo.tpot_s)));
   }
   r.step_s = capacity.step_s;
-  for (int32_t i = 0; i < node.device_count && static_cast<int32_t>(r.devices.size()) < sh.tp;
-       ++i) {
-    const model::DeviceId d(node.first_device.value() + i);
-    if (cluster_.device(d).type == sh.type && !held_[d.value()]) {
-      held_[d.value()] = 1;
-      r.devices.push_back(d);
-    }
-  }
+  for (model::DeviceId d : devices) held_[d.value()] = 1;
+  r.devices = std::move(devices);
   r.held_from_s = now_s;
   // At t = 0 the day's first replicas are already up (they served the night before).
   r.ready_s = now_s == 0 ? 0
@@ -639,6 +510,60 @@ void Simulator::Release(int32_t id, double now_s) {
                 [&](const auto& p) { return StartReplica(p.first, p.second, now_s); });
 }
 
+void Simulator::Book(const ServiceState& st, ServingResult& result) const {
+  ServiceOutcome o = st.outcome;
+  o.requests = static_cast<int64_t>(st.requests->size());
+  std::vector<float> ttft = st.ttft, tpot = st.tpot;
+  for (size_t q = 0; q < ttft.size(); ++q) {
+    if (ttft[q] <= st.slo.ttft_s && tpot[q] <= st.slo.tpot_s) ++o.within_slo;
+    if (!std::isfinite(tpot[q])) ++o.unserved;
+  }
+  o.ttft_p99_s = Percentile99(ttft);
+  o.tpot_p99_s = Percentile99(tpot);
+  // Replicas alive at once, from their hold intervals.
+  std::vector<std::pair<double, int>> edges;
+  for (int32_t id : st.replicas) {
+    const Replica& r = replicas_[id];
+    const model::DeviceType& type = cluster_.catalog.Get(st.shapes[r.shape].type);
+    const double held_h = std::max(0.0, r.released_s - r.held_from_s) / 3600;
+    const int tp = static_cast<int>(r.devices.size());
+    o.device_hours[type.name] += tp * held_h;
+    const double kwh =
+        tp * (type.idle_watts * held_h + (type.peak_watts - type.idle_watts) * r.busy_s / 3600) /
+        1000;
+    o.energy_kwh += kwh;
+    o.cost_usd += tp * type.price_per_hour * held_h + kwh * options_.usd_per_kwh;
+    edges.emplace_back(r.held_from_s, 1);
+    edges.emplace_back(r.released_s, -1);
+    for (model::DeviceId d : r.devices) {
+      Fault f;
+      f.time_s = r.held_from_s;
+      f.node = cluster_.device(d).node;
+      f.device = d;
+      f.duration_s = r.released_s - r.held_from_s;
+      f.service = true;
+      if (f.duration_s > 0 && type.peak_watts > 0) {
+        const double busy = std::min(1.0, r.busy_s / f.duration_s);
+        f.service_draw =
+            (type.idle_watts + (type.peak_watts - type.idle_watts) * busy) / type.peak_watts;
+      }
+      if (f.duration_s > 0) result.holds.push_back(f);
+      result.pool.push_back(d);
+    }
+  }
+  std::sort(edges.begin(), edges.end());
+  int alive = 0;
+  for (const auto& [t, delta] : edges) {
+    alive += delta;
+    o.peak_replicas = std::max(o.peak_replicas, alive);
+  }
+  result.requests += o.requests;
+  result.within_slo += o.within_slo;
+  result.cost_usd += o.cost_usd;
+  result.energy_kwh += o.energy_kwh;
+  result.services.push_back(o);
+}
+
 util::Result<ServingResult> Simulator::Run() {
   ServingResult result;
   result.mode = std::string(ServingModeName(options_.mode));
@@ -691,65 +616,7 @@ util::Result<ServingResult> Simulator::Run() {
     if (r.released_s < 0) Release(static_cast<int32_t>(id), options_.horizon_s);
   }
 
-  for (ServiceState& st : services_) {
-    ServiceOutcome& o = st.outcome;
-    o.requests = static_cast<int64_t>(st.requests->size());
-    std::vector<float> ttft = st.ttft, tpot = st.tpot;
-    for (size_t q = 0; q < ttft.size(); ++q) {
-      if (ttft[q] <= st.slo.ttft_s && tpot[q] <= st.slo.tpot_s) ++o.within_slo;
-      if (!std::isfinite(tpot[q])) ++o.unserved;
-    }
-    auto p99 = [](std::vector<float>& v) -> double {
-      if (v.empty()) return 0;
-      const size_t k = std::min(v.size() - 1, static_cast<size_t>(std::ceil(0.99 * v.size())) - 1);
-      std::nth_element(v.begin(), v.begin() + k, v.end());
-      return v[k];
-    };
-    o.ttft_p99_s = p99(ttft);
-    o.tpot_p99_s = p99(tpot);
-    // Replicas alive at once, from their hold intervals.
-    std::vector<std::pair<double, int>> edges;
-    for (int32_t id : st.replicas) {
-      const Replica& r = replicas_[id];
-      const model::DeviceType& type = cluster_.catalog.Get(st.shapes[r.shape].type);
-      const double held_h = std::max(0.0, r.released_s - r.held_from_s) / 3600;
-      const int tp = static_cast<int>(r.devices.size());
-      o.device_hours[type.name] += tp * held_h;
-      const double kwh =
-          tp * (type.idle_watts * held_h + (type.peak_watts - type.idle_watts) * r.busy_s / 3600) /
-          1000;
-      o.energy_kwh += kwh;
-      o.cost_usd += tp * type.price_per_hour * held_h + kwh * options_.usd_per_kwh;
-      edges.emplace_back(r.held_from_s, 1);
-      edges.emplace_back(r.released_s, -1);
-      for (model::DeviceId d : r.devices) {
-        Fault f;
-        f.time_s = r.held_from_s;
-        f.node = cluster_.device(d).node;
-        f.device = d;
-        f.duration_s = r.released_s - r.held_from_s;
-        f.service = true;
-        if (f.duration_s > 0 && type.peak_watts > 0) {
-          const double busy = std::min(1.0, r.busy_s / f.duration_s);
-          f.service_draw =
-              (type.idle_watts + (type.peak_watts - type.idle_watts) * busy) / type.peak_watts;
-        }
-        if (f.duration_s > 0) result.holds.push_back(f);
-        result.pool.push_back(d);
-      }
-    }
-    std::sort(edges.begin(), edges.end());
-    int alive = 0;
-    for (const auto& [t, delta] : edges) {
-      alive += delta;
-      o.peak_replicas = std::max(o.peak_replicas, alive);
-    }
-    result.requests += o.requests;
-    result.within_slo += o.within_slo;
-    result.cost_usd += o.cost_usd;
-    result.energy_kwh += o.energy_kwh;
-    result.services.push_back(o);
-  }
+  for (const ServiceState& st : services_) Book(st, result);
   std::sort(result.pool.begin(), result.pool.end());
   result.pool.erase(std::unique(result.pool.begin(), result.pool.end()), result.pool.end());
   result.slo_attainment =

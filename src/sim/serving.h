@@ -1,12 +1,14 @@
 // Serving simulation: online inference services (model::ServiceSpec) over a day, request by
 // request. Every `interval_s` the autoscaler forecasts each service's load from the requests it
 // has seen, and chooses the set of replicas (device type, tensor-parallel degree, count) that
-// carries it at the least cost, exactly, as an integer program (CBC): both decisions are
-// sched/replica_plan.h's, this file applies them in virtual time. New replicas pay their
-// start-up (loading the weights) before they take requests, removed ones drain first. Requests
-// go to the replica with the least outstanding work; each replica runs continuous batching
-// (prefills first, then one decode step for the whole batch) with step times from the serving
-// model (cost/serving.h), so latency and SLO attainment are measured, not assumed.
+// carries it at the least cost, exactly, as an integer program (CBC). Those decisions are
+// sched/replica_plan.h's; the shapes a service may use, the node a new replica takes and which
+// replicas drain are sched/replica_placement.h's. This file applies them in virtual time. New
+// replicas pay their start-up (loading the weights) before they take requests, removed ones
+// drain first. Requests go to the replica with the least outstanding work; each replica runs
+// continuous batching (prefills first, then one decode step for the whole batch) with step
+// times from the serving model (cost/serving.h), so latency and SLO attainment are measured,
+// not assumed.
 //
 // Services come first: the devices their replicas hold, and when, are handed to the training
 // simulation (sim/engine.h) as reclaimed devices; everything else is lent to training.

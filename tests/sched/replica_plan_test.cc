@@ -1,5 +1,5 @@
-// Replica planning for services (sched/replica_plan.h): the forecast, and the integer
-// program's choices on cases small enough to check by hand.
+// Replica planning for services (sched/replica_plan.h): the forecast (from rates, and from
+// arrivals), and the integer program's choices on cases small enough to check by hand.
 #include "sched/replica_plan.h"
 
 #include <gtest/gtest.h>
@@ -29,6 +29,40 @@ TEST(ForecastRequestRate, BusiestRecentOrTrendPlusHeadroomAndAtLeastTheBursts) {
   steady[0] = 3;
   EXPECT_DOUBLE_EQ(ForecastRequestRate({2}, steady, 10, 0.2), 2.4);
   EXPECT_DOUBLE_EQ(ForecastRequestRate({}, {}, 10, 0.2), 0);
+}
+
+// Evenly spaced arrivals: 1/s over [0, 100 s), 2/s, 3/s, then 1/s again over [300, 400).
+std::vector<model::InferenceRequest> Steps() {
+  std::vector<model::InferenceRequest> arrivals;
+  const double rates[] = {1, 2, 3, 1};
+  for (int step = 0; step < 4; ++step) {
+    for (int i = 0; i < 100 * rates[step]; ++i) {
+      arrivals.push_back({100.0 * step + (i + 0.5) / rates[step], 100, 10});
+    }
+  }
+  return arrivals;
+}
+
+TEST(ForecastAt, TheLastThreeIntervalsAndTheirWindows) {
+  const std::vector<model::InferenceRequest> arrivals = Steps();
+  // At t = 0 the first interval stands in for the history: 1/s, plus 20 %.
+  EXPECT_DOUBLE_EQ(ForecastAt(arrivals, 0, 100, 0.2), 1.2);
+  // At 100 s only [0, 100) has passed: what comes next is not seen.
+  EXPECT_DOUBLE_EQ(ForecastAt(arrivals, 100, 100, 0.2), 1.2);
+  // Rising 1, 2, 3: the trend, 4/s, plus 20 %.
+  EXPECT_DOUBLE_EQ(ForecastAt(arrivals, 300, 100, 0.2), 4.8);
+  // Falling to 1/s: the busiest of the last three intervals (3/s) holds the replicas.
+  // Steady 10-second windows add nothing beyond Poisson's spread.
+  EXPECT_DOUBLE_EQ(ForecastAt(arrivals, 400, 100, 0.2), 3.6);
+  // 400 s later the window holds only the quiet intervals.
+  EXPECT_DOUBLE_EQ(ForecastAt(arrivals, 700, 100, 0.2), 0);
+}
+
+TEST(PeakIntervalRate, TheBusiestIntervalWithinTheHorizon) {
+  const std::vector<model::InferenceRequest> arrivals = Steps();
+  EXPECT_DOUBLE_EQ(PeakIntervalRate(arrivals, 400, 100), 3);
+  EXPECT_DOUBLE_EQ(PeakIntervalRate(arrivals, 200, 100), 2);
+  EXPECT_DOUBLE_EQ(PeakIntervalRate({}, 400, 100), 0);
 }
 
 TEST(PoissonQuantile, MatchesTheDistribution) {
