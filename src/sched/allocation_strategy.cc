@@ -58,7 +58,7 @@ double AllocationStrategy::TargetShare(JobId job, DeviceTypeId type) const {
 }
 
 void AllocationStrategy::Log(std::string line) {
-  if (log_.size() >= Scheduler::kAllocationLogLines) log_.erase(log_.begin());
+  if (log_.size() >= kLogLines) log_.erase(log_.begin());
   log_.push_back(std::move(line));
 }
 

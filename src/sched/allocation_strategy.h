@@ -38,6 +38,8 @@ class AllocationStrategy final : public DecisionStrategy {
   const std::vector<std::string>& log() const { return log_; }
   int64_t failures() const { return failures_; }
   int64_t solves() const { return solves_; }
+  // The log keeps the latest this many lines.
+  static constexpr size_t kLogLines = 100;
 
  private:
   // Solves (when the set of jobs or devices changed) and realizes the shares.

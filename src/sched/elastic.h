@@ -25,7 +25,7 @@
 #include "model/device_type.h"
 #include "model/job.h"
 #include "model/profile.h"
-#include "sched/scheduler.h"
+#include "sched/decision.h"
 #include "sched/strategy.h"
 
 namespace hetsched::sched {

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "sched/scheduler_core.h"
-
 namespace hetsched::sched {
 
 using model::DeviceTypeId;
