@@ -62,6 +62,10 @@ class SpaceSharing final : public SharingHooks {
   // Books the partner-independent progress and service of running `id` up to now, before its
   // speed changes.
   void Rebase(int32_t id, double now_s);
+  // Decide's steps: a guest that could run alone on free devices faster than in its pair moves
+  // there; queued jobs in policy order each join the running job that makes the best pair.
+  void MoveGuestsAlone(double now_s, Decision& out);
+  void PairQueued(double now_s, Decision& out);
   // Queued job `id` joins running `host` (same devices).
   Placement Join(int32_t id, int32_t host, double own_factor, double host_factor, double now_s);
 
