@@ -206,6 +206,169 @@ void ClassKey(const AllocJob& job, Objective objective, std::vector<double>& key
   if (objective == Objective::kMinCost) key.push_back(job.slo_rate);
 }
 
+// The jobs of a part that the objective cannot tell apart (ClassKey) form one class with one
+// set of shares: the LP is symmetric in them and convex, so averaging any optimum over their
+// permutations gives an optimum where they are equal. Gavel's mix has at most 26 job types x
+// 4 scales, so thousands of jobs collapse to about a hundred classes.
+struct JobClasses {
+  std::vector<int32_t> jobs;      // one representative per class
+  std::vector<double> count;      // members per class
+  std::vector<int32_t> class_id;  // per member
+};
+
+JobClasses GroupIdentical(const AllocationProblem& p, Objective objective,
+                          const std::vector<int32_t>& members) {
+  JobClasses classes;
+  std::map<std::vector<double>, int32_t> class_of;
+  std::vector<double> key;
+  for (int32_t m : members) {
+    ClassKey(p.jobs[m], objective, key);
+    const auto [it, fresh] = class_of.emplace(key, static_cast<int32_t>(classes.jobs.size()));
+    if (fresh) {
+      classes.jobs.push_back(m);
+      classes.count.push_back(0);
+    }
+    classes.count[it->second] += 1;
+    classes.class_id.push_back(it->second);
+  }
+  return classes;
+}
+
+// What SolveLp is given for one part besides its jobs and capacity (class x type each).
+struct LpTerms {
+  std::vector<double> guarantee;
+  std::vector<double> value;
+  bool slo = false;
+};
+
+// The secondary term in `value`: normalized throughput, averaged over the part's `total` jobs
+// so that its sum stays below `scale`. Objective terms sum over jobs, so a class's terms carry
+// its count.
+void SetSecondary(const AllocationProblem& p, const JobClasses& classes, int32_t types,
+                  double total, double scale, std::vector<double>& value) {
+  for (size_t i = 0; i < classes.jobs.size(); ++i) {
+    const AllocJob& job = p.jobs[classes.jobs[i]];
+    const double best = Best(job);
+    for (int32_t t = 0; t < types; ++t) {
+      if (best > 0) value[i * types + t] = scale * classes.count[i] * job.speed[t] / best / total;
+    }
+  }
+}
+
+// The LP terms of `objective` for one part of `total` jobs. Under kFinishTimeFairness the
+// guarantee depends on the finish-time bound tried: SolveFinishTimeFair sets it.
+LpTerms TermsOf(const AllocationProblem& p, Objective objective, const JobClasses& classes,
+                int32_t types, double total, const std::vector<double>& iso) {
+  const size_t n = classes.jobs.size();
+  LpTerms terms;
+  terms.value.assign(n * types, 0);
+  switch (objective) {
+    case Objective::kMaxMinFairness:
+      terms.guarantee.assign(n * types, 0);
+      for (size_t i = 0; i < n; ++i) {
+        const int32_t j = classes.jobs[i];
+        const AllocJob& job = p.jobs[j];
+        const double norm = (iso[j] > 0 ? iso[j] : Best(job)) * std::max(job.weight, 1e-12);
+        for (int32_t t = 0; t < types; ++t) {
+          if (norm > 0) terms.guarantee[i * types + t] = job.speed[t] / norm;
+        }
+      }
+      SetSecondary(p, classes, types, total, kSecondary, terms.value);
+      break;
+    case Objective::kMaxThroughput:
+      SetSecondary(p, classes, types, total, total, terms.value);  // undo the averaging
+      break;
+    case Objective::kMinMakespan: {
+      // throughput_j >= remaining_j * z, scaled by the longest best-case time so z ~ 1.
+      double longest = 0;
+      for (int32_t j : classes.jobs) {
+        const double best = Best(p.jobs[j]);
+        if (best > 0) longest = std::max(longest, p.jobs[j].remaining / best);
+      }
+      terms.guarantee.assign(n * types, 0);
+      for (size_t i = 0; i < n; ++i) {
+        const AllocJob& job = p.jobs[classes.jobs[i]];
+        if (!(job.remaining > 0)) continue;
+        for (int32_t t = 0; t < types; ++t) {
+          terms.guarantee[i * types + t] = job.speed[t] * longest / job.remaining;
+        }
+      }
+      SetSecondary(p, classes, types, total, kSecondary, terms.value);
+      break;
+    }
+    case Objective::kMinCost:
+      for (size_t i = 0; i < n; ++i) {
+        for (int32_t t = 0; t < types; ++t) {
+          terms.value[i * types + t] = classes.count[i] * CostValue(p, p.jobs[classes.jobs[i]], t);
+        }
+      }
+      terms.slo = true;
+      break;
+    case Objective::kFinishTimeFairness:
+      SetSecondary(p, classes, types, total, kSecondary, terms.value);
+      break;
+  }
+  return terms;
+}
+
+// ftf-het: the smallest finish-time bound r (within options.ftf_tolerance) that every job of
+// the part can meet, rho_j <= r  <=>  throughput_j >= remaining_j / (r * isolated_j -
+// elapsed_j): from the lower bound of each job alone on its best type, doubling until one is
+// feasible, then bisecting. Returns the shares at the bound found (class x type).
+util::Result<std::vector<double>> SolveFinishTimeFair(
+    const AllocationProblem& p, const JobClasses& classes, const std::vector<double>& capacity,
+    const std::vector<double>& iso, LpTerms& terms, LpSolver& solver,
+    const AllocationOptions& options, Allocation& a) {
+  const int32_t types = a.types;
+  const size_t n = classes.jobs.size();
+  std::vector<double> isolated(n);
+  double lo = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const AllocJob& job = p.jobs[classes.jobs[i]];
+    const double best = Best(job);
+    const double iso_thr = iso[classes.jobs[i]] > 0 ? iso[classes.jobs[i]] : best;
+    if (!(best > 0)) continue;
+    isolated[i] = std::max(job.work, job.remaining) / iso_thr;
+    lo = std::max(lo, (job.elapsed_s + job.remaining / best) / isolated[i]);
+  }
+  lo = std::max(lo, 1e-9);
+  const auto feasible_at = [&](double r, std::vector<double>* out) -> util::Result<bool> {
+    terms.guarantee.assign(n * types, 0);
+    for (size_t i = 0; i < n; ++i) {
+      const AllocJob& job = p.jobs[classes.jobs[i]];
+      if (!(job.remaining > 0) || !(Best(job) > 0)) continue;
+      const double need = job.remaining / (r * isolated[i] - job.elapsed_s);
+      for (int32_t t = 0; t < types; ++t) terms.guarantee[i * types + t] = job.speed[t] / need;
+    }
+    double z = 0;
+    ASSIGN_OR_RETURN(*out, SolveLp(p, classes.jobs, capacity, terms.guarantee, terms.value, false,
+                                   classes.count, solver, options.lp, &z, &a.lps_solved));
+    return z >= 1 - 1e-7;
+  };
+  std::vector<double> trial;
+  ASSIGN_OR_RETURN(bool ok, feasible_at(lo, &trial));
+  if (ok) return trial;
+  double hi = lo;
+  for (int i = 0; i < 60 && !ok; ++i) {
+    lo = hi;
+    hi *= 2;
+    ASSIGN_OR_RETURN(ok, feasible_at(hi, &trial));
+  }
+  if (!ok) return util::Status::Internal("ftf-het: no finish-time bound is feasible");
+  std::vector<double> x = std::move(trial);
+  while (hi / lo - 1 > options.ftf_tolerance) {
+    const double mid = std::sqrt(lo * hi);
+    ASSIGN_OR_RETURN(bool mid_ok, feasible_at(mid, &trial));
+    if (mid_ok) {
+      hi = mid;
+      x = std::move(trial);
+    } else {
+      lo = mid;
+    }
+  }
+  return x;
+}
+
 // Solves one (sub-)problem over `jobs` with `capacity`; writes their rows of `a.x`.
 util::Status SolvePart(const AllocationProblem& p, Objective objective,
                        const std::vector<int32_t>& members, const std::vector<double>& capacity,
@@ -213,144 +376,17 @@ util::Status SolvePart(const AllocationProblem& p, Objective objective,
                        const AllocationOptions& options, Allocation& a) {
   const int32_t types = a.types;
   if (members.empty()) return util::Status::Ok();
-  // Identical jobs (same speeds, gang and whatever else the objective reads) form one class
-  // with one set of shares: the LP is symmetric in them and convex, so averaging any optimum
-  // over their permutations gives an optimum where they are equal. Gavel's mix has at most
-  // 26 job types x 4 scales, so thousands of jobs collapse to about a hundred classes.
-  std::map<std::vector<double>, int32_t> class_of;
-  std::vector<int32_t> jobs;      // one representative per class
-  std::vector<double> count;      // members per class
-  std::vector<int32_t> class_id;  // per member
-  std::vector<double> key;
-  for (int32_t m : members) {
-    ClassKey(p.jobs[m], objective, key);
-    const auto [it, fresh] = class_of.emplace(key, static_cast<int32_t>(jobs.size()));
-    if (fresh) {
-      jobs.push_back(m);
-      count.push_back(0);
-    }
-    count[it->second] += 1;
-    class_id.push_back(it->second);
-  }
-  const size_t n = jobs.size();
-  // Objective terms sum over jobs, so a class's terms carry its count.
-  const double total = static_cast<double>(members.size());
-  std::vector<double> guarantee, value(n * types, 0);
-  bool slo = false;
-  // Secondary term: normalized throughput, averaged so its total stays below kSecondary.
-  const auto secondary = [&](double scale) {
-    for (size_t i = 0; i < n; ++i) {
-      const AllocJob& job = p.jobs[jobs[i]];
-      const double best = Best(job);
-      for (int32_t t = 0; t < types; ++t) {
-        if (best > 0) value[i * types + t] = scale * count[i] * job.speed[t] / best / total;
-      }
-    }
-  };
+  const JobClasses classes = GroupIdentical(p, objective, members);
+  LpTerms terms = TermsOf(p, objective, classes, types, static_cast<double>(members.size()), iso);
   std::vector<double> x;
-  double z = 0;
-  switch (objective) {
-    case Objective::kMaxMinFairness:
-      guarantee.assign(n * types, 0);
-      for (size_t i = 0; i < n; ++i) {
-        const AllocJob& job = p.jobs[jobs[i]];
-        const double norm =
-            (iso[jobs[i]] > 0 ? iso[jobs[i]] : Best(job)) * std::max(job.weight, 1e-12);
-        for (int32_t t = 0; t < types; ++t) {
-          if (norm > 0) guarantee[i * types + t] = job.speed[t] / norm;
-        }
-      }
-      secondary(kSecondary);
-      break;
-    case Objective::kMaxThroughput:
-      secondary(total);  // undo the averaging: the plain sum
-      break;
-    case Objective::kMinMakespan: {
-      // throughput_j >= remaining_j * z, scaled by the longest best-case time so z ~ 1.
-      double longest = 0;
-      for (int32_t j : jobs) {
-        const double best = Best(p.jobs[j]);
-        if (best > 0) longest = std::max(longest, p.jobs[j].remaining / best);
-      }
-      guarantee.assign(n * types, 0);
-      for (size_t i = 0; i < n; ++i) {
-        const AllocJob& job = p.jobs[jobs[i]];
-        if (!(job.remaining > 0)) continue;
-        for (int32_t t = 0; t < types; ++t) {
-          guarantee[i * types + t] = job.speed[t] * longest / job.remaining;
-        }
-      }
-      secondary(kSecondary);
-      break;
-    }
-    case Objective::kMinCost:
-      for (size_t i = 0; i < n; ++i) {
-        for (int32_t t = 0; t < types; ++t) {
-          value[i * types + t] = count[i] * CostValue(p, p.jobs[jobs[i]], t);
-        }
-      }
-      slo = true;
-      break;
-    case Objective::kFinishTimeFairness: {
-      // rho_j <= r  <=>  throughput_j >= remaining_j / (r * isolated_j - elapsed_j).
-      std::vector<double> isolated(n);
-      double lo = 0;
-      for (size_t i = 0; i < n; ++i) {
-        const AllocJob& job = p.jobs[jobs[i]];
-        const double best = Best(job);
-        const double iso_thr = iso[jobs[i]] > 0 ? iso[jobs[i]] : best;
-        if (!(best > 0)) continue;
-        isolated[i] = std::max(job.work, job.remaining) / iso_thr;
-        lo = std::max(lo, (job.elapsed_s + job.remaining / best) / isolated[i]);
-      }
-      lo = std::max(lo, 1e-9);
-      secondary(kSecondary);
-      const auto feasible_at = [&](double r, std::vector<double>* out) -> util::Result<bool> {
-        guarantee.assign(n * types, 0);
-        for (size_t i = 0; i < n; ++i) {
-          const AllocJob& job = p.jobs[jobs[i]];
-          if (!(job.remaining > 0) || !(Best(job) > 0)) continue;
-          const double need = job.remaining / (r * isolated[i] - job.elapsed_s);
-          for (int32_t t = 0; t < types; ++t) guarantee[i * types + t] = job.speed[t] / need;
-        }
-        double zz = 0;
-        ASSIGN_OR_RETURN(*out, SolveLp(p, jobs, capacity, guarantee, value, false, count, solver,
-                                       options.lp, &zz, &a.lps_solved));
-        return zz >= 1 - 1e-7;
-      };
-      std::vector<double> trial;
-      ASSIGN_OR_RETURN(bool ok, feasible_at(lo, &trial));
-      if (ok) {
-        x = std::move(trial);
-      } else {
-        double hi = lo;
-        for (int i = 0; i < 60 && !ok; ++i) {
-          lo = hi;
-          hi *= 2;
-          ASSIGN_OR_RETURN(ok, feasible_at(hi, &trial));
-        }
-        if (!ok) return util::Status::Internal("ftf-het: no finish-time bound is feasible");
-        x = std::move(trial);
-        while (hi / lo - 1 > options.ftf_tolerance) {
-          const double mid = std::sqrt(lo * hi);
-          ASSIGN_OR_RETURN(bool mid_ok, feasible_at(mid, &trial));
-          if (mid_ok) {
-            hi = mid;
-            x = std::move(trial);
-          } else {
-            lo = mid;
-          }
-        }
-      }
-      break;
-    }
-  }
-  if (objective != Objective::kFinishTimeFairness) {
-    ASSIGN_OR_RETURN(x, SolveLp(p, jobs, capacity, guarantee, value, slo, count, solver, options.lp,
-                                &z, &a.lps_solved));
+  if (objective == Objective::kFinishTimeFairness) {
+    ASSIGN_OR_RETURN(x, SolveFinishTimeFair(p, classes, capacity, iso, terms, solver, options, a));
+  } else {
+    ASSIGN_OR_RETURN(x, SolveLp(p, classes.jobs, capacity, terms.guarantee, terms.value, terms.slo,
+                                classes.count, solver, options.lp, nullptr, &a.lps_solved));
   }
   for (size_t k = 0; k < members.size(); ++k) {
-    const size_t i = class_id[k];
+    const size_t i = classes.class_id[k];
     for (int32_t t = 0; t < types; ++t) a.x[members[k] * types + t] = x[i * types + t];
   }
   return util::Status::Ok();

@@ -58,7 +58,7 @@ double AllocationStrategy::TargetShare(JobId job, DeviceTypeId type) const {
 }
 
 void AllocationStrategy::Log(std::string line) {
-  if (log_.size() >= Scheduler::kAllocationLogLines) log_.erase(log_.begin());
+  if (log_.size() >= kLogLines) log_.erase(log_.begin());
   log_.push_back(std::move(line));
 }
 
@@ -101,16 +101,45 @@ void AllocationStrategy::ImportHistory(int32_t id, const JobHistory& history) {
 // room (work conservation, which Gavel's mechanism lacks). Placement is the usual topology-aware
 // gang placement (PlaceOn). The LP is solved again only when the set of jobs or devices changed.
 void AllocationStrategy::Allocate(double now_s, Decision& out) {
+  const Pool pool = GatherPool();
+  BookTime(now_s, pool);
+  if (pool.active != jobs_ || pool.capacity != capacity_ || slot_reused_) Resolve(now_s, pool);
+  Realize(now_s, pool.active, ChooseTypes(now_s, pool.active), out);
+}
+
+AllocationStrategy::Pool AllocationStrategy::GatherPool() const {
   const ClusterState& state = core_.state();
   const int32_t types = state.type_count();
+  Pool pool;
+  pool.capacity.resize(types);
+  for (int32_t t = 0; t < types; ++t) pool.capacity[t] = state.UpOfType(DeviceTypeId(t));
+  for (int32_t id : core_.running()) {
+    const JobRecord& r = core_.record(id);
+    if (!SchedulerCore::HoldsDevices(r)) {  // not part of the allocation while it shares
+      pool.guests.push_back(id);
+    } else if (r.job->preemptible) {
+      pool.active.push_back(id);
+    } else {
+      pool.capacity[r.type.value()] -= static_cast<double>(r.devices.size());
+    }
+  }
+  pool.active.insert(pool.active.end(), core_.queue().begin(), core_.queue().end());
+  // In submission order: ids are slots a later job may reuse.
+  std::sort(pool.active.begin(), pool.active.end(),
+            [&](int32_t a, int32_t b) { return core_.record(a).seq < core_.record(b).seq; });
+  return pool;
+}
+
+void AllocationStrategy::BookTime(double now_s, const Pool& pool) {
+  const int32_t types = core_.state().type_count();
   const size_t n_rec = core_.slots();
   if (present_.size() < n_rec) {
     present_.resize(n_rec, 0);
     received_.resize(n_rec * types, 0);
     share_.resize(n_rec * types, 0);
   }
-  // Book the time since the last allocation decision: a running job has run on its type since
-  // then, or since it started (fill decisions start jobs in between).
+  // A running job has run on its type since the last allocation decision, or since it started
+  // (fill decisions start jobs in between).
   if (last_s_ >= 0 && now_s > last_s_) {
     for (int32_t id : core_.running()) {
       const JobRecord& r = core_.record(id);
@@ -118,24 +147,7 @@ void AllocationStrategy::Allocate(double now_s, Decision& out) {
           now_s - std::max(last_s_, r.service_since_s);
     }
   }
-  std::vector<int32_t> active, guests;
-  std::vector<double> capacity(types);
-  for (int32_t t = 0; t < types; ++t) capacity[t] = state.UpOfType(DeviceTypeId(t));
-  for (int32_t id : core_.running()) {
-    const JobRecord& r = core_.record(id);
-    if (!SchedulerCore::HoldsDevices(r)) {  // not part of the allocation while it shares
-      guests.push_back(id);
-    } else if (r.job->preemptible) {
-      active.push_back(id);
-    } else {
-      capacity[r.type.value()] -= static_cast<double>(r.devices.size());
-    }
-  }
-  active.insert(active.end(), core_.queue().begin(), core_.queue().end());
-  // In submission order: ids are slots a later job may reuse.
-  std::sort(active.begin(), active.end(),
-            [&](int32_t a, int32_t b) { return core_.record(a).seq < core_.record(b).seq; });
-  for (const std::vector<int32_t>* ids : {&active, &guests}) {
+  for (const std::vector<int32_t>* ids : {&pool.active, &pool.guests}) {
     for (int32_t id : *ids) {
       const double arrival = core_.record(id).job->arrival_s;
       const double since = last_s_ >= 0 ? std::max(last_s_, arrival) : arrival;
@@ -143,69 +155,81 @@ void AllocationStrategy::Allocate(double now_s, Decision& out) {
     }
   }
   last_s_ = now_s;
+}
 
-  if (active != jobs_ || capacity != capacity_ || slot_reused_) {
-    slot_reused_ = false;
-    AllocationProblem problem;
-    problem.capacity = capacity;
+AllocationProblem AllocationStrategy::ProblemOf(double now_s, const Pool& pool,
+                                                std::vector<int32_t>& in_lp) const {
+  const int32_t types = core_.state().type_count();
+  AllocationProblem problem;
+  problem.capacity = pool.capacity;
+  for (int32_t t = 0; t < types; ++t) {
+    problem.price_per_hour.push_back(core_.cluster().catalog.Get(DeviceTypeId(t)).price_per_hour);
+  }
+  for (int32_t id : pool.active) {
+    const JobRecord& r = core_.record(id);
+    AllocJob j;
+    j.speed.assign(types, 0);
+    bool any = false;
     for (int32_t t = 0; t < types; ++t) {
-      problem.price_per_hour.push_back(core_.cluster().catalog.Get(DeviceTypeId(t)).price_per_hour);
+      if (r.allowed[t] && !r.incompatible[t] && r.speed[t] > 0) {
+        j.speed[t] =
+            (policy_.agnostic() ? 1.0 : r.speed[t]) * core_.NewWorkShare(r, DeviceTypeId(t));
+      }
+      any = any || j.speed[t] > 0;
     }
-    std::vector<int32_t> in_lp;  // ids of problem.jobs
-    for (int32_t id : active) {
-      const JobRecord& r = core_.record(id);
-      AllocJob j;
-      j.speed.assign(types, 0);
-      bool any = false;
-      for (int32_t t = 0; t < types; ++t) {
-        if (r.allowed[t] && !r.incompatible[t] && r.speed[t] > 0) {
-          j.speed[t] =
-              (policy_.agnostic() ? 1.0 : r.speed[t]) * core_.NewWorkShare(r, DeviceTypeId(t));
-        }
-        any = any || j.speed[t] > 0;
-      }
-      if (!any) continue;  // runs nowhere it can progress: left to the fill pass
-      j.name = r.job->name;
-      j.gang = std::max(1, r.job->gang_size);
-      j.weight = r.job->priority_weight > 0 ? r.job->priority_weight : 1;
-      // Nothing known yet (no estimate, nothing run): at least a second on its best type, so
-      // the LPs that divide by remaining work stay finite.
-      j.remaining = std::max(core_.RemainingWork(r, now_s), r.ref_speed);
-      j.work = r.DoneAt(now_s) + j.remaining;
-      j.elapsed_s = std::max(0.0, now_s - r.job->arrival_s);
-      j.slo_rate = policy_.SloRate(r, now_s, j.remaining);
-      problem.jobs.push_back(std::move(j));
-      in_lp.push_back(id);
-    }
-    auto solved =
-        ComputeAllocation(problem, policy_.objective(), *solver_, core_.options().allocation);
-    if (!solved.ok()) {
-      ++failures_;
-      Log(fmt::format(
-          "t={:.0f} s: {} allocation for {} job(s) failed ({}); keeping the last good allocation",
-          now_s, policy_.name(), problem.jobs.size(), solved.status().message()));
-    } else {
-      solves_ += solved->lps_solved;
-      for (int32_t id : jobs_) {
-        std::fill_n(share_.begin() + static_cast<size_t>(id) * types, types, 0.0);
-      }
-      for (size_t i = 0; i < in_lp.size(); ++i) {
-        for (int32_t t = 0; t < types; ++t) {
-          share_[static_cast<size_t>(in_lp[i]) * types + t] = solved->At(i, t);
-        }
-      }
-      for (int32_t i : solved->slo_missed) {
-        Log(
-            fmt::format("t={:.0f} s: min-cost: job '{}' cannot meet its SLO ({:.4g} "
-                        "steps/s needed from now on)",
-                        now_s, problem.jobs[i].name, problem.jobs[i].slo_rate));
-      }
-      jobs_ = active;
-      capacity_ = capacity;
+    if (!any) continue;  // runs nowhere it can progress: left to the fill pass
+    j.name = r.job->name;
+    j.gang = std::max(1, r.job->gang_size);
+    j.weight = r.job->priority_weight > 0 ? r.job->priority_weight : 1;
+    // Nothing known yet (no estimate, nothing run): at least a second on its best type, so
+    // the LPs that divide by remaining work stay finite.
+    j.remaining = std::max(core_.RemainingWork(r, now_s), r.ref_speed);
+    j.work = r.DoneAt(now_s) + j.remaining;
+    j.elapsed_s = std::max(0.0, now_s - r.job->arrival_s);
+    j.slo_rate = policy_.SloRate(r, now_s, j.remaining);
+    problem.jobs.push_back(std::move(j));
+    in_lp.push_back(id);
+  }
+  return problem;
+}
+
+void AllocationStrategy::Resolve(double now_s, const Pool& pool) {
+  const int32_t types = core_.state().type_count();
+  slot_reused_ = false;
+  std::vector<int32_t> in_lp;  // ids of problem.jobs
+  const AllocationProblem problem = ProblemOf(now_s, pool, in_lp);
+  auto solved =
+      ComputeAllocation(problem, policy_.objective(), *solver_, core_.options().allocation);
+  if (!solved.ok()) {
+    ++failures_;
+    Log(fmt::format(
+        "t={:.0f} s: {} allocation for {} job(s) failed ({}); keeping the last good allocation",
+        now_s, policy_.name(), problem.jobs.size(), solved.status().message()));
+    return;
+  }
+  solves_ += solved->lps_solved;
+  for (int32_t id : jobs_) {
+    std::fill_n(share_.begin() + static_cast<size_t>(id) * types, types, 0.0);
+  }
+  for (size_t i = 0; i < in_lp.size(); ++i) {
+    for (int32_t t = 0; t < types; ++t) {
+      share_[static_cast<size_t>(in_lp[i]) * types + t] = solved->At(i, t);
     }
   }
+  for (int32_t i : solved->slo_missed) {
+    Log(fmt::format(
+        "t={:.0f} s: min-cost: job '{}' cannot meet its SLO ({:.4g} steps/s needed from now on)",
+        now_s, problem.jobs[i].name, problem.jobs[i].slo_rate));
+  }
+  jobs_ = pool.active;
+  capacity_ = pool.capacity;
+}
 
-  // Grant whole gangs by priority = target share / received share.
+std::vector<int32_t> AllocationStrategy::ChooseTypes(double now_s,
+                                                     const std::vector<int32_t>& active) const {
+  const ClusterState& state = core_.state();
+  const int32_t types = state.type_count();
+  // What the active jobs may be granted: free devices and those they hold.
   std::vector<int32_t> room(types);
   for (int32_t t = 0; t < types; ++t) room[t] = state.FreeOfType(DeviceTypeId(t));
   for (int32_t id : core_.running()) {
@@ -214,6 +238,24 @@ void AllocationStrategy::Allocate(double now_s, Decision& out) {
       room[r.type.value()] += static_cast<int32_t>(r.devices.size());
     }
   }
+  std::vector<int32_t> choice(core_.slots(), -1);
+  // A job inside its quantum keeps its devices (PreemptionPrice): when preemption costs
+  // something, the shares are realized over quanta rather than over every allocation.
+  for (int32_t id : active) {
+    const JobRecord& r = core_.record(id);
+    if (r.phase != JobPhase::kRunning || core_.QuantumOver(r, now_s)) continue;
+    choice[id] = r.type.value();
+    room[r.type.value()] -= static_cast<int32_t>(r.devices.size());
+  }
+  GrantByPriority(active, choice, room);
+  ConserveWork(active, choice, room);
+  return choice;
+}
+
+void AllocationStrategy::GrantByPriority(const std::vector<int32_t>& active,
+                                         std::vector<int32_t>& choice,
+                                         std::vector<int32_t>& room) const {
+  const int32_t types = core_.state().type_count();
   struct Candidate {
     double priority;
     bool running_there;
@@ -240,22 +282,19 @@ void AllocationStrategy::Allocate(double now_s, Decision& out) {
     if (a.running_there != b.running_there) return a.running_there;
     return core_.record(a.id).seq < core_.record(b.id).seq;
   });
-  std::vector<int32_t> choice(n_rec, -1);
-  // A job inside its quantum keeps its devices (PreemptionPrice): when preemption costs
-  // something, the shares are realized over quanta rather than over every allocation.
-  for (int32_t id : active) {
-    const JobRecord& r = core_.record(id);
-    if (r.phase != JobPhase::kRunning || core_.QuantumOver(r, now_s)) continue;
-    choice[id] = r.type.value();
-    room[r.type.value()] -= static_cast<int32_t>(r.devices.size());
-  }
   for (const Candidate& c : cands) {
     const int32_t gang = std::max(1, core_.record(c.id).job->gang_size);
     if (choice[c.id] >= 0 || room[c.type] < gang) continue;
     choice[c.id] = c.type;
     room[c.type] -= gang;
   }
-  // Work conservation: running jobs first (no needless preemption), then by arrival.
+}
+
+void AllocationStrategy::ConserveWork(const std::vector<int32_t>& active,
+                                      std::vector<int32_t>& choice,
+                                      std::vector<int32_t>& room) const {
+  const int32_t types = core_.state().type_count();
+  // Running jobs first (no needless preemption), then by arrival.
   std::vector<int32_t> rest;
   for (int32_t id : active) {
     if (choice[id] < 0) rest.push_back(id);
@@ -285,12 +324,17 @@ void AllocationStrategy::Allocate(double now_s, Decision& out) {
     choice[id] = best;
     room[best] -= gang;
   }
+}
 
-  // Preempt what moves or stops, then start the chosen, largest gangs first (less fragmentation).
-  // A job that moves while it writes its checkpoint, or whose devices the jobs it displaced
-  // still hold, gets them reserved (sched/reservations.h).
+// Preempts what moves or stops, then starts the chosen, largest gangs first (less
+// fragmentation). A job that moves while it writes its checkpoint, or whose devices the jobs it
+// displaced still hold, gets them reserved (sched/reservations.h).
+void AllocationStrategy::Realize(double now_s, const std::vector<int32_t>& active,
+                                 const std::vector<int32_t>& choice, Decision& out) {
+  const ClusterState& state = core_.state();
+  const int32_t types = state.type_count();
   reservations_.Replan(core_);
-  std::vector<char> moved(n_rec, 0);
+  std::vector<char> moved(core_.slots(), 0);
   std::vector<int32_t> releasing(types, 0);
   const std::vector<int32_t> running_now = core_.running();
   for (int32_t id : running_now) {

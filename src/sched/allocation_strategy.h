@@ -38,10 +38,39 @@ class AllocationStrategy final : public DecisionStrategy {
   const std::vector<std::string>& log() const { return log_; }
   int64_t failures() const { return failures_; }
   int64_t solves() const { return solves_; }
+  // The log keeps the latest this many lines.
+  static constexpr size_t kLogLines = 100;
 
  private:
+  // The jobs an allocation is for and the devices it shares among them.
+  struct Pool {
+    std::vector<int32_t> active;   // preemptible running jobs and queued ones, by submission
+    std::vector<int32_t> guests;   // space-sharing guests: outside the allocation
+    std::vector<double> capacity;  // by type: up devices less those non-preemptible jobs hold
+  };
+
   // Solves (when the set of jobs or devices changed) and realizes the shares.
   void Allocate(double now_s, Decision& out);
+  Pool GatherPool() const;
+  // Books the time since the last allocation: the service each running job received on its
+  // type and the time each job of the pool was present.
+  void BookTime(double now_s, const Pool& pool);
+  // Solves for the pool's target shares and puts them in force (on failure, logs and keeps
+  // the last good ones).
+  void Resolve(double now_s, const Pool& pool);
+  // The LP's view of the pool's jobs that can progress somewhere; `in_lp`: their ids.
+  AllocationProblem ProblemOf(double now_s, const Pool& pool, std::vector<int32_t>& in_lp) const;
+  // The type each active job runs on from this decision (by JobId; -1: none): those inside
+  // their quantum stay, then whole gangs by priority, then work conservation.
+  std::vector<int32_t> ChooseTypes(double now_s, const std::vector<int32_t>& active) const;
+  // Grants (job, type) pairs in order of target share over received share while `room` lasts.
+  void GrantByPriority(const std::vector<int32_t>& active, std::vector<int32_t>& choice,
+                       std::vector<int32_t>& room) const;
+  // Devices the priorities leave idle go to the jobs still without a type, on their fastest.
+  void ConserveWork(const std::vector<int32_t>& active, std::vector<int32_t>& choice,
+                    std::vector<int32_t>& room) const;
+  void Realize(double now_s, const std::vector<int32_t>& active, const std::vector<int32_t>& choice,
+               Decision& out);
   void Log(std::string line);
 
   SchedulerCore& core_;

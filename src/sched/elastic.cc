@@ -168,10 +168,6 @@ void ElasticResizer::ShrinkForHead(double now_s, Decision& out) {
   const std::vector<char>& allowed = h.sizes.empty() ? h.allowed : h.sizes.front().allowed;
   const std::vector<double>& speed = h.sizes.empty() ? h.speed : h.sizes.front().speed;
   const ClusterState& state = core_.state();
-  struct Cut {
-    int32_t id;
-    size_t option;  // the size it shrinks to
-  };
   std::vector<Cut> best_plan;
   double best_net = 0;
   for (int32_t t = 0; t < state.type_count(); ++t) {
@@ -179,65 +175,73 @@ void ElasticResizer::ShrinkForHead(double now_s, Decision& out) {
     const int32_t shortfall = need - state.FreeOfType(DeviceTypeId(t));
     // Enough free devices by count: what keeps it waiting is not the elastic jobs' size.
     if (shortfall <= 0) continue;
-    // Candidates shrink one size step at a time, the cheapest step per freed device first.
-    std::vector<Cut> plan;
-    for (int32_t id : core_.running()) {
-      const JobRecord& r = core_.record(id);
-      if (r.type.value() != t || !Resizable(r, now_s)) continue;
-      plan.push_back({id, CurrentOption(r)});
-    }
-    const auto step_of = [&](const Cut& c) -> std::optional<size_t> {
-      const JobRecord& r = core_.record(c.id);
-      for (size_t i = c.option; i-- > 0;) {
-        if (r.sizes[i].allowed[t] && r.sizes[i].speed[t] > 0) return i;
-      }
-      return std::nullopt;
-    };
-    int32_t freed = 0;
-    double loss = 0;
-    std::vector<char> touched(plan.size(), 0);
-    while (freed < shortfall) {
-      int32_t pick = -1;
-      size_t pick_to = 0;
-      double pick_cost = 0;
-      for (size_t c = 0; c < plan.size(); ++c) {
-        const auto to = step_of(plan[c]);
-        if (!to) continue;
-        const JobRecord& r = core_.record(plan[c].id);
-        const JobRecord::SizeOption& from = r.sizes[plan[c].option];
-        const double drop = (from.speed[t] - r.sizes[*to].speed[t]) / r.best_speed;
-        const double cost = drop / (from.workers - r.sizes[*to].workers);
-        if (pick < 0 || cost < pick_cost) {
-          pick = static_cast<int32_t>(c);
-          pick_to = *to;
-          pick_cost = cost;
-        }
-      }
-      if (pick < 0) break;
-      const JobRecord& r = core_.record(plan[pick].id);
-      const JobRecord::SizeOption& from = r.sizes[plan[pick].option];
-      freed += from.workers - r.sizes[pick_to].workers;
-      loss += (from.speed[t] - r.sizes[pick_to].speed[t]) / r.best_speed;
-      if (!touched[pick]) {
-        // Its restart: the normalized speed it has now, lost for one resize, over an interval.
-        touched[pick] = 1;
-        const double original = r.sizes[CurrentOption(r)].speed[t] / r.best_speed;
-        loss += original * core_.options().preemption_cost_s / gap_s_;
-      }
-      plan[pick].option = pick_to;
-    }
-    if (freed < shortfall) continue;
-    const double net = speed[t] / h.best_speed - loss;
+    std::optional<Shrink> shrink = CheapestShrink(t, shortfall, now_s);
+    if (!shrink) continue;
+    const double net = speed[t] / h.best_speed - shrink->loss;
     if (net <= best_net) continue;
     best_net = net;
-    best_plan.clear();
-    for (size_t c = 0; c < plan.size(); ++c) {
-      if (touched[c]) best_plan.push_back(plan[c]);
-    }
+    best_plan = std::move(shrink->cuts);
   }
   for (const Cut& c : best_plan) {
     Stop(c.id, core_.record(c.id).sizes[c.option].workers, now_s, out);
   }
+}
+
+std::optional<ElasticResizer::Shrink> ElasticResizer::CheapestShrink(int32_t t, int32_t shortfall,
+                                                                     double now_s) const {
+  // Candidates shrink one size step at a time, the cheapest step per freed device first.
+  std::vector<Cut> plan;
+  for (int32_t id : core_.running()) {
+    const JobRecord& r = core_.record(id);
+    if (r.type.value() != t || !Resizable(r, now_s)) continue;
+    plan.push_back({id, CurrentOption(r)});
+  }
+  const auto step_of = [&](const Cut& c) -> std::optional<size_t> {
+    const JobRecord& r = core_.record(c.id);
+    for (size_t i = c.option; i-- > 0;) {
+      if (r.sizes[i].allowed[t] && r.sizes[i].speed[t] > 0) return i;
+    }
+    return std::nullopt;
+  };
+  int32_t freed = 0;
+  double loss = 0;
+  std::vector<char> touched(plan.size(), 0);
+  while (freed < shortfall) {
+    int32_t pick = -1;
+    size_t pick_to = 0;
+    double pick_cost = 0;
+    for (size_t c = 0; c < plan.size(); ++c) {
+      const auto to = step_of(plan[c]);
+      if (!to) continue;
+      const JobRecord& r = core_.record(plan[c].id);
+      const JobRecord::SizeOption& from = r.sizes[plan[c].option];
+      const double drop = (from.speed[t] - r.sizes[*to].speed[t]) / r.best_speed;
+      const double cost = drop / (from.workers - r.sizes[*to].workers);
+      if (pick < 0 || cost < pick_cost) {
+        pick = static_cast<int32_t>(c);
+        pick_to = *to;
+        pick_cost = cost;
+      }
+    }
+    if (pick < 0) break;
+    const JobRecord& r = core_.record(plan[pick].id);
+    const JobRecord::SizeOption& from = r.sizes[plan[pick].option];
+    freed += from.workers - r.sizes[pick_to].workers;
+    loss += (from.speed[t] - r.sizes[pick_to].speed[t]) / r.best_speed;
+    if (!touched[pick]) {
+      // Its restart: the normalized speed it has now, lost for one resize, over an interval.
+      touched[pick] = 1;
+      const double original = r.sizes[CurrentOption(r)].speed[t] / r.best_speed;
+      loss += original * core_.options().preemption_cost_s / gap_s_;
+    }
+    plan[pick].option = pick_to;
+  }
+  if (freed < shortfall) return std::nullopt;
+  Shrink shrink{{}, loss};
+  for (size_t c = 0; c < plan.size(); ++c) {
+    if (touched[c]) shrink.cuts.push_back(plan[c]);
+  }
+  return shrink;
 }
 
 std::optional<ElasticResizer::Growth> ElasticResizer::BestGrowth(const JobRecord& r, int32_t room,

@@ -25,7 +25,7 @@
 #include "model/device_type.h"
 #include "model/job.h"
 #include "model/profile.h"
-#include "sched/scheduler.h"
+#include "sched/decision.h"
 #include "sched/strategy.h"
 
 namespace hetsched::sched {
@@ -68,6 +68,20 @@ class ElasticResizer {
 
  private:
   void ShrinkForHead(double now_s, Decision& out);
+  // A running job shrinking to r.sizes[option].
+  struct Cut {
+    int32_t id;
+    size_t option;
+  };
+  // Running jobs of type `t` shrunk so that `shortfall` more of its devices come free, and what
+  // that costs in normalized speed, their restarts included.
+  struct Shrink {
+    std::vector<Cut> cuts;
+    double loss;
+  };
+  // The cheapest way to free `shortfall` devices of type `t` by shrinking running jobs a step at
+  // a time (the cheapest step per freed device first); nullopt when they cannot free that many.
+  std::optional<Shrink> CheapestShrink(int32_t t, int32_t shortfall, double now_s) const;
   void GrowIntoIdle(double now_s, Decision& out);
   // Running, holding its devices alone, preemptible, elastic, not resized within the gap.
   bool Resizable(const JobRecord& r, double now_s) const;

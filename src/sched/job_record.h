@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/catalog.h"
@@ -33,6 +34,15 @@ inline constexpr int kEstimateSources = 5;
 struct SizeEstimate {
   double work = 0;
   EstimateSource source = EstimateSource::kDriver;
+};
+
+// What the policy remembers of a live job beyond its progress: attained service (LAS, the
+// Gittins ranks) and, under the LP allocation policies, the seconds it ran on each device type
+// (Gavel's priorities). A daemon stores it so that a restart resumes where the policy was.
+struct JobHistory {
+  double attained_s = 0;       // device-seconds
+  double attained_norm_s = 0;  // the same weighted by speed relative to the job's best type
+  std::vector<std::pair<std::string, double>> received_s;  // by device type name (LP only)
 };
 
 struct JobRecord {

@@ -67,6 +67,70 @@ int32_t RackRoom(const ClusterState& state, model::RackId rack, DeviceTypeId typ
   return room;
 }
 
+// PlaceGang's second step: one node for the whole gang, in the data's rack first, best fit
+// (the fewest free that still fit); invalid when no node holds it.
+NodeId NodeForGang(const ClusterState& state, DeviceTypeId type, int32_t count,
+                   const PlacementHints& hints, const HostRequest& host) {
+  if (hints.data_rack.valid() && state.FreeInRack(hints.data_rack, type) >= count) {
+    NodeId best;
+    int32_t best_free = 0;
+    for (NodeId n : state.cluster().rack(hints.data_rack).nodes) {
+      const int32_t f = Room(state, n, type, host);
+      if (f >= count && (!best.valid() || f < best_free)) {
+        best = n;
+        best_free = f;
+      }
+    }
+    if (best.valid()) return best;
+  }
+  const auto& index = state.NodesByFree(type);
+  auto it = index.lower_bound({count, -1});
+  if (!host.empty()) {
+    // Nodes whose host holds too few of the workers are passed over: O(those nodes) more.
+    while (it != index.end() && state.HostFit(NodeId(it->second), host) < count) ++it;
+  }
+  return it != index.end() ? NodeId(it->second) : NodeId();
+}
+
+// PlaceGang's third step: one rack for the whole gang, the data's rack first, else the one with
+// the fewest free that still fit; invalid when no rack holds it.
+model::RackId RackForGang(const ClusterState& state, DeviceTypeId type, int32_t count,
+                          const PlacementHints& hints, const HostRequest& host) {
+  if (hints.data_rack.valid() && state.FreeInRack(hints.data_rack, type) >= count &&
+      RackRoom(state, hints.data_rack, type, host) >= count) {
+    return hints.data_rack;
+  }
+  model::RackId best_rack;
+  int32_t best_rack_free = 0;
+  for (size_t r = 0; r < state.cluster().racks.size(); ++r) {
+    const model::RackId rid(static_cast<int32_t>(r));
+    if (state.FreeInRack(rid, type) < count) continue;
+    const int32_t f = RackRoom(state, rid, type, host);
+    if (f >= count && (!best_rack.valid() || f < best_rack_free)) {
+      best_rack = rid;
+      best_rack_free = f;
+    }
+  }
+  return best_rack;
+}
+
+// Takes `count` devices of `type` from `rack` (which holds them), its fullest nodes first.
+void TakeFromRack(const ClusterState& state, model::RackId rack, DeviceTypeId type, int32_t count,
+                  const HostRequest& host, std::vector<DeviceId>& out) {
+  std::vector<std::pair<int32_t, NodeId>> nodes;
+  for (NodeId n : state.cluster().rack(rack).nodes) {
+    const int32_t f = Room(state, n, type, host);
+    if (f > 0) nodes.push_back({f, n});
+  }
+  std::sort(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  for (const auto& [f, n] : nodes) {
+    if (static_cast<int32_t>(out.size()) == count) break;
+    TakeFromNode(state, n, type, std::min(f, count - static_cast<int32_t>(out.size())), out);
+  }
+}
+
 }  // namespace
 
 std::optional<std::vector<DeviceId>> PlaceGang(const ClusterState& state, DeviceTypeId type,
@@ -80,65 +144,17 @@ std::optional<std::vector<DeviceId>> PlaceGang(const ClusterState& state, Device
     TakeFromNode(state, hints.data_node, type, count, out);
     return out;
   }
-  const auto& index = state.NodesByFree(type);
   // 2. One node: prefer the data's rack, then best fit (fewest free that still fit).
-  if (hints.data_rack.valid() && state.FreeInRack(hints.data_rack, type) >= count) {
-    NodeId best;
-    int32_t best_free = 0;
-    for (NodeId n : state.cluster().rack(hints.data_rack).nodes) {
-      const int32_t f = Room(state, n, type, host);
-      if (f >= count && (!best.valid() || f < best_free)) {
-        best = n;
-        best_free = f;
-      }
-    }
-    if (best.valid()) {
-      TakeFromNode(state, best, type, count, out);
-      return out;
-    }
-  }
-  auto it = index.lower_bound({count, -1});
-  if (!host.empty()) {
-    // Nodes whose host holds too few of the workers are passed over: O(those nodes) more.
-    while (it != index.end() && state.HostFit(NodeId(it->second), host) < count) ++it;
-  }
-  if (it != index.end()) {
-    TakeFromNode(state, NodeId(it->second), type, count, out);
+  if (const NodeId node = NodeForGang(state, type, count, hints, host); node.valid()) {
+    TakeFromNode(state, node, type, count, out);
     return out;
   }
   // 3. One rack: the rack with the fewest free that still fit; inside it, fullest nodes first.
-  const model::Cluster& cluster = state.cluster();
-  model::RackId best_rack;
-  int32_t best_rack_free = 0;
-  if (hints.data_rack.valid() && state.FreeInRack(hints.data_rack, type) >= count &&
-      RackRoom(state, hints.data_rack, type, host) >= count) {
-    best_rack = hints.data_rack;
-  } else {
-    for (size_t r = 0; r < cluster.racks.size(); ++r) {
-      const model::RackId rid(static_cast<int32_t>(r));
-      if (state.FreeInRack(rid, type) < count) continue;
-      const int32_t f = RackRoom(state, rid, type, host);
-      if (f >= count && (!best_rack.valid() || f < best_rack_free)) {
-        best_rack = rid;
-        best_rack_free = f;
-      }
-    }
-  }
-  if (best_rack.valid()) {
-    std::vector<std::pair<int32_t, NodeId>> nodes;
-    for (NodeId n : cluster.rack(best_rack).nodes) {
-      const int32_t f = Room(state, n, type, host);
-      if (f > 0) nodes.push_back({f, n});
-    }
-    std::sort(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first > b.first : a.second < b.second;
-    });
-    for (const auto& [f, n] : nodes) {
-      if (static_cast<int32_t>(out.size()) == count) break;
-      TakeFromNode(state, n, type, std::min(f, count - static_cast<int32_t>(out.size())), out);
-    }
+  if (const model::RackId rack = RackForGang(state, type, count, hints, host); rack.valid()) {
+    TakeFromRack(state, rack, type, count, host, out);
     return out;
   }
+  const auto& index = state.NodesByFree(type);
   // 4. Across racks: nodes with the most free first, so the gang touches the fewest nodes.
   for (auto rit = index.rbegin(); rit != index.rend(); ++rit) {
     if (static_cast<int32_t>(out.size()) == count) break;

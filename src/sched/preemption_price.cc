@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "sched/scheduler.h"
+#include "sched/scheduler_options.h"
 
 namespace hetsched::sched {
 

@@ -12,7 +12,10 @@ using model::DeviceId;
 using model::DeviceTypeId;
 
 PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core)
-    : core_(core), fill_(core), clock_(core.options().preempt_interval_s) {}
+    : core_(core),
+      time_slices_(core.policy().time_slices()),
+      fill_(core),
+      clock_(core.options().preempt_interval_s) {}
 
 void PreemptiveStrategy::Decide(double now_s, Decision& out) {
   const bool fill = !core_.policy().in_order_only();
@@ -39,11 +42,18 @@ void PreemptiveStrategy::Upgrade(double now_s, Decision& out) {
   if (clock_.UpgradeDue(now_s)) Reallocate(now_s, out);
 }
 
+double PreemptiveStrategy::KeepBonus(const JobRecord& r, double now_s) const {
+  if (r.phase != JobPhase::kRunning) return 0;
+  const double stickiness = core_.options().stickiness;
+  if (!(core_.price().cost_s() > 0 && r.best_speed > 0)) return stickiness;
+  return std::max(stickiness, core_.price().MoveMargin(core_.belief().ExpectedRemaining(r, now_s),
+                                                       r.speed[r.type.value()] / r.best_speed));
+}
+
 std::vector<int32_t> PreemptiveStrategy::AssignByRegret(const std::vector<int32_t>& jobs,
                                                         std::vector<int32_t> capacity,
                                                         double now_s) const {
   const int32_t types = core_.state().type_count();
-  const double stickiness = core_.options().stickiness;
   const size_t n = jobs.size();
   std::vector<int32_t> result(n, -1);
   struct Item {
@@ -58,18 +68,7 @@ std::vector<int32_t> PreemptiveStrategy::AssignByRegret(const std::vector<int32_
   for (size_t i = 0; i < n; ++i) {
     const JobRecord& r = core_.record(jobs[i]);
     gangs[i] = std::max(1, r.job->gang_size);
-    // A running job keeps its type unless a move gains more than the stickiness and than what
-    // the move costs over its expected remaining time (PreemptionPrice::MoveMargin, in the
-    // normalized speed of the default scorer).
-    double keep_bonus = 0;
-    if (r.phase == JobPhase::kRunning) {
-      keep_bonus = stickiness;
-      if (core_.price().cost_s() > 0 && r.best_speed > 0) {
-        keep_bonus = std::max(keep_bonus,
-                              core_.price().MoveMargin(core_.belief().ExpectedRemaining(r, now_s),
-                                                       r.speed[r.type.value()] / r.best_speed));
-      }
-    }
+    const double keep_bonus = KeepBonus(r, now_s);
     for (int32_t t = 0; t < types; ++t) {
       double v = std::numeric_limits<double>::quiet_NaN();
       if (r.allowed[t] && core_.NewWorkShare(r, DeviceTypeId(t)) > 0) {
@@ -122,55 +121,65 @@ std::vector<int32_t> PreemptiveStrategy::AssignByRegret(const std::vector<int32_
 }
 
 void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
+  Pool pool = OpenPool(now_s);
+  const int32_t types = static_cast<int32_t>(pool.free.size());
+  std::vector<int32_t> initial(types);
+  for (int32_t t = 0; t < types; ++t) initial[t] = pool.free[t] + pool.held[t];
+  SelectInOrder(now_s, pool);
+  const std::vector<int32_t> assigned = AssignTypes(initial, now_s);
+  // Devices per type that jobs preempted now still hold while they write their checkpoints.
+  std::vector<int32_t> releasing(types, 0);
+  const std::vector<int32_t> moved = PreemptDisplaced(now_s, assigned, releasing, out);
+  StartSelected(now_s, assigned, releasing, out);
+  for (int32_t id : moved) moved_flag_[id] = 0;
+}
+
+bool PreemptiveStrategy::Movable(const JobRecord& r, double now_s) const {
+  return r.job->preemptible && SchedulerCore::HoldsDevices(r) &&
+         (!time_slices_ || core_.QuantumOver(r, now_s));
+}
+
+void PreemptiveStrategy::Pool::Take(int32_t t, int32_t gang) {
+  const int32_t from_free = std::min(free[t], gang);
+  free[t] -= from_free;
+  held[t] -= gang - from_free;
+  total -= gang;
+}
+
+PreemptiveStrategy::Pool PreemptiveStrategy::OpenPool(double now_s) {
   const ClusterState& state = core_.state();
   const int32_t types = state.type_count();
-  const TypeChoice choice = core_.policy().type_choice();
-  const double stickiness = core_.options().stickiness;
-  // Running jobs this decision may stop or move: preemptible, holding their devices, and (under
-  // a time-slicing policy) past their quantum. The others keep their devices as they are.
-  const bool slices = core_.policy().time_slices();
-  const auto movable = [&](const JobRecord& r) {
-    return r.job->preemptible && SchedulerCore::HoldsDevices(r) &&
-           (!slices || core_.QuantumOver(r, now_s));
-  };
-  // free[t]: devices nobody holds; held[t]: devices of running preemptible jobs not yet
-  // reached in the policy order (the ones reached last lose them first).
-  std::vector<int32_t> free(types), held(types, 0);
-  for (int32_t t = 0; t < types; ++t) free[t] = state.FreeOfType(DeviceTypeId(t));
+  Pool pool;
+  pool.free.resize(types);
+  pool.held.assign(types, 0);
+  for (int32_t t = 0; t < types; ++t) pool.free[t] = state.FreeOfType(DeviceTypeId(t));
   std::vector<SchedulerCore::QueueKey>& keys = keys_;
   keys.clear();
   keys.reserve(core_.queue().size() + core_.running().size());
   for (int32_t id : core_.queue()) keys.push_back(core_.KeyOf(core_.record(id), now_s));
   for (int32_t id : core_.running()) {
     const JobRecord& r = core_.record(id);
-    if (!movable(r)) continue;
-    held[r.type.value()] += static_cast<int32_t>(r.devices.size());
+    if (!Movable(r, now_s)) continue;
+    pool.held[r.type.value()] += static_cast<int32_t>(r.devices.size());
     keys.push_back(core_.KeyOf(r, now_s));
   }
   std::sort(keys.begin(), keys.end());
-  std::vector<int32_t> initial(types);
-  int32_t capacity_total = 0;
-  for (int32_t t = 0; t < types; ++t) {
-    initial[t] = free[t] + held[t];
-    capacity_total += initial[t];
-  }
-  // Takes `gang` devices of type t, free ones first.
-  const auto take = [&](int32_t t, int32_t gang) {
-    const int32_t from_free = std::min(free[t], gang);
-    free[t] -= from_free;
-    held[t] -= gang - from_free;
-    capacity_total -= gang;
-  };
+  for (int32_t t = 0; t < types; ++t) pool.total += pool.free[t] + pool.held[t];
+  return pool;
+}
 
-  // Which jobs run: walk the policy order while capacity lasts.
+void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool) {
+  const int32_t types = static_cast<int32_t>(pool.free.size());
+  const TypeChoice choice = core_.policy().type_choice();
+  const double stickiness = core_.options().stickiness;
   std::vector<int32_t>& selected = selected_;
   std::vector<int32_t>& tentative = tentative_;
   selected.clear();
   tentative.clear();
   std::vector<int32_t> both(types);
   bool blocked = false;  // in_order_only: an earlier job did not fit; later queued jobs wait
-  for (const auto& k : keys) {
-    if (capacity_total <= 0) break;
+  for (const auto& k : keys_) {
+    if (pool.total <= 0) break;
     const int32_t id = std::get<3>(k);
     const JobRecord& r = core_.record(id);
     const int32_t gang = std::max(1, r.job->gang_size);
@@ -180,19 +189,19 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
       // It keeps its devices unless jobs ahead of it took them (then it competes like a queued
       // job; its devices stay in the held pool of the jobs behind it).
       const int32_t own = r.type.value();
-      if (held[own] >= gang) {
-        held[own] -= gang;
-        capacity_total -= gang;
+      if (pool.held[own] >= gang) {
+        pool.held[own] -= gang;
+        pool.total -= gang;
         t = own;
         if (choice == TypeChoice::kFastest) {
-          const int32_t best = core_.BestType(r, choice, free);
+          const int32_t best = core_.BestType(r, choice, pool.free);
           // Greedy-fastest moves a running job to a free faster type only for a clear gain.
           if (best >= 0 && best != own &&
               core_.ScoreOf(r, DeviceTypeId(best)) > core_.ScoreOf(r, r.type) + stickiness &&
               core_.MovePays(r, DeviceTypeId(best), now_s)) {
             t = best;
-            free[own] += gang;
-            free[t] -= gang;
+            pool.free[own] += gang;
+            pool.free[t] -= gang;
           }
         }
         selected.push_back(id);
@@ -202,9 +211,9 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
     }
     // Agnostic: prefer devices nobody holds; aware: the best type, taking held devices if needed.
     int32_t best = -1;
-    if (choice == TypeChoice::kAgnostic) best = core_.BestType(r, choice, free);
+    if (choice == TypeChoice::kAgnostic) best = core_.BestType(r, choice, pool.free);
     if (best < 0) {
-      for (int32_t u = 0; u < types; ++u) both[u] = free[u] + held[u];
+      for (int32_t u = 0; u < types; ++u) both[u] = pool.free[u] + pool.held[u];
       best =
           core_.BestType(r, choice == TypeChoice::kAgnostic ? choice : TypeChoice::kFastest, both);
     }
@@ -214,38 +223,45 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
       continue;
     }
     t = best;
-    take(t, gang);
+    pool.Take(t, gang);
     selected.push_back(id);
     tentative.push_back(t);
   }
-  std::vector<int32_t> assigned = tentative;
-  if (choice == TypeChoice::kMaxThroughput) {
-    assigned = AssignByRegret(selected, initial, now_s);
-    // A job the regret pass could not fit keeps its tentative type if that still has room.
-    std::vector<int32_t> left = initial;
-    for (size_t i = 0; i < selected.size(); ++i) {
-      if (assigned[i] >= 0) left[assigned[i]] -= core_.record(selected[i]).job->gang_size;
-    }
-    for (size_t i = 0; i < selected.size(); ++i) {
-      const int32_t gang = std::max(1, core_.record(selected[i]).job->gang_size);
-      if (assigned[i] < 0 && left[tentative[i]] >= gang) {
-        assigned[i] = tentative[i];
-        left[tentative[i]] -= gang;
-      }
+}
+
+std::vector<int32_t> PreemptiveStrategy::AssignTypes(const std::vector<int32_t>& initial,
+                                                     double now_s) const {
+  const std::vector<int32_t>& selected = selected_;
+  const std::vector<int32_t>& tentative = tentative_;
+  if (core_.policy().type_choice() != TypeChoice::kMaxThroughput) return tentative;
+  std::vector<int32_t> assigned = AssignByRegret(selected, initial, now_s);
+  // A job the regret pass could not fit keeps its tentative type if that still has room.
+  std::vector<int32_t> left = initial;
+  for (size_t i = 0; i < selected.size(); ++i) {
+    if (assigned[i] >= 0) left[assigned[i]] -= core_.record(selected[i]).job->gang_size;
+  }
+  for (size_t i = 0; i < selected.size(); ++i) {
+    const int32_t gang = std::max(1, core_.record(selected[i]).job->gang_size);
+    if (assigned[i] < 0 && left[tentative[i]] >= gang) {
+      assigned[i] = tentative[i];
+      left[tentative[i]] -= gang;
     }
   }
+  return assigned;
+}
 
-  // Preempt running jobs that lost their place or move to another type.
+std::vector<int32_t> PreemptiveStrategy::PreemptDisplaced(double now_s,
+                                                          const std::vector<int32_t>& assigned,
+                                                          std::vector<int32_t>& releasing,
+                                                          Decision& out) {
   if (scratch_.size() < core_.slots()) scratch_.resize(core_.slots(), -2);
   if (moved_flag_.size() < core_.slots()) moved_flag_.resize(core_.slots(), 0);
-  for (size_t i = 0; i < selected.size(); ++i) scratch_[selected[i]] = assigned[i];
+  for (size_t i = 0; i < selected_.size(); ++i) scratch_[selected_[i]] = assigned[i];
   std::vector<int32_t> moved;
-  // Devices per type that jobs preempted now still hold while they write their checkpoints.
-  std::vector<int32_t> releasing(types, 0);
   const std::vector<int32_t> running_now = core_.running();
   for (int32_t id : running_now) {
     JobRecord& r = core_.record(id);
-    if (!movable(r) || r.phase != JobPhase::kRunning) continue;
+    if (!Movable(r, now_s) || r.phase != JobPhase::kRunning) continue;
     if (scratch_[id] == r.type.value()) continue;
     const DeviceTypeId was = r.type;
     core_.Preempt(id, now_s, out);
@@ -259,12 +275,16 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
       r.migrating = r.phase == JobPhase::kStopping;
     }
   }
-  // Start the selected jobs that are not running, in policy order. A job that moves, or whose
-  // devices the jobs it displaced still hold while they write their checkpoints, gets them
-  // reserved (sched/reservations.h).
+  return moved;
+}
+
+void PreemptiveStrategy::StartSelected(double now_s, const std::vector<int32_t>& assigned,
+                                       const std::vector<int32_t>& releasing, Decision& out) {
+  const ClusterState& state = core_.state();
+  const int32_t types = state.type_count();
   reservations_.Replan(core_);
-  for (size_t i = 0; i < selected.size(); ++i) {
-    const int32_t id = selected[i];
+  for (size_t i = 0; i < selected_.size(); ++i) {
+    const int32_t id = selected_[i];
     scratch_[id] = -2;
     const JobRecord& r = core_.record(id);
     if (assigned[i] >= 0 && r.phase == JobPhase::kStopping) {
@@ -285,7 +305,7 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
     if (!devs) {  // fragmentation: another type with room, in preference order
       std::vector<int32_t> room(types);
       for (int32_t t = 0; t < types; ++t) room[t] = state.FreeOfType(DeviceTypeId(t));
-      for (DeviceTypeId t : core_.TypePreference(r, choice, room)) {
+      for (DeviceTypeId t : core_.TypePreference(r, core_.policy().type_choice(), room)) {
         if ((devs = core_.PlaceOn(r, t))) {
           type = t;
           break;
@@ -294,7 +314,6 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
     }
     if (devs) out.placed.push_back(core_.Start(id, type, std::move(*devs), now_s, migrated));
   }
-  for (int32_t id : moved) moved_flag_[id] = 0;
 }
 
 }  // namespace hetsched::sched

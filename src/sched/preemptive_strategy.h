@@ -27,13 +27,52 @@ class PreemptiveStrategy final : public DecisionStrategy {
   void Fill(double now_s, Decision& out) override;
 
  private:
+  // Devices a full decision hands out, by type: `free`, nobody holds them; `held`, running
+  // jobs it may stop or move hold them, those not yet reached in policy order (the ones
+  // reached last lose them first).
+  struct Pool {
+    std::vector<int32_t> free, held;
+    int32_t total = 0;  // free and held of every type
+    // Takes `gang` devices of type t, free ones first.
+    void Take(int32_t t, int32_t gang);
+  };
+
   // The full decision: who runs where; preempts and starts accordingly.
   void Reallocate(double now_s, Decision& out);
+  // A running job this decision may stop or move: preemptible, holding its devices, and
+  // (under a time-slicing policy) past its quantum. The others keep their devices as they are.
+  bool Movable(const JobRecord& r, double now_s) const;
+  // The pool at `now_s`; sorts keys_: the queued jobs and the movable running ones, in policy
+  // order.
+  Pool OpenPool(double now_s);
+  // Which jobs run: walks keys_ while the pool lasts, into selected_, with the type each takes
+  // in tentative_.
+  void SelectInOrder(double now_s, Pool& pool);
+  // The type of each selected job (-1: none): tentative_, or under kMaxThroughput the regret
+  // pass over the `initial` pool (by type), its misfits keeping their tentative type where
+  // that still has room.
+  std::vector<int32_t> AssignTypes(const std::vector<int32_t>& initial, double now_s) const;
   // Type per selected job maximizing summed score (greedy on regret); -1 where none fits.
   std::vector<int32_t> AssignByRegret(const std::vector<int32_t>& jobs,
                                       std::vector<int32_t> capacity, double now_s) const;
+  // What running `r`'s own type is worth to it on top of its score: it keeps its type unless
+  // a move gains more than the stickiness and than what the move costs over its expected
+  // remaining time (PreemptionPrice::MoveMargin, in the normalized speed of the default
+  // scorer). 0 for a queued job.
+  double KeepBonus(const JobRecord& r, double now_s) const;
+  // Preempts the movable running jobs that lost their place or move to another type, adding
+  // the devices of those still writing their checkpoints to `releasing` (by type). Returns
+  // those that move (flagged in moved_flag_).
+  std::vector<int32_t> PreemptDisplaced(double now_s, const std::vector<int32_t>& assigned,
+                                        std::vector<int32_t>& releasing, Decision& out);
+  // Starts the selected jobs that are not running, in policy order. A job that moves, or whose
+  // devices the jobs it displaced still hold while they write their checkpoints, gets them
+  // reserved (sched/reservations.h).
+  void StartSelected(double now_s, const std::vector<int32_t>& assigned,
+                     const std::vector<int32_t>& releasing, Decision& out);
 
   SchedulerCore& core_;
+  const bool time_slices_;  // the policy's time_slices()
   QueueOrderStrategy fill_;
   ReallocationClock clock_;
   // Reallocate's working lists, kept to reuse their memory (megabytes at scale: fresh ones

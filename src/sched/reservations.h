@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "model/cluster.h"
+#include "sched/decision.h"
 #include "sched/job_record.h"
-#include "sched/scheduler.h"
 
 namespace hetsched::sched {
 

@@ -73,6 +73,164 @@ util::Result<std::vector<DeviceId>> ResolvePinned(const model::Cluster& cluster,
   }
   return out;
 }
+
+// What admission finds out about each device type for one job before its speeds: how many
+// devices it may use, how many of its workers their hosts hold, whether a filter rejects it.
+struct TypeReach {
+  TypeReach(const model::Cluster& c, const model::Job& j) : cluster(c), job(j) {}
+
+  const model::Cluster& cluster;
+  const model::Job& job;
+  bool pinned = false;          // `count` is of the job's pinned devices
+  std::vector<int32_t> count;   // devices of the type the job may use
+  std::vector<int32_t> hosted;  // with a host request: workers the nodes hold at once
+  std::vector<char> filtered;   // a filter rejects the type
+
+  // The types where `gang` workers fit and `speed_on` knows a speed: speed and allowed per
+  // type; why not on the others into `why_not` (when non-null). `incompatible`: types the compat
+  // filter would reject, allowed without a speed (SchedulerOptions::ignore_compat).
+  template <typename SpeedOn>
+  void Rate(int32_t gang, const SpeedOn& speed_on, const std::vector<char>& incompatible,
+            std::vector<double>& speed, std::vector<char>& allowed,
+            std::vector<std::string>* why_not) const {
+    const int32_t types = static_cast<int32_t>(count.size());
+    speed.assign(types, 0);
+    allowed.assign(types, 0);
+    for (int32_t t = 0; t < types; ++t) {
+      if (count[t] == 0 || filtered[t]) continue;
+      const model::DeviceType& dt = cluster.catalog.Get(DeviceTypeId(t));
+      const std::optional<double> s = speed_on(dt);
+      std::string why;
+      if (!incompatible[t] && (!s || *s <= 0)) {
+        why = fmt::format("no throughput known for '{}' at {} worker(s) on {}", job.job_type, gang,
+                          dt.name);
+      } else if (count[t] < gang) {
+        why = fmt::format("{} has {} device(s){}, the gang needs {}", dt.name, count[t],
+                          pinned ? " among the pinned ones" : "", gang);
+      } else if (!hosted.empty() && hosted[t] < gang) {
+        why = fmt::format("the nodes with {} hold {} worker(s) with {} each{}, the gang needs {}",
+                          dt.name, hosted[t], model::DescribeHostRequest(job),
+                          pinned ? " on the pinned devices" : "", gang);
+      }
+      if (!why.empty()) {
+        if (why_not != nullptr) why_not->push_back(why);
+        continue;
+      }
+      allowed[t] = 1;
+      speed[t] = s.value_or(0);
+    }
+  }
+};
+
+// Runs the filters on each type `reach` counts devices of: sets reach.filtered where one
+// rejects it, with the reason in `reasons`; under `ignore_compat` the compat filter only marks
+// the type in `incompatible`. The filters read the job's stacks and memory per worker, not its
+// size: one verdict per type for every size an elastic job may take.
+void FilterTypes(const std::vector<std::unique_ptr<Filter>>& filters, bool ignore_compat,
+                 TypeReach& reach, std::vector<char>& incompatible,
+                 std::vector<std::string>& reasons) {
+  const int32_t types = static_cast<int32_t>(reach.count.size());
+  reach.filtered.assign(types, 1);
+  for (int32_t t = 0; t < types; ++t) {
+    if (reach.count[t] == 0) continue;
+    const model::DeviceType& dt = reach.cluster.catalog.Get(DeviceTypeId(t));
+    std::string why;
+    for (const auto& f : filters) {
+      auto rejected = f->Reject(reach.job, dt);
+      if (!rejected) continue;
+      if (ignore_compat && f->name() == "compat") {
+        incompatible[t] = 1;
+        continue;
+      }
+      why = *rejected;
+      break;
+    }
+    if (why.empty()) {
+      reach.filtered[t] = 0;
+    } else {
+      reasons.push_back(why);
+    }
+  }
+}
+
+// The speed and allowed types of `r` for its job; an `elastic` one gets a size option for each
+// of its candidate sizes that runs somewhere and starts as large as it may be (SizeQueued fits
+// it to what is free). Why the job cannot run on the other types (at its smallest size) goes
+// into `reasons`.
+void RateSizes(const TypeReach& reach, bool elastic, const model::ThroughputProfile* profile,
+               JobRecord& r, std::vector<std::string>& reasons) {
+  const model::Job& job = reach.job;
+  if (!elastic) {
+    reach.Rate(
+        std::max(1, job.gang_size),
+        [&](const model::DeviceType& dt) { return GangSpeed(job, dt, profile); }, r.incompatible,
+        r.speed, r.allowed, &reasons);
+    return;
+  }
+  const std::vector<int32_t> candidates = CandidateSizes(job);
+  for (int32_t workers : candidates) {
+    JobRecord::SizeOption o;
+    o.workers = workers;
+    reach.Rate(
+        workers,
+        [&](const model::DeviceType& dt) { return SpeedAtSize(job, workers, dt, profile); },
+        r.incompatible, o.speed, o.allowed, workers == candidates.front() ? &reasons : nullptr);
+    if (std::find(o.allowed.begin(), o.allowed.end(), 1) != o.allowed.end()) {
+      r.sizes.push_back(std::move(o));
+    }
+  }
+  if (!r.sizes.empty()) {
+    r.speed = r.sizes.back().speed;
+    r.allowed = r.sizes.back().allowed;
+    r.size_cap = r.sizes.back().workers;
+  }
+}
+
+// The fastest speed of `r` on a type it may use and runs on, at any of its sizes.
+double BestSpeed(const JobRecord& r) {
+  double best = 0;
+  for (size_t t = 0; t < r.allowed.size(); ++t) {
+    if (r.allowed[t] && !r.incompatible[t]) best = std::max(best, r.speed[t]);
+    for (const JobRecord::SizeOption& o : r.sizes) {
+      if (o.allowed[t] && !r.incompatible[t]) best = std::max(best, o.speed[t]);
+    }
+  }
+  return best;
+}
+
+// The scheduler's copy of `job`: everything the user declared, not the true size.
+std::unique_ptr<model::Job> ScheduledCopy(const model::Job& job, const JobRecord& r) {
+  auto copy = std::make_unique<model::Job>(job);
+  copy->work = 0;
+  if (!r.sizes.empty()) copy->gang_size = r.sizes.back().workers;
+  // Gavel's SLO is declared as a multiple of the job's duration: the trace states it, so the
+  // deadline it implies is an input like any other.
+  if (job.slo_factor && !job.deadline_s && r.best_speed > 0) {
+    copy->deadline_s = job.arrival_s + *job.slo_factor * job.work / r.best_speed;
+  }
+  return copy;
+}
+
+// The size estimate of `r` (see Scheduler::Submit): the driver's, else what the job declares
+// (when options.declared_estimates), else the history mean (options.history_estimates).
+void SetEstimate(const model::Job& job, const std::optional<SizeEstimate>& estimate,
+                 const SchedulerOptions& options, const SizeBelief& belief, JobRecord& r) {
+  if (estimate && estimate->work > 0) {
+    r.estimated_work = estimate->work;
+    r.estimate_source = estimate->source;
+  } else if (options.declared_estimates && job.estimate_s) {
+    r.estimated_work = *job.estimate_s * r.ref_speed;
+    r.estimate_source = EstimateSource::kUser;
+  } else if (options.declared_estimates && job.time_limit_s) {
+    r.estimated_work = *job.time_limit_s * r.ref_speed;
+    r.estimate_source = EstimateSource::kTimeLimit;
+  } else if (options.history_estimates) {
+    if (auto mean_s = belief.HistoryMean(job.job_type, job.gang_size)) {
+      r.estimated_work = *mean_s * r.ref_speed;
+      r.estimate_source = EstimateSource::kHistory;
+    }
+  }
+}
 }  // namespace
 
 util::Result<std::unique_ptr<Scheduler>> Scheduler::Create(const model::Cluster& cluster,
@@ -137,147 +295,40 @@ Admission Scheduler::Submit(const model::Job& job, double now_s,
   r.speed.assign(types, 0);
   r.allowed.assign(types, 0);
   r.incompatible.assign(types, 0);
-  std::vector<int32_t> count(types, 0);
+  TypeReach reach(cluster, job);
+  reach.count.assign(types, 0);
   std::vector<DeviceId> pinned;
   if (!job.pinned_devices.empty()) {
     auto resolved = ResolvePinned(cluster, job);
     if (!resolved.ok()) return {false, resolved.status().message()};
     pinned = std::move(resolved).value();
-    for (DeviceId d : pinned) count[cluster.device(d).type.value()]++;
+    reach.pinned = !pinned.empty();
+    for (DeviceId d : pinned) reach.count[cluster.device(d).type.value()]++;
   } else {
-    for (int32_t t = 0; t < types; ++t) count[t] = state.TotalOfType(DeviceTypeId(t));
+    for (int32_t t = 0; t < types; ++t) reach.count[t] = state.TotalOfType(DeviceTypeId(t));
   }
   if (!job.data_location.empty() && !cluster.FindNode(job.data_location) &&
       !cluster.FindRack(job.data_location) && !cluster.FindStorage(job.data_location)) {
     return {false, fmt::format("data location '{}': no node, rack or storage of that name",
                                job.data_location)};
   }
-  // With a host request: workers of the job the nodes of each type hold at once.
-  std::vector<int32_t> hosted;
   if (model::AsksForHost(job)) {
-    hosted = pinned.empty() ? HostedWorkers(job) : PinnedHostedWorkers(cluster, job, pinned);
+    reach.hosted = pinned.empty() ? HostedWorkers(job) : PinnedHostedWorkers(cluster, job, pinned);
   }
-  // The filters read the job's stacks and memory per worker, not its size: one verdict per
-  // type for every size an elastic job may take.
   std::vector<std::string> reasons;
-  std::vector<char> filtered(types, 1);
-  for (int32_t t = 0; t < types; ++t) {
-    if (count[t] == 0) continue;
-    const model::DeviceType& dt = cluster.catalog.Get(DeviceTypeId(t));
-    std::string why;
-    for (const auto& f : filters_) {
-      auto rejected = f->Reject(job, dt);
-      if (!rejected) continue;
-      if (options.ignore_compat && f->name() == "compat") {
-        r.incompatible[t] = 1;
-        continue;
-      }
-      why = *rejected;
-      break;
-    }
-    if (why.empty()) {
-      filtered[t] = 0;
-    } else {
-      reasons.push_back(why);
-    }
-  }
-  // The types where `gang` workers fit and `speed_on` knows a speed: speed and allowed per
-  // type; why not on the others into `why_not` (when non-null).
-  const auto evaluate = [&](int32_t gang, const auto& speed_on, std::vector<double>& speed,
-                            std::vector<char>& allowed, std::vector<std::string>* why_not) {
-    speed.assign(types, 0);
-    allowed.assign(types, 0);
-    for (int32_t t = 0; t < types; ++t) {
-      if (count[t] == 0 || filtered[t]) continue;
-      const model::DeviceType& dt = cluster.catalog.Get(DeviceTypeId(t));
-      const std::optional<double> s = speed_on(dt);
-      std::string why;
-      if (!r.incompatible[t] && (!s || *s <= 0)) {
-        why = fmt::format("no throughput known for '{}' at {} worker(s) on {}", job.job_type, gang,
-                          dt.name);
-      } else if (count[t] < gang) {
-        why = fmt::format("{} has {} device(s){}, the gang needs {}", dt.name, count[t],
-                          pinned.empty() ? "" : " among the pinned ones", gang);
-      } else if (!hosted.empty() && hosted[t] < gang) {
-        why = fmt::format("the nodes with {} hold {} worker(s) with {} each{}, the gang needs {}",
-                          dt.name, hosted[t], model::DescribeHostRequest(job),
-                          pinned.empty() ? "" : " on the pinned devices", gang);
-      }
-      if (!why.empty()) {
-        if (why_not != nullptr) why_not->push_back(why);
-        continue;
-      }
-      allowed[t] = 1;
-      speed[t] = s.value_or(0);
-    }
-  };
+  FilterTypes(filters_, options.ignore_compat, reach, r.incompatible, reasons);
   const bool elastic = elastic_ != nullptr && job.min_workers < job.max_workers && pinned.empty();
-  if (elastic) {
-    const std::vector<int32_t> candidates = CandidateSizes(job);
-    for (int32_t workers : candidates) {
-      JobRecord::SizeOption o;
-      o.workers = workers;
-      // Rejected, it is for what its smallest size lacks.
-      evaluate(
-          workers,
-          [&](const model::DeviceType& dt) {
-            return SpeedAtSize(job, workers, dt, core_->profile());
-          },
-          o.speed, o.allowed, workers == candidates.front() ? &reasons : nullptr);
-      if (std::find(o.allowed.begin(), o.allowed.end(), 1) != o.allowed.end()) {
-        r.sizes.push_back(std::move(o));
-      }
-    }
-    // It starts as large as it may be; SizeQueued fits it to what is free.
-    if (!r.sizes.empty()) {
-      r.speed = r.sizes.back().speed;
-      r.allowed = r.sizes.back().allowed;
-      r.size_cap = r.sizes.back().workers;
-    }
-  } else {
-    evaluate(
-        std::max(1, job.gang_size),
-        [&](const model::DeviceType& dt) { return GangSpeed(job, dt, core_->profile()); }, r.speed,
-        r.allowed, &reasons);
-  }
+  RateSizes(reach, elastic, core_->profile(), r, reasons);
   if (std::find(r.allowed.begin(), r.allowed.end(), 1) == r.allowed.end()) {
     std::string all;
     for (const auto& s : reasons) all += (all.empty() ? "" : "; ") + s;
     if (all.empty()) all = "the cluster has no devices";
     return {false, fmt::format("no device in the cluster can run it: {}", all)};
   }
-  for (int32_t t = 0; t < types; ++t) {
-    if (r.allowed[t] && !r.incompatible[t]) r.best_speed = std::max(r.best_speed, r.speed[t]);
-    for (const JobRecord::SizeOption& o : r.sizes) {
-      if (o.allowed[t] && !r.incompatible[t]) r.best_speed = std::max(r.best_speed, o.speed[t]);
-    }
-  }
+  r.best_speed = BestSpeed(r);
   r.ref_speed = r.best_speed;
-  // The scheduler's copy: everything the user declared, not the true size.
-  auto copy = std::make_unique<model::Job>(job);
-  copy->work = 0;
-  if (!r.sizes.empty()) copy->gang_size = r.sizes.back().workers;
-  // Gavel's SLO is declared as a multiple of the job's duration: the trace states it, so the
-  // deadline it implies is an input like any other.
-  if (job.slo_factor && !job.deadline_s && r.best_speed > 0) {
-    copy->deadline_s = job.arrival_s + *job.slo_factor * job.work / r.best_speed;
-  }
-  r.job = std::move(copy);
-  if (estimate && estimate->work > 0) {
-    r.estimated_work = estimate->work;
-    r.estimate_source = estimate->source;
-  } else if (options.declared_estimates && job.estimate_s) {
-    r.estimated_work = *job.estimate_s * r.ref_speed;
-    r.estimate_source = EstimateSource::kUser;
-  } else if (options.declared_estimates && job.time_limit_s) {
-    r.estimated_work = *job.time_limit_s * r.ref_speed;
-    r.estimate_source = EstimateSource::kTimeLimit;
-  } else if (options.history_estimates) {
-    if (auto mean_s = core_->belief().HistoryMean(job.job_type, job.gang_size)) {
-      r.estimated_work = *mean_s * r.ref_speed;
-      r.estimate_source = EstimateSource::kHistory;
-    }
-  }
+  r.job = ScheduledCopy(job, r);
+  SetEstimate(job, estimate, options, core_->belief(), r);
   if (auto why = strategy_->RejectAtSubmit(r, now_s)) return {false, *why};
   r.submitted = true;
   r.seq = next_seq_++;

@@ -18,11 +18,13 @@
 #include "model/profile.h"
 #include "sched/allocation_policy.h"
 #include "sched/cluster_state.h"
+#include "sched/decision.h"
 #include "sched/filters.h"
 #include "sched/job_record.h"
 #include "sched/lp_solver.h"
 #include "sched/placement.h"
 #include "sched/policy.h"
+#include "sched/scheduler_options.h"
 #include "sched/scorers.h"
 #include "sched/size_belief.h"
 #include "util/status.h"
@@ -35,100 +37,9 @@ class ElasticResizer;
 class SchedulerCore;
 class SpaceSharing;
 
-struct SchedulerOptions {
-  std::vector<std::string> filters = {"compat", "memory"};
-  std::string scorers = "speed";  // see MakeScorers
-  // The naive baseline: any free device will do; the compat filter only records which types
-  // would fail (the driver fails such starts after a start-up time).
-  bool ignore_compat = false;
-  // Gang placement (sched/placement.h): topology- and data-aware (islands, nodes, racks, the
-  // job's data first), or agnostic (the free devices of the type in id order: what a scheduler
-  // that knows no topology does; the demo's ablation ladder uses it).
-  PlacementMode placement = PlacementMode::kTopology;
-  // Score bonus that keeps a running job on its current type under kMaxThroughput unless
-  // moving gains more than this (a fraction of its best speed): avoids needless migrations.
-  double stickiness = 0.05;
-  // Preemptive policies reconsider every running job at most this often (virtual seconds);
-  // decisions in between only start queued jobs on free devices, in policy order (cheap:
-  // O(placed + skipped) instead of O(queued + running)). 0: every decision reconsiders.
-  // 300 s by default: a preemption costs a checkpoint and restore (tens of seconds to
-  // minutes), so reshuffling more often rarely pays, and at 100,000 jobs a full reallocation
-  // takes ~0.2 s while a fill decision takes microseconds (docs/benchmarks.md).
-  double preempt_interval_s = 300;
-  PolicyTuning tuning;
-  // Allocation policies (sched/allocation_policy.h): LP options and the solver (null: CLP).
-  AllocationOptions allocation;
-  std::shared_ptr<LpSolver> lp_solver;
-  // Space sharing (Gavel's packing): after each decision, a queued job may join a running job
-  // alone on devices of a type it may use, with the same gang size, when the profile's pair
-  // entry for the two jobs there says the pair beats running apart: the sum of each job's pair
-  // throughput relative to alone exceeds 1 + space_sharing_min_gain. Never more than two jobs
-  // on a device. Needs a profile with pair (co-located) entries.
-  bool space_sharing = false;
-  double space_sharing_min_gain = 0.1;
-  // A job without an estimate of its own gets the mean size of completed jobs of the same type
-  // and gang size (SizeBelief::HistoryMean), once one has completed.
-  bool history_estimates = false;
-  // Use what jobs declare (Job::estimate_s, time_limit_s). False: the driver alone says what
-  // is known (a study of what estimates are worth).
-  bool declared_estimates = true;
-  // A preempted job keeps its devices (JobPhase::kStopping) until the driver reports it
-  // stopped (Stopped): its checkpoint is being written. False: devices free at once.
-  bool stop_holds_devices = false;
-  // Elastic training (sched/elastic.h): jobs with `elastic: {min, max}` run at a gang size the
-  // scheduler picks in that range, start at the fastest that fits, grow into devices nobody
-  // waits for and shrink so that a waiting job can start, each resize a restart from
-  // checkpoint. Not under the LP allocation policies (they plan fixed gangs). False: every job
-  // runs at its gang_size.
-  bool elastic = false;
-  // What the scheduler expects one stop and resume of a job to cost: seconds without progress
-  // on its devices (checkpoint write plus restore). The simulator sets it from --checkpoint-save
-  // and --restore. Policies stop or move a running job only when that pays (PreemptionPrice,
-  // sched/preemption_price.h); an elastic job grows only when the time it saves is worth
-  // several of these.
-  double preemption_cost_s = 90;
-  // Time-slicing policies (least attained service, Gittins ranks, the LP shares) let a started
-  // job run at least this long before they stop it for another job, so that preemptions cost
-  // at most cost / quantum of the time jobs run. Negative: PreemptionPrice::kQuantumPerCost x
-  // preemption_cost_s (0 when preemption is free, as in Gavel's simulator). Set by hand it
-  // must be at least preemption_cost_s.
-  double preempt_quantum_s = -1;
-};
-
-// What the policy remembers of a live job beyond its progress: attained service (LAS, the
-// Gittins ranks) and, under the LP allocation policies, the seconds it ran on each device type
-// (Gavel's priorities). A daemon stores it so that a restart resumes where the policy was.
-struct JobHistory {
-  double attained_s = 0;       // device-seconds
-  double attained_norm_s = 0;  // the same weighted by speed relative to the job's best type
-  std::vector<std::pair<std::string, double>> received_s;  // by device type name (LP only)
-};
-
 struct Admission {
   bool accepted = false;
   std::string reason;  // why not, when rejected
-};
-
-struct Placement {
-  model::JobId job;
-  model::DeviceTypeId type;
-  std::vector<model::DeviceId> devices;
-  bool resumed = false;   // it ran before (a restore from checkpoint applies)
-  bool migrated = false;  // it was preempted in this same decision to move here
-  // Space sharing: the running job whose devices it joins (invalid: none); `devices` are the
-  // partner's.
-  model::JobId partner;
-  // It ran on another vendor's devices before and its checkpoint does not load here
-  // (Job::portable_checkpoint false): it restarts from the beginning.
-  bool restarted = false;
-  double redone_work = 0;  // when restarted: the steps it had done, lost
-  // It ran before with another number of devices (elastic training changed its size).
-  bool resized = false;
-};
-
-struct Decision {
-  std::vector<model::JobId> preempted;  // stopped; back in the queue (possibly placed again)
-  std::vector<Placement> placed;
 };
 
 // Not thread-safe. Keeps references to `cluster` and `profile` (the caller keeps them alive);
@@ -236,12 +147,11 @@ class Scheduler {
 
   // Allocation policies: the target share of `job` on `type` in force (0 when none), and what
   // happened to the LP: one line per failed solve (the last good allocation was kept) or
-  // missed SLO, oldest first, at most kAllocationLogLines.
+  // missed SLO, oldest first, at most AllocationStrategy::kLogLines (100).
   double TargetShare(model::JobId job, model::DeviceTypeId type) const;
   const std::vector<std::string>& allocation_log() const;
   int64_t allocation_failures() const;
   int64_t allocations_solved() const;
-  static constexpr size_t kAllocationLogLines = 100;
 
  private:
   Scheduler(std::unique_ptr<SchedulerCore> core, std::vector<std::unique_ptr<Filter>> filters);

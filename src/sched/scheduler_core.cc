@@ -5,8 +5,6 @@
 #include <string>
 #include <utility>
 
-#include "sched/space_sharing.h"
-
 namespace hetsched::sched {
 
 using model::DeviceId;

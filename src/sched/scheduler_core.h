@@ -13,17 +13,29 @@
 #include "model/cluster.h"
 #include "model/profile.h"
 #include "sched/cluster_state.h"
+#include "sched/decision.h"
 #include "sched/job_record.h"
 #include "sched/placement.h"
 #include "sched/policy.h"
 #include "sched/preemption_price.h"
-#include "sched/scheduler.h"
+#include "sched/scheduler_options.h"
 #include "sched/scorers.h"
 #include "sched/size_belief.h"
 
 namespace hetsched::sched {
 
-class SpaceSharing;
+// What the core tells space sharing (sched/space_sharing.h implements it) as jobs start, stop
+// running, leave their devices or are preempted: its pair bookkeeping stays out of the core.
+// An interface, so that the core does not depend on space sharing, which builds on the core.
+class SharingHooks {
+ public:
+  virtual ~SharingHooks() = default;
+  virtual void OnStarted(int32_t id) = 0;
+  virtual void OnLeftRunning(int32_t id) = 0;
+  // False when `id` ran alone (the core releases its devices).
+  virtual bool LeavePair(int32_t id, double now_s) = 0;
+  virtual void BeforePreempt(int32_t id, double now_s, Decision& out) = 0;
+};
 
 // Not thread-safe; owned by one Scheduler. Job ids index every per-job table. Keeps references
 // to `cluster` and `profile`, as Scheduler does.
@@ -39,7 +51,7 @@ class SchedulerCore {
   SchedulerCore& operator=(const SchedulerCore&) = delete;
 
   // Space sharing, when on (not owned): told when jobs start, leave devices or are preempted.
-  void set_sharing(SpaceSharing* sharing) { sharing_ = sharing; }
+  void set_sharing(SharingHooks* sharing) { sharing_ = sharing; }
 
   const model::Cluster& cluster() const { return cluster_; }
   const model::ThroughputProfile* profile() const { return profile_; }
@@ -149,7 +161,7 @@ class SchedulerCore {
   SchedulerOptions options_;
   PreemptionPrice price_;
   ClusterState state_;
-  SpaceSharing* sharing_ = nullptr;
+  SharingHooks* sharing_ = nullptr;
 
   std::vector<JobRecord> records_;  // by JobId; phase kDone once finished or dropped
   std::vector<std::vector<model::DeviceId>> pinned_;  // by JobId: resolved pinned devices

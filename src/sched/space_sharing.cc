@@ -2,12 +2,17 @@
 
 #include <algorithm>
 
-#include "sched/scheduler_core.h"
-
 namespace hetsched::sched {
 
 using model::DeviceTypeId;
 using model::JobId;
+
+namespace {
+// Bounds that keep a decision cheap at 100,000 queued jobs: guests and queued jobs considered
+// per decision, and hosts of one kind checked for memory.
+constexpr int32_t kPairScan = 256;
+constexpr int32_t kHostScan = 16;
+}  // namespace
 
 SpaceSharing::SpaceSharing(SchedulerCore& core, double min_gain)
     : core_(core), min_gain_(min_gain) {}
@@ -152,41 +157,43 @@ Placement SpaceSharing::Join(int32_t id, int32_t host, double own_factor, double
 }
 
 void SpaceSharing::Decide(double now_s, Decision& out) {
-  // Bounds that keep a decision cheap at 100,000 queued jobs: queued jobs considered per
-  // decision, and hosts of one kind checked for memory.
-  constexpr int32_t kPairScan = 256;
-  constexpr int32_t kHostScan = 16;
+  if (!guests_.empty() && core_.TotalFree() > 0) MoveGuestsAlone(now_s, out);
+  PairQueued(now_s, out);
+}
+
+void SpaceSharing::MoveGuestsAlone(double now_s, Decision& out) {
   const ClusterState& state = core_.state();
   const int32_t types = state.type_count();
-  // A guest that could run alone on free devices faster than in its pair moves there.
-  if (!guests_.empty() && core_.TotalFree() > 0) {
-    std::vector<int32_t> candidates;
-    for (int32_t id : guests_) {
-      if (static_cast<int32_t>(candidates.size()) == kPairScan) break;
-      candidates.push_back(id);
-    }
-    for (int32_t id : candidates) {
-      const JobRecord& r = core_.record(id);
-      const int32_t gang = std::max(1, r.job->gang_size);
-      int32_t best = -1;
-      for (int32_t t = 0; t < types; ++t) {
-        if (!r.allowed[t] || r.incompatible[t] || state.FreeOfType(DeviceTypeId(t)) < gang) {
-          continue;
-        }
-        const double useful = r.speed[t] * core_.NewWorkShare(r, DeviceTypeId(t));
-        if (useful > r.pair_speed &&
-            (best < 0 || useful > r.speed[best] * core_.NewWorkShare(r, DeviceTypeId(best)))) {
-          best = t;
-        }
-      }
-      if (best < 0) continue;
-      auto devs = core_.PlaceOn(r, DeviceTypeId(best));
-      if (!devs) continue;
-      core_.Preempt(id, now_s, out);
-      out.placed.push_back(core_.Start(id, DeviceTypeId(best), std::move(*devs), now_s, true));
-    }
+  std::vector<int32_t> candidates;
+  for (int32_t id : guests_) {
+    if (static_cast<int32_t>(candidates.size()) == kPairScan) break;
+    candidates.push_back(id);
   }
-  // Queued jobs in policy order each join the running job that makes the best pair.
+  for (int32_t id : candidates) {
+    const JobRecord& r = core_.record(id);
+    const int32_t gang = std::max(1, r.job->gang_size);
+    int32_t best = -1;
+    for (int32_t t = 0; t < types; ++t) {
+      if (!r.allowed[t] || r.incompatible[t] || state.FreeOfType(DeviceTypeId(t)) < gang) {
+        continue;
+      }
+      const double useful = r.speed[t] * core_.NewWorkShare(r, DeviceTypeId(t));
+      if (useful > r.pair_speed &&
+          (best < 0 || useful > r.speed[best] * core_.NewWorkShare(r, DeviceTypeId(best)))) {
+        best = t;
+      }
+    }
+    if (best < 0) continue;
+    auto devs = core_.PlaceOn(r, DeviceTypeId(best));
+    if (!devs) continue;
+    core_.Preempt(id, now_s, out);
+    out.placed.push_back(core_.Start(id, DeviceTypeId(best), std::move(*devs), now_s, true));
+  }
+}
+
+void SpaceSharing::PairQueued(double now_s, Decision& out) {
+  const ClusterState& state = core_.state();
+  const int32_t types = state.type_count();
   int32_t scanned = 0;
   const auto& sorted_queue = core_.sorted_queue();
   auto next = sorted_queue.begin();

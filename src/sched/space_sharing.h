@@ -13,16 +13,16 @@
 #include <vector>
 
 #include "model/job.h"
-#include "sched/scheduler.h"
+#include "sched/decision.h"
+#include "sched/job_record.h"
+#include "sched/scheduler_core.h"
 
 namespace hetsched::sched {
 
-class SchedulerCore;
-
 // Not thread-safe; owned by one Scheduler, which creates it only when space sharing is on.
 // Keeps a reference to `core`. The pairing lives in JobRecord (partner, guest, pair_speed); the
-// core calls the On*/Leave/Before* hooks so that its own bookkeeping never looks at pairs.
-class SpaceSharing {
+// core calls the SharingHooks so that its own bookkeeping never looks at pairs.
+class SpaceSharing final : public SharingHooks {
  public:
   SpaceSharing(SchedulerCore& core, double min_gain);
   SpaceSharing(const SpaceSharing&) = delete;
@@ -31,15 +31,15 @@ class SpaceSharing {
   // Hooks. A job was submitted (even if it is then rejected): its job type is interned.
   void OnSubmit(int32_t id, const model::Job& job);
   // A job started alone on its devices: it may host a guest from now on.
-  void OnStarted(int32_t id);
+  void OnStarted(int32_t id) override;
   // A job stops running (after LeavePair): it can no longer host.
-  void OnLeftRunning(int32_t id);
+  void OnLeftRunning(int32_t id) override;
   // `id` leaves its devices (stop, finish, requeue). False when it ran alone (the caller
   // releases them). Else true: a guest just goes; a host hands its devices to its guest; the
   // partner continues alone at its solo speed.
-  bool LeavePair(int32_t id, double now_s);
+  bool LeavePair(int32_t id, double now_s) override;
   // A host about to be preempted stops its guest first (preempted, back to the queue).
-  void BeforePreempt(int32_t id, double now_s, Decision& out);
+  void BeforePreempt(int32_t id, double now_s, Decision& out) override;
 
   // After each decision: moves guests to free devices where they run faster alone, then pairs
   // queued jobs with running ones (bounded scans).
@@ -62,6 +62,10 @@ class SpaceSharing {
   // Books the partner-independent progress and service of running `id` up to now, before its
   // speed changes.
   void Rebase(int32_t id, double now_s);
+  // Decide's steps: a guest that could run alone on free devices faster than in its pair moves
+  // there; queued jobs in policy order each join the running job that makes the best pair.
+  void MoveGuestsAlone(double now_s, Decision& out);
+  void PairQueued(double now_s, Decision& out);
   // Queued job `id` joins running `host` (same devices).
   Placement Join(int32_t id, int32_t host, double own_factor, double host_factor, double now_s);
 

@@ -13,8 +13,8 @@
 #include <optional>
 #include <string>
 
+#include "sched/decision.h"
 #include "sched/job_record.h"
-#include "sched/scheduler.h"
 
 namespace hetsched::sched {
 
