@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/io/device_type_reader.h"
+#include "model/io/yaml_reader.h"
 #include "util/file.h"
 #include "util/source_location.h"
 #include "util/units.h"
@@ -36,15 +37,6 @@ constexpr double kShorthandNicBandwidth = 100e9 / 8;
 constexpr double kShorthandNicLatency = 2e-6;
 constexpr double kShorthandRackLatency = 1e-6;
 
-std::string Join(std::initializer_list<std::string_view> names) {
-  std::string out;
-  for (std::string_view n : names) {
-    if (!out.empty()) out += ", ";
-    out += n;
-  }
-  return out;
-}
-
 std::string Field(const std::string& parent, std::string_view key) {
   return parent.empty() ? std::string(key) : parent + "." + std::string(key);
 }
@@ -64,143 +56,41 @@ bool ValidName(std::string_view name) {
   });
 }
 
-// Parses an unsigned decimal of at most 18 digits; nullopt for anything else.
-std::optional<int64_t> ParseDigits(std::string_view s) {
-  if (s.empty() || s.size() > 18) return std::nullopt;
-  int64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
+Result<std::string> Name(const YamlReader& r, const YAML::Node& node, const std::string& field) {
+  const std::string expected = "a name of letters, digits, '-', '_' or '.'";
+  ASSIGN_OR_RETURN(std::string s, r.Scalar(node, field, expected));
+  if (!ValidName(s)) {
+    return r.Error(node, field, fmt::format("'{}' is not a valid name", s), expected);
   }
-  return v;
+  return s;
 }
 
-// Reads YAML nodes of one file and turns every problem into `file:line:col: field: ...`.
-class YamlReader {
- public:
-  explicit YamlReader(std::string file) : file_(std::move(file)) {}
+Result<double> Bandwidth(const YamlReader& r, const YAML::Node& node, const std::string& field) {
+  return r.Quantity<double>(node, field, &util::ParseBandwidth,
+                            "a positive bandwidth like 600GB/s or 200Gb/s", /*positive=*/true);
+}
+Result<double> Duration(const YamlReader& r, const YAML::Node& node, const std::string& field) {
+  return r.Quantity<double>(node, field, &util::ParseDuration, "a duration like 2us or 180s");
+}
+Result<uint64_t> Bytes(const YamlReader& r, const YAML::Node& node, const std::string& field) {
+  return r.Quantity<uint64_t>(node, field, &util::ParseBytes, "a size like 512GiB or 1TiB");
+}
+Result<double> Power(const YamlReader& r, const YAML::Node& node, const std::string& field) {
+  return r.Quantity<double>(node, field, &util::ParsePower, "a power like 800W or 1.2kW");
+}
 
-  const std::string& file() const { return file_; }
-
-  SourceLocation At(const YAML::Node& node) const { return At(node.Mark()); }
-  SourceLocation At(const YAML::Mark& mark) const {
-    if (mark.line < 0) return SourceLocation{file_, 0, 0};
-    return SourceLocation{file_, mark.line + 1, mark.column + 1};
+// A {bandwidth, latency} pair; both required.
+Status Link(const YamlReader& r, const YAML::Node& node, const std::string& field,
+            double& bandwidth, double& latency) {
+  RETURN_IF_ERROR(r.CheckMap(node, field, {"bandwidth", "latency"}));
+  if (!node["bandwidth"]) {
+    return r.Missing(node, Field(field, "bandwidth"), "a bandwidth like 200Gb/s");
   }
-
-  Status Error(const YAML::Node& at, const std::string& field, const std::string& problem,
-               const std::string& expected = "") const {
-    return util::InputError(At(at), field, problem, expected);
-  }
-
-  // `node` must be a map whose keys are unique scalars from `known`.
-  Status CheckMap(const YAML::Node& node, const std::string& field,
-                  std::initializer_list<std::string_view> known,
-                  std::string_view what = "a map") const {
-    if (!node.IsMap()) {
-      return Error(node, field.empty() ? "(document)" : field, "is not a map",
-                   std::string(what) + " with fields " + Join(known));
-    }
-    std::set<std::string> seen;
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      // A copy: the iterator hands out a temporary pair, so a reference would dangle.
-      const YAML::Node key = it->first;
-      if (!key.IsScalar()) return Error(key, field, "a key is not a plain name");
-      const std::string& k = key.Scalar();
-      if (std::find(known.begin(), known.end(), k) == known.end()) {
-        return Error(key, Field(field, k), "unknown field", "one of: " + Join(known));
-      }
-      if (!seen.insert(k).second) return Error(key, Field(field, k), "field appears twice");
-    }
-    return Status::Ok();
-  }
-
-  Status Missing(const YAML::Node& parent, const std::string& field,
-                 const std::string& expected) const {
-    return Error(parent, field, "missing required field", expected);
-  }
-
-  Result<std::string> Scalar(const YAML::Node& node, const std::string& field,
-                             const std::string& expected) const {
-    if (!node.IsScalar()) return Error(node, field, "is not a single value", expected);
-    return node.Scalar();
-  }
-
-  Result<std::string> Name(const YAML::Node& node, const std::string& field) const {
-    const std::string expected = "a name of letters, digits, '-', '_' or '.'";
-    ASSIGN_OR_RETURN(std::string s, Scalar(node, field, expected));
-    if (!ValidName(s))
-      return Error(node, field, fmt::format("'{}' is not a valid name", s), expected);
-    return s;
-  }
-
-  // A positive whole number no larger than `max`.
-  Result<int64_t> Count(const YAML::Node& node, const std::string& field, int64_t max) const {
-    const std::string expected = fmt::format("a whole number from 1 to {}", max);
-    ASSIGN_OR_RETURN(std::string s, Scalar(node, field, expected));
-    if (!s.empty() && s[0] == '-')
-      return Error(node, field, fmt::format("'{}' is negative", s), expected);
-    std::string_view digits = s;
-    if (!digits.empty() && digits[0] == '+') digits.remove_prefix(1);
-    if (digits.empty() ||
-        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      return Error(node, field, fmt::format("'{}' is not a whole number", s), expected);
-    }
-    while (digits.size() > 1 && digits[0] == '0') digits.remove_prefix(1);
-    std::optional<int64_t> v = ParseDigits(digits);
-    if (!v || *v > max) return Error(node, field, fmt::format("'{}' is too large", s), expected);
-    if (*v == 0) return Error(node, field, "is zero", expected);
-    return *v;
-  }
-
-  // Runs a units parser on a scalar; `positive` rejects zero.
-  template <typename T>
-  Result<T> Quantity(const YAML::Node& node, const std::string& field,
-                     Result<T> (*parse)(std::string_view), const std::string& expected,
-                     bool positive) const {
-    ASSIGN_OR_RETURN(std::string s, Scalar(node, field, expected));
-    Result<T> v = parse(s);
-    if (!v.ok()) {
-      // The units parser may already say what it expected; do not say it twice.
-      const std::string& why = v.status().message();
-      return Error(node, field, why,
-                   why.find("(expected") == std::string::npos ? expected : std::string());
-    }
-    if (positive && *v == 0) return Error(node, field, "is zero", expected);
-    return *v;
-  }
-
-  Result<double> Bandwidth(const YAML::Node& node, const std::string& field) const {
-    return Quantity<double>(node, field, &util::ParseBandwidth,
-                            "a positive bandwidth like 600GB/s or 200Gb/s", true);
-  }
-  Result<double> Duration(const YAML::Node& node, const std::string& field) const {
-    return Quantity<double>(node, field, &util::ParseDuration, "a duration like 2us or 180s",
-                            false);
-  }
-  Result<uint64_t> Bytes(const YAML::Node& node, const std::string& field) const {
-    return Quantity<uint64_t>(node, field, &util::ParseBytes, "a size like 512GiB or 1TiB", false);
-  }
-  Result<double> Power(const YAML::Node& node, const std::string& field) const {
-    return Quantity<double>(node, field, &util::ParsePower, "a power like 800W or 1.2kW", false);
-  }
-
-  // A {bandwidth, latency} pair; both required.
-  Status Link(const YAML::Node& node, const std::string& field, double& bandwidth,
-              double& latency) const {
-    RETURN_IF_ERROR(CheckMap(node, field, {"bandwidth", "latency"}));
-    if (!node["bandwidth"]) {
-      return Missing(node, Field(field, "bandwidth"), "a bandwidth like 200Gb/s");
-    }
-    if (!node["latency"]) return Missing(node, Field(field, "latency"), "a latency like 2us");
-    ASSIGN_OR_RETURN(bandwidth, Bandwidth(node["bandwidth"], Field(field, "bandwidth")));
-    ASSIGN_OR_RETURN(latency, Duration(node["latency"], Field(field, "latency")));
-    return Status::Ok();
-  }
-
- private:
-  std::string file_;
-};
+  if (!node["latency"]) return r.Missing(node, Field(field, "latency"), "a latency like 2us");
+  ASSIGN_OR_RETURN(bandwidth, Bandwidth(r, node["bandwidth"], Field(field, "bandwidth")));
+  ASSIGN_OR_RETURN(latency, Duration(r, node["latency"], Field(field, "latency")));
+  return Status::Ok();
+}
 
 // Expands `prefix[LO-HI]suffix` (zero padded to the width of LO when LO is written with a
 // leading zero) or returns the plain name. Only checks sizes; nothing is allocated here.
@@ -349,7 +239,7 @@ Result<NodeTemplate> ParseNodeEntry(const YamlReader& r, const YAML::Node& n,
   Node& node = t.node;
   // Rack: required unless the cluster has exactly one.
   if (n["rack"]) {
-    ASSIGN_OR_RETURN(std::string rack, r.Name(n["rack"], Field(field, "rack")));
+    ASSIGN_OR_RETURN(std::string rack, Name(r, n["rack"], Field(field, "rack")));
     std::optional<RackId> id = cluster.FindRack(rack);
     if (!id) {
       std::string known;
@@ -414,8 +304,8 @@ Result<NodeTemplate> ParseNodeEntry(const YamlReader& r, const YAML::Node& n,
       ASSIGN_OR_RETURN(group.kind, ParseIslandKind(r, g["kind"], Field(gf, "kind")));
       RETURN_IF_ERROR(ParseMembers(r, g["members"], Field(gf, "members"), node.device_count,
                                    static_cast<int32_t>(i), t.island_of, "island", group.members));
-      ASSIGN_OR_RETURN(group.bandwidth, r.Bandwidth(g["bandwidth"], Field(gf, "bandwidth")));
-      ASSIGN_OR_RETURN(group.latency_s, r.Duration(g["latency"], Field(gf, "latency")));
+      ASSIGN_OR_RETURN(group.bandwidth, Bandwidth(r, g["bandwidth"], Field(gf, "bandwidth")));
+      ASSIGN_OR_RETURN(group.latency_s, Duration(r, g["latency"], Field(gf, "latency")));
       node.islands.push_back(std::move(group));
     }
   }
@@ -436,8 +326,8 @@ Result<NodeTemplate> ParseNodeEntry(const YamlReader& r, const YAML::Node& n,
       RETURN_IF_ERROR(ParseMembers(r, g["members"], Field(gf, "members"), node.device_count,
                                    static_cast<int32_t>(i), t.switch_of, "PCIe switch",
                                    group.members));
-      ASSIGN_OR_RETURN(group.bandwidth, r.Bandwidth(g["bandwidth"], Field(gf, "bandwidth")));
-      ASSIGN_OR_RETURN(group.latency_s, r.Duration(g["latency"], Field(gf, "latency")));
+      ASSIGN_OR_RETURN(group.bandwidth, Bandwidth(r, g["bandwidth"], Field(gf, "bandwidth")));
+      ASSIGN_OR_RETURN(group.latency_s, Duration(r, g["latency"], Field(gf, "latency")));
       node.pcie_switches.push_back(std::move(group));
     }
   }
@@ -445,29 +335,29 @@ Result<NodeTemplate> ParseNodeEntry(const YamlReader& r, const YAML::Node& n,
   node.host_bandwidth = kDefaultHostBandwidth;
   node.host_latency_s = kDefaultHostLatency;
   if (n["host_link"]) {
-    RETURN_IF_ERROR(r.Link(n["host_link"], Field(field, "host_link"), node.host_bandwidth,
-                           node.host_latency_s));
+    RETURN_IF_ERROR(Link(r, n["host_link"], Field(field, "host_link"), node.host_bandwidth,
+                         node.host_latency_s));
   }
   if (!n["nic"]) return r.Missing(n, Field(field, "nic"), "nic: {bandwidth, latency}");
-  RETURN_IF_ERROR(r.Link(n["nic"], Field(field, "nic"), node.nic_bandwidth, node.nic_latency_s));
+  RETURN_IF_ERROR(Link(r, n["nic"], Field(field, "nic"), node.nic_bandwidth, node.nic_latency_s));
 
   if (n["host_memory"]) {
     ASSIGN_OR_RETURN(node.host_memory_bytes,
-                     r.Bytes(n["host_memory"], Field(field, "host_memory")));
+                     Bytes(r, n["host_memory"], Field(field, "host_memory")));
   }
   if (n["cores"]) {
     ASSIGN_OR_RETURN(int64_t cores, r.Count(n["cores"], Field(field, "cores"), 1'000'000));
     node.cores = static_cast<int32_t>(cores);
   }
   if (n["base_power"]) {
-    ASSIGN_OR_RETURN(node.base_watts, r.Power(n["base_power"], Field(field, "base_power")));
+    ASSIGN_OR_RETURN(node.base_watts, Power(r, n["base_power"], Field(field, "base_power")));
   }
   if (n["boot_time"]) {
-    ASSIGN_OR_RETURN(node.boot_s, r.Duration(n["boot_time"], Field(field, "boot_time")));
+    ASSIGN_OR_RETURN(node.boot_s, Duration(r, n["boot_time"], Field(field, "boot_time")));
   }
   if (n["shutdown_time"]) {
     ASSIGN_OR_RETURN(node.shutdown_s,
-                     r.Duration(n["shutdown_time"], Field(field, "shutdown_time")));
+                     Duration(r, n["shutdown_time"], Field(field, "shutdown_time")));
   }
   if (const YAML::Node& labels = n["labels"]; labels) {
     std::string f = Field(field, "labels");
@@ -500,15 +390,15 @@ Status ParseStorage(const YamlReader& r, const YAML::Node& list, Cluster& cluste
       if (!k[std::string(key)]) return r.Missing(k, Field(f, key), "name and bandwidth");
     }
     Storage s;
-    ASSIGN_OR_RETURN(s.name, r.Name(k["name"], Field(f, "name")));
+    ASSIGN_OR_RETURN(s.name, Name(r, k["name"], Field(f, "name")));
     if (cluster.FindStorage(s.name) || cluster.FindRack(s.name)) {
       return r.Error(k["name"], Field(f, "name"),
                      fmt::format("'{}' already names a storage or rack", s.name),
                      "a name no other storage or rack has");
     }
-    ASSIGN_OR_RETURN(s.bandwidth, r.Bandwidth(k["bandwidth"], Field(f, "bandwidth")));
+    ASSIGN_OR_RETURN(s.bandwidth, Bandwidth(r, k["bandwidth"], Field(f, "bandwidth")));
     if (k["rack"]) {
-      ASSIGN_OR_RETURN(std::string rack, r.Name(k["rack"], Field(f, "rack")));
+      ASSIGN_OR_RETURN(std::string rack, Name(r, k["rack"], Field(f, "rack")));
       const auto id = cluster.FindRack(rack);
       if (!id) {
         return r.Error(k["rack"], Field(f, "rack"), fmt::format("no rack '{}'", rack),
@@ -531,7 +421,7 @@ Result<Cluster> ParseRoot(const YamlReader& r, const YAML::Node& root) {
   Cluster cluster;
   cluster.catalog = DeviceCatalog::BuiltIn();
   if (!root["name"]) return r.Missing(root, "name", "the cluster's name");
-  ASSIGN_OR_RETURN(cluster.name, r.Name(root["name"], "name"));
+  ASSIGN_OR_RETURN(cluster.name, Name(r, root["name"], "name"));
 
   if (const YAML::Node& types = root["device_types"]; types) {
     RETURN_IF_ERROR(ParseDeviceTypesYaml(types, r.file(), cluster.catalog));
@@ -554,10 +444,10 @@ Result<Cluster> ParseRoot(const YamlReader& r, const YAML::Node& root) {
         return r.Missing(k, Field(f, key), "name, uplink_bandwidth and latency");
     }
     Rack rack;
-    ASSIGN_OR_RETURN(rack.name, r.Name(k["name"], Field(f, "name")));
+    ASSIGN_OR_RETURN(rack.name, Name(r, k["name"], Field(f, "name")));
     ASSIGN_OR_RETURN(rack.uplink_bandwidth,
-                     r.Bandwidth(k["uplink_bandwidth"], Field(f, "uplink_bandwidth")));
-    ASSIGN_OR_RETURN(rack.latency_s, r.Duration(k["latency"], Field(f, "latency")));
+                     Bandwidth(r, k["uplink_bandwidth"], Field(f, "uplink_bandwidth")));
+    ASSIGN_OR_RETURN(rack.latency_s, Duration(r, k["latency"], Field(f, "latency")));
     for (const Rack& other : cluster.racks) {
       if (other.name == rack.name) {
         return r.Error(k["name"], Field(f, "name"),
@@ -575,10 +465,10 @@ Result<Cluster> ParseRoot(const YamlReader& r, const YAML::Node& root) {
       return r.Missing(net, "network.core_latency", "a latency like 5us");
     }
     ASSIGN_OR_RETURN(cluster.network_latency_s,
-                     r.Duration(net["core_latency"], "network.core_latency"));
+                     Duration(r, net["core_latency"], "network.core_latency"));
     if (net["spine_bandwidth"]) {
       ASSIGN_OR_RETURN(cluster.spine_bandwidth,
-                       r.Bandwidth(net["spine_bandwidth"], "network.spine_bandwidth"));
+                       Bandwidth(r, net["spine_bandwidth"], "network.spine_bandwidth"));
     }
   } else if (cluster.racks.size() > 1) {
     return r.Missing(root, "network", "network: {core_latency: ...} when there are several racks");
