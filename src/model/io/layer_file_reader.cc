@@ -42,19 +42,57 @@ Result<uint64_t> Bytes(const YamlReader& r, const YAML::Node& node, const std::s
                               "a byte count such as 4096, 16MiB or 1.5GB");
 }
 
-Result<ModelSpec> ParseRoot(const YamlReader& r, const YAML::Node& root) {
-  if (!root.IsDefined() || root.IsNull()) {
-    return r.Error(root, "(document)", "is empty", "a map with name, batch, seq_len and layers");
-  }
-  RETURN_IF_ERROR(r.CheckMap(
-      root, "", {"name", "batch", "micro_batch", "seq_len", "precision", "optimizer", "layers"}));
-  ModelSpec spec;
-  for (const char* required : {"name", "batch", "seq_len", "layers"}) {
-    if (!root[required]) {
-      return r.Error(root, required, "missing required field",
-                     "name, batch, seq_len and layers at the top level");
+// One entry of `layers` (at `field`), sizes in `precision`'s elements.
+Result<LayerSpec> ParseLayer(const YamlReader& r, const YAML::Node& l, const std::string& field,
+                             Precision precision) {
+  const uint64_t elem = static_cast<uint64_t>(BytesPerElement(precision));
+  RETURN_IF_ERROR(r.CheckMap(l, field,
+                             {"name", "kind", "fwd_flops", "param_bytes", "activation_bytes",
+                              "output_bytes", "tp_allreduces", "repeat"}));
+  for (const char* required :
+       {"name", "fwd_flops", "param_bytes", "activation_bytes", "output_bytes"}) {
+    if (!l[required]) {
+      return r.Error(l, field + "." + required, "missing required field",
+                     "name, fwd_flops, param_bytes, activation_bytes and output_bytes");
     }
   }
+  LayerSpec layer;
+  ASSIGN_OR_RETURN(layer.name, r.Scalar(l["name"], field + ".name", "the layer's name"));
+  if (l["kind"]) {
+    ASSIGN_OR_RETURN(layer.kind,
+                     r.Enum<LayerKind>(l["kind"], field + ".kind",
+                                       "embedding, transformer, head or other", &ParseLayerKind));
+  }
+  ASSIGN_OR_RETURN(layer.fwd_flops, Flops(r, l["fwd_flops"], field + ".fwd_flops"));
+  ASSIGN_OR_RETURN(uint64_t param_bytes, Bytes(r, l["param_bytes"], field + ".param_bytes"));
+  if (param_bytes % elem != 0) {
+    return r.Error(l["param_bytes"], field + ".param_bytes",
+                   fmt::format("{} bytes is not a whole number of {}-byte {} parameters",
+                               param_bytes, elem, PrecisionName(precision)),
+                   "a multiple of the precision's element size");
+  }
+  layer.parameters = param_bytes / elem;
+  ASSIGN_OR_RETURN(layer.activation_bytes,
+                   Bytes(r, l["activation_bytes"], field + ".activation_bytes"));
+  ASSIGN_OR_RETURN(layer.output_bytes, Bytes(r, l["output_bytes"], field + ".output_bytes"));
+  // Keep per-sample sizes small enough that batch * seq multiples cannot overflow.
+  constexpr uint64_t kMaxLayerBytes = uint64_t{1} << 50;  // 1 PiB
+  for (const char* key : {"param_bytes", "activation_bytes", "output_bytes"}) {
+    ASSIGN_OR_RETURN(uint64_t v, Bytes(r, l[key], field + "." + key));
+    if (v > kMaxLayerBytes) {
+      return r.Error(l[key], field + "." + key, "is larger than 1 PiB", "a realistic size");
+    }
+  }
+  if (l["tp_allreduces"]) {
+    ASSIGN_OR_RETURN(int64_t n,
+                     r.WholeNumber(l["tp_allreduces"], field + ".tp_allreduces", 0, 64));
+    layer.tp_allreduces = static_cast<int32_t>(n);
+  }
+  return layer;
+}
+
+// The top-level fields but the layers: name, batch, micro_batch, seq_len, precision, optimizer.
+Status ParseSetup(const YamlReader& r, const YAML::Node& root, ModelSpec& spec) {
   ASSIGN_OR_RETURN(spec.name, r.Scalar(root["name"], "name", "the model's name"));
   ASSIGN_OR_RETURN(spec.setup.global_batch,
                    r.WholeNumber(root["batch"], "batch", 1, int64_t{1} << 24));
@@ -80,57 +118,32 @@ Result<ModelSpec> ParseRoot(const YamlReader& r, const YAML::Node& root) {
                      r.Enum<Optimizer>(root["optimizer"], "optimizer",
                                        "adam, sgd or none (inference)", &ParseOptimizer));
   }
+  return Status::Ok();
+}
+
+Result<ModelSpec> ParseRoot(const YamlReader& r, const YAML::Node& root) {
+  if (!root.IsDefined() || root.IsNull()) {
+    return r.Error(root, "(document)", "is empty", "a map with name, batch, seq_len and layers");
+  }
+  RETURN_IF_ERROR(r.CheckMap(
+      root, "", {"name", "batch", "micro_batch", "seq_len", "precision", "optimizer", "layers"}));
+  ModelSpec spec;
+  for (const char* required : {"name", "batch", "seq_len", "layers"}) {
+    if (!root[required]) {
+      return r.Error(root, required, "missing required field",
+                     "name, batch, seq_len and layers at the top level");
+    }
+  }
+  RETURN_IF_ERROR(ParseSetup(r, root, spec));
   const YAML::Node layers = root["layers"];
   if (!layers.IsSequence() || layers.size() == 0) {
     return r.Error(layers, "layers", "is not a non-empty list", "a list of layer maps");
   }
-  const uint64_t elem = static_cast<uint64_t>(BytesPerElement(spec.setup.precision));
   int64_t total = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
     const YAML::Node l = layers[i];
     const std::string field = fmt::format("layers[{}]", i);
-    RETURN_IF_ERROR(r.CheckMap(l, field,
-                               {"name", "kind", "fwd_flops", "param_bytes", "activation_bytes",
-                                "output_bytes", "tp_allreduces", "repeat"}));
-    for (const char* required :
-         {"name", "fwd_flops", "param_bytes", "activation_bytes", "output_bytes"}) {
-      if (!l[required]) {
-        return r.Error(l, field + "." + required, "missing required field",
-                       "name, fwd_flops, param_bytes, activation_bytes and output_bytes");
-      }
-    }
-    LayerSpec layer;
-    ASSIGN_OR_RETURN(layer.name, r.Scalar(l["name"], field + ".name", "the layer's name"));
-    if (l["kind"]) {
-      ASSIGN_OR_RETURN(layer.kind,
-                       r.Enum<LayerKind>(l["kind"], field + ".kind",
-                                         "embedding, transformer, head or other", &ParseLayerKind));
-    }
-    ASSIGN_OR_RETURN(layer.fwd_flops, Flops(r, l["fwd_flops"], field + ".fwd_flops"));
-    ASSIGN_OR_RETURN(uint64_t param_bytes, Bytes(r, l["param_bytes"], field + ".param_bytes"));
-    if (param_bytes % elem != 0) {
-      return r.Error(l["param_bytes"], field + ".param_bytes",
-                     fmt::format("{} bytes is not a whole number of {}-byte {} parameters",
-                                 param_bytes, elem, PrecisionName(spec.setup.precision)),
-                     "a multiple of the precision's element size");
-    }
-    layer.parameters = param_bytes / elem;
-    ASSIGN_OR_RETURN(layer.activation_bytes,
-                     Bytes(r, l["activation_bytes"], field + ".activation_bytes"));
-    ASSIGN_OR_RETURN(layer.output_bytes, Bytes(r, l["output_bytes"], field + ".output_bytes"));
-    // Keep per-sample sizes small enough that batch * seq multiples cannot overflow.
-    constexpr uint64_t kMaxLayerBytes = uint64_t{1} << 50;  // 1 PiB
-    for (const char* key : {"param_bytes", "activation_bytes", "output_bytes"}) {
-      ASSIGN_OR_RETURN(uint64_t v, Bytes(r, l[key], field + "." + key));
-      if (v > kMaxLayerBytes) {
-        return r.Error(l[key], field + "." + key, "is larger than 1 PiB", "a realistic size");
-      }
-    }
-    if (l["tp_allreduces"]) {
-      ASSIGN_OR_RETURN(int64_t n,
-                       r.WholeNumber(l["tp_allreduces"], field + ".tp_allreduces", 0, 64));
-      layer.tp_allreduces = static_cast<int32_t>(n);
-    }
+    ASSIGN_OR_RETURN(const LayerSpec layer, ParseLayer(r, l, field, spec.setup.precision));
     int64_t repeat = 1;
     if (l["repeat"]) {
       ASSIGN_OR_RETURN(repeat, r.WholeNumber(l["repeat"], field + ".repeat", 1, kMaxLayerRepeat));
