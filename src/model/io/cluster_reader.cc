@@ -228,16 +228,9 @@ Result<LinkKind> ParseIslandKind(const YamlReader& r, const YAML::Node& node,
   return r.Error(node, field, fmt::format("unknown link kind '{}'", s), expected);
 }
 
-Result<NodeTemplate> ParseNodeEntry(const YamlReader& r, const YAML::Node& n,
-                                    const std::string& field, const Cluster& cluster) {
-  RETURN_IF_ERROR(r.CheckMap(
-      n, field,
-      {"name", "count", "rack", "devices", "islands", "pcie_switches", "host_link", "nic",
-       "host_memory", "cores", "base_power", "boot_time", "shutdown_time", "labels"},
-      "a node"));
-  NodeTemplate t;
-  Node& node = t.node;
-  // Rack: required unless the cluster has exactly one.
+// The rack a node entry names; required unless the cluster has exactly one.
+Result<RackId> ParseNodeRack(const YamlReader& r, const YAML::Node& n, const std::string& field,
+                             const Cluster& cluster) {
   if (n["rack"]) {
     ASSIGN_OR_RETURN(std::string rack, Name(r, n["rack"], Field(field, "rack")));
     std::optional<RackId> id = cluster.FindRack(rack);
@@ -247,14 +240,16 @@ Result<NodeTemplate> ParseNodeEntry(const YamlReader& r, const YAML::Node& n,
       return r.Error(n["rack"], Field(field, "rack"), fmt::format("no rack named '{}'", rack),
                      "one of the racks: " + known);
     }
-    node.rack = *id;
-  } else if (cluster.racks.size() == 1) {
-    node.rack = RackId(0);
-  } else {
-    return r.Missing(n, Field(field, "rack"), "the name of one of the racks");
+    return *id;
   }
+  if (cluster.racks.size() == 1) return RackId(0);
+  return r.Missing(n, Field(field, "rack"), "the name of one of the racks");
+}
 
-  // Devices, in order; their positions are the local indexes.
+// The `devices` of a node entry into `t.types`, in order: their positions are the local
+// indexes.
+Status ParseNodeDevices(const YamlReader& r, const YAML::Node& n, const std::string& field,
+                        const Cluster& cluster, NodeTemplate& t) {
   const YAML::Node& devs = n["devices"];
   if (!devs) return r.Missing(n, Field(field, "devices"), "a list of {type, count}");
   std::string devs_field = Field(field, "devices");
@@ -283,11 +278,13 @@ Result<NodeTemplate> ParseNodeEntry(const YamlReader& r, const YAML::Node& n,
     ASSIGN_OR_RETURN(int64_t count, r.Count(d["count"], Field(df, "count"), room));
     t.types.insert(t.types.end(), static_cast<size_t>(count), *type);
   }
-  node.device_count = static_cast<int32_t>(t.types.size());
-  t.island_of.assign(t.types.size(), -1);
-  t.switch_of.assign(t.types.size(), -1);
+  return Status::Ok();
+}
 
-  // Islands (NVLink / xGMI / HCCS) and PCIe switches.
+// Islands (NVLink / xGMI / HCCS) and PCIe switches of a node entry.
+Status ParseNodeGroups(const YamlReader& r, const YAML::Node& n, const std::string& field,
+                       NodeTemplate& t) {
+  Node& node = t.node;
   if (const YAML::Node& isl = n["islands"]; isl) {
     std::string f = Field(field, "islands");
     if (!isl.IsSequence()) return r.Error(isl, f, "is not a list", "a list of islands");
@@ -331,7 +328,12 @@ Result<NodeTemplate> ParseNodeEntry(const YamlReader& r, const YAML::Node& n,
       node.pcie_switches.push_back(std::move(group));
     }
   }
+  return Status::Ok();
+}
 
+// A node entry's links to its host and network, memory, cores, power and boot times.
+Status ParseNodeHost(const YamlReader& r, const YAML::Node& n, const std::string& field,
+                     Node& node) {
   node.host_bandwidth = kDefaultHostBandwidth;
   node.host_latency_s = kDefaultHostLatency;
   if (n["host_link"]) {
@@ -359,22 +361,43 @@ Result<NodeTemplate> ParseNodeEntry(const YamlReader& r, const YAML::Node& n,
     ASSIGN_OR_RETURN(node.shutdown_s,
                      Duration(r, n["shutdown_time"], Field(field, "shutdown_time")));
   }
-  if (const YAML::Node& labels = n["labels"]; labels) {
-    std::string f = Field(field, "labels");
-    if (!labels.IsMap()) return r.Error(labels, f, "is not a map", "a map of name: value");
-    if (static_cast<int64_t>(labels.size()) > kMaxLabelsPerNode) {
-      return r.Error(labels, f, fmt::format("has {} labels", labels.size()),
-                     fmt::format("at most {}", kMaxLabelsPerNode));
-    }
-    for (auto it = labels.begin(); it != labels.end(); ++it) {
-      ASSIGN_OR_RETURN(std::string key, r.Scalar(it->first, f, "a label name"));
-      std::string lf = Field(f, key);
-      ASSIGN_OR_RETURN(std::string value, r.Scalar(it->second, lf, "a label value"));
-      if (!node.labels.emplace(key, value).second) {
-        return r.Error(it->first, lf, "label appears twice");
-      }
+  return Status::Ok();
+}
+
+Status ParseNodeLabels(const YamlReader& r, const YAML::Node& labels, const std::string& f,
+                       Node& node) {
+  if (!labels.IsMap()) return r.Error(labels, f, "is not a map", "a map of name: value");
+  if (static_cast<int64_t>(labels.size()) > kMaxLabelsPerNode) {
+    return r.Error(labels, f, fmt::format("has {} labels", labels.size()),
+                   fmt::format("at most {}", kMaxLabelsPerNode));
+  }
+  for (auto it = labels.begin(); it != labels.end(); ++it) {
+    ASSIGN_OR_RETURN(std::string key, r.Scalar(it->first, f, "a label name"));
+    std::string lf = Field(f, key);
+    ASSIGN_OR_RETURN(std::string value, r.Scalar(it->second, lf, "a label value"));
+    if (!node.labels.emplace(key, value).second) {
+      return r.Error(it->first, lf, "label appears twice");
     }
   }
+  return Status::Ok();
+}
+
+Result<NodeTemplate> ParseNodeEntry(const YamlReader& r, const YAML::Node& n,
+                                    const std::string& field, const Cluster& cluster) {
+  RETURN_IF_ERROR(r.CheckMap(
+      n, field,
+      {"name", "count", "rack", "devices", "islands", "pcie_switches", "host_link", "nic",
+       "host_memory", "cores", "base_power", "boot_time", "shutdown_time", "labels"},
+      "a node"));
+  NodeTemplate t;
+  ASSIGN_OR_RETURN(t.node.rack, ParseNodeRack(r, n, field, cluster));
+  RETURN_IF_ERROR(ParseNodeDevices(r, n, field, cluster, t));
+  t.node.device_count = static_cast<int32_t>(t.types.size());
+  t.island_of.assign(t.types.size(), -1);
+  t.switch_of.assign(t.types.size(), -1);
+  RETURN_IF_ERROR(ParseNodeGroups(r, n, field, t));
+  RETURN_IF_ERROR(ParseNodeHost(r, n, field, t.node));
+  if (n["labels"]) RETURN_IF_ERROR(ParseNodeLabels(r, n["labels"], Field(field, "labels"), t.node));
   return t;
 }
 
