@@ -434,23 +434,8 @@ Status ParseStorage(const YamlReader& r, const YAML::Node& list, Cluster& cluste
   return Status::Ok();
 }
 
-Result<Cluster> ParseRoot(const YamlReader& r, const YAML::Node& root) {
-  if (!root.IsDefined() || root.IsNull()) {
-    return util::InputError(SourceLocation{r.file(), 1, 1}, "", "the file is empty",
-                            "a cluster with name, racks and nodes");
-  }
-  RETURN_IF_ERROR(r.CheckMap(
-      root, "", {"name", "network", "device_types", "racks", "storage", "nodes"}, "a cluster"));
-  Cluster cluster;
-  cluster.catalog = DeviceCatalog::BuiltIn();
-  if (!root["name"]) return r.Missing(root, "name", "the cluster's name");
-  ASSIGN_OR_RETURN(cluster.name, Name(r, root["name"], "name"));
-
-  if (const YAML::Node& types = root["device_types"]; types) {
-    RETURN_IF_ERROR(ParseDeviceTypesYaml(types, r.file(), cluster.catalog));
-  }
-
-  // Racks.
+// The `racks` list: every rack's name, uplink and latency, names unique.
+Status ParseRacks(const YamlReader& r, const YAML::Node& root, Cluster& cluster) {
   const YAML::Node& racks = root["racks"];
   if (!racks)
     return r.Missing(root, "racks", "a list of racks with name, uplink_bandwidth, latency");
@@ -479,9 +464,11 @@ Result<Cluster> ParseRoot(const YamlReader& r, const YAML::Node& root) {
     }
     cluster.racks.push_back(std::move(rack));
   }
-  cluster.Reindex();
+  return Status::Ok();
+}
 
-  // Network core: needed as soon as traffic can leave a rack.
+// The network core: needed as soon as traffic can leave a rack.
+Status ParseNetwork(const YamlReader& r, const YAML::Node& root, Cluster& cluster) {
   if (const YAML::Node& net = root["network"]; net) {
     RETURN_IF_ERROR(r.CheckMap(net, "network", {"core_latency", "spine_bandwidth"}));
     if (!net["core_latency"]) {
@@ -496,12 +483,33 @@ Result<Cluster> ParseRoot(const YamlReader& r, const YAML::Node& root) {
   } else if (cluster.racks.size() > 1) {
     return r.Missing(root, "network", "network: {core_latency: ...} when there are several racks");
   }
+  return Status::Ok();
+}
 
-  if (const YAML::Node& storage = root["storage"]; storage) {
-    RETURN_IF_ERROR(ParseStorage(r, storage, cluster));
+// The names a node entry stands for: a pattern, a name with a count, or a plain name.
+Result<NamePattern> ParseEntryNames(const YamlReader& r, const YAML::Node& n,
+                                    const std::string& f) {
+  if (!n.IsMap()) return r.Error(n, f, "is not a map", "a node with name, devices, nic, ...");
+  if (!n["name"])
+    return r.Missing(n, Field(f, "name"), "a node name or a pattern like gpu-[01-04]");
+  ASSIGN_OR_RETURN(NamePattern pattern, ParseNamePattern(r, n["name"], Field(f, "name")));
+  if (n["count"]) {
+    if (pattern.hi >= pattern.lo) {
+      return r.Error(n["count"], Field(f, "count"), "a name pattern already says how many",
+                     "either a pattern or a count");
+    }
+    ASSIGN_OR_RETURN(int64_t count, r.Count(n["count"], Field(f, "count"), kMaxNodesPerEntry));
+    pattern.prefix += "-";
+    pattern.lo = 1;
+    pattern.hi = count;
+    pattern.width = std::to_string(count).size();
   }
+  return pattern;
+}
 
-  // Nodes.
+// The `nodes` list, each entry expanded into the nodes its name stands for, within the
+// cluster-wide limits on nodes, devices and labels.
+Status ParseNodes(const YamlReader& r, const YAML::Node& root, Cluster& cluster) {
   const YAML::Node& nodes = root["nodes"];
   if (!nodes) return r.Missing(root, "nodes", "a list of nodes");
   if (!nodes.IsSequence()) return r.Error(nodes, "nodes", "is not a list", "a list of nodes");
@@ -514,22 +522,7 @@ Result<Cluster> ParseRoot(const YamlReader& r, const YAML::Node& root) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     const YAML::Node& n = nodes[i];
     std::string f = Index("nodes", i);
-    // Names: a pattern, a name with a count, or a plain name.
-    if (!n.IsMap()) return r.Error(n, f, "is not a map", "a node with name, devices, nic, ...");
-    if (!n["name"])
-      return r.Missing(n, Field(f, "name"), "a node name or a pattern like gpu-[01-04]");
-    ASSIGN_OR_RETURN(NamePattern pattern, ParseNamePattern(r, n["name"], Field(f, "name")));
-    if (n["count"]) {
-      if (pattern.hi >= pattern.lo) {
-        return r.Error(n["count"], Field(f, "count"), "a name pattern already says how many",
-                       "either a pattern or a count");
-      }
-      ASSIGN_OR_RETURN(int64_t count, r.Count(n["count"], Field(f, "count"), kMaxNodesPerEntry));
-      pattern.prefix += "-";
-      pattern.lo = 1;
-      pattern.hi = count;
-      pattern.width = std::to_string(count).size();
-    }
+    ASSIGN_OR_RETURN(NamePattern pattern, ParseEntryNames(r, n, f));
     ASSIGN_OR_RETURN(NodeTemplate t, ParseNodeEntry(r, n, f, cluster));
     int64_t count = pattern.size();
     if (static_cast<int64_t>(cluster.nodes.size()) + count > kMaxNodes) {
@@ -572,6 +565,32 @@ Result<Cluster> ParseRoot(const YamlReader& r, const YAML::Node& root) {
     }
     total_devices += count * t.node.device_count;
   }
+  return Status::Ok();
+}
+
+Result<Cluster> ParseRoot(const YamlReader& r, const YAML::Node& root) {
+  if (!root.IsDefined() || root.IsNull()) {
+    return util::InputError(SourceLocation{r.file(), 1, 1}, "", "the file is empty",
+                            "a cluster with name, racks and nodes");
+  }
+  RETURN_IF_ERROR(r.CheckMap(
+      root, "", {"name", "network", "device_types", "racks", "storage", "nodes"}, "a cluster"));
+  Cluster cluster;
+  cluster.catalog = DeviceCatalog::BuiltIn();
+  if (!root["name"]) return r.Missing(root, "name", "the cluster's name");
+  ASSIGN_OR_RETURN(cluster.name, Name(r, root["name"], "name"));
+
+  if (const YAML::Node& types = root["device_types"]; types) {
+    RETURN_IF_ERROR(ParseDeviceTypesYaml(types, r.file(), cluster.catalog));
+  }
+
+  RETURN_IF_ERROR(ParseRacks(r, root, cluster));
+  cluster.Reindex();
+  RETURN_IF_ERROR(ParseNetwork(r, root, cluster));
+  if (const YAML::Node& storage = root["storage"]; storage) {
+    RETURN_IF_ERROR(ParseStorage(r, storage, cluster));
+  }
+  RETURN_IF_ERROR(ParseNodes(r, root, cluster));
   cluster.Reindex();
   return cluster;
 }
