@@ -612,6 +612,98 @@ Result<int64_t> ShorthandCount(std::string_view text, size_t pos, const std::str
   return *v;
 }
 
+// One TYPE=COUNT[:per_node=N] term of a shorthand.
+struct ShorthandTerm {
+  std::string written;  // the type as the spec names it, lower case: node name prefix
+  DeviceTypeId type;
+  int64_t devices = 0;
+  int64_t per_node = 1;
+};
+
+// The term `term` (starting at `begin` of the spec; `eq`: where its '=' is), whose type must
+// not be one of `earlier`.
+Result<ShorthandTerm> ParseShorthandTerm(std::string_view term, size_t begin, size_t eq,
+                                         const DeviceCatalog& catalog,
+                                         const std::vector<ShorthandTerm>& earlier) {
+  std::string type_name(term.substr(0, eq));
+  std::optional<DeviceTypeId> type = catalog.FindId(type_name);
+  if (!type) {
+    return util::InputError(SourceLocation{"<shorthand>", 1, static_cast<int>(begin) + 1},
+                            std::string(term), fmt::format("unknown device type '{}'", type_name),
+                            KnownTypes(catalog));
+  }
+  for (const ShorthandTerm& t : earlier) {
+    if (t.type == *type) {
+      return ShorthandError(begin, std::string(term),
+                            fmt::format("device type '{}' appears twice", type_name));
+    }
+  }
+  ShorthandTerm t;
+  t.type = *type;
+  t.written = type_name;
+  std::transform(t.written.begin(), t.written.end(), t.written.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // COUNT, then `:option=value` parts; positions are kept for the error column.
+  std::vector<std::pair<size_t, std::string_view>> parts;
+  for (size_t p = eq + 1;;) {
+    size_t colon = term.find(':', p);
+    size_t part_end = colon == std::string_view::npos ? term.size() : colon;
+    parts.emplace_back(begin + p, term.substr(p, part_end - p));
+    if (colon == std::string_view::npos) break;
+    p = colon + 1;
+  }
+  size_t count_pos = parts[0].first;
+  ASSIGN_OR_RETURN(t.devices,
+                   ShorthandCount(parts[0].second, count_pos, std::string(term), kMaxDevices));
+  for (size_t k = 1; k < parts.size(); ++k) {
+    auto [opt_pos, opt] = parts[k];
+    if (opt.substr(0, 9) != "per_node=") {
+      return ShorthandError(opt_pos, std::string(term),
+                            fmt::format("unknown option '{}' (known: per_node=N)", opt));
+    }
+    ASSIGN_OR_RETURN(t.per_node, ShorthandCount(opt.substr(9), opt_pos + 9, std::string(term),
+                                                kMaxDevicesPerNode));
+  }
+  if (t.devices % t.per_node != 0) {
+    return ShorthandError(
+        count_pos, std::string(term),
+        fmt::format("{} devices do not fill whole nodes of {}", t.devices, t.per_node));
+  }
+  if (t.devices / t.per_node > kMaxNodesPerEntry) {
+    return ShorthandError(
+        count_pos, std::string(term),
+        fmt::format("{} nodes are more than {}", t.devices / t.per_node, kMaxNodesPerEntry));
+  }
+  return t;
+}
+
+// The nodes of one term, named after its type (a100-1, a100-2, ...), in the one rack.
+void AddShorthandNodes(const ShorthandTerm& t, Cluster& cluster) {
+  int64_t node_count = t.devices / t.per_node;
+  size_t width = std::to_string(node_count).size();
+  for (int64_t k = 1; k <= node_count; ++k) {
+    Node node;
+    node.name = fmt::format("{}-{:0{}}", t.written, k, width);
+    node.rack = RackId(0);
+    node.first_device = DeviceId(static_cast<int32_t>(cluster.devices.size()));
+    node.device_count = static_cast<int32_t>(t.per_node);
+    node.host_bandwidth = kDefaultHostBandwidth;
+    node.host_latency_s = kDefaultHostLatency;
+    node.nic_bandwidth = kShorthandNicBandwidth;
+    node.nic_latency_s = kShorthandNicLatency;
+    NodeId id(static_cast<int32_t>(cluster.nodes.size()));
+    for (int32_t d = 0; d < node.device_count; ++d) {
+      Device dev;
+      dev.type = t.type;
+      dev.node = id;
+      dev.local_index = d;
+      cluster.devices.push_back(dev);
+    }
+    cluster.racks[0].nodes.push_back(id);
+    cluster.nodes.push_back(std::move(node));
+  }
+}
+
 }  // namespace
 
 Result<Cluster> ParseClusterYaml(std::string_view text, const std::string& file_name) {
@@ -636,13 +728,7 @@ Result<Cluster> ParseClusterShorthand(std::string_view spec) {
   // The one rack's uplink never lies on a path; it is set non-blocking (the sum of the NICs)
   // so that summaries do not show a zero.
 
-  struct Term {
-    std::string written;  // the type as the spec names it, lower case: node name prefix
-    DeviceTypeId type;
-    int64_t devices = 0;
-    int64_t per_node = 1;
-  };
-  std::vector<Term> terms;
+  std::vector<ShorthandTerm> terms;
   int64_t total_devices = 0;
   int64_t total_nodes = 0;
   size_t pos = 0;
@@ -659,55 +745,9 @@ Result<Cluster> ParseClusterShorthand(std::string_view spec) {
     if (eq == std::string_view::npos) {
       return ShorthandError(begin, std::string(term), "missing '=COUNT'");
     }
-    std::string type_name(term.substr(0, eq));
-    std::optional<DeviceTypeId> type = cluster.catalog.FindId(type_name);
-    if (!type) {
-      return util::InputError(SourceLocation{"<shorthand>", 1, static_cast<int>(begin) + 1},
-                              std::string(term), fmt::format("unknown device type '{}'", type_name),
-                              KnownTypes(cluster.catalog));
-    }
-    for (const Term& t : terms) {
-      if (t.type == *type) {
-        return ShorthandError(begin, std::string(term),
-                              fmt::format("device type '{}' appears twice", type_name));
-      }
-    }
-    Term t;
-    t.type = *type;
-    t.written = type_name;
-    std::transform(t.written.begin(), t.written.end(), t.written.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    // COUNT, then `:option=value` parts; positions are kept for the error column.
-    std::vector<std::pair<size_t, std::string_view>> parts;
-    for (size_t p = eq + 1;;) {
-      size_t colon = term.find(':', p);
-      size_t part_end = colon == std::string_view::npos ? term.size() : colon;
-      parts.emplace_back(begin + p, term.substr(p, part_end - p));
-      if (colon == std::string_view::npos) break;
-      p = colon + 1;
-    }
-    size_t count_pos = parts[0].first;
-    ASSIGN_OR_RETURN(t.devices,
-                     ShorthandCount(parts[0].second, count_pos, std::string(term), kMaxDevices));
-    for (size_t k = 1; k < parts.size(); ++k) {
-      auto [opt_pos, opt] = parts[k];
-      if (opt.substr(0, 9) != "per_node=") {
-        return ShorthandError(opt_pos, std::string(term),
-                              fmt::format("unknown option '{}' (known: per_node=N)", opt));
-      }
-      ASSIGN_OR_RETURN(t.per_node, ShorthandCount(opt.substr(9), opt_pos + 9, std::string(term),
-                                                  kMaxDevicesPerNode));
-    }
-    if (t.devices % t.per_node != 0) {
-      return ShorthandError(
-          count_pos, std::string(term),
-          fmt::format("{} devices do not fill whole nodes of {}", t.devices, t.per_node));
-    }
-    if (t.devices / t.per_node > kMaxNodesPerEntry) {
-      return ShorthandError(
-          count_pos, std::string(term),
-          fmt::format("{} nodes are more than {}", t.devices / t.per_node, kMaxNodesPerEntry));
-    }
+    ASSIGN_OR_RETURN(const ShorthandTerm t,
+                     ParseShorthandTerm(term, begin, eq, cluster.catalog, terms));
+    const size_t count_pos = begin + eq + 1;
     total_nodes += t.devices / t.per_node;
     if (total_nodes > kMaxNodes) {
       return ShorthandError(count_pos, std::string(term),
@@ -723,31 +763,7 @@ Result<Cluster> ParseClusterShorthand(std::string_view spec) {
     pos = end + 1;
   }
 
-  for (const Term& t : terms) {
-    int64_t node_count = t.devices / t.per_node;
-    size_t width = std::to_string(node_count).size();
-    for (int64_t k = 1; k <= node_count; ++k) {
-      Node node;
-      node.name = fmt::format("{}-{:0{}}", t.written, k, width);
-      node.rack = RackId(0);
-      node.first_device = DeviceId(static_cast<int32_t>(cluster.devices.size()));
-      node.device_count = static_cast<int32_t>(t.per_node);
-      node.host_bandwidth = kDefaultHostBandwidth;
-      node.host_latency_s = kDefaultHostLatency;
-      node.nic_bandwidth = kShorthandNicBandwidth;
-      node.nic_latency_s = kShorthandNicLatency;
-      NodeId id(static_cast<int32_t>(cluster.nodes.size()));
-      for (int32_t d = 0; d < node.device_count; ++d) {
-        Device dev;
-        dev.type = t.type;
-        dev.node = id;
-        dev.local_index = d;
-        cluster.devices.push_back(dev);
-      }
-      cluster.racks[0].nodes.push_back(id);
-      cluster.nodes.push_back(std::move(node));
-    }
-  }
+  for (const ShorthandTerm& t : terms) AddShorthandNodes(t, cluster);
   cluster.racks[0].uplink_bandwidth =
       kShorthandNicBandwidth * static_cast<double>(cluster.nodes.size());
   cluster.Reindex();
