@@ -64,7 +64,7 @@ class DocReader {
   util::SourceLocation Loc(const DocValue& v) const { return {file_, v.line, v.column}; }
 
   util::Status Error(const DocValue& v, const std::string& path, const std::string& problem,
-               const std::string& expected = "") const {
+                     const std::string& expected = "") const {
     return util::InputError(Loc(v), path, problem, expected);
   }
 
@@ -75,8 +75,8 @@ class DocReader {
     return v.text;
   }
 
-  util::Result<int64_t> Integer(const DocValue& v, const std::string& path, int64_t min, int64_t max,
-                          const std::string& expected) const {
+  util::Result<int64_t> Integer(const DocValue& v, const std::string& path, int64_t min,
+                                int64_t max, const std::string& expected) const {
     ASSIGN_OR_RETURN(int64_t value, Scalar<int64_t>(v, path, "an integer", expected));
     if (value < min || value > max) {
       return Error(v, path, fmt::format("is {}", v.text), expected);
@@ -86,7 +86,7 @@ class DocReader {
 
   // A finite number >= min (or > min when `strict`).
   util::Result<double> Number(const DocValue& v, const std::string& path, double min, bool strict,
-                        const std::string& expected) const {
+                              const std::string& expected) const {
     ASSIGN_OR_RETURN(double value, Scalar<double>(v, path, "a number", expected));
     if (!std::isfinite(value)) {
       return Error(v, path, fmt::format("'{}' is not finite", v.text), expected);
@@ -106,8 +106,9 @@ class DocReader {
   }
 
   // Seconds as a number or a duration string ("10m", "2h").
-  util::Result<double> Seconds(const DocValue& v, const std::string& path,
-                         const std::string& expected = "seconds or a duration like 10m") const {
+  util::Result<double> Seconds(
+      const DocValue& v, const std::string& path,
+      const std::string& expected = "seconds or a duration like 10m") const {
     if (v.kind != DocValue::Kind::kScalar) {
       return Error(v, path, fmt::format("is {}", KindName(v)), expected);
     }
@@ -128,14 +129,14 @@ class DocReader {
   }
 
   util::Status Expect(const DocValue& v, DocValue::Kind kind, const std::string& path,
-                const std::string& expected) const {
+                      const std::string& expected) const {
     if (v.kind != kind) return Error(v, path, fmt::format("is {}", KindName(v)), expected);
     return util::Status::Ok();
   }
 
   // Rejects keys of `map` not in `known`, naming the known ones.
   util::Status OnlyKnown(const DocValue& map, const std::string& path,
-                   const std::vector<std::string_view>& known) const {
+                         const std::vector<std::string_view>& known) const {
     for (const DocValue::Field& f : map.fields) {
       if (std::find(known.begin(), known.end(), f.key) == known.end()) {
         return util::InputError({file_, f.line, f.column}, Join(path, f.key), "unknown field",
@@ -153,7 +154,7 @@ class DocReader {
   // The whole scalar text as a T (std::from_chars), or an error naming `what` it is not.
   template <typename T>
   util::Result<T> Scalar(const DocValue& v, const std::string& path, const char* what,
-                   const std::string& expected) const {
+                         const std::string& expected) const {
     if (v.kind != DocValue::Kind::kScalar) {
       return Error(v, path, fmt::format("is {}", KindName(v)), expected);
     }

@@ -84,8 +84,7 @@ Result<LayerSpec> ParseLayer(const YamlReader& r, const YAML::Node& l, const std
     }
   }
   if (l["tp_allreduces"]) {
-    ASSIGN_OR_RETURN(int64_t n,
-                     r.WholeNumber(l["tp_allreduces"], field + ".tp_allreduces", 0, 64));
+    ASSIGN_OR_RETURN(int64_t n, r.WholeNumber(l["tp_allreduces"], field + ".tp_allreduces", 0, 64));
     layer.tp_allreduces = static_cast<int32_t>(n);
   }
   return layer;

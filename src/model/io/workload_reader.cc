@@ -103,7 +103,7 @@ class JobParser {
 
   // Looks a field up in the job, then in `defaults:`. `path` gets the path to report.
   const DocValue* Get(const DocValue& job, std::string_view key, const std::string& job_path,
-                   std::string* path) const {
+                      std::string* path) const {
     if (const DocValue::Field* f = FindField(job, key)) {
       *path = DocReader::Join(job_path, key);
       return &f->value;
@@ -235,7 +235,8 @@ class JobParser {
     }
     if (const DocValue* x = Get(v, "data", jp, &path)) RETURN_IF_ERROR(ParseData(*x, path, &job));
     if (const DocValue* x = Get(v, "pinned_devices", jp, &path)) {
-      RETURN_IF_ERROR(p_.Expect(*x, DocValue::Kind::kList, path, "a list of 'node' or 'node/index'"));
+      RETURN_IF_ERROR(
+          p_.Expect(*x, DocValue::Kind::kList, path, "a list of 'node' or 'node/index'"));
       for (size_t i = 0; i < x->items.size(); ++i) {
         ASSIGN_OR_RETURN(std::string dev, p_.String(x->items[i], fmt::format("{}[{}]", path, i)));
         job.pinned_devices.push_back(std::move(dev));
@@ -437,8 +438,8 @@ class JobParser {
   }
 
   Status ParseThroughput(const DocValue& x, const std::string& path, Job* job) const {
-    RETURN_IF_ERROR(
-        p_.Expect(x, DocValue::Kind::kMap, path, "a map of device type to steps/s, like {v100: 12}"));
+    RETURN_IF_ERROR(p_.Expect(x, DocValue::Kind::kMap, path,
+                              "a map of device type to steps/s, like {v100: 12}"));
     for (const DocValue::Field& f : x.fields) {
       const std::string fp = DocReader::Join(path, f.key);
       const DeviceType* type = catalog_.Find(f.key);
