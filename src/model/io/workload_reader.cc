@@ -1,7 +1,6 @@
 #include "model/io/workload_reader.h"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <charconv>
