@@ -6,7 +6,7 @@
 #include <set>
 
 #include "model/io/job_classes.h"
-#include "model/io/yaml_fields.h"
+#include "model/io/yaml_reader.h"
 #include "sched/policy.h"
 #include "sched/scorers.h"
 #include "sim/serving.h"
@@ -22,20 +22,16 @@ const Fields kSections = {"training", "services", "classes"};
 const Fields kTraining = {"policy", "scorers", "preempt_interval", "elastic"};
 const Fields kServices = {"placement", "interval", "training_value"};
 
-util::Result<double> Duration(const model::io::YamlFields& r, const YAML::Node& v,
+util::Result<double> Duration(const model::io::YamlReader& r, const YAML::Node& v,
                               const std::string& field, double least, double most) {
-  const std::string expected = fmt::format(
-      "a duration from {} s to {} s, in seconds or with a unit (90s, 6m, 12h)", least, most);
-  if (!v.IsScalar()) return r.Error(v, field, "is not a duration", expected);
-  auto s = util::ParseDuration(v.Scalar());
-  if (!s.ok() || !(*s >= least && *s <= most)) {
-    return r.Error(v, field, fmt::format("is '{}'", v.Scalar()), expected);
-  }
-  return *s;
+  return r.Duration(v, field, least, most, "a duration",
+                    fmt::format("a duration from {} s to {} s, in seconds or with a unit (90s, "
+                                "6m, 12h)",
+                                least, most));
 }
 
 // "speed:1,energy:0.5" as a string, or the same as a map {speed: 1, energy: 0.5}.
-util::Result<std::string> Scorers(const model::io::YamlFields& r, const YAML::Node& v,
+util::Result<std::string> Scorers(const model::io::YamlReader& r, const YAML::Node& v,
                                   const std::string& field) {
   std::string spec;
   if (v.IsScalar()) {
@@ -58,8 +54,8 @@ util::Result<std::string> Scorers(const model::io::YamlFields& r, const YAML::No
   return spec;
 }
 
-util::Status ParseTraining(const model::io::YamlFields& r, const YAML::Node& node, SimConfig& c) {
-  if (!node.IsMap()) return r.Error(node, "training", "is not a mapping", "fields like policy");
+util::Status ParseTraining(const model::io::YamlReader& r, const YAML::Node& node, SimConfig& c) {
+  RETURN_IF_ERROR(r.Mapping(node, "training", "fields like policy"));
   for (const auto& kv : node) {
     const std::string key = kv.first.Scalar();
     const std::string field = "training." + key;
@@ -82,8 +78,8 @@ util::Status ParseTraining(const model::io::YamlFields& r, const YAML::Node& nod
   return util::Status::Ok();
 }
 
-util::Status ParseServices(const model::io::YamlFields& r, const YAML::Node& node, SimConfig& c) {
-  if (!node.IsMap()) return r.Error(node, "services", "is not a mapping", "fields like placement");
+util::Status ParseServices(const model::io::YamlReader& r, const YAML::Node& node, SimConfig& c) {
+  RETURN_IF_ERROR(r.Mapping(node, "services", "fields like placement"));
   for (const auto& kv : node) {
     const std::string key = kv.first.Scalar();
     const std::string field = "services." + key;
@@ -99,14 +95,14 @@ util::Status ParseServices(const model::io::YamlFields& r, const YAML::Node& nod
     } else if (key == "interval") {
       ASSIGN_OR_RETURN(c.serving_interval_s, Duration(r, v, field, 10, 86400));
     } else {
-      if (!v.IsMap()) return r.Error(v, field, "is not a mapping", "{a100-80g: 1}");
+      RETURN_IF_ERROR(r.Mapping(v, field, "{a100-80g: 1}"));
       for (const auto& tv : v) {
         const std::string name = tv.first.Scalar();
         ASSIGN_OR_RETURN(const double x,
                          r.Number(tv.second, field + "." + name, 0, 1000, /*open_least=*/false,
                                   "a number from 0 to 1000: a device-hour's worth to training, as "
                                   "a multiple of its price"));
-        c.training_value[name] = {x, r.Where(tv.first)};
+        c.training_value[name] = {x, r.At(tv.first)};
       }
     }
   }
@@ -116,13 +112,11 @@ util::Status ParseServices(const model::io::YamlFields& r, const YAML::Node& nod
 }  // namespace
 
 util::Result<SimConfig> ParseSimConfig(std::string_view text, const std::string& file_name) {
-  ASSIGN_OR_RETURN(const YAML::Node root, model::io::YamlFields::Load(text, file_name));
+  ASSIGN_OR_RETURN(const YAML::Node root, model::io::YamlReader::Load(text, file_name));
   SimConfig c;
-  const model::io::YamlFields r(file_name);
+  const model::io::YamlReader r(file_name);
   if (root.IsNull()) return c;
-  if (!root.IsMap()) {
-    return r.Error(root, "", "is not a mapping", "sections training, services, classes");
-  }
+  RETURN_IF_ERROR(r.Mapping(root, "", "sections training, services, classes"));
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();
     RETURN_IF_ERROR(r.KnownField(kv.first, key, kSections));

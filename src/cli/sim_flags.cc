@@ -113,9 +113,8 @@ util::Status CheckPairEntries(const SimInputs& in, const SimFlags& f) {
       profile_name, kinds.size()));
 }
 
-}  // namespace
-
-void AddSimFlags(CLI::App& cmd, SimFlags& f) {
+// What is simulated: the cluster, the trace, the profile, what is measured and where to.
+void AddInputFlags(CLI::App& cmd, SimFlags& f) {
   cmd.add_option("--cluster", f.cluster,
                  "cluster YAML file, or a shorthand like v100=36,p100=36,k80=36")
       ->required();
@@ -128,6 +127,11 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
                  "(Gavel: 4000-5000)");
   cmd.add_option("--seed", f.seed, "seed for random faults");
   cmd.add_option("--json", f.json, "write the results as JSON to this file");
+}
+
+// How jobs run: rounds, the costs of stopping and resuming, what the scheduler knows of
+// sizes, compatibility, sharing, elasticity and faults.
+void AddExecutionFlags(CLI::App& cmd, SimFlags& f) {
   cmd.add_option("--round", f.round_s,
                  "scheduling rounds of this many seconds (Gavel: 360); default event-driven");
   cmd.add_option("--restore", f.restore_s,
@@ -165,6 +169,11 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
   cmd.add_option("--mttr", f.mttr_s, "mean seconds to repair a failed node");
   cmd.add_option("--checkpoint-interval", f.checkpoint_s,
                  "seconds of progress between checkpoints; a fault loses the rest (default 1800)");
+}
+
+// How the scheduler decides (scorers, placement, services, preemption) and when the run
+// stops; the --config file.
+void AddSchedulingFlags(CLI::App& cmd, SimFlags& f) {
   cmd.add_option("--scorers", f.scorers,
                  "type scorers with weights, e.g. speed or speed:1,energy:0.5 (known: " +
                      sched::ScorerNames() + ")");
@@ -210,7 +219,10 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
                  "configuration file (YAML): the training policy, scorer weights, preempt "
                  "interval and elasticity, the services' placement and interval, and a priority "
                  "and weight per job kind (docs/simulator.md); flags given here win over it");
-  f.app = &cmd;
+}
+
+// Node power policies, energy prices and carbon.
+void AddPowerFlags(CLI::App& cmd, SimFlags& f) {
   cmd.add_option(
       "--power", f.power.policy,
       "node power policy (default always-on; docs/power.md): " + power::PowerPolicyNames());
@@ -242,8 +254,11 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
                  "electricity prices by hour of day, USD per kWh, covering 0-24: "
                  "e.g. 0-7:0.10,7-22:0.25,22-24:0.10 (time 0 is midnight)");
   cmd.add_option("--carbon", f.carbon, "carbon intensity, g CO2 per kWh (reports carbon_kg)");
-  // Times (plain seconds or with a unit: 90s, 6m, 12h) and counts: a negative or malformed
-  // value is rejected naming the flag.
+}
+
+// Times (plain seconds or with a unit: 90s, 6m, 12h) and counts: a negative or malformed
+// value is rejected naming the flag.
+void CheckTimesAndCounts(CLI::App& cmd) {
   const CLI::Validator non_negative(
       [](std::string& value) -> std::string {
         auto seconds = util::ParseDuration(value);
@@ -263,6 +278,18 @@ void AddSimFlags(CLI::App& cmd, SimFlags& f) {
   }
   cmd.get_option("--aging")->check(CLI::NonNegativeNumber);
   cmd.get_option("--max-rounds")->check(CLI::NonNegativeNumber);
+}
+
+}  // namespace
+
+void AddSimFlags(CLI::App& cmd, SimFlags& f) {
+  // In this order: --help lists the flags as they are added.
+  AddInputFlags(cmd, f);
+  AddExecutionFlags(cmd, f);
+  AddSchedulingFlags(cmd, f);
+  f.app = &cmd;
+  AddPowerFlags(cmd, f);
+  CheckTimesAndCounts(cmd);
 }
 
 double TimelineSampleFor(const model::Workload& workload) {
@@ -296,6 +323,75 @@ SimFlags WithConfig(const SimFlags& flags, const SimConfig& config) {
   return f;
 }
 
+// The throughput profile when the trace names job types (or --throughputs names one), with
+// every (job type, gang size) the trace needs from it.
+util::Status LoadProfile(const SimFlags& f, SimInputs& in) {
+  bool needs_profile = false;
+  for (const model::Job& j : in.workload.jobs) {
+    if (j.throughput.empty() && !j.ops && !j.job_type.empty()) needs_profile = true;
+  }
+  if (!needs_profile && f.throughputs.empty()) return util::Status::Ok();
+  const std::string path =
+      f.throughputs.empty() ? DataPath("gavel/simulation_throughputs.json") : f.throughputs;
+  ASSIGN_OR_RETURN(auto profile, model::io::LoadGavelThroughputs(path));
+  in.profile = std::move(profile);
+  // Every job whose speed must come from the profile needs its (type, gang size) there.
+  std::set<std::pair<std::string, int>> known;
+  const auto types = in.profile->DeviceTypes();
+  for (const model::Job& j : in.workload.jobs) {
+    if (!j.throughput.empty() || j.ops || j.job_type.empty()) continue;
+    if (known.count({j.job_type, j.gang_size})) continue;
+    bool found = false;
+    for (const auto& t : types) found = found || in.profile->Isolated(j.job_type, j.gang_size, t);
+    if (!found) {
+      return util::Status::InvalidArgument(fmt::format(
+          "{}: job '{}': job type '{}' at {} worker(s) is not in the throughput file {} "
+          "(it has {} job types)",
+          f.trace, j.name, j.job_type, j.gang_size, path, in.profile->JobTypes().size()));
+    }
+    known.insert({j.job_type, j.gang_size});
+  }
+  return util::Status::Ok();
+}
+
+// --elastic-range on every rigid training or batch job of the workload.
+util::Status ApplyElasticRange(const SimFlags& f, model::Workload& workload) {
+  if (f.elastic_range.empty()) return util::Status::Ok();
+  if (f.no_elastic) {
+    return util::Status::InvalidArgument("--elastic-range and --no-elastic: give one or neither");
+  }
+  ASSIGN_OR_RETURN(const auto range, ParseElasticRange(f.elastic_range));
+  for (model::Job& j : workload.jobs) {
+    const bool rigid = j.min_workers == j.max_workers;
+    const bool kind = j.kind == model::JobKind::kTraining || j.kind == model::JobKind::kBatch;
+    if (!kind || !rigid || !j.pinned_devices.empty()) continue;
+    j.min_workers = std::min(range.first, std::max(1, j.gang_size));
+    j.max_workers = std::max(range.second, std::max(1, j.gang_size));
+  }
+  return util::Status::Ok();
+}
+
+// The config's services.training_value, per device type the cluster has.
+util::Status LoadTrainingValues(const SimConfig& config, const model::Cluster& cluster,
+                                sim::ServingOptions& serving) {
+  for (const auto& [name, tv] : config.training_value) {
+    const model::DeviceType* type = cluster.catalog.Find(name);
+    std::string types;
+    bool present = false;
+    for (const auto& [t, n] : cluster.DeviceTypeCounts()) {
+      const std::string& have = cluster.catalog.Get(t).name;
+      types += (types.empty() ? "" : ", ") + have;
+      present = present || (type != nullptr && type->name == have);
+    }
+    if (!present) {
+      return util::InputError(tv.where, "services.training_value." + name,
+                              "is not a device type of the cluster", "one of: " + types);
+    }
+    serving.training_value[type->name] = tv.value;
+  }
+  return util::Status::Ok();
+}
+
 }  // namespace
 
 util::Result<SimInputs> LoadSimInputs(const SimFlags& flags) {
@@ -309,46 +405,9 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& flags) {
   ASSIGN_OR_RETURN(in.cluster, model::io::LoadCluster(f.cluster));
   ASSIGN_OR_RETURN(in.workload, model::io::LoadWorkload(f.trace, in.cluster.catalog));
   ApplyClasses(config, in.workload);
-  bool needs_profile = false;
-  for (const model::Job& j : in.workload.jobs) {
-    if (j.throughput.empty() && !j.ops && !j.job_type.empty()) needs_profile = true;
-  }
-  if (needs_profile || !f.throughputs.empty()) {
-    const std::string path =
-        f.throughputs.empty() ? DataPath("gavel/simulation_throughputs.json") : f.throughputs;
-    ASSIGN_OR_RETURN(auto profile, model::io::LoadGavelThroughputs(path));
-    in.profile = std::move(profile);
-    // Every job whose speed must come from the profile needs its (type, gang size) there.
-    std::set<std::pair<std::string, int>> known;
-    const auto types = in.profile->DeviceTypes();
-    for (const model::Job& j : in.workload.jobs) {
-      if (!j.throughput.empty() || j.ops || j.job_type.empty()) continue;
-      if (known.count({j.job_type, j.gang_size})) continue;
-      bool found = false;
-      for (const auto& t : types) found = found || in.profile->Isolated(j.job_type, j.gang_size, t);
-      if (!found) {
-        return util::Status::InvalidArgument(fmt::format(
-            "{}: job '{}': job type '{}' at {} worker(s) is not in the throughput file {} "
-            "(it has {} job types)",
-            f.trace, j.name, j.job_type, j.gang_size, path, in.profile->JobTypes().size()));
-      }
-      known.insert({j.job_type, j.gang_size});
-    }
-  }
+  RETURN_IF_ERROR(LoadProfile(f, in));
   if (f.space_sharing) RETURN_IF_ERROR(CheckPairEntries(in, f));
-  if (!f.elastic_range.empty()) {
-    if (f.no_elastic) {
-      return util::Status::InvalidArgument("--elastic-range and --no-elastic: give one or neither");
-    }
-    ASSIGN_OR_RETURN(const auto range, ParseElasticRange(f.elastic_range));
-    for (model::Job& j : in.workload.jobs) {
-      const bool rigid = j.min_workers == j.max_workers;
-      const bool kind = j.kind == model::JobKind::kTraining || j.kind == model::JobKind::kBatch;
-      if (!kind || !rigid || !j.pinned_devices.empty()) continue;
-      j.min_workers = std::min(range.first, std::max(1, j.gang_size));
-      j.max_workers = std::max(range.second, std::max(1, j.gang_size));
-    }
-  }
+  RETURN_IF_ERROR(ApplyElasticRange(f, in.workload));
   if (f.max_jobs_per_lp < 1) {
     return util::Status::InvalidArgument(
         fmt::format("--max-jobs-per-lp {}: expected a whole number >= 1 (job classes per LP "
@@ -401,21 +460,7 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& flags) {
     return util::Status::InvalidArgument("--serving: " + serving.status().message());
   o.serving.mode = *serving;
   o.serving.interval_s = f.serving_interval_s;
-  for (const auto& [name, tv] : config.training_value) {
-    const model::DeviceType* type = in.cluster.catalog.Find(name);
-    std::string types;
-    bool present = false;
-    for (const auto& [t, n] : in.cluster.DeviceTypeCounts()) {
-      const std::string& have = in.cluster.catalog.Get(t).name;
-      types += (types.empty() ? "" : ", ") + have;
-      present = present || (type != nullptr && type->name == have);
-    }
-    if (!present) {
-      return util::InputError(tv.where, "services.training_value." + name,
-                              "is not a device type of the cluster", "one of: " + types);
-    }
-    o.serving.training_value[type->name] = tv.value;
-  }
+  RETURN_IF_ERROR(LoadTrainingValues(config, in.cluster, o.serving));
   if (f.price_kwh >= 0) o.serving.usd_per_kwh = f.price_kwh;
   if (sim::HasServices(in.workload)) {
     const std::string calibration = f.serving_calibration.empty()

@@ -67,14 +67,14 @@ TEST(SimConfig, BadFieldsAreLocated) {
        "of: elastic, policy, preempt_interval, scorers)"},
       {"training:\n  scorers: {speed: 1, fast: 2}\n", "c.yaml:2:12: training.scorers:"},
       {"training:\n  preempt_interval: -5\n",
-       "c.yaml:2:21: training.preempt_interval: is '-5' (expected a duration"},
+       "c.yaml:2:21: training.preempt_interval: '-5' is not a duration (expected a duration"},
       {"training:\n  elastic: maybe\n",
        "c.yaml:2:12: training.elastic: is not a boolean (expected true or false)"},
       {"services:\n  placement: cheapest\n",
        "c.yaml:2:14: services.placement: 'cheapest' is unknown (expected hetsched, strongest or "
        "static-peak)"},
       {"services:\n  interval: 5s\n",
-       "c.yaml:2:13: services.interval: is '5s' (expected a "
+       "c.yaml:2:13: services.interval: '5s' is not a duration (expected a "
        "duration from 10 s to 86400 s"},
       {"services:\n  training_value: [a100-80g]\n",
        "c.yaml:2:19: services.training_value: is not a mapping (expected {a100-80g: 1})"},

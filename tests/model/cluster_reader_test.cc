@@ -261,7 +261,7 @@ TEST(ClusterReaderTest, RejectsBadQuantities) {
   EXPECT_THAT(Error(With("boot_time: 3m", "boot_time: soon")),
               StartsWith("c.yaml:20:16: nodes[0].boot_time: 'soon' is not a duration"));
   EXPECT_THAT(Error(With("base_power: 1kW", "base_power: [1]")),
-              StartsWith("c.yaml:19:17: nodes[0].base_power: is not a single value"));
+              StartsWith("c.yaml:19:17: nodes[0].base_power: is a list"));
 }
 
 TEST(ClusterReaderTest, RejectsMissingRequiredFields) {

@@ -8,7 +8,7 @@
 #include <limits>
 #include <set>
 
-#include "model/io/yaml_fields.h"
+#include "model/io/yaml_reader.h"
 #include "model/software_stack.h"
 #include "sched/scorers.h"
 #include "util/file.h"
@@ -24,26 +24,17 @@ const std::set<std::string, std::less<>> kFields = {
     "database",    "time_scale",      "log_level",      "tokens",  "anonymous_read", "stop_grace",
     "synchronous", "local_state_dir", "keep_ended",     "power",   "slurm",          "kubernetes",
     "classes",     "elastic",         "preemption_cost"};
+// The fields ParseServerField reads; the other scalar fields are ParseSchedulingField's.
+const std::set<std::string, std::less<>> kServerFields = {
+    "listen",    "database",       "local_state_dir", "time_scale",
+    "log_level", "anonymous_read", "synchronous",     "keep_ended"};
 
 std::string Resolve(const std::string& base_dir, const std::string& path) {
   if (path.empty() || base_dir.empty() || std::filesystem::path(path).is_absolute()) return path;
   return (std::filesystem::path(base_dir) / path).string();
 }
 
-using Reader = model::io::YamlFields;
-
-// A duration field (a number of seconds, or with a unit: 30s, 10m, 1d) from `min_s` to
-// `max_s`; otherwise "'TEXT' is not WHAT (expected EXPECTED)" at the value.
-util::Result<double> Duration(const Reader& r, const YAML::Node& v, const std::string& at,
-                              double min_s, double max_s, std::string_view what,
-                              std::string_view expected) {
-  ASSIGN_OR_RETURN(std::string s, r.String(v, at));
-  auto d = util::ParseDuration(s);
-  if (!d.ok() || !(*d >= min_s) || *d > max_s) {
-    return r.Error(v, at, fmt::format("'{}' is not {}", s, what), std::string(expected));
-  }
-  return *d;
-}
+using Reader = model::io::YamlReader;
 
 constexpr double kForever = std::numeric_limits<double>::infinity();
 
@@ -79,9 +70,7 @@ namespace {
 
 // The `power:` mapping into `out` (Slurm's names for the timeouts and rates).
 util::Status ParsePower(const Reader& r, const YAML::Node& node, power::PowerOptions& out) {
-  if (!node.IsMap()) {
-    return r.Error(node, "power", "is not a mapping", "fields like policy: idle-timeout");
-  }
+  RETURN_IF_ERROR(r.Mapping(node, "power", "fields like policy: idle-timeout"));
   static const std::set<std::string, std::less<>> kPowerFields = {
       "policy",       "suspend_time", "suspend_timeout", "resume_timeout",
       "suspend_rate", "resume_rate",  "exclude_nodes",   "headroom"};
@@ -98,7 +87,7 @@ util::Status ParsePower(const Reader& r, const YAML::Node& node, power::PowerOpt
       }
     } else if (key == "suspend_time" || key == "suspend_timeout" || key == "resume_timeout") {
       ASSIGN_OR_RETURN(const double d,
-                       Duration(r, v, at, 0, kForever, "a duration", "a duration like 10m"));
+                       r.Duration(v, at, 0, kForever, "a duration", "a duration like 10m"));
       (key == "suspend_time"      ? out.suspend_time_s
        : key == "suspend_timeout" ? out.suspend_timeout_s
                                   : out.resume_timeout_s) = d;
@@ -140,9 +129,7 @@ util::Result<std::vector<std::string>> StringList(const Reader& r, const YAML::N
 // The `slurm:` mapping (docs/slurm.md).
 util::Status ParseSlurm(const Reader& r, const YAML::Node& node, const std::string& base_dir,
                         ServeConfig::Slurm& out) {
-  if (!node.IsMap()) {
-    return r.Error(node, "slurm", "is not a mapping", "fields like conf: /etc/slurm/slurm.conf");
-  }
+  RETURN_IF_ERROR(r.Mapping(node, "slurm", "fields like conf: /etc/slurm/slurm.conf"));
   static const std::set<std::string, std::less<>> kSlurmFields = {
       "conf",     "bin_dir",        "partitions", "device_types",
       "cpu_type", "default_stacks", "output_dir", "poll_interval"};
@@ -170,12 +157,10 @@ util::Status ParseSlurm(const Reader& r, const YAML::Node& node, const std::stri
     } else if (key == "cpu_type") {
       ASSIGN_OR_RETURN(out.mapping.cpu_type, r.String(v, at));
     } else if (key == "poll_interval") {
-      ASSIGN_OR_RETURN(out.poll_interval_s, Duration(r, v, at, 0.1, 600, "a poll interval",
-                                                     "a duration from 100ms to 10m, like 1s"));
+      ASSIGN_OR_RETURN(out.poll_interval_s, r.Duration(v, at, 0.1, 600, "a poll interval",
+                                                       "a duration from 100ms to 10m, like 1s"));
     } else {  // device_types
-      if (!v.IsMap()) {
-        return r.Error(v, at, "is not a mapping", "GRES type or feature: catalog type");
-      }
+      RETURN_IF_ERROR(r.Mapping(v, at, "GRES type or feature: catalog type"));
       for (const auto& m : v) {
         ASSIGN_OR_RETURN(std::string type, r.String(m.second, at + "." + m.first.Scalar()));
         out.mapping.device_types[m.first.Scalar()] = type;
@@ -188,9 +173,7 @@ util::Status ParseSlurm(const Reader& r, const YAML::Node& node, const std::stri
 // The `kubernetes:` mapping (docs/kubernetes.md).
 util::Status ParseKubernetes(const Reader& r, const YAML::Node& node, const std::string& base_dir,
                              ServeConfig::Kubernetes& out) {
-  if (!node.IsMap()) {
-    return r.Error(node, "kubernetes", "is not a mapping", "fields like api: in-cluster");
-  }
+  RETURN_IF_ERROR(r.Mapping(node, "kubernetes", "fields like api: in-cluster"));
   static const std::set<std::string, std::less<>> kKubernetesFields = {
       "prefix",   "api",        "kubeconfig", "context", "node_cache", "device_types",
       "cpu_type", "rack_label", "scorers",    "packing", "locality",   "group_timeout"};
@@ -232,12 +215,10 @@ util::Status ParseKubernetes(const Reader& r, const YAML::Node& node, const std:
       }
       (key == "packing" ? out.packing : out.locality) = x;
     } else if (key == "group_timeout") {
-      ASSIGN_OR_RETURN(out.group_timeout_s, Duration(r, v, at, 1, 86400, "a timeout",
-                                                     "a duration from 1s to 1d, like 60s"));
+      ASSIGN_OR_RETURN(out.group_timeout_s, r.Duration(v, at, 1, 86400, "a timeout",
+                                                       "a duration from 1s to 1d, like 60s"));
     } else {  // device_types
-      if (!v.IsMap()) {
-        return r.Error(v, at, "is not a mapping", "product label value: catalog type");
-      }
+      RETURN_IF_ERROR(r.Mapping(v, at, "product label value: catalog type"));
       for (const auto& m : v) {
         ASSIGN_OR_RETURN(std::string type, r.String(m.second, at + "." + m.first.Scalar()));
         out.mapping.device_types[m.first.Scalar()] = type;
@@ -254,130 +235,160 @@ util::Status ParseKubernetes(const Reader& r, const YAML::Node& node, const std:
 
 }  // namespace
 
+namespace {
+
+// A top-level field about what the daemon schedules and how.
+util::Status ParseSchedulingField(const Reader& r, const std::string& key, const YAML::Node& v,
+                                  const std::string& base_dir, ServeConfig& c) {
+  if (key == "cluster") {
+    ASSIGN_OR_RETURN(std::string s, r.String(v, key));
+    // A shorthand is not a path.
+    c.cluster = s.find('=') != std::string::npos && s.find('/') == std::string::npos
+                    ? s
+                    : Resolve(base_dir, s);
+  } else if (key == "backend") {
+    ASSIGN_OR_RETURN(c.backend, r.String(v, key));
+    if (c.backend != "virtual" && c.backend != "local" && c.backend != "slurm" &&
+        c.backend != "kubernetes") {
+      return r.Error(v, key, fmt::format("'{}' is unknown", c.backend),
+                     "virtual, local, slurm or kubernetes");
+    }
+  } else if (key == "policy") {
+    ASSIGN_OR_RETURN(c.policy, r.String(v, key));
+  } else if (key == "elastic") {
+    ASSIGN_OR_RETURN(c.elastic, r.Bool(v, key));
+  } else if (key == "classes") {
+    ASSIGN_OR_RETURN(c.classes, model::io::ParseJobClasses(r, v));
+  } else if (key == "scorers") {
+    ASSIGN_OR_RETURN(c.scorers, r.String(v, key));
+    if (auto s = sched::MakeScorers(c.scorers); !s.ok()) {
+      return r.Error(v, key, s.status().message(),
+                     "scorers with weights, like speed:1,locality:0.3");
+    }
+  } else if (key == "placement") {
+    ASSIGN_OR_RETURN(std::string s, r.String(v, key));
+    auto mode = sched::ParsePlacementMode(s);
+    if (!mode.ok())
+      return r.Error(v, key, fmt::format("'{}' is unknown", s), "topology or agnostic");
+    c.placement = *mode;
+  } else if (key == "stop_grace") {
+    ASSIGN_OR_RETURN(c.stop_grace_s, r.Duration(v, key, 0, 86400, "a grace period",
+                                                "a duration from 0 to 1d, like 30s"));
+  } else if (key == "preemption_cost") {
+    ASSIGN_OR_RETURN(
+        c.preemption_cost_s,
+        r.Duration(v, key, 0, 86400, "a preemption cost",
+                   "a duration from 0 to 1d, like 90s (checkpoint write plus restore)"));
+  }
+  return util::Status::Ok();
+}
+
+// A top-level field about how the daemon serves: its address, its store, its clock, its log
+// and who may read.
+util::Status ParseServerField(const Reader& r, const std::string& key, const YAML::Node& v,
+                              const std::string& base_dir, ServeConfig& c) {
+  if (key == "listen") {
+    ASSIGN_OR_RETURN(std::string s, r.String(v, key));
+    if (auto st = ParseListen(s, &c); !st.ok()) return r.Error(v, key, st.message());
+  } else if (key == "database") {
+    ASSIGN_OR_RETURN(std::string s, r.String(v, key));
+    if (s.empty()) return r.Error(v, key, "is empty", "a file path");
+    c.database = Resolve(base_dir, s);
+  } else if (key == "local_state_dir") {
+    ASSIGN_OR_RETURN(std::string s, r.String(v, key));
+    if (s.empty()) return r.Error(v, key, "is empty", "a folder path");
+    c.local_state_dir = Resolve(base_dir, s);
+  } else if (key == "time_scale") {
+    ASSIGN_OR_RETURN(std::string s, r.String(v, key));
+    double x = 0;
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+    if (ec != std::errc() || ptr != s.data() + s.size() || !(x > 0) || x > 1e6) {
+      return r.Error(v, key, fmt::format("'{}' is not a time scale", s),
+                     "a number > 0 and <= 1e6 (modeled seconds per wall second)");
+    }
+    c.time_scale = x;
+  } else if (key == "log_level") {
+    ASSIGN_OR_RETURN(std::string s, r.String(v, key));
+    auto level = ParseLogLevel(s);
+    if (!level.ok()) return r.Error(v, key, level.status().message());
+    c.log_level = *level;
+  } else if (key == "anonymous_read") {
+    ASSIGN_OR_RETURN(c.anonymous_read, r.Bool(v, key));
+  } else if (key == "synchronous") {
+    ASSIGN_OR_RETURN(std::string s, r.String(v, key));
+    if (s != "normal" && s != "full") {
+      return r.Error(v, key, fmt::format("'{}' is unknown", s),
+                     "normal (survives a crash of the daemon) or full (also power loss)");
+    }
+    c.synchronous_full = s == "full";
+  } else if (key == "keep_ended") {
+    ASSIGN_OR_RETURN(c.keep_ended_s,
+                     r.Duration(v, key, 0, kForever, "a duration",
+                                "how long ended jobs stay in the database, like 30d (0: forever)"));
+  }
+  return util::Status::Ok();
+}
+
+// The `tokens` list: each entry {token, role}, both required.
+util::Result<std::vector<ApiToken>> ParseTokens(const Reader& r, const YAML::Node& v,
+                                                const std::string& key) {
+  std::vector<ApiToken> tokens;
+  if (!v.IsSequence()) return r.Error(v, key, "is not a list", "entries {token, role}");
+  for (size_t i = 0; i < v.size(); ++i) {
+    const YAML::Node& t = v[i];
+    const std::string at = fmt::format("tokens[{}]", i);
+    RETURN_IF_ERROR(r.Mapping(t, at, "{token: SECRET, role: ROLE}"));
+    ApiToken token;
+    for (const auto& f : t) {
+      const std::string fk = f.first.Scalar();
+      if (fk == "token") {
+        ASSIGN_OR_RETURN(token.token, r.String(f.second, at + ".token"));
+        if (token.token.size() < 16 || token.token.find_first_of(" \t\r\n") != std::string::npos) {
+          // The message must not echo the secret.
+          return r.Error(f.second, at + ".token", "is too short or has blanks",
+                         "at least 16 characters without spaces");
+        }
+      } else if (fk == "role") {
+        ASSIGN_OR_RETURN(std::string role, r.String(f.second, at + ".role"));
+        auto parsed = ParseRole(role);
+        if (!parsed.ok()) return r.Error(f.second, at + ".role", parsed.status().message());
+        token.role = *parsed;
+      } else {
+        return r.Error(f.first, at + "." + fk, "unknown field", "token or role");
+      }
+    }
+    if (token.token.empty()) return r.Error(t, at + ".token", "is missing", "a secret");
+    if (!t["role"]) return r.Error(t, at + ".role", "is missing", "read, submit or admin");
+    tokens.push_back(std::move(token));
+  }
+  return tokens;
+}
+
+}  // namespace
+
 util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& file_name,
                                            const std::string& base_dir) {
   ASSIGN_OR_RETURN(const YAML::Node root, Reader::Load(text, file_name));
   ServeConfig c;
   const Reader r(file_name);
   if (root.IsNull()) return c;
-  if (!root.IsMap()) return r.Error(root, "", "is not a mapping", "fields like backend: virtual");
+  RETURN_IF_ERROR(r.Mapping(root, "", "fields like backend: virtual"));
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();
     RETURN_IF_ERROR(r.KnownField(kv.first, key, kFields));
     const YAML::Node& v = kv.second;
-    if (key == "cluster") {
-      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
-      // A shorthand is not a path.
-      c.cluster = s.find('=') != std::string::npos && s.find('/') == std::string::npos
-                      ? s
-                      : Resolve(base_dir, s);
-    } else if (key == "backend") {
-      ASSIGN_OR_RETURN(c.backend, r.String(v, key));
-      if (c.backend != "virtual" && c.backend != "local" && c.backend != "slurm" &&
-          c.backend != "kubernetes") {
-        return r.Error(v, key, fmt::format("'{}' is unknown", c.backend),
-                       "virtual, local, slurm or kubernetes");
-      }
-    } else if (key == "policy") {
-      ASSIGN_OR_RETURN(c.policy, r.String(v, key));
-    } else if (key == "elastic") {
-      ASSIGN_OR_RETURN(c.elastic, r.Bool(v, key));
-    } else if (key == "classes") {
-      ASSIGN_OR_RETURN(c.classes, model::io::ParseJobClasses(r, v));
-    } else if (key == "scorers") {
-      ASSIGN_OR_RETURN(c.scorers, r.String(v, key));
-      if (auto s = sched::MakeScorers(c.scorers); !s.ok()) {
-        return r.Error(v, key, s.status().message(),
-                       "scorers with weights, like speed:1,locality:0.3");
-      }
-    } else if (key == "placement") {
-      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
-      auto mode = sched::ParsePlacementMode(s);
-      if (!mode.ok())
-        return r.Error(v, key, fmt::format("'{}' is unknown", s), "topology or agnostic");
-      c.placement = *mode;
-    } else if (key == "listen") {
-      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
-      if (auto st = ParseListen(s, &c); !st.ok()) return r.Error(v, key, st.message());
-    } else if (key == "database") {
-      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
-      if (s.empty()) return r.Error(v, key, "is empty", "a file path");
-      c.database = Resolve(base_dir, s);
-    } else if (key == "local_state_dir") {
-      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
-      if (s.empty()) return r.Error(v, key, "is empty", "a folder path");
-      c.local_state_dir = Resolve(base_dir, s);
-    } else if (key == "time_scale") {
-      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
-      double x = 0;
-      const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
-      if (ec != std::errc() || ptr != s.data() + s.size() || !(x > 0) || x > 1e6) {
-        return r.Error(v, key, fmt::format("'{}' is not a time scale", s),
-                       "a number > 0 and <= 1e6 (modeled seconds per wall second)");
-      }
-      c.time_scale = x;
-    } else if (key == "log_level") {
-      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
-      auto level = ParseLogLevel(s);
-      if (!level.ok()) return r.Error(v, key, level.status().message());
-      c.log_level = *level;
-    } else if (key == "anonymous_read") {
-      ASSIGN_OR_RETURN(c.anonymous_read, r.Bool(v, key));
-    } else if (key == "synchronous") {
-      ASSIGN_OR_RETURN(std::string s, r.String(v, key));
-      if (s != "normal" && s != "full") {
-        return r.Error(v, key, fmt::format("'{}' is unknown", s),
-                       "normal (survives a crash of the daemon) or full (also power loss)");
-      }
-      c.synchronous_full = s == "full";
-    } else if (key == "stop_grace") {
-      ASSIGN_OR_RETURN(c.stop_grace_s, Duration(r, v, key, 0, 86400, "a grace period",
-                                                "a duration from 0 to 1d, like 30s"));
-    } else if (key == "preemption_cost") {
-      ASSIGN_OR_RETURN(
-          c.preemption_cost_s,
-          Duration(r, v, key, 0, 86400, "a preemption cost",
-                   "a duration from 0 to 1d, like 90s (checkpoint write plus restore)"));
-    } else if (key == "power") {
+    if (key == "power") {
       RETURN_IF_ERROR(ParsePower(r, v, c.power));
     } else if (key == "slurm") {
       RETURN_IF_ERROR(ParseSlurm(r, v, base_dir, c.slurm));
     } else if (key == "kubernetes") {
       RETURN_IF_ERROR(ParseKubernetes(r, v, base_dir, c.kubernetes));
-    } else if (key == "keep_ended") {
-      ASSIGN_OR_RETURN(c.keep_ended_s,
-                       Duration(r, v, key, 0, kForever, "a duration",
-                                "how long ended jobs stay in the database, like 30d (0: forever)"));
     } else if (key == "tokens") {
-      if (!v.IsSequence()) return r.Error(v, key, "is not a list", "entries {token, role}");
-      for (size_t i = 0; i < v.size(); ++i) {
-        const YAML::Node& t = v[i];
-        const std::string at = fmt::format("tokens[{}]", i);
-        if (!t.IsMap()) return r.Error(t, at, "is not a mapping", "{token: SECRET, role: ROLE}");
-        ApiToken token;
-        for (const auto& f : t) {
-          const std::string fk = f.first.Scalar();
-          if (fk == "token") {
-            ASSIGN_OR_RETURN(token.token, r.String(f.second, at + ".token"));
-            if (token.token.size() < 16 ||
-                token.token.find_first_of(" \t\r\n") != std::string::npos) {
-              // The message must not echo the secret.
-              return r.Error(f.second, at + ".token", "is too short or has blanks",
-                             "at least 16 characters without spaces");
-            }
-          } else if (fk == "role") {
-            ASSIGN_OR_RETURN(std::string role, r.String(f.second, at + ".role"));
-            auto parsed = ParseRole(role);
-            if (!parsed.ok()) return r.Error(f.second, at + ".role", parsed.status().message());
-            token.role = *parsed;
-          } else {
-            return r.Error(f.first, at + "." + fk, "unknown field", "token or role");
-          }
-        }
-        if (token.token.empty()) return r.Error(t, at + ".token", "is missing", "a secret");
-        if (!t["role"]) return r.Error(t, at + ".role", "is missing", "read, submit or admin");
-        c.tokens.push_back(std::move(token));
-      }
+      ASSIGN_OR_RETURN(c.tokens, ParseTokens(r, v, key));
+    } else if (kServerFields.count(key) != 0) {
+      RETURN_IF_ERROR(ParseServerField(r, key, v, base_dir, c));
+    } else {
+      RETURN_IF_ERROR(ParseSchedulingField(r, key, v, base_dir, c));
     }
   }
   return c;

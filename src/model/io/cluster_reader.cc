@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/io/device_type_reader.h"
+#include "model/io/yaml_reader.h"
 #include "util/file.h"
 #include "util/source_location.h"
 #include "util/units.h"
@@ -36,15 +37,6 @@ constexpr double kShorthandNicBandwidth = 100e9 / 8;
 constexpr double kShorthandNicLatency = 2e-6;
 constexpr double kShorthandRackLatency = 1e-6;
 
-std::string Join(std::initializer_list<std::string_view> names) {
-  std::string out;
-  for (std::string_view n : names) {
-    if (!out.empty()) out += ", ";
-    out += n;
-  }
-  return out;
-}
-
 std::string Field(const std::string& parent, std::string_view key) {
   return parent.empty() ? std::string(key) : parent + "." + std::string(key);
 }
@@ -64,143 +56,41 @@ bool ValidName(std::string_view name) {
   });
 }
 
-// Parses an unsigned decimal of at most 18 digits; nullopt for anything else.
-std::optional<int64_t> ParseDigits(std::string_view s) {
-  if (s.empty() || s.size() > 18) return std::nullopt;
-  int64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
+Result<std::string> Name(const YamlReader& r, const YAML::Node& node, const std::string& field) {
+  const std::string expected = "a name of letters, digits, '-', '_' or '.'";
+  ASSIGN_OR_RETURN(std::string s, r.Scalar(node, field, expected));
+  if (!ValidName(s)) {
+    return r.Error(node, field, fmt::format("'{}' is not a valid name", s), expected);
   }
-  return v;
+  return s;
 }
 
-// Reads YAML nodes of one file and turns every problem into `file:line:col: field: ...`.
-class YamlReader {
- public:
-  explicit YamlReader(std::string file) : file_(std::move(file)) {}
+Result<double> Bandwidth(const YamlReader& r, const YAML::Node& node, const std::string& field) {
+  return r.Quantity<double>(node, field, &util::ParseBandwidth,
+                            "a positive bandwidth like 600GB/s or 200Gb/s", /*positive=*/true);
+}
+Result<double> Duration(const YamlReader& r, const YAML::Node& node, const std::string& field) {
+  return r.Quantity<double>(node, field, &util::ParseDuration, "a duration like 2us or 180s");
+}
+Result<uint64_t> Bytes(const YamlReader& r, const YAML::Node& node, const std::string& field) {
+  return r.Quantity<uint64_t>(node, field, &util::ParseBytes, "a size like 512GiB or 1TiB");
+}
+Result<double> Power(const YamlReader& r, const YAML::Node& node, const std::string& field) {
+  return r.Quantity<double>(node, field, &util::ParsePower, "a power like 800W or 1.2kW");
+}
 
-  const std::string& file() const { return file_; }
-
-  SourceLocation At(const YAML::Node& node) const { return At(node.Mark()); }
-  SourceLocation At(const YAML::Mark& mark) const {
-    if (mark.line < 0) return SourceLocation{file_, 0, 0};
-    return SourceLocation{file_, mark.line + 1, mark.column + 1};
+// A {bandwidth, latency} pair; both required.
+Status Link(const YamlReader& r, const YAML::Node& node, const std::string& field,
+            double& bandwidth, double& latency) {
+  RETURN_IF_ERROR(r.CheckMap(node, field, {"bandwidth", "latency"}));
+  if (!node["bandwidth"]) {
+    return r.Missing(node, Field(field, "bandwidth"), "a bandwidth like 200Gb/s");
   }
-
-  Status Error(const YAML::Node& at, const std::string& field, const std::string& problem,
-               const std::string& expected = "") const {
-    return util::InputError(At(at), field, problem, expected);
-  }
-
-  // `node` must be a map whose keys are unique scalars from `known`.
-  Status CheckMap(const YAML::Node& node, const std::string& field,
-                  std::initializer_list<std::string_view> known,
-                  std::string_view what = "a map") const {
-    if (!node.IsMap()) {
-      return Error(node, field.empty() ? "(document)" : field, "is not a map",
-                   std::string(what) + " with fields " + Join(known));
-    }
-    std::set<std::string> seen;
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      // A copy: the iterator hands out a temporary pair, so a reference would dangle.
-      const YAML::Node key = it->first;
-      if (!key.IsScalar()) return Error(key, field, "a key is not a plain name");
-      const std::string& k = key.Scalar();
-      if (std::find(known.begin(), known.end(), k) == known.end()) {
-        return Error(key, Field(field, k), "unknown field", "one of: " + Join(known));
-      }
-      if (!seen.insert(k).second) return Error(key, Field(field, k), "field appears twice");
-    }
-    return Status::Ok();
-  }
-
-  Status Missing(const YAML::Node& parent, const std::string& field,
-                 const std::string& expected) const {
-    return Error(parent, field, "missing required field", expected);
-  }
-
-  Result<std::string> Scalar(const YAML::Node& node, const std::string& field,
-                             const std::string& expected) const {
-    if (!node.IsScalar()) return Error(node, field, "is not a single value", expected);
-    return node.Scalar();
-  }
-
-  Result<std::string> Name(const YAML::Node& node, const std::string& field) const {
-    const std::string expected = "a name of letters, digits, '-', '_' or '.'";
-    ASSIGN_OR_RETURN(std::string s, Scalar(node, field, expected));
-    if (!ValidName(s))
-      return Error(node, field, fmt::format("'{}' is not a valid name", s), expected);
-    return s;
-  }
-
-  // A positive whole number no larger than `max`.
-  Result<int64_t> Count(const YAML::Node& node, const std::string& field, int64_t max) const {
-    const std::string expected = fmt::format("a whole number from 1 to {}", max);
-    ASSIGN_OR_RETURN(std::string s, Scalar(node, field, expected));
-    if (!s.empty() && s[0] == '-')
-      return Error(node, field, fmt::format("'{}' is negative", s), expected);
-    std::string_view digits = s;
-    if (!digits.empty() && digits[0] == '+') digits.remove_prefix(1);
-    if (digits.empty() ||
-        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      return Error(node, field, fmt::format("'{}' is not a whole number", s), expected);
-    }
-    while (digits.size() > 1 && digits[0] == '0') digits.remove_prefix(1);
-    std::optional<int64_t> v = ParseDigits(digits);
-    if (!v || *v > max) return Error(node, field, fmt::format("'{}' is too large", s), expected);
-    if (*v == 0) return Error(node, field, "is zero", expected);
-    return *v;
-  }
-
-  // Runs a units parser on a scalar; `positive` rejects zero.
-  template <typename T>
-  Result<T> Quantity(const YAML::Node& node, const std::string& field,
-                     Result<T> (*parse)(std::string_view), const std::string& expected,
-                     bool positive) const {
-    ASSIGN_OR_RETURN(std::string s, Scalar(node, field, expected));
-    Result<T> v = parse(s);
-    if (!v.ok()) {
-      // The units parser may already say what it expected; do not say it twice.
-      const std::string& why = v.status().message();
-      return Error(node, field, why,
-                   why.find("(expected") == std::string::npos ? expected : std::string());
-    }
-    if (positive && *v == 0) return Error(node, field, "is zero", expected);
-    return *v;
-  }
-
-  Result<double> Bandwidth(const YAML::Node& node, const std::string& field) const {
-    return Quantity<double>(node, field, &util::ParseBandwidth,
-                            "a positive bandwidth like 600GB/s or 200Gb/s", true);
-  }
-  Result<double> Duration(const YAML::Node& node, const std::string& field) const {
-    return Quantity<double>(node, field, &util::ParseDuration, "a duration like 2us or 180s",
-                            false);
-  }
-  Result<uint64_t> Bytes(const YAML::Node& node, const std::string& field) const {
-    return Quantity<uint64_t>(node, field, &util::ParseBytes, "a size like 512GiB or 1TiB", false);
-  }
-  Result<double> Power(const YAML::Node& node, const std::string& field) const {
-    return Quantity<double>(node, field, &util::ParsePower, "a power like 800W or 1.2kW", false);
-  }
-
-  // A {bandwidth, latency} pair; both required.
-  Status Link(const YAML::Node& node, const std::string& field, double& bandwidth,
-              double& latency) const {
-    RETURN_IF_ERROR(CheckMap(node, field, {"bandwidth", "latency"}));
-    if (!node["bandwidth"]) {
-      return Missing(node, Field(field, "bandwidth"), "a bandwidth like 200Gb/s");
-    }
-    if (!node["latency"]) return Missing(node, Field(field, "latency"), "a latency like 2us");
-    ASSIGN_OR_RETURN(bandwidth, Bandwidth(node["bandwidth"], Field(field, "bandwidth")));
-    ASSIGN_OR_RETURN(latency, Duration(node["latency"], Field(field, "latency")));
-    return Status::Ok();
-  }
-
- private:
-  std::string file_;
-};
+  if (!node["latency"]) return r.Missing(node, Field(field, "latency"), "a latency like 2us");
+  ASSIGN_OR_RETURN(bandwidth, Bandwidth(r, node["bandwidth"], Field(field, "bandwidth")));
+  ASSIGN_OR_RETURN(latency, Duration(r, node["latency"], Field(field, "latency")));
+  return Status::Ok();
+}
 
 // Expands `prefix[LO-HI]suffix` (zero padded to the width of LO when LO is written with a
 // leading zero) or returns the plain name. Only checks sizes; nothing is allocated here.
@@ -338,18 +228,11 @@ Result<LinkKind> ParseIslandKind(const YamlReader& r, const YAML::Node& node,
   return r.Error(node, field, fmt::format("unknown link kind '{}'", s), expected);
 }
 
-Result<NodeTemplate> ParseNodeEntry(const YamlReader& r, const YAML::Node& n,
-                                    const std::string& field, const Cluster& cluster) {
-  RETURN_IF_ERROR(r.CheckMap(
-      n, field,
-      {"name", "count", "rack", "devices", "islands", "pcie_switches", "host_link", "nic",
-       "host_memory", "cores", "base_power", "boot_time", "shutdown_time", "labels"},
-      "a node"));
-  NodeTemplate t;
-  Node& node = t.node;
-  // Rack: required unless the cluster has exactly one.
+// The rack a node entry names; required unless the cluster has exactly one.
+Result<RackId> ParseNodeRack(const YamlReader& r, const YAML::Node& n, const std::string& field,
+                             const Cluster& cluster) {
   if (n["rack"]) {
-    ASSIGN_OR_RETURN(std::string rack, r.Name(n["rack"], Field(field, "rack")));
+    ASSIGN_OR_RETURN(std::string rack, Name(r, n["rack"], Field(field, "rack")));
     std::optional<RackId> id = cluster.FindRack(rack);
     if (!id) {
       std::string known;
@@ -357,14 +240,16 @@ Result<NodeTemplate> ParseNodeEntry(const YamlReader& r, const YAML::Node& n,
       return r.Error(n["rack"], Field(field, "rack"), fmt::format("no rack named '{}'", rack),
                      "one of the racks: " + known);
     }
-    node.rack = *id;
-  } else if (cluster.racks.size() == 1) {
-    node.rack = RackId(0);
-  } else {
-    return r.Missing(n, Field(field, "rack"), "the name of one of the racks");
+    return *id;
   }
+  if (cluster.racks.size() == 1) return RackId(0);
+  return r.Missing(n, Field(field, "rack"), "the name of one of the racks");
+}
 
-  // Devices, in order; their positions are the local indexes.
+// The `devices` of a node entry into `t.types`, in order: their positions are the local
+// indexes.
+Status ParseNodeDevices(const YamlReader& r, const YAML::Node& n, const std::string& field,
+                        const Cluster& cluster, NodeTemplate& t) {
   const YAML::Node& devs = n["devices"];
   if (!devs) return r.Missing(n, Field(field, "devices"), "a list of {type, count}");
   std::string devs_field = Field(field, "devices");
@@ -393,11 +278,13 @@ Result<NodeTemplate> ParseNodeEntry(const YamlReader& r, const YAML::Node& n,
     ASSIGN_OR_RETURN(int64_t count, r.Count(d["count"], Field(df, "count"), room));
     t.types.insert(t.types.end(), static_cast<size_t>(count), *type);
   }
-  node.device_count = static_cast<int32_t>(t.types.size());
-  t.island_of.assign(t.types.size(), -1);
-  t.switch_of.assign(t.types.size(), -1);
+  return Status::Ok();
+}
 
-  // Islands (NVLink / xGMI / HCCS) and PCIe switches.
+// Islands (NVLink / xGMI / HCCS) and PCIe switches of a node entry.
+Status ParseNodeGroups(const YamlReader& r, const YAML::Node& n, const std::string& field,
+                       NodeTemplate& t) {
+  Node& node = t.node;
   if (const YAML::Node& isl = n["islands"]; isl) {
     std::string f = Field(field, "islands");
     if (!isl.IsSequence()) return r.Error(isl, f, "is not a list", "a list of islands");
@@ -414,8 +301,8 @@ Result<NodeTemplate> ParseNodeEntry(const YamlReader& r, const YAML::Node& n,
       ASSIGN_OR_RETURN(group.kind, ParseIslandKind(r, g["kind"], Field(gf, "kind")));
       RETURN_IF_ERROR(ParseMembers(r, g["members"], Field(gf, "members"), node.device_count,
                                    static_cast<int32_t>(i), t.island_of, "island", group.members));
-      ASSIGN_OR_RETURN(group.bandwidth, r.Bandwidth(g["bandwidth"], Field(gf, "bandwidth")));
-      ASSIGN_OR_RETURN(group.latency_s, r.Duration(g["latency"], Field(gf, "latency")));
+      ASSIGN_OR_RETURN(group.bandwidth, Bandwidth(r, g["bandwidth"], Field(gf, "bandwidth")));
+      ASSIGN_OR_RETURN(group.latency_s, Duration(r, g["latency"], Field(gf, "latency")));
       node.islands.push_back(std::move(group));
     }
   }
@@ -436,55 +323,81 @@ Result<NodeTemplate> ParseNodeEntry(const YamlReader& r, const YAML::Node& n,
       RETURN_IF_ERROR(ParseMembers(r, g["members"], Field(gf, "members"), node.device_count,
                                    static_cast<int32_t>(i), t.switch_of, "PCIe switch",
                                    group.members));
-      ASSIGN_OR_RETURN(group.bandwidth, r.Bandwidth(g["bandwidth"], Field(gf, "bandwidth")));
-      ASSIGN_OR_RETURN(group.latency_s, r.Duration(g["latency"], Field(gf, "latency")));
+      ASSIGN_OR_RETURN(group.bandwidth, Bandwidth(r, g["bandwidth"], Field(gf, "bandwidth")));
+      ASSIGN_OR_RETURN(group.latency_s, Duration(r, g["latency"], Field(gf, "latency")));
       node.pcie_switches.push_back(std::move(group));
     }
   }
+  return Status::Ok();
+}
 
+// A node entry's links to its host and network, memory, cores, power and boot times.
+Status ParseNodeHost(const YamlReader& r, const YAML::Node& n, const std::string& field,
+                     Node& node) {
   node.host_bandwidth = kDefaultHostBandwidth;
   node.host_latency_s = kDefaultHostLatency;
   if (n["host_link"]) {
-    RETURN_IF_ERROR(r.Link(n["host_link"], Field(field, "host_link"), node.host_bandwidth,
-                           node.host_latency_s));
+    RETURN_IF_ERROR(Link(r, n["host_link"], Field(field, "host_link"), node.host_bandwidth,
+                         node.host_latency_s));
   }
   if (!n["nic"]) return r.Missing(n, Field(field, "nic"), "nic: {bandwidth, latency}");
-  RETURN_IF_ERROR(r.Link(n["nic"], Field(field, "nic"), node.nic_bandwidth, node.nic_latency_s));
+  RETURN_IF_ERROR(Link(r, n["nic"], Field(field, "nic"), node.nic_bandwidth, node.nic_latency_s));
 
   if (n["host_memory"]) {
     ASSIGN_OR_RETURN(node.host_memory_bytes,
-                     r.Bytes(n["host_memory"], Field(field, "host_memory")));
+                     Bytes(r, n["host_memory"], Field(field, "host_memory")));
   }
   if (n["cores"]) {
     ASSIGN_OR_RETURN(int64_t cores, r.Count(n["cores"], Field(field, "cores"), 1'000'000));
     node.cores = static_cast<int32_t>(cores);
   }
   if (n["base_power"]) {
-    ASSIGN_OR_RETURN(node.base_watts, r.Power(n["base_power"], Field(field, "base_power")));
+    ASSIGN_OR_RETURN(node.base_watts, Power(r, n["base_power"], Field(field, "base_power")));
   }
   if (n["boot_time"]) {
-    ASSIGN_OR_RETURN(node.boot_s, r.Duration(n["boot_time"], Field(field, "boot_time")));
+    ASSIGN_OR_RETURN(node.boot_s, Duration(r, n["boot_time"], Field(field, "boot_time")));
   }
   if (n["shutdown_time"]) {
     ASSIGN_OR_RETURN(node.shutdown_s,
-                     r.Duration(n["shutdown_time"], Field(field, "shutdown_time")));
+                     Duration(r, n["shutdown_time"], Field(field, "shutdown_time")));
   }
-  if (const YAML::Node& labels = n["labels"]; labels) {
-    std::string f = Field(field, "labels");
-    if (!labels.IsMap()) return r.Error(labels, f, "is not a map", "a map of name: value");
-    if (static_cast<int64_t>(labels.size()) > kMaxLabelsPerNode) {
-      return r.Error(labels, f, fmt::format("has {} labels", labels.size()),
-                     fmt::format("at most {}", kMaxLabelsPerNode));
-    }
-    for (auto it = labels.begin(); it != labels.end(); ++it) {
-      ASSIGN_OR_RETURN(std::string key, r.Scalar(it->first, f, "a label name"));
-      std::string lf = Field(f, key);
-      ASSIGN_OR_RETURN(std::string value, r.Scalar(it->second, lf, "a label value"));
-      if (!node.labels.emplace(key, value).second) {
-        return r.Error(it->first, lf, "label appears twice");
-      }
+  return Status::Ok();
+}
+
+Status ParseNodeLabels(const YamlReader& r, const YAML::Node& labels, const std::string& f,
+                       Node& node) {
+  if (!labels.IsMap()) return r.Error(labels, f, "is not a map", "a map of name: value");
+  if (static_cast<int64_t>(labels.size()) > kMaxLabelsPerNode) {
+    return r.Error(labels, f, fmt::format("has {} labels", labels.size()),
+                   fmt::format("at most {}", kMaxLabelsPerNode));
+  }
+  for (auto it = labels.begin(); it != labels.end(); ++it) {
+    ASSIGN_OR_RETURN(std::string key, r.Scalar(it->first, f, "a label name"));
+    std::string lf = Field(f, key);
+    ASSIGN_OR_RETURN(std::string value, r.Scalar(it->second, lf, "a label value"));
+    if (!node.labels.emplace(key, value).second) {
+      return r.Error(it->first, lf, "label appears twice");
     }
   }
+  return Status::Ok();
+}
+
+Result<NodeTemplate> ParseNodeEntry(const YamlReader& r, const YAML::Node& n,
+                                    const std::string& field, const Cluster& cluster) {
+  RETURN_IF_ERROR(r.CheckMap(
+      n, field,
+      {"name", "count", "rack", "devices", "islands", "pcie_switches", "host_link", "nic",
+       "host_memory", "cores", "base_power", "boot_time", "shutdown_time", "labels"},
+      "a node"));
+  NodeTemplate t;
+  ASSIGN_OR_RETURN(t.node.rack, ParseNodeRack(r, n, field, cluster));
+  RETURN_IF_ERROR(ParseNodeDevices(r, n, field, cluster, t));
+  t.node.device_count = static_cast<int32_t>(t.types.size());
+  t.island_of.assign(t.types.size(), -1);
+  t.switch_of.assign(t.types.size(), -1);
+  RETURN_IF_ERROR(ParseNodeGroups(r, n, field, t));
+  RETURN_IF_ERROR(ParseNodeHost(r, n, field, t.node));
+  if (n["labels"]) RETURN_IF_ERROR(ParseNodeLabels(r, n["labels"], Field(field, "labels"), t.node));
   return t;
 }
 
@@ -500,15 +413,15 @@ Status ParseStorage(const YamlReader& r, const YAML::Node& list, Cluster& cluste
       if (!k[std::string(key)]) return r.Missing(k, Field(f, key), "name and bandwidth");
     }
     Storage s;
-    ASSIGN_OR_RETURN(s.name, r.Name(k["name"], Field(f, "name")));
+    ASSIGN_OR_RETURN(s.name, Name(r, k["name"], Field(f, "name")));
     if (cluster.FindStorage(s.name) || cluster.FindRack(s.name)) {
       return r.Error(k["name"], Field(f, "name"),
                      fmt::format("'{}' already names a storage or rack", s.name),
                      "a name no other storage or rack has");
     }
-    ASSIGN_OR_RETURN(s.bandwidth, r.Bandwidth(k["bandwidth"], Field(f, "bandwidth")));
+    ASSIGN_OR_RETURN(s.bandwidth, Bandwidth(r, k["bandwidth"], Field(f, "bandwidth")));
     if (k["rack"]) {
-      ASSIGN_OR_RETURN(std::string rack, r.Name(k["rack"], Field(f, "rack")));
+      ASSIGN_OR_RETURN(std::string rack, Name(r, k["rack"], Field(f, "rack")));
       const auto id = cluster.FindRack(rack);
       if (!id) {
         return r.Error(k["rack"], Field(f, "rack"), fmt::format("no rack '{}'", rack),
@@ -521,23 +434,8 @@ Status ParseStorage(const YamlReader& r, const YAML::Node& list, Cluster& cluste
   return Status::Ok();
 }
 
-Result<Cluster> ParseRoot(const YamlReader& r, const YAML::Node& root) {
-  if (!root.IsDefined() || root.IsNull()) {
-    return util::InputError(SourceLocation{r.file(), 1, 1}, "", "the file is empty",
-                            "a cluster with name, racks and nodes");
-  }
-  RETURN_IF_ERROR(r.CheckMap(
-      root, "", {"name", "network", "device_types", "racks", "storage", "nodes"}, "a cluster"));
-  Cluster cluster;
-  cluster.catalog = DeviceCatalog::BuiltIn();
-  if (!root["name"]) return r.Missing(root, "name", "the cluster's name");
-  ASSIGN_OR_RETURN(cluster.name, r.Name(root["name"], "name"));
-
-  if (const YAML::Node& types = root["device_types"]; types) {
-    RETURN_IF_ERROR(ParseDeviceTypesYaml(types, r.file(), cluster.catalog));
-  }
-
-  // Racks.
+// The `racks` list: every rack's name, uplink and latency, names unique.
+Status ParseRacks(const YamlReader& r, const YAML::Node& root, Cluster& cluster) {
   const YAML::Node& racks = root["racks"];
   if (!racks)
     return r.Missing(root, "racks", "a list of racks with name, uplink_bandwidth, latency");
@@ -554,10 +452,10 @@ Result<Cluster> ParseRoot(const YamlReader& r, const YAML::Node& root) {
         return r.Missing(k, Field(f, key), "name, uplink_bandwidth and latency");
     }
     Rack rack;
-    ASSIGN_OR_RETURN(rack.name, r.Name(k["name"], Field(f, "name")));
+    ASSIGN_OR_RETURN(rack.name, Name(r, k["name"], Field(f, "name")));
     ASSIGN_OR_RETURN(rack.uplink_bandwidth,
-                     r.Bandwidth(k["uplink_bandwidth"], Field(f, "uplink_bandwidth")));
-    ASSIGN_OR_RETURN(rack.latency_s, r.Duration(k["latency"], Field(f, "latency")));
+                     Bandwidth(r, k["uplink_bandwidth"], Field(f, "uplink_bandwidth")));
+    ASSIGN_OR_RETURN(rack.latency_s, Duration(r, k["latency"], Field(f, "latency")));
     for (const Rack& other : cluster.racks) {
       if (other.name == rack.name) {
         return r.Error(k["name"], Field(f, "name"),
@@ -566,29 +464,52 @@ Result<Cluster> ParseRoot(const YamlReader& r, const YAML::Node& root) {
     }
     cluster.racks.push_back(std::move(rack));
   }
-  cluster.Reindex();
+  return Status::Ok();
+}
 
-  // Network core: needed as soon as traffic can leave a rack.
+// The network core: needed as soon as traffic can leave a rack.
+Status ParseNetwork(const YamlReader& r, const YAML::Node& root, Cluster& cluster) {
   if (const YAML::Node& net = root["network"]; net) {
     RETURN_IF_ERROR(r.CheckMap(net, "network", {"core_latency", "spine_bandwidth"}));
     if (!net["core_latency"]) {
       return r.Missing(net, "network.core_latency", "a latency like 5us");
     }
     ASSIGN_OR_RETURN(cluster.network_latency_s,
-                     r.Duration(net["core_latency"], "network.core_latency"));
+                     Duration(r, net["core_latency"], "network.core_latency"));
     if (net["spine_bandwidth"]) {
       ASSIGN_OR_RETURN(cluster.spine_bandwidth,
-                       r.Bandwidth(net["spine_bandwidth"], "network.spine_bandwidth"));
+                       Bandwidth(r, net["spine_bandwidth"], "network.spine_bandwidth"));
     }
   } else if (cluster.racks.size() > 1) {
     return r.Missing(root, "network", "network: {core_latency: ...} when there are several racks");
   }
+  return Status::Ok();
+}
 
-  if (const YAML::Node& storage = root["storage"]; storage) {
-    RETURN_IF_ERROR(ParseStorage(r, storage, cluster));
+// The names a node entry stands for: a pattern, a name with a count, or a plain name.
+Result<NamePattern> ParseEntryNames(const YamlReader& r, const YAML::Node& n,
+                                    const std::string& f) {
+  if (!n.IsMap()) return r.Error(n, f, "is not a map", "a node with name, devices, nic, ...");
+  if (!n["name"])
+    return r.Missing(n, Field(f, "name"), "a node name or a pattern like gpu-[01-04]");
+  ASSIGN_OR_RETURN(NamePattern pattern, ParseNamePattern(r, n["name"], Field(f, "name")));
+  if (n["count"]) {
+    if (pattern.hi >= pattern.lo) {
+      return r.Error(n["count"], Field(f, "count"), "a name pattern already says how many",
+                     "either a pattern or a count");
+    }
+    ASSIGN_OR_RETURN(int64_t count, r.Count(n["count"], Field(f, "count"), kMaxNodesPerEntry));
+    pattern.prefix += "-";
+    pattern.lo = 1;
+    pattern.hi = count;
+    pattern.width = std::to_string(count).size();
   }
+  return pattern;
+}
 
-  // Nodes.
+// The `nodes` list, each entry expanded into the nodes its name stands for, within the
+// cluster-wide limits on nodes, devices and labels.
+Status ParseNodes(const YamlReader& r, const YAML::Node& root, Cluster& cluster) {
   const YAML::Node& nodes = root["nodes"];
   if (!nodes) return r.Missing(root, "nodes", "a list of nodes");
   if (!nodes.IsSequence()) return r.Error(nodes, "nodes", "is not a list", "a list of nodes");
@@ -601,22 +522,7 @@ Result<Cluster> ParseRoot(const YamlReader& r, const YAML::Node& root) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     const YAML::Node& n = nodes[i];
     std::string f = Index("nodes", i);
-    // Names: a pattern, a name with a count, or a plain name.
-    if (!n.IsMap()) return r.Error(n, f, "is not a map", "a node with name, devices, nic, ...");
-    if (!n["name"])
-      return r.Missing(n, Field(f, "name"), "a node name or a pattern like gpu-[01-04]");
-    ASSIGN_OR_RETURN(NamePattern pattern, ParseNamePattern(r, n["name"], Field(f, "name")));
-    if (n["count"]) {
-      if (pattern.hi >= pattern.lo) {
-        return r.Error(n["count"], Field(f, "count"), "a name pattern already says how many",
-                       "either a pattern or a count");
-      }
-      ASSIGN_OR_RETURN(int64_t count, r.Count(n["count"], Field(f, "count"), kMaxNodesPerEntry));
-      pattern.prefix += "-";
-      pattern.lo = 1;
-      pattern.hi = count;
-      pattern.width = std::to_string(count).size();
-    }
+    ASSIGN_OR_RETURN(NamePattern pattern, ParseEntryNames(r, n, f));
     ASSIGN_OR_RETURN(NodeTemplate t, ParseNodeEntry(r, n, f, cluster));
     int64_t count = pattern.size();
     if (static_cast<int64_t>(cluster.nodes.size()) + count > kMaxNodes) {
@@ -659,6 +565,32 @@ Result<Cluster> ParseRoot(const YamlReader& r, const YAML::Node& root) {
     }
     total_devices += count * t.node.device_count;
   }
+  return Status::Ok();
+}
+
+Result<Cluster> ParseRoot(const YamlReader& r, const YAML::Node& root) {
+  if (!root.IsDefined() || root.IsNull()) {
+    return util::InputError(SourceLocation{r.file(), 1, 1}, "", "the file is empty",
+                            "a cluster with name, racks and nodes");
+  }
+  RETURN_IF_ERROR(r.CheckMap(
+      root, "", {"name", "network", "device_types", "racks", "storage", "nodes"}, "a cluster"));
+  Cluster cluster;
+  cluster.catalog = DeviceCatalog::BuiltIn();
+  if (!root["name"]) return r.Missing(root, "name", "the cluster's name");
+  ASSIGN_OR_RETURN(cluster.name, Name(r, root["name"], "name"));
+
+  if (const YAML::Node& types = root["device_types"]; types) {
+    RETURN_IF_ERROR(ParseDeviceTypesYaml(types, r.file(), cluster.catalog));
+  }
+
+  RETURN_IF_ERROR(ParseRacks(r, root, cluster));
+  cluster.Reindex();
+  RETURN_IF_ERROR(ParseNetwork(r, root, cluster));
+  if (const YAML::Node& storage = root["storage"]; storage) {
+    RETURN_IF_ERROR(ParseStorage(r, storage, cluster));
+  }
+  RETURN_IF_ERROR(ParseNodes(r, root, cluster));
   cluster.Reindex();
   return cluster;
 }
@@ -678,6 +610,98 @@ Result<int64_t> ShorthandCount(std::string_view text, size_t pos, const std::str
   if (*v == 0) return ShorthandError(pos, field, "is zero");
   if (*v > max) return ShorthandError(pos, field, fmt::format("{} is more than {}", *v, max));
   return *v;
+}
+
+// One TYPE=COUNT[:per_node=N] term of a shorthand.
+struct ShorthandTerm {
+  std::string written;  // the type as the spec names it, lower case: node name prefix
+  DeviceTypeId type;
+  int64_t devices = 0;
+  int64_t per_node = 1;
+};
+
+// The term `term` (starting at `begin` of the spec; `eq`: where its '=' is), whose type must
+// not be one of `earlier`.
+Result<ShorthandTerm> ParseShorthandTerm(std::string_view term, size_t begin, size_t eq,
+                                         const DeviceCatalog& catalog,
+                                         const std::vector<ShorthandTerm>& earlier) {
+  std::string type_name(term.substr(0, eq));
+  std::optional<DeviceTypeId> type = catalog.FindId(type_name);
+  if (!type) {
+    return util::InputError(SourceLocation{"<shorthand>", 1, static_cast<int>(begin) + 1},
+                            std::string(term), fmt::format("unknown device type '{}'", type_name),
+                            KnownTypes(catalog));
+  }
+  for (const ShorthandTerm& t : earlier) {
+    if (t.type == *type) {
+      return ShorthandError(begin, std::string(term),
+                            fmt::format("device type '{}' appears twice", type_name));
+    }
+  }
+  ShorthandTerm t;
+  t.type = *type;
+  t.written = type_name;
+  std::transform(t.written.begin(), t.written.end(), t.written.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // COUNT, then `:option=value` parts; positions are kept for the error column.
+  std::vector<std::pair<size_t, std::string_view>> parts;
+  for (size_t p = eq + 1;;) {
+    size_t colon = term.find(':', p);
+    size_t part_end = colon == std::string_view::npos ? term.size() : colon;
+    parts.emplace_back(begin + p, term.substr(p, part_end - p));
+    if (colon == std::string_view::npos) break;
+    p = colon + 1;
+  }
+  size_t count_pos = parts[0].first;
+  ASSIGN_OR_RETURN(t.devices,
+                   ShorthandCount(parts[0].second, count_pos, std::string(term), kMaxDevices));
+  for (size_t k = 1; k < parts.size(); ++k) {
+    auto [opt_pos, opt] = parts[k];
+    if (opt.substr(0, 9) != "per_node=") {
+      return ShorthandError(opt_pos, std::string(term),
+                            fmt::format("unknown option '{}' (known: per_node=N)", opt));
+    }
+    ASSIGN_OR_RETURN(t.per_node, ShorthandCount(opt.substr(9), opt_pos + 9, std::string(term),
+                                                kMaxDevicesPerNode));
+  }
+  if (t.devices % t.per_node != 0) {
+    return ShorthandError(
+        count_pos, std::string(term),
+        fmt::format("{} devices do not fill whole nodes of {}", t.devices, t.per_node));
+  }
+  if (t.devices / t.per_node > kMaxNodesPerEntry) {
+    return ShorthandError(
+        count_pos, std::string(term),
+        fmt::format("{} nodes are more than {}", t.devices / t.per_node, kMaxNodesPerEntry));
+  }
+  return t;
+}
+
+// The nodes of one term, named after its type (a100-1, a100-2, ...), in the one rack.
+void AddShorthandNodes(const ShorthandTerm& t, Cluster& cluster) {
+  int64_t node_count = t.devices / t.per_node;
+  size_t width = std::to_string(node_count).size();
+  for (int64_t k = 1; k <= node_count; ++k) {
+    Node node;
+    node.name = fmt::format("{}-{:0{}}", t.written, k, width);
+    node.rack = RackId(0);
+    node.first_device = DeviceId(static_cast<int32_t>(cluster.devices.size()));
+    node.device_count = static_cast<int32_t>(t.per_node);
+    node.host_bandwidth = kDefaultHostBandwidth;
+    node.host_latency_s = kDefaultHostLatency;
+    node.nic_bandwidth = kShorthandNicBandwidth;
+    node.nic_latency_s = kShorthandNicLatency;
+    NodeId id(static_cast<int32_t>(cluster.nodes.size()));
+    for (int32_t d = 0; d < node.device_count; ++d) {
+      Device dev;
+      dev.type = t.type;
+      dev.node = id;
+      dev.local_index = d;
+      cluster.devices.push_back(dev);
+    }
+    cluster.racks[0].nodes.push_back(id);
+    cluster.nodes.push_back(std::move(node));
+  }
 }
 
 }  // namespace
@@ -704,13 +728,7 @@ Result<Cluster> ParseClusterShorthand(std::string_view spec) {
   // The one rack's uplink never lies on a path; it is set non-blocking (the sum of the NICs)
   // so that summaries do not show a zero.
 
-  struct Term {
-    std::string written;  // the type as the spec names it, lower case: node name prefix
-    DeviceTypeId type;
-    int64_t devices = 0;
-    int64_t per_node = 1;
-  };
-  std::vector<Term> terms;
+  std::vector<ShorthandTerm> terms;
   int64_t total_devices = 0;
   int64_t total_nodes = 0;
   size_t pos = 0;
@@ -727,55 +745,9 @@ Result<Cluster> ParseClusterShorthand(std::string_view spec) {
     if (eq == std::string_view::npos) {
       return ShorthandError(begin, std::string(term), "missing '=COUNT'");
     }
-    std::string type_name(term.substr(0, eq));
-    std::optional<DeviceTypeId> type = cluster.catalog.FindId(type_name);
-    if (!type) {
-      return util::InputError(SourceLocation{"<shorthand>", 1, static_cast<int>(begin) + 1},
-                              std::string(term), fmt::format("unknown device type '{}'", type_name),
-                              KnownTypes(cluster.catalog));
-    }
-    for (const Term& t : terms) {
-      if (t.type == *type) {
-        return ShorthandError(begin, std::string(term),
-                              fmt::format("device type '{}' appears twice", type_name));
-      }
-    }
-    Term t;
-    t.type = *type;
-    t.written = type_name;
-    std::transform(t.written.begin(), t.written.end(), t.written.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    // COUNT, then `:option=value` parts; positions are kept for the error column.
-    std::vector<std::pair<size_t, std::string_view>> parts;
-    for (size_t p = eq + 1;;) {
-      size_t colon = term.find(':', p);
-      size_t part_end = colon == std::string_view::npos ? term.size() : colon;
-      parts.emplace_back(begin + p, term.substr(p, part_end - p));
-      if (colon == std::string_view::npos) break;
-      p = colon + 1;
-    }
-    size_t count_pos = parts[0].first;
-    ASSIGN_OR_RETURN(t.devices,
-                     ShorthandCount(parts[0].second, count_pos, std::string(term), kMaxDevices));
-    for (size_t k = 1; k < parts.size(); ++k) {
-      auto [opt_pos, opt] = parts[k];
-      if (opt.substr(0, 9) != "per_node=") {
-        return ShorthandError(opt_pos, std::string(term),
-                              fmt::format("unknown option '{}' (known: per_node=N)", opt));
-      }
-      ASSIGN_OR_RETURN(t.per_node, ShorthandCount(opt.substr(9), opt_pos + 9, std::string(term),
-                                                  kMaxDevicesPerNode));
-    }
-    if (t.devices % t.per_node != 0) {
-      return ShorthandError(
-          count_pos, std::string(term),
-          fmt::format("{} devices do not fill whole nodes of {}", t.devices, t.per_node));
-    }
-    if (t.devices / t.per_node > kMaxNodesPerEntry) {
-      return ShorthandError(
-          count_pos, std::string(term),
-          fmt::format("{} nodes are more than {}", t.devices / t.per_node, kMaxNodesPerEntry));
-    }
+    ASSIGN_OR_RETURN(const ShorthandTerm t,
+                     ParseShorthandTerm(term, begin, eq, cluster.catalog, terms));
+    const size_t count_pos = begin + eq + 1;
     total_nodes += t.devices / t.per_node;
     if (total_nodes > kMaxNodes) {
       return ShorthandError(count_pos, std::string(term),
@@ -791,31 +763,7 @@ Result<Cluster> ParseClusterShorthand(std::string_view spec) {
     pos = end + 1;
   }
 
-  for (const Term& t : terms) {
-    int64_t node_count = t.devices / t.per_node;
-    size_t width = std::to_string(node_count).size();
-    for (int64_t k = 1; k <= node_count; ++k) {
-      Node node;
-      node.name = fmt::format("{}-{:0{}}", t.written, k, width);
-      node.rack = RackId(0);
-      node.first_device = DeviceId(static_cast<int32_t>(cluster.devices.size()));
-      node.device_count = static_cast<int32_t>(t.per_node);
-      node.host_bandwidth = kDefaultHostBandwidth;
-      node.host_latency_s = kDefaultHostLatency;
-      node.nic_bandwidth = kShorthandNicBandwidth;
-      node.nic_latency_s = kShorthandNicLatency;
-      NodeId id(static_cast<int32_t>(cluster.nodes.size()));
-      for (int32_t d = 0; d < node.device_count; ++d) {
-        Device dev;
-        dev.type = t.type;
-        dev.node = id;
-        dev.local_index = d;
-        cluster.devices.push_back(dev);
-      }
-      cluster.racks[0].nodes.push_back(id);
-      cluster.nodes.push_back(std::move(node));
-    }
-  }
+  for (const ShorthandTerm& t : terms) AddShorthandNodes(t, cluster);
   cluster.racks[0].uplink_bandwidth =
       kShorthandNicBandwidth * static_cast<double>(cluster.nodes.size());
   cluster.Reindex();

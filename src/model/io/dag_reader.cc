@@ -13,7 +13,6 @@
 #include <variant>
 
 #include "util/file.h"
-#include "util/line_reader.h"
 #include "util/source_location.h"
 #include "util/units.h"
 
@@ -576,173 +575,11 @@ class JsonDagParser {
   std::vector<size_t> edge_index_;  // graph edge -> index in the file's list
 };
 
-// ---------------------------------------------------------------------------------------------
-// STG reader.
-
-struct Token {
-  std::string_view text;
-  int column;  // 1-based
-};
-
-std::vector<Token> Tokenize(std::string_view line) {
-  std::vector<Token> out;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
-    const size_t begin = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
-    if (i > begin) out.push_back({line.substr(begin, i - begin), static_cast<int>(begin) + 1});
-  }
-  return out;
-}
-
 }  // namespace
 
 util::Result<TaskGraph> ParseDagJson(std::string_view text, const std::string& file_name,
                                      const DagReadOptions& options) {
   return JsonDagParser(text, file_name, options).Parse();
-}
-
-util::Result<TaskGraph> ParseDagStg(std::string_view text, const std::string& file_name,
-                                    const DagReadOptions& options) {
-  TaskGraph graph;
-  if (!options.processors.empty()) {
-    graph.processors = options.processors;
-  } else {
-    if (options.stg_processors <= 0) {
-      return util::InputError({file_name, 0, 0}, "",
-                              "STG files name no processors; give their number (--procs N)");
-    }
-    if (options.stg_processors > kMaxDagProcessors) {
-      return util::InputError({file_name, 0, 0}, "",
-                              fmt::format("{} processors", options.stg_processors),
-                              fmt::format("at most {}", kMaxDagProcessors));
-    }
-    for (int32_t p = 0; p < options.stg_processors; ++p) {
-      graph.processors.push_back({fmt::format("P{}", p + 1), ""});
-    }
-  }
-  const int32_t np = graph.num_processors();
-
-  auto integer = [&](const Token& tok, int line, const std::string& what,
-                     int64_t max) -> util::Result<int64_t> {
-    int64_t v = 0;
-    auto [ptr, ec] = std::from_chars(tok.text.data(), tok.text.data() + tok.text.size(), v);
-    if (ec != std::errc() || ptr != tok.text.data() + tok.text.size() || v < 0 || v > max) {
-      return util::InputError({file_name, line, tok.column}, what,
-                              fmt::format("'{}' is not valid", tok.text),
-                              fmt::format("an integer from 0 to {}", max));
-    }
-    return v;
-  };
-
-  int64_t n_total = -1;  // tasks including the two dummies
-  int64_t next_task = 0;
-  std::vector<std::vector<std::pair<int64_t, Token>>> preds;  // per task: (pred id, where)
-  std::vector<int> pred_line;
-  util::LineReader lines(text);
-  std::string_view line;
-  while (lines.Next(line)) {
-    const int line_no = lines.line_number();
-    std::vector<Token> toks = Tokenize(line);
-    if (toks.empty() || toks[0].text[0] == '#') continue;
-    if (n_total < 0) {
-      if (toks.size() != 1) {
-        return util::InputError({file_name, line_no, toks[1].column}, "",
-                                "unexpected text after the number of tasks", "one integer");
-      }
-      ASSIGN_OR_RETURN(int64_t n, integer(toks[0], line_no, "number of tasks", kMaxDagTasks - 2));
-      n_total = n + 2;
-      if (n_total * np > kMaxDagCostCells) {
-        return util::InputError({file_name, line_no, toks[0].column}, "number of tasks",
-                                fmt::format("{} tasks x {} processors", n_total, np),
-                                fmt::format("at most {} costs in all", kMaxDagCostCells));
-      }
-      continue;
-    }
-    if (next_task >= n_total) {
-      return util::InputError({file_name, line_no, toks[0].column}, "",
-                              fmt::format("unexpected line after the {} task lines", n_total),
-                              "only '#' comments");
-    }
-    const std::string where = fmt::format("task {}", next_task);
-    if (toks.size() < 3) {
-      return util::InputError({file_name, line_no, toks.back().column}, where, "too few fields",
-                              "id, processing time, number of predecessors");
-    }
-    ASSIGN_OR_RETURN(int64_t id, integer(toks[0], line_no, where + " id", n_total - 1));
-    if (id != next_task) {
-      return util::InputError({file_name, line_no, toks[0].column}, where + " id",
-                              fmt::format("task {} listed where task {} belongs", id, next_task),
-                              "tasks in order 0, 1, 2, ...");
-    }
-    double cost = 0;
-    {
-      const Token& tok = toks[1];
-      auto [ptr, ec] = std::from_chars(tok.text.data(), tok.text.data() + tok.text.size(), cost);
-      if (ec != std::errc() || ptr != tok.text.data() + tok.text.size() || !std::isfinite(cost) ||
-          cost < 0) {
-        return util::InputError({file_name, line_no, tok.column}, where + " processing time",
-                                fmt::format("'{}' is not valid", tok.text), "a number >= 0");
-      }
-    }
-    ASSIGN_OR_RETURN(int64_t npred,
-                     integer(toks[2], line_no, where + " number of predecessors", n_total));
-    if (static_cast<int64_t>(toks.size()) != 3 + npred) {
-      const Token& tok =
-          static_cast<int64_t>(toks.size()) > 3 + npred ? toks[3 + npred] : toks.back();
-      return util::InputError(
-          {file_name, line_no, tok.column}, where,
-          fmt::format("{} predecessors listed, {} announced", toks.size() - 3, npred),
-          "as many predecessor ids as announced");
-    }
-    graph.tasks.push_back({std::to_string(id), std::vector<double>(np, cost)});
-    preds.emplace_back();
-    pred_line.push_back(line_no);
-    for (int64_t k = 0; k < npred; ++k) {
-      ASSIGN_OR_RETURN(int64_t pred,
-                       integer(toks[3 + k], line_no, where + " predecessor", n_total - 1));
-      preds.back().push_back({pred, toks[3 + k]});
-    }
-    ++next_task;
-  }
-  if (n_total < 0) {
-    return util::InputError({file_name, 1, 0}, "", "the file is empty",
-                            "the number of tasks on the first line");
-  }
-  if (next_task < n_total) {
-    // Points at the first missing line.
-    return util::InputError({file_name, lines.line_number() + 1, 0}, "",
-                            fmt::format("{} task lines, {} announced", next_task, n_total),
-                            "n + 2 task lines including the dummy entry and exit");
-  }
-  std::map<std::pair<int32_t, int32_t>, bool> seen;
-  std::vector<std::pair<int, int>> edge_where;  // line, column
-  for (int32_t t = 0; t < static_cast<int32_t>(preds.size()); ++t) {
-    for (const auto& [pred, tok] : preds[t]) {
-      const util::SourceLocation at{file_name, pred_line[t], tok.column};
-      const std::string where = fmt::format("task {} predecessor", t);
-      if (pred == t) return util::InputError(at, where, "the task depends on itself");
-      if (!seen.emplace(std::make_pair(static_cast<int32_t>(pred), t), true).second) {
-        return util::InputError(at, where, fmt::format("predecessor {} listed twice", pred));
-      }
-      graph.edges.push_back({static_cast<int32_t>(pred), t, 0});
-      edge_where.push_back({pred_line[t], tok.column});
-    }
-  }
-  std::vector<int32_t> cycle = graph.FindCycle();
-  if (!cycle.empty()) {
-    std::string path = graph.tasks[graph.edges[cycle[0]].from].name;
-    for (int32_t k : cycle) path += " -> " + graph.tasks[graph.edges[k].to].name;
-    const auto [l, c] = edge_where[cycle[0]];
-    return util::InputError({file_name, l, c},
-                            fmt::format("task {} predecessor", graph.edges[cycle[0]].to),
-                            "cycle " + path, "an acyclic graph");
-  }
-  graph.name = file_name;
-  Status st = graph.Finalize();
-  if (!st.ok()) return util::InputError({file_name, 0, 0}, "", st.message());
-  return graph;
 }
 
 util::Result<TaskGraph> ReadDag(const std::string& path, const DagReadOptions& options) {

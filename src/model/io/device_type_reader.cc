@@ -11,6 +11,7 @@
 #include <tuple>
 #include <utility>
 
+#include "model/io/yaml_reader.h"
 #include "util/file.h"
 #include "util/source_location.h"
 #include "util/units.h"
@@ -18,6 +19,7 @@
 namespace hetsched::model::io {
 namespace {
 
+using util::Result;
 using util::SourceLocation;
 using util::Status;
 
@@ -44,22 +46,6 @@ bool ValidName(const std::string& name) {
   });
 }
 
-std::string Describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-      return "empty";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a map";
-    case YAML::NodeType::Scalar:
-      return fmt::format("'{}'", node.Scalar());
-    case YAML::NodeType::Undefined:
-      break;
-  }
-  return "missing";
-}
-
 std::string JoinNames(const std::vector<std::string>& names) {
   std::string out;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -69,67 +55,14 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return out;
 }
 
-// One `device_types` list being read: turns YAML marks into 1-based locations.
-class Reader {
- public:
-  explicit Reader(const std::string& file) : file_(file) {}
-
-  SourceLocation At(const YAML::Mark& mark) const {
-    return SourceLocation{file_, mark.line >= 0 ? mark.line + 1 : 0,
-                          mark.column >= 0 ? mark.column + 1 : 0};
+Result<std::string> Name(const YamlReader& r, const YAML::Node& node, const std::string& field) {
+  ASSIGN_OR_RETURN(std::string text, r.Scalar(node, field, kNameExpected));
+  std::string name = Lower(text);
+  if (!ValidName(name)) {
+    return r.Error(node, field, fmt::format("'{}' is not a valid name", text), kNameExpected);
   }
-  SourceLocation At(const YAML::Node& node) const { return At(node.Mark()); }
-
-  Status Error(const YAML::Node& at, const std::string& field, const std::string& problem,
-               const std::string& expected = "") const {
-    return util::InputError(At(at), field, problem, expected);
-  }
-
-  util::Result<std::string> Scalar(const YAML::Node& node, const std::string& field,
-                                   const std::string& expected) const {
-    if (!node.IsScalar()) return Error(node, field, "is " + Describe(node), expected);
-    return node.Scalar();
-  }
-
-  // A finite decimal number; range checks are the caller's.
-  util::Result<double> Number(const YAML::Node& node, const std::string& field,
-                              const std::string& expected) const {
-    ASSIGN_OR_RETURN(std::string text, Scalar(node, field, expected));
-    const char* first = text.data();
-    const char* last = text.data() + text.size();
-    double value = 0;
-    auto [ptr, ec] = std::from_chars(first, last, value);
-    if (ec != std::errc() || ptr != last || text.empty()) {
-      return Error(node, field, fmt::format("'{}' is not a number", text), expected);
-    }
-    if (!std::isfinite(value)) {
-      return Error(node, field, fmt::format("'{}' is not a finite number", text), expected);
-    }
-    return value;
-  }
-
-  // A quantity with a unit parsed by one of util's parsers (ParseBytes, ParsePower, ...).
-  template <typename T, typename Parser>
-  util::Result<T> Quantity(const YAML::Node& node, const std::string& field, Parser parse,
-                           const std::string& expected) const {
-    ASSIGN_OR_RETURN(std::string text, Scalar(node, field, expected));
-    util::Result<T> value = parse(text);
-    if (!value.ok()) return Error(node, field, value.status().message());
-    return value;
-  }
-
-  util::Result<std::string> Name(const YAML::Node& node, const std::string& field) const {
-    ASSIGN_OR_RETURN(std::string text, Scalar(node, field, kNameExpected));
-    std::string name = Lower(text);
-    if (!ValidName(name)) {
-      return Error(node, field, fmt::format("'{}' is not a valid name", text), kNameExpected);
-    }
-    return name;
-  }
-
- private:
-  std::string file_;
-};
+  return name;
+}
 
 // A field as written: its key (for "unknown field" errors) and its value.
 struct Field {
@@ -139,14 +72,14 @@ struct Field {
 
 class EntryParser {
  public:
-  EntryParser(const Reader& reader, std::string path, DeviceCatalog& catalog)
+  EntryParser(const YamlReader& reader, std::string path, DeviceCatalog& catalog)
       : r_(reader), path_(std::move(path)), catalog_(catalog) {}
 
   // Parses one list item and upserts it. `first_seen` maps names already read from this list
   // to the line they were defined on.
   Status Parse(const YAML::Node& item, std::map<std::string, int>& first_seen) {
     if (!item.IsMap()) {
-      return r_.Error(item, path_, "is " + Describe(item),
+      return r_.Error(item, path_, "is " + YamlReader::Describe(item),
                       "a map of device-type fields with at least 'name'");
     }
     RETURN_IF_ERROR(CollectFields(item));
@@ -156,7 +89,7 @@ class EntryParser {
       return r_.Error(item, path_ + ".name", "missing", "the device type's name, like 'a100-80g'");
     }
     const YAML::Node& name_node = name_field->second.value;
-    ASSIGN_OR_RETURN(std::string name, r_.Name(name_node, F("name")));
+    ASSIGN_OR_RETURN(std::string name, Name(r_, name_node, F("name")));
 
     int line = r_.At(name_node).line;
     if (auto [it, inserted] = first_seen.emplace(name, line); !inserted) {
@@ -197,7 +130,7 @@ class EntryParser {
     for (auto it = item.begin(); it != item.end(); ++it) {
       const YAML::Node key = it->first;  // a copy: `it->` yields a temporary proxy
       if (!key.IsScalar()) {
-        return r_.Error(key, path_, "has a field name that is " + Describe(key),
+        return r_.Error(key, path_, "has a field name that is " + YamlReader::Describe(key),
                         "field names like 'name' or 'peak_power'");
       }
       const std::string& k = key.Scalar();
@@ -268,7 +201,7 @@ class EntryParser {
     }
     if (const YAML::Node* v = Value("price_per_hour")) {
       constexpr const char* kExpected = "US dollars per device-hour, like 2.5";
-      ASSIGN_OR_RETURN(double price, r_.Number(*v, F("price_per_hour"), kExpected));
+      ASSIGN_OR_RETURN(double price, r_.FiniteNumber(*v, F("price_per_hour"), kExpected));
       if (price < 0 || price > kMaxPricePerHour) {
         return r_.Error(*v, F("price_per_hour"), fmt::format("{} is out of range", price),
                         kExpected);
@@ -277,7 +210,7 @@ class EntryParser {
     }
     if (const YAML::Node* v = Value("efficiency")) {
       constexpr const char* kExpected = "a fraction of peak in (0, 1], like 0.6";
-      ASSIGN_OR_RETURN(double eff, r_.Number(*v, F("efficiency"), kExpected));
+      ASSIGN_OR_RETURN(double eff, r_.FiniteNumber(*v, F("efficiency"), kExpected));
       if (!(eff > 0 && eff <= 1)) {
         return r_.Error(*v, F("efficiency"), fmt::format("{} is outside (0, 1]", eff), kExpected);
       }
@@ -309,7 +242,7 @@ class EntryParser {
     const YAML::Node* v = Value(field);
     if (!v) return Status::Ok();
     constexpr const char* kExpected = "a non-negative number of TFLOPS (TOPS for int8)";
-    ASSIGN_OR_RETURN(double value, r_.Number(*v, F(field), kExpected));
+    ASSIGN_OR_RETURN(double value, r_.FiniteNumber(*v, F(field), kExpected));
     if (value < 0 || value > kMaxTflops) {
       return r_.Error(*v, F(field), fmt::format("{} is out of range", value), kExpected);
     }
@@ -319,7 +252,8 @@ class EntryParser {
 
   Status ParseAliases(const YAML::Node& v) {
     constexpr const char* kExpected = "a list of names like [v100]";
-    if (!v.IsSequence()) return r_.Error(v, F("aliases"), "is " + Describe(v), kExpected);
+    if (!v.IsSequence())
+      return r_.Error(v, F("aliases"), "is " + YamlReader::Describe(v), kExpected);
     if (v.size() > kMaxListLength) {
       return r_.Error(v, F("aliases"), fmt::format("has {} entries", v.size()), "at most 64");
     }
@@ -327,7 +261,7 @@ class EntryParser {
     for (size_t i = 0; i < v.size(); ++i) {
       const YAML::Node& a = v[i];
       std::string field = fmt::format("{}[{}]", F("aliases"), i);
-      ASSIGN_OR_RETURN(std::string alias, r_.Name(a, field));
+      ASSIGN_OR_RETURN(std::string alias, Name(r_, a, field));
       if (alias == type_.name) {
         return r_.Error(a, field, fmt::format("'{}' is the type's own name", alias),
                         "other names for the type");
@@ -349,7 +283,8 @@ class EntryParser {
 
   Status ParseStacks(const YAML::Node& v) {
     constexpr const char* kExpected = "a list of stacks like [\"cuda 12.2\", x86_64]";
-    if (!v.IsSequence()) return r_.Error(v, F("stacks"), "is " + Describe(v), kExpected);
+    if (!v.IsSequence())
+      return r_.Error(v, F("stacks"), "is " + YamlReader::Describe(v), kExpected);
     if (v.size() == 0) return r_.Error(v, F("stacks"), "is empty", kExpected);
     if (v.size() > kMaxListLength) {
       return r_.Error(v, F("stacks"), fmt::format("has {} entries", v.size()), "at most 64");
@@ -427,20 +362,21 @@ class EntryParser {
         "throughput: 1, power: 1}]";
     const std::string field = F("power_cap_curve");
     if (!list.IsSequence() || list.size() == 0 || list.size() > kMaxListLength) {
-      return r_.Error(list, field,
-                      list.IsSequence() ? "has no points or too many" : "is " + Describe(list),
-                      kExpected);
+      return r_.Error(
+          list, field,
+          list.IsSequence() ? "has no points or too many" : "is " + YamlReader::Describe(list),
+          kExpected);
     }
     std::vector<PowerCapPoint> points;
     for (size_t i = 0; i < list.size(); ++i) {
       const YAML::Node p = list[i];
       const std::string at = fmt::format("{}[{}]", field, i);
-      if (!p.IsMap()) return r_.Error(p, at, "is " + Describe(p), kExpected);
+      if (!p.IsMap()) return r_.Error(p, at, "is " + YamlReader::Describe(p), kExpected);
       for (auto it = p.begin(); it != p.end(); ++it) {
         const YAML::Node key = it->first;
         if (!key.IsScalar() ||
             (key.Scalar() != "cap" && key.Scalar() != "throughput" && key.Scalar() != "power")) {
-          return r_.Error(key, at, "has an unknown field " + Describe(key),
+          return r_.Error(key, at, "has an unknown field " + YamlReader::Describe(key),
                           "cap, throughput and power");
         }
       }
@@ -452,7 +388,7 @@ class EntryParser {
       for (const auto& [name, slot, max] : parts) {
         const YAML::Node v = p[name];
         if (!v) return r_.Error(p, at + "." + name, "is missing", kExpected);
-        ASSIGN_OR_RETURN(*slot, r_.Number(v, at + "." + name, kExpected));
+        ASSIGN_OR_RETURN(*slot, r_.FiniteNumber(v, at + "." + name, kExpected));
         if (!(*slot > 0 && *slot <= max)) {
           return r_.Error(v, at + "." + name, fmt::format("{} is outside (0, {}]", *slot, max),
                           kExpected);
@@ -474,7 +410,7 @@ class EntryParser {
     return Status::Ok();
   }
 
-  const Reader& r_;
+  const YamlReader& r_;
   std::string path_;
   DeviceCatalog& catalog_;
   std::map<std::string, Field> fields_;
@@ -482,10 +418,10 @@ class EntryParser {
   std::optional<DeviceTypeId> own_id_;
 };
 
-Status ParseList(const YAML::Node& list, const Reader& reader, DeviceCatalog& catalog) {
+Status ParseList(const YAML::Node& list, const YamlReader& reader, DeviceCatalog& catalog) {
   if (list.IsNull()) return Status::Ok();
   if (!list.IsSequence()) {
-    return reader.Error(list, "device_types", "is " + Describe(list),
+    return reader.Error(list, "device_types", "is " + YamlReader::Describe(list),
                         "a list of device types, each a map starting with '- name: ...'");
   }
   if (list.size() > kMaxDeviceTypesPerList) {
@@ -513,7 +449,7 @@ const std::vector<std::string>& DeviceTypeFieldNames() {
 
 Status ParseDeviceTypesYaml(const YAML::Node& list, const std::string& file_name,
                             DeviceCatalog& catalog) {
-  Reader reader(file_name);
+  YamlReader reader(file_name);
   // Work on a copy so that a failure part-way leaves the caller's catalog as it was.
   DeviceCatalog updated = catalog;
   try {
@@ -527,7 +463,7 @@ Status ParseDeviceTypesYaml(const YAML::Node& list, const std::string& file_name
 
 util::Result<DeviceCatalog> ParseDeviceTypesDocument(std::string_view text,
                                                      const std::string& file_name) {
-  Reader reader(file_name);
+  YamlReader reader(file_name);
   constexpr const char* kExpected = "a map with the single key 'device_types:'";
   YAML::Node root;
   try {
@@ -538,7 +474,7 @@ util::Result<DeviceCatalog> ParseDeviceTypesDocument(std::string_view text,
   DeviceCatalog catalog = DeviceCatalog::BuiltIn();
   try {
     if (!root.IsMap()) {
-      return reader.Error(root, "", "the document is " + Describe(root), kExpected);
+      return reader.Error(root, "", "the document is " + YamlReader::Describe(root), kExpected);
     }
     std::optional<YAML::Node> types;
     for (auto it = root.begin(); it != root.end(); ++it) {

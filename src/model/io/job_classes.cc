@@ -9,10 +9,10 @@
 
 namespace hetsched::model::io {
 
-util::Result<JobClasses> ParseJobClasses(const YamlFields& r, const YAML::Node& node) {
+util::Result<JobClasses> ParseJobClasses(const YamlReader& r, const YAML::Node& node) {
   static const std::set<std::string, std::less<>> kFields = {"priority", "weight"};
   const std::string kinds = "training, batch, inference or realtime";
-  if (!node.IsMap()) return r.Error(node, "classes", "is not a mapping", "a job kind per key");
+  RETURN_IF_ERROR(r.Mapping(node, "classes", "a job kind per key"));
   JobClasses classes;
   for (const auto& kv : node) {
     const std::string name = kv.first.Scalar();
@@ -21,9 +21,7 @@ util::Result<JobClasses> ParseJobClasses(const YamlFields& r, const YAML::Node& 
     if (!kind.ok() || *kind == JobKind::kService) {
       return r.Error(kv.first, field, "is not a job kind of training work", kinds);
     }
-    if (!kv.second.IsMap()) {
-      return r.Error(kv.second, field, "is not a mapping", "{priority: 1, weight: 2}");
-    }
+    RETURN_IF_ERROR(r.Mapping(kv.second, field, "{priority: 1, weight: 2}"));
     JobClass c;
     for (const auto& f : kv.second) {
       const std::string key = f.first.Scalar();

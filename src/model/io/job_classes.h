@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <map>
 
-#include "model/io/yaml_fields.h"
+#include "model/io/yaml_reader.h"
 #include "model/job.h"
 #include "util/status.h"
 
@@ -26,7 +26,7 @@ struct JobClass {
 using JobClasses = std::map<JobKind, JobClass>;
 
 // The mapping at `node` (field "classes"); errors are located ("file:line:column: field: ...").
-util::Result<JobClasses> ParseJobClasses(const YamlFields& r, const YAML::Node& node);
+util::Result<JobClasses> ParseJobClasses(const YamlReader& r, const YAML::Node& node);
 
 // `job` with its kind's class applied (unchanged when its kind has none).
 void ApplyJobClass(const JobClasses& classes, Job& job);

@@ -1,7 +1,6 @@
 #include "model/io/workload_reader.h"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <charconv>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "model/catalog.h"
+#include "model/io/document.h"
 #include "model/io/gavel_reader.h"
 #include "model/model_spec.h"
 #include "util/file.h"
@@ -29,293 +29,6 @@ namespace {
 using util::Result;
 using util::SourceLocation;
 using util::Status;
-
-// Both input formats are first turned into this small tree so that one set of field parsers
-// (and one set of error messages) serves YAML and JSONL. Scalars keep their text; the field
-// parsers decide what the text must be.
-struct Value {
-  enum class Kind { kNull, kScalar, kList, kMap };
-  struct Field;
-  Kind kind = Kind::kNull;
-  std::string text;  // scalars only
-  std::vector<Value> items;
-  std::vector<Field> fields;  // maps only, in file order, keys unique
-  int line = 0;               // 1-based; 0 unknown
-  int column = 0;
-};
-
-struct Value::Field {
-  std::string key;
-  int line = 0;
-  int column = 0;
-  Value value;
-};
-
-// Nesting deeper than this is no workload; refusing it keeps the recursive conversion safe.
-constexpr int kMaxDepth = 64;
-
-std::string KindName(const Value& v) {
-  switch (v.kind) {
-    case Value::Kind::kNull:
-      return "empty";
-    case Value::Kind::kScalar:
-      return fmt::format("'{}'", v.text);
-    case Value::Kind::kList:
-      return "a list";
-    case Value::Kind::kMap:
-      return "a map";
-  }
-  return "unknown";
-}
-
-// ---------------------------------------------------------------------------------------------
-// YAML -> Value
-
-class YamlConverter {
- public:
-  YamlConverter(const std::string& file, size_t budget) : file_(file), budget_(budget) {}
-
-  Status Convert(const YAML::Node& node, int depth, Value* out) {
-    const YAML::Mark mark = node.Mark();
-    out->line = mark.is_null() ? 0 : mark.line + 1;
-    out->column = mark.is_null() ? 0 : mark.column + 1;
-    // Aliases make yaml-cpp share nodes; expanding them could grow exponentially ("billion
-    // laughs"). Without aliases a document has fewer nodes than bytes, so this budget only
-    // stops expansion beyond the size of the text.
-    if (budget_ == 0) {
-      return util::InputError(Loc(*out), "",
-                              "the document expands to more values than its text holds",
-                              "no deeply repeated YAML aliases");
-    }
-    --budget_;
-    if (depth > kMaxDepth) {
-      return util::InputError(Loc(*out), "", fmt::format("nesting deeper than {}", kMaxDepth));
-    }
-    switch (node.Type()) {
-      case YAML::NodeType::Undefined:
-      case YAML::NodeType::Null:
-        out->kind = Value::Kind::kNull;
-        return Status::Ok();
-      case YAML::NodeType::Scalar:
-        out->kind = Value::Kind::kScalar;
-        out->text = node.Scalar();
-        return Status::Ok();
-      case YAML::NodeType::Sequence:
-        out->kind = Value::Kind::kList;
-        for (const YAML::Node& item : node) {
-          out->items.emplace_back();
-          RETURN_IF_ERROR(Convert(item, depth + 1, &out->items.back()));
-        }
-        return Status::Ok();
-      case YAML::NodeType::Map:
-        out->kind = Value::Kind::kMap;
-        std::unordered_map<std::string, int> keys;  // key -> line, to report duplicates
-        for (const auto& entry : node) {
-          Value::Field field;
-          const YAML::Mark key_mark = entry.first.Mark();
-          field.line = key_mark.is_null() ? out->line : key_mark.line + 1;
-          field.column = key_mark.is_null() ? out->column : key_mark.column + 1;
-          if (!entry.first.IsScalar()) {
-            return util::InputError({file_, field.line, field.column}, "",
-                                    "a map key is not a plain name", "keys like 'gang_size'");
-          }
-          field.key = entry.first.Scalar();
-          auto [seen, inserted] = keys.emplace(field.key, field.line);
-          if (!inserted) {
-            return util::InputError({file_, field.line, field.column}, field.key,
-                                    fmt::format("appears twice (first at line {})", seen->second),
-                                    "each key once");
-          }
-          RETURN_IF_ERROR(Convert(entry.second, depth + 1, &field.value));
-          out->fields.push_back(std::move(field));
-        }
-        return Status::Ok();
-    }
-    out->kind = Value::Kind::kNull;
-    return Status::Ok();
-  }
-
- private:
-  SourceLocation Loc(const Value& v) const { return {file_, v.line, v.column}; }
-  const std::string& file_;
-  size_t budget_;
-};
-
-// ---------------------------------------------------------------------------------------------
-// JSON -> Value (no positions inside a line: nlohmann does not keep them)
-
-Status ConvertJson(const nlohmann::json& j, const SourceLocation& at, int depth, Value* out) {
-  out->line = at.line;
-  if (depth > kMaxDepth) {
-    return util::InputError(at, "", fmt::format("nesting deeper than {}", kMaxDepth));
-  }
-  switch (j.type()) {
-    case nlohmann::json::value_t::null:
-    case nlohmann::json::value_t::discarded:
-      out->kind = Value::Kind::kNull;
-      return Status::Ok();
-    case nlohmann::json::value_t::string:
-      out->kind = Value::Kind::kScalar;
-      out->text = j.get_ref<const std::string&>();
-      return Status::Ok();
-    case nlohmann::json::value_t::boolean:
-      out->kind = Value::Kind::kScalar;
-      out->text = j.get<bool>() ? "true" : "false";
-      return Status::Ok();
-    case nlohmann::json::value_t::number_integer:
-    case nlohmann::json::value_t::number_unsigned:
-    case nlohmann::json::value_t::number_float:
-      out->kind = Value::Kind::kScalar;
-      out->text = j.dump();
-      return Status::Ok();
-    case nlohmann::json::value_t::array:
-      out->kind = Value::Kind::kList;
-      for (const nlohmann::json& item : j) {
-        out->items.emplace_back();
-        RETURN_IF_ERROR(ConvertJson(item, at, depth + 1, &out->items.back()));
-      }
-      return Status::Ok();
-    case nlohmann::json::value_t::object:
-      out->kind = Value::Kind::kMap;
-      for (const auto& [key, item] : j.items()) {
-        Value::Field field;
-        field.key = key;
-        field.line = at.line;
-        RETURN_IF_ERROR(ConvertJson(item, at, depth + 1, &field.value));
-        out->fields.push_back(std::move(field));
-      }
-      return Status::Ok();
-    case nlohmann::json::value_t::binary:
-      break;
-  }
-  return util::InputError(at, "", "binary values are not supported");
-}
-
-// ---------------------------------------------------------------------------------------------
-// Field parsers. Each takes the value and the path used in messages ("jobs[3].gang_size").
-
-class FieldParser {
- public:
-  explicit FieldParser(const std::string& file) : file_(file) {}
-
-  SourceLocation Loc(const Value& v) const { return {file_, v.line, v.column}; }
-
-  Status Error(const Value& v, const std::string& path, const std::string& problem,
-               const std::string& expected = "") const {
-    return util::InputError(Loc(v), path, problem, expected);
-  }
-
-  Result<std::string> String(const Value& v, const std::string& path) const {
-    if (v.kind != Value::Kind::kScalar || v.text.empty()) {
-      return Error(v, path, fmt::format("is {}", KindName(v)), "a non-empty string");
-    }
-    return v.text;
-  }
-
-  Result<int64_t> Integer(const Value& v, const std::string& path, int64_t min, int64_t max,
-                          const std::string& expected) const {
-    ASSIGN_OR_RETURN(int64_t value, Scalar<int64_t>(v, path, "an integer", expected));
-    if (value < min || value > max) {
-      return Error(v, path, fmt::format("is {}", v.text), expected);
-    }
-    return value;
-  }
-
-  // A finite number >= min (or > min when `strict`).
-  Result<double> Number(const Value& v, const std::string& path, double min, bool strict,
-                        const std::string& expected) const {
-    ASSIGN_OR_RETURN(double value, Scalar<double>(v, path, "a number", expected));
-    if (!std::isfinite(value)) {
-      return Error(v, path, fmt::format("'{}' is not finite", v.text), expected);
-    }
-    if (value < min || (strict && value == min)) {
-      return Error(v, path, fmt::format("is {}", v.text), expected);
-    }
-    return value;
-  }
-
-  Result<bool> Bool(const Value& v, const std::string& path) const {
-    if (v.kind == Value::Kind::kScalar) {
-      if (v.text == "true" || v.text == "True" || v.text == "TRUE") return true;
-      if (v.text == "false" || v.text == "False" || v.text == "FALSE") return false;
-    }
-    return Error(v, path, fmt::format("is {}", KindName(v)), "true or false");
-  }
-
-  // Seconds as a number or a duration string ("10m", "2h").
-  Result<double> Seconds(const Value& v, const std::string& path,
-                         const std::string& expected = "seconds or a duration like 10m") const {
-    if (v.kind != Value::Kind::kScalar) {
-      return Error(v, path, fmt::format("is {}", KindName(v)), expected);
-    }
-    auto parsed = util::ParseDuration(v.text);
-    if (!parsed.ok()) {
-      return Error(v, path, parsed.status().message(), expected);
-    }
-    return *parsed;
-  }
-
-  Result<uint64_t> Bytes(const Value& v, const std::string& path) const {
-    if (v.kind != Value::Kind::kScalar) {
-      return Error(v, path, fmt::format("is {}", KindName(v)), "a byte count like 40GiB");
-    }
-    auto parsed = util::ParseBytes(v.text);
-    if (!parsed.ok()) return Error(v, path, parsed.status().message(), "a byte count like 40GiB");
-    return *parsed;
-  }
-
-  Status Expect(const Value& v, Value::Kind kind, const std::string& path,
-                const std::string& expected) const {
-    if (v.kind != kind) return Error(v, path, fmt::format("is {}", KindName(v)), expected);
-    return Status::Ok();
-  }
-
-  // Rejects keys of `map` not in `known`, naming the known ones.
-  Status OnlyKnown(const Value& map, const std::string& path,
-                   const std::vector<std::string_view>& known) const {
-    for (const Value::Field& f : map.fields) {
-      if (std::find(known.begin(), known.end(), f.key) == known.end()) {
-        return util::InputError({file_, f.line, f.column}, Join(path, f.key), "unknown field",
-                                fmt::format("one of: {}", fmt::join(known, ", ")));
-      }
-    }
-    return Status::Ok();
-  }
-
-  static std::string Join(const std::string& path, std::string_view key) {
-    return path.empty() ? std::string(key) : path + "." + std::string(key);
-  }
-
- private:
-  // The whole scalar text as a T (std::from_chars), or an error naming `what` it is not.
-  template <typename T>
-  Result<T> Scalar(const Value& v, const std::string& path, const char* what,
-                   const std::string& expected) const {
-    if (v.kind != Value::Kind::kScalar) {
-      return Error(v, path, fmt::format("is {}", KindName(v)), expected);
-    }
-    T value{};
-    const char* first = v.text.data();
-    const char* last = first + v.text.size();
-    auto [ptr, ec] = std::from_chars(first, last, value);
-    if (ec == std::errc::result_out_of_range) {
-      return Error(v, path, fmt::format("{} is out of range", v.text), expected);
-    }
-    if (ec != std::errc() || ptr != last) {
-      return Error(v, path, fmt::format("'{}' is not {}", v.text, what), expected);
-    }
-    return value;
-  }
-
-  const std::string& file_;
-};
-
-const Value::Field* FindField(const Value& map, std::string_view key) {
-  for (const Value::Field& f : map.fields) {
-    if (f.key == key) return &f;
-  }
-  return nullptr;
-}
 
 const std::vector<std::string_view> kJobFields = {"name",
                                                   "kind",
@@ -384,19 +97,19 @@ bool IsYamlNonFinite(const std::string& text) {
 class JobParser {
  public:
   // Device type names resolve against `catalog`, which must outlive the parser.
-  JobParser(const std::string& file, const Value* defaults, const DeviceCatalog& catalog)
+  JobParser(const std::string& file, const DocValue* defaults, const DeviceCatalog& catalog)
       : p_(file), defaults_(defaults), catalog_(catalog) {}
 
   // Looks a field up in the job, then in `defaults:`. `path` gets the path to report.
-  const Value* Get(const Value& job, std::string_view key, const std::string& job_path,
-                   std::string* path) const {
-    if (const Value::Field* f = FindField(job, key)) {
-      *path = FieldParser::Join(job_path, key);
+  const DocValue* Get(const DocValue& job, std::string_view key, const std::string& job_path,
+                      std::string* path) const {
+    if (const DocValue::Field* f = FindField(job, key)) {
+      *path = DocReader::Join(job_path, key);
       return &f->value;
     }
     if (defaults_ != nullptr) {
-      if (const Value::Field* f = FindField(*defaults_, key)) {
-        *path = FieldParser::Join("defaults", key);
+      if (const DocValue::Field* f = FindField(*defaults_, key)) {
+        *path = DocReader::Join("defaults", key);
         return &f->value;
       }
     }
@@ -405,7 +118,7 @@ class JobParser {
 
   Status CheckDefaults() const {
     if (defaults_ == nullptr) return Status::Ok();
-    RETURN_IF_ERROR(p_.Expect(*defaults_, Value::Kind::kMap, "defaults", "a map of job fields"));
+    RETURN_IF_ERROR(p_.Expect(*defaults_, DocValue::Kind::kMap, "defaults", "a map of job fields"));
     std::vector<std::string_view> allowed;
     for (std::string_view f : kJobFields) {
       if (std::find(kNotDefaults.begin(), kNotDefaults.end(), f) == kNotDefaults.end()) {
@@ -415,9 +128,9 @@ class JobParser {
     return p_.OnlyKnown(*defaults_, "defaults", allowed);
   }
 
-  Result<JobTemplate> Parse(const Value& v, size_t entry) const {
+  Result<JobTemplate> Parse(const DocValue& v, size_t entry) const {
     const std::string jp = fmt::format("jobs[{}]", entry);
-    RETURN_IF_ERROR(p_.Expect(v, Value::Kind::kMap, jp, "a map of job fields"));
+    RETURN_IF_ERROR(p_.Expect(v, DocValue::Kind::kMap, jp, "a map of job fields"));
     RETURN_IF_ERROR(p_.OnlyKnown(v, jp, kJobFields));
     JobTemplate t;
     t.entry = entry;
@@ -426,11 +139,11 @@ class JobParser {
     Job& job = t.job;
     std::string path;
 
-    const Value* name = Get(v, "name", jp, &path);
+    const DocValue* name = Get(v, "name", jp, &path);
     if (name == nullptr) return p_.Error(v, jp + ".name", "is missing", "a unique job name");
     ASSIGN_OR_RETURN(job.name, p_.String(*name, path));
 
-    if (const Value* x = Get(v, "kind", jp, &path)) {
+    if (const DocValue* x = Get(v, "kind", jp, &path)) {
       ASSIGN_OR_RETURN(std::string text, p_.String(*x, path));
       auto kind = ParseJobKind(text);
       if (!kind.ok()) {
@@ -439,47 +152,47 @@ class JobParser {
       }
       job.kind = *kind;
     }
-    if (const Value* x = Get(v, "job_type", jp, &path)) {
+    if (const DocValue* x = Get(v, "job_type", jp, &path)) {
       ASSIGN_OR_RETURN(job.job_type, p_.String(*x, path));
     }
 
-    if (const Value* x = Get(v, "gang_size", jp, &path)) {
+    if (const DocValue* x = Get(v, "gang_size", jp, &path)) {
       ASSIGN_OR_RETURN(int64_t g, p_.Integer(*x, path, 1, std::numeric_limits<int32_t>::max(),
                                              "a positive integer"));
       job.gang_size = static_cast<int32_t>(g);
     }
     job.min_workers = job.max_workers = job.gang_size;
-    if (const Value* x = Get(v, "elastic", jp, &path)) {
+    if (const DocValue* x = Get(v, "elastic", jp, &path)) {
       RETURN_IF_ERROR(ParseElastic(*x, path, &job));
     }
 
-    const Value* stacks = Get(v, "stacks", jp, &path);
+    const DocValue* stacks = Get(v, "stacks", jp, &path);
     if (stacks == nullptr) {
       return p_.Error(v, jp + ".stacks", "is missing",
                       "a list of stacks the job can run on, like [cuda>=11.8, rocm]");
     }
     RETURN_IF_ERROR(ParseStacks(*stacks, path, &job));
 
-    if (const Value* x = Get(v, "memory_per_worker", jp, &path)) {
+    if (const DocValue* x = Get(v, "memory_per_worker", jp, &path)) {
       ASSIGN_OR_RETURN(job.memory_per_worker, p_.Bytes(*x, path));
     }
-    if (const Value* x = Get(v, "cores", jp, &path)) {
+    if (const DocValue* x = Get(v, "cores", jp, &path)) {
       ASSIGN_OR_RETURN(int64_t cores, p_.Integer(*x, path, 0, kMaxCoresPerWorker,
                                                  fmt::format("a whole number of cores from 0 to {}",
                                                              kMaxCoresPerWorker)));
       job.cores_per_worker = static_cast<int32_t>(cores);
     }
-    if (const Value* x = Get(v, "host_memory", jp, &path)) {
+    if (const DocValue* x = Get(v, "host_memory", jp, &path)) {
       ASSIGN_OR_RETURN(job.host_memory_per_worker, p_.Bytes(*x, path));
     }
-    if (const Value* x = Get(v, "throughput", jp, &path)) {
+    if (const DocValue* x = Get(v, "throughput", jp, &path)) {
       RETURN_IF_ERROR(ParseThroughput(*x, path, &job));
     }
     if (job.kind == JobKind::kService) {
       RETURN_IF_ERROR(ParseService(v, jp, &job));
     } else {
       for (std::string_view key : kServiceFields) {
-        if (const Value* x = Get(v, key, jp, &path)) {
+        if (const DocValue* x = Get(v, key, jp, &path)) {
           return p_.Error(*x, path, "applies only to services",
                           "kind: service, or no " + std::string(key));
         }
@@ -487,48 +200,49 @@ class JobParser {
       RETURN_IF_ERROR(ParseWork(v, jp, &job));
     }
 
-    if (const Value* x = Get(v, "ops", jp, &path)) RETURN_IF_ERROR(ParseOps(*x, path, &job));
-    if (const Value* x = Get(v, "sync_bytes_per_step", jp, &path)) {
+    if (const DocValue* x = Get(v, "ops", jp, &path)) RETURN_IF_ERROR(ParseOps(*x, path, &job));
+    if (const DocValue* x = Get(v, "sync_bytes_per_step", jp, &path)) {
       ASSIGN_OR_RETURN(job.sync_bytes_per_step, p_.Bytes(*x, path));
     }
-    if (const Value* x = Get(v, "priority", jp, &path)) {
+    if (const DocValue* x = Get(v, "priority", jp, &path)) {
       ASSIGN_OR_RETURN(int64_t prio,
                        p_.Integer(*x, path, std::numeric_limits<int32_t>::min(),
                                   std::numeric_limits<int32_t>::max(), "a 32-bit integer"));
       job.priority = static_cast<int32_t>(prio);
     }
-    if (const Value* x = Get(v, "priority_weight", jp, &path)) {
+    if (const DocValue* x = Get(v, "priority_weight", jp, &path)) {
       ASSIGN_OR_RETURN(job.priority_weight,
                        p_.Number(*x, path, 0, /*strict=*/true, "a positive number"));
     }
-    if (const Value* x = Get(v, "preemptible", jp, &path)) {
+    if (const DocValue* x = Get(v, "preemptible", jp, &path)) {
       ASSIGN_OR_RETURN(job.preemptible, p_.Bool(*x, path));
     }
-    if (const Value* x = Get(v, "portable_checkpoint", jp, &path)) {
+    if (const DocValue* x = Get(v, "portable_checkpoint", jp, &path)) {
       ASSIGN_OR_RETURN(job.portable_checkpoint, p_.Bool(*x, path));
     }
     // An estimate above the time limit is not an error: users write that. Both are lengths of
     // time, not instants, so `repeat:` copies keep them unchanged.
-    if (const Value* x = Get(v, "estimate", jp, &path)) {
+    if (const DocValue* x = Get(v, "estimate", jp, &path)) {
       ASSIGN_OR_RETURN(job.estimate_s,
                        JobTime(*x, path, 0, "a positive duration up to 10 years, like 2h"));
     }
-    if (const Value* x = Get(v, "time_limit", jp, &path)) {
+    if (const DocValue* x = Get(v, "time_limit", jp, &path)) {
       ASSIGN_OR_RETURN(
           job.time_limit_s,
           JobTime(*x, path, kMinTimeLimitS,
                   fmt::format("a duration from {} s to 10 years, like 4h", kMinTimeLimitS)));
     }
-    if (const Value* x = Get(v, "data", jp, &path)) RETURN_IF_ERROR(ParseData(*x, path, &job));
-    if (const Value* x = Get(v, "pinned_devices", jp, &path)) {
-      RETURN_IF_ERROR(p_.Expect(*x, Value::Kind::kList, path, "a list of 'node' or 'node/index'"));
+    if (const DocValue* x = Get(v, "data", jp, &path)) RETURN_IF_ERROR(ParseData(*x, path, &job));
+    if (const DocValue* x = Get(v, "pinned_devices", jp, &path)) {
+      RETURN_IF_ERROR(
+          p_.Expect(*x, DocValue::Kind::kList, path, "a list of 'node' or 'node/index'"));
       for (size_t i = 0; i < x->items.size(); ++i) {
         ASSIGN_OR_RETURN(std::string dev, p_.String(x->items[i], fmt::format("{}[{}]", path, i)));
         job.pinned_devices.push_back(std::move(dev));
       }
     }
-    if (const Value* x = Get(v, "command", jp, &path)) {
-      RETURN_IF_ERROR(p_.Expect(*x, Value::Kind::kList, path, "a non-empty list of strings"));
+    if (const DocValue* x = Get(v, "command", jp, &path)) {
+      RETURN_IF_ERROR(p_.Expect(*x, DocValue::Kind::kList, path, "a non-empty list of strings"));
       if (x->items.empty()) {
         return p_.Error(*x, path, "is empty", "a non-empty list of strings (program, arguments)");
       }
@@ -538,10 +252,10 @@ class JobParser {
         job.command.push_back(std::move(arg));
       }
     }
-    if (const Value* x = Get(v, "arrival", jp, &path)) {
+    if (const DocValue* x = Get(v, "arrival", jp, &path)) {
       ASSIGN_OR_RETURN(job.arrival_s, p_.Seconds(*x, path));
     }
-    if (const Value* x = Get(v, "deadline", jp, &path)) {
+    if (const DocValue* x = Get(v, "deadline", jp, &path)) {
       ASSIGN_OR_RETURN(double deadline, p_.Seconds(*x, path));
       if (deadline <= job.arrival_s) {
         return p_.Error(
@@ -556,9 +270,9 @@ class JobParser {
 
  private:
   // `estimate` or `time_limit`: a duration > 0, at least `min_s` and at most kMaxJobTimeS.
-  Result<double> JobTime(const Value& x, const std::string& path, double min_s,
+  Result<double> JobTime(const DocValue& x, const std::string& path, double min_s,
                          const std::string& expected) const {
-    if (x.kind == Value::Kind::kScalar && IsYamlNonFinite(x.text)) {
+    if (x.kind == DocValue::Kind::kScalar && IsYamlNonFinite(x.text)) {
       return p_.Error(x, path, fmt::format("'{}' is not finite", x.text), expected);
     }
     ASSIGN_OR_RETURN(double s, p_.Seconds(x, path, expected));
@@ -578,16 +292,16 @@ class JobParser {
   }
 
   // A service's model, SLO and request stream (ServiceSpec in model/job.h).
-  Status ParseService(const Value& v, const std::string& jp, Job* job) const {
+  Status ParseService(const DocValue& v, const std::string& jp, Job* job) const {
     ServiceSpec service;
     std::string path;
     for (std::string_view key : {"work", "duration", "gang_size", "elastic", "pinned_devices"}) {
-      if (const Value* x = Get(v, key, jp, &path)) {
+      if (const DocValue* x = Get(v, key, jp, &path)) {
         return p_.Error(*x, path, "does not apply to a service",
                         "a service's replicas are sized by hetsched from its load");
       }
     }
-    const Value* model = Get(v, "model", jp, &path);
+    const DocValue* model = Get(v, "model", jp, &path);
     if (model == nullptr) {
       return p_.Error(v, jp + ".model", "is missing", "a model preset such as llama-70b");
     }
@@ -595,16 +309,16 @@ class JobParser {
     if (auto shape = PresetShape(service.model); !shape.ok()) {
       return p_.Error(*model, path, shape.status().message(), "a model preset");
     }
-    if (const Value* x = Get(v, "slo", jp, &path)) {
-      RETURN_IF_ERROR(p_.Expect(*x, Value::Kind::kMap, path, "{ttft: 2s, tpot: 100ms}"));
+    if (const DocValue* x = Get(v, "slo", jp, &path)) {
+      RETURN_IF_ERROR(p_.Expect(*x, DocValue::Kind::kMap, path, "{ttft: 2s, tpot: 100ms}"));
       RETURN_IF_ERROR(p_.OnlyKnown(*x, path, {"ttft", "tpot", "percentile"}));
-      if (const Value::Field* f = FindField(*x, "ttft")) {
+      if (const DocValue::Field* f = FindField(*x, "ttft")) {
         ASSIGN_OR_RETURN(service.ttft_s, p_.Seconds(f->value, path + ".ttft"));
       }
-      if (const Value::Field* f = FindField(*x, "tpot")) {
+      if (const DocValue::Field* f = FindField(*x, "tpot")) {
         ASSIGN_OR_RETURN(service.tpot_s, p_.Seconds(f->value, path + ".tpot"));
       }
-      if (const Value::Field* f = FindField(*x, "percentile")) {
+      if (const DocValue::Field* f = FindField(*x, "percentile")) {
         ASSIGN_OR_RETURN(service.percentile, p_.Number(f->value, path + ".percentile", 0,
                                                        /*strict=*/true, "a percent in (0, 100]"));
         if (service.percentile > 100) {
@@ -616,20 +330,20 @@ class JobParser {
         return p_.Error(*x, path, "has a zero latency target", "positive ttft and tpot");
       }
     }
-    if (const Value* x = Get(v, "requests", jp, &path)) {
+    if (const DocValue* x = Get(v, "requests", jp, &path)) {
       ASSIGN_OR_RETURN(std::string file, p_.String(*x, path));
       const std::filesystem::path base = std::filesystem::path(p_.Loc(*x).file).parent_path();
       service.requests_file =
           std::filesystem::path(file).is_absolute() || base.empty() ? file : (base / file).string();
     }
-    if (const Value* x = Get(v, "rate", jp, &path)) {
+    if (const DocValue* x = Get(v, "rate", jp, &path)) {
       const char* kExpected = "a list of [time of day, requests/s] pairs like [[0h, 2], [14h, 10]]";
-      RETURN_IF_ERROR(p_.Expect(*x, Value::Kind::kList, path, kExpected));
+      RETURN_IF_ERROR(p_.Expect(*x, DocValue::Kind::kList, path, kExpected));
       if (x->items.empty()) return p_.Error(*x, path, "is empty", kExpected);
       for (size_t i = 0; i < x->items.size(); ++i) {
-        const Value& point = x->items[i];
+        const DocValue& point = x->items[i];
         const std::string pp = fmt::format("{}[{}]", path, i);
-        RETURN_IF_ERROR(p_.Expect(point, Value::Kind::kList, pp, kExpected));
+        RETURN_IF_ERROR(p_.Expect(point, DocValue::Kind::kList, pp, kExpected));
         if (point.items.size() != 2) {
           return p_.Error(point, pp, fmt::format("has {} items", point.items.size()), kExpected);
         }
@@ -652,14 +366,14 @@ class JobParser {
       for (const auto& [t, r] : service.rate) any = any || r > 0;
       if (!any) return p_.Error(*x, path, "is zero all day", "some rate above 0");
     }
-    if (const Value* x = Get(v, "tokens", jp, &path)) {
+    if (const DocValue* x = Get(v, "tokens", jp, &path)) {
       if (!service.requests_file.empty()) {
         return p_.Error(*x, path, "is given with a trace", "no tokens: the trace has them");
       }
-      RETURN_IF_ERROR(p_.Expect(*x, Value::Kind::kMap, path, "{input: 1024, output: 256}"));
+      RETURN_IF_ERROR(p_.Expect(*x, DocValue::Kind::kMap, path, "{input: 1024, output: 256}"));
       RETURN_IF_ERROR(p_.OnlyKnown(*x, path, {"input", "output"}));
-      const Value::Field* in = FindField(*x, "input");
-      const Value::Field* out = FindField(*x, "output");
+      const DocValue::Field* in = FindField(*x, "input");
+      const DocValue::Field* out = FindField(*x, "output");
       if (in == nullptr || out == nullptr) {
         return p_.Error(*x, path, "needs both input and output", "{input: 1024, output: 256}");
       }
@@ -684,11 +398,11 @@ class JobParser {
     return Status::Ok();
   }
 
-  Status ParseElastic(const Value& x, const std::string& path, Job* job) const {
-    RETURN_IF_ERROR(p_.Expect(x, Value::Kind::kMap, path, "a map with min and max workers"));
+  Status ParseElastic(const DocValue& x, const std::string& path, Job* job) const {
+    RETURN_IF_ERROR(p_.Expect(x, DocValue::Kind::kMap, path, "a map with min and max workers"));
     RETURN_IF_ERROR(p_.OnlyKnown(x, path, {"min", "max"}));
-    const Value::Field* min = FindField(x, "min");
-    const Value::Field* max = FindField(x, "max");
+    const DocValue::Field* min = FindField(x, "min");
+    const DocValue::Field* max = FindField(x, "max");
     if (min == nullptr || max == nullptr) {
       return p_.Error(x, path, "needs both min and max", "elastic: {min: 1, max: 8}");
     }
@@ -708,9 +422,9 @@ class JobParser {
     return Status::Ok();
   }
 
-  Status ParseStacks(const Value& x, const std::string& path, Job* job) const {
+  Status ParseStacks(const DocValue& x, const std::string& path, Job* job) const {
     const char* kExpected = "a non-empty list of stacks like [cuda>=11.8, rocm]";
-    RETURN_IF_ERROR(p_.Expect(x, Value::Kind::kList, path, kExpected));
+    RETURN_IF_ERROR(p_.Expect(x, DocValue::Kind::kList, path, kExpected));
     if (x.items.empty()) return p_.Error(x, path, "is empty", kExpected);
     for (size_t i = 0; i < x.items.size(); ++i) {
       const std::string item_path = fmt::format("{}[{}]", path, i);
@@ -722,11 +436,11 @@ class JobParser {
     return Status::Ok();
   }
 
-  Status ParseThroughput(const Value& x, const std::string& path, Job* job) const {
-    RETURN_IF_ERROR(
-        p_.Expect(x, Value::Kind::kMap, path, "a map of device type to steps/s, like {v100: 12}"));
-    for (const Value::Field& f : x.fields) {
-      const std::string fp = FieldParser::Join(path, f.key);
+  Status ParseThroughput(const DocValue& x, const std::string& path, Job* job) const {
+    RETURN_IF_ERROR(p_.Expect(x, DocValue::Kind::kMap, path,
+                              "a map of device type to steps/s, like {v100: 12}"));
+    for (const DocValue::Field& f : x.fields) {
+      const std::string fp = DocReader::Join(path, f.key);
       const DeviceType* type = catalog_.Find(f.key);
       if (type == nullptr) {
         return util::InputError({p_.Loc(x).file, f.line, f.column}, fp,
@@ -746,11 +460,11 @@ class JobParser {
   }
 
   // `work` in steps, or `duration` on `reference_device` (work = duration x throughput there).
-  Status ParseWork(const Value& v, const std::string& jp, Job* job) const {
+  Status ParseWork(const DocValue& v, const std::string& jp, Job* job) const {
     std::string work_path, duration_path, ref_path;
-    const Value* work = Get(v, "work", jp, &work_path);
-    const Value* duration = Get(v, "duration", jp, &duration_path);
-    const Value* ref = Get(v, "reference_device", jp, &ref_path);
+    const DocValue* work = Get(v, "work", jp, &work_path);
+    const DocValue* duration = Get(v, "duration", jp, &duration_path);
+    const DocValue* ref = Get(v, "reference_device", jp, &ref_path);
     if (work != nullptr && duration != nullptr) {
       return p_.Error(*duration, duration_path, "is given together with work",
                       "either work (steps) or duration with reference_device");
@@ -796,19 +510,19 @@ class JobParser {
     return Status::Ok();
   }
 
-  Status ParseOps(const Value& x, const std::string& path, Job* job) const {
-    RETURN_IF_ERROR(p_.Expect(x, Value::Kind::kMap, path,
+  Status ParseOps(const DocValue& x, const std::string& path, Job* job) const {
+    RETURN_IF_ERROR(p_.Expect(x, DocValue::Kind::kMap, path,
                               "a map with flops_per_step, bytes_per_step, precision"));
     RETURN_IF_ERROR(p_.OnlyKnown(x, path, {"flops_per_step", "bytes_per_step", "precision"}));
     OperatorLoad ops;
-    const Value::Field* flops = FindField(x, "flops_per_step");
+    const DocValue::Field* flops = FindField(x, "flops_per_step");
     if (flops == nullptr) return p_.Error(x, path + ".flops_per_step", "is missing");
     ASSIGN_OR_RETURN(ops.flops_per_step, p_.Number(flops->value, path + ".flops_per_step", 0,
                                                    /*strict=*/true, "a positive FLOP count"));
-    if (const Value::Field* f = FindField(x, "bytes_per_step")) {
+    if (const DocValue::Field* f = FindField(x, "bytes_per_step")) {
       ASSIGN_OR_RETURN(ops.bytes_per_step, p_.Bytes(f->value, path + ".bytes_per_step"));
     }
-    if (const Value::Field* f = FindField(x, "precision")) {
+    if (const DocValue::Field* f = FindField(x, "precision")) {
       ASSIGN_OR_RETURN(std::string prec, p_.String(f->value, path + ".precision"));
       if (prec == "fp16" || prec == "bf16") {
         ops.low_precision = true;
@@ -823,25 +537,25 @@ class JobParser {
     return Status::Ok();
   }
 
-  Status ParseData(const Value& x, const std::string& path, Job* job) const {
+  Status ParseData(const DocValue& x, const std::string& path, Job* job) const {
     RETURN_IF_ERROR(
-        p_.Expect(x, Value::Kind::kMap, path, "a map with size, location and checkpoint"));
+        p_.Expect(x, DocValue::Kind::kMap, path, "a map with size, location and checkpoint"));
     RETURN_IF_ERROR(p_.OnlyKnown(x, path, {"size", "location", "checkpoint"}));
-    if (const Value::Field* f = FindField(x, "size")) {
+    if (const DocValue::Field* f = FindField(x, "size")) {
       ASSIGN_OR_RETURN(job->data_bytes, p_.Bytes(f->value, path + ".size"));
     }
-    if (const Value::Field* f = FindField(x, "checkpoint")) {
+    if (const DocValue::Field* f = FindField(x, "checkpoint")) {
       ASSIGN_OR_RETURN(job->checkpoint_bytes, p_.Bytes(f->value, path + ".checkpoint"));
     }
-    if (const Value::Field* f = FindField(x, "location")) {
+    if (const DocValue::Field* f = FindField(x, "location")) {
       ASSIGN_OR_RETURN(job->data_location, p_.String(f->value, path + ".location"));
     }
     return Status::Ok();
   }
 
-  Status ParseRepeat(const Value& v, const std::string& jp, JobTemplate* t) const {
-    const Value::Field* repeat = FindField(v, "repeat");
-    const Value::Field* every = FindField(v, "every");
+  Status ParseRepeat(const DocValue& v, const std::string& jp, JobTemplate* t) const {
+    const DocValue::Field* repeat = FindField(v, "repeat");
+    const DocValue::Field* every = FindField(v, "every");
     if (repeat == nullptr) {
       if (every != nullptr) {
         return p_.Error(every->value, jp + ".every", "is given without repeat",
@@ -860,7 +574,7 @@ class JobParser {
     }
     ASSIGN_OR_RETURN(t->every_s, p_.Seconds(every->value, jp + ".every"));
     if (t->job.name.find("{i}") == std::string::npos) {
-      const Value::Field* name = FindField(v, "name");
+      const DocValue::Field* name = FindField(v, "name");
       return p_.Error(name->value, jp + ".name",
                       fmt::format("'{}' has no {{i}} placeholder for the copy number", t->job.name),
                       "a pattern like 'infer-{i}' when repeat is given");
@@ -868,8 +582,8 @@ class JobParser {
     return Status::Ok();
   }
 
-  FieldParser p_;
-  const Value* defaults_;
+  DocReader p_;
+  const DocValue* defaults_;
   const DeviceCatalog& catalog_;
 };
 
@@ -959,31 +673,20 @@ std::string Lower(std::string s) {
 
 Result<Workload> ParseWorkloadYaml(std::string_view text, const std::string& file_name,
                                    const DeviceCatalog& catalog) {
-  Value root;
-  try {
-    YAML::Node node = YAML::Load(std::string(text));
-    YamlConverter converter(file_name, text.size() + 1024);
-    RETURN_IF_ERROR(converter.Convert(node, 0, &root));
-  } catch (const YAML::Exception& e) {
-    SourceLocation at{file_name, e.mark.is_null() ? 0 : e.mark.line + 1,
-                      e.mark.is_null() ? 0 : e.mark.column + 1};
-    return util::InputError(at, "", fmt::format("not valid YAML: {}", e.msg));
-  } catch (const std::exception& e) {
-    return util::InputError({file_name, 0, 0}, "", fmt::format("cannot read YAML: {}", e.what()));
-  }
-  FieldParser p(file_name);
-  if (root.kind != Value::Kind::kMap) {
+  ASSIGN_OR_RETURN(const DocValue root, ParseYamlDocument(text, file_name));
+  DocReader p(file_name);
+  if (root.kind != DocValue::Kind::kMap) {
     return p.Error(root, "", fmt::format("the document is {}", KindName(root)),
                    "a map with a 'jobs' list");
   }
   RETURN_IF_ERROR(p.OnlyKnown(root, "", {"jobs", "defaults"}));
-  const Value::Field* jobs = FindField(root, "jobs");
+  const DocValue::Field* jobs = FindField(root, "jobs");
   if (jobs == nullptr) return p.Error(root, "jobs", "is missing", "a list of jobs");
-  RETURN_IF_ERROR(p.Expect(jobs->value, Value::Kind::kList, "jobs", "a list of jobs"));
+  RETURN_IF_ERROR(p.Expect(jobs->value, DocValue::Kind::kList, "jobs", "a list of jobs"));
   if (jobs->value.items.empty()) {
     return p.Error(jobs->value, "jobs", "is empty", "at least one job");
   }
-  const Value::Field* defaults = FindField(root, "defaults");
+  const DocValue::Field* defaults = FindField(root, "defaults");
   JobParser parser(file_name, defaults ? &defaults->value : nullptr, catalog);
   RETURN_IF_ERROR(parser.CheckDefaults());
   std::vector<JobTemplate> templates;
@@ -1005,10 +708,10 @@ Result<Workload> ParseWorkloadJsonl(std::string_view text, const std::string& fi
     const int line_no = lines.line_number();
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
     const SourceLocation at{file_name, line_no, 0};
-    Value value;
+    DocValue value;
     try {
       nlohmann::json j = nlohmann::json::parse(line);
-      RETURN_IF_ERROR(ConvertJson(j, at, 0, &value));
+      RETURN_IF_ERROR(FromJson(j, at, &value));
     } catch (const nlohmann::json::parse_error& e) {
       // nlohmann counts bytes from 1 up to and including the offending one.
       const int column = static_cast<int>(

@@ -1,0 +1,188 @@
+#include "model/io/document.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <exception>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+#include <utility>
+
+namespace hetsched::model::io {
+
+using util::Result;
+using util::SourceLocation;
+using util::Status;
+
+namespace {
+
+// Nesting deeper than this is no workload; refusing it keeps the recursive conversion safe.
+constexpr int kMaxDepth = 64;
+
+// ---------------------------------------------------------------------------------------------
+// YAML -> DocValue
+
+class YamlConverter {
+ public:
+  YamlConverter(const std::string& file, size_t budget) : file_(file), budget_(budget) {}
+
+  Status Convert(const YAML::Node& node, int depth, DocValue* out) {
+    const YAML::Mark mark = node.Mark();
+    out->line = mark.is_null() ? 0 : mark.line + 1;
+    out->column = mark.is_null() ? 0 : mark.column + 1;
+    // Aliases make yaml-cpp share nodes; expanding them could grow exponentially ("billion
+    // laughs"). Without aliases a document has fewer nodes than bytes, so this budget only
+    // stops expansion beyond the size of the text.
+    if (budget_ == 0) {
+      return util::InputError(Loc(*out), "",
+                              "the document expands to more values than its text holds",
+                              "no deeply repeated YAML aliases");
+    }
+    --budget_;
+    if (depth > kMaxDepth) {
+      return util::InputError(Loc(*out), "", fmt::format("nesting deeper than {}", kMaxDepth));
+    }
+    switch (node.Type()) {
+      case YAML::NodeType::Undefined:
+      case YAML::NodeType::Null:
+        out->kind = DocValue::Kind::kNull;
+        return Status::Ok();
+      case YAML::NodeType::Scalar:
+        out->kind = DocValue::Kind::kScalar;
+        out->text = node.Scalar();
+        return Status::Ok();
+      case YAML::NodeType::Sequence:
+        out->kind = DocValue::Kind::kList;
+        for (const YAML::Node& item : node) {
+          out->items.emplace_back();
+          RETURN_IF_ERROR(Convert(item, depth + 1, &out->items.back()));
+        }
+        return Status::Ok();
+      case YAML::NodeType::Map:
+        out->kind = DocValue::Kind::kMap;
+        std::unordered_map<std::string, int> keys;  // key -> line, to report duplicates
+        for (const auto& entry : node) {
+          DocValue::Field field;
+          const YAML::Mark key_mark = entry.first.Mark();
+          field.line = key_mark.is_null() ? out->line : key_mark.line + 1;
+          field.column = key_mark.is_null() ? out->column : key_mark.column + 1;
+          if (!entry.first.IsScalar()) {
+            return util::InputError({file_, field.line, field.column}, "",
+                                    "a map key is not a plain name", "keys like 'gang_size'");
+          }
+          field.key = entry.first.Scalar();
+          auto [seen, inserted] = keys.emplace(field.key, field.line);
+          if (!inserted) {
+            return util::InputError({file_, field.line, field.column}, field.key,
+                                    fmt::format("appears twice (first at line {})", seen->second),
+                                    "each key once");
+          }
+          RETURN_IF_ERROR(Convert(entry.second, depth + 1, &field.value));
+          out->fields.push_back(std::move(field));
+        }
+        return Status::Ok();
+    }
+    out->kind = DocValue::Kind::kNull;
+    return Status::Ok();
+  }
+
+ private:
+  SourceLocation Loc(const DocValue& v) const { return {file_, v.line, v.column}; }
+  const std::string& file_;
+  size_t budget_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// JSON -> DocValue (no positions inside a line: nlohmann does not keep them)
+
+Status ConvertJson(const nlohmann::json& j, const SourceLocation& at, int depth, DocValue* out) {
+  out->line = at.line;
+  if (depth > kMaxDepth) {
+    return util::InputError(at, "", fmt::format("nesting deeper than {}", kMaxDepth));
+  }
+  switch (j.type()) {
+    case nlohmann::json::value_t::null:
+    case nlohmann::json::value_t::discarded:
+      out->kind = DocValue::Kind::kNull;
+      return Status::Ok();
+    case nlohmann::json::value_t::string:
+      out->kind = DocValue::Kind::kScalar;
+      out->text = j.get_ref<const std::string&>();
+      return Status::Ok();
+    case nlohmann::json::value_t::boolean:
+      out->kind = DocValue::Kind::kScalar;
+      out->text = j.get<bool>() ? "true" : "false";
+      return Status::Ok();
+    case nlohmann::json::value_t::number_integer:
+    case nlohmann::json::value_t::number_unsigned:
+    case nlohmann::json::value_t::number_float:
+      out->kind = DocValue::Kind::kScalar;
+      out->text = j.dump();
+      return Status::Ok();
+    case nlohmann::json::value_t::array:
+      out->kind = DocValue::Kind::kList;
+      for (const nlohmann::json& item : j) {
+        out->items.emplace_back();
+        RETURN_IF_ERROR(ConvertJson(item, at, depth + 1, &out->items.back()));
+      }
+      return Status::Ok();
+    case nlohmann::json::value_t::object:
+      out->kind = DocValue::Kind::kMap;
+      for (const auto& [key, item] : j.items()) {
+        DocValue::Field field;
+        field.key = key;
+        field.line = at.line;
+        RETURN_IF_ERROR(ConvertJson(item, at, depth + 1, &field.value));
+        out->fields.push_back(std::move(field));
+      }
+      return Status::Ok();
+    case nlohmann::json::value_t::binary:
+      break;
+  }
+  return util::InputError(at, "", "binary values are not supported");
+}
+
+}  // namespace
+
+std::string KindName(const DocValue& v) {
+  switch (v.kind) {
+    case DocValue::Kind::kNull:
+      return "empty";
+    case DocValue::Kind::kScalar:
+      return fmt::format("'{}'", v.text);
+    case DocValue::Kind::kList:
+      return "a list";
+    case DocValue::Kind::kMap:
+      return "a map";
+  }
+  return "unknown";
+}
+
+Result<DocValue> ParseYamlDocument(std::string_view text, const std::string& file_name) {
+  DocValue root;
+  try {
+    YAML::Node node = YAML::Load(std::string(text));
+    YamlConverter converter(file_name, text.size() + 1024);
+    RETURN_IF_ERROR(converter.Convert(node, 0, &root));
+  } catch (const YAML::Exception& e) {
+    SourceLocation at{file_name, e.mark.is_null() ? 0 : e.mark.line + 1,
+                      e.mark.is_null() ? 0 : e.mark.column + 1};
+    return util::InputError(at, "", fmt::format("not valid YAML: {}", e.msg));
+  } catch (const std::exception& e) {
+    return util::InputError({file_name, 0, 0}, "", fmt::format("cannot read YAML: {}", e.what()));
+  }
+  return root;
+}
+
+Status FromJson(const nlohmann::json& j, const SourceLocation& at, DocValue* out) {
+  return ConvertJson(j, at, 0, out);
+}
+
+const DocValue::Field* FindField(const DocValue& map, std::string_view key) {
+  for (const DocValue::Field& f : map.fields) {
+    if (f.key == key) return &f;
+  }
+  return nullptr;
+}
+
+}  // namespace hetsched::model::io
