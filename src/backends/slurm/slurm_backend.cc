@@ -144,15 +144,32 @@ bool SlurmBackend::Managed(const std::string& partition) const {
 util::Result<SlurmBackend::Snapshot> SlurmBackend::TakeSnapshot() const {
   Snapshot snap;
   snap.taken_at = std::chrono::steady_clock::now();
+  // A controller that does not answer makes sinfo and squeue --json exit 0 with errors in
+  // the JSON: those come with the same hint as a failed command.
+  const auto with_hint = [&](const util::Status& st) {
+    const std::string hint = slurm::UnreachableHint(st.message(), options_.conf);
+    return hint.empty() ? st : util::Status::Unavailable(st.message() + "; " + hint);
+  };
   auto info = Run("sinfo", {"--json"});
-  if (!info.ok()) return util::Status::Unavailable("sinfo: " + info.status().message());
-  if (!info->succeeded()) return util::Status::Unavailable("sinfo: " + info->Failure());
-  ASSIGN_OR_RETURN(snap.nodes, slurm::ParseSinfoJson(info->out));
+  if (!info.ok() || !info->succeeded()) return Failed("sinfo --json", info);
+  auto nodes = slurm::ParseSinfoJson(info->out);
+  if (!nodes.ok()) return with_hint(nodes.status());
+  snap.nodes = std::move(nodes).value();
   auto queue = Run("squeue", {"--json"});
-  if (!queue.ok()) return util::Status::Unavailable("squeue: " + queue.status().message());
-  if (!queue->succeeded()) return util::Status::Unavailable("squeue: " + queue->Failure());
-  ASSIGN_OR_RETURN(snap.jobs, slurm::ParseSqueueJson(queue->out));
+  if (!queue.ok() || !queue->succeeded()) return Failed("squeue --json", queue);
+  auto jobs = slurm::ParseSqueueJson(queue->out);
+  if (!jobs.ok()) return with_hint(jobs.status());
+  snap.jobs = std::move(jobs).value();
   return snap;
+}
+
+util::Status SlurmBackend::Failed(const std::string& command,
+                                  const util::Result<util::CommandResult>& result) const {
+  const std::string said = result.ok() ? result->Failure() : result.status().message();
+  // Failure() keeps the first line; the line that says why is often a later one.
+  const std::string hint = slurm::UnreachableHint(result.ok() ? result->err : said, options_.conf);
+  return util::Status::Unavailable(
+      fmt::format("{}: {}{}", command, said, hint.empty() ? "" : "; " + hint));
 }
 
 void SlurmBackend::ReadLoop() {
@@ -209,6 +226,7 @@ void SlurmBackend::Recover() {
       p.job = job;
       p.attempt = attempt;
       p.node = j.required_nodes.empty() ? j.nodes : j.required_nodes;
+      p.placed_at = taken_at_;
       own_[id] = p;
       continue;
     }
@@ -222,6 +240,7 @@ void SlurmBackend::Recover() {
     a.placed = j.priority != 0 || slurm::JobEnded(j.state);
     a.restarts = j.restarts;
     a.node = j.required_nodes;
+    a.placed_at = taken_at_;
     adopted_[kAdoptedPrefix + std::to_string(id)] = a;
   }
   // What changed while no backend watched comes out as events now.
@@ -281,14 +300,35 @@ void SlurmBackend::OwnJobEvents(int64_t slurm_id, Part& p) {
   if (slurm::JobEnded(j.state)) {
     p.ended = true;
     Exit(p.job, p.attempt, p.node, &j, p.stop_requested, "");
-  } else if (j.state == "PENDING" &&
-             (j.reason == "BadConstraints" || j.reason == "PartitionConfig")) {
-    // Slurm will never start it as submitted.
+  } else if (const std::string why = p.started ? "" : NotStarting(j, p.placed_at); !why.empty()) {
     p.ended = true;
     RunOrWarn("scancel", {std::to_string(slurm_id)});
-    events_.push_back({BackendEventKind::kStartFailed, p.job, p.attempt, p.node, 0, false,
-                       fmt::format("Slurm will not run it: {}", j.reason), ""});
+    TakeBack(p.job, p.attempt, p.node, slurm_id, why);
   }
+}
+
+std::string SlurmBackend::NotStarting(const slurm::Job& j,
+                                      std::chrono::steady_clock::time_point placed_at) const {
+  if (j.state != "PENDING") return "";
+  if (j.reason == "BadConstraints" || j.reason == "PartitionConfig") {
+    return fmt::format("Slurm will not run it: {}", j.reason);
+  }
+  if (taken_at_ - placed_at <= std::chrono::duration<double>(options_.start_timeout_s)) return "";
+  return fmt::format("Slurm did not start it within {} s: pending ({})", options_.start_timeout_s,
+                     j.reason);
+}
+
+void SlurmBackend::TakeBack(const std::string& job, int64_t attempt, const std::string& node,
+                            int64_t slurm_id, const std::string& why) {
+  if (options_.logger != nullptr) {
+    options_.logger->Warn("Slurm does not start a placed job; placement taken back",
+                          {{"job", job},
+                           {"attempt", attempt},
+                           {"node", node},
+                           {"slurm_job", slurm_id},
+                           {"why", why}});
+  }
+  events_.push_back({BackendEventKind::kStartFailed, job, attempt, node, 0, false, why, ""});
 }
 
 bool SlurmBackend::AdoptedJobEvents(const std::string& name, Adopted& a) {
@@ -363,6 +403,11 @@ void SlurmBackend::PlacedEvents(const std::string& name, Adopted& a, const slurm
       events_.push_back({BackendEventKind::kLost, name, a.attempt, a.node, -1, false,
                          fmt::format("Slurm requeued it ({})", j.reason), ""});
     }
+  } else if (const std::string why = a.started ? "" : NotStarting(j, a.placed_at); !why.empty()) {
+    // Held again, so that Slurm does not start it where it waits; the daemon places it anew.
+    a.placed = false;
+    if (j.priority != 0) RunOrWarn("scontrol", {"hold", std::to_string(a.slurm_id)});
+    TakeBack(name, a.attempt, a.node, a.slurm_id, why);
   }
 }
 
@@ -413,10 +458,15 @@ void SlurmBackend::NewJobEvents() {
     ev.kind = BackendEventKind::kSubmitted;
     ev.job = name;
     auto spec = slurm::JobRequestOf(j, name, options_.mapping, options_.catalog);
-    if (spec.ok()) {
-      ev.spec = *spec;
-    } else {
+    // Refused (the daemon fails it and cancels it in Slurm): what it cannot describe, and GPUs
+    // no one node holds, which the daemon could only place across nodes.
+    const std::string too_big = slurm::NoNodeHolds(j, nodes_, options_.mapping, options_.catalog);
+    if (!spec.ok()) {
       ev.message = spec.status().message();
+    } else if (!too_big.empty()) {
+      ev.message = too_big;
+    } else {
+      ev.spec = *spec;
     }
     events_.push_back(std::move(ev));
   }
@@ -430,6 +480,15 @@ util::Status SlurmBackend::Start(const LaunchSpec& spec) {
 }
 
 util::Status SlurmBackend::StartAdopted(Adopted& a, const LaunchSpec& spec) {
+  auto jt = jobs_.find(a.slurm_id);
+  const int64_t gpus = jt != jobs_.end() ? slurm::GpusPerNode(jt->second).count : 0;
+  if (gpus > 0 && static_cast<int64_t>(spec.node_devices.size()) != gpus) {
+    // Slurm would keep it pending on that node for good.
+    return util::Status::InvalidArgument(fmt::format(
+        "Slurm job {} asks for {} GPUs on one node (--gres counts are per node); this placement "
+        "gives it {} on {}",
+        a.slurm_id, gpus, spec.node_devices.size(), spec.node));
+  }
   a.attempt = spec.attempt;
   a.node = spec.node;
   a.started = false;
@@ -437,7 +496,6 @@ util::Status SlurmBackend::StartAdopted(Adopted& a, const LaunchSpec& spec) {
   a.deferred = false;
   a.placed = false;  // a last run Slurm still ends is no longer the daemon's attempt
   a.since = std::chrono::steady_clock::now();
-  auto jt = jobs_.find(a.slurm_id);
   if (jt != jobs_.end() && jt->second.state != "PENDING") {
     // Slurm is still ending its last run (e.g. NODE_FAIL before it requeues the job).
     a.deferred = true;
@@ -456,10 +514,8 @@ util::Status SlurmBackend::Place(Adopted& a) {
   }
   const auto must = [&](const std::vector<std::string>& args) -> util::Status {
     auto r = Run("scontrol", args);
-    if (!r.ok()) return r.status();
-    if (!r->succeeded()) {
-      return util::Status::Unavailable(
-          fmt::format("scontrol {}: {}", fmt::join(args, " "), r->Failure()));
+    if (!r.ok() || !r->succeeded()) {
+      return Failed(fmt::format("scontrol {}", fmt::join(args, " ")), r);
     }
     return util::Status::Ok();
   };
@@ -468,7 +524,7 @@ util::Status SlurmBackend::Place(Adopted& a) {
   to_release_.push_back({a.slurm_id, "slurm-" + id, a.attempt, a.node});
   a.placed = true;
   a.restarts = jt != jobs_.end() ? jt->second.restarts : 0;
-  a.since = std::chrono::steady_clock::now();
+  a.since = a.placed_at = std::chrono::steady_clock::now();
   return util::Status::Ok();
 }
 
@@ -491,8 +547,7 @@ util::Status SlurmBackend::StartOwn(const LaunchSpec& spec) {
   }
   ASSIGN_OR_RETURN(const std::string resources, ResourcesOn(*node, spec));
   auto r = Run("sbatch", SbatchArgs(spec, partition, resources), SbatchEnvironment(spec));
-  if (!r.ok()) return r.status();
-  if (!r->succeeded()) return util::Status::Unavailable("sbatch: " + r->Failure());
+  if (!r.ok() || !r->succeeded()) return Failed("sbatch", r);
   char* end = nullptr;
   const int64_t id = std::strtoll(r->out.c_str(), &end, 10);
   if (id <= 0) {
@@ -503,7 +558,7 @@ util::Status SlurmBackend::StartOwn(const LaunchSpec& spec) {
   p.job = spec.job;
   p.attempt = spec.attempt;
   p.node = spec.node;
-  p.since = std::chrono::steady_clock::now();
+  p.since = p.placed_at = std::chrono::steady_clock::now();
   own_[id] = p;
   to_release_.push_back({id, spec.job, spec.attempt, spec.node});
   return util::Status::Ok();
@@ -517,6 +572,11 @@ util::Result<std::string> SlurmBackend::ResourcesOn(const slurm::Node& node,
                           ? std::optional<std::string>(spec.device_type)
                           : slurm::CatalogTypeFor(g.type, options_.mapping, options_.catalog);
     if (type && *type == spec.device_type) {
+      if (static_cast<int64_t>(spec.node_devices.size()) > g.count) {
+        return util::Status::InvalidArgument(
+            fmt::format("node '{}' has {} GPUs of GRES gpu:{} and the placement asks for {}",
+                        spec.node, g.count, g.type, spec.node_devices.size()));
+      }
       return fmt::format("--gres=gpu:{}{}", g.type.empty() ? "" : g.type + ":",
                          spec.node_devices.size());
     }
@@ -585,18 +645,16 @@ void SlurmBackend::ReleasePlaced() {
       a->second.placed = false;
     }
     events_.push_back({BackendEventKind::kStartFailed, r.job, r.attempt, r.node, 0, false,
-                       fmt::format("scontrol release {}: {}", id,
-                                   one.ok() ? one->Failure() : one.status().message()),
-                       ""});
+                       Failed("scontrol release " + id, one).message(), ""});
   }
 }
 
 void SlurmBackend::RunOrWarn(const std::string& tool, const std::vector<std::string>& args) const {
   auto r = Run(tool, args);
   if ((r.ok() && r->succeeded()) || options_.logger == nullptr) return;
-  options_.logger->Warn("a Slurm command failed",
-                        {{"command", fmt::format("{} {}", tool, fmt::join(args, " "))},
-                         {"error", r.ok() ? r->Failure() : r.status().message()}});
+  options_.logger->Warn(
+      "a Slurm command failed",
+      {{"error", Failed(fmt::format("{} {}", tool, fmt::join(args, " ")), r).message()}});
 }
 
 util::Status SlurmBackend::Stop(const std::string& job, int64_t attempt, double grace_s) {
@@ -615,7 +673,7 @@ util::Status SlurmBackend::Stop(const std::string& job, int64_t attempt, double 
       // Released but not started (or not yet placed): held again, and that attempt is over.
       if (!a.deferred) {
         auto r = Run("scontrol", {"hold", id});
-        if (!r.ok()) return r.status();
+        if (!r.ok()) return Failed("scontrol hold " + id, r);
       }
       a.placed = a.deferred = false;
       BackendEvent ev;
@@ -628,8 +686,7 @@ util::Status SlurmBackend::Stop(const std::string& job, int64_t attempt, double 
       return util::Status::Ok();
     }
     auto r = Run("scontrol", {"requeuehold", id});
-    if (!r.ok()) return r.status();
-    if (!r->succeeded()) return util::Status::Unavailable("scontrol requeuehold: " + r->Failure());
+    if (!r.ok() || !r->succeeded()) return Failed("scontrol requeuehold " + id, r);
     return util::Status::Ok();
   }
   std::vector<std::string> ids;
@@ -640,8 +697,7 @@ util::Status SlurmBackend::Stop(const std::string& job, int64_t attempt, double 
   }
   if (ids.empty()) return util::Status::Ok();
   auto r = Run("scancel", ids);
-  if (!r.ok()) return r.status();
-  if (!r->succeeded()) return util::Status::Unavailable("scancel: " + r->Failure());
+  if (!r.ok() || !r->succeeded()) return Failed(fmt::format("scancel {}", fmt::join(ids, " ")), r);
   return util::Status::Ok();
 }
 
@@ -673,8 +729,7 @@ void SlurmBackend::Forget(const std::string& job) {
 util::Status SlurmBackend::SetNodePower(const std::string& node, bool on) {
   auto r = Run("scontrol", {"update", "NodeName=" + node,
                             std::string("State=") + (on ? "POWER_UP" : "POWER_DOWN")});
-  if (!r.ok()) return r.status();
-  if (!r->succeeded()) return util::Status::Unavailable("scontrol update: " + r->Failure());
+  if (!r.ok() || !r->succeeded()) return Failed("scontrol update NodeName=" + node, r);
   return util::Status::Ok();
 }
 

@@ -54,6 +54,10 @@ struct SlurmBackendOptions {
   std::string output_dir;
   double poll_interval_s = 1;  // at most one sinfo + squeue per interval
   double command_timeout_s = 30;
+  // A placement Slurm leaves pending this long after hetsched placed it is taken back: a start
+  // failure, with Slurm's pending reason (a reason Slurm never gets over, BadConstraints or
+  // PartitionConfig, takes it back at once).
+  double start_timeout_s = 120;
   Logger* logger = nullptr;  // Slurm unreachable, jobs it cannot describe; may be null
 };
 
@@ -99,6 +103,8 @@ class SlurmBackend final : public Backend {
     bool ended = false;  // its kExited is computed
     // When it was submitted: snapshots taken before then do not know it yet.
     std::chrono::steady_clock::time_point since{};
+    // What start_timeout_s counts from: its submission, or the first snapshot after a restart.
+    std::chrono::steady_clock::time_point placed_at{};
   };
   // A job submitted to Slurm directly, handed to the daemon as `slurm-ID`.
   struct Adopted {
@@ -115,6 +121,8 @@ class SlurmBackend final : public Backend {
     std::chrono::steady_clock::time_point deferred_since{};
     // When hetsched last acted on it (placed, stopped): older snapshots are not judged by.
     std::chrono::steady_clock::time_point since{};
+    // What start_timeout_s counts from: its placement, or the first snapshot after a restart.
+    std::chrono::steady_clock::time_point placed_at{};
   };
   // What sinfo and squeue said, and when they were asked.
   struct Snapshot {
@@ -124,8 +132,19 @@ class SlurmBackend final : public Backend {
   };
 
   explicit SlurmBackend(SlurmBackendOptions options);
-  // sinfo + squeue now, or what failed ("sinfo: exit status 1: ...").
+  // sinfo + squeue now, or what failed ("sinfo --json: exit status 1: ...").
   util::Result<Snapshot> TakeSnapshot() const;
+  // `command` failed, or could not run: kUnavailable naming it, with what Slurm said, and the
+  // fix when that says Slurm found no controller (slurm::UnreachableHint).
+  util::Status Failed(const std::string& command,
+                      const util::Result<util::CommandResult>& result) const;
+  // Why Slurm will not start a placed job that it still lists as pending, "" while it may:
+  // a reason it never gets over, or a wait past start_timeout_s since `placed_at`.
+  std::string NotStarting(const slurm::Job& j,
+                          std::chrono::steady_clock::time_point placed_at) const;
+  // A placement Slurm will not start is over (NotStarting says why): a kStartFailed, logged.
+  void TakeBack(const std::string& job, int64_t attempt, const std::string& node, int64_t slurm_id,
+                const std::string& why);
   void ReadLoop();  // the reader thread: a snapshot every poll interval
   // The reader's newest snapshot, if any, becomes the current one (Install), and the events
   // that follow from it are computed.

@@ -95,6 +95,16 @@ util::Result<json> ParseDocument(std::string_view text, const char* command, con
   return doc;
 }
 
+// GRES entries as Slurm writes them: "gpu:a100:4,gpu:t4:2".
+std::string GresText(const std::vector<Gres>& gres) {
+  std::string out;
+  for (const Gres& g : gres) {
+    out += fmt::format("{}{}:{}{}", out.empty() ? "" : ",", g.name,
+                       g.type.empty() ? "" : g.type + ":", g.count);
+  }
+  return out;
+}
+
 }  // namespace
 
 util::Result<std::vector<Gres>> ParseGres(std::string_view text) {
@@ -301,6 +311,69 @@ BackendNode DescribeNode(const Node& node, const Mapping& mapping,
   return out;
 }
 
+GpuRequest GpusPerNode(const Job& job) {
+  GpuRequest out;
+  for (const Gres& g : job.gres_per_node) {
+    if (g.name != "gpu") continue;
+    out.count += g.count;
+    if (!g.type.empty()) out.type = g.type;
+  }
+  return out;
+}
+
+std::string NoNodeHolds(const Job& job, const std::vector<Node>& nodes, const Mapping& mapping,
+                        const model::DeviceCatalog& catalog) {
+  const GpuRequest asked = GpusPerNode(job);
+  if (asked.count == 0) return "";
+  const std::optional<std::string> asked_type =
+      asked.type.empty() ? std::nullopt : CatalogTypeFor(asked.type, mapping, catalog);
+  const Node* largest = nullptr;
+  std::pair<std::string, int64_t> largest_holds;  // (catalog type, count) on `largest`
+  for (const Node& n : nodes) {
+    // Devices by catalog type: the daemon places a gang on one type.
+    std::map<std::string, int64_t> by_type;
+    for (const auto& [type, count] : DescribeNode(n, mapping, catalog).devices) {
+      const bool allowed = asked_type ? type == *asked_type : type != mapping.cpu_type;
+      if (allowed) by_type[type] += count;
+    }
+    for (const auto& [type, count] : by_type) {
+      if (count >= asked.count) return "";
+      if (largest == nullptr || count > largest_holds.second) {
+        largest = &n;
+        largest_holds = {type, count};
+      }
+    }
+  }
+  if (largest == nullptr) return "";
+  return fmt::format(
+      "it asks for gpu:{}{} on one node (a --gres count is per node), and no node holds that "
+      "many: the largest, {}, has {} {} (GRES {})",
+      asked.type.empty() ? "" : asked.type + ":", asked.count, largest->name, largest_holds.second,
+      largest_holds.first, GresText(largest->gres));
+}
+
+std::string UnreachableHint(std::string_view said, const std::string& conf) {
+  const auto says = [&](std::string_view what) { return said.find(what) != said.npos; };
+  // Slurm 22.05 without a slurm.conf: "resolve_ctls_from_dns_srv: res_nsearch error: Unknown
+  // host", then "fatal: Could not establish a configuration source".
+  if (says("Could not establish a configuration source") || says("DNS SRV lookup failed") ||
+      says("res_nsearch error")) {
+    return "Slurm found no slurm.conf and looked its controller up in DNS: set slurm.conf in "
+           "hetsched's config (exported as SLURM_CONF) to the cluster's slurm.conf "
+           "(docs/slurm.md, \"Configuration\")";
+  }
+  // A controller that does not answer: the tools say "Unable to contact slurm controller
+  // (connect failure)"; sinfo --json and squeue --json exit 0 with the error "Unspecified
+  // error".
+  if (says("Unable to contact slurm controller") || says("Unspecified error")) {
+    return fmt::format(
+        "the controller that {} names does not answer: is slurmctld running, and does this "
+        "machine reach its SlurmctldHost? (docs/slurm.md, \"Configuration\")",
+        conf.empty() ? "Slurm's default slurm.conf" : "SLURM_CONF=" + conf);
+  }
+  return "";
+}
+
 util::Result<std::string> JobRequestOf(const Job& job, const std::string& job_name,
                                        const Mapping& mapping,
                                        const model::DeviceCatalog& catalog) {
@@ -313,13 +386,7 @@ util::Result<std::string> JobRequestOf(const Job& job, const std::string& job_na
   json request = {{"name", job_name}};
   request["command"] = {job.command.empty() ? fmt::format("(batch script of Slurm job {})", job.id)
                                             : job.command};
-  int64_t gpus = 0;
-  std::string gpu_type;
-  for (const Gres& g : job.gres_per_node) {
-    if (g.name != "gpu") continue;
-    gpus += g.count;
-    if (!g.type.empty()) gpu_type = g.type;
-  }
+  const auto [gpus, gpu_type] = GpusPerNode(job);
   request["gang_size"] = std::max<int64_t>(gpus, 1);
   // Stacks: "stacks=a,b" in the comment, else a constraint naming stacks, else the default.
   std::vector<std::string> stacks;

@@ -99,6 +99,25 @@ BackendNode DescribeNode(const Node& node, const Mapping& mapping,
 util::Result<std::string> JobRequestOf(const Job& job, const std::string& job_name,
                                        const Mapping& mapping, const model::DeviceCatalog& catalog);
 
+// The GPUs a job asks for on each of its nodes (a --gres count is per node, whatever --nodes
+// says): their number, its gpu entries summed, and their GRES type ("" untyped).
+struct GpuRequest {
+  int64_t count = 0;
+  std::string type;
+};
+GpuRequest GpusPerNode(const Job& job);
+
+// Why no node of `nodes` can hold the job's GPUs on one node, naming its GRES and the largest
+// node of a type it may use; "" when one can, and when no node has such GPUs at all (the
+// daemon says why it cannot run then). O(nodes x GRES entries).
+std::string NoNodeHolds(const Job& job, const std::vector<Node>& nodes, const Mapping& mapping,
+                        const model::DeviceCatalog& catalog);
+
+// What to do about what a Slurm tool said (`said`: its stderr, or the errors of its JSON) when
+// that means it found no controller: no slurm.conf, or a controller that does not answer
+// (`conf`: the SLURM_CONF hetsched exports, "" for Slurm's default). "" for other failures.
+std::string UnreachableHint(std::string_view said, const std::string& conf);
+
 // The catalog type for a GRES type or node feature (`mapping`, then the catalog's own names).
 std::optional<std::string> CatalogTypeFor(const std::string& slurm_name, const Mapping& mapping,
                                           const model::DeviceCatalog& catalog);

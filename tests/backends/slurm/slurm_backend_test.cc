@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -21,9 +22,11 @@ namespace hetsched::svc {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
 using json = nlohmann::json;
 
 json NodeRecord(const std::string& name, const std::string& state, const std::string& gres,
@@ -97,6 +100,11 @@ class FakeSlurmTest : public ::testing::Test {
   }
 
   std::unique_ptr<SlurmBackend> Create() {
+    auto b = TryCreate();
+    EXPECT_TRUE(b.ok()) << b.status().ToString();
+    return b.ok() ? std::move(b).value() : nullptr;
+  }
+  util::Result<std::unique_ptr<SlurmBackend>> TryCreate() {
     Publish();
     SlurmBackendOptions o;
     o.bin_dir = (dir_.path() / "bin").string();
@@ -107,9 +115,9 @@ class FakeSlurmTest : public ::testing::Test {
     o.output_dir = (dir_.path() / "out").string();
     o.poll_interval_s = 0.02;
     o.command_timeout_s = 10;
-    auto b = SlurmBackend::Create(std::move(o));
-    EXPECT_TRUE(b.ok()) << b.status().ToString();
-    return b.ok() ? std::move(b).value() : nullptr;
+    o.start_timeout_s = start_timeout_s_;
+    o.logger = &logger_;
+    return SlurmBackend::Create(std::move(o));
   }
 
   // The events of the first Poll that has any (after Slurm's next snapshot).
@@ -129,11 +137,27 @@ class FakeSlurmTest : public ::testing::Test {
     return out;
   }
   std::vector<std::string> Calls() const { return FileLines("calls"); }
+  // The log lines so far that contain `text`.
+  std::vector<std::string> Logged(const std::string& text) {
+    std::lock_guard lock(log_mu_);
+    std::vector<std::string> out;
+    for (const std::string& line : log_) {
+      if (line.find(text) != std::string::npos) out.push_back(line);
+    }
+    return out;
+  }
 
   hetsched::testing::TempDir dir_;
   json nodes_;
   json jobs_ = json::array();
   int generation_ = 0;
+  double start_timeout_s_ = 120;
+  std::mutex log_mu_;  // the reader thread logs too
+  std::vector<std::string> log_;
+  Logger logger_{LogLevel::kInfo, [this](std::string_view line) {
+                   std::lock_guard lock(log_mu_);
+                   log_.emplace_back(line);
+                 }};
 };
 
 TEST_F(FakeSlurmTest, EventsOfWhatChangedWhileNoBackendWatched) {
@@ -371,6 +395,10 @@ TEST_F(FakeSlurmTest, StartRefusesWhatSlurmCannotRun) {
   spec.node = "nv1";
   spec.device_type = "mi100";
   EXPECT_THAT(b->Start(spec).message(), HasSubstr("node 'nv1' has no GRES that maps to mi100"));
+  spec.device_type = "a100-80g";
+  spec.node_devices = {0, 1, 2, 3, 4};
+  EXPECT_EQ(b->Start(spec).message(),
+            "node 'nv1' has 4 GPUs of GRES gpu:a100 and the placement asks for 5");
   b->Poll();
   EXPECT_THAT(Calls(), IsEmpty());
 }
@@ -393,6 +421,151 @@ TEST_F(FakeSlurmTest, AFailedReleaseIsAStartFailure) {
                           "release refused'"));
   EXPECT_THAT(Calls(), ElementsAre(HasSubstr("sbatch "), "scontrol release 101",
                                    "scontrol release 101", "scancel 101"));
+}
+
+TEST_F(FakeSlurmTest, AnSbatchJobNoNodeCanHoldIsRefusedWithTheReason) {
+  nodes_.push_back(NodeRecord("nv2", "idle", "gpu:a100:4"));
+  json too_big = JobRecord(30, "wrap", "PENDING");
+  too_big["priority"] = 0;
+  too_big["tres_per_node"] = "gres:gpu:8";
+  json fits = too_big;
+  fits["job_id"] = 31;
+  fits["tres_per_node"] = "gres:gpu:4";
+  jobs_ = {too_big, fits};
+  auto b = Create();
+  ASSERT_NE(b, nullptr);
+  const std::vector<BackendEvent> events = b->Poll();
+  // The daemon records an empty spec with a message as failed, and cancels it in Slurm.
+  EXPECT_THAT(Lines(events),
+              ElementsAre("submitted slurm-30 0  0 'it asks for gpu:8 on one node (a --gres "
+                          "count is per node), and no node holds that many: the largest, nv1, "
+                          "has 4 a100-80g (GRES gpu:a100:4)'",
+                          "submitted slurm-31 0  0 ''"));
+  EXPECT_EQ(events[0].spec, "");
+  EXPECT_THAT(events[1].spec, HasSubstr("\"gang_size\":4"));
+}
+
+TEST_F(FakeSlurmTest, AnSbatchJobIsNotPinnedToAPartOfItsGpus) {
+  json held = JobRecord(30, "wrap", "PENDING");
+  held["priority"] = 0;
+  held["tres_per_node"] = "gres:gpu:4";
+  jobs_ = {held};
+  auto b = Create();
+  ASSERT_NE(b, nullptr);
+  b->Poll();
+  // The daemon split its gang across nodes: 2 of its 4 GPUs on nv1.
+  LaunchSpec spec;
+  spec.job = "slurm-30";
+  spec.attempt = 1;
+  spec.node = "nv1";
+  spec.node_devices = {0, 1};
+  EXPECT_EQ(b->Start(spec).message(),
+            "Slurm job 30 asks for 4 GPUs on one node (--gres counts are per node); this "
+            "placement gives it 2 on nv1");
+  b->Poll();
+  EXPECT_THAT(Calls(), IsEmpty());
+  EXPECT_THAT(b->ListJobs(), IsEmpty());
+}
+
+TEST_F(FakeSlurmTest, APlacementSlurmLeavesPendingIsTakenBack) {
+  start_timeout_s_ = 1;
+  json held = JobRecord(30, "wrap", "PENDING");
+  held["priority"] = 0;
+  held["state_reason"] = "JobHeldUser";
+  held["tres_per_node"] = "gres:gpu:2";
+  jobs_ = {held};
+  auto b = Create();
+  ASSERT_NE(b, nullptr);
+  b->Poll();
+  // What Slurm will say once both are placed and released: still pending.
+  jobs_[0]["priority"] = 1;
+  jobs_[0]["state_reason"] = "Resources";
+  jobs_[0]["admin_comment"] = "hetsched:attempt=1";
+  jobs_[0]["required_nodes"] = "nv1";
+  json own_job = JobRecord(101, "hetsched:train:1", "PENDING");
+  own_job["state_reason"] = "Priority";
+  own_job["required_nodes"] = "nv1";
+  jobs_.push_back(own_job);
+  Publish();
+  LaunchSpec adopted;
+  adopted.job = "slurm-30";
+  adopted.attempt = 1;
+  adopted.node = "nv1";
+  adopted.node_devices = {0, 1};
+  ASSERT_TRUE(b->Start(adopted).ok());
+  LaunchSpec own = adopted;
+  own.job = "train";
+  own.device_type = "a100-80g";
+  own.node_devices = {2};
+  own.command = {"true"};
+  ASSERT_TRUE(b->Start(own).ok());
+  EXPECT_THAT(b->Poll(), IsEmpty()) << "pending for less than start_timeout_s";
+
+  std::vector<std::string> events;
+  hetsched::testing::WaitUntil([&] {
+    for (const BackendEvent& e : b->Poll()) events.push_back(Line(e));
+    return events.size() >= 2;
+  });
+  // Each at its own bound: which comes first depends on the snapshots.
+  EXPECT_THAT(events,
+              UnorderedElementsAre("start-failed train 1 nv1 0 'Slurm did not start it within 1 s: "
+                                   "pending (Priority)'",
+                                   "start-failed slurm-30 1 nv1 0 'Slurm did not start it within "
+                                   "1 s: pending (Resources)'"));
+  // Cancelled, or held again for its next placement.
+  EXPECT_THAT(Calls(), UnorderedElementsAre(HasSubstr("scontrol update JobId=30 NodeList=nv1"),
+                                            HasSubstr("sbatch "), "scontrol release 30,101",
+                                            "scancel 101", "scontrol hold 30"));
+  EXPECT_THAT(b->ListJobs(), IsEmpty());
+  EXPECT_THAT(
+      Logged("placement taken back"),
+      UnorderedElementsAre(AllOf(HasSubstr("\"job\":\"train\""),
+                                 HasSubstr("\"why\":\"Slurm did not start it within 1 s: pending "
+                                           "(Priority)\"")),
+                           AllOf(HasSubstr("\"slurm_job\":30"), HasSubstr("pending (Resources)"))));
+}
+
+TEST_F(FakeSlurmTest, SlurmWithoutItsConfigSaysWhereSlurmConfComesIn) {
+  // Debian 12's Slurm 22.05.8 without a slurm.conf.
+  Tool("sinfo",
+       "echo 'sinfo: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host' >&2\n"
+       "echo 'sinfo: fatal: Could not establish a configuration source' >&2\nexit 1");
+  auto b = TryCreate();
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().message(),
+            "Slurm cannot be reached: sinfo --json: exit status 1: sinfo: error: "
+            "resolve_ctls_from_dns_srv: res_nsearch error: Unknown host; Slurm found no "
+            "slurm.conf and looked its controller up in DNS: set slurm.conf in hetsched's config "
+            "(exported as SLURM_CONF) to the cluster's slurm.conf (docs/slurm.md, "
+            "\"Configuration\")");
+}
+
+TEST_F(FakeSlurmTest, AControllerThatStopsAnsweringIsSaidWithTheFix) {
+  auto b = Create();
+  ASSERT_NE(b, nullptr);
+  // slurmctld stops: sinfo --json exits 0 with an error in its JSON, sbatch fails.
+  Tool("sinfo", R"(echo '{"errors": [{"error": "Unspecified error", "errno": -1}], "nodes": []}')");
+  Tool("sbatch",
+       "echo 'sbatch: error: Batch job submission failed: Unable to contact slurm controller "
+       "(connect failure)' >&2\nexit 1");
+  ASSERT_TRUE(hetsched::testing::WaitUntil([&] { return !b->Available(); }));
+  EXPECT_THAT(Logged("Slurm cannot be reached"),
+              ElementsAre(HasSubstr("sinfo --json: Slurm reports errors: "
+                                    "[{\\\"errno\\\":-1,\\\"error\\\":\\\"Unspecified error\\\"}]; "
+                                    "the controller that Slurm's default slurm.conf names does "
+                                    "not answer")));
+  LaunchSpec spec;
+  spec.job = "j";
+  spec.attempt = 1;
+  spec.node = "nv1";
+  spec.device_type = "a100-80g";
+  spec.node_devices = {0};
+  spec.command = {"true"};
+  EXPECT_EQ(b->Start(spec).message(),
+            "sbatch: exit status 1: sbatch: error: Batch job submission failed: Unable to "
+            "contact slurm controller (connect failure); the controller that Slurm's default "
+            "slurm.conf names does not answer: is slurmctld running, and does this machine "
+            "reach its SlurmctldHost? (docs/slurm.md, \"Configuration\")");
 }
 
 }  // namespace

@@ -180,6 +180,57 @@ TEST(SlurmJobs, StacksComeFromTheCommentOrAConstraint) {
               HasSubstr("GPU type 'z9000'"));
 }
 
+TEST(SlurmJobs, GpusThatNoNodeHoldsAreRefusedNamingTheLargestNode) {
+  Node nv{"nv1", "idle", {}, {}, {"het"}, {{"gpu", "a100", 4}}, 2, 16, ""};
+  Node asc{"asc1", "idle", {}, {}, {"het"}, {{"gpu", "910b", 8}}, 2, 16, ""};
+  Node cpu{"cpu1", "idle", {}, {}, {"het"}, {}, 2, 16, ""};
+  const std::vector<Node> nodes = {cpu, nv, asc};
+  Job j;
+  j.id = 5;
+  j.gres_per_node = {{"gpu", "a100", 5}};
+  // A typed request counts only its type: asc1's 8 GPUs are no use to it.
+  EXPECT_EQ(NoNodeHolds(j, nodes, TestBedMapping(), Catalog()),
+            "it asks for gpu:a100:5 on one node (a --gres count is per node), and no node holds "
+            "that many: the largest, nv1, has 4 a100-80g (GRES gpu:a100:4)");
+  j.gres_per_node = {{"gpu", "a100", 4}};
+  EXPECT_EQ(NoNodeHolds(j, nodes, TestBedMapping(), Catalog()), "");
+  // An untyped one may use any GPU type.
+  j.gres_per_node = {{"gpu", "", 8}};
+  EXPECT_EQ(NoNodeHolds(j, nodes, TestBedMapping(), Catalog()), "");
+  j.gres_per_node = {{"gpu", "", 9}};
+  EXPECT_THAT(NoNodeHolds(j, nodes, TestBedMapping(), Catalog()),
+              HasSubstr("gpu:9 on one node (a --gres count is per node), and no node holds that "
+                        "many: the largest, asc1, has 8 ascend-910b (GRES gpu:910b:8)"));
+  // No node of its type at all: the daemon says why it cannot run.
+  j.gres_per_node = {{"gpu", "mi250x", 2}};
+  EXPECT_EQ(NoNodeHolds(j, nodes, TestBedMapping(), Catalog()), "");
+  // CPU jobs ask for no GPU.
+  j.gres_per_node = {};
+  EXPECT_EQ(NoNodeHolds(j, nodes, TestBedMapping(), Catalog()), "");
+}
+
+TEST(SlurmRecords, AnUnreachableControllerComesWithTheFix) {
+  // What Debian 12's Slurm 22.05.8 tools print without a slurm.conf (stderr, exit status 1).
+  const char* no_conf =
+      "sinfo: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host\n"
+      "sinfo: error: fetch_config: DNS SRV lookup failed\n"
+      "sinfo: error: _establish_config_source: failed to fetch config\n"
+      "sinfo: fatal: Could not establish a configuration source\n";
+  EXPECT_THAT(UnreachableHint(no_conf, ""),
+              HasSubstr("Slurm found no slurm.conf and looked its controller up in DNS: set "
+                        "slurm.conf in hetsched's config (exported as SLURM_CONF)"));
+  EXPECT_THAT(UnreachableHint(no_conf, ""), HasSubstr("docs/slurm.md"));
+  // With a slurm.conf whose controller does not run.
+  EXPECT_THAT(UnreachableHint("sbatch: error: Batch job submission failed: Unable to contact "
+                              "slurm controller (connect failure)",
+                              "/etc/slurm/x.conf"),
+              HasSubstr("the controller that SLURM_CONF=/etc/slurm/x.conf names does not answer: "
+                        "is slurmctld running"));
+  EXPECT_THAT(UnreachableHint(R"([{"error":"Unspecified error","errno":-1}])", ""),
+              HasSubstr("Slurm's default slurm.conf names does not answer"));
+  EXPECT_EQ(UnreachableHint("scontrol: error: Invalid job id specified", ""), "");
+}
+
 TEST(SlurmRecords, BadOutputIsAPreciseError) {
   EXPECT_THAT(ParseSqueueJson("<html>").status().message(),
               HasSubstr("squeue --json: the output is not JSON"));
