@@ -216,6 +216,7 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   struct NodeHistory {
     NodeView node;
     std::vector<StoredEvent> events;
+    bool older_events = false;  // the store holds older events than these
   };
   util::Result<NodeHistory> Node(const std::string& node, int limit);
   util::Result<ClusterView> Cluster();

@@ -326,7 +326,10 @@ util::Result<Service::NodeHistory> Service::Node(const std::string& node_name, i
   if (!node) return util::Status::NotFound(fmt::format("no node '{}'", node_name));
   NodeHistory out;
   out.node = NodeViewOf(*node);
-  ASSIGN_OR_RETURN(out.events, store_->Events(node_name, limit));
+  // One event more than asked tells whether older ones remain.
+  ASSIGN_OR_RETURN(out.events, store_->Events(node_name, limit + 1));
+  out.older_events = out.events.size() > static_cast<size_t>(limit);
+  if (out.older_events) out.events.erase(out.events.begin());
   return out;
 }
 

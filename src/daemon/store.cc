@@ -100,12 +100,14 @@ constexpr std::string_view kLoadActiveJobs =
     "attempt, stop_reason, policy_state "
     "FROM jobs WHERE state IN (?1, ?2, ?3, ?4) ORDER BY seq";
 // Ended jobs (?1..?3: the states asked for) on one side of a time (?4; ?5 = 1: ended by then,
-// 0: after it), after a position in submission order (?6, ?7), at most ?8 of them.
+// 0: after it), after a position in submission order (?6, ?7), at most ?8 of them. The unary
+// + keeps SQLite from reading them by state and sorting them all: it walks jobs_by_submission
+// from the position and stops at the limit.
 constexpr std::string_view kEndedJobs =
     "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
     "attempt, stop_reason, policy_state "
-    "FROM jobs WHERE state IN (?1, ?2, ?3) AND (ended_s <= ?4) = ?5 "
+    "FROM jobs WHERE +state IN (?1, ?2, ?3) AND (ended_s <= ?4) = ?5 "
     "AND (submitted_s, name) > (?6, ?7) ORDER BY submitted_s, name LIMIT ?8";
 constexpr std::string_view kPruneJobs =
     "DELETE FROM jobs WHERE state IN (?1, ?2, ?3) AND ended_s < ?4";

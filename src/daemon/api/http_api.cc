@@ -490,6 +490,7 @@ void HttpApi::RouteNodes() {
                }
                json body = NodeJson(h->node);
                body["history"] = events;
+               body["older_history"] = h->older_events;
                Reply(res, 200, body);
              }));
 

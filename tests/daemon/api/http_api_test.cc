@@ -670,6 +670,17 @@ TEST_F(HttpApiTest, NodesAreDrainedAndUndrainedByAnAdmin) {
   EXPECT_EQ(r.Json()["drained"], false);
   EXPECT_EQ(Get("/v1/nodes").Json()["nodes"][0]["drained"], false);
 
+  // The history shows the newest 100 events and says when older ones remain.
+  r = Get("/v1/nodes/" + node, kReadToken);
+  EXPECT_EQ(r.Json()["older_history"], false) << r.body;
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(service_->SetDrained(node, true).ok());
+    ASSERT_TRUE(service_->SetDrained(node, false).ok());
+  }
+  r = Get("/v1/nodes/" + node, kReadToken);
+  EXPECT_EQ(r.Json()["history"].size(), 100u) << r.body;
+  EXPECT_EQ(r.Json()["older_history"], true) << r.body;
+
   EXPECT_TRUE(IsError(Post("/v1/nodes/no-such-node/drain", "", kAdminToken), 404, "not_found"));
   EXPECT_TRUE(IsError(Post("/v1/nodes/no-such-node/undrain", "", kAdminToken), 404, "not_found"));
 }
