@@ -52,6 +52,24 @@ json NodeJson(const NodeView& n) {
           {"devices", devices}};
 }
 
+json KubernetesNodeJson(const k8s::ExtenderNodeView& n) {
+  const k8s::NodeInfo& i = n.info;
+  json stacks = json::array();
+  for (const model::SoftwareStack& st : i.device.stacks) stacks.push_back(model::ToString(st));
+  return {{"name", i.name},
+          {"resource", i.resource},
+          {"accelerators", i.accelerators},
+          {"device_type", i.problem.empty() ? i.device.name : ""},
+          {"stacks", stacks},
+          {"driver_known", i.driver_known},
+          {"memory_bytes", i.device.memory_bytes},
+          {"rack", i.rack},
+          {"schedulable", i.schedulable},
+          {"used", n.used},
+          {"reserved", n.reserved},
+          {"problem", i.problem}};
+}
+
 const char* CodeName(util::StatusCode code) {
   switch (code) {
     case util::StatusCode::kInvalidArgument:
@@ -118,8 +136,9 @@ void ReplyPage(httplib::Response& res, json body, const char* key, json list,
                const std::optional<std::string>& next) {
   body[key] = std::move(list);
   body["next_cursor"] = next ? json(*next) : json(nullptr);
-  if (next)
+  if (next) {
     res.set_header("Link", fmt::format("<{}?{}cursor={}>; rel=\"next\"", path, query, *next));
+  }
   Reply(res, 200, body);
 }
 
@@ -360,23 +379,7 @@ void HttpApi::RouteExtender() {
                    next = KubernetesNodeCursor(list.back()["name"].get<std::string>());
                    break;
                  }
-                 const k8s::NodeInfo& i = n.info;
-                 json stacks = json::array();
-                 for (const model::SoftwareStack& st : i.device.stacks) {
-                   stacks.push_back(model::ToString(st));
-                 }
-                 list.push_back({{"name", i.name},
-                                 {"resource", i.resource},
-                                 {"accelerators", i.accelerators},
-                                 {"device_type", i.problem.empty() ? i.device.name : ""},
-                                 {"stacks", stacks},
-                                 {"driver_known", i.driver_known},
-                                 {"memory_bytes", i.device.memory_bytes},
-                                 {"rack", i.rack},
-                                 {"schedulable", i.schedulable},
-                                 {"used", n.used},
-                                 {"reserved", n.reserved},
-                                 {"problem", i.problem}});
+                 list.push_back(KubernetesNodeJson(n));
                }
                ReplyPage(res, {{"synced", extender_->ready()}}, "nodes", std::move(list),
                          "/v1/k8s/nodes", fmt::format("limit={}&", *limit), next);
