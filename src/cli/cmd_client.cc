@@ -291,23 +291,68 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<ClientFlags>& conn,
   });
 }
 
-// A command that GETs `path` and prints the reply as `print` does, or its JSON with --json.
+// How `jobs` and `nodes` page their list (docs/api.md, "Lists and pages").
+struct ListFlags {
+  std::string state;  // jobs only
+  std::string limit;  // passed through; the daemon checks it
+  std::string cursor;
+  bool all = false;
+};
+
+// The query of one page: the flags given, and `cursor` (empty on the first page).
+std::string ListQuery(const ListFlags& f, const std::string& cursor) {
+  std::string query;
+  const auto add = [&](const char* name, const std::string& value) {
+    if (!value.empty())
+      query += fmt::format("{}{}={}", query.empty() ? "?" : "&", name, UrlEscape(value));
+  };
+  add("state", f.state);
+  add("limit", f.limit);
+  add("cursor", cursor);
+  return query;
+}
+
+// A command that GETs the list route `path` (its list is the member named `key`) and prints
+// it as `print` does, or its JSON with --json: one page (the first, or --cursor's), saying
+// when more remain, or with --all every page, one after another.
 void AddListCommand(CLI::App& app, const std::shared_ptr<ClientFlags>& conn, CommandResult& result,
                     const std::string& name, const std::string& help, const std::string& path,
-                    std::function<int(const json&)> print) {
+                    const std::string& key, std::function<int(const json&)> print) {
   auto* cmd = app.add_subcommand(name, help);
+  auto list = std::make_shared<ListFlags>();
   AddConnectionFlags(cmd, *conn);
   cmd->add_flag("--json", conn->json_out, "print the API's JSON");
-  cmd->callback([conn, path, print, &result] {
-    auto r = Call(*conn, "GET", path);
-    if (!r.ok()) {
-      result.exit_code = ReportError(r.status());
-    } else if (r->status != 200) {
-      result.exit_code = ReportHttpError(*r);
-    } else if (conn->json_out) {
-      std::printf("%s\n", r->body.dump(2).c_str());
-    } else {
-      result.exit_code = print(r->body);
+  if (key == "jobs") cmd->add_option("--state", list->state, "only jobs in this state");
+  cmd->add_option("--limit", list->limit, "at most this many a page (default 1000)");
+  cmd->add_option("--cursor", list->cursor, "the page that starts there (a next_cursor)");
+  cmd->add_flag("--all", list->all, "every page, not only the first");
+  cmd->callback([conn, list, path, key, print, &result] {
+    json body;
+    json items = json::array();
+    std::string cursor = list->cursor;
+    do {
+      auto r = Call(*conn, "GET", path + ListQuery(*list, cursor));
+      if (!r.ok()) {
+        result.exit_code = ReportError(r.status());
+        return;
+      }
+      if (r->status != 200) {
+        result.exit_code = ReportHttpError(*r);
+        return;
+      }
+      body = std::move(r->body);
+      for (json& item : body[key]) items.push_back(std::move(item));
+      cursor = body["next_cursor"].is_string() ? body["next_cursor"].get<std::string>() : "";
+    } while (list->all && !cursor.empty());
+    body[key] = std::move(items);
+    if (conn->json_out) {
+      std::printf("%s\n", body.dump(2).c_str());
+      return;
+    }
+    result.exit_code = print(body[key]);
+    if (!cursor.empty()) {
+      std::printf("(%zu shown and more remain: --all lists them all, --cursor %s the next page)\n",
+                  body[key].size(), cursor.c_str());
     }
   });
 }
@@ -346,11 +391,11 @@ void AddClientCommands(CLI::App& app, CommandResult& result) {
   // One set of connection flags: only one of the commands runs.
   auto conn = std::make_shared<ClientFlags>();
   AddSubmitCommand(app, conn, result);
-  AddListCommand(app, conn, result, "jobs", "List the daemon's jobs", "/v1/jobs",
-                 [](const json& body) { return PrintJobs(body["jobs"]); });
+  AddListCommand(app, conn, result, "jobs", "List the daemon's jobs", "/v1/jobs", "jobs",
+                 PrintJobs);
   AddJobVerbCommands(app, conn, result);
   AddListCommand(app, conn, result, "nodes", "List the daemon's nodes and their devices",
-                 "/v1/nodes", [](const json& body) { return PrintNodes(body["nodes"]); });
+                 "/v1/nodes", "nodes", PrintNodes);
 }
 
 }  // namespace hetsched::cli

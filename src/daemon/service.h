@@ -144,10 +144,35 @@ struct WhatIfResult {
   int64_t preemptions = 0;
 };
 
+// Where a page of GET /v1/jobs stopped; the next page starts after it. The list is the jobs
+// live at `as_of_s` (the wall clock when the first page was read: live then, or ended since),
+// then the jobs ended by then, each part in submission order. A job's part never changes once
+// as_of_s is fixed, nor does its submission key, so pages read one after another neither skip
+// nor repeat a job, whatever ends or is submitted in between.
+struct JobPosition {
+  double as_of_s = 0;
+  bool in_ended_part = false;
+  SubmissionKey last;  // the last job of the page
+};
+
 // Filters of GET /v1/jobs.
 struct JobFilter {
   std::optional<JobState> state;  // none: all
   size_t limit = 1000;
+  std::optional<JobPosition> after;  // none: the first page
+};
+
+// One page of jobs; `next` is set when more remain.
+struct JobPage {
+  std::vector<JobView> jobs;
+  std::optional<JobPosition> next;
+};
+
+// One page of nodes in cluster order (the cluster file's, then those that joined, which come
+// last); `next_after` is the cluster index of the page's last node when more remain.
+struct NodePage {
+  std::vector<NodeView> nodes;
+  std::optional<int32_t> next_after;
 };
 
 class Service final : private drive::Effects, private drive::PowerEffects {
@@ -180,15 +205,18 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   // cancelled when the backend reports them gone. An ended job is returned unchanged.
   util::Result<JobView> Cancel(const std::string& name);
   util::Result<JobView> Get(const std::string& name);
-  util::Result<std::vector<JobView>> List(const JobFilter& filter);
+  util::Result<JobPage> List(const JobFilter& filter);
   // Why a queued job waits (the scheduler's reasons), or what it does otherwise.
   util::Result<std::string> Why(const std::string& name);
-  util::Result<std::vector<NodeView>> Nodes();
+  // At most `limit` nodes (removed ones left out), after cluster index `after` when given.
+  // A node's index never changes: nodes that join are appended, those that leave stay removed.
+  util::Result<NodePage> Nodes(size_t limit, std::optional<int32_t> after);
   util::Result<NodeView> SetDrained(const std::string& node, bool drained);
   // One node and its history (drains, power changes, failures: newest `limit` events).
   struct NodeHistory {
     NodeView node;
     std::vector<StoredEvent> events;
+    bool older_events = false;  // the store holds older events than these
   };
   util::Result<NodeHistory> Node(const std::string& node, int limit);
   util::Result<ClusterView> Cluster();
@@ -283,6 +311,10 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   // An ended job from the store (nullopt when there is none of that name).
   util::Result<std::optional<StoredJob>> StoredEnded(const std::string& name);
   JobView ViewOfStored(const StoredJob& s) const;
+  // The first part of List's pages: jobs live at `as_of_s` in the filter's state after its
+  // position (one in that part), in submission order, at most `limit`.
+  util::Result<std::vector<JobView>> JobsLiveAt(const JobFilter& filter, double as_of_s,
+                                                size_t limit);
   void SetNodeUp(const std::string& node, bool up, double now);
   // Power (ServiceOptions::power), through drive::PowerDriver: the switches' timers when one is
   // due, then the controller's decision when it asked for one or the demand changed.

@@ -165,35 +165,74 @@ util::Result<JobView> Service::Get(const std::string& name) {
   return ViewOfStored(*ended);
 }
 
-util::Result<std::vector<JobView>> Service::List(const JobFilter& filter) {
-  std::lock_guard lock(mu_);
-  RETURN_IF_ERROR(ReadyOrUnavailable());
-  // Live jobs first (from memory), then ended ones (from the store), each group in submission
-  // order: a limit cuts ended jobs first.
-  std::vector<const Entry*> picked;
-  const bool want_live = !filter.state || !IsEnded(*filter.state);
-  if (want_live) {
+util::Result<std::vector<JobView>> Service::JobsLiveAt(const JobFilter& filter, double as_of_s,
+                                                       size_t limit) {
+  const auto after_position = [&](const SubmissionKey& key) {
+    return !filter.after || key > filter.after->last;
+  };
+  std::vector<const Entry*> live;
+  if (!filter.state || !IsEnded(*filter.state)) {
     for (const auto& [name, e] : jobs_) {
-      if (IsEnded(e->state)) continue;
-      if (!filter.state || e->state == *filter.state) picked.push_back(e.get());
+      if (IsEnded(e->state) || (filter.state && e->state != *filter.state)) continue;
+      if (after_position({e->submitted_s, e->name})) live.push_back(e.get());
     }
   }
   // Only the first `limit` are ordered: the dashboard asks for 200 of possibly 100,000s while
   // the control loop waits for the lock.
-  const size_t keep = std::min(filter.limit, picked.size());
-  std::partial_sort(picked.begin(), picked.begin() + keep, picked.end(),
+  const size_t keep = std::min(limit, live.size());
+  std::partial_sort(live.begin(), live.begin() + keep, live.end(),
                     [](const Entry* a, const Entry* b) {
                       return std::tie(a->submitted_s, a->name) < std::tie(b->submitted_s, b->name);
                     });
-  picked.resize(keep);
   std::vector<JobView> out;
-  out.reserve(picked.size());
-  for (const Entry* e : picked) out.push_back(ViewOf(*e));
-  if (out.size() < filter.limit && (!filter.state || IsEnded(*filter.state))) {
-    ASSIGN_OR_RETURN(auto ended, store_->EndedJobs(filter.state, filter.limit - out.size()));
-    for (const StoredJob& s : ended) out.push_back(ViewOfStored(s));
+  for (size_t i = 0; i < keep; ++i) out.push_back(ViewOf(*live[i]));
+  if (filter.state && !IsEnded(*filter.state)) return out;
+  // Jobs that were live at as_of_s and have ended since are in the store.
+  EndedJobsQuery since{filter.state, as_of_s, /*ended_by_as_of=*/false, std::nullopt, limit};
+  if (filter.after) since.after = filter.after->last;
+  ASSIGN_OR_RETURN(auto ended, store_->EndedJobs(since));
+  std::vector<JobView> merged;
+  merged.reserve(out.size() + ended.size());
+  auto stored = ended.begin();
+  for (JobView& v : out) {
+    for (; stored != ended.end() &&
+           SubmissionKey{stored->submitted_s, stored->name} < SubmissionKey{v.submitted_s, v.name};
+         ++stored) {
+      merged.push_back(ViewOfStored(*stored));
+    }
+    merged.push_back(std::move(v));
   }
-  return out;
+  for (; stored != ended.end(); ++stored) merged.push_back(ViewOfStored(*stored));
+  if (merged.size() > limit) merged.resize(limit);
+  return merged;
+}
+
+util::Result<JobPage> Service::List(const JobFilter& filter) {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  const double as_of_s = filter.after ? filter.after->as_of_s : WallNow();
+  // One job more than the page holds tells whether more remain.
+  const size_t wanted = filter.limit + 1;
+  std::vector<JobView> jobs;
+  if (!filter.after || !filter.after->in_ended_part) {
+    ASSIGN_OR_RETURN(jobs, JobsLiveAt(filter, as_of_s, wanted));
+  }
+  if (jobs.size() < wanted && (!filter.state || IsEnded(*filter.state))) {
+    EndedJobsQuery before{filter.state, as_of_s, /*ended_by_as_of=*/true, std::nullopt,
+                          wanted - jobs.size()};
+    if (filter.after && filter.after->in_ended_part) before.after = filter.after->last;
+    ASSIGN_OR_RETURN(auto ended, store_->EndedJobs(before));
+    for (const StoredJob& s : ended) jobs.push_back(ViewOfStored(s));
+  }
+  JobPage page;
+  if (jobs.size() > filter.limit) {
+    jobs.resize(filter.limit);
+    const JobView& last = jobs.back();
+    page.next = JobPosition{
+        as_of_s, IsEnded(last.state) && last.ended_s <= as_of_s, {last.submitted_s, last.name}};
+  }
+  page.jobs = std::move(jobs);
+  return page;
 }
 
 util::Result<std::string> Service::Why(const std::string& name) {
@@ -243,15 +282,23 @@ NodeView Service::NodeViewOf(model::NodeId id) const {
   return v;
 }
 
-util::Result<std::vector<NodeView>> Service::Nodes() {
+util::Result<NodePage> Service::Nodes(size_t limit, std::optional<int32_t> after) {
   std::lock_guard lock(mu_);
   RETURN_IF_ERROR(ReadyOrUnavailable());
-  std::vector<NodeView> out;
-  for (size_t i = 0; i < cluster_.nodes.size(); ++i) {
+  NodePage page;
+  const size_t first = after ? static_cast<size_t>(std::max<int64_t>(*after, -1) + 1) : 0;
+  int32_t last = -1;
+  for (size_t i = first; i < cluster_.nodes.size(); ++i) {
     const model::NodeId id(static_cast<int32_t>(i));
-    if (!scheduler_->state().NodeRemoved(id)) out.push_back(NodeViewOf(id));
+    if (scheduler_->state().NodeRemoved(id)) continue;
+    if (page.nodes.size() == limit) {
+      page.next_after = last;
+      break;
+    }
+    page.nodes.push_back(NodeViewOf(id));
+    last = id.value();
   }
-  return out;
+  return page;
 }
 
 util::Result<NodeView> Service::SetDrained(const std::string& node_name, bool drained) {
@@ -279,7 +326,10 @@ util::Result<Service::NodeHistory> Service::Node(const std::string& node_name, i
   if (!node) return util::Status::NotFound(fmt::format("no node '{}'", node_name));
   NodeHistory out;
   out.node = NodeViewOf(*node);
-  ASSIGN_OR_RETURN(out.events, store_->Events(node_name, limit));
+  // One event more than asked tells whether older ones remain.
+  ASSIGN_OR_RETURN(out.events, store_->Events(node_name, limit + 1));
+  out.older_events = out.events.size() > static_cast<size_t>(limit);
+  if (out.older_events) out.events.erase(out.events.begin());
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <charconv>
+#include <limits>
 #include <utility>
 
 namespace hetsched::svc {
@@ -15,6 +16,10 @@ constexpr int64_t kApplicationId = 0x68736368;
 // PRAGMA user_version: the schema this build writes, and the newest it reads.
 // Version 2 added jobs.policy_state and nodes.spec; a version 1 file is upgraded when opened.
 constexpr int64_t kSchemaVersion = 2;
+// Orders GET /v1/jobs's pages of ended jobs. Added after schema 2 without a version change (an
+// index changes nothing an older build reads), so every file gets it when opened.
+constexpr const char* kSubmissionIndex =
+    "CREATE INDEX IF NOT EXISTS jobs_by_submission ON jobs (submitted_s, name)";
 // How long a statement waits for another connection's lock (say, an operator's sqlite3 shell).
 constexpr int kBusyTimeoutMs = 5000;
 
@@ -94,16 +99,16 @@ constexpr std::string_view kLoadActiveJobs =
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
     "attempt, stop_reason, policy_state "
     "FROM jobs WHERE state IN (?1, ?2, ?3, ?4) ORDER BY seq";
+// Ended jobs (?1..?3: the states asked for) on one side of a time (?4; ?5 = 1: ended by then,
+// 0: after it), after a position in submission order (?6, ?7), at most ?8 of them. The unary
+// + keeps SQLite from reading them by state and sorting them all: it walks jobs_by_submission
+// from the position and stops at the limit.
 constexpr std::string_view kEndedJobs =
     "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
     "attempt, stop_reason, policy_state "
-    "FROM jobs WHERE state IN (?1, ?2, ?3) ORDER BY seq LIMIT ?4";
-constexpr std::string_view kEndedJobsInState =
-    "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
-    "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
-    "attempt, stop_reason, policy_state "
-    "FROM jobs WHERE state = ?1 ORDER BY seq LIMIT ?2";
+    "FROM jobs WHERE +state IN (?1, ?2, ?3) AND (ended_s <= ?4) = ?5 "
+    "AND (submitted_s, name) > (?6, ?7) ORDER BY submitted_s, name LIMIT ?8";
 constexpr std::string_view kPruneJobs =
     "DELETE FROM jobs WHERE state IN (?1, ?2, ?3) AND ended_s < ?4";
 constexpr std::string_view kPutNode =
@@ -348,6 +353,7 @@ util::Status Store::Initialize(bool synchronous_full) {
         fmt::format("{} was written by a newer hetsched (schema {}, this build reads up to {})",
                     path_, version, kSchemaVersion));
   }
+  RETURN_IF_ERROR(Exec(kSubmissionIndex, "creating the index of jobs by submission"));
   RETURN_IF_ERROR(Exec("COMMIT", "creating the schema"));
 
   // Switched only after the check, so that another application's file is never converted. The
@@ -446,15 +452,21 @@ util::Result<std::vector<StoredJob>> Store::LoadJobs(bool include_ended) {
   return jobs;
 }
 
-util::Result<std::vector<StoredJob>> Store::EndedJobs(std::optional<JobState> state, size_t limit) {
-  ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(state ? kEndedJobsInState : kEndedJobs));
+util::Result<std::vector<StoredJob>> Store::EndedJobs(const EndedJobsQuery& query) {
+  ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(kEndedJobs));
   Query q(stmt);
-  if (state) {
-    q.Text(JobStateName(*state));
+  if (query.state) {
+    for (int i = 0; i < 3; ++i) q.Text(JobStateName(*query.state));
   } else {
     BindStates(q, /*ended=*/true);
   }
-  q.Int(static_cast<int64_t>(std::min<size_t>(limit, INT64_MAX)));
+  q.Real(query.as_of_s).Int(query.ended_by_as_of ? 1 : 0);
+  if (query.after) {
+    q.Real(query.after->submitted_s).Text(query.after->name);
+  } else {
+    q.Real(std::numeric_limits<double>::lowest()).Text("");
+  }
+  q.Int(static_cast<int64_t>(std::min<size_t>(query.limit, INT64_MAX)));
   std::vector<StoredJob> jobs;
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {

@@ -4,6 +4,7 @@
 // kill -9 of the daemon; daemon/service.cc writes before it acts and recovers from it at start.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -65,6 +66,25 @@ struct StoredEvent {
   std::string detail;   // free text or JSON
 };
 
+// A job's place in submission order: (submitted_s, name), names breaking ties.
+struct SubmissionKey {
+  double submitted_s = 0;
+  std::string name;
+  auto operator<=>(const SubmissionKey&) const = default;
+};
+
+// Which ended jobs (completed, failed, cancelled) Store::EndedJobs reads: those in `state`
+// (an ended one; all three when none) that ended by `as_of_s` (ended_s <= as_of_s) when
+// `ended_by_as_of`, else after it; after `after` in submission order when given; at most
+// `limit`.
+struct EndedJobsQuery {
+  std::optional<JobState> state;
+  double as_of_s = 0;
+  bool ended_by_as_of = true;
+  std::optional<SubmissionKey> after;
+  size_t limit = 0;
+};
+
 // Not thread-safe: one thread (the service's control loop) owns it. Every write is durable when
 // the call returns (or, inside Begin/Commit, when Commit returns). Errors are kIoError with
 // SQLite's message and the database path.
@@ -100,9 +120,8 @@ class Store {
   // Jobs in submission order (of InsertJob; UpdateJob keeps a job's place); `include_ended`
   // false: only queued, starting, running, stopping.
   util::Result<std::vector<StoredJob>> LoadJobs(bool include_ended);
-  // Ended jobs (completed, failed, cancelled; only `state` when given, an ended one) in
-  // submission order, at most `limit`.
-  util::Result<std::vector<StoredJob>> EndedJobs(std::optional<JobState> state, size_t limit);
+  // Ended jobs as EndedJobsQuery selects them, in submission order: by (submitted_s, name).
+  util::Result<std::vector<StoredJob>> EndedJobs(const EndedJobsQuery& query);
   // Removes ended jobs that ended before `before_s` (retention); returns how many.
   util::Result<int64_t> PruneEndedJobs(double before_s);
 

@@ -109,9 +109,9 @@ TEST(SameDecisions, SimulatorAndDaemonPlaceAlike) {
   while (std::chrono::steady_clock::now() < deadline) {
     auto list = (*service)->List({});
     ASSERT_TRUE(list.ok());
-    if (std::all_of(list->begin(), list->end(),
+    if (std::all_of(list->jobs.begin(), list->jobs.end(),
                     [](const JobView& v) { return v.state == JobState::kCompleted; })) {
-      done = *list;
+      done = list->jobs;
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

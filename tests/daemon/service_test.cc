@@ -209,19 +209,70 @@ TEST(Service, EndedJobsLeaveMemoryButStayVisibleAndTheirNamesTaken) {
   // Lists: live first, then ended in submission order; filters and limits on both.
   auto all = d->service->List({});
   ASSERT_TRUE(all.ok());
-  ASSERT_EQ(all->size(), 6u);
-  EXPECT_EQ((*all)[0].name, "long");
-  EXPECT_EQ((*all)[1].name, "e0");
-  EXPECT_EQ((*all)[5].name, "e4");
-  EXPECT_EQ(d->service->List({JobState::kCompleted, 2})->size(), 2u);
-  EXPECT_EQ(d->service->List({JobState::kCompleted, 2})->at(1).name, "e1");
-  EXPECT_EQ(d->service->List({JobState::kRunning, 10})->size(), 1u);
-  EXPECT_EQ(d->service->List({std::nullopt, 1})->size(), 1u);
+  ASSERT_EQ(all->jobs.size(), 6u);
+  EXPECT_FALSE(all->next.has_value());
+  EXPECT_EQ(all->jobs[0].name, "long");
+  EXPECT_EQ(all->jobs[1].name, "e0");
+  EXPECT_EQ(all->jobs[5].name, "e4");
+  EXPECT_EQ(d->service->List({JobState::kCompleted, 2, std::nullopt})->jobs.size(), 2u);
+  EXPECT_EQ(d->service->List({JobState::kCompleted, 2, std::nullopt})->jobs.at(1).name, "e1");
+  EXPECT_EQ(d->service->List({JobState::kRunning, 10, std::nullopt})->jobs.size(), 1u);
+  EXPECT_EQ(d->service->List({std::nullopt, 1, std::nullopt})->jobs.size(), 1u);
   // A restart loads live jobs only.
   d.reset();
   d = StartDaemon(dir.File("h.db"));
   EXPECT_EQ(d->service->jobs_held(), 1u);
   EXPECT_EQ(State(*d->service, "e3"), "completed");
+}
+
+// Pages read one after another show each job once, though jobs end (moving from memory to
+// the store) and are submitted between them.
+TEST(Service, PagesOfJobsNeitherSkipNorRepeatAJobThatEndsBetweenThem) {
+  TempDir dir;
+  auto d = StartDaemon(dir.File("h.db"), "v100=1");
+  const auto submit = [&](const std::string& name, const char* work) {
+    ASSERT_TRUE(
+        SubmitJson(*d->service,
+                   fmt::format(R"({{"name":"{}","stacks":["cuda"],"work":{}}})", name, work))
+            .ok())
+        << name;
+  };
+  for (const char* name : {"done0", "done1"}) submit(name, "1");
+  ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "done1") == "completed"; }));
+  for (int i = 0; i < 12; ++i) submit(fmt::format("p{:02}", i), "1e8");  // one runs, 11 wait
+
+  JobFilter filter{std::nullopt, 5, std::nullopt};
+  std::vector<std::string> shown;
+  std::vector<size_t> page_sizes;
+  const auto read_page = [&] {
+    auto page = d->service->List(filter);
+    EXPECT_TRUE(page.ok()) << page.status().ToString();
+    if (!page.ok()) return false;
+    for (const JobView& v : page->jobs) shown.push_back(v.name);
+    page_sizes.push_back(page->jobs.size());
+    filter.after = page->next;
+    return page->next.has_value();
+  };
+  ASSERT_TRUE(read_page());
+  EXPECT_EQ(shown, (std::vector<std::string>{"p00", "p01", "p02", "p03", "p04"}));
+  // A job of the first page and one of a later page end (a queued job's cancel ends it at
+  // once: it leaves memory for the store); one more is submitted.
+  ASSERT_EQ(d->service->Cancel("p02")->state, JobState::kCancelled);
+  ASSERT_EQ(d->service->Cancel("p07")->state, JobState::kCancelled);
+  submit("p12", "1e8");
+  while (read_page()) {
+  }
+  EXPECT_EQ(shown, (std::vector<std::string>{"p00", "p01", "p02", "p03", "p04", "p05", "p06", "p07",
+                                             "p08", "p09", "p10", "p11", "p12", "done0", "done1"}));
+  EXPECT_EQ(page_sizes, (std::vector<size_t>{5, 5, 5}));
+  // A new first page sees p02 and p07 among the ended jobs, after the live ones.
+  auto fresh = d->service->List({});
+  ASSERT_TRUE(fresh.ok());
+  ASSERT_EQ(fresh->jobs.size(), 15u);
+  EXPECT_EQ(fresh->jobs[10].name, "p12");
+  EXPECT_EQ(fresh->jobs[11].name, "done0");
+  EXPECT_EQ(fresh->jobs[13].name, "p02");
+  EXPECT_EQ(fresh->jobs[14].name, "p07");
 }
 
 TEST(Service, EndedJobsArePrunedFromTheStoreAfterKeepEnded) {
@@ -406,9 +457,9 @@ TEST(Service, NodesJoinAndLeaveAsTheBackendListsThem) {
   backend->RemoveNode("v100-new");
   ASSERT_TRUE(WaitUntil([&] { return State(*service, "v") == "queued"; }));
   EXPECT_NE(service->Get("v")->message.find("left the cluster"), std::string::npos);
-  auto nodes = service->Nodes();
+  auto nodes = service->Nodes(100, std::nullopt);
   ASSERT_TRUE(nodes.ok());
-  ASSERT_EQ(nodes->size(), 1u);
+  ASSERT_EQ(nodes->nodes.size(), 1u);
   EXPECT_EQ(service->Node("v100-new", 10)->node.power_state, "removed");
   auto c = service->Cluster();
   ASSERT_TRUE(c.ok());
@@ -432,7 +483,7 @@ TEST(Service, ANameIsTakenOnceAndAnIdempotentRetryReturnsTheFirstJob) {
   EXPECT_EQ(no_key.status().code(), util::StatusCode::kAlreadyExists);
   auto list = d->service->List({});
   ASSERT_TRUE(list.ok());
-  EXPECT_EQ(list->size(), 1u);
+  EXPECT_EQ(list->jobs.size(), 1u);
 }
 
 TEST(Service, AJobNoDeviceCanRunIsRefusedWithTheReason) {
@@ -530,10 +581,10 @@ TEST(Service, AJobPastItsTimeLimitIsStoppedAndFails) {
 TEST(Service, NothingStartsOnADrainedNode) {
   TempDir dir;
   auto d = StartDaemon(dir.File("h.db"), "v100=1,k80=1", 1);
-  auto nodes = d->service->Nodes();
+  auto nodes = d->service->Nodes(100, std::nullopt);
   ASSERT_TRUE(nodes.ok());
   std::string v100_node;
-  for (const NodeView& n : *nodes) {
+  for (const NodeView& n : nodes->nodes) {
     if (n.devices[0].type == "v100-32g") v100_node = n.name;
   }
   ASSERT_FALSE(v100_node.empty());
@@ -558,9 +609,9 @@ TEST(Service, ARestartRecoversEveryJobExactlyOnce) {
   const std::string db = dir.File("h.db");
   {
     auto d = StartDaemon(db, "v100=2", 1);
-    auto nodes = d->service->Nodes();
+    auto nodes = d->service->Nodes(100, std::nullopt);
     ASSERT_TRUE(nodes.ok());
-    ASSERT_TRUE(d->service->SetDrained((*nodes)[0].name, true).ok());
+    ASSERT_TRUE(d->service->SetDrained(nodes->nodes[0].name, true).ok());
     for (int i = 0; i < 5; ++i) {
       ASSERT_TRUE(
           SubmitJson(*d->service, fmt::format(R"({{"name":"r{}","stacks":["cuda"],"work":30}})", i))
@@ -571,12 +622,12 @@ TEST(Service, ARestartRecoversEveryJobExactlyOnce) {
     ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "r4") == "cancelled"; }));
   }
   auto d = StartDaemon(db, "v100=2", 1000);
-  auto nodes = d->service->Nodes();
+  auto nodes = d->service->Nodes(100, std::nullopt);
   ASSERT_TRUE(nodes.ok());
-  EXPECT_TRUE((*nodes)[0].drained) << "the drain survives the restart";
+  EXPECT_TRUE(nodes->nodes[0].drained) << "the drain survives the restart";
   auto list = d->service->List({});
   ASSERT_TRUE(list.ok());
-  EXPECT_EQ(list->size(), 5u);
+  EXPECT_EQ(list->jobs.size(), 5u);
   EXPECT_EQ(State(*d->service, "r4"), "cancelled");
   ASSERT_TRUE(WaitUntil([&] {
     for (int i = 0; i < 4; ++i) {

@@ -181,6 +181,67 @@ TEST_F(StoreTest, LoadJobsKeepsSubmissionOrderAndFiltersEndedJobs) {
   EXPECT_THAT(Names(*store->LoadJobs(false)), ElementsAre("alpha", "mid", "omega", "new"));
 }
 
+// Pages of GET /v1/jobs read ended jobs on one side of a time, after a position in
+// submission order (submitted_s, then name), whatever order they were inserted in.
+TEST_F(StoreTest, EndedJobsPageInSubmissionOrderOnEitherSideOfATime) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const auto job = [](const std::string& name, JobState state, double submitted_s, double ended_s) {
+    StoredJob j = Job(name, state, ended_s);
+    j.submitted_s = submitted_s;
+    return j;
+  };
+  for (const StoredJob& j :
+       {job("late", JobState::kCompleted, 30, 300), job("b-tie", JobState::kFailed, 10, 150),
+        job("a-tie", JobState::kCompleted, 10, 50), job("live", JobState::kRunning, 5, -1),
+        job("first", JobState::kCancelled, 1, 100), job("queued", JobState::kQueued, 40, -1)}) {
+    ASSERT_TRUE(store->InsertJob(j).ok()) << j.name;
+  }
+  const auto names = [&](const EndedJobsQuery& q) {
+    auto jobs = store->EndedJobs(q);
+    EXPECT_TRUE(jobs.ok()) << jobs.status().ToString();
+    return jobs.ok() ? Names(*jobs) : std::vector<std::string>{};
+  };
+  EndedJobsQuery q;
+  q.as_of_s = 1000;
+  q.limit = 10;
+  EXPECT_THAT(names(q), ElementsAre("first", "a-tie", "b-tie", "late"));
+  // Ended by 100 (at 100 included), and after it.
+  q.as_of_s = 100;
+  EXPECT_THAT(names(q), ElementsAre("first", "a-tie"));
+  q.ended_by_as_of = false;
+  EXPECT_THAT(names(q), ElementsAre("b-tie", "late"));
+  // After a position: the tie on submitted_s is broken by name.
+  q.as_of_s = 1000;
+  q.ended_by_as_of = true;
+  q.after = SubmissionKey{10, "a-tie"};
+  EXPECT_THAT(names(q), ElementsAre("b-tie", "late"));
+  q.after = SubmissionKey{10, "b-tie"};
+  EXPECT_THAT(names(q), ElementsAre("late"));
+  // A position that is no job's (it was pruned) works as well.
+  q.after = SubmissionKey{2, "gone"};
+  EXPECT_THAT(names(q), ElementsAre("a-tie", "b-tie", "late"));
+  q.limit = 2;
+  EXPECT_THAT(names(q), ElementsAre("a-tie", "b-tie"));
+  q.limit = 10;
+  q.after.reset();
+  q.state = JobState::kCompleted;
+  EXPECT_THAT(names(q), ElementsAre("a-tie", "late"));
+  q.state = JobState::kCancelled;
+  EXPECT_THAT(names(q), ElementsAre("first"));
+}
+
+// The index that keeps those pages from sorting every ended job is in every file, new or old.
+TEST_F(StoreTest, EveryFileGetsTheIndexOfJobsBySubmission) {
+  const std::string count =
+      "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'jobs_by_submission'";
+  ASSERT_NE(OpenStore(), nullptr);
+  EXPECT_EQ(RawSql(path_, count), "1");
+  RawSql(path_, "DROP INDEX jobs_by_submission");  // as a file from before the index
+  ASSERT_NE(OpenStore(), nullptr);
+  EXPECT_EQ(RawSql(path_, count), "1");
+}
+
 TEST_F(StoreTest, PruneRemovesOnlyEndedJobsThatEndedBeforeTheCutoff) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);

@@ -467,6 +467,44 @@ TEST(K8sExtenderGroups, PlacedBySchedsGangRules) {
   }
 }
 
+TEST(K8sExtenderHttp, NodesPageByName) {
+  auto e = Make(true);
+  e->ReplaceNodes(Nodes());
+  e->SetSynced(true);
+  MetricsRegistry metrics;
+  Logger logger(LogLevel::kError);
+  HttpApiOptions o;
+  o.port = 0;
+  auto api = HttpApi::Create(o, nullptr, &metrics, &logger, e.get());
+  ASSERT_TRUE(api.ok()) << api.status().message();
+  (*api)->Start();
+  httplib::Client client("127.0.0.1", (*api)->port());
+  std::vector<std::string> names;
+  std::string url = "/v1/k8s/nodes?limit=2";
+  for (int page = 0; page < 10 && !url.empty(); ++page) {
+    auto res = client.Get(url);
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << res->body;
+    const Json body = Json::parse(res->body);
+    EXPECT_LE(body["nodes"].size(), 2u);
+    for (const Json& n : body["nodes"]) names.push_back(n["name"].get<std::string>());
+    url = body["next_cursor"].is_string()
+              ? "/v1/k8s/nodes?limit=2&cursor=" + body["next_cursor"].get<std::string>()
+              : "";
+  }
+  EXPECT_EQ(url, "") << "the last page says none remain";
+  std::vector<std::string> all;
+  for (const Node& n : Nodes()) all.push_back(n.name);
+  std::sort(all.begin(), all.end());
+  ASSERT_EQ(all.size(), 9u);
+  EXPECT_EQ(names, all);
+  auto bad = client.Get("/v1/k8s/nodes?cursor=bogus");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_THAT(bad->body, HasSubstr("cursor: "));
+  (*api)->Stop();
+}
+
 TEST(K8sExtenderHttp, VerbsUnderThePrefixWithoutATokenAndNoJobRoutes) {
   auto e = Make(false);
   MetricsRegistry metrics;

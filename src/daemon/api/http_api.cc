@@ -9,6 +9,7 @@
 #include <set>
 
 #include "daemon/api/embedded.h"
+#include "daemon/api/paging.h"
 #include "daemon/job_request.h"
 #include "daemon/plan_request.h"
 
@@ -49,6 +50,24 @@ json NodeJson(const NodeView& n) {
           {"power_state", n.power_state},
           {"power_since_s", n.power_since_s},
           {"devices", devices}};
+}
+
+json KubernetesNodeJson(const k8s::ExtenderNodeView& n) {
+  const k8s::NodeInfo& i = n.info;
+  json stacks = json::array();
+  for (const model::SoftwareStack& st : i.device.stacks) stacks.push_back(model::ToString(st));
+  return {{"name", i.name},
+          {"resource", i.resource},
+          {"accelerators", i.accelerators},
+          {"device_type", i.problem.empty() ? i.device.name : ""},
+          {"stacks", stacks},
+          {"driver_known", i.driver_known},
+          {"memory_bytes", i.device.memory_bytes},
+          {"rack", i.rack},
+          {"schedulable", i.schedulable},
+          {"used", n.used},
+          {"reserved", n.reserved},
+          {"problem", i.problem}};
 }
 
 const char* CodeName(util::StatusCode code) {
@@ -101,6 +120,26 @@ void ReplyError(httplib::Response& res, int status, std::string_view code,
 
 void ReplyStatus(httplib::Response& res, const util::Status& st) {
   ReplyError(res, HttpStatus(st.code()), CodeName(st.code()), st.message());
+}
+
+// The `limit` of a list route: kDefaultPageLimit when not given.
+util::Result<size_t> LimitOf(const httplib::Request& req) {
+  if (!req.has_param("limit")) return kDefaultPageLimit;
+  return ParsePageLimit(req.get_param_value("limit"));
+}
+
+// A page of a list: `body` with {KEY: [...], "next_cursor": a cursor or null} added, and when
+// more remain a Link header (RFC 8288) to the next page: `path`, `query` (the page's other
+// parameters, each ending in '&') and the cursor.
+void ReplyPage(httplib::Response& res, json body, const char* key, json list,
+               const std::string& path, const std::string& query,
+               const std::optional<std::string>& next) {
+  body[key] = std::move(list);
+  body["next_cursor"] = next ? json(*next) : json(nullptr);
+  if (next) {
+    res.set_header("Link", fmt::format("<{}?{}cursor={}>; rel=\"next\"", path, query, *next));
+  }
+  Reply(res, 200, body);
 }
 
 // Compares without an early exit, so the time taken does not tell how much of a guess matched.
@@ -321,29 +360,30 @@ void HttpApi::RouteExtender() {
   post("bind", &k8s::Extender::Bind);
   post("preempt", &k8s::Extender::Preempt);
   On("GET", "/v1/k8s/nodes",
-     Guarded("/v1/k8s/nodes", Role::kRead, [this](const httplib::Request&, httplib::Response& res) {
-       json list = json::array();
-       for (const k8s::ExtenderNodeView& n : extender_->Nodes()) {
-         const k8s::NodeInfo& i = n.info;
-         json stacks = json::array();
-         for (const model::SoftwareStack& st : i.device.stacks) {
-           stacks.push_back(model::ToString(st));
-         }
-         list.push_back({{"name", i.name},
-                         {"resource", i.resource},
-                         {"accelerators", i.accelerators},
-                         {"device_type", i.problem.empty() ? i.device.name : ""},
-                         {"stacks", stacks},
-                         {"driver_known", i.driver_known},
-                         {"memory_bytes", i.device.memory_bytes},
-                         {"rack", i.rack},
-                         {"schedulable", i.schedulable},
-                         {"used", n.used},
-                         {"reserved", n.reserved},
-                         {"problem", i.problem}});
-       }
-       Reply(res, 200, {{"synced", extender_->ready()}, {"nodes", list}});
-     }));
+     Guarded("/v1/k8s/nodes", Role::kRead,
+             [this](const httplib::Request& req, httplib::Response& res) {
+               auto limit = LimitOf(req);
+               if (!limit.ok()) return ReplyStatus(res, limit.status());
+               std::string after;
+               if (req.has_param("cursor")) {
+                 auto read = ReadKubernetesNodeCursor(req.get_param_value("cursor"));
+                 if (!read.ok()) return ReplyStatus(res, read.status());
+                 after = std::move(read).value();
+               }
+               json list = json::array();
+               std::optional<std::string> next;
+               // By name: a node that joins between pages is shown when its name is still ahead.
+               for (const k8s::ExtenderNodeView& n : extender_->Nodes()) {
+                 if (n.info.name <= after) continue;
+                 if (list.size() == *limit) {
+                   next = KubernetesNodeCursor(list.back()["name"].get<std::string>());
+                   break;
+                 }
+                 list.push_back(KubernetesNodeJson(n));
+               }
+               ReplyPage(res, {{"synced", extender_->ready()}}, "nodes", std::move(list),
+                         "/v1/k8s/nodes", fmt::format("limit={}&", *limit), next);
+             }));
 }
 
 void HttpApi::RouteJobs() {
@@ -368,6 +408,7 @@ void HttpApi::RouteJobs() {
   On("GET", "/v1/jobs",
      Guarded("/v1/jobs", Role::kRead, [this](const httplib::Request& req, httplib::Response& res) {
        JobFilter filter;
+       std::string query;
        if (const std::string state = req.get_param_value("state"); !state.empty()) {
          filter.state = ParseJobState(state);
          if (!filter.state) {
@@ -375,28 +416,24 @@ void HttpApi::RouteJobs() {
                res, 400, "invalid_argument",
                fmt::format("state: '{}' is not a job state (expected {})", state, JobStateNames()));
          }
+         query = fmt::format("state={}&", state);
        }
-       if (req.has_param("limit")) {
-         const std::string text = req.get_param_value("limit");
-         size_t used = 0;
-         long long n = -1;
-         try {
-           n = std::stoll(text, &used);
-         } catch (const std::exception&) {
-         }
-         if (used != text.size() || n < 1 || n > 100000) {
-           return ReplyError(res, 400, "invalid_argument",
-                             fmt::format("limit: '{}' (expected a whole number from 1 to "
-                                         "100000)",
-                                         text));
-         }
-         filter.limit = static_cast<size_t>(n);
+       auto limit = LimitOf(req);
+       if (!limit.ok()) return ReplyStatus(res, limit.status());
+       filter.limit = *limit;
+       if (req.has_param("cursor")) {
+         auto after = ReadJobCursor(req.get_param_value("cursor"), filter.state);
+         if (!after.ok()) return ReplyStatus(res, after.status());
+         filter.after = *after;
        }
-       auto jobs = service_->List(filter);
-       if (!jobs.ok()) return ReplyStatus(res, jobs.status());
+       auto page = service_->List(filter);
+       if (!page.ok()) return ReplyStatus(res, page.status());
        json list = json::array();
-       for (const JobView& v : *jobs) list.push_back(JobJson(v));
-       Reply(res, 200, {{"jobs", list}});
+       for (const JobView& v : page->jobs) list.push_back(JobJson(v));
+       std::optional<std::string> next;
+       if (page->next) next = JobCursor(*page->next, filter.state);
+       ReplyPage(res, json::object(), "jobs", std::move(list), "/v1/jobs",
+                 fmt::format("{}limit={}&", query, filter.limit), next);
      }));
 
   On("GET", R"(/v1/jobs/([^/]+))",
@@ -426,12 +463,23 @@ void HttpApi::RouteJobs() {
 
 void HttpApi::RouteNodes() {
   On("GET", "/v1/nodes",
-     Guarded("/v1/nodes", Role::kRead, [this](const httplib::Request&, httplib::Response& res) {
-       auto nodes = service_->Nodes();
-       if (!nodes.ok()) return ReplyStatus(res, nodes.status());
+     Guarded("/v1/nodes", Role::kRead, [this](const httplib::Request& req, httplib::Response& res) {
+       auto limit = LimitOf(req);
+       if (!limit.ok()) return ReplyStatus(res, limit.status());
+       std::optional<int32_t> after;
+       if (req.has_param("cursor")) {
+         auto read = ReadNodeCursor(req.get_param_value("cursor"));
+         if (!read.ok()) return ReplyStatus(res, read.status());
+         after = *read;
+       }
+       auto page = service_->Nodes(*limit, after);
+       if (!page.ok()) return ReplyStatus(res, page.status());
        json list = json::array();
-       for (const NodeView& n : *nodes) list.push_back(NodeJson(n));
-       Reply(res, 200, {{"nodes", list}});
+       for (const NodeView& n : page->nodes) list.push_back(NodeJson(n));
+       std::optional<std::string> next;
+       if (page->next_after) next = NodeCursor(*page->next_after);
+       ReplyPage(res, json::object(), "nodes", std::move(list), "/v1/nodes",
+                 fmt::format("limit={}&", *limit), next);
      }));
 
   On("GET", R"(/v1/nodes/([^/]+))",
@@ -445,6 +493,7 @@ void HttpApi::RouteNodes() {
                }
                json body = NodeJson(h->node);
                body["history"] = events;
+               body["older_history"] = h->older_events;
                Reply(res, 200, body);
              }));
 

@@ -5,6 +5,7 @@
 #include <httplib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -453,6 +454,148 @@ TEST_F(HttpApiTest, ListFiltersByStateAndLimit) {
   }
 }
 
+// What a client that follows next_cursor to the last page saw: the names, page by page.
+struct Pages {
+  std::vector<std::string> names;
+  std::vector<size_t> sizes;
+};
+
+TEST_F(HttpApiTest, ListsPagePastTheDefaultLimitWithACursor) {
+  ASSERT_NO_FATAL_FAILURE(Boot());
+  for (const std::string& node : NodeNames()) {
+    ASSERT_EQ(Post("/v1/nodes/" + node + "/drain", "", kAdminToken).status, 200);
+  }
+  // 1,050 queued jobs, submitted by 6 threads at once so that they commit in batches.
+  constexpr int kJobs = 1050;
+  std::vector<std::thread> submitters;
+  for (int t = 0; t < 6; ++t) {
+    submitters.emplace_back([this, t] {
+      for (int i = t; i < kJobs; i += 6) {
+        auto req = ParseJobRequest(JobBody(fmt::format("j{:04}", i)), service_->cluster().catalog);
+        if (!req.ok() || !service_->Submit(std::move(req->job), req->spec_json, "").ok()) {
+          ADD_FAILURE() << "submitting j" << i;
+        }
+      }
+    });
+  }
+  for (std::thread& t : submitters) t.join();
+
+  // Follows the Link header from `first` (a list route and its query) to the last page.
+  const auto read_all = [&](const std::string& first) {
+    Pages pages;
+    std::string url = first;
+    while (!url.empty()) {
+      const Reply r = Get(url, kReadToken);
+      EXPECT_EQ(r.status, 200) << url << ": " << r.body;
+      const json j = r.Json();
+      if (r.status != 200 || !j.contains("next_cursor")) break;
+      for (const json& job : j["jobs"]) pages.names.push_back(job["name"].get<std::string>());
+      pages.sizes.push_back(j["jobs"].size());
+      url.clear();
+      if (j["next_cursor"].is_string()) {
+        // The Link header names the next page: the same query, and the cursor.
+        const std::string link = r.Header("Link");
+        const size_t open = link.find('<'), close = link.find('>');
+        EXPECT_EQ(link.substr(close), ">; rel=\"next\"") << link;
+        url = link.substr(open + 1, close - open - 1);
+        EXPECT_NE(url.find("cursor=" + j["next_cursor"].get<std::string>()), std::string::npos)
+            << link;
+      } else {
+        EXPECT_TRUE(j["next_cursor"].is_null()) << r.body;
+        EXPECT_EQ(r.Header("Link"), "");
+      }
+    }
+    return pages;
+  };
+  std::vector<std::string> all;
+  for (int i = 0; i < kJobs; ++i) all.push_back(fmt::format("j{:04}", i));
+  const auto sorted = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+
+  // The default limit, 1,000: the first page says that more remain.
+  Pages by_default = read_all("/v1/jobs");
+  EXPECT_EQ(by_default.sizes, (std::vector<size_t>{1000, 50}));
+  EXPECT_EQ(sorted(by_default.names), all);
+
+  // Pages of 200 while jobs end between them: one already shown, one not yet shown.
+  Reply r = Get("/v1/jobs?state=queued&limit=200", kReadToken);
+  ASSERT_EQ(r.status, 200) << r.body;
+  json page = r.Json();
+  ASSERT_EQ(page["jobs"].size(), 200u);
+  const std::string shown = page["jobs"][7]["name"], ahead = "j1049";
+  ASSERT_EQ(service_->Cancel(shown)->state, JobState::kCancelled);
+  ASSERT_EQ(service_->Cancel(ahead)->state, JobState::kCancelled);
+  const std::string cursor = page["next_cursor"].get<std::string>();
+  Pages rest = read_all("/v1/jobs?state=queued&limit=200&cursor=" + cursor);
+  EXPECT_EQ(rest.sizes, (std::vector<size_t>{200, 200, 200, 200, 48}));
+  std::vector<std::string> names = rest.names;
+  for (const json& j : page["jobs"]) names.push_back(j["name"].get<std::string>());
+  std::vector<std::string> queued = all;
+  queued.erase(std::find(queued.begin(), queued.end(), ahead));
+  EXPECT_EQ(sorted(names), queued) << "each job still queued once, " << shown << " once";
+
+  // Every job, in pages of 200: the two cancelled ones come last.
+  Pages every = read_all("/v1/jobs?limit=200");
+  EXPECT_EQ(every.sizes, (std::vector<size_t>{200, 200, 200, 200, 200, 50}));
+  EXPECT_EQ(sorted(every.names), all);
+  EXPECT_EQ(std::vector<std::string>(every.names.end() - 2, every.names.end()),
+            sorted({shown, ahead}));
+}
+
+TEST_F(HttpApiTest, NodesPageInClusterOrder) {
+  ASSERT_NO_FATAL_FAILURE(Boot());
+  const std::vector<std::string> nodes = NodeNames();
+  ASSERT_EQ(nodes.size(), 4u);  // one device each
+  std::vector<std::string> paged;
+  std::string url = "/v1/nodes?limit=2";
+  while (true) {
+    const Reply r = Get(url, kReadToken);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json j = r.Json();
+    ASSERT_LE(j["nodes"].size(), 2u);
+    for (const json& n : j["nodes"]) paged.push_back(n["name"].get<std::string>());
+    if (j["next_cursor"].is_null()) break;
+    url = "/v1/nodes?limit=2&cursor=" + j["next_cursor"].get<std::string>();
+  }
+  EXPECT_EQ(paged, nodes);
+  EXPECT_TRUE(Get("/v1/nodes").Json()["next_cursor"].is_null());
+}
+
+TEST_F(HttpApiTest, ABadCursorIs400NamingIt) {
+  ASSERT_NO_FATAL_FAILURE(Boot());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(Post("/v1/jobs", JobBody(fmt::format("c{}", i)), kSubmitToken).status, 201);
+  }
+  const std::string jobs_cursor =
+      Get("/v1/jobs?limit=1", kReadToken).Json()["next_cursor"].get<std::string>();
+  const std::string queued_cursor =
+      Get("/v1/jobs?state=queued&limit=1", kReadToken).Json()["next_cursor"].get<std::string>();
+  const json nodes = Get("/v1/nodes?limit=1", kReadToken).Json();
+  ASSERT_TRUE(nodes["next_cursor"].is_string()) << nodes.dump();
+  const std::string nodes_cursor = nodes["next_cursor"];
+  // What a cursor of another list looks like: base64url of JSON naming that list.
+  const std::string forged = "eyJsaXN0IjoiL3YxL2pvYnMifQ";  // {"list":"/v1/jobs"}
+  for (const std::string& url : std::vector<std::string>{
+           "/v1/jobs?cursor=", "/v1/jobs?cursor=not%20base64", "/v1/jobs?cursor=YWJj",
+           "/v1/jobs?cursor=" + jobs_cursor.substr(0, jobs_cursor.size() - 5),
+           "/v1/jobs?cursor=" + forged, "/v1/jobs?cursor=" + nodes_cursor,
+           "/v1/nodes?cursor=" + jobs_cursor, "/v1/nodes?cursor=x",
+           "/v1/jobs?state=running&cursor=" + queued_cursor, "/v1/jobs?cursor=" + queued_cursor}) {
+    const Reply r = Get(url, kReadToken);
+    EXPECT_TRUE(IsError(r, 400, "invalid_argument")) << url;
+    EXPECT_EQ(ErrorMessage(r).rfind("cursor: ", 0), 0u) << url << ": " << r.body;
+  }
+  EXPECT_NE(ErrorMessage(Get("/v1/jobs?cursor=" + queued_cursor, kReadToken)).find("state"),
+            std::string::npos);
+  // The same cursors where they belong.
+  EXPECT_EQ(Get("/v1/jobs?cursor=" + jobs_cursor, kReadToken).status, 200);
+  EXPECT_EQ(Get("/v1/jobs?state=queued&cursor=" + queued_cursor, kReadToken).status, 200);
+  EXPECT_EQ(Get("/v1/nodes?cursor=" + nodes_cursor, kReadToken).status, 200);
+  EXPECT_TRUE(IsError(Get("/v1/nodes?limit=0", kReadToken), 400, "invalid_argument"));
+}
+
 TEST_F(HttpApiTest, OneJobAndWhyItWaits) {
   ASSERT_NO_FATAL_FAILURE(Boot());
   for (const std::string& node : NodeNames()) {
@@ -526,6 +669,17 @@ TEST_F(HttpApiTest, NodesAreDrainedAndUndrainedByAnAdmin) {
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.Json()["drained"], false);
   EXPECT_EQ(Get("/v1/nodes").Json()["nodes"][0]["drained"], false);
+
+  // The history shows the newest 100 events and says when older ones remain.
+  r = Get("/v1/nodes/" + node, kReadToken);
+  EXPECT_EQ(r.Json()["older_history"], false) << r.body;
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(service_->SetDrained(node, true).ok());
+    ASSERT_TRUE(service_->SetDrained(node, false).ok());
+  }
+  r = Get("/v1/nodes/" + node, kReadToken);
+  EXPECT_EQ(r.Json()["history"].size(), 100u) << r.body;
+  EXPECT_EQ(r.Json()["older_history"], true) << r.body;
 
   EXPECT_TRUE(IsError(Post("/v1/nodes/no-such-node/drain", "", kAdminToken), 404, "not_found"));
   EXPECT_TRUE(IsError(Post("/v1/nodes/no-such-node/undrain", "", kAdminToken), 404, "not_found"));
