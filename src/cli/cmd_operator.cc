@@ -8,7 +8,6 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <sstream>
 #include <string>
 
@@ -45,24 +44,23 @@ void AddDrainCommands(CLI::App& app, CommandResult& result) {
     cmd->add_flag("--json", conn->json_out, "print the node as the API returns it");
     cmd->add_option("node", *node, "the node's name, as `hetsched nodes` lists it")->required();
     cmd->callback([conn, node, verb, &result] {
-      result.exit_code = Request(*conn, "POST", "/v1/nodes/" + UrlEscape(*node) + "/" + verb, "",
-                                 [&](const json& body) {
-                                   if (conn->json_out) {
-                                     std::printf("%s\n", body.dump(2).c_str());
-                                   } else {
-                                     std::printf("%sed %s\n", verb.c_str(),
-                                                 Text(body["name"]).c_str());
-                                   }
-                                   return kExitOk;
-                                 });
+      result.exit_code = Request(
+          *conn, "POST", "/v1/nodes/" + UrlEscape(*node) + "/" + verb, "", [&](const json& body) {
+            if (conn->json_out) {
+              std::printf("%s\n", body.dump(2).c_str());
+            } else {
+              std::printf("%sed %s\n", verb.c_str(), Text(body["name"]).c_str());
+            }
+            return kExitOk;
+          });
     });
   }
 }
 
 // The what-if reply as a table: the daemon's policy, then the candidate.
 int PrintWhatIf(const json& body) {
-  report::Table t({"", "policy", "jobs", "skipped", "makespan", "avg JCT", "p99 JCT",
-                   "preemptions"});
+  report::Table t(
+      {"", "policy", "jobs", "skipped", "makespan", "avg JCT", "p99 JCT", "preemptions"});
   for (const char* row : {"current", "candidate"}) {
     const json& w = body[row];
     t.AddRow({row, Text(w["policy"]), Text(w["jobs"]), Text(w["skipped"]),
@@ -98,17 +96,13 @@ void AddWhatIfCommand(CLI::App& app, CommandResult& result) {
 struct PlanLiveFlags {
   std::string model;
   std::string dag_file;
-  std::string algo;
-  std::string nodes;
-  std::optional<int64_t> batch, micro_batch, seq_len, max_stages;
-  std::optional<double> memory_reserve;
-  std::string precision, optimizer, only_type;
-  bool no_offload = false;
+  // The other flags given, as the request's fields (the daemon checks their values).
+  json fields = json::object();
 };
 
-// The body of POST /v1/plan from the flags; the daemon checks the values.
+// The body of POST /v1/plan from the flags.
 util::Result<json> PlanBody(const PlanLiveFlags& p) {
-  json body = json::object();
+  json body = p.fields;
   if (!p.dag_file.empty()) {
     std::ifstream in(p.dag_file);
     if (!in) {
@@ -124,21 +118,15 @@ util::Result<json> PlanBody(const PlanLiveFlags& p) {
     }
   }
   if (!p.model.empty()) body["model"] = p.model;
-  const auto put = [&body](const char* key, const auto& value) {
-    if (value) body[key] = *value;
-  };
-  put("batch", p.batch);
-  put("micro_batch", p.micro_batch);
-  put("seq_len", p.seq_len);
-  put("max_stages", p.max_stages);
-  put("memory_reserve", p.memory_reserve);
-  for (const auto& [key, value] : {std::pair{"algo", &p.algo}, {"nodes", &p.nodes},
-                                   {"precision", &p.precision}, {"optimizer", &p.optimizer},
-                                   {"only_type", &p.only_type}}) {
-    if (!value->empty()) body[key] = *value;
-  }
-  if (p.no_offload) body["offload"] = false;
   return body;
+}
+
+// --FLAG VALUE on `cmd`, sent as the request field `field` when given.
+template <typename T>
+void AddField(CLI::App* cmd, const std::shared_ptr<PlanLiveFlags>& p, const std::string& flag,
+              const char* field, const std::string& help) {
+  cmd->add_option_function<T>(
+      flag, [p, field](const T& value) { p->fields[field] = value; }, help);
 }
 
 }  // namespace
@@ -156,19 +144,24 @@ void AddPlanLiveCommand(CLI::App& plan, CommandResult& result) {
   auto* dag = cmd->add_option("--dag", p->dag_file,
                               "a task DAG file (JSON, docs/dag-format.md), costs by device type");
   model->excludes(dag);
-  cmd->add_option("--algo", p->algo, "DAG: heft (default), cpop or peft");
-  cmd->add_option("--nodes", p->nodes,
-                  "idle (default: powered, undrained nodes with every device free) or all");
-  cmd->add_option("--batch", p->batch, "model: global batch size");
-  cmd->add_option("--micro-batch", p->micro_batch, "model: micro-batch size");
-  cmd->add_option("--seq-len", p->seq_len, "model: sequence length");
-  cmd->add_option("--precision", p->precision, "model: fp32, fp16 or bf16");
-  cmd->add_option("--optimizer", p->optimizer, "model: adam, sgd, or none for inference");
-  cmd->add_option("--max-stages", p->max_stages, "model: pipeline depth limit (default 16)");
-  cmd->add_option("--memory-reserve", p->memory_reserve,
-                  "model: fraction of each device's memory kept free (default 0.1)");
-  cmd->add_flag("--no-offload", p->no_offload, "model: never offload optimizer state to the host");
-  cmd->add_option("--only-type", p->only_type, "model: use only accelerators of this type");
+  AddField<std::string>(cmd, p, "--algo", "algo", "DAG: heft (default), cpop or peft");
+  AddField<std::string>(cmd, p, "--nodes", "nodes",
+                        "idle (default: powered, undrained nodes with every device free) or all");
+  AddField<int64_t>(cmd, p, "--batch", "batch", "model: global batch size");
+  AddField<int64_t>(cmd, p, "--micro-batch", "micro_batch", "model: micro-batch size");
+  AddField<int64_t>(cmd, p, "--seq-len", "seq_len", "model: sequence length");
+  AddField<std::string>(cmd, p, "--precision", "precision", "model: fp32, fp16 or bf16");
+  AddField<std::string>(cmd, p, "--optimizer", "optimizer",
+                        "model: adam, sgd, or none for inference");
+  AddField<int64_t>(cmd, p, "--max-stages", "max_stages",
+                    "model: pipeline depth limit (default 16)");
+  AddField<double>(cmd, p, "--memory-reserve", "memory_reserve",
+                   "model: fraction of each device's memory kept free (default 0.1)");
+  AddField<std::string>(cmd, p, "--only-type", "only_type",
+                        "model: use only accelerators of this type");
+  cmd->add_flag_callback(
+      "--no-offload", [p] { p->fields["offload"] = false; },
+      "model: never offload optimizer state to the host");
   cmd->callback([conn, p, &result] {
     if (p->model.empty() == p->dag_file.empty()) {
       result.exit_code = ReportError(

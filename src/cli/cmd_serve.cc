@@ -201,14 +201,15 @@ util::Status LockDatabase(const std::string& database) {
     }
     if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
       ::close(lock_fd);
-      return util::Status::AlreadyExists(fmt::format(
-          "{}: another hetsched serve uses this database (it holds {}); one daemon per "
-          "database: stop that one or choose another with --db",
-          database, lock_path));
+      return util::Status::AlreadyExists(
+          fmt::format("{}: another hetsched serve uses this database (it holds {}); one daemon per "
+                      "database: stop that one or choose another with --db",
+                      database, lock_path));
     }
     // A daemon whose start failed removes the lock file it made (StartLeftovers): a lock taken
     // on the file it removed locks nothing, so take it again on the file now at the path.
-    struct stat held {}, at_path {};
+    struct stat held {
+    }, at_path{};
     if (::fstat(lock_fd, &held) == 0 && ::stat(lock_path.c_str(), &at_path) == 0 &&
         held.st_dev == at_path.st_dev && held.st_ino == at_path.st_ino) {
       return util::Status::Ok();

@@ -31,8 +31,8 @@ class ClientOperator : public ::testing::Test {
     std::ofstream(config) << "tokens:\n  - {token: " << kAdmin << ", role: admin}\n"
                           << "  - {token: " << kSubmit << ", role: submit}\n";
     std::string error;
-    daemon_ = Daemon::Start({dir_.path(), {"--config", config.string(), "--cluster", "v100=2"}},
-                            &error);
+    daemon_ =
+        Daemon::Start({dir_.path(), {"--config", config.string(), "--cluster", "v100=2"}}, &error);
     ASSERT_NE(daemon_, nullptr) << error;
   }
 
@@ -96,9 +96,9 @@ TEST_F(ClientOperator, AnInvalidTokenNamesTheFileItWasReadFrom) {
   std::ofstream(file) << "not-the-token-0123456789\n";
   CommandResult r = Run({"drain", FirstNode(), "--token-file", file.string()});
   EXPECT_EQ(r.status, 2) << r.out << r.err;
-  EXPECT_NE(r.err.find("the token is not valid; the token sent came from --token-file " +
-                       file.string()),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("the token is not valid; the token sent came from --token-file " + file.string()),
+      std::string::npos)
       << r.err;
 
   // The default file, in the folder the client runs in.
@@ -160,8 +160,8 @@ TEST_F(ClientOperator, EachVerbHasHelpAndAnUnreachableDaemonIsStatusOne) {
     EXPECT_EQ(r.status, 0) << verb[0] << r.err;
     EXPECT_NE(r.out.find("--token-file"), std::string::npos) << r.out;
   }
-  const CommandResult r = RunCommand({HETSCHED_BINARY, "drain", "n", "--server",
-                                      "http://127.0.0.1:1", "--token", kAdmin});
+  const CommandResult r = RunCommand(
+      {HETSCHED_BINARY, "drain", "n", "--server", "http://127.0.0.1:1", "--token", kAdmin});
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("cannot reach the daemon"), std::string::npos) << r.err;
 }

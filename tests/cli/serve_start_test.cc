@@ -94,11 +94,9 @@ TEST(ServeStart, ASlurmThatDoesNotAnswerLeavesNoOutputFolder) {
   }
   const fs::path config = tools.path() / "serve.yaml";
   std::ofstream(config) << "backend: slurm\nslurm:\n  bin_dir: " << tools.path().string()
-                        << "\n  output_dir: " << (dir.path() / "out" / "hetsched").string()
-                        << "\n";
-  const CommandResult r =
-      Serve(dir.path(), {"--config", config.string(), "--listen", "127.0.0.1:0", "--db",
-                         (dir.path() / "h.db").string()});
+                        << "\n  output_dir: " << (dir.path() / "out" / "hetsched").string() << "\n";
+  const CommandResult r = Serve(dir.path(), {"--config", config.string(), "--listen", "127.0.0.1:0",
+                                             "--db", (dir.path() / "h.db").string()});
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("Slurm cannot be reached"), std::string::npos) << r.err;
   EXPECT_EQ(Tree(dir.path()), std::set<std::string>{}) << Join(Tree(dir.path()));
@@ -123,8 +121,8 @@ TEST(ServeStart, ADatabaseHeldByAnotherDaemonIsLeftAsItWas) {
 TEST(ServeStart, ADatabaseInAMissingFolderIsNamedWithTheFix) {
   TempDir dir;
   const fs::path missing = dir.path() / "state";
-  const CommandResult r = Serve(dir.path(), {"--listen", "127.0.0.1:0", "--db",
-                                             (missing / "h.db").string()});
+  const CommandResult r =
+      Serve(dir.path(), {"--listen", "127.0.0.1:0", "--db", (missing / "h.db").string()});
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   EXPECT_EQ(r.err, "hetsched: database " + (missing / "h.db").string() + ": its folder " +
                        missing.string() + " does not exist; create it (mkdir -p " +
@@ -138,7 +136,8 @@ TEST(ServeStart, AJobWithoutACommandIsRefusedWhereCommandsRun) {
   std::string error;
   auto d = Daemon::Start({dir.path(), {"--backend", "local", "--cluster", "xeon-8380=1"}}, &error);
   ASSERT_NE(d, nullptr) << error;
-  CommandResult r = d->Client({"submit", "--name", "bare", "--stacks", "x86_64", "--duration", "1m"});
+  CommandResult r =
+      d->Client({"submit", "--name", "bare", "--stacks", "x86_64", "--duration", "1m"});
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   EXPECT_NE(r.err.find("command: missing (the local backend runs each job's command"),
             std::string::npos)
@@ -148,8 +147,8 @@ TEST(ServeStart, AJobWithoutACommandIsRefusedWhereCommandsRun) {
 
   // The virtual backend models jobs: no command needed.
   TempDir vdir;
-  auto v = Daemon::Start({vdir.path(), {"--backend", "virtual", "--cluster", "xeon-8380=1"}},
-                         &error);
+  auto v =
+      Daemon::Start({vdir.path(), {"--backend", "virtual", "--cluster", "xeon-8380=1"}}, &error);
   ASSERT_NE(v, nullptr) << error;
   r = v->Client({"submit", "--name", "bare", "--stacks", "x86_64", "--duration", "1m"});
   EXPECT_EQ(r.status, 0) << r.out << r.err;
