@@ -1,13 +1,12 @@
 // The daemon's command-line client: `hetsched submit / jobs / cancel / why / nodes` against
-// the API of a running `hetsched serve` (docs/api.md). Server from --server or HETSCHED_SERVER,
-// token from --token, HETSCHED_TOKEN or the hetsched.token file the daemon wrote.
+// the API of a running `hetsched serve` (docs/api.md); the operator's verbs are in
+// cli/cmd_operator.cc. Server and token as cli/daemon_client.h finds them.
 #include <fmt/format.h>
 #include <httplib.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/daemon_client.h"
 #include "report/table.h"
 #include "util/units.h"
 
@@ -22,104 +22,6 @@ namespace hetsched::cli {
 namespace {
 
 using nlohmann::json;
-
-struct ClientFlags {
-  std::string server;
-  std::string token;
-  bool json_out = false;
-};
-
-struct Reply {
-  int status = 0;
-  json body;
-};
-
-std::string ServerUrl(const ClientFlags& f) {
-  std::string url = "http://127.0.0.1:8080";
-  if (!f.server.empty()) {
-    url = f.server;
-  } else if (const char* env = std::getenv("HETSCHED_SERVER"); env != nullptr && *env != '\0') {
-    url = env;
-  }
-  // `hetsched serve` prints its URL with a trailing slash; httplib wants scheme://host:port
-  // (with the slash it cannot connect).
-  while (url.size() > 1 && url.back() == '/') url.pop_back();
-  return url;
-}
-
-std::string Token(const ClientFlags& f) {
-  if (!f.token.empty()) return f.token;
-  if (const char* env = std::getenv("HETSCHED_TOKEN"); env != nullptr && *env != '\0') return env;
-  std::ifstream in("hetsched.token");
-  std::string token;
-  std::getline(in, token);
-  return token;
-}
-
-// One request; a failure to connect or a reply that is not JSON is an error, an HTTP error
-// status is returned for the caller to report.
-util::Result<Reply> Call(const ClientFlags& f, const std::string& method, const std::string& path,
-                         const std::string& body = "", const httplib::Headers& extra = {}) {
-  const std::string url = ServerUrl(f);
-  httplib::Client client(url);
-  if (!client.is_valid()) {
-    return util::Status::InvalidArgument(
-        fmt::format("server '{}' is not a URL (expected http://HOST:PORT)", url));
-  }
-  client.set_connection_timeout(5);
-  client.set_tcp_nodelay(true);
-  client.set_read_timeout(30);
-  httplib::Headers headers = extra;
-  if (const std::string token = Token(f); !token.empty()) {
-    headers.emplace("Authorization", "Bearer " + token);
-  }
-  httplib::Result res = method == "GET"      ? client.Get(path, headers)
-                        : method == "DELETE" ? client.Delete(path, headers)
-                                             : client.Post(path, headers, body, "application/json");
-  if (!res) {
-    return util::Status::IoError(
-        fmt::format("cannot reach the daemon at {} ({}); is `hetsched "
-                    "serve` running? (--server or HETSCHED_SERVER)",
-                    url, httplib::to_string(res.error())));
-  }
-  Reply r;
-  r.status = res->status;
-  r.body = json::parse(res->body, nullptr, false);
-  if (r.body.is_discarded()) {
-    return util::Status::IoError(
-        fmt::format("{} {}: the reply (HTTP {}) is not JSON", method, path, res->status));
-  }
-  return r;
-}
-
-// Exit status 2 for a request the daemon refused (4xx), 1 otherwise.
-int ReportHttpError(const Reply& r) {
-  std::string message = "HTTP " + std::to_string(r.status);
-  if (r.body.contains("error") && r.body["error"].is_object()) {
-    message = r.body["error"].value("message", message);
-  }
-  std::fprintf(stderr, "hetsched: %s\n", message.c_str());
-  return r.status >= 400 && r.status < 500 ? kExitBadInput : kExitFailure;
-}
-
-std::string Text(const json& v) {
-  if (v.is_null()) return "-";
-  if (v.is_string()) return v.get<std::string>();
-  return v.dump();
-}
-
-std::string UrlEscape(const std::string& s) {
-  // Job and node names are [A-Za-z0-9._-]; anything else is escaped so the URL stays whole.
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '.' || c == '_' || c == '-') {
-      out += static_cast<char>(c);
-    } else {
-      out += fmt::format("%{:02X}", c);
-    }
-  }
-  return out;
-}
 
 // Widest message `jobs` shows in its table, in bytes; longer ones end in "...".
 constexpr size_t kMessageWidth = 60;
@@ -171,13 +73,6 @@ int PrintNodes(const json& nodes) {
   }
   std::fputs(t.Render().c_str(), stdout);
   return kExitOk;
-}
-
-void AddConnectionFlags(CLI::App* cmd, ClientFlags& f) {
-  cmd->add_option("--server", f.server,
-                  "daemon URL (default: $HETSCHED_SERVER, else http://127.0.0.1:8080)");
-  cmd->add_option("--token", f.token,
-                  "bearer token (default: $HETSCHED_TOKEN, else ./hetsched.token)");
 }
 
 struct SubmitFlags {

@@ -8,10 +8,11 @@ void AddPlanCommand(CLI::App& app, CommandResult& result) {
       "Split one job: schedule a task DAG, partition a model across devices, or size an LLM "
       "service's replicas");
   plan->require_subcommand(1);
-  // Subcommands (one line each): plan dag, plan model, plan service.
+  // Subcommands (one line each): plan dag, plan model, plan service, plan live.
   AddPlanModelCommand(*plan, result);
   AddPlanDagCommand(*plan, result);
   AddPlanServiceCommand(*plan, result);
+  AddPlanLiveCommand(*plan, result);
   (void)result;
 }
 

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -80,10 +81,13 @@ util::Result<std::string> NewToken() {
   return out;
 }
 
+std::filesystem::path TokenPathBeside(const std::string& db_path) {
+  return std::filesystem::path(db_path).parent_path() / "hetsched.token";
+}
+
 // The admin token beside the database: read when it exists, else made (mode 0600).
 util::Result<std::string> TokenBeside(const std::string& db_path, std::string* token_path) {
-  const std::filesystem::path dir = std::filesystem::path(db_path).parent_path();
-  *token_path = (dir / "hetsched.token").string();
+  *token_path = TokenPathBeside(db_path).string();
   if (std::filesystem::exists(*token_path)) {
     std::ifstream in(*token_path);
     std::string token;
@@ -190,17 +194,103 @@ util::Result<model::Cluster> ProbeThisMachine() {
 // on DATABASE.lock, held until this process exits (the descriptor is never closed).
 util::Status LockDatabase(const std::string& database) {
   const std::string lock_path = database + ".lock";
-  const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock_fd < 0) {
-    return util::Status::IoError(fmt::format("{}: {}", lock_path, std::strerror(errno)));
+  for (;;) {
+    const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lock_fd < 0) {
+      return util::Status::IoError(fmt::format("{}: {}", lock_path, std::strerror(errno)));
+    }
+    if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+      ::close(lock_fd);
+      return util::Status::AlreadyExists(
+          fmt::format("{}: another hetsched serve uses this database (it holds {}); one daemon per "
+                      "database: stop that one or choose another with --db",
+                      database, lock_path));
+    }
+    // A daemon whose start failed removes the lock file it made (StartLeftovers): a lock taken
+    // on the file it removed locks nothing, so take it again on the file now at the path.
+    struct stat held {
+    }, at_path{};
+    if (::fstat(lock_fd, &held) == 0 && ::stat(lock_path.c_str(), &at_path) == 0 &&
+        held.st_dev == at_path.st_dev && held.st_ino == at_path.st_ino) {
+      return util::Status::Ok();
+    }
+    ::close(lock_fd);
   }
-  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    return util::Status::AlreadyExists(
-        fmt::format("{}: another hetsched serve uses this database (it holds {}); one daemon per "
-                    "database: stop that one or choose another with --db",
-                    database, lock_path));
+}
+
+// The database's folder must exist: the daemon makes its files there, not the folder.
+util::Status CheckDatabaseFolder(const std::string& database) {
+  const std::filesystem::path folder = std::filesystem::path(database).parent_path();
+  std::error_code ec;
+  if (folder.empty() || std::filesystem::is_directory(folder, ec)) return util::Status::Ok();
+  if (std::filesystem::exists(folder, ec)) {
+    return util::Status::InvalidArgument(
+        fmt::format("database {}: {} is not a folder; choose another with --db (or database: "
+                    "in the config)",
+                    database, folder.string()));
   }
-  return util::Status::Ok();
+  return util::Status::InvalidArgument(
+      fmt::format("database {}: its folder {} does not exist; create it (mkdir -p {}) or choose "
+                  "another with --db (or database: in the config)",
+                  database, folder.string(), folder.string()));
+}
+
+// What one start of the daemon may create (the database and its side files, the token file,
+// the Slurm output folder, the local backend's state folder), removed again when the start
+// fails, so that a failed start leaves the folders as it found them. Paths that existed when
+// they were watched are never touched.
+class StartLeftovers {
+ public:
+  StartLeftovers() = default;
+  StartLeftovers(const StartLeftovers&) = delete;
+  StartLeftovers& operator=(const StartLeftovers&) = delete;
+  ~StartLeftovers() {
+    std::error_code ec;
+    for (auto it = made_.rbegin(); it != made_.rend(); ++it) std::filesystem::remove_all(*it, ec);
+  }
+
+  // Call before `path` may be created: when it does not exist, it (or its outermost missing
+  // folder, for a folder made with its parents) is removed unless Keep is called. Whether it
+  // did not exist.
+  bool Watch(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (path.empty() || std::filesystem::exists(std::filesystem::symlink_status(path, ec))) {
+      return false;
+    }
+    std::filesystem::path outermost = std::filesystem::absolute(path, ec);
+    while (outermost.has_parent_path() && outermost.parent_path() != outermost &&
+           !std::filesystem::exists(outermost.parent_path(), ec)) {
+      outermost = outermost.parent_path();
+    }
+    made_.push_back(outermost);
+    return true;
+  }
+  // The daemon started: what it made is its state now.
+  void Keep() { made_.clear(); }
+
+ private:
+  std::vector<std::filesystem::path> made_;
+};
+
+// Watches every path this start may create in `leftovers`.
+void WatchStartPaths(const svc::ServeConfig& c, StartLeftovers& leftovers) {
+  leftovers.Watch(c.database + ".lock");
+  // SQLite's side files of a database that existed may hold its last commits: kept.
+  if (leftovers.Watch(c.database)) {
+    for (const char* suffix : {"-wal", "-shm", "-journal"}) leftovers.Watch(c.database + suffix);
+  }
+  if (c.tokens.empty()) {
+    const std::filesystem::path token = TokenPathBeside(c.database);
+    leftovers.Watch(token);
+    leftovers.Watch(token.string() + ".tmp");
+  }
+  if (c.backend == "slurm") leftovers.Watch(c.slurm.output_dir);
+  if (c.backend == "local") {
+    const std::filesystem::path state = c.local_state_dir;
+    leftovers.Watch(state);
+    leftovers.Watch(state / "logs");
+    leftovers.Watch(state / "run");
+  }
 }
 
 // Where and for whom the API listens.
@@ -411,6 +501,13 @@ int RunServe(const ServeFlags& f) {
   if (!config.ok()) return ReportError(config.status());
   svc::ServeConfig& c = *config;
   if (c.backend == "kubernetes") return RunKubernetesExtender(c);
+  if (auto st = CheckDatabaseFolder(c.database); !st.ok()) return ReportError(st);
+  // Declared before everything that writes: its destructor runs after theirs have closed.
+  StartLeftovers leftovers;
+  WatchStartPaths(c, leftovers);
+  // The checks that can fail without creating anything come first: the database's lock before
+  // asking Slurm for its nodes or making a token.
+  if (auto st = LockDatabase(c.database); !st.ok()) return ReportError(st);
   svc::Logger logger(c.log_level);
   std::unique_ptr<svc::Backend> slurm_backend;
   util::Result<model::Cluster> cluster = ServeCluster(c, &logger, &slurm_backend);
@@ -428,7 +525,6 @@ int RunServe(const ServeFlags& f) {
     c.tokens.push_back({*token, svc::Role::kAdmin});
     token_note = fmt::format("admin token in {} (the client reads it from there)", token_path);
   }
-  if (auto st = LockDatabase(c.database); !st.ok()) return ReportError(st);
   auto store = svc::Store::Open(c.database, c.synchronous_full);
   if (!store.ok()) return ReportError(store.status());
   util::Result<std::unique_ptr<svc::Backend>> backend =
@@ -447,6 +543,7 @@ int RunServe(const ServeFlags& f) {
     (*api)->Stop();
     return ReportError(st);
   }
+  leftovers.Keep();
   const std::string host = c.host.find(':') != std::string::npos ? "[" + c.host + "]" : c.host;
   std::printf("hetsched serve: %s backend, policy %s, database %s\n", c.backend.c_str(),
               c.policy.c_str(), c.database.c_str());

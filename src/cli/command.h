@@ -33,10 +33,14 @@ void AddServeCommand(CLI::App& app, CommandResult& result);
 void AddK8sReplayCommand(CLI::App& app, CommandResult& result);
 // submit, jobs, cancel, why, nodes: the daemon's client (cli/cmd_client.cc).
 void AddClientCommands(CLI::App& app, CommandResult& result);
+// drain, undrain, whatif: the operator's verbs against the daemon (cli/cmd_operator.cc).
+void AddOperatorCommands(CLI::App& app, CommandResult& result);
 // Children of `plan` (cli/cmd_plan.cc adds them).
 void AddPlanModelCommand(CLI::App& plan, CommandResult& result);
 void AddPlanDagCommand(CLI::App& plan, CommandResult& result);
 void AddPlanServiceCommand(CLI::App& plan, CommandResult& result);
+// `plan live`: a plan on a running daemon's cluster (cli/cmd_operator.cc).
+void AddPlanLiveCommand(CLI::App& plan, CommandResult& result);
 
 // Runs the command line; returns the process exit status.
 int Main(int argc, char** argv);

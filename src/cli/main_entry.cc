@@ -40,6 +40,7 @@ int Main(int argc, char** argv) {
   AddServeCommand(app, result);
   AddK8sReplayCommand(app, result);
   AddClientCommands(app, result);
+  AddOperatorCommands(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -122,6 +122,16 @@ double Service::SchedNow() const {
   return sched_base_s_ + (WallNow() - wall_start_s_) * options_.time_scale;
 }
 
+util::Status Service::HasWhatTheBackendRuns(const model::Job& job) const {
+  if (!backend_->RunsCommands() || (!job.command.empty() && !job.command[0].empty())) {
+    return util::Status::Ok();
+  }
+  return util::Status::InvalidArgument(fmt::format(
+      "command: missing (the {} backend runs each job's command: give the argv, e.g. "
+      "\"command\": [\"python3\", \"train.py\"], or `hetsched submit ... -- python3 train.py`)",
+      backend_->name()));
+}
+
 util::Status Service::ReadyOrUnavailable() const {
   if (!ready_) return util::Status::Unavailable("the daemon is recovering its state; try again");
   if (stopping_) return util::Status::Unavailable("the daemon is shutting down");
@@ -282,6 +292,7 @@ util::Result<std::optional<StoredJob>> Service::StoredEnded(const std::string& n
 
 util::Result<Service::Submitted> Service::Submit(model::Job job, std::string spec_json,
                                                  std::string idempotency_key) {
+  RETURN_IF_ERROR(HasWhatTheBackendRuns(job));
   std::unique_lock lock(mu_);
   RETURN_IF_ERROR(ReadyOrUnavailable());
   const std::string name = job.name;

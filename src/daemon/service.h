@@ -194,7 +194,8 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   // kAlreadyExists when the name is taken and `idempotency_key` is empty or differs from the
   // first submission's (the same key returns the first submission's job, `created` false);
   // kMismatch when the key is the same but `spec_json` differs from the first submission's;
-  // kInvalidArgument when no device of the cluster can run it (the reasons say why).
+  // kInvalidArgument when no device of the cluster can run it (the reasons say why), or when
+  // it has no `command` and the backend runs commands (local, Slurm).
   struct Submitted {
     JobView job;
     bool created = true;
@@ -352,6 +353,9 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   JobView ViewOf(const Entry& e) const;
   NodeView NodeViewOf(model::NodeId node) const;
   util::Status ReadyOrUnavailable() const;
+  // kInvalidArgument naming `command` when the backend runs commands and `job` has none: it
+  // could only fail its starts.
+  util::Status HasWhatTheBackendRuns(const model::Job& job) const;
 
   model::Cluster cluster_;
   std::unique_ptr<Backend> backend_;

@@ -106,6 +106,9 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;  // "sim", "virtual", "local", ...
+  // Whether an attempt runs the job's `command` (local, Slurm): a job without one cannot start
+  // here, so the daemon refuses it at submission. Backends that model jobs need none.
+  virtual bool RunsCommands() const { return false; }
 
   virtual util::Status Start(const LaunchSpec& spec) = 0;
   // Asks the attempt to end: SIGTERM (the job may write a checkpoint), SIGKILL after

@@ -15,6 +15,7 @@ class ForwardingBackend : public exec::Backend {
   explicit ForwardingBackend(exec::Backend& inner) : inner_(inner) {}
 
   std::string name() const override { return inner_.name(); }
+  bool RunsCommands() const override { return inner_.RunsCommands(); }
   util::Status Start(const exec::LaunchSpec& spec) override { return inner_.Start(spec); }
   util::Status Stop(const std::string& job, int64_t attempt, double grace_s) override {
     return inner_.Stop(job, attempt, grace_s);

@@ -57,6 +57,7 @@ class LocalBackend final : public Backend {
   LocalBackend& operator=(const LocalBackend&) = delete;
 
   std::string name() const override { return "local"; }
+  bool RunsCommands() const override { return true; }
 
   // Forks the monitor and the job and returns once the job's process exists and its pid record
   // is on disk (kStarted follows from Poll). The job runs spec.command (argv[0] looked up in

@@ -73,6 +73,7 @@ class SlurmBackend final : public Backend {
   SlurmBackend& operator=(const SlurmBackend&) = delete;
 
   std::string name() const override { return "slurm"; }
+  bool RunsCommands() const override { return true; }
   util::Status Start(const LaunchSpec& spec) override;
   // The grace period is Slurm's KillWait, not `grace_s`.
   util::Status Stop(const std::string& job, int64_t attempt, double grace_s) override;

@@ -1,0 +1,157 @@
+// What `hetsched serve` leaves when it cannot start, and what it refuses at once: a daemon that
+// exits at start-up (port in use, an unknown policy, a local backend's cluster of two nodes,
+// Slurm not answering) removes the database, lock, token and state folders that this start
+// made, and leaves what was there before; a database in a missing folder is named with the fix;
+// a job without a command on a backend that runs commands is a 400 at submission. Daemons are
+// real processes (tests/testing/daemon.h), always stopped.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "testing/build_paths.h"
+#include "testing/daemon.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using hetsched::testing::CommandResult;
+using hetsched::testing::Daemon;
+using hetsched::testing::ReadFileText;
+using hetsched::testing::RunCommand;
+using hetsched::testing::TempDir;
+
+// Every path under `dir`, relative to it.
+std::set<std::string> Tree(const fs::path& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    out.insert(fs::relative(e.path(), dir).string());
+  }
+  return out;
+}
+
+std::string Join(const std::set<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += n + " ";
+  return out;
+}
+
+// `hetsched serve ARGS` in `dir`, killed after 20 s (a daemon that wrongly starts).
+CommandResult Serve(const fs::path& dir, std::vector<std::string> args) {
+  std::vector<std::string> argv = {HETSCHED_BINARY, "serve"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv, {}, 20, dir.string());
+}
+
+TEST(ServeStart, AStartThatCannotListenLeavesNothingItMade) {
+  TempDir first_dir, dir;
+  std::string error;
+  auto first = Daemon::Start({first_dir.path(), {}}, &error);
+  ASSERT_NE(first, nullptr) << error;
+  // A token that was there before the start stays, as it was.
+  const fs::path token = dir.path() / "hetsched.token";
+  std::ofstream(token) << "0123456789abcdef0123456789abcdef\n";
+
+  const CommandResult r =
+      Serve(dir.path(), {"--listen", "127.0.0.1:" + std::to_string(first->port()), "--db",
+                         (dir.path() / "h.db").string()});
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("cannot listen on"), std::string::npos) << r.err;
+  EXPECT_EQ(Tree(dir.path()), std::set<std::string>{"hetsched.token"}) << Join(Tree(dir.path()));
+  EXPECT_EQ(ReadFileText(token), "0123456789abcdef0123456789abcdef\n");
+}
+
+TEST(ServeStart, AStartWithAnUnknownPolicyLeavesNothingItMade) {
+  TempDir dir;
+  const CommandResult r = Serve(dir.path(), {"--listen", "127.0.0.1:0", "--db",
+                                             (dir.path() / "h.db").string(), "--policy", "nope"});
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("nope"), std::string::npos) << r.err;
+  EXPECT_EQ(Tree(dir.path()), std::set<std::string>{}) << Join(Tree(dir.path()));
+}
+
+TEST(ServeStart, ALocalBackendRefusingItsClusterLeavesNothingItMade) {
+  TempDir dir;
+  const CommandResult r =
+      Serve(dir.path(), {"--listen", "127.0.0.1:0", "--db", (dir.path() / "h.db").string(),
+                         "--backend", "local", "--cluster", "xeon-8380=2"});
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("must have one node"), std::string::npos) << r.err;
+  EXPECT_EQ(Tree(dir.path()), std::set<std::string>{}) << Join(Tree(dir.path()));
+}
+
+TEST(ServeStart, ASlurmThatDoesNotAnswerLeavesNoOutputFolder) {
+  TempDir dir, tools;
+  // Slurm's five tools, each failing as a client does when slurmctld is down.
+  for (const char* tool : {"sbatch", "scontrol", "scancel", "sinfo", "squeue"}) {
+    const fs::path p = tools.path() / tool;
+    std::ofstream(p) << "#!/bin/sh\necho 'Unable to contact slurm controller' >&2\nexit 1\n";
+    fs::permissions(p, fs::perms::owner_all);
+  }
+  const fs::path config = tools.path() / "serve.yaml";
+  std::ofstream(config) << "backend: slurm\nslurm:\n  bin_dir: " << tools.path().string()
+                        << "\n  output_dir: " << (dir.path() / "out" / "hetsched").string() << "\n";
+  const CommandResult r = Serve(dir.path(), {"--config", config.string(), "--listen", "127.0.0.1:0",
+                                             "--db", (dir.path() / "h.db").string()});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("Slurm cannot be reached"), std::string::npos) << r.err;
+  EXPECT_EQ(Tree(dir.path()), std::set<std::string>{}) << Join(Tree(dir.path()));
+}
+
+TEST(ServeStart, ADatabaseHeldByAnotherDaemonIsLeftAsItWas) {
+  TempDir dir, other;
+  std::string error;
+  auto first = Daemon::Start({dir.path(), {}}, &error);
+  ASSERT_NE(first, nullptr) << error;
+  const std::set<std::string> before = Tree(dir.path());
+  const std::string token = first->token();
+
+  const CommandResult r = Serve(other.path(), {"--listen", "127.0.0.1:0", "--db", first->db()});
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(Tree(dir.path()), before) << Join(Tree(dir.path()));
+  EXPECT_EQ(first->token(), token);
+  EXPECT_EQ(Tree(other.path()), std::set<std::string>{}) << Join(Tree(other.path()));
+  EXPECT_TRUE(first->running());
+}
+
+TEST(ServeStart, ADatabaseInAMissingFolderIsNamedWithTheFix) {
+  TempDir dir;
+  const fs::path missing = dir.path() / "state";
+  const CommandResult r =
+      Serve(dir.path(), {"--listen", "127.0.0.1:0", "--db", (missing / "h.db").string()});
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(r.err, "hetsched: database " + (missing / "h.db").string() + ": its folder " +
+                       missing.string() + " does not exist; create it (mkdir -p " +
+                       missing.string() +
+                       ") or choose another with --db (or database: in the config)\n");
+  EXPECT_EQ(Tree(dir.path()), std::set<std::string>{}) << Join(Tree(dir.path()));
+}
+
+TEST(ServeStart, AJobWithoutACommandIsRefusedWhereCommandsRun) {
+  TempDir dir;
+  std::string error;
+  auto d = Daemon::Start({dir.path(), {"--backend", "local", "--cluster", "xeon-8380=1"}}, &error);
+  ASSERT_NE(d, nullptr) << error;
+  CommandResult r =
+      d->Client({"submit", "--name", "bare", "--stacks", "x86_64", "--duration", "1m"});
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("command: missing (the local backend runs each job's command"),
+            std::string::npos)
+      << r.err;
+  r = d->Client({"jobs", "--json"});
+  EXPECT_EQ(r.out.find("bare"), std::string::npos) << "it was accepted: " << r.out;
+
+  // The virtual backend models jobs: no command needed.
+  TempDir vdir;
+  auto v =
+      Daemon::Start({vdir.path(), {"--backend", "virtual", "--cluster", "xeon-8380=1"}}, &error);
+  ASSERT_NE(v, nullptr) << error;
+  r = v->Client({"submit", "--name", "bare", "--stacks", "x86_64", "--duration", "1m"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+}
+
+}  // namespace
