@@ -10,6 +10,7 @@
 
 #include "cli/command.h"
 #include "cli/data_dir.h"
+#include "daemon/api/serve_config.h"
 #include "k8s/replay.h"
 #include "util/file.h"
 
@@ -18,11 +19,12 @@ namespace {
 
 struct ReplayFlags {
   std::string nodes;
+  std::string config;  // a `serve --backend kubernetes` config: its kubernetes: block
   int32_t pods = 800;
   double interarrival_s = 90;
   uint64_t seed = 1;
   double weight = 5;
-  std::string scorers = "speed";
+  std::string scorers;  // empty: the config's, else speed
   bool json = false;
 };
 
@@ -64,6 +66,11 @@ void PrintJson(const ReplayFlags& f, const Comparison& c) {
                                 {"pods", f.pods},
                                 {"seed", f.seed},
                                 {"horizon_h", c.horizon_s / 3600}};
+  nlohmann::ordered_json left_out = nlohmann::ordered_json::array();
+  for (const auto& [node, problem] : c.runs[0].left_out) {
+    left_out.push_back({{"node", node}, {"problem", problem}});
+  }
+  out["left_out"] = std::move(left_out);
   for (int k = 0; k < 2; ++k) {
     const svc::k8s::ReplayResult& r = c.runs[k];
     out[k == 0 ? "kube_scheduler" : "with_hetsched"] = {
@@ -83,11 +90,18 @@ void PrintJson(const ReplayFlags& f, const Comparison& c) {
   std::printf("%s\n", out.dump(2).c_str());
 }
 
-void PrintTable(const ReplayFlags& f, size_t nodes, const Comparison& c) {
+void PrintTable(const ReplayFlags& f, const Comparison& c) {
   const double horizon = c.horizon_s;
-  std::printf("%d pods on %zu nodes (%s), seed %llu; energy and empty nodes over %.1f h\n\n",
-              f.pods, nodes, NodesShown(f).c_str(), static_cast<unsigned long long>(f.seed),
+  std::printf("%d pods on %d nodes (%s), seed %llu; energy and empty nodes over %.1f h\n\n", f.pods,
+              c.runs[0].nodes, NodesShown(f).c_str(), static_cast<unsigned long long>(f.seed),
               horizon / 3600);
+  const auto& left_out = c.runs[0].left_out;
+  if (!left_out.empty()) {
+    std::printf("left out, hetsched cannot describe them:\n");
+    for (const auto& [node, problem] : left_out)
+      std::printf("  %s: %s\n", node.c_str(), problem.c_str());
+    std::printf("\n");
+  }
   std::printf("%-34s %16s %16s\n", "", "kube-scheduler", "+ hetsched");
   auto row = [&](const char* name, auto get, const char* format) {
     std::printf("%-34s %16s %16s\n", name,
@@ -126,24 +140,45 @@ void PrintTable(const ReplayFlags& f, size_t nodes, const Comparison& c) {
   }
 }
 
-int RunReplay(const ReplayFlags& f) {
-  const std::string path = f.nodes.empty() ? ExamplePath("k8s/mixed-cluster.json") : f.nodes;
-  auto text = util::ReadFile(path);
-  if (!text.ok()) return ReportError(text.status());
-  auto list = svc::k8s::ParseNodeList(*text);
-  if (!list.ok()) {
-    return ReportError(util::Status::InvalidArgument(path + ": " + list.status().message()));
+// The extender's settings as `serve --backend kubernetes` reads them from --config (the
+// product mapping, cpu_type, rack_label, scorers, packing, locality), --scorers over them.
+util::Result<svc::ServeConfig::Kubernetes> ExtenderSettings(const ReplayFlags& f) {
+  svc::ServeConfig::Kubernetes k;
+  if (!f.config.empty()) {
+    ASSIGN_OR_RETURN(const svc::ServeConfig c, svc::LoadServeConfig(f.config));
+    k = c.kubernetes;
   }
+  if (!f.scorers.empty()) k.scorers = f.scorers;
+  return k;
+}
+
+int RunReplay(const ReplayFlags& f) {
   if (f.pods < 1 || f.pods > 1000000 || !(f.interarrival_s > 0) || !(f.weight >= 0)) {
     return ReportError(util::Status::InvalidArgument(
         "--pods must be 1 to 1000000, --interarrival > 0 and --weight >= 0"));
+  }
+  auto settings = ExtenderSettings(f);
+  if (!settings.ok()) return ReportError(settings.status());
+  const std::string path = f.nodes.empty() ? ExamplePath("k8s/mixed-cluster.json") : f.nodes;
+  auto text = util::ReadFile(path);
+  if (!text.ok()) return ReportError(text.status());
+  auto list = svc::k8s::ParseNodeList(*text, settings->mapping.rack_label);
+  if (!list.ok()) {
+    return ReportError(util::Status::InvalidArgument(path + ": " + list.status().message()));
   }
   const auto pods = svc::k8s::GeneratePods(f.pods, f.interarrival_s, f.seed);
   svc::k8s::ReplayOptions o;
   o.seed = f.seed;
   o.extender_weight = f.weight;
-  o.extender.scorers = f.scorers;
+  o.extender.mapping = settings->mapping;
+  o.extender.scorers = settings->scorers;
+  o.extender.packing_weight = settings->packing;
+  o.extender.locality_weight = settings->locality;
   auto plain = svc::k8s::Replay(list->items, pods, o);
+  if (!plain.ok() && plain.status().code() == util::StatusCode::kInvalidArgument) {
+    return ReportError(
+        util::Status::InvalidArgument(NodesShown(f) + ": " + plain.status().message()));
+  }
   if (!plain.ok()) return ReportError(plain.status());
   o.use_extender = true;
   auto extended = svc::k8s::Replay(list->items, pods, o);
@@ -152,7 +187,7 @@ int RunReplay(const ReplayFlags& f) {
   if (f.json) {
     PrintJson(f, c);
   } else {
-    PrintTable(f, list->items.size(), c);
+    PrintTable(f, c);
   }
   return kExitOk;
 }
@@ -169,6 +204,11 @@ void AddK8sReplayCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--nodes", flags->nodes,
                   "a NodeList as JSON (`kubectl get nodes -o json`); default: the shipped "
                   "mixed NVIDIA/AMD/Ascend/CPU example, examples/k8s/mixed-cluster.json");
+  cmd->add_option("--config", flags->config,
+                  "a `serve --backend kubernetes` config file: its kubernetes: block maps "
+                  "products to catalog types (device_types) and sets cpu_type, rack_label, "
+                  "scorers, packing and locality")
+      ->type_name("FILE");
   cmd->add_option("--pods", flags->pods, "pods in the stream (default 800)");
   cmd->add_option("--interarrival", flags->interarrival_s,
                   "mean seconds between pods (default 90)");
@@ -176,8 +216,8 @@ void AddK8sReplayCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--weight", flags->weight,
                   "the extender's weight in kube-scheduler's config (default 5)");
   cmd->add_option("--scorers", flags->scorers,
-                  "the extender's type scorers, as kubernetes.scorers (default speed; e.g. "
-                  "speed:1,speed-per-cost:0.5)");
+                  "the extender's type scorers, as kubernetes.scorers (default: the --config "
+                  "file's, else speed; e.g. speed:1,speed-per-cost:0.5)");
   cmd->add_flag("--json", flags->json, "print JSON");
   cmd->callback([flags, &result] { result.exit_code = RunReplay(*flags); });
 }

@@ -297,6 +297,9 @@ NodeInfo DescribeNode(const Node& node, const Mapping& mapping,
         "its {} '{}' maps to no catalog type (add it to kubernetes.device_types; `hetsched "
         "catalog` lists the types)",
         info.resource.empty() ? "CPU type" : "device", named.product);
+    if (!info.resource.empty() && !Label(node, "hetsched.io/device-type")) {
+      info.unmapped_product = named.product;
+    }
     return info;
   }
   info.type = *id;

@@ -127,6 +127,9 @@ struct NodeInfo {
   // Why hetsched cannot describe the node ("GPU 'NVIDIA-B200' maps to no catalog type: ..."):
   // accelerator pods are kept off it, with this reason.
   std::string problem;
+  // The vendor's product value when it is the problem: it maps to no catalog type, which an
+  // entry of Mapping::device_types would fix.
+  std::string unmapped_product;
 };
 NodeInfo DescribeNode(const Node& node, const Mapping& mapping,
                       const model::DeviceCatalog& catalog);

@@ -1,6 +1,7 @@
 #include "k8s/replay.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -183,6 +184,7 @@ class ReplayRun {
     }
   };
 
+  void AddNode(const Node& n, NodeInfo info);  // a node the run places pods on
   // Nodes where kube-scheduler's resource fit lets the pod run now.
   std::vector<int32_t> Feasible(const ReplayPod& pod) const;
   // The extender's filter on `*feasible` (those it refuses are dropped) and its prioritize
@@ -213,35 +215,66 @@ class ReplayRun {
   ReplayResult result_;
 };
 
+// Describes the list's nodes. A node hetsched cannot describe is left out (its devices' speed
+// and power are unknown), but one whose product maps to no catalog type stops the run: a
+// mapping fixes that, and leaving a new model out would skew the comparison unseen.
 util::Status ReplayRun::Setup(const std::vector<Node>& nodes) {
   ExtenderOptions eo = options_.extender;
   eo.node_cache = true;
   eo.clock = [] { return 0.0; };  // pod groups are not replayed
   catalog_ = eo.catalog;
   ASSIGN_OR_RETURN(extender_, Extender::Create(eo));
-  extender_->ReplaceNodes(nodes);
+  if (nodes.empty()) return util::Status::InvalidArgument("the node list holds no nodes");
+  std::vector<Node> kept;
+  std::vector<std::string> unmapped;  // "node ('product')"
+  std::string first_unmapped;
+  for (const Node& n : nodes) {
+    NodeInfo info = DescribeNode(n, eo.mapping, catalog_);
+    if (!info.unmapped_product.empty()) {
+      if (unmapped.empty()) first_unmapped = info.unmapped_product;
+      unmapped.push_back(fmt::format("{} ('{}')", n.name, info.unmapped_product));
+    } else if (!info.problem.empty()) {
+      result_.left_out.emplace_back(n.name, info.problem);
+    } else {
+      AddNode(n, std::move(info));
+      kept.push_back(n);
+    }
+  }
+  if (!unmapped.empty()) {
+    return util::Status::InvalidArgument(fmt::format(
+        "the devices of node{} {} map to no catalog type: map each product to a catalog type "
+        "under kubernetes.device_types in the config ('{}': TYPE; `hetsched catalog` lists the "
+        "types)",
+        unmapped.size() > 1 ? "s" : "", fmt::join(unmapped, ", "), first_unmapped));
+  }
+  if (std::none_of(state_.begin(), state_.end(),
+                   [](const NodeState& s) { return s.info.schedulable; })) {
+    return util::Status::InvalidArgument(fmt::format(
+        "none of the {} nodes can take a pod: {} left out (hetsched cannot describe them), {} "
+        "cordoned or not ready",
+        nodes.size(), result_.left_out.size(), state_.size()));
+  }
+  extender_->ReplaceNodes(kept);
   extender_->ReplacePods({});
   extender_->SetSynced(true);
   result_.pods = static_cast<int64_t>(pods_.size());
-  result_.nodes = static_cast<int32_t>(nodes.size());
-  for (const Node& n : nodes) {
-    NodeState s;
-    s.info = DescribeNode(n, eo.mapping, catalog_);
-    if (!s.info.problem.empty()) {
-      return util::Status::InvalidArgument(fmt::format("node {}: {}", n.name, s.info.problem));
-    }
-    s.free_devices = s.info.accelerators;
-    auto cpu = n.allocatable.find("cpu");
-    s.cpu = s.free_cpu = cpu == n.allocatable.end() ? 0 : cpu->second;
-    const model::DeviceType& d = s.info.device;
-    // A GPU node: its devices idle or busy, its host CPUs in the base; a CPU node: two
-    // sockets of its CPU type, busy in proportion to the cores its pods hold.
-    const int32_t devices = s.info.resource.empty() ? 2 : s.info.accelerators;
-    s.excess_w = (d.peak_watts - d.idle_watts) * (s.info.resource.empty() ? 2 : 1);
-    result_.idle_w += options_.node_base_w + devices * d.idle_watts;
-    state_.push_back(std::move(s));
-  }
+  result_.nodes = static_cast<int32_t>(state_.size());
   return util::Status::Ok();
+}
+
+void ReplayRun::AddNode(const Node& n, NodeInfo info) {
+  NodeState s;
+  s.info = std::move(info);
+  s.free_devices = s.info.accelerators;
+  auto cpu = n.allocatable.find("cpu");
+  s.cpu = s.free_cpu = cpu == n.allocatable.end() ? 0 : cpu->second;
+  const model::DeviceType& d = s.info.device;
+  // A GPU node: its devices idle or busy, its host CPUs in the base; a CPU node: two
+  // sockets of its CPU type, busy in proportion to the cores its pods hold.
+  const int32_t devices = s.info.resource.empty() ? 2 : s.info.accelerators;
+  s.excess_w = (d.peak_watts - d.idle_watts) * (s.info.resource.empty() ? 2 : 1);
+  result_.idle_w += options_.node_base_w + devices * d.idle_watts;
+  state_.push_back(std::move(s));
 }
 
 std::vector<int32_t> ReplayRun::Feasible(const ReplayPod& pod) const {

@@ -64,7 +64,10 @@ struct ReplayResult {
   double busy_device_s_excess_j = 0;  // sum over busy device-seconds of (peak - idle) watts
   double idle_w = 0;                  // all nodes' draw with every device idle
   double occupied_node_s = 0;         // node-seconds with at least one pod
-  int32_t nodes = 0;
+  int32_t nodes = 0;                  // the nodes replayed: the list's, less those left out
+  // Nodes hetsched cannot describe (several models, no model label, a stack label that does
+  // not read), left out of the run, with why. Their devices' speed and power are unknown.
+  std::vector<std::pair<std::string, std::string>> left_out;
   // Device type -> pods started on nodes of that type, failed starts included.
   std::map<std::string, int64_t> placed_by_type;
   double EnergyKwh(double horizon_s) const {
@@ -75,7 +78,9 @@ struct ReplayResult {
   }
 };
 
-// kInvalidArgument for nodes or pods that do not describe (an extender that cannot be made).
+// kInvalidArgument for an extender that cannot be made, for nodes whose device product maps to
+// no catalog type (naming each, for options.extender.mapping.device_types), and for a list
+// with no node a pod could be placed on (empty, or none schedulable once those left out are).
 util::Result<ReplayResult> Replay(const std::vector<Node>& nodes,
                                   const std::vector<ReplayPod>& pods, const ReplayOptions& options);
 

@@ -7,9 +7,12 @@
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
 
 #include "daemon/api/http_api.h"
 #include "testing/build_paths.h"
+#include "testing/openapi_operations.h"
 #include "util/file.h"
 
 namespace hetsched::svc::k8s {
@@ -566,6 +569,53 @@ TEST(K8sExtenderHttp, VerbsUnderThePrefixWithoutATokenAndNoJobRoutes) {
   EXPECT_THAT(res->body,
               HasSubstr(R"(hetsched_api_requests_total{route="/metrics",code="200"} 1)"));
   EXPECT_THAT(res->body, ::testing::Not(HasSubstr("code=\"-1\"")));
+  (*api)->Stop();
+}
+
+// /openapi.json lists what this mode serves: the verbs under the configured prefix, the node
+// cache's view, health, metrics and the document; each listed operation is served, and each
+// of the full document's others (the job routes, the dashboard) is not.
+TEST(K8sExtenderHttp, OpenApiListsExactlyTheRoutesServed) {
+  auto e = Make(false);
+  MetricsRegistry metrics;
+  Logger logger(LogLevel::kError);
+  HttpApiOptions o;
+  o.port = 0;
+  o.extender_prefix = "/sched/hetsched";
+  auto api = HttpApi::Create(o, nullptr, &metrics, &logger, e.get());
+  ASSERT_TRUE(api.ok()) << api.status().message();
+  (*api)->Start();
+  httplib::Client client("127.0.0.1", (*api)->port());
+  auto res = client.Get("/openapi.json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  const Json doc = Json::parse(res->body);
+  const auto listed = hetsched::testing::OpenApiOperations(doc);
+  const std::set<std::pair<std::string, std::string>> expected = {
+      {"GET", "/healthz"},
+      {"GET", "/metrics"},
+      {"GET", "/openapi.json"},
+      {"GET", "/v1/k8s/nodes"},
+      {"POST", "/sched/hetsched/filter"},
+      {"POST", "/sched/hetsched/prioritize"},
+      {"POST", "/sched/hetsched/bind"},
+      {"POST", "/sched/hetsched/preempt"}};
+  EXPECT_EQ(listed, expected);
+  EXPECT_THAT(doc["info"]["description"].get<std::string>(), HasSubstr("/sched/hetsched"));
+  auto all = hetsched::testing::OpenApiOperations(Json::parse(OpenApiDocument()));
+  all.insert(listed.begin(), listed.end());
+  for (const auto& [method, path] : all) {
+    const std::string url = std::regex_replace(path, std::regex(R"(\{[^}]+\})"), "x");
+    auto got = method == "GET"    ? client.Get(url)
+               : method == "POST" ? client.Post(url, "{}", "application/json")
+                                  : client.Delete(url);
+    ASSERT_TRUE(got) << method << " " << url;
+    if (listed.count({method, path})) {
+      EXPECT_TRUE(got->status != 404 && got->status != 405) << method << " " << url;
+    } else {
+      EXPECT_EQ(got->status, 404) << method << " " << url << " is served but not listed";
+    }
+  }
   (*api)->Stop();
 }
 

@@ -49,14 +49,49 @@ TEST(K8sReplay, TheExtenderAvoidsStartsThatFailAndEveryPodIsAccountedFor) {
   EXPECT_EQ(again->placed_by_type, extended->placed_by_type);
 }
 
-TEST(K8sReplay, NodesHetschedCannotDescribeAreRefused) {
+TEST(K8sReplay, AProductOfNoCatalogTypeStopsTheRunUntilTheMappingNamesIt) {
   std::vector<Node> nodes = ExampleCluster();
   nodes[0].labels["nvidia.com/gpu.product"] = "NVIDIA-B200";
-  auto r = Replay(nodes, GeneratePods(5, 60, 1), ReplayOptions{});
+  nodes[1].labels["nvidia.com/gpu.product"] = "NVIDIA-B200";
+  ReplayOptions o;
+  auto r = Replay(nodes, GeneratePods(5, 60, 1), o);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("node a100-00: its device 'NVIDIA-B200' maps to no catalog"),
-            std::string::npos)
-      << r.status().message();
+  EXPECT_EQ(r.status().message(),
+            "the devices of nodes a100-00 ('NVIDIA-B200'), a100-01 ('NVIDIA-B200') map to no "
+            "catalog type: map each product to a catalog type under kubernetes.device_types in "
+            "the config ('NVIDIA-B200': TYPE; `hetsched catalog` lists the types)");
+  o.extender.mapping.device_types["NVIDIA-B200"] = "h100-80g";
+  r = Replay(nodes, GeneratePods(50, 60, 1), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->nodes, 38);
+  EXPECT_TRUE(r->left_out.empty());
+  EXPECT_GT(r->placed_by_type["h100-80g"], 0);
+}
+
+TEST(K8sReplay, NodesHetschedCannotDescribeOtherwiseAreLeftOutAndNamed) {
+  std::vector<Node> nodes = ExampleCluster();
+  nodes[0].labels.erase("nvidia.com/gpu.product");
+  auto r = Replay(nodes, GeneratePods(20, 60, 1), ReplayOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->nodes, 37);
+  ASSERT_EQ(r->left_out.size(), 1u);
+  EXPECT_EQ(r->left_out[0].first, "a100-00");
+  EXPECT_NE(r->left_out[0].second.find("no label says its model"), std::string::npos)
+      << r->left_out[0].second;
+}
+
+TEST(K8sReplay, ANodeListWithNoNodeToPlaceOnIsRefused) {
+  auto empty = Replay({}, GeneratePods(5, 60, 1), ReplayOptions{});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().message(), "the node list holds no nodes");
+  std::vector<Node> nodes = ExampleCluster();
+  for (Node& n : nodes) n.unschedulable = true;
+  nodes[0].labels.erase("nvidia.com/gpu.product");
+  auto cordoned = Replay(nodes, GeneratePods(5, 60, 1), ReplayOptions{});
+  ASSERT_FALSE(cordoned.ok());
+  EXPECT_EQ(cordoned.status().message(),
+            "none of the 38 nodes can take a pod: 1 left out (hetsched cannot describe them), 37 "
+            "cordoned or not ready");
 }
 
 }  // namespace

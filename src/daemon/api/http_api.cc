@@ -251,6 +251,7 @@ void HttpApi::Route(MetricsRegistry* metrics) {
       res.set_content(std::string(DashboardHtml()), "text/html; charset=utf-8");
     });
   }
+  openapi_ = ServedOpenApi();
   // httplib 0.11 bounds a body by its Content-Length only, and inflates gzip and brotli bodies
   // without a bound, before any handler (the token check included) runs: a few KiB could take
   // gigabytes. Compressed bodies are refused unread.
@@ -336,8 +337,8 @@ void HttpApi::RouteOperations(MetricsRegistry* metrics) {
                res.set_content(metrics->Render(), std::string(kMetricsContentType));
              }));
 
-  On("GET", "/openapi.json", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(OpenApiDocument(), "application/json");
+  On("GET", "/openapi.json", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(openapi_, "application/json");
   });
 }
 
@@ -587,16 +588,58 @@ void HttpApi::On(const std::string& method, const std::string& pattern, Handler 
   }
 }
 
-std::string HttpApi::AllowedMethods(const std::string& path) const {
+std::set<std::string> HttpApi::MethodsAt(const std::string& path) const {
   std::set<std::string> methods;
   for (const auto& [pattern, method] : methods_) {
-    if (!std::regex_match(path, pattern)) continue;
-    methods.insert(method);
-    if (method == "GET") methods.insert("HEAD");  // httplib answers HEAD with the GET route
+    if (std::regex_match(path, pattern)) methods.insert(method);
   }
+  return methods;
+}
+
+std::string HttpApi::AllowedMethods(const std::string& path) const {
+  std::set<std::string> methods = MethodsAt(path);
+  if (methods.count("GET")) methods.insert("HEAD");  // httplib answers HEAD with the GET route
   std::string out;
   for (const std::string& m : methods) out += (out.empty() ? "" : ", ") + m;
   return out;
+}
+
+std::string HttpApi::ServedOpenApi() const {
+  // The document names the extender's verbs under the default prefix.
+  constexpr std::string_view kDocumentedPrefix = "/k8s/";
+  static const std::set<std::string, std::less<>> kMethods = {"get", "post", "delete"};
+  static const std::regex kParameter(R"(\{[^/}]+\})");
+  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(OpenApiDocument());
+  nlohmann::ordered_json paths = nlohmann::ordered_json::object();
+  for (const auto& [path, item] : doc["paths"].items()) {
+    std::string served = path;
+    if (extender_ && path.rfind(kDocumentedPrefix, 0) == 0) {
+      served = options_.extender_prefix + path.substr(kDocumentedPrefix.size() - 1);
+    }
+    // A path parameter matches a route's ([^/]+) as any one segment does.
+    const std::string sample = std::regex_replace(served, kParameter, "x");
+    const std::set<std::string> routed = MethodsAt(sample);
+    nlohmann::ordered_json kept = nlohmann::ordered_json::object();
+    bool any = false;
+    for (const auto& [key, value] : item.items()) {
+      if (kMethods.count(key)) {  // an operation; other keys (parameters) stay with the path
+        std::string upper = key;
+        for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+        if (!routed.count(upper)) continue;
+        any = true;
+      }
+      kept[key] = value;
+    }
+    if (any) paths[served] = std::move(kept);
+  }
+  doc["paths"] = std::move(paths);
+  if (extender_) {
+    doc["info"]["description"] = fmt::format(
+        "hetsched serve --backend kubernetes: kube-scheduler's extender verbs under {}, the node "
+        "cache's view, health and metrics (docs/kubernetes.md). No job routes in this mode.",
+        options_.extender_prefix);
+  }
+  return doc.dump(2) + "\n";
 }
 
 // Unknown routes, methods a route does not serve, and httplib's own refusals (413 for a body

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <regex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -85,8 +86,13 @@ class HttpApi {
   // Registers `handler` for `method` (GET, POST or DELETE) on paths matching `pattern`, and
   // remembers the pair so that another method on the path is a 405 naming the allowed ones.
   void On(const std::string& method, const std::string& pattern, Handler handler);
+  // The methods routed on `path` (GET, POST, DELETE); empty when no route matches it.
+  std::set<std::string> MethodsAt(const std::string& path) const;
   // The methods served on `path` ("GET, HEAD, POST"); empty when no route matches it.
   std::string AllowedMethods(const std::string& path) const;
+  // The embedded OpenAPI document less the operations no route of this server serves, the
+  // extender's verbs under its prefix: /openapi.json describes what this mode serves.
+  std::string ServedOpenApi() const;
   // JSON replies for unknown routes, methods a route does not serve and httplib's refusals.
   void SetErrorHandler();
 
@@ -97,12 +103,14 @@ class HttpApi {
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   std::vector<std::pair<std::regex, std::string>> methods_;  // path pattern, method
+  std::string openapi_;                                      // ServedOpenApi(), once routed
   std::optional<HistogramFamily> latency_;                   // by route (from Route on)
   std::optional<CounterFamily> requests_;                    // by route and status
   int port_ = 0;
 };
 
-// The OpenAPI 3.0 document served at GET /openapi.json.
+// The OpenAPI 3.0 document of every route (src/daemon/api/openapi.json); GET /openapi.json
+// serves the part of it that the server's mode routes.
 const std::string& OpenApiDocument();
 // The dashboard page served at GET / (daemon/api/dashboard.html, embedded at build time).
 std::string_view DashboardHtml();
