@@ -144,6 +144,7 @@ util::Result<std::unique_ptr<svc::SlurmBackend>> MakeSlurmBackend(
         fmt::format("slurm.output_dir {}: {}", o.output_dir, ec.message()));
   }
   o.poll_interval_s = c.slurm.poll_interval_s;
+  o.start_timeout_s = c.slurm.start_timeout_s;
   o.logger = logger;
   return svc::SlurmBackend::Create(std::move(o));
 }

@@ -131,8 +131,8 @@ util::Status ParseSlurm(const Reader& r, const YAML::Node& node, const std::stri
                         ServeConfig::Slurm& out) {
   RETURN_IF_ERROR(r.Mapping(node, "slurm", "fields like conf: /etc/slurm/slurm.conf"));
   static const std::set<std::string, std::less<>> kSlurmFields = {
-      "conf",     "bin_dir",        "partitions", "device_types",
-      "cpu_type", "default_stacks", "output_dir", "poll_interval"};
+      "conf",           "bin_dir",    "partitions",    "device_types", "cpu_type",
+      "default_stacks", "output_dir", "poll_interval", "start_timeout"};
   for (const auto& kv : node) {
     const std::string key = kv.first.Scalar();
     const std::string at = "slurm." + key;
@@ -159,6 +159,9 @@ util::Status ParseSlurm(const Reader& r, const YAML::Node& node, const std::stri
     } else if (key == "poll_interval") {
       ASSIGN_OR_RETURN(out.poll_interval_s, r.Duration(v, at, 0.1, 600, "a poll interval",
                                                        "a duration from 100ms to 10m, like 1s"));
+    } else if (key == "start_timeout") {
+      ASSIGN_OR_RETURN(out.start_timeout_s, r.Duration(v, at, 1, 86400, "a start timeout",
+                                                       "a duration from 1s to 1d, like 2m"));
     } else {  // device_types
       RETURN_IF_ERROR(r.Mapping(v, at, "GRES type or feature: catalog type"));
       for (const auto& m : v) {

@@ -59,6 +59,8 @@ struct ServeConfig {
     slurm::Mapping mapping;
     std::string output_dir = "hetsched-slurm";
     double poll_interval_s = 1;
+    // A placement Slurm leaves pending this long is taken back (SlurmBackendOptions).
+    double start_timeout_s = 120;
   } slurm;
   // kubernetes: {prefix, api, kubeconfig, context, node_cache, device_types, cpu_type,
   // rack_label, scorers, packing, locality, group_timeout} (docs/kubernetes.md).

@@ -126,7 +126,8 @@ TEST(ServeConfig, OtherGoodValues) {
   c = Parse(
       "backend: slurm\nslurm:\n  conf: etc/slurm.conf\n  partitions: [het, gpu]\n"
       "  device_types: {a100: a100-80g, mi250x: mi250x}\n  cpu_type: xeon-8380\n"
-      "  default_stacks: [rocm]\n  output_dir: /shared/out\n  poll_interval: 2s\n",
+      "  default_stacks: [rocm]\n  output_dir: /shared/out\n  poll_interval: 2s\n"
+      "  start_timeout: 5m\n",
       "/cfg");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->backend, "slurm");
@@ -137,6 +138,7 @@ TEST(ServeConfig, OtherGoodValues) {
   EXPECT_THAT(c->slurm.mapping.default_stacks, ::testing::ElementsAre("rocm"));
   EXPECT_EQ(c->slurm.output_dir, "/shared/out");
   EXPECT_EQ(c->slurm.poll_interval_s, 2);
+  EXPECT_EQ(c->slurm.start_timeout_s, 300);
   c = Parse(
       "backend: kubernetes\nkubernetes:\n  prefix: /ext/hetsched\n  api: kubeconfig\n"
       "  kubeconfig: kube/config\n  context: prod\n  node_cache: true\n"
