@@ -6,8 +6,8 @@ the Markdown is rendered). In it, a line starting with `$ ` is a command, lines 
 start with blanks continue it, and the lines up to the next command are its shown output.
 Each document gets its own `hetsched serve --backend virtual` on a free loopback port, in a
 fresh folder; the docs' addresses (127.0.0.1:8080, 127.0.0.1:18080) become that port, and `$T`
-and `$HETSCHED_TOKEN` hold the token serve writes. Commands run one after another in one bash,
-so a variable one sets is there for the next.
+and `$HETSCHED_TOKEN` hold the token serve writes. Each command runs in its own bash, in the
+daemon's folder, in order.
 
 Checks: every command exits 0, except one whose shown output starts with `hetsched: ` (how the
 client reports an error), which must fail. A shown line that is JSON must match a line of the
