@@ -213,8 +213,8 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
   const bool stand_in = !HasWork(doc);
   nlohmann::json read = doc;
   if (stand_in) read["work"] = kStandInWork;
-  auto workload = model::io::ParseWorkloadJsonl(stand_in ? one_line(read) : line, "request body",
-                                                catalog);
+  auto workload =
+      model::io::ParseWorkloadJsonl(stand_in ? one_line(read) : line, "request body", catalog);
   if (!workload.ok()) {
     // The reader names fields as entries of a workload file; a request is one job.
     std::string message = workload.status().message();

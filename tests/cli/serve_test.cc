@@ -288,8 +288,8 @@ TEST(ServeCli, WhatIfAndPlanAnswerWithWhatServeHandsTheDaemon) {
 TEST(ServeCli, ATimeLimitAloneSizesAVirtualJob) {
   TempDir tmp;
   ASSERT_TRUE(tmp.ok());
-  ASSERT_DAEMON_STARTS(d, tmp.path(), "--backend", "virtual", "--cluster", "v100=1",
-                       "--time-scale", "3600");
+  ASSERT_DAEMON_STARTS(d, tmp.path(), "--backend", "virtual", "--cluster", "v100=1", "--time-scale",
+                       "3600");
   CommandResult r = d->Client({"submit", "--name", "bounded", "--stacks", "cuda", "--time", "30m"});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("submitted bounded (queued)"), std::string::npos) << r.out;

@@ -533,16 +533,16 @@ TEST(Service, AJobWithoutWorkIsModeledForItsEstimateElseUntilItsTimeLimit) {
   TempDir dir;
   auto d = StartDaemon(dir.File("h.db"), "v100=3", 1000);
   ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"guess","stacks":["cuda"],"estimate":30})").ok());
-  ASSERT_TRUE(SubmitJson(*d->service,
-                         R"({"name":"both","stacks":["cuda"],"estimate":30,"time_limit":60})")
-                  .ok());
+  ASSERT_TRUE(
+      SubmitJson(*d->service, R"({"name":"both","stacks":["cuda"],"estimate":30,"time_limit":60})")
+          .ok());
   ASSERT_TRUE(
       SubmitJson(*d->service, R"({"name":"bound","stacks":["cuda"],"time_limit":60})").ok());
   ASSERT_TRUE(WaitUntil([&] {
     return State(*d->service, "guess") == "completed" &&
            State(*d->service, "both") == "completed" && State(*d->service, "bound") == "failed";
-  })) << State(*d->service, "guess") << " " << State(*d->service, "both") << " "
-      << State(*d->service, "bound");
+  })) << State(*d->service, "guess")
+      << " " << State(*d->service, "both") << " " << State(*d->service, "bound");
   auto bound = d->service->Get("bound");
   ASSERT_TRUE(bound.ok());
   EXPECT_NE(bound->message.find("time limit of 60 s"), std::string::npos) << bound->message;
