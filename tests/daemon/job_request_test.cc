@@ -32,7 +32,7 @@ TEST(JobRequest, AcceptsAPlainJob) {
 // On the virtual backend a job is modeled, so it needs a size: work (or duration), else an
 // estimate, else a time limit. A command decides by itself when it ends.
 TEST(JobRequest, AJobIsSizedByWorkByEstimateOrByTimeLimit) {
-  for (const std::string& size :
+  for (const std::string size :
        {R"("estimate":"20m")", R"("time_limit":"30m")", R"("estimate":"20m","time_limit":"30m")"}) {
     auto r = ParseJobRequest(R"({"name":"a",)" + size + "," + kStacks + "}",
                              model::DeviceCatalog::BuiltIn());
