@@ -112,6 +112,23 @@ util::Status CheckRunTime(const model::Job& job, const nlohmann::json& doc) {
       doc.contains("duration") ? "duration" : "work", seconds));
 }
 
+// A job's size, for the backends that model run times (virtual): `work` (or `duration` with
+// `reference_device`), else `estimate` (the user's guess of the run time), else `time_limit`
+// (an upper bound, so the job is modeled as running until its limit stops it). A job with a
+// `command` may have none: its process decides when it ends. The workload reader asks for work
+// or duration unless there is a command; a job sized by time alone is handed to it with this
+// stand-in work, dropped after.
+constexpr double kStandInWork = 1;
+
+bool HasWork(const nlohmann::json& doc) {
+  return doc.contains("work") || doc.contains("duration") || doc.contains("command") ||
+         doc.value("kind", "") == "service";  // a service's size is its request stream
+}
+
+bool HasTimeSize(const nlohmann::json& doc) {
+  return doc.contains("estimate") || doc.contains("time_limit");
+}
+
 }  // namespace
 
 bool ValidJobName(std::string_view name) {
@@ -189,9 +206,15 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
   }
   RETURN_IF_ERROR(CheckJsonTypes(doc));
   // The workload reader checks every field; it reads JSON Lines, so hand it one line.
-  const std::string line =
-      doc.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
-  auto workload = model::io::ParseWorkloadJsonl(line, "request body", catalog);
+  const auto one_line = [](const nlohmann::json& j) {
+    return j.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
+  };
+  const std::string line = one_line(doc);
+  const bool stand_in = !HasWork(doc);
+  nlohmann::json read = doc;
+  if (stand_in) read["work"] = kStandInWork;
+  auto workload =
+      model::io::ParseWorkloadJsonl(stand_in ? one_line(read) : line, "request body", catalog);
   if (!workload.ok()) {
     // The reader names fields as entries of a workload file; a request is one job.
     std::string message = workload.status().message();
@@ -207,8 +230,14 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
         "request body: kind: 'service' runs in `hetsched simulate` only (the daemon does not "
         "serve inference yet; submit the model server as a realtime job with pinned devices)");
   }
+  if (stand_in && !HasTimeSize(doc)) {
+    return util::Status::InvalidArgument(
+        "request body: work: is missing (expected work (steps), duration with reference_device, "
+        "an estimate or a time_limit; a job with a command may leave its size out)");
+  }
   JobRequest out;
   out.job = std::move(workload->jobs[0]);
+  if (stand_in) out.job.work = 0;
   out.spec_json = line;
   model::Job& job = out.job;
   if (job.throughput.empty() && job.job_type.empty() && !job.ops) {

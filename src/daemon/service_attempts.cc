@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "daemon/service.h"
 #include "daemon/service_internal.h"
@@ -101,7 +102,9 @@ void Service::Launching(const sched::Placement& p, std::vector<LaunchSpec>& spec
   } else if (e.job.estimate_s) {
     modeled_s = *e.job.estimate_s;
   } else if (e.job.time_limit_s) {
-    modeled_s = *e.job.time_limit_s;
+    // Only an upper bound: the job runs until its limit stops it (failed, as a job that never
+    // ends by itself). Modeled as ending at the limit, it would race the driver's stop.
+    modeled_s = std::numeric_limits<double>::infinity();
   }
   for (LaunchSpec& spec : specs) {
     spec.command = e.job.command;

@@ -283,6 +283,30 @@ TEST(ServeCli, WhatIfAndPlanAnswerWithWhatServeHandsTheDaemon) {
   EXPECT_EQ(d->Terminate(SIGINT, 10), 0) << d->Stderr();
 }
 
+// `submit --time` alone sizes a job for the virtual backend (docs/api.md): it runs until its
+// time limit stops it. With no size at all the daemon names the fields that give one.
+TEST(ServeCli, ATimeLimitAloneSizesAVirtualJob) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  ASSERT_DAEMON_STARTS(d, tmp.path(), "--backend", "virtual", "--cluster", "v100=1", "--time-scale",
+                       "3600");
+  CommandResult r = d->Client({"submit", "--name", "bounded", "--stacks", "cuda", "--time", "30m"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("submitted bounded (queued)"), std::string::npos) << r.out;
+  std::map<std::string, json> jobs = WaitEnded(*d, {"bounded"}, 30);
+  ASSERT_EQ(StateOf(jobs, "bounded"), "failed") << Dump(jobs) << Diagnose(*d);
+  EXPECT_NE(jobs["bounded"]["message"].get<std::string>().find("time limit of 1800 s"),
+            std::string::npos)
+      << jobs["bounded"];
+  r = d->Client({"submit", "--name", "unsized", "--stacks", "cuda"});
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("work: is missing (expected work (steps), duration with reference_device, "
+                       "an estimate or a time_limit"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
 // ---- 2. The local backend runs real commands ----------------------------------------------
 
 TEST(ServeLocal, CpuNodeRunsCommandsKeepsExitStatusAndCancels) {

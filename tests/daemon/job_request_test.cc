@@ -29,6 +29,35 @@ TEST(JobRequest, AcceptsAPlainJob) {
   EXPECT_EQ(ErrorOf(R"({"name":"a","gang_size":2,"work":6.3e8,)" + kStacks + "}"), "OK");
 }
 
+// On the virtual backend a job is modeled, so it needs a size: work (or duration), else an
+// estimate, else a time limit. A command decides by itself when it ends.
+TEST(JobRequest, AJobIsSizedByWorkByEstimateOrByTimeLimit) {
+  for (const std::string size :
+       {R"("estimate":"20m")", R"("time_limit":"30m")", R"("estimate":"20m","time_limit":"30m")"}) {
+    auto r = ParseJobRequest(R"({"name":"a",)" + size + "," + kStacks + "}",
+                             model::DeviceCatalog::BuiltIn());
+    ASSERT_TRUE(r.ok()) << size << ": " << r.status().ToString();
+    EXPECT_EQ(r->job.work, 0) << size;  // no work: the time fields size it
+    // The stored request is what was sent, without anything added to read it.
+    EXPECT_EQ(r->spec_json.find("work"), std::string::npos) << r->spec_json;
+  }
+  auto r = ParseJobRequest(R"({"name":"a","estimate":"20m","time_limit":"30m",)" + kStacks + "}",
+                           model::DeviceCatalog::BuiltIn());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->job.estimate_s, 1200);
+  EXPECT_EQ(r->job.time_limit_s, 1800);
+  EXPECT_EQ(ErrorOf(R"({"name":"a","command":["true"],)" + kStacks + "}"), "OK");
+  EXPECT_EQ(ErrorOf(R"({"name":"a",)" + kStacks + "}"),
+            "request body: work: is missing (expected work (steps), duration with "
+            "reference_device, an estimate or a time_limit; a job with a command may leave its "
+            "size out)");
+  // The reader's own checks come first: a bad field is named before the missing size.
+  EXPECT_EQ(ErrorOf(R"({"name":"a","gpus":1,)" + kStacks + "}").find("gpus: unknown field"),
+            std::string("request body:1: ").size());
+  EXPECT_NE(ErrorOf(R"({"name":"a","time_limit":"5s",)" + kStacks + "}").find("time_limit: is 5 s"),
+            std::string::npos);
+}
+
 TEST(JobRequest, AStringWhereANumberBelongsIsRefusedNamingTheField) {
   EXPECT_EQ(ErrorOf(R"({"name":"a","gang_size":"2","work":100,)" + kStacks + "}"),
             "request body: gang_size: a JSON string (expected a JSON number: a positive integer)");

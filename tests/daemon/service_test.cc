@@ -578,6 +578,27 @@ TEST(Service, AJobPastItsTimeLimitIsStoppedAndFails) {
   EXPECT_NE(over->message.find("time limit of 60 s"), std::string::npos) << over->message;
 }
 
+// A job without work is modeled for its estimate; one with only a time limit runs until the
+// limit stops it (a limit is a bound, not a size), whatever the order of the two.
+TEST(Service, AJobWithoutWorkIsModeledForItsEstimateElseUntilItsTimeLimit) {
+  TempDir dir;
+  auto d = StartDaemon(dir.File("h.db"), "v100=3", 1000);
+  ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"guess","stacks":["cuda"],"estimate":30})").ok());
+  ASSERT_TRUE(
+      SubmitJson(*d->service, R"({"name":"both","stacks":["cuda"],"estimate":30,"time_limit":60})")
+          .ok());
+  ASSERT_TRUE(
+      SubmitJson(*d->service, R"({"name":"bound","stacks":["cuda"],"time_limit":60})").ok());
+  ASSERT_TRUE(WaitUntil([&] {
+    return State(*d->service, "guess") == "completed" &&
+           State(*d->service, "both") == "completed" && State(*d->service, "bound") == "failed";
+  })) << State(*d->service, "guess")
+      << " " << State(*d->service, "both") << " " << State(*d->service, "bound");
+  auto bound = d->service->Get("bound");
+  ASSERT_TRUE(bound.ok());
+  EXPECT_NE(bound->message.find("time limit of 60 s"), std::string::npos) << bound->message;
+}
+
 TEST(Service, NothingStartsOnADrainedNode) {
   TempDir dir;
   auto d = StartDaemon(dir.File("h.db"), "v100=1,k80=1", 1);
