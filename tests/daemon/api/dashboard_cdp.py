@@ -150,8 +150,8 @@ class Browser:
 
     def load(self, url):
         self.send('Page.navigate', {'url': url})
-        self.wait_for("document.readyState === 'complete' && !!document.getElementById('jobs-body')",
-                      'the dashboard loads at ' + url)
+        self.wait_for("document.readyState === 'complete' && "
+                      "!!document.getElementById('jobs-body')", 'the dashboard loads at ' + url)
 
     def page_errors(self):
         """Uncaught exceptions, console.error calls and CSP refusals seen so far."""
@@ -276,8 +276,9 @@ def node_drained(api, node):
 
 
 def click_node_action(b, node, action):
-    b.wait_for("document.querySelector('tr.node-row[data-node=%s] button[data-action=%s]:not([disabled])')"
-               % (js(node), js(action)), 'the %s button of %s' % (action, node))
+    b.wait_for("document.querySelector('tr.node-row[data-node=%s] "
+               "button[data-action=%s]:not([disabled])')" % (js(node), js(action)),
+               'the %s button of %s' % (action, node))
     b.eval("document.querySelector('tr.node-row[data-node=%s] button[data-action=%s]').click()"
            % (js(node), js(action)))
 
@@ -306,25 +307,26 @@ def check_actions(b, api, token, url):
     if token in b.eval('location.href'):
         raise CheckFailed('actions: the token is in the URL')
     click_node_action(b, node, 'drain')
-    b.wait_for("document.querySelector('tr.node-row[data-node=%s]').getAttribute('data-drained') === 'true'"
-               % js(node), 'the page shows %s drained after its drain button' % node)
+    drained = "document.querySelector('tr.node-row[data-node=%s]').getAttribute('data-drained')"
+    b.wait_for(drained % js(node) + " === 'true'",
+               'the page shows %s drained after its drain button' % node)
     if not node_drained(api, node):
         raise CheckFailed('actions: the page shows %s drained, /v1/nodes does not' % node)
     kind, text = last_action(b)
     if kind != 'action-ok':
         raise CheckFailed('actions: the drain logged %r' % text)
     click_node_action(b, node, 'undrain')
-    b.wait_for("document.querySelector('tr.node-row[data-node=%s]').getAttribute('data-drained') === 'false'"
-               % js(node), 'the page shows %s undrained' % node)
+    b.wait_for(drained % js(node) + " === 'false'", 'the page shows %s undrained' % node)
     if node_drained(api, node):
         raise CheckFailed('actions: /v1/nodes still has %s drained after the undrain' % node)
 
     victim = api.get('v1/jobs?state=queued&limit=1')['jobs'][0]['name']
-    button = "document.querySelector('tr.job-row[data-job=%s] button[data-action=cancel]')" % js(victim)
+    button = ("document.querySelector('tr.job-row[data-job=%s] button[data-action=cancel]')"
+              % js(victim))
     b.wait_for(button, 'the cancel button of %s' % victim)
     b.eval(button + '.click()')
-    b.wait_for("(%s||{}).getAttribute && %s.getAttribute('data-armed') === 'true'" % (button, button),
-               'the cancel button asks to confirm')
+    b.wait_for("(%s||{}).getAttribute && %s.getAttribute('data-armed') === 'true'"
+               % (button, button), 'the cancel button asks to confirm')
     if api.get('v1/jobs/' + victim)['state'] != 'queued':
         raise CheckFailed('actions: one click on cancel already cancelled %s' % victim)
     b.eval(button + '.click()')
@@ -342,9 +344,10 @@ def check_reload(b, url, node, victim):
     history = ("Array.from(document.querySelectorAll('#node-history tr.history-row'))"
                ".map(function(r){return r.textContent;}).join('\\n')")
     b.wait_for("/drain/.test(%s)" % history, 'the history of %s shows its drain' % node)
+    # A mark on the old document tells it from the reloaded one.
+    b.eval('window.beforeReload = true')
     b.send('Page.reload', {'ignoreCache': True})
-    time.sleep(0.5)
-    b.wait_for("document.readyState === 'complete'", 'the page reloads')
+    b.wait_for("!window.beforeReload && document.readyState === 'complete'", 'the page reloads')
     b.wait_for("/drain/.test(%s)" % history,
                'after a reload the history of %s (from the database) shows its drain' % node)
     state = b.eval("document.getElementById('token-state').textContent")
