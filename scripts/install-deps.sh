@@ -15,8 +15,8 @@ packages=(
   # The Slurm test bed (scripts/slurm-testbed.sh) the Slurm backend's integration tests run on.
   slurmctld slurmd slurm-client munge iproute2
 )
-# Wanted but not required: headless chromium for the browser test of the HTML report
-# (tests/cli/demo_test.cc skips, saying so, where it is missing).
+# Wanted but not required: headless chromium for the browser tests of the HTML report and the
+# daemon's dashboard (tests/cli/demo_test.cc and serve_test.cc skip, saying so, where it is missing).
 optional=(chromium)
 # `--package` (make package): also dpkg-shlibdeps for CPack's Debian package; no browser.
 if [ "${1:-}" = --package ]; then

@@ -855,4 +855,37 @@ TEST(ServeDashboard, RendersInHeadlessChromium) {
   EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
 }
 
+// The page driven through the DevTools protocol (tests/daemon/api/dashboard_cdp.py): its power
+// against /v1/cluster and /metrics on nodes with base power, a queued job's wait reason, paging
+// past 200 jobs, a drain, undrain and cancel clicked on the page, and what a reload keeps.
+TEST(ServeDashboard, ActsAndPagesInHeadlessChromium) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  // 3 one-GPU nodes of 400 W base power each: the devices' share is not the whole draw.
+  const std::string cluster =
+      std::string(HETSCHED_SOURCE_DIR) + "/examples/clusters/homogeneous-3gpu.yaml";
+  ASSERT_DAEMON_STARTS(d, tmp.path(), "--backend", "virtual", "--cluster", cluster);
+  Api api(*d);
+  // 3 run and 230 wait; at time scale 1 none ends during the check.
+  for (int i = 0; i < 233; ++i) {
+    const std::string name = "page-" + std::to_string(1000 + i).substr(1);  // page-000 on
+    auto res = api.Post("/v1/jobs", R"({"name":")" + name + R"(","stacks":["cuda"],"work":1e7})");
+    ASSERT_TRUE(res) << name;
+    ASSERT_EQ(res->status, 201) << res->body;
+  }
+  const fs::path out_dir =
+      fs::path(HETSCHED_BINARY).parent_path() / "test-artifacts" / "serve-dashboard-cdp";
+  std::error_code ec;
+  fs::remove_all(out_dir, ec);
+  const CommandResult r = hetsched::testing::RunCommand(
+      {"/usr/bin/env", "python3",
+       std::string(HETSCHED_SOURCE_DIR) + "/tests/daemon/api/dashboard_cdp.py", d->printed_url(),
+       out_dir.string()},
+      {"DASHBOARD_TOKEN=" + d->token()}, 200);
+  if (r.status == 77) GTEST_SKIP() << r.out << r.err;
+  if (r.status == 127) GTEST_SKIP() << "python3 is not installed: " << r.err;
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
 }  // namespace
