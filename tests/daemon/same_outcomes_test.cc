@@ -197,7 +197,7 @@ Observed Served(const Script& s, const model::Cluster& cluster) {
   Observed out;
   auto list = service->List({});
   EXPECT_TRUE(list.ok());
-  for (const JobView& v : *list) {
+  for (const JobView& v : list->jobs) {
     // Every job was submitted at modeled 0.
     out.jobs[v.name] = {std::string(JobStateName(v.state)), v.attempt,
                         v.ended_s < 0 ? -1 : (v.ended_s - v.submitted_s) * kScale};
