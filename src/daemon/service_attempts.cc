@@ -62,6 +62,7 @@ util::Status Service::Record(const sched::Decision& d, double now) {
   for (const sched::Placement& p : d.placed) {
     Entry* e = by_slot_[p.job.value()];
     e->attempt = attempts_->next_attempt(p.job);
+    e->message.clear();  // a job's message is its latest attempt's
     e->state = JobState::kStarting;
     e->device_type = cluster_.catalog.Get(p.type).name;
     e->devices = p.devices;

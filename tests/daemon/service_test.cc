@@ -37,13 +37,14 @@ struct Daemon {
 std::unique_ptr<Daemon> StartDaemon(const std::string& db,
                                     const std::string& cluster = "v100=2,k80=2",
                                     double scale = 1000, std::string policy = "fifo",
-                                    ServiceOptions so = {}) {
+                                    ServiceOptions so = {}, std::vector<VirtualFault> faults = {}) {
   auto d = std::make_unique<Daemon>();
   auto c = model::io::LoadCluster(cluster);
   EXPECT_TRUE(c.ok()) << c.status().ToString();
   VirtualBackendOptions vo;
   for (const model::Node& n : c->nodes) vo.nodes.push_back(n.name);
   vo.time_scale = scale;
+  vo.faults = std::move(faults);
   auto store = Store::Open(db);
   EXPECT_TRUE(store.ok()) << store.status().ToString();
   so.policy = std::move(policy);
@@ -98,6 +99,37 @@ TEST(Service, JobsRunToCompletionOnTheVirtualBackend) {
   EXPECT_EQ(c->jobs_in(JobState::kRunning) + c->jobs_in(JobState::kQueued) +
                 c->jobs_in(JobState::kStarting),
             0);
+}
+
+TEST(Service, ARelaunchedJobShowsItsNewAttemptsMessageOnly) {
+  TempDir dir;
+  ServiceOptions so;
+  so.max_start_failures = 1;
+  // `busy` holds the K80s for 200 s; the V100 node fails every start: `moved` gives the type
+  // up and runs on the K80s after `busy`.
+  auto d = StartDaemon(dir.File("h.db"), "v100=2:per_node=2,k80=2:per_node=2", 1000, "fifo", so,
+                       {{0, "v100-1", 1e6, true}});
+  ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"busy","stacks":["cuda"],"gang_size":2,)"
+                                      R"("work":200,"throughput":{"k80":1}})")
+                  .ok());
+  ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"moved","stacks":["cuda"],"work":1e6,)"
+                                      R"("throughput":{"v100":2,"k80":1}})")
+                  .ok());
+  ASSERT_TRUE(WaitUntil([&] {
+    auto v = d->service->Get("moved");
+    return v.ok() && v->state == JobState::kRunning && v->attempt == 2;
+  })) <<
+      [&] {
+        auto v = d->service->Get("moved");
+        return v.ok() ? fmt::format("{} attempt {} on {}: {}", JobStateName(v->state), v->attempt,
+                                    v->device_type, v->message)
+                      : v.status().ToString();
+      }();
+  auto v = d->service->Get("moved");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->device_type, "k80");
+  // The first attempt's start failure is not this attempt's message.
+  EXPECT_EQ(v->message, "");
 }
 
 // Passes every call to a virtual backend and keeps a copy of each LaunchSpec.
