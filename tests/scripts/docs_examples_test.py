@@ -20,6 +20,7 @@ Usage: docs_examples_test.py HETSCHED_BINARY SOURCE_DIR
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -124,6 +125,10 @@ class Daemon:
         self.url = None
         deadline = time.time() + 60
         while time.time() < deadline:
+            # Bounded: a daemon that neither speaks nor exits must not hang the test.
+            ready, _, _ = select.select([self.proc.stdout], [], [], deadline - time.time())
+            if not ready:
+                break
             line = self.proc.stdout.readline()
             if not line:
                 break
