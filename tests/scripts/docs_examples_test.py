@@ -124,18 +124,21 @@ class Daemon:
             start_new_session=True)
         self.url = None
         deadline = time.time() + 60
-        while time.time() < deadline:
-            # Bounded: a daemon that neither speaks nor exits must not hang the test.
-            ready, _, _ = select.select([self.proc.stdout], [], [], deadline - time.time())
+        seen = ""
+        fd = self.proc.stdout.fileno()
+        while self.url is None and time.time() < deadline:
+            # Bounded, and read from the descriptor itself (a buffered readline could hold the
+            # line select waits for): a daemon that neither speaks nor exits cannot hang this.
+            ready, _, _ = select.select([fd], [], [], deadline - time.time())
             if not ready:
                 break
-            line = self.proc.stdout.readline()
-            if not line:
+            chunk = os.read(fd, 4096)
+            if not chunk:
                 break
-            m = re.search(r"listening on (http://127\.0\.0\.1:(\d+))/", line)
+            seen += chunk.decode(errors="replace")
+            m = re.search(r"listening on (http://127\.0\.0\.1:(\d+))/", seen)
             if m:
                 self.url, self.port = m.group(1), m.group(2)
-                break
         if self.url is None:
             self.stop()
             raise RuntimeError("the daemon did not say 'listening on'")
