@@ -39,6 +39,11 @@ util::Result<std::unique_ptr<Service>> Service::Create(model::Cluster cluster,
   // Space sharing needs pair measurements the daemon does not have.
   options.scheduler.space_sharing = false;
   if (!options.wall_clock) options.wall_clock = SystemUnixNow;
+  if (!(options.history_every_s >= 0) || options.history_kept < 1) {
+    return util::Status::InvalidArgument(
+        fmt::format("history: every {} s, {} samples kept (expected >= 0 s and >= 1 sample)",
+                    options.history_every_s, options.history_kept));
+  }
   {
     ASSIGN_OR_RETURN(const power::PolicyParts parts, power::ParsePowerPolicy(options.power.policy));
     if (parts.caps) {
@@ -248,6 +253,7 @@ void Service::Step() {
   } else {
     attempts_->Poll(now);
   }
+  SampleHistory(wall);
   if (attempts_->EnforceTimeLimits(now).stopped > 0) MarkTimeLimitStops();
   if (grouped) {
     if (auto st = store_->Commit(); !st.ok()) {

@@ -59,6 +59,11 @@ struct ServiceOptions {
   // Ended jobs are kept in the database this many wall seconds after they end (0: forever);
   // in memory the daemon holds live jobs only.
   double keep_ended_s = 0;
+  // Wall seconds between samples of the cluster's figures (GET /v1/history, the dashboard's
+  // charts), the first taken by the control loop's first pass; 0: none taken.
+  double history_every_s = 10;
+  // The database keeps the newest this many samples (a day at the default interval).
+  int64_t history_kept = 8640;
   // Per job kind: a priority and a weight applied to each job as it enters the scheduler
   // (serve --config's classes; docs/operations.md).
   model::io::JobClasses classes;
@@ -168,6 +173,12 @@ struct JobPage {
   std::optional<JobPosition> next;
 };
 
+// One page of GET /v1/history; `next_after` is the seq of its last sample when more remain.
+struct HistoryPage {
+  std::vector<StoredSample> samples;
+  std::optional<int64_t> next_after;
+};
+
 // One page of nodes in cluster order (the cluster file's, then those that joined, which come
 // last); `next_after` is the cluster index of the page's last node when more remain.
 struct NodePage {
@@ -221,6 +232,12 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   };
   util::Result<NodeHistory> Node(const std::string& node, int limit);
   util::Result<ClusterView> Cluster();
+  // The samples of the cluster's figures (ServiceOptions::history_every_s) that the database
+  // keeps, taken at or after `since_s` (unix seconds) and after the sample of seq `after` when
+  // given, oldest first, at most `limit`.
+  util::Result<HistoryPage> History(double since_s, std::optional<int64_t> after, size_t limit);
+  const ServiceOptions& options() const { return options_; }
+  double WallNow() const;  // unix seconds (ServiceOptions::wall_clock)
   // Simulates the live jobs from an empty cluster under `policy` and under the daemon's own
   // (the first result), each job needing what remains of its size: its work less the progress
   // booked, else its estimate or time limit. Running jobs are placed again from scratch, so
@@ -250,7 +267,6 @@ class Service final : private drive::Effects, private drive::PowerEffects {
 
   struct Metrics;  // the daemon's metric families
 
-  double WallNow() const;
   double SchedNow() const;  // scheduler seconds: continues across restarts
   // The scheduler clock, and the size belief when a job completed since the last save.
   void SaveClock();
@@ -312,6 +328,10 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   // An ended job from the store (nullopt when there is none of that name).
   util::Result<std::optional<StoredJob>> StoredEnded(const std::string& name);
   JobView ViewOfStored(const StoredJob& s) const;
+  // Cluster's view, mu_ held (it refreshes the gauges too).
+  ClusterView ClusterNow();
+  // Stores a sample of ClusterNow when history_every_s has passed since the last one.
+  void SampleHistory(double wall);
   // The first part of List's pages: jobs live at `as_of_s` in the filter's state after its
   // position (one in that part), in submission order, at most `limit`.
   util::Result<std::vector<JobView>> JobsLiveAt(const JobFilter& filter, double as_of_s,
@@ -389,6 +409,7 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   double sched_base_s_ = 0;  // scheduler time at wall_start_s_
   double wall_start_s_ = 0;
   double last_reconcile_wall_s_ = 0;
+  std::optional<double> last_sample_wall_s_;  // none before the first sample
   // Jobs that ended since the daemon started, by state (JobStateIndex).
   std::array<int64_t, kJobStates.size()> ended_counts_{};
   int64_t belief_saved_at_ = 0;        // jobs completed when the belief was last saved

@@ -336,6 +336,10 @@ util::Result<Service::NodeHistory> Service::Node(const std::string& node_name, i
 util::Result<ClusterView> Service::Cluster() {
   std::lock_guard lock(mu_);
   RETURN_IF_ERROR(ReadyOrUnavailable());
+  return ClusterNow();
+}
+
+ClusterView Service::ClusterNow() {
   ClusterView v;
   const sched::ClusterState& state = scheduler_->state();
   std::vector<int32_t> row_of_type(state.type_count(), -1);  // index in v.types
@@ -400,6 +404,38 @@ util::Result<ClusterView> Service::Cluster() {
   v.policy = scheduler_->policy().name();
   v.backend = backend_->name();
   return v;
+}
+
+void Service::SampleHistory(double wall) {
+  if (!(options_.history_every_s > 0)) return;
+  if (last_sample_wall_s_ && wall - *last_sample_wall_s_ < options_.history_every_s) return;
+  last_sample_wall_s_ = wall;
+  const ClusterView v = ClusterNow();
+  StoredSample sample;
+  sample.at_s = wall;
+  sample.power_w = v.power_w;
+  sample.jobs_queued = v.jobs_in(JobState::kQueued);
+  sample.jobs_running = v.jobs_in(JobState::kRunning);
+  for (const TypeSummary& t : v.types) sample.types.push_back({t.type, t.used, t.offered});
+  if (auto st = store_->AppendSample(sample, options_.history_kept); !st.ok()) {
+    logger_->Error("storing a sample of the cluster failed", {{"error", st.message()}});
+  }
+}
+
+util::Result<HistoryPage> Service::History(double since_s, std::optional<int64_t> after,
+                                           size_t limit) {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  // One more than asked tells whether more remain.
+  ASSIGN_OR_RETURN(std::vector<StoredSample> samples,
+                   store_->Samples(since_s, after.value_or(0), limit + 1));
+  HistoryPage page;
+  if (samples.size() > limit) {
+    samples.resize(limit);
+    page.next_after = samples.back().seq;
+  }
+  page.samples = std::move(samples);
+  return page;
 }
 
 util::Result<std::vector<WhatIfResult>> Service::WhatIf(const std::string& policy) {

@@ -20,6 +20,24 @@ constexpr int64_t kSchemaVersion = 2;
 // index changes nothing an older build reads), so every file gets it when opened.
 constexpr const char* kSubmissionIndex =
     "CREATE INDEX IF NOT EXISTS jobs_by_submission ON jobs (submitted_s, name)";
+// The samples behind GET /v1/history (one row per sample, one per device type of it), added
+// after schema 2 in the same way: an older build reading the file leaves the tables alone.
+constexpr const char* kSampleTables = R"sql(
+CREATE TABLE IF NOT EXISTS samples (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  at_s REAL NOT NULL,
+  power_w REAL NOT NULL,
+  jobs_queued INTEGER NOT NULL,
+  jobs_running INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sample_types (
+  seq INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  used INTEGER NOT NULL,
+  offered INTEGER NOT NULL,
+  PRIMARY KEY (seq, type)
+) WITHOUT ROWID;
+)sql";
 // How long a statement waits for another connection's lock (say, an operator's sqlite3 shell).
 constexpr int kBusyTimeoutMs = 5000;
 
@@ -124,6 +142,18 @@ constexpr std::string_view kAllEvents =
 constexpr std::string_view kEventsAbout =
     "SELECT seq, at_s, kind, subject, detail FROM "
     "(SELECT * FROM events WHERE subject = ?1 ORDER BY seq DESC LIMIT ?2) ORDER BY seq";
+constexpr std::string_view kInsertSample =
+    "INSERT INTO samples (at_s, power_w, jobs_queued, jobs_running) VALUES (?1, ?2, ?3, ?4)";
+constexpr std::string_view kInsertSampleType =
+    "INSERT INTO sample_types (seq, type, used, offered) VALUES (?1, ?2, ?3, ?4)";
+constexpr std::string_view kPruneSamples = "DELETE FROM samples WHERE seq <= ?1";
+constexpr std::string_view kPruneSampleTypes = "DELETE FROM sample_types WHERE seq <= ?1";
+constexpr std::string_view kSamples =
+    "SELECT seq, at_s, power_w, jobs_queued, jobs_running FROM samples "
+    "WHERE seq > ?1 AND at_s >= ?2 ORDER BY seq LIMIT ?3";
+constexpr std::string_view kSampleTypes =
+    "SELECT seq, type, used, offered FROM sample_types WHERE seq BETWEEN ?1 AND ?2 "
+    "ORDER BY seq, type";
 constexpr std::string_view kPut =
     "INSERT INTO kv (key, value) VALUES (?1, ?2) "
     "ON CONFLICT (key) DO UPDATE SET value = excluded.value";
@@ -354,6 +384,7 @@ util::Status Store::Initialize(bool synchronous_full) {
                     path_, version, kSchemaVersion));
   }
   RETURN_IF_ERROR(Exec(kSubmissionIndex, "creating the index of jobs by submission"));
+  RETURN_IF_ERROR(Exec(kSampleTables, "creating the tables of samples"));
   RETURN_IF_ERROR(Exec("COMMIT", "creating the schema"));
 
   // Switched only after the check, so that another application's file is never converted. The
@@ -548,6 +579,79 @@ util::Result<std::vector<StoredEvent>> Store::Events(const std::string& subject,
   }
   if (rc != SQLITE_DONE) return Error("reading events");
   return events;
+}
+
+util::Status Store::AppendSample(const StoredSample& sample, int64_t keep) {
+  if (keep < 1) {
+    return util::Status::InvalidArgument(fmt::format("samples to keep: {} is below 1", keep));
+  }
+  // A savepoint nests in a transaction the caller began, and is one of its own outside one.
+  RETURN_IF_ERROR(Exec("SAVEPOINT append_sample", "appending a sample"));
+  util::Status status = InsertSample(sample, keep);
+  if (!status.ok()) sqlite3_exec(db_, "ROLLBACK TO append_sample", nullptr, nullptr, nullptr);
+  util::Status released = Exec("RELEASE append_sample", "appending a sample");
+  return status.ok() ? released : status;
+}
+
+util::Status Store::InsertSample(const StoredSample& sample, int64_t keep) {
+  {
+    ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(kInsertSample));
+    Query q(stmt);
+    q.Real(sample.at_s).Real(sample.power_w).Int(sample.jobs_queued).Int(sample.jobs_running);
+    if (q.Step() != SQLITE_DONE) return Error("appending a sample");
+  }
+  const int64_t seq = sqlite3_last_insert_rowid(db_);
+  for (const StoredSample::Type& t : sample.types) {
+    ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(kInsertSampleType));
+    Query q(stmt);
+    q.Int(seq).Text(t.type).Int(t.used).Int(t.offered);
+    if (q.Step() != SQLITE_DONE) return Error(fmt::format("appending a sample of {}", t.type));
+  }
+  for (const std::string_view prune : {kPruneSamples, kPruneSampleTypes}) {
+    ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(prune));
+    Query q(stmt);
+    q.Int(seq - keep);
+    if (q.Step() != SQLITE_DONE) return Error("deleting old samples");
+  }
+  return util::Status::Ok();
+}
+
+util::Result<std::vector<StoredSample>> Store::Samples(double since_s, int64_t after_seq,
+                                                       size_t limit) {
+  std::vector<StoredSample> samples;
+  {
+    ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(kSamples));
+    Query q(stmt);
+    q.Int(after_seq).Real(since_s).Int(static_cast<int64_t>(std::min<size_t>(limit, INT64_MAX)));
+    int rc;
+    while ((rc = q.Step()) == SQLITE_ROW) {
+      StoredSample s;
+      s.seq = q.IntAt(0);
+      s.at_s = q.RealAt(1);
+      s.power_w = q.RealAt(2);
+      s.jobs_queued = q.IntAt(3);
+      s.jobs_running = q.IntAt(4);
+      samples.push_back(std::move(s));
+    }
+    if (rc != SQLITE_DONE) return Error("reading samples");
+  }
+  if (samples.empty()) return samples;
+  // The types of the samples' seq range, in seq order as the samples are; a sample left out by
+  // since_s has its types skipped.
+  ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(kSampleTypes));
+  Query q(stmt);
+  q.Int(samples.front().seq).Int(samples.back().seq);
+  auto next = samples.begin();
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    const int64_t seq = q.IntAt(0);
+    while (next != samples.end() && next->seq < seq) ++next;
+    if (next == samples.end() || next->seq != seq) continue;
+    next->types.push_back({q.BytesAt(1), static_cast<int32_t>(q.IntAt(2)),
+                           static_cast<int32_t>(q.IntAt(3))});
+  }
+  if (rc != SQLITE_DONE) return Error("reading the samples' device types");
+  return samples;
 }
 
 util::Status Store::Put(const std::string& key, const std::string& value) {

@@ -1,6 +1,7 @@
 // Store: the daemon's durable state in one SQLite database in WAL mode: jobs (as submitted, with
-// their state), node states, an append-only event log (placements, preemptions, power actions)
-// and small key/value blobs (the scheduler's learned state). What is written here survives a
+// their state), node states, an append-only event log (placements, preemptions, power actions),
+// small key/value blobs (the scheduler's learned state) and a bounded series of samples of the
+// cluster's figures (the dashboard's charts). What is written here survives a
 // kill -9 of the daemon; daemon/service.cc writes before it acts and recovers from it at start.
 #pragma once
 
@@ -64,6 +65,23 @@ struct StoredEvent {
   std::string kind;     // e.g. "place", "preempt", "finish", "power", "repair"
   std::string subject;  // a job or node name
   std::string detail;   // free text or JSON
+};
+
+// One sample of the figures the dashboard charts, as the service took it: the modeled draw of
+// every node, the jobs queued and running, and the devices used and offered per type.
+struct StoredSample {
+  int64_t seq = 0;  // increasing, assigned by the store
+  double at_s = 0;  // unix seconds
+  double power_w = 0;
+  int64_t jobs_queued = 0;
+  int64_t jobs_running = 0;
+  struct Type {
+    std::string type;
+    int32_t used = 0;
+    int32_t offered = 0;
+    bool operator==(const Type&) const = default;
+  };
+  std::vector<Type> types;  // by type name
 };
 
 // A job's place in submission order: (submitted_s, name), names breaking ties.
@@ -133,6 +151,13 @@ class Store {
   // A negative limit is kInvalidArgument.
   util::Result<std::vector<StoredEvent>> Events(const std::string& subject, int limit);
 
+  // Appends `sample` (its seq is assigned) and deletes every sample but the newest `keep`, both
+  // or neither. A `keep` below 1 is kInvalidArgument.
+  util::Status AppendSample(const StoredSample& sample, int64_t keep);
+  // Samples taken at or after `since_s` with a seq above `after_seq`, oldest first (by seq), at
+  // most `limit`.
+  util::Result<std::vector<StoredSample>> Samples(double since_s, int64_t after_seq, size_t limit);
+
   util::Status Put(const std::string& key, const std::string& value);
   util::Result<std::optional<std::string>> Get(const std::string& key);
 
@@ -146,6 +171,8 @@ class Store {
   util::Result<sqlite3_stmt*> Prepared(std::string_view sql);
   // Runs `sql`: one or more statements without parameters whose rows are not wanted.
   util::Status Exec(const char* sql, std::string_view doing);
+  // AppendSample's writes, inside its savepoint.
+  util::Status InsertSample(const StoredSample& sample, int64_t keep);
   // kIoError "<path>: <doing>: <SQLite's last error message>".
   util::Status Error(std::string_view doing) const;
 

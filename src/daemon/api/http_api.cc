@@ -52,6 +52,21 @@ json NodeJson(const NodeView& n) {
           {"devices", devices}};
 }
 
+// One sample of GET /v1/history.
+json SampleJson(const StoredSample& s) {
+  json types = json::array();
+  for (const StoredSample::Type& t : s.types) {
+    types.push_back({{"type", t.type},
+                     {"used", t.used},
+                     {"offered", t.offered},
+                     {"utilization", t.offered > 0 ? static_cast<double>(t.used) / t.offered : 0}});
+  }
+  return {{"at", s.at_s},
+          {"power_w", s.power_w},
+          {"jobs", {{"queued", s.jobs_queued}, {"running", s.jobs_running}}},
+          {"types", types}};
+}
+
 json KubernetesNodeJson(const k8s::ExtenderNodeView& n) {
   const k8s::NodeInfo& i = n.info;
   json stacks = json::array();
@@ -247,6 +262,7 @@ void HttpApi::Route(MetricsRegistry* metrics) {
     RouteJobs();
     RouteNodes();
     RouteCluster();
+    RouteHistory();
     On("GET", "/", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(std::string(DashboardHtml()), "text/html; charset=utf-8");
     });
@@ -574,6 +590,40 @@ void HttpApi::RouteCluster() {
                res.status = 200;
                res.set_content(plan->dump(-1, ' ', false, json::error_handler_t::replace) + "\n",
                                "application/json");
+             }));
+}
+
+void HttpApi::RouteHistory() {
+  On("GET", "/v1/history",
+     Guarded("/v1/history", Role::kRead,
+             [this](const httplib::Request& req, httplib::Response& res) {
+               auto limit = LimitOf(req);
+               if (!limit.ok()) return ReplyStatus(res, limit.status());
+               HistoryPosition from;
+               if (req.has_param("cursor")) {
+                 if (req.has_param("since")) {
+                   return ReplyError(res, 400, "invalid_argument",
+                                     "since: not with a cursor (the cursor keeps the first "
+                                     "page's since)");
+                 }
+                 auto read = ReadHistoryCursor(req.get_param_value("cursor"));
+                 if (!read.ok()) return ReplyStatus(res, read.status());
+                 from = *read;
+               } else if (req.has_param("since")) {
+                 auto since = ParseSince(req.get_param_value("since"), service_->WallNow());
+                 if (!since.ok()) return ReplyStatus(res, since.status());
+                 from.since_s = *since;
+               }
+               auto page = service_->History(from.since_s, from.after, *limit);
+               if (!page.ok()) return ReplyStatus(res, page.status());
+               json list = json::array();
+               for (const StoredSample& s : page->samples) list.push_back(SampleJson(s));
+               std::optional<std::string> next;
+               if (page->next_after) next = HistoryCursor({from.since_s, *page->next_after});
+               const ServiceOptions& o = service_->options();
+               ReplyPage(res, {{"every_s", o.history_every_s}, {"kept", o.history_kept}},
+                         "samples", std::move(list), "/v1/history",
+                         fmt::format("limit={}&", *limit), next);
              }));
 }
 

@@ -71,14 +71,15 @@ class HttpApi {
   HttpApi(HttpApiOptions options, Service* service, Logger* logger, k8s::Extender* extender);
   using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
   // Every route, and the refusal of compressed bodies, by resource: operations (health,
-  // metrics, the OpenAPI document), the kube-scheduler extender's verbs, jobs, nodes, and the
-  // cluster (its summary, what-if, plans; the dashboard).
+  // metrics, the OpenAPI document), the kube-scheduler extender's verbs, jobs, nodes, the
+  // cluster (its summary, what-if, plans; the dashboard) and its history.
   void Route(MetricsRegistry* metrics);
   void RouteOperations(MetricsRegistry* metrics);
   void RouteExtender();
   void RouteJobs();
   void RouteNodes();
   void RouteCluster();
+  void RouteHistory();
   // `handler` behind what every route does: authorization (`need`; `open` routes take no
   // token: kube-scheduler's extender client cannot send one), timing and counting under
   // `route`, and no exception escaping into the server.

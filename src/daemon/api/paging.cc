@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <charconv>
+#include <cmath>
 #include <nlohmann/json.hpp>
+
+#include "util/units.h"
 
 namespace hetsched::svc {
 namespace {
@@ -135,6 +139,38 @@ util::Result<int32_t> ReadNodeCursor(std::string_view cursor) {
     }
     return after.get<int32_t>();
   });
+}
+
+std::string HistoryCursor(const HistoryPosition& position) {
+  return Encode("/v1/history", {{"since", position.since_s}, {"after", position.after}});
+}
+
+util::Result<HistoryPosition> ReadHistoryCursor(std::string_view cursor) {
+  return Decode<HistoryPosition>(
+      "/v1/history", cursor, [](const json& f) -> util::Result<HistoryPosition> {
+        const json& after = f.at("after");
+        if (!after.is_number_integer()) return NotACursor("/v1/history");
+        return HistoryPosition{f.at("since").get<double>(), after.get<int64_t>()};
+      });
+}
+
+util::Result<double> ParseSince(const std::string& text, double now_s) {
+  const auto bad = [&] {
+    return util::Status::InvalidArgument(fmt::format(
+        "since: '{}' (expected unix seconds, like 1700000000, or a duration before now with its "
+        "unit, like 30m or 2h)",
+        text));
+  };
+  double unix_s = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), unix_s);
+  if (ec == std::errc() && ptr == text.data() + text.size()) {
+    if (!std::isfinite(unix_s) || unix_s < 0) return bad();
+    return unix_s;
+  }
+  // A bare number reads as unix seconds above: a duration here has its unit.
+  const util::Result<double> ago = util::ParseDuration(text);
+  if (text.empty() || !ago.ok()) return bad();
+  return now_s - *ago;
 }
 
 std::string KubernetesNodeCursor(const std::string& after) {

@@ -33,6 +33,18 @@ util::Result<JobPosition> ReadJobCursor(std::string_view cursor, std::optional<J
 std::string NodeCursor(int32_t after);
 util::Result<int32_t> ReadNodeCursor(std::string_view cursor);
 
+// GET /v1/history: after the sample of a seq, taken at or after the first page's `since`.
+struct HistoryPosition {
+  double since_s = 0;
+  int64_t after = 0;
+};
+std::string HistoryCursor(const HistoryPosition& position);
+util::Result<HistoryPosition> ReadHistoryCursor(std::string_view cursor);
+
+// `since` of GET /v1/history: unix seconds (a number), or a duration before `now_s` with its
+// unit ("30m", "2h"); kInvalidArgument naming `since`.
+util::Result<double> ParseSince(const std::string& text, double now_s);
+
 // GET /v1/k8s/nodes: after the node of a name.
 std::string KubernetesNodeCursor(const std::string& after);
 util::Result<std::string> ReadKubernetesNodeCursor(std::string_view cursor);
