@@ -492,6 +492,7 @@ svc::ServiceOptions ServiceOptionsOf(const svc::ServeConfig& c) {
   so.time_scale = c.time_scale;
   so.stop_grace_s = c.stop_grace_s;
   so.keep_ended_s = c.keep_ended_s;
+  so.history_every_s = c.history_every_s;
   so.power = c.power;
   so.analysis = ServeAnalysisHooks();
   return so;

@@ -647,8 +647,8 @@ util::Result<std::vector<StoredSample>> Store::Samples(double since_s, int64_t a
     const int64_t seq = q.IntAt(0);
     while (next != samples.end() && next->seq < seq) ++next;
     if (next == samples.end() || next->seq != seq) continue;
-    next->types.push_back({q.BytesAt(1), static_cast<int32_t>(q.IntAt(2)),
-                           static_cast<int32_t>(q.IntAt(3))});
+    next->types.push_back(
+        {q.BytesAt(1), static_cast<int32_t>(q.IntAt(2)), static_cast<int32_t>(q.IntAt(3))});
   }
   if (rc != SQLITE_DONE) return Error("reading the samples' device types");
   return samples;

@@ -621,9 +621,8 @@ void HttpApi::RouteHistory() {
                std::optional<std::string> next;
                if (page->next_after) next = HistoryCursor({from.since_s, *page->next_after});
                const ServiceOptions& o = service_->options();
-               ReplyPage(res, {{"every_s", o.history_every_s}, {"kept", o.history_kept}},
-                         "samples", std::move(list), "/v1/history",
-                         fmt::format("limit={}&", *limit), next);
+               ReplyPage(res, {{"every_s", o.history_every_s}, {"kept", o.history_kept}}, "samples",
+                         std::move(list), "/v1/history", fmt::format("limit={}&", *limit), next);
              }));
 }
 

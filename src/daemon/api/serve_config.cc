@@ -20,14 +20,15 @@ namespace hetsched::svc {
 namespace {
 
 const std::set<std::string, std::less<>> kFields = {
-    "cluster",     "backend",         "policy",         "scorers", "placement",      "listen",
-    "database",    "time_scale",      "log_level",      "tokens",  "anonymous_read", "stop_grace",
-    "synchronous", "local_state_dir", "keep_ended",     "power",   "slurm",          "kubernetes",
-    "classes",     "elastic",         "preemption_cost"};
+    "cluster",         "backend",      "policy",      "scorers",         "placement",
+    "listen",          "database",     "time_scale",  "log_level",       "tokens",
+    "anonymous_read",  "stop_grace",   "synchronous", "local_state_dir", "keep_ended",
+    "power",           "slurm",        "kubernetes",  "classes",         "elastic",
+    "preemption_cost", "history_every"};
 // The fields ParseServerField reads; the other scalar fields are ParseSchedulingField's.
 const std::set<std::string, std::less<>> kServerFields = {
-    "listen",    "database",       "local_state_dir", "time_scale",
-    "log_level", "anonymous_read", "synchronous",     "keep_ended"};
+    "listen",         "database",    "local_state_dir", "time_scale",   "log_level",
+    "anonymous_read", "synchronous", "keep_ended",      "history_every"};
 
 std::string Resolve(const std::string& base_dir, const std::string& path) {
   if (path.empty() || base_dir.empty() || std::filesystem::path(path).is_absolute()) return path;
@@ -328,6 +329,11 @@ util::Status ParseServerField(const Reader& r, const std::string& key, const YAM
     ASSIGN_OR_RETURN(c.keep_ended_s,
                      r.Duration(v, key, 0, kForever, "a duration",
                                 "how long ended jobs stay in the database, like 30d (0: forever)"));
+  } else if (key == "history_every") {
+    ASSIGN_OR_RETURN(
+        c.history_every_s,
+        r.Duration(v, key, 0, 3600, "an interval",
+                   "how often the cluster's figures are sampled, like 10s (0: never)"));
   }
   return util::Status::Ok();
 }

@@ -45,6 +45,7 @@ struct ServeConfig {
   // preemptions with it (sched::SchedulerOptions::preemption_cost_s).
   double preemption_cost_s = 90;
   double keep_ended_s = 0;
+  double history_every_s = 10;  // samples of the charted figures (GET /v1/history); 0: none
   // power: {policy, suspend_time, suspend_timeout, resume_timeout, suspend_rate, resume_rate,
   // exclude_nodes, headroom} (docs/operations.md); always-on by default.
   power::PowerOptions power;      // ended jobs deleted from the database this long after (0: never)
