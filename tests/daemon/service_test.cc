@@ -693,6 +693,77 @@ TEST(Service, ARestartRecoversEveryJobExactlyOnce) {
   EXPECT_GE(r0->attempt, 2) << "r0 ran before the restart and again after";
 }
 
+// The samples behind GET /v1/history are the database's: a restarted daemon still has them,
+// and adds its own after them.
+TEST(Service, ARestartKeepsTheSampledHistory) {
+  TempDir dir;
+  const std::string db = dir.File("h.db");
+  std::mutex mu;
+  double wall = 1e9;
+  ServiceOptions so;
+  so.history_every_s = 1;
+  so.history_kept = 5;
+  so.wall_clock = [&] {
+    std::lock_guard lock(mu);
+    return wall += 0.01;  // a sample every 100 passes of the control loop
+  };
+  const auto times = [](Service& s) {
+    std::vector<double> out;
+    auto page = s.History(0, std::nullopt, 100);
+    EXPECT_TRUE(page.ok()) << page.status().ToString();
+    if (page.ok()) {
+      for (const StoredSample& sample : page->samples) out.push_back(sample.at_s);
+    }
+    return out;
+  };
+  std::vector<double> before;
+  {
+    auto d = StartDaemon(db, "v100=2", 1000, "fifo", so);
+    ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"a","stacks":["cuda"],"work":1e7})").ok());
+    ASSERT_TRUE(WaitUntil([&] { return times(*d->service).size() == 5; }));
+    // Kept: the newest 5, a second apart, the newest showing the running job on one of the two V100s.
+    auto page = d->service->History(0, std::nullopt, 100);
+    ASSERT_TRUE(page.ok());
+    const StoredSample& last = page->samples.back();
+    EXPECT_EQ(last.jobs_running, 1);
+    ASSERT_EQ(last.types.size(), 1u);
+    EXPECT_EQ(last.types[0].type, "v100-32g");
+    EXPECT_EQ(last.types[0].used, 1);
+    EXPECT_EQ(last.types[0].offered, 2);
+    EXPECT_GT(last.power_w, 0);
+  }
+  {
+    // What the database holds after the stop (the control loop may have sampled once more).
+    auto store = Store::Open(db);
+    ASSERT_TRUE(store.ok());
+    auto stored = (*store)->Samples(0, 0, 100);
+    ASSERT_TRUE(stored.ok());
+    for (const StoredSample& sample : *stored) before.push_back(sample.at_s);
+    ASSERT_EQ(before.size(), 5u);
+  }
+  {
+    std::lock_guard lock(mu);
+    wall += 1000;  // the daemon was down for a while
+  }
+  so.history_every_s = 0;  // takes none: what it shows is what the first one stored
+  auto d = StartDaemon(db, "v100=2", 1000, "fifo", so);
+  EXPECT_EQ(times(*d->service), before);
+  // Pages: after a sample, from a time, at most a limit.
+  auto first = d->service->History(0, std::nullopt, 2);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->samples.size(), 2u);
+  ASSERT_TRUE(first->next_after.has_value());
+  auto rest = d->service->History(0, first->next_after, 100);
+  ASSERT_TRUE(rest.ok());
+  EXPECT_EQ(rest->samples.size(), 3u);
+  EXPECT_FALSE(rest->next_after.has_value());
+  EXPECT_EQ(rest->samples[0].at_s, before[2]);
+  d.reset();
+  so.history_every_s = 1;
+  d = StartDaemon(db, "v100=2", 1000, "fifo", so);
+  ASSERT_TRUE(WaitUntil([&] { return times(*d->service).back() > before.back() + 1000; }));
+}
+
 TEST(Service, WhatIfSimulatesTheLiveJobsUnderAnotherPolicy) {
   TempDir dir;
   auto d = StartDaemon(dir.File("h.db"), "v100=2", 1, "default");

@@ -242,6 +242,109 @@ TEST_F(StoreTest, EveryFileGetsTheIndexOfJobsBySubmission) {
   EXPECT_EQ(RawSql(path_, count), "1");
 }
 
+// A sample at `at_s` whose figures all derive from it, so that each is told from the others.
+StoredSample Sample(double at_s) {
+  StoredSample s;
+  s.at_s = at_s;
+  s.power_w = at_s * 10;
+  s.jobs_queued = static_cast<int64_t>(at_s) + 1;
+  s.jobs_running = static_cast<int64_t>(at_s) + 2;
+  s.types = {{"a100-80g", static_cast<int32_t>(at_s), 8}, {"v100", 0, 4}};
+  return s;
+}
+
+auto Fields(const StoredSample& s) {
+  return std::tie(s.at_s, s.power_w, s.jobs_queued, s.jobs_running, s.types);
+}
+
+std::vector<double> Times(const util::Result<std::vector<StoredSample>>& samples) {
+  std::vector<double> times;
+  if (!samples.ok()) {
+    ADD_FAILURE() << samples.status().ToString();
+    return times;
+  }
+  for (const StoredSample& s : *samples) times.push_back(s.at_s);
+  return times;
+}
+
+TEST_F(StoreTest, SamplesRoundTripAndSurviveAReopen) {
+  StoredSample lone = Sample(5);
+  lone.types = {};  // a sample of a cluster with no device offered
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->AppendSample(Sample(1), 10).ok());
+    ASSERT_TRUE(store->AppendSample(lone, 10).ok());
+    ASSERT_TRUE(store->AppendSample(Sample(9), 10).ok());
+  }
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  auto samples = store->Samples(0, 0, 100);
+  ASSERT_TRUE(samples.ok()) << samples.status().ToString();
+  ASSERT_EQ(samples->size(), 3u);
+  EXPECT_EQ(Fields((*samples)[0]), Fields(Sample(1)));
+  EXPECT_EQ(Fields((*samples)[1]), Fields(lone));
+  EXPECT_EQ(Fields((*samples)[2]), Fields(Sample(9)));
+  EXPECT_LT((*samples)[0].seq, (*samples)[1].seq);
+  EXPECT_LT((*samples)[1].seq, (*samples)[2].seq);
+}
+
+TEST_F(StoreTest, SamplesAreReadSinceATimeAfterASeqAndUpToALimit) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  for (int t = 1; t <= 6; ++t) ASSERT_TRUE(store->AppendSample(Sample(t), 100).ok());
+  EXPECT_THAT(Times(store->Samples(4, 0, 100)), ElementsAre(4, 5, 6));
+  EXPECT_THAT(Times(store->Samples(0, 0, 2)), ElementsAre(1, 2));
+  const int64_t second = (*store->Samples(0, 0, 2))[1].seq;
+  EXPECT_THAT(Times(store->Samples(0, second, 2)), ElementsAre(3, 4));
+  EXPECT_THAT(Times(store->Samples(5, second, 100)), ElementsAre(5, 6));
+  EXPECT_THAT(Times(store->Samples(7, 0, 100)), ElementsAre());
+  // A sample left out by the time keeps its types out too.
+  auto late = store->Samples(6, 0, 100);
+  ASSERT_TRUE(late.ok());
+  ASSERT_EQ(late->size(), 1u);
+  EXPECT_EQ(Fields((*late)[0]), Fields(Sample(6)));
+}
+
+TEST_F(StoreTest, OnlyTheNewestSamplesAreKept) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  for (int t = 1; t <= 5; ++t) ASSERT_TRUE(store->AppendSample(Sample(t), 3).ok());
+  EXPECT_THAT(Times(store->Samples(0, 0, 100)), ElementsAre(3, 4, 5));
+  // The deleted samples' types went with them.
+  EXPECT_EQ(RawSql(path_, "SELECT COUNT(*) FROM sample_types"), "6");
+  ASSERT_TRUE(store->AppendSample(Sample(6), 1).ok());
+  EXPECT_THAT(Times(store->Samples(0, 0, 100)), ElementsAre(6));
+  EXPECT_EQ(RawSql(path_, "SELECT COUNT(*) FROM sample_types"), "2");
+  EXPECT_EQ(store->AppendSample(Sample(7), 0).code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(Times(store->Samples(0, 0, 100)), ElementsAre(6));
+}
+
+TEST_F(StoreTest, ASampleIsPartOfTheTransactionItIsAppendedIn) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Begin().ok());
+  ASSERT_TRUE(store->AppendSample(Sample(1), 10).ok());
+  EXPECT_EQ(RawSql(path_, "SELECT COUNT(*) FROM samples"), "0");
+  ASSERT_TRUE(store->Commit().ok());
+  EXPECT_EQ(RawSql(path_, "SELECT COUNT(*) FROM samples"), "1");
+}
+
+// Files from before the samples get their tables when opened, and keep their jobs.
+TEST_F(StoreTest, AFileFromBeforeTheSamplesGetsTheirTables) {
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->InsertJob(Job("old")).ok());
+  }
+  RawSql(path_, "DROP TABLE samples; DROP TABLE sample_types;");
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->AppendSample(Sample(1), 10).ok());
+  EXPECT_THAT(Times(store->Samples(0, 0, 10)), ElementsAre(1));
+  EXPECT_TRUE(store->GetJob("old").ok() && store->GetJob("old")->has_value());
+}
+
 TEST_F(StoreTest, PruneRemovesOnlyEndedJobsThatEndedBeforeTheCutoff) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);

@@ -108,6 +108,7 @@ struct BootOptions {
   bool anonymous_read = true;
   bool start_service = true;
   std::string cluster = "v100=2,k80=2";
+  double history_every_s = 10;
 };
 
 class HttpApiTest : public ::testing::Test {
@@ -127,6 +128,7 @@ class HttpApiTest : public ::testing::Test {
     so.policy = "fifo";
     so.time_scale = 1000;
     so.tick_s = 0.005;
+    so.history_every_s = o.history_every_s;
     so.analysis = cli::ServeAnalysisHooks();
     auto s = Service::Create(std::move(c).value(), std::make_unique<VirtualBackend>(vo),
                              std::move(store).value(), so, logger_.get(), &metrics_);
@@ -602,6 +604,67 @@ TEST_F(HttpApiTest, ABadCursorIs400NamingIt) {
   EXPECT_TRUE(IsError(Get("/v1/nodes?limit=0", kReadToken), 400, "invalid_argument"));
 }
 
+TEST_F(HttpApiTest, HistoryPagesTheSamplesSinceATime) {
+  ASSERT_NO_FATAL_FAILURE(Boot({.history_every_s = 0.01}));
+  ASSERT_TRUE(WaitUntil([&] { return Get("/v1/history").Json()["samples"].size() >= 6; }));
+  // The first page of 2 and the pages after it, by the Link header's cursor.
+  Reply r = Get("/v1/history?limit=2");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json page = r.Json();
+  EXPECT_EQ(page["every_s"], 0.01);
+  EXPECT_EQ(page["kept"], 8640);
+  ASSERT_EQ(page["samples"].size(), 2u);
+  const json first = page["samples"][0];
+  EXPECT_EQ(first["jobs"], json({{"queued", 0}, {"running", 0}}));
+  EXPECT_GT(first["power_w"].get<double>(), 0);
+  EXPECT_EQ(first["types"],
+            json::parse(R"([{"offered":2,"type":"k80","used":0,"utilization":0.0},)"
+                        R"({"offered":2,"type":"v100-32g","used":0,"utilization":0.0}])"));
+  const std::string link = r.Header("Link");
+  const std::string cursor = page["next_cursor"].get<std::string>();
+  EXPECT_EQ(link, "</v1/history?limit=2&cursor=" + cursor + ">; rel=\"next\"");
+  std::vector<double> times;
+  for (const json& s : page["samples"]) times.push_back(s["at"].get<double>());
+  r = Get("/v1/history?limit=3&cursor=" + cursor);
+  ASSERT_EQ(r.status, 200) << r.body;
+  page = r.Json();
+  for (const json& s : page["samples"]) times.push_back(s["at"].get<double>());
+  ASSERT_EQ(times.size(), 5u);
+  EXPECT_TRUE(std::is_sorted(times.begin(), times.end()));
+  EXPECT_TRUE(std::adjacent_find(times.begin(), times.end()) == times.end());
+
+  // since: unix seconds, or a duration before now.
+  const std::string third = fmt::format("{:.6f}", times[2] - 1e-6);
+  json since = Get("/v1/history?since=" + third).Json();
+  ASSERT_FALSE(since["samples"].empty()) << since.dump();
+  EXPECT_EQ(since["samples"][0]["at"], times[2]);
+  EXPECT_EQ(Get("/v1/history?since=1h").Json()["samples"][0]["at"], times[0]);
+  EXPECT_EQ(Get("/v1/history?since=0").Json()["samples"][0]["at"], times[0]);
+  EXPECT_TRUE(Get("/v1/history?since=9999999999").Json()["samples"].empty());
+  // A cursor keeps the first page's since.
+  page = Get("/v1/history?limit=1&since=" + third).Json();
+  ASSERT_TRUE(page["next_cursor"].is_string()) << page.dump();
+  r = Get("/v1/history?limit=1&cursor=" + page["next_cursor"].get<std::string>());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Json()["samples"][0]["at"], times[3]);
+
+  for (const std::string bad : {"abc", "-5", "", "nan", "inf", "1e400", "5x", "-2h"}) {
+    r = Get("/v1/history?since=" + bad);
+    EXPECT_TRUE(IsError(r, 400, "invalid_argument")) << bad;
+    EXPECT_EQ(ErrorMessage(r).rfind("since: ", 0), 0u) << bad << ": " << r.body;
+  }
+  r = Get("/v1/history?since=1h&cursor=" + cursor);
+  EXPECT_TRUE(IsError(r, 400, "invalid_argument"));
+  EXPECT_EQ(ErrorMessage(r).rfind("since: ", 0), 0u) << r.body;
+  const std::string nodes_cursor = Get("/v1/nodes?limit=1").Json()["next_cursor"];
+  for (const std::string& other : {nodes_cursor, std::string("x")}) {
+    r = Get("/v1/history?cursor=" + other);
+    EXPECT_TRUE(IsError(r, 400, "invalid_argument")) << other;
+    EXPECT_EQ(ErrorMessage(r).rfind("cursor: ", 0), 0u) << r.body;
+  }
+  EXPECT_TRUE(IsError(Get("/v1/history?limit=0"), 400, "invalid_argument"));
+}
+
 TEST_F(HttpApiTest, OneJobAndWhyItWaits) {
   ASSERT_NO_FATAL_FAILURE(Boot());
   for (const std::string& node : NodeNames()) {
@@ -851,6 +914,7 @@ const std::vector<std::pair<std::string, std::string>> kRoutes = {
     {"post", "/v1/nodes/{node}/drain"},
     {"post", "/v1/nodes/{node}/undrain"},
     {"get", "/v1/cluster"},
+    {"get", "/v1/history"},
     {"get", "/v1/whatif"},
     {"post", "/v1/plan"},
     {"get", "/metrics"},
