@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -857,14 +858,19 @@ TEST(ServeDashboard, RendersInHeadlessChromium) {
 
 // The page driven through the DevTools protocol (tests/daemon/api/dashboard_cdp.py): its power
 // against /v1/cluster and /metrics on nodes with base power, a queued job's wait reason, paging
-// past 200 jobs, a drain, undrain and cancel clicked on the page, and what a reload keeps.
+// past 200 jobs, a drain, undrain and cancel clicked on the page, what a reload keeps, and the
+// charts' history from the daemon in a new tab.
 TEST(ServeDashboard, ActsAndPagesInHeadlessChromium) {
   TempDir tmp;
   ASSERT_TRUE(tmp.ok());
   // 3 one-GPU nodes of 400 W base power each: the devices' share is not the whole draw.
   const std::string cluster =
       std::string(HETSCHED_SOURCE_DIR) + "/examples/clusters/homogeneous-3gpu.yaml";
-  ASSERT_DAEMON_STARTS(d, tmp.path(), "--backend", "virtual", "--cluster", cluster);
+  // A sample a second, so that the daemon's samples outnumber what a tab polled meanwhile.
+  const std::string config = tmp.File("serve.yaml");
+  std::ofstream(config) << "history_every: 1s\n";
+  ASSERT_DAEMON_STARTS(d, tmp.path(), "--backend", "virtual", "--cluster", cluster, "--config",
+                       config);
   Api api(*d);
   // 3 run and 230 wait; at time scale 1 none ends during the check.
   for (int i = 0; i < 233; ++i) {

@@ -6,7 +6,8 @@
 URL is the dashboard of a running `hetsched serve` on loopback (its trailing slash included);
 OUTDIR receives chromium.log and dashboard-actions.png. DASHBOARD_TOKEN in the environment is an
 admin token of that daemon. The daemon must hold more than 200 queued jobs of one device type
-with nothing finishing during the check (tests/cli/serve_test.cc sets this up).
+with nothing finishing during the check, and sample its figures every second (history_every:
+1s); tests/cli/serve_test.cc sets this up.
 
 What it checks, each against the API at the same time:
   power    the page's modeled power equals /v1/cluster's power.draw_w and /metrics'
@@ -17,6 +18,9 @@ What it checks, each against the API at the same time:
            drain and an undrain clicked on the page reach the daemon, and so does a cancel;
   reload   after a reload the token (sessionStorage only, never the URL), the view and the
            node's history from the daemon's database are still there;
+  charts   after a reload, and in a new tab (whose sessionStorage starts empty), the power
+           chart has at least the points it had before and starts where it started: the
+           daemon's samples (GET /v1/history), not the tab's;
 and that the page threw no uncaught error and broke no Content-Security-Policy rule.
 
 Chromium speaks CDP over --remote-debugging-pipe: NUL-terminated JSON, commands in on its file
@@ -338,7 +342,27 @@ def check_actions(b, api, token, url):
     return node, victim
 
 
+def power_chart(b):
+    """The power chart's (number of points, time of the first point)."""
+    return b.eval("(function(){var c=document.getElementById('chart-power');"
+                  "return [Number(c.getAttribute('data-points')),"
+                  "Number(c.getAttribute('data-first'))];})()")
+
+
+def wait_chart_holds(b, before, where):
+    points, first = before
+    b.wait_for("(function(){var c=document.getElementById('chart-power');"
+               "return Number(c.getAttribute('data-points')) >= %d && "
+               "Number(c.getAttribute('data-first')) <= %r;})()" % (points, first + 1),
+               '%s the power chart has the %d points it had, from %.1f on'
+               % (where, points, first))
+    return power_chart(b)
+
+
 def check_reload(b, url, node, victim):
+    b.wait_for("Number(document.getElementById('chart-power').getAttribute('data-points')) >= 5",
+               'the power chart has 5 points')
+    chart = power_chart(b)
     b.eval("document.querySelector('tr.node-row[data-node=%s] button[data-action=history]').click()"
            % js(node))
     history = ("Array.from(document.querySelectorAll('#node-history tr.history-row'))"
@@ -358,7 +382,18 @@ def check_reload(b, url, node, victim):
     show_view(b, 'cancelled')
     b.wait_for("document.querySelector('#jobs-body tr.job-row[data-job=%s]')" % js(victim),
                'the cancelled view lists %s' % victim)
-    return 'reload: token, view and %s\'s history kept; %s listed as cancelled' % (node, victim)
+    after = wait_chart_holds(b, chart, 'after a reload')
+    return ('reload: token, view and %s\'s history kept; %s listed as cancelled; power chart %d '
+            'points before, %d after' % (node, victim, chart[0], after[0]))
+
+
+def check_new_tab(b, url):
+    before = power_chart(b)
+    b.open_page()
+    b.load(url)
+    after = wait_chart_holds(b, before, 'in a new tab')
+    return ('charts: a new tab\'s power chart has %d points from %.0f s ago on (the tab before '
+            'had %d)' % (after[0], time.time() - after[1], before[0]))
 
 
 def main():
@@ -397,6 +432,7 @@ def main():
         print('actions: a drain without a token showed the 401; drain, undrain of %s and a '
               'cancel of %s went through' % (node, victim))
         print(check_reload(b, url, node, victim))
+        print(check_new_tab(b, url))
         shot = b.send('Page.captureScreenshot', {'format': 'png'})
         with open(os.path.join(out, 'dashboard-actions.png'), 'wb') as f:
             f.write(base64.b64decode(shot['data']))
