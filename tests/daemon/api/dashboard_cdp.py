@@ -13,7 +13,8 @@ What it checks, each against the API at the same time:
   power    the page's modeled power equals /v1/cluster's power.draw_w and /metrics'
            hetsched_cluster_power_watts;
   why      a queued job's row shows its wait reason, as /v1/jobs/NAME/why says it;
-  paging   the queued view pages past the first 200 jobs, in the API's order;
+  paging   the queued view pages past the first 200 jobs, in the API's order, asking /v1/jobs
+           for the next page with the cursor the page before gave;
   actions  a drain clicked without a token shows the API's 401; with the token pasted in, a
            drain and an undrain clicked on the page reach the daemon, and so does a cancel;
   reload   after a reload the token (sessionStorage only, never the URL), the view and the
@@ -223,6 +224,26 @@ def check_power(b, api):
                       % (shown, page, cluster, metrics))
 
 
+def check_live_pages(b, api):
+    """The default view, queued and running, pages too: its jobs come from /v1/jobs unfiltered."""
+    live_states = ('queued', 'starting', 'running', 'stopping')
+    live = [j['name'] for j in api.get('v1/jobs?limit=100000')['jobs']
+            if j['state'] in live_states]
+    b.wait_for("document.getElementById('jobs-page').textContent === %s"
+               % js('1–200 of %d' % len(live)), 'the first page of queued and running')
+    b.wait_for("!document.getElementById('jobs-next').disabled", 'the next-page button enables')
+    b.eval("document.getElementById('jobs-next').click()")
+    want = live[200:]
+    b.wait_for("(function(){var r=document.querySelectorAll('#jobs-body tr.job-row');"
+               "return r.length === %d && r[0].getAttribute('data-job') === %s;})()"
+               % (len(want), js(want[0])), 'page 2 of queued and running')
+    if row_names(b) != want or not b.eval("document.getElementById('jobs-next').disabled"):
+        raise CheckFailed('paging: page 2 of queued and running is not the API\'s live jobs 201 '
+                          'to %d, or offers a page 3' % len(live))
+    b.eval("document.getElementById('jobs-prev').click()")
+    return 'paging: queued and running, %d jobs, page 2 shows %d' % (len(live), len(want))
+
+
 def show_view(b, state):
     b.eval("(function(){var s=document.getElementById('jobs-state'); s.value=%s;"
            "s.dispatchEvent(new Event('change'));})()" % js(state))
@@ -248,7 +269,7 @@ def check_why(b, api):
     raise CheckFailed('why: the row of %s shows %r, /why says %r' % (first, shown, why))
 
 
-def check_paging(b, api):
+def check_paging(b, api, url):
     queued = [j['name'] for j in api.get('v1/jobs?state=queued&limit=100000')['jobs']]
     if len(queued) <= 200:
         raise CheckFailed('paging: the daemon has only %d queued jobs (the test needs over 200)'
@@ -265,6 +286,16 @@ def check_paging(b, api):
                % (len(want), js(want[0])), 'page 2 shows queued jobs 201 to %d' % len(queued))
     if row_names(b) != want:
         raise CheckFailed('paging: page 2 is not the API\'s queued jobs 201 to %d' % len(queued))
+    # The page read page 2 from /v1/jobs with a cursor, and that read gives those jobs.
+    asked = b.eval("performance.getEntriesByType('resource').map(function(e){return e.name;})")
+    prefix = url + 'v1/jobs?limit=200&state=queued&cursor='
+    with_cursor = [a for a in asked if a.startswith(prefix)]
+    if not with_cursor:
+        raise CheckFailed('paging: the page did not ask for %s...; its requests of /v1/jobs: %s'
+                          % (prefix, [a for a in asked if '/v1/jobs?' in a][-3:]))
+    by_cursor = [j['name'] for j in api.get(with_cursor[-1][len(url):])['jobs']]
+    if by_cursor != want:
+        raise CheckFailed('paging: %s gives other jobs than page 2 shows' % with_cursor[-1])
     pager = b.eval("document.getElementById('jobs-page').textContent")
     expected = '201–%d of %d' % (len(queued), len(queued))
     if pager != expected:
@@ -426,8 +457,9 @@ def main():
         b.open_page()
         b.load(url)
         print(check_power(b, api))
+        print(check_live_pages(b, api))
         print(check_why(b, api))
-        print(check_paging(b, api))
+        print(check_paging(b, api, url))
         node, victim = check_actions(b, api, token, url)
         print('actions: a drain without a token showed the 401; drain, undrain of %s and a '
               'cancel of %s went through' % (node, victim))
