@@ -24,6 +24,19 @@ std::vector<double> LatencyBuckets() {
   return {1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1, 3, 10};
 }
 
+// The time scale and the history's interval and bound, which Create takes as they are.
+util::Status CheckClockAndHistory(const ServiceOptions& options) {
+  if (!(options.time_scale > 0)) {
+    return util::Status::InvalidArgument("time scale must be > 0");
+  }
+  if (!(options.history_every_s >= 0) || options.history_kept < 1) {
+    return util::Status::InvalidArgument(
+        fmt::format("history: every {} s, {} samples kept (expected >= 0 s and >= 1 sample)",
+                    options.history_every_s, options.history_kept));
+  }
+  return util::Status::Ok();
+}
+
 }  // namespace
 
 util::Result<std::unique_ptr<Service>> Service::Create(model::Cluster cluster,
@@ -31,19 +44,12 @@ util::Result<std::unique_ptr<Service>> Service::Create(model::Cluster cluster,
                                                        std::unique_ptr<Store> store,
                                                        ServiceOptions options, Logger* logger,
                                                        MetricsRegistry* metrics) {
-  if (!(options.time_scale > 0)) {
-    return util::Status::InvalidArgument("time scale must be > 0");
-  }
+  RETURN_IF_ERROR(CheckClockAndHistory(options));
   // A preempted job keeps its devices until its process is gone; the daemon never assumes.
   options.scheduler.stop_holds_devices = true;
   // Space sharing needs pair measurements the daemon does not have.
   options.scheduler.space_sharing = false;
   if (!options.wall_clock) options.wall_clock = SystemUnixNow;
-  if (!(options.history_every_s >= 0) || options.history_kept < 1) {
-    return util::Status::InvalidArgument(
-        fmt::format("history: every {} s, {} samples kept (expected >= 0 s and >= 1 sample)",
-                    options.history_every_s, options.history_kept));
-  }
   {
     ASSIGN_OR_RETURN(const power::PolicyParts parts, power::ParsePowerPolicy(options.power.policy));
     if (parts.caps) {

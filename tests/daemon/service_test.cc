@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -436,6 +437,28 @@ TEST(Service, PowerPoliciesTheDaemonCannotCarryOutAreRefused) {
   }
 }
 
+TEST(Service, AHistoryWithANegativeIntervalOrNoRoomIsRefused) {
+  auto c = model::io::LoadCluster("v100=2");
+  ASSERT_TRUE(c.ok());
+  Logger logger{LogLevel::kError, [](std::string_view) {}};
+  MetricsRegistry metrics;
+  TempDir dir;
+  for (const auto& [every_s, kept] :
+       std::vector<std::pair<double, int64_t>>{{-1, 10}, {std::nan(""), 10}, {10, 0}, {0, 1}}) {
+    ServiceOptions so;
+    so.history_every_s = every_s;
+    so.history_kept = kept;
+    auto store = Store::Open(dir.File(fmt::format("{}-{}.db", every_s, kept)));
+    ASSERT_TRUE(store.ok());
+    auto s = Service::Create(*c, std::make_unique<VirtualBackend>(VirtualBackendOptions{}),
+                             std::move(store).value(), so, &logger, &metrics);
+    // 0 s: no samples, which is allowed.
+    EXPECT_EQ(s.status().code(),
+              every_s == 0 ? util::StatusCode::kOk : util::StatusCode::kInvalidArgument)
+        << every_s << " s, " << kept << " kept";
+  }
+}
+
 // The backend's cluster changes under the daemon: a node it starts listing (with what it holds)
 // joins and takes work; a node it stops listing leaves, and its jobs are requeued elsewhere.
 // Both survive a restart.
@@ -721,7 +744,8 @@ TEST(Service, ARestartKeepsTheSampledHistory) {
     auto d = StartDaemon(db, "v100=2", 1000, "fifo", so);
     ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"a","stacks":["cuda"],"work":1e7})").ok());
     ASSERT_TRUE(WaitUntil([&] { return times(*d->service).size() == 5; }));
-    // Kept: the newest 5, a second apart, the newest showing the running job on one of the two V100s.
+    // Kept: the newest 5, a second apart, the newest showing the running job on one of the two
+    // V100s.
     auto page = d->service->History(0, std::nullopt, 100);
     ASSERT_TRUE(page.ok());
     const StoredSample& last = page->samples.back();

@@ -330,10 +330,9 @@ util::Status ParseServerField(const Reader& r, const std::string& key, const YAM
                      r.Duration(v, key, 0, kForever, "a duration",
                                 "how long ended jobs stay in the database, like 30d (0: forever)"));
   } else if (key == "history_every") {
-    ASSIGN_OR_RETURN(
-        c.history_every_s,
-        r.Duration(v, key, 0, 3600, "an interval",
-                   "how often the cluster's figures are sampled, like 10s (0: never)"));
+    ASSIGN_OR_RETURN(c.history_every_s,
+                     r.Duration(v, key, 0, 3600, "an interval",
+                                "a duration from 0 (no samples) to 1h, like 10s"));
   }
   return util::Status::Ok();
 }

@@ -48,6 +48,7 @@ preemption_cost: 5m
 synchronous: full
 local_state_dir: /var/lib/hetsched
 keep_ended: 30d
+history_every: 1s
 power:
   policy: consolidate
   suspend_time: 5m
@@ -81,6 +82,7 @@ power:
   EXPECT_TRUE(c->synchronous_full);
   EXPECT_EQ(c->local_state_dir, "/var/lib/hetsched");
   EXPECT_EQ(c->keep_ended_s, 30 * 86400);
+  EXPECT_EQ(c->history_every_s, 1);
   EXPECT_EQ(c->power.policy, "consolidate");
   EXPECT_EQ(c->power.suspend_time_s, 300);
   EXPECT_EQ(c->power.suspend_timeout_s, 30);
@@ -244,6 +246,7 @@ TEST(ServeConfig, EachBadValueNamesTheFieldAtItsLineAndColumn) {
       {"policy: fifo\npower:\n  exclude_nodes: a\n",
        "cfg.yaml:3:18: power.exclude_nodes: ", "is not a list"},
       {"policy: fifo\nkeep_ended: -1d\n", "cfg.yaml:2:13: keep_ended: ", "'-1d' is not a duration"},
+      {"policy: fifo\nhistory_every: 2h\n", "cfg.yaml:2:16: history_every: ", "is not an interval"},
       {"policy: fifo\npreemption_cost: -90s\n",
        "cfg.yaml:2:18: preemption_cost: ", "'-90s' is not a preemption cost"},
       {"policy: fifo\npreemption_cost: nan\n",
