@@ -169,7 +169,7 @@ util::Result<double> ParseSince(const std::string& text, double now_s) {
   }
   // A bare number reads as unix seconds above: a duration here has its unit.
   const util::Result<double> ago = util::ParseDuration(text);
-  if (text.empty() || !ago.ok()) return bad();
+  if (!ago.ok()) return bad();
   return now_s - *ago;
 }
 
