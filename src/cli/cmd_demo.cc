@@ -191,7 +191,7 @@ const std::vector<Rung>& Rungs() {
        true, "fifo-het", false, PlacementMode::kAgnostic, "always-on"},
       {"policy", "(4) + policy",
        "hetsched's default policy, srpt-het-fair: preemptive, smallest expected remaining time "
-       "first, waiting jobs age, device types by comparative advantage",
+       "first, waiting jobs age, device types by a max-throughput plan",
        false, "default", false, PlacementMode::kAgnostic, "always-on"},
       {"power-management", "(5) + power management",
        "power policy consolidate: work packed onto fewer machines, idle ones powered down", false,

@@ -106,8 +106,8 @@ util::Result<sim::SimResult> RunOnePolicy(const SimInputs& in, const std::string
   if (r.ok() && r->allocation_failures > 0) {
     // Not fatal (the last good allocation was kept), but never silent.
     std::fprintf(stderr,
-                 "hetsched: warning: %s: %lld allocation solve(s) failed and kept the last good "
-                 "allocation; latest: %s\n",
+                 "hetsched: warning: %s: %lld allocation solve(s) failed (an LP policy kept its "
+                 "last good allocation; default assigned types by regret); latest: %s\n",
                  policy.c_str(), static_cast<long long>(r->allocation_failures),
                  r->allocation_log.empty() ? "-" : r->allocation_log.back().c_str());
   }

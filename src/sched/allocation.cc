@@ -165,7 +165,9 @@ double Evaluate(const AllocationProblem& p, Objective objective, const Allocatio
       break;
     }
     case Objective::kMaxThroughput:
-      for (size_t j = 0; j < n; ++j) out += Throughput(p.jobs[j], a, j) / Best(p.jobs[j]);
+      for (size_t j = 0; j < n; ++j) {
+        out += p.jobs[j].weight * Throughput(p.jobs[j], a, j) / Best(p.jobs[j]);
+      }
       break;
     case Objective::kMinMakespan:
       for (size_t j = 0; j < n; ++j) {
@@ -277,6 +279,10 @@ LpTerms TermsOf(const AllocationProblem& p, Objective objective, const JobClasse
       break;
     case Objective::kMaxThroughput:
       SetSecondary(p, classes, types, total, total, terms.value);  // undo the averaging
+      for (size_t i = 0; i < n; ++i) {
+        for (int32_t t = 0; t < types; ++t)
+          terms.value[i * types + t] *= p.jobs[classes.jobs[i]].weight;
+      }
       break;
     case Objective::kMinMakespan: {
       // throughput_j >= remaining_j * z, scaled by the longest best-case time so z ~ 1.

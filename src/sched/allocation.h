@@ -19,7 +19,7 @@ enum class Objective {
   // Max the min over jobs of (weighted) effective throughput normalized by its throughput
   // under an equal share of the cluster (Gavel's heterogeneity-aware LAS / max-min fairness).
   kMaxMinFairness,
-  // Max the sum over jobs of throughput normalized by the job's best speed.
+  // Max the sum over jobs of weight x throughput normalized by the job's best speed.
   kMaxThroughput,
   // Min the time the last job finishes: max z with throughput_j >= remaining_j * z.
   kMinMakespan,
@@ -36,7 +36,7 @@ struct AllocJob {
   std::string name;           // for messages
   std::vector<double> speed;  // per type: gang steps/s there; 0 = may not run there
   int32_t gang = 1;           // devices used while it runs
-  double weight = 1;          // fairness weight (kMaxMinFairness)
+  double weight = 1;          // kMaxMinFairness: fairness weight; kMaxThroughput: value weight
   double remaining = 0;       // steps left (kMinMakespan, kFinishTimeFairness)
   double work = 0;            // total steps (kFinishTimeFairness)
   double elapsed_s = 0;       // since arrival (kFinishTimeFairness)

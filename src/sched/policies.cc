@@ -67,7 +67,8 @@ class Las final : public Policy {
 // Shortest expected remaining time on the job's best type, as the scheduler believes it: the
 // Gittins rank of SizeBelief (the remaining time itself when sizes are known exactly, least
 // attained service when nothing is known). `fair` ages jobs (the key drops by `aging` seconds
-// per second since arrival) and assigns types by comparative advantage.
+// per second since arrival) and takes types from the max-throughput plan
+// (sched/throughput_plan.h): the order says who runs, the plan on which type.
 class Srpt final : public Policy {
  public:
   Srpt(bool fair, double aging) : fair_(fair), aging_(aging) {}
@@ -76,7 +77,7 @@ class Srpt final : public Policy {
   bool preemptive() const override { return true; }
   bool time_slices() const override { return true; }
   TypeChoice type_choice() const override {
-    return fair_ ? TypeChoice::kMaxThroughput : TypeChoice::kFastest;
+    return fair_ ? TypeChoice::kPlanned : TypeChoice::kFastest;
   }
   double Key(const JobRecord& job, double now_s, const SizeBelief& belief) const override {
     const double remaining = belief.Rank(job, now_s);
@@ -102,7 +103,7 @@ constexpr std::array<Known, 15> kKnown = {{
     {"las", "least attained service (device-seconds), type-agnostic, discrete (Tiresias LAS)"},
     {"las-het", "least attained service normalized by speed; types where they gain most"},
     {"srpt-het", "smallest expected remaining time (Gittins rank over learned sizes)"},
-    {"srpt-het-fair", "srpt-het with aging of waiting jobs and types by comparative advantage"},
+    {"srpt-het-fair", "srpt-het with aging of waiting jobs and types by max-throughput plan"},
     {"maxmin", "LP: equal time shares, types agnostic (Gavel max_min_fairness)"},
     {"maxmin-het", "LP: max the min normalized throughput (Gavel's heterogeneity-aware LAS)"},
     {"max-throughput", "LP: max the summed throughput, each job's normalized by its best"},

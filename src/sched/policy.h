@@ -18,6 +18,9 @@ enum class TypeChoice {
   kAgnostic,       // any allowed type; the one with most free capacity (spreads load)
   kFastest,        // the best-scoring allowed type with room, job by job in queue order
   kMaxThroughput,  // among the jobs let run, types go where they gain most (regret greedy)
+  // Each class of jobs gets the devices per type the max-throughput LP gives it
+  // (sched/throughput_plan.h); the policy's order decides which of its jobs use them.
+  kPlanned,
 };
 
 // How a non-preemptive policy treats a job that cannot start now.

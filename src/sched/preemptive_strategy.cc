@@ -15,7 +15,8 @@ PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core)
     : core_(core),
       time_slices_(core.policy().time_slices()),
       fill_(core),
-      clock_(core.options().preempt_interval_s) {}
+      clock_(core.options().preempt_interval_s),
+      plan_(core.options().lp_solver ? core.options().lp_solver : MakeClpSolver()) {}
 
 void PreemptiveStrategy::Decide(double now_s, Decision& out) {
   const bool fill = !core_.policy().in_order_only();
@@ -177,6 +178,18 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool) {
   selected.clear();
   tentative.clear();
   std::vector<int32_t> both(types);
+  bool planned = choice == TypeChoice::kPlanned;
+  if (planned) {
+    std::vector<int32_t> ids, capacity(types);
+    ids.reserve(keys_.size());
+    for (const auto& k : keys_) ids.push_back(std::get<3>(k));
+    for (int32_t t = 0; t < types; ++t) capacity[t] = pool.free[t] + pool.held[t];
+    // Without a plan this decision assigns types by regret, as kMaxThroughput does; the
+    // failures are counted (plan_failures: simulate warns about them).
+    planned = plan_.Solve(core_, ids, capacity).ok();
+    if (!planned) ++plan_failures_;
+  }
+  plan_ok_ = planned;
   bool blocked = false;  // in_order_only: an earlier job did not fit; later queued jobs wait
   for (const auto& k : keys_) {
     if (pool.total <= 0) break;
@@ -184,6 +197,14 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool) {
     const JobRecord& r = core_.record(id);
     const int32_t gang = std::max(1, r.job->gang_size);
     if (blocked && r.phase != JobPhase::kRunning) continue;
+    if (planned) {
+      const int32_t t = SelectPlanned(id, now_s, pool);
+      if (t >= 0) {
+        selected.push_back(id);
+        tentative.push_back(t);
+      }
+      continue;
+    }
     int32_t t = -1;
     if (r.phase == JobPhase::kRunning) {
       // It keeps its devices unless jobs ahead of it took them (then it competes like a queued
@@ -229,11 +250,44 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool) {
   }
 }
 
+int32_t PreemptiveStrategy::SelectPlanned(int32_t id, double now_s, Pool& pool) {
+  const JobRecord& r = core_.record(id);
+  const int32_t gang = std::max(1, r.job->gang_size);
+  const int32_t types = static_cast<int32_t>(pool.free.size());
+  std::vector<int32_t> room(types);
+  for (int32_t u = 0; u < types; ++u) room[u] = pool.free[u] + pool.held[u];
+  const bool running = r.phase == JobPhase::kRunning;
+  const int32_t own = running ? r.type.value() : -1;
+  int32_t t = plan_.Pick(id, r, room, own);
+  // The plan moves a running job (past its quantum) when its class has no budget left on its
+  // type: the gain is the plan's (another class runs better there), not the job's own, so
+  // the move is priced against the job's expected remaining time only: one expected to end
+  // within what kMoveRepays moves cost stays. A job its class has no budget for at all gives
+  // its devices up.
+  if (running && t >= 0 && t != own && pool.held[own] >= gang &&
+      core_.belief().ExpectedRemaining(r, now_s) <
+          PreemptionPrice::kMoveRepays * core_.price().cost_s()) {
+    t = own;
+  }
+  if (t < 0) return -1;
+  if (running && t == own) {
+    pool.held[own] -= gang;
+    pool.total -= gang;
+  } else {
+    pool.Take(t, gang);
+  }
+  plan_.Take(id, r, t);
+  return t;
+}
+
 std::vector<int32_t> PreemptiveStrategy::AssignTypes(const std::vector<int32_t>& initial,
                                                      double now_s) const {
   const std::vector<int32_t>& selected = selected_;
   const std::vector<int32_t>& tentative = tentative_;
-  if (core_.policy().type_choice() != TypeChoice::kMaxThroughput) return tentative;
+  const TypeChoice choice = core_.policy().type_choice();
+  const bool by_regret =
+      choice == TypeChoice::kMaxThroughput || (choice == TypeChoice::kPlanned && !plan_ok_);
+  if (!by_regret) return tentative;
   std::vector<int32_t> assigned = AssignByRegret(selected, initial, now_s);
   // A job the regret pass could not fit keeps its tentative type if that still has room.
   std::vector<int32_t> left = initial;

@@ -14,6 +14,7 @@
 #include "sched/reservations.h"
 #include "sched/scheduler_core.h"
 #include "sched/strategy.h"
+#include "sched/throughput_plan.h"
 
 namespace hetsched::sched {
 
@@ -25,6 +26,8 @@ class PreemptiveStrategy final : public DecisionStrategy {
   void Decide(double now_s, Decision& out) override;
   void Upgrade(double now_s, Decision& out) override;
   void Fill(double now_s, Decision& out) override;
+  // Full decisions whose throughput plan (TypeChoice::kPlanned) could not be solved.
+  int64_t plan_failures() const { return plan_failures_; }
 
  private:
   // Devices a full decision hands out, by type: `free`, nobody holds them; `held`, running
@@ -48,6 +51,9 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // Which jobs run: walks keys_ while the pool lasts, into selected_, with the type each takes
   // in tentative_.
   void SelectInOrder(double now_s, Pool& pool);
+  // SelectInOrder's step for one job under kPlanned: the type the plan gives it (its own when
+  // it runs and its class keeps budget there), -1 when none. Takes from `pool`.
+  int32_t SelectPlanned(int32_t id, double now_s, Pool& pool);
   // The type of each selected job (-1: none): tentative_, or under kMaxThroughput the regret
   // pass over the `initial` pool (by type), its misfits keeping their tentative type where
   // that still has room.
@@ -84,6 +90,10 @@ class PreemptiveStrategy final : public DecisionStrategy {
   std::vector<char> moved_flag_;
   // Jobs the last reallocation placed on devices still being checkpointed.
   Reservations reservations_;
+  // kPlanned: the devices per type each class of jobs gets in this reallocation.
+  ThroughputPlan plan_;
+  bool plan_ok_ = false;  // this reallocation has a plan
+  int64_t plan_failures_ = 0;
 };
 
 }  // namespace hetsched::sched

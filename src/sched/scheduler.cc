@@ -263,7 +263,9 @@ Scheduler::Scheduler(std::unique_ptr<SchedulerCore> core,
     allocation_ = strategy.get();
     strategy_ = std::move(strategy);
   } else if (core_->policy().preemptive()) {
-    strategy_ = std::make_unique<PreemptiveStrategy>(*core_);
+    auto strategy = std::make_unique<PreemptiveStrategy>(*core_);
+    preemptive_ = strategy.get();
+    strategy_ = std::move(strategy);
   } else {
     strategy_ = std::make_unique<QueueOrderStrategy>(*core_);
   }
@@ -650,7 +652,10 @@ const std::vector<std::string>& Scheduler::allocation_log() const {
   return allocation_ ? allocation_->log() : kNone;
 }
 
-int64_t Scheduler::allocation_failures() const { return allocation_ ? allocation_->failures() : 0; }
+int64_t Scheduler::allocation_failures() const {
+  if (allocation_) return allocation_->failures();
+  return preemptive_ ? preemptive_->plan_failures() : 0;
+}
 int64_t Scheduler::allocations_solved() const { return allocation_ ? allocation_->solves() : 0; }
 
 }  // namespace hetsched::sched

@@ -32,6 +32,7 @@
 namespace hetsched::sched {
 
 class AllocationStrategy;
+class PreemptiveStrategy;
 class DecisionStrategy;
 class ElasticResizer;
 class SchedulerCore;
@@ -150,6 +151,8 @@ class Scheduler {
   // missed SLO, oldest first, at most AllocationStrategy::kLogLines (100).
   double TargetShare(model::JobId job, model::DeviceTypeId type) const;
   const std::vector<std::string>& allocation_log() const;
+  // Failed LP solves: the allocation policies', or the throughput plan's (TypeChoice::kPlanned:
+  // that decision assigned types by regret instead).
   int64_t allocation_failures() const;
   int64_t allocations_solved() const;
 
@@ -168,6 +171,7 @@ class Scheduler {
   std::vector<std::unique_ptr<Filter>> filters_;
   std::unique_ptr<DecisionStrategy> strategy_;
   const AllocationStrategy* allocation_ = nullptr;  // strategy_ when it is the LP family
+  const PreemptiveStrategy* preemptive_ = nullptr;  // strategy_ when it is the preemptive one
   std::unique_ptr<SpaceSharing> sharing_;           // null unless options.space_sharing
   std::unique_ptr<ElasticResizer> elastic_;         // null unless options.elastic (not LP)
   int64_t next_seq_ = 0;                            // JobRecord::seq of the next submission

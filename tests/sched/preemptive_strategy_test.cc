@@ -150,6 +150,54 @@ TEST(PreemptiveStrategy, MaxThroughputGivesTheFastTypeToWhoGainsMost) {
   EXPECT_EQ(greedy.PlacedTypes(greedy.Decide(g, 1), 2), (std::vector<std::string>{"fast", "slow"}));
 }
 
+// srpt-het-fair (default) takes types from the max-throughput plan: under load, the slow type
+// goes to the job that loses least there, even when jobs ahead of it in the order are queued;
+// those wait for the fast type instead of crawling on the slow one.
+TEST(PreemptiveStrategy, PlannedTypesGiveTheSlowTypeToWhoLosesLeastThere) {
+  const auto c = MakeCluster({{"slow", "cuda", 1, 1}, {"fast", "cuda", 1, 1}});
+  // Jobs 0 and 1 run at a tenth of their speed on slow; job 2, last in order, at 80 %.
+  const model::Job a = MakeJob(0, 0, 0, {{"slow", 1.0}, {"fast", 10.0}});
+  const model::Job b = MakeJob(1, 1, 0, {{"slow", 1.0}, {"fast", 10.0}});
+  const model::Job k = MakeJob(2, 2, 0, {{"slow", 8.0}, {"fast", 10.0}});
+  CoreHarness planned(c, "srpt-het-fair", EveryDecision());
+  PreemptiveStrategy p(planned.core());
+  for (const model::Job& j : {a, b, k}) planned.Admit(j, 2);
+  const Decision d = planned.Decide(p, 2);
+  ASSERT_EQ(d.placed.size(), 2u);
+  EXPECT_EQ(d.placed[0].job.value(), 0);
+  EXPECT_EQ(c.catalog.Get(d.placed[0].type).name, "fast");
+  EXPECT_EQ(d.placed[1].job.value(), 2);
+  EXPECT_EQ(c.catalog.Get(d.placed[1].type).name, "slow");
+  EXPECT_EQ(planned.record(1).phase, JobPhase::kQueued);
+  // The regret greedy of las-het picks among the first two in order only.
+  CoreHarness regret(c, "las-het", EveryDecision());
+  PreemptiveStrategy r(regret.core());
+  for (const model::Job& j : {a, b, k}) regret.Admit(j, 2);
+  const Decision g = regret.Decide(r, 2);
+  ASSERT_EQ(g.placed.size(), 2u);
+  EXPECT_EQ(regret.record(2).phase, JobPhase::kQueued);
+}
+
+// A job the plan moves to make room gives way only past its quantum, and not when it is
+// expected to end within what two moves cost.
+TEST(PreemptiveStrategy, PlannedMovesWaitForTheQuantum) {
+  const auto c = MakeCluster({{"slow", "cuda", 1, 1}, {"fast", "cuda", 1, 1}});
+  SchedulerOptions o = EveryDecision();
+  o.preemption_cost_s = 10;
+  o.preempt_quantum_s = 100;
+  CoreHarness h(c, "srpt-het-fair", o);
+  PreemptiveStrategy s(h.core());
+  // Job 0 alone: it takes fast (its best). Job 1 arrives that loses 10x on slow where job 0
+  // loses only 20 %: the plan swaps them, once job 0's quantum is over.
+  h.Admit(MakeJob(0, 0, 1e6, {{"slow", 8.0}, {"fast", 10.0}}), 0);
+  ASSERT_EQ(h.PlacedTypes(h.Decide(s, 0), 1), (std::vector<std::string>{"fast"}));
+  h.Admit(MakeJob(1, 10, 1e6, {{"slow", 1.0}, {"fast", 10.0}}), 10);
+  Decision d = h.Decide(s, 10);
+  EXPECT_TRUE(d.preempted.empty());
+  d = h.Decide(s, 150);
+  EXPECT_EQ(PreemptedIds(d), (std::vector<int>{0}));
+}
+
 TEST(PreemptiveStrategy, NeverPreemptsForAJobThatCannotRunThere) {
   const auto c = MakeCluster({{"nv", "cuda", 1, 1}, {"amd", "rocm", 1, 1}});
   CoreHarness h(c, "priority", EveryDecision());

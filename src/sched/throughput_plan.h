@@ -1,0 +1,51 @@
+// ThroughputPlan: how many devices of each type each class of jobs should hold for the most
+// work done per second, normalized by each job's best type (the max-throughput LP of Gavel,
+// Narayanan et al., OSDI 2020, Section 4.2, over job classes). A policy that orders jobs by
+// its own rule (srpt-het-fair) fills the plan in that order: the order decides who runs, the
+// plan decides on which type, so that under load slow devices go to the jobs that lose least
+// on them instead of to whoever comes next (docs/simulator.md, "Types by throughput plan").
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "sched/allocation.h"
+#include "sched/job_record.h"
+#include "sched/lp_solver.h"
+#include "util/status.h"
+
+namespace hetsched::sched {
+
+class SchedulerCore;
+
+class ThroughputPlan {
+ public:
+  explicit ThroughputPlan(std::shared_ptr<LpSolver> solver) : solver_(std::move(solver)) {}
+
+  // Plans `jobs` (slots of the core's records) on `capacity` devices per type, at the time of
+  // the core's decision under way.
+  // Jobs that can progress nowhere get no budget. On a solver failure the plan is empty (every
+  // Pick answers -1) and the error is returned for the caller to log.
+  util::Status Solve(const SchedulerCore& core, const std::vector<int32_t>& jobs,
+                     const std::vector<int32_t>& capacity);
+  // The type `r` (in `slot`) should take: `prefer` when its class still has budget there, else the
+  // type where its class has the most budget left; only types with room[t] >= its gang. -1 where
+  // its class has no budget left on such a type.
+  int32_t Pick(int32_t slot, const JobRecord& r, const std::vector<int32_t>& room,
+               int32_t prefer) const;
+  // Books `r`'s gang on type t against its class's budget.
+  void Take(int32_t slot, const JobRecord& r, int32_t type);
+
+ private:
+  // Jobs with the same speeds and gang are one class (the LP cannot tell them apart).
+  using ClassKey = std::pair<std::vector<double>, int32_t>;
+  std::shared_ptr<LpSolver> solver_;
+  int32_t types_ = 0;
+  std::vector<int32_t> class_of_;  // by slot; -1: not planned
+  std::vector<double> budget_;     // classes x types: devices still to hand out
+};
+
+}  // namespace hetsched::sched
