@@ -32,9 +32,9 @@ using namespace hetsched;  // NOLINT: benchmark file
 // Recalibrate when a change makes the scheduler faster or slower on purpose (docs/benchmarks.md).
 // Recalibrated 2026-12-06 when `default` began solving a max-throughput LP at each full
 // decision (sched/throughput_plan.h): sim/default and full/default at about twice the ratios
-// of 4 runs then (sim/default 233-269, full/default 191,000-204,000); event/default (fill
+// of 5 runs then (sim/default 233-269, full/default 191,000-208,000); event/default (fill
 // decisions, unchanged) read 9.4-10.4 in those runs while the untouched event/fifo-het read
-// 8.0-8.6, both about 1.6x their medians of 7e54a04: the machine, not the change, so its bound
+// 7.6-8.6, both about 1.6x their medians of 7e54a04: the machine, not the change, so its bound
 // got only the headroom of that reading.
 struct Bound {
   const char* name;
