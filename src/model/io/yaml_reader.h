@@ -15,21 +15,11 @@
 #include <string_view>
 #include <utility>
 
+#include "model/io/document.h"
 #include "util/source_location.h"
 #include "util/status.h"
 
 namespace hetsched::model::io {
-
-// An unsigned decimal of at most 18 digits; nullopt for anything else (signs included).
-inline std::optional<int64_t> ParseDigits(std::string_view s) {
-  if (s.empty() || s.size() > 18) return std::nullopt;
-  int64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v;
-}
 
 class YamlReader {
  public:
