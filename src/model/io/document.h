@@ -60,6 +60,10 @@ struct DocValue {
   bool IsScalar() const { return kind == Kind::kScalar; }
   bool IsList() const { return kind == Kind::kList; }
   bool IsMap() const { return kind == Kind::kMap; }
+  // A list's items or a map's fields; 0 for anything else.
+  size_t size() const { return IsMap() ? fields.size() : items.size(); }
+  // A list's item `i` (< size()).
+  const DocValue& operator[](size_t i) const { return items[i]; }
   // Whether a map has the field `key`.
   bool Has(std::string_view key) const;
   // The value of the field `key`, or a missing value (no position) when there is none.
