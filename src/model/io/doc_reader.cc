@@ -130,7 +130,7 @@ Result<double> DocReader::NumberIn(const DocValue& v, const std::string& path, d
   const bool low_ok = open_least ? x > least : x >= least;
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !low_ok ||
       !(x <= most)) {
-    return Error(v, path, "is '" + text + "'", expected);
+    return Error(v, path, "is " + Describe(v), expected);
   }
   return x;
 }

@@ -181,8 +181,16 @@ std::string Describe(const DocValue& v) {
     case DocValue::Kind::kNull:
       return "empty";
     case DocValue::Kind::kScalar:
-      return v.type == DocValue::Type::kString ? fmt::format("\"{}\"", v.text)
-                                               : fmt::format("'{}'", v.text);
+      switch (v.type) {
+        case DocValue::Type::kUntyped:
+          return fmt::format("'{}'", v.text);
+        case DocValue::Type::kString:
+          return fmt::format("\"{}\"", v.text);
+        case DocValue::Type::kNumber:
+        case DocValue::Type::kBool:
+          return v.text;
+      }
+      break;
     case DocValue::Kind::kList:
       return "a list";
     case DocValue::Kind::kMap:

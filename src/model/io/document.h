@@ -77,8 +77,8 @@ struct DocValue::Field {
   DocValue value;
 };
 
-// What `v` is, for "is ..." messages: 'TEXT' (a JSON string "TEXT"), a list, a map, empty or
-// missing.
+// What `v` is, for "is ..." messages: 'TEXT' (from JSON: "TEXT", or a number or boolean as
+// written), a list, a map, empty or missing.
 std::string Describe(const DocValue& v);
 
 // The YAML document in `text` ("not valid YAML: ..." where it stops being YAML). Nesting
@@ -173,7 +173,7 @@ class DocReader {
   // A finite number >= min (or > min when `strict`) ("'TEXT' is not finite", "is N").
   util::Result<double> Number(const DocValue& v, const std::string& path, double min, bool strict,
                               const std::string& expected) const;
-  // A number in [least, most] (`open_least`: above least); otherwise "is 'TEXT'".
+  // A number in [least, most] (`open_least`: above least); otherwise "is 'TEXT'" (Describe).
   util::Result<double> NumberIn(const DocValue& v, const std::string& path, double least,
                                 double most, bool open_least, const std::string& expected) const;
   // Any finite decimal number ("'TEXT' is not a number"); range checks are the caller's.
