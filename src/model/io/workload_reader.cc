@@ -737,6 +737,15 @@ Result<Workload> ParseWorkloadJsonl(std::string_view text, const std::string& fi
   return Assemble(std::move(templates), file_name);
 }
 
+Result<Workload> ParseWorkloadJob(const DocValue& job, const std::string& file_name,
+                                  const DeviceCatalog& catalog) {
+  JobParser parser(file_name, nullptr, catalog);
+  ASSIGN_OR_RETURN(JobTemplate t, parser.Parse(job, 0));
+  std::vector<JobTemplate> templates;
+  templates.push_back(std::move(t));
+  return Assemble(std::move(templates), file_name);
+}
+
 Result<Workload> LoadWorkload(const std::string& path, const DeviceCatalog& catalog) {
   const std::string ext = Lower(std::filesystem::path(path).extension().string());
   enum class Format { kYaml, kJsonl, kTrace } format;
