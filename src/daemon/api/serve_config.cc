@@ -105,8 +105,8 @@ util::Status ParsePower(const Reader& r, const DocValue& node, power::PowerOptio
                               : out.headroom) = n;
     } else {  // exclude_nodes
       if (!v.IsList()) return r.Error(v, at, "is not a list", "node names");
-      for (size_t i = 0; i < v.items.size(); ++i) {
-        ASSIGN_OR_RETURN(std::string name, r.String(v.items[i], fmt::format("{}[{}]", at, i)));
+      for (size_t i = 0; i < v.size(); ++i) {
+        ASSIGN_OR_RETURN(std::string name, r.String(v[i], fmt::format("{}[{}]", at, i)));
         out.exclude_nodes.push_back(name);
       }
     }
@@ -118,9 +118,9 @@ util::Result<std::vector<std::string>> StringList(const Reader& r, const DocValu
                                                   const std::string& at) {
   if (!v.IsList()) return r.Error(v, at, "is not a list", "a list of names");
   std::vector<std::string> out;
-  for (size_t i = 0; i < v.items.size(); ++i) {
-    ASSIGN_OR_RETURN(std::string s, r.String(v.items[i], fmt::format("{}[{}]", at, i)));
-    if (s.empty()) return r.Error(v.items[i], fmt::format("{}[{}]", at, i), "is empty", "a name");
+  for (size_t i = 0; i < v.size(); ++i) {
+    ASSIGN_OR_RETURN(std::string s, r.String(v[i], fmt::format("{}[{}]", at, i)));
+    if (s.empty()) return r.Error(v[i], fmt::format("{}[{}]", at, i), "is empty", "a name");
     out.push_back(s);
   }
   return out;
@@ -150,7 +150,7 @@ util::Status ParseSlurm(const Reader& r, const DocValue& node, const std::string
       ASSIGN_OR_RETURN(out.mapping.default_stacks, StringList(r, v, at));
       for (size_t i = 0; i < out.mapping.default_stacks.size(); ++i) {
         if (auto st = model::ParseStackRequirement(out.mapping.default_stacks[i]); !st.ok()) {
-          return r.Error(v.items[i], fmt::format("{}[{}]", at, i), st.status().message(),
+          return r.Error(v[i], fmt::format("{}[{}]", at, i), st.status().message(),
                          "a stack like cuda or cuda>=12.2");
         }
       }
@@ -337,8 +337,8 @@ util::Result<std::vector<ApiToken>> ParseTokens(const Reader& r, const DocValue&
                                                 const std::string& key) {
   std::vector<ApiToken> tokens;
   if (!v.IsList()) return r.Error(v, key, "is not a list", "entries {token, role}");
-  for (size_t i = 0; i < v.items.size(); ++i) {
-    const DocValue& t = v.items[i];
+  for (size_t i = 0; i < v.size(); ++i) {
+    const DocValue& t = v[i];
     const std::string at = fmt::format("tokens[{}]", i);
     RETURN_IF_ERROR(r.Mapping(t, at, "{token: SECRET, role: ROLE}"));
     ApiToken token;

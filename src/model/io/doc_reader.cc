@@ -16,12 +16,6 @@ using util::Status;
 
 namespace {
 
-std::string JoinNames(std::initializer_list<std::string_view> names) {
-  std::string out;
-  for (std::string_view n : names) out += (out.empty() ? "" : ", ") + std::string(n);
-  return out;
-}
-
 bool IsJsonString(const DocValue& v) { return v.type == DocValue::Type::kString; }
 
 }  // namespace
@@ -37,14 +31,9 @@ Status DocReader::CheckMap(const DocValue& v, const std::string& path,
                            std::string_view what) const {
   if (!v.IsMap()) {
     return Error(v, path.empty() ? "(document)" : path, "is not a map",
-                 std::string(what) + " with fields " + JoinNames(known));
+                 fmt::format("{} with fields {}", what, fmt::join(known, ", ")));
   }
-  for (const DocValue::Field& f : v.fields) {
-    if (std::find(known.begin(), known.end(), f.key) == known.end()) {
-      return Error(f, DocReader::Join(path, f.key), "unknown field", "one of: " + JoinNames(known));
-    }
-  }
-  return Status::Ok();
+  return OnlyKnown(v, path, known);
 }
 
 Status DocReader::KnownField(const DocValue::Field& key, const std::string& path,
