@@ -87,7 +87,9 @@ constexpr double kStandInWork = 1;
 
 bool HasWork(const nlohmann::json& doc) {
   return doc.contains("work") || doc.contains("duration") || doc.contains("command") ||
-         doc.value("kind", "") == "service";  // a service's size is its request stream
+         // A service's size is its request stream. value() with a json default never throws,
+         // whatever type `kind` has (the reader refuses a kind that is no string).
+         doc.value("kind", nlohmann::json()) == "service";
 }
 
 bool HasTimeSize(const nlohmann::json& doc) {

@@ -70,8 +70,10 @@ TEST(JobRequest, AStringWhereANumberBelongsIsRefusedNamingTheField) {
   EXPECT_EQ(ErrorOf(R"({"name":"a","work":100,"throughput":{"a100-80g":"3"},)" + kStacks + "}"),
             "request body:1: throughput.a100-80g: \"3\" is not a number (expected a positive "
             "number of steps/s)");
-  // And a number where text belongs.
+  // And a number where text belongs, with or without a size.
   EXPECT_EQ(ErrorOf(R"({"name":"a","work":100,"kind":3,)" + kStacks + "}"),
+            "request body:1: kind: is 3 (expected a non-empty string)");
+  EXPECT_EQ(ErrorOf(R"({"name":"a","kind":3,)" + kStacks + "}"),
             "request body:1: kind: is 3 (expected a non-empty string)");
 }
 
