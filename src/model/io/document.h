@@ -61,7 +61,7 @@ struct DocValue {
   bool IsList() const { return kind == Kind::kList; }
   bool IsMap() const { return kind == Kind::kMap; }
   // A list's items or a map's fields; 0 for anything else.
-  size_t size() const { return IsMap() ? fields.size() : items.size(); }
+  size_t size() const;
   // A list's item `i` (< size()).
   const DocValue& operator[](size_t i) const { return items[i]; }
   // Whether a map has the field `key`.
@@ -76,6 +76,8 @@ struct DocValue::Field {
   int column = 0;
   DocValue value;
 };
+
+inline size_t DocValue::size() const { return IsMap() ? fields.size() : items.size(); }
 
 // What `v` is, for "is ..." messages: 'TEXT' (from JSON: "TEXT", or a number or boolean as
 // written), a list, a map, empty or missing.
