@@ -1,12 +1,11 @@
 #include "cli/sim_config.h"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <set>
 
+#include "model/io/document.h"
 #include "model/io/job_classes.h"
-#include "model/io/yaml_reader.h"
 #include "sched/policy.h"
 #include "sched/scorers.h"
 #include "sim/serving.h"
@@ -17,12 +16,13 @@ namespace hetsched::cli {
 
 namespace {
 
+using model::io::DocValue;
 using Fields = std::set<std::string, std::less<>>;
 const Fields kSections = {"training", "services", "classes"};
 const Fields kTraining = {"policy", "scorers", "preempt_interval", "elastic"};
 const Fields kServices = {"placement", "interval", "training_value"};
 
-util::Result<double> Duration(const model::io::YamlReader& r, const YAML::Node& v,
+util::Result<double> Duration(const model::io::DocReader& r, const DocValue& v,
                               const std::string& field, double least, double most) {
   return r.Duration(v, field, least, most, "a duration",
                     fmt::format("a duration from {} s to {} s, in seconds or with a unit (90s, "
@@ -31,18 +31,17 @@ util::Result<double> Duration(const model::io::YamlReader& r, const YAML::Node& 
 }
 
 // "speed:1,energy:0.5" as a string, or the same as a map {speed: 1, energy: 0.5}.
-util::Result<std::string> Scorers(const model::io::YamlReader& r, const YAML::Node& v,
+util::Result<std::string> Scorers(const model::io::DocReader& r, const DocValue& v,
                                   const std::string& field) {
   std::string spec;
   if (v.IsScalar()) {
-    spec = v.Scalar();
+    spec = v.text;
   } else if (v.IsMap()) {
-    for (const auto& kv : v) {
-      if (!kv.second.IsScalar()) {
-        return r.Error(kv.second, field + "." + kv.first.Scalar(), "is not a number", "a weight");
+    for (const DocValue::Field& kv : v.fields) {
+      if (!kv.value.IsScalar()) {
+        return r.Error(kv.value, field + "." + kv.key, "is not a number", "a weight");
       }
-      spec +=
-          fmt::format("{}{}:{}", spec.empty() ? "" : ",", kv.first.Scalar(), kv.second.Scalar());
+      spec += fmt::format("{}{}:{}", spec.empty() ? "" : ",", kv.key, kv.value.text);
     }
   } else {
     return r.Error(v, field, "is not a list of scorers", "speed:1,energy:0.5 or {speed: 1}");
@@ -54,13 +53,13 @@ util::Result<std::string> Scorers(const model::io::YamlReader& r, const YAML::No
   return spec;
 }
 
-util::Status ParseTraining(const model::io::YamlReader& r, const YAML::Node& node, SimConfig& c) {
+util::Status ParseTraining(const model::io::DocReader& r, const DocValue& node, SimConfig& c) {
   RETURN_IF_ERROR(r.Mapping(node, "training", "fields like policy"));
-  for (const auto& kv : node) {
-    const std::string key = kv.first.Scalar();
+  for (const DocValue::Field& kv : node.fields) {
+    const std::string key = kv.key;
     const std::string field = "training." + key;
-    RETURN_IF_ERROR(r.KnownField(kv.first, field, kTraining));
-    const YAML::Node& v = kv.second;
+    RETURN_IF_ERROR(r.KnownField(kv, field, kTraining));
+    const DocValue& v = kv.value;
     if (key == "policy") {
       ASSIGN_OR_RETURN(std::string name, r.String(v, field));
       if (auto p = sched::MakePolicy(name); !p.ok()) {
@@ -78,13 +77,13 @@ util::Status ParseTraining(const model::io::YamlReader& r, const YAML::Node& nod
   return util::Status::Ok();
 }
 
-util::Status ParseServices(const model::io::YamlReader& r, const YAML::Node& node, SimConfig& c) {
+util::Status ParseServices(const model::io::DocReader& r, const DocValue& node, SimConfig& c) {
   RETURN_IF_ERROR(r.Mapping(node, "services", "fields like placement"));
-  for (const auto& kv : node) {
-    const std::string key = kv.first.Scalar();
+  for (const DocValue::Field& kv : node.fields) {
+    const std::string key = kv.key;
     const std::string field = "services." + key;
-    RETURN_IF_ERROR(r.KnownField(kv.first, field, kServices));
-    const YAML::Node& v = kv.second;
+    RETURN_IF_ERROR(r.KnownField(kv, field, kServices));
+    const DocValue& v = kv.value;
     if (key == "placement") {
       ASSIGN_OR_RETURN(std::string name, r.String(v, field));
       if (!sim::ParseServingMode(name).ok()) {
@@ -96,13 +95,14 @@ util::Status ParseServices(const model::io::YamlReader& r, const YAML::Node& nod
       ASSIGN_OR_RETURN(c.serving_interval_s, Duration(r, v, field, 10, 86400));
     } else {
       RETURN_IF_ERROR(r.Mapping(v, field, "{a100-80g: 1}"));
-      for (const auto& tv : v) {
-        const std::string name = tv.first.Scalar();
-        ASSIGN_OR_RETURN(const double x,
-                         r.Number(tv.second, field + "." + name, 0, 1000, /*open_least=*/false,
-                                  "a number from 0 to 1000: a device-hour's worth to training, as "
-                                  "a multiple of its price"));
-        c.training_value[name] = {x, r.At(tv.first)};
+      for (const DocValue::Field& tv : v.fields) {
+        const std::string name = tv.key;
+        ASSIGN_OR_RETURN(
+            const double x,
+            r.NumberIn(tv.value, field + "." + name, 0, 1000, /*open_least=*/false,
+                       "a number from 0 to 1000: a device-hour's worth to training, as "
+                       "a multiple of its price"));
+        c.training_value[name] = {x, r.At(tv)};
       }
     }
   }
@@ -112,20 +112,20 @@ util::Status ParseServices(const model::io::YamlReader& r, const YAML::Node& nod
 }  // namespace
 
 util::Result<SimConfig> ParseSimConfig(std::string_view text, const std::string& file_name) {
-  ASSIGN_OR_RETURN(const YAML::Node root, model::io::YamlReader::Load(text, file_name));
+  ASSIGN_OR_RETURN(const DocValue root, model::io::ParseYamlDocument(text, file_name));
   SimConfig c;
-  const model::io::YamlReader r(file_name);
+  const model::io::DocReader r(file_name);
   if (root.IsNull()) return c;
   RETURN_IF_ERROR(r.Mapping(root, "", "sections training, services, classes"));
-  for (const auto& kv : root) {
-    const std::string key = kv.first.Scalar();
-    RETURN_IF_ERROR(r.KnownField(kv.first, key, kSections));
+  for (const DocValue::Field& kv : root.fields) {
+    const std::string key = kv.key;
+    RETURN_IF_ERROR(r.KnownField(kv, key, kSections));
     if (key == "training") {
-      RETURN_IF_ERROR(ParseTraining(r, kv.second, c));
+      RETURN_IF_ERROR(ParseTraining(r, kv.value, c));
     } else if (key == "services") {
-      RETURN_IF_ERROR(ParseServices(r, kv.second, c));
+      RETURN_IF_ERROR(ParseServices(r, kv.value, c));
     } else {
-      ASSIGN_OR_RETURN(c.classes, model::io::ParseJobClasses(r, kv.second));
+      ASSIGN_OR_RETURN(c.classes, model::io::ParseJobClasses(r, kv.value));
     }
   }
   return c;

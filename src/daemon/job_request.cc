@@ -62,41 +62,6 @@ std::string DuplicateKey(std::string_view body) {
   return duplicate;
 }
 
-// The workload reader reads YAML scalars, where "2" is 2; in a JSON request a number or a
-// boolean must be one. The job fields that take only numbers or only true/false.
-constexpr std::pair<std::string_view, std::string_view> kNumberFields[] = {
-    {"gang_size", "a positive integer"},      {"cores", "a whole number of cores"},
-    {"work", "a positive number of steps"},   {"priority", "a 32-bit integer"},
-    {"priority_weight", "a positive number"},
-};
-constexpr std::string_view kBoolFields[] = {"preemptible", "portable_checkpoint"};
-
-util::Status CheckJsonTypes(const nlohmann::json& doc) {
-  const auto wrong = [](std::string_view field, const nlohmann::json& value,
-                        std::string_view expected) {
-    return util::Status::InvalidArgument(fmt::format("request body: {}: a JSON {} (expected {})",
-                                                     field, value.type_name(), expected));
-  };
-  for (const auto& [field, expected] : kNumberFields) {
-    auto it = doc.find(field);
-    if (it != doc.end() && !it->is_number()) {
-      return wrong(field, *it, fmt::format("a JSON number: {}", expected));
-    }
-  }
-  for (std::string_view field : kBoolFields) {
-    auto it = doc.find(field);
-    if (it != doc.end() && !it->is_boolean()) return wrong(field, *it, "true or false");
-  }
-  if (auto t = doc.find("throughput"); t != doc.end() && t->is_object()) {
-    for (const auto& [type, value] : t->items()) {
-      if (!value.is_number()) {
-        return wrong("throughput." + type, value, "a JSON number of steps/s per worker");
-      }
-    }
-  }
-  return util::Status::Ok();
-}
-
 // A job whose work takes more than 10 years on its fastest device type with all its workers
 // is a typo (1e308 steps, "999999999999h"); the scheduler would hold it forever. Jobs sized by
 // a profile (job_type) or by operators are not checked here.
@@ -122,7 +87,9 @@ constexpr double kStandInWork = 1;
 
 bool HasWork(const nlohmann::json& doc) {
   return doc.contains("work") || doc.contains("duration") || doc.contains("command") ||
-         doc.value("kind", "") == "service";  // a service's size is its request stream
+         // A service's size is its request stream. value() with a json default never throws,
+         // whatever type `kind` has (the reader refuses a kind that is no string).
+         doc.value("kind", nlohmann::json()) == "service";
 }
 
 bool HasTimeSize(const nlohmann::json& doc) {
@@ -192,37 +159,25 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
     return util::Status::InvalidArgument(
         "request body: repeat/every: one request submits one job (expected neither)");
   }
-  // The reader would take any scalar as a name, a number's text too ("-1", "1e+300").
-  if (auto name = doc.find("name"); name != doc.end() && !name->is_string()) {
-    return util::Status::InvalidArgument(
-        fmt::format("request body: name: a JSON {} (expected a string job id)", name->type_name()));
-  }
-  if (auto name = doc.find("name");
-      name != doc.end() && !ValidJobName(name->get_ref<const std::string&>())) {
+  if (auto name = doc.find("name"); name != doc.end() && name->is_string() &&
+                                    !ValidJobName(name->get_ref<const std::string&>())) {
     return util::Status::InvalidArgument(fmt::format(
         "request body: name: '{}' is not a job id (expected 1 to 128 of A-Z a-z 0-9 . _ -, "
         "starting with a letter or digit)",
         name->get_ref<const std::string&>()));
   }
-  RETURN_IF_ERROR(CheckJsonTypes(doc));
-  // The workload reader checks every field; it reads JSON Lines, so hand it one line.
-  const auto one_line = [](const nlohmann::json& j) {
-    return j.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
-  };
-  const std::string line = one_line(doc);
+  // The workload reader checks every field, with the JSON types kept: "2" is no number.
   const bool stand_in = !HasWork(doc);
   nlohmann::json read = doc;
   if (stand_in) read["work"] = kStandInWork;
-  auto workload =
-      model::io::ParseWorkloadJsonl(stand_in ? one_line(read) : line, "request body", catalog);
+  model::io::DocValue fields;
+  RETURN_IF_ERROR(model::io::FromJson(read, {"request body", 1, 0}, &fields, /*typed=*/true));
+  auto workload = model::io::ParseWorkloadJob(fields, "request body", catalog);
   if (!workload.ok()) {
     // The reader names fields as entries of a workload file; a request is one job.
     std::string message = workload.status().message();
     for (size_t at; (at = message.find("jobs[0].")) != std::string::npos;) message.erase(at, 8);
     return util::Status::InvalidArgument(message);
-  }
-  if (workload->jobs.size() != 1) {
-    return util::Status::InvalidArgument("request body: expected exactly one job object");
   }
   if (workload->jobs[0].kind == model::JobKind::kService) {
     // Not silently run as a one-device job: the daemon has no request router or autoscaler.
@@ -238,7 +193,8 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
   JobRequest out;
   out.job = std::move(workload->jobs[0]);
   if (stand_in) out.job.work = 0;
-  out.spec_json = line;
+  out.spec_json =
+      doc.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
   model::Job& job = out.job;
   if (job.throughput.empty() && job.job_type.empty() && !job.ops) {
     for (const model::DeviceType& type : catalog.types()) {

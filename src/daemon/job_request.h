@@ -33,7 +33,8 @@ struct JobRequest {
 };
 
 // Parses and checks one job. Errors are kInvalidArgument naming the field, e.g.
-// "request body:1: gang_size: ..." (the reader's messages; the body is read as one JSON line).
+// "request body:1: gang_size: ..." (the workload reader's messages, model::io::ParseWorkloadJob,
+// with the JSON types kept: "2" is no number).
 // A job without throughput, job_type or ops gets throughput 1 on every type of `catalog` its
 // stacks can use (JobRequest::speed_assumed), so that an unmeasured command can be scheduled.
 util::Result<JobRequest> ParseJobRequest(std::string_view body,

@@ -69,7 +69,7 @@ TEST(SimConfig, BadFieldsAreLocated) {
       {"training:\n  preempt_interval: -5\n",
        "c.yaml:2:21: training.preempt_interval: '-5' is not a duration (expected a duration"},
       {"training:\n  elastic: maybe\n",
-       "c.yaml:2:12: training.elastic: is not a boolean (expected true or false)"},
+       "c.yaml:2:12: training.elastic: 'maybe' is not a boolean (expected true or false)"},
       {"services:\n  placement: cheapest\n",
        "c.yaml:2:14: services.placement: 'cheapest' is unknown (expected hetsched, strongest or "
        "static-peak)"},
@@ -91,6 +91,11 @@ TEST(SimConfig, BadFieldsAreLocated) {
        "c.yaml:1:1: policy: unknown field (expected one of: classes, services, "
        "training)"},
       {"training: [\n", "c.yaml:"},
+      // A key given twice would say two things and mean one.
+      {"training:\n  elastic: true\n  elastic: false\n",
+       "c.yaml:3:3: training.elastic: appears twice (first at line 2) (expected each key once)"},
+      {"classes:\n  batch: {weight: 2}\n  batch: {weight: 3}\n",
+       "c.yaml:3:3: classes.batch: appears twice (first at line 2)"},
   };
   for (const auto& [text, expected] : cases) {
     SCOPED_TRACE(text);

@@ -60,17 +60,21 @@ TEST(JobRequest, AJobIsSizedByWorkByEstimateOrByTimeLimit) {
 
 TEST(JobRequest, AStringWhereANumberBelongsIsRefusedNamingTheField) {
   EXPECT_EQ(ErrorOf(R"({"name":"a","gang_size":"2","work":100,)" + kStacks + "}"),
-            "request body: gang_size: a JSON string (expected a JSON number: a positive integer)");
+            "request body:1: gang_size: \"2\" is not an integer (expected a positive integer)");
   EXPECT_EQ(ErrorOf(R"({"name":"a","work":"100",)" + kStacks + "}"),
-            "request body: work: a JSON string (expected a JSON number: a positive number of "
-            "steps)");
+            "request body:1: work: \"100\" is not a number (expected a positive number of steps)");
   EXPECT_EQ(ErrorOf(R"({"name":"a","work":100,"priority":"1",)" + kStacks + "}"),
-            "request body: priority: a JSON string (expected a JSON number: a 32-bit integer)");
+            "request body:1: priority: \"1\" is not an integer (expected a 32-bit integer)");
   EXPECT_EQ(ErrorOf(R"({"name":"a","work":100,"preemptible":"false",)" + kStacks + "}"),
-            "request body: preemptible: a JSON string (expected true or false)");
+            "request body:1: preemptible: \"false\" is not a boolean (expected true or false)");
   EXPECT_EQ(ErrorOf(R"({"name":"a","work":100,"throughput":{"a100-80g":"3"},)" + kStacks + "}"),
-            "request body: throughput.a100-80g: a JSON string (expected a JSON number of steps/s "
-            "per worker)");
+            "request body:1: throughput.a100-80g: \"3\" is not a number (expected a positive "
+            "number of steps/s)");
+  // And a number where text belongs, with or without a size.
+  EXPECT_EQ(ErrorOf(R"({"name":"a","work":100,"kind":3,)" + kStacks + "}"),
+            "request body:1: kind: is 3 (expected a non-empty string)");
+  EXPECT_EQ(ErrorOf(R"({"name":"a","kind":3,)" + kStacks + "}"),
+            "request body:1: kind: is 3 (expected a non-empty string)");
 }
 
 TEST(JobRequest, AJobLongerThanTenYearsIsRefusedNamingTheField) {

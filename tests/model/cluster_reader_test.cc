@@ -171,11 +171,11 @@ TEST(ClusterReaderTest, HugePatternIsRejectedWithoutAllocating) {
 }
 
 TEST(ClusterReaderTest, RejectsMalformedYaml) {
-  EXPECT_THAT(Error("name: x\nracks: [a, b\n"), StartsWith("c.yaml:3:1: malformed YAML: "));
+  EXPECT_THAT(Error("name: x\nracks: [a, b\n"), StartsWith("c.yaml:3:1: not valid YAML: "));
   EXPECT_THAT(Error("name: x\n  bad: indent: here\n"), StartsWith("c.yaml:2:"));
   EXPECT_THAT(Error(""), StartsWith("c.yaml:1:1: the file is empty"));
   EXPECT_THAT(Error("- a\n- b\n"), StartsWith("c.yaml:1:1: (document): is not a map"));
-  EXPECT_THAT(Error(std::string(5000, '[')), HasSubstr("malformed YAML"));
+  EXPECT_THAT(Error(std::string(5000, '[')), HasSubstr("not valid YAML"));
 }
 
 // Storage servers (in a rack or on the core) and the spine's capacity, and bad entries.
@@ -220,7 +220,7 @@ TEST(ClusterReaderTest, RejectsUnknownFields) {
   EXPECT_THAT(Error(With("latency: 2us}", "latency: 2us, speed: 1}")),
               StartsWith("c.yaml:13:81: nodes[0].islands[0].speed: unknown field"));
   EXPECT_THAT(Error(With("    cores: 64", "    cores: 64\n    cores: 65")),
-              StartsWith("c.yaml:19:5: nodes[0].cores: field appears twice"));
+              StartsWith("c.yaml:19:5: nodes[0].cores: appears twice (first at line 18)"));
 }
 
 TEST(ClusterReaderTest, RejectsUnknownDeviceType) {

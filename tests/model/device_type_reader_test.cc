@@ -123,23 +123,28 @@ TEST(DeviceTypeReader, OverrideOfOneFieldKeepsTheRestAndTheId) {
 
 TEST(DeviceTypeReader, ParsesIntoAnExistingCatalog) {
   DeviceCatalog catalog = DeviceCatalog::BuiltIn();
-  YAML::Node list = YAML::Load("- name: t4\n  price_per_hour: 0.5\n");
-  ASSERT_TRUE(ParseDeviceTypesYaml(list, "cluster.yaml", catalog).ok());
+  auto list = ParseYamlDocument("- name: t4\n  price_per_hour: 0.5\n", "cluster.yaml");
+  ASSERT_TRUE(list.ok());
+  ASSERT_TRUE(ParseDeviceTypesYaml(*list, "cluster.yaml", catalog).ok());
   EXPECT_DOUBLE_EQ(catalog.Find("t4")->price_per_hour, 0.5);
 }
 
 TEST(DeviceTypeReader, EmptyListAddsNothing) {
   DeviceCatalog catalog = DeviceCatalog::BuiltIn();
-  EXPECT_TRUE(
-      ParseDeviceTypesYaml(YAML::Load("device_types:")["device_types"], "c.yaml", catalog).ok());
-  EXPECT_TRUE(ParseDeviceTypesYaml(YAML::Load("[]"), "c.yaml", catalog).ok());
+  auto empty = ParseYamlDocument("device_types:", "c.yaml");
+  auto none = ParseYamlDocument("[]", "c.yaml");
+  ASSERT_TRUE(empty.ok() && none.ok());
+  EXPECT_TRUE(ParseDeviceTypesYaml((*empty)["device_types"], "c.yaml", catalog).ok());
+  EXPECT_TRUE(ParseDeviceTypesYaml(*none, "c.yaml", catalog).ok());
   EXPECT_EQ(catalog.size(), DeviceCatalog::BuiltIn().size());
 }
 
 TEST(DeviceTypeReader, FailureLeavesTheCatalogUnchanged) {
   DeviceCatalog catalog = DeviceCatalog::BuiltIn();
-  YAML::Node list = YAML::Load("- name: t4\n  peak_power: 60W\n- name: k80\n  colour: red\n");
-  util::Status st = ParseDeviceTypesYaml(list, "cluster.yaml", catalog);
+  auto list = ParseYamlDocument("- name: t4\n  peak_power: 60W\n- name: k80\n  colour: red\n",
+                                "cluster.yaml");
+  ASSERT_TRUE(list.ok());
+  util::Status st = ParseDeviceTypesYaml(*list, "cluster.yaml", catalog);
   ASSERT_FALSE(st.ok());
   EXPECT_THAT(st.message(), StartsWith("cluster.yaml:4:3: device_types[1].colour: unknown field"));
   EXPECT_DOUBLE_EQ(catalog.Find("t4")->peak_watts, 70);
@@ -284,13 +289,14 @@ TEST(DeviceTypeReaderErrors, WrongShapes) {
 
 TEST(DeviceTypeReaderErrors, InvalidYamlHasALocation) {
   EXPECT_THAT(ErrorOf("device_types:\n  - name: [t4\n"),
-              StartsWith("types.yaml:3:1: invalid YAML"));
+              StartsWith("types.yaml:3:1: not valid YAML"));
 }
 
 TEST(DeviceTypeReaderErrors, DuplicateFieldInOneEntry) {
   EXPECT_THAT(
       ErrorOf("device_types:\n  - name: t4\n    price_per_hour: 1\n    price_per_hour: 2\n"),
-      StartsWith("types.yaml:4:5: device_types[0].price_per_hour: is given twice"));
+      StartsWith(
+          "types.yaml:4:5: device_types[0].price_per_hour: appears twice (first at line 3)"));
 }
 
 TEST(DeviceTypeReaderErrors, TooManyEntries) {

@@ -429,9 +429,11 @@ TEST(WorkloadReaderBadInputTest, TimeLimitMustCoverStartUpAndBeAtMostTenYears) {
 
 TEST(WorkloadReaderBadInputTest, PortableCheckpointMustBeABool) {
   EXPECT_EQ(YamlError(OneJob("    portable_checkpoint: maybe\n")),
-            "w.yaml:5:26: jobs[0].portable_checkpoint: is 'maybe' (expected true or false)");
-  EXPECT_EQ(JsonlError(R"({"name": "a", "stacks": ["cuda"], "work": 1, "portable_checkpoint": 1})"),
-            "w.jsonl:1: jobs[0].portable_checkpoint: is '1' (expected true or false)");
+            "w.yaml:5:26: jobs[0].portable_checkpoint: 'maybe' is not a boolean (expected true or "
+            "false)");
+  EXPECT_EQ(
+      JsonlError(R"({"name": "a", "stacks": ["cuda"], "work": 1, "portable_checkpoint": 1})"),
+      "w.jsonl:1: jobs[0].portable_checkpoint: '1' is not a boolean (expected true or false)");
 }
 
 TEST(WorkloadReaderBadInputTest, DuplicateNamesAreErrors) {

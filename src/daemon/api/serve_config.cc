@@ -1,14 +1,13 @@
 #include "daemon/api/serve_config.h"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <charconv>
 #include <filesystem>
 #include <limits>
 #include <set>
 
-#include "model/io/yaml_reader.h"
+#include "model/io/document.h"
 #include "model/software_stack.h"
 #include "sched/scorers.h"
 #include "util/file.h"
@@ -35,7 +34,8 @@ std::string Resolve(const std::string& base_dir, const std::string& path) {
   return (std::filesystem::path(base_dir) / path).string();
 }
 
-using Reader = model::io::YamlReader;
+using Reader = model::io::DocReader;
+using model::io::DocValue;
 
 constexpr double kForever = std::numeric_limits<double>::infinity();
 
@@ -70,16 +70,16 @@ util::Status ParseListen(std::string_view text, ServeConfig* config) {
 namespace {
 
 // The `power:` mapping into `out` (Slurm's names for the timeouts and rates).
-util::Status ParsePower(const Reader& r, const YAML::Node& node, power::PowerOptions& out) {
+util::Status ParsePower(const Reader& r, const DocValue& node, power::PowerOptions& out) {
   RETURN_IF_ERROR(r.Mapping(node, "power", "fields like policy: idle-timeout"));
   static const std::set<std::string, std::less<>> kPowerFields = {
       "policy",       "suspend_time", "suspend_timeout", "resume_timeout",
       "suspend_rate", "resume_rate",  "exclude_nodes",   "headroom"};
-  for (const auto& kv : node) {
-    const std::string key = kv.first.Scalar();
+  for (const DocValue::Field& kv : node.fields) {
+    const std::string key = kv.key;
     const std::string at = "power." + key;
-    const YAML::Node& v = kv.second;
-    RETURN_IF_ERROR(r.KnownField(kv.first, at, kPowerFields));
+    const DocValue& v = kv.value;
+    RETURN_IF_ERROR(r.KnownField(kv, at, kPowerFields));
     if (key == "policy") {
       ASSIGN_OR_RETURN(out.policy, r.String(v, at));
       if (!power::ParsePowerPolicy(out.policy).ok()) {
@@ -105,7 +105,7 @@ util::Status ParsePower(const Reader& r, const YAML::Node& node, power::PowerOpt
        : key == "resume_rate" ? out.resume_rate
                               : out.headroom) = n;
     } else {  // exclude_nodes
-      if (!v.IsSequence()) return r.Error(v, at, "is not a list", "node names");
+      if (!v.IsList()) return r.Error(v, at, "is not a list", "node names");
       for (size_t i = 0; i < v.size(); ++i) {
         ASSIGN_OR_RETURN(std::string name, r.String(v[i], fmt::format("{}[{}]", at, i)));
         out.exclude_nodes.push_back(name);
@@ -115,9 +115,9 @@ util::Status ParsePower(const Reader& r, const YAML::Node& node, power::PowerOpt
   return util::Status::Ok();
 }
 
-util::Result<std::vector<std::string>> StringList(const Reader& r, const YAML::Node& v,
+util::Result<std::vector<std::string>> StringList(const Reader& r, const DocValue& v,
                                                   const std::string& at) {
-  if (!v.IsSequence()) return r.Error(v, at, "is not a list", "a list of names");
+  if (!v.IsList()) return r.Error(v, at, "is not a list", "a list of names");
   std::vector<std::string> out;
   for (size_t i = 0; i < v.size(); ++i) {
     ASSIGN_OR_RETURN(std::string s, r.String(v[i], fmt::format("{}[{}]", at, i)));
@@ -128,17 +128,17 @@ util::Result<std::vector<std::string>> StringList(const Reader& r, const YAML::N
 }
 
 // The `slurm:` mapping (docs/slurm.md).
-util::Status ParseSlurm(const Reader& r, const YAML::Node& node, const std::string& base_dir,
+util::Status ParseSlurm(const Reader& r, const DocValue& node, const std::string& base_dir,
                         ServeConfig::Slurm& out) {
   RETURN_IF_ERROR(r.Mapping(node, "slurm", "fields like conf: /etc/slurm/slurm.conf"));
   static const std::set<std::string, std::less<>> kSlurmFields = {
       "conf",           "bin_dir",    "partitions",    "device_types", "cpu_type",
       "default_stacks", "output_dir", "poll_interval", "start_timeout"};
-  for (const auto& kv : node) {
-    const std::string key = kv.first.Scalar();
+  for (const DocValue::Field& kv : node.fields) {
+    const std::string key = kv.key;
     const std::string at = "slurm." + key;
-    const YAML::Node& v = kv.second;
-    RETURN_IF_ERROR(r.KnownField(kv.first, at, kSlurmFields));
+    const DocValue& v = kv.value;
+    RETURN_IF_ERROR(r.KnownField(kv, at, kSlurmFields));
     if (key == "conf" || key == "bin_dir" || key == "output_dir") {
       ASSIGN_OR_RETURN(std::string s, r.String(v, at));
       if (s.empty()) return r.Error(v, at, "is empty", "a path");
@@ -165,9 +165,9 @@ util::Status ParseSlurm(const Reader& r, const YAML::Node& node, const std::stri
                                                        "a duration from 1s to 1d, like 2m"));
     } else {  // device_types
       RETURN_IF_ERROR(r.Mapping(v, at, "GRES type or feature: catalog type"));
-      for (const auto& m : v) {
-        ASSIGN_OR_RETURN(std::string type, r.String(m.second, at + "." + m.first.Scalar()));
-        out.mapping.device_types[m.first.Scalar()] = type;
+      for (const DocValue::Field& m : v.fields) {
+        ASSIGN_OR_RETURN(std::string type, r.String(m.value, at + "." + m.key));
+        out.mapping.device_types[m.key] = type;
       }
     }
   }
@@ -175,17 +175,17 @@ util::Status ParseSlurm(const Reader& r, const YAML::Node& node, const std::stri
 }
 
 // The `kubernetes:` mapping (docs/kubernetes.md).
-util::Status ParseKubernetes(const Reader& r, const YAML::Node& node, const std::string& base_dir,
+util::Status ParseKubernetes(const Reader& r, const DocValue& node, const std::string& base_dir,
                              ServeConfig::Kubernetes& out) {
   RETURN_IF_ERROR(r.Mapping(node, "kubernetes", "fields like api: in-cluster"));
   static const std::set<std::string, std::less<>> kKubernetesFields = {
       "prefix",   "api",        "kubeconfig", "context", "node_cache", "device_types",
       "cpu_type", "rack_label", "scorers",    "packing", "locality",   "group_timeout"};
-  for (const auto& kv : node) {
-    const std::string key = kv.first.Scalar();
+  for (const DocValue::Field& kv : node.fields) {
+    const std::string key = kv.key;
     const std::string at = "kubernetes." + key;
-    const YAML::Node& v = kv.second;
-    RETURN_IF_ERROR(r.KnownField(kv.first, at, kKubernetesFields));
+    const DocValue& v = kv.value;
+    RETURN_IF_ERROR(r.KnownField(kv, at, kKubernetesFields));
     if (key == "prefix") {
       ASSIGN_OR_RETURN(out.prefix, r.String(v, at));
       if (out.prefix.size() < 2 || out.prefix[0] != '/' || out.prefix.back() == '/') {
@@ -223,9 +223,9 @@ util::Status ParseKubernetes(const Reader& r, const YAML::Node& node, const std:
                                                        "a duration from 1s to 1d, like 60s"));
     } else {  // device_types
       RETURN_IF_ERROR(r.Mapping(v, at, "product label value: catalog type"));
-      for (const auto& m : v) {
-        ASSIGN_OR_RETURN(std::string type, r.String(m.second, at + "." + m.first.Scalar()));
-        out.mapping.device_types[m.first.Scalar()] = type;
+      for (const DocValue::Field& m : v.fields) {
+        ASSIGN_OR_RETURN(std::string type, r.String(m.value, at + "." + m.key));
+        out.mapping.device_types[m.key] = type;
       }
     }
   }
@@ -242,7 +242,7 @@ util::Status ParseKubernetes(const Reader& r, const YAML::Node& node, const std:
 namespace {
 
 // A top-level field about what the daemon schedules and how.
-util::Status ParseSchedulingField(const Reader& r, const std::string& key, const YAML::Node& v,
+util::Status ParseSchedulingField(const Reader& r, const std::string& key, const DocValue& v,
                                   const std::string& base_dir, ServeConfig& c) {
   if (key == "cluster") {
     ASSIGN_OR_RETURN(std::string s, r.String(v, key));
@@ -289,7 +289,7 @@ util::Status ParseSchedulingField(const Reader& r, const std::string& key, const
 
 // A top-level field about how the daemon serves: its address, its store, its clock, its log
 // and who may read.
-util::Status ParseServerField(const Reader& r, const std::string& key, const YAML::Node& v,
+util::Status ParseServerField(const Reader& r, const std::string& key, const DocValue& v,
                               const std::string& base_dir, ServeConfig& c) {
   if (key == "listen") {
     ASSIGN_OR_RETURN(std::string s, r.String(v, key));
@@ -338,35 +338,35 @@ util::Status ParseServerField(const Reader& r, const std::string& key, const YAM
 }
 
 // The `tokens` list: each entry {token, role}, both required.
-util::Result<std::vector<ApiToken>> ParseTokens(const Reader& r, const YAML::Node& v,
+util::Result<std::vector<ApiToken>> ParseTokens(const Reader& r, const DocValue& v,
                                                 const std::string& key) {
   std::vector<ApiToken> tokens;
-  if (!v.IsSequence()) return r.Error(v, key, "is not a list", "entries {token, role}");
+  if (!v.IsList()) return r.Error(v, key, "is not a list", "entries {token, role}");
   for (size_t i = 0; i < v.size(); ++i) {
-    const YAML::Node& t = v[i];
+    const DocValue& t = v[i];
     const std::string at = fmt::format("tokens[{}]", i);
     RETURN_IF_ERROR(r.Mapping(t, at, "{token: SECRET, role: ROLE}"));
     ApiToken token;
-    for (const auto& f : t) {
-      const std::string fk = f.first.Scalar();
+    for (const DocValue::Field& f : t.fields) {
+      const std::string fk = f.key;
       if (fk == "token") {
-        ASSIGN_OR_RETURN(token.token, r.String(f.second, at + ".token"));
+        ASSIGN_OR_RETURN(token.token, r.String(f.value, at + ".token"));
         if (token.token.size() < 16 || token.token.find_first_of(" \t\r\n") != std::string::npos) {
           // The message must not echo the secret.
-          return r.Error(f.second, at + ".token", "is too short or has blanks",
+          return r.Error(f.value, at + ".token", "is too short or has blanks",
                          "at least 16 characters without spaces");
         }
       } else if (fk == "role") {
-        ASSIGN_OR_RETURN(std::string role, r.String(f.second, at + ".role"));
+        ASSIGN_OR_RETURN(std::string role, r.String(f.value, at + ".role"));
         auto parsed = ParseRole(role);
-        if (!parsed.ok()) return r.Error(f.second, at + ".role", parsed.status().message());
+        if (!parsed.ok()) return r.Error(f.value, at + ".role", parsed.status().message());
         token.role = *parsed;
       } else {
-        return r.Error(f.first, at + "." + fk, "unknown field", "token or role");
+        return r.Error(f, at + "." + fk, "unknown field", "token or role");
       }
     }
     if (token.token.empty()) return r.Error(t, at + ".token", "is missing", "a secret");
-    if (!t["role"]) return r.Error(t, at + ".role", "is missing", "read, submit or admin");
+    if (!t.Has("role")) return r.Error(t, at + ".role", "is missing", "read, submit or admin");
     tokens.push_back(std::move(token));
   }
   return tokens;
@@ -376,15 +376,15 @@ util::Result<std::vector<ApiToken>> ParseTokens(const Reader& r, const YAML::Nod
 
 util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& file_name,
                                            const std::string& base_dir) {
-  ASSIGN_OR_RETURN(const YAML::Node root, Reader::Load(text, file_name));
+  ASSIGN_OR_RETURN(const DocValue root, model::io::ParseYamlDocument(text, file_name));
   ServeConfig c;
   const Reader r(file_name);
   if (root.IsNull()) return c;
   RETURN_IF_ERROR(r.Mapping(root, "", "fields like backend: virtual"));
-  for (const auto& kv : root) {
-    const std::string key = kv.first.Scalar();
-    RETURN_IF_ERROR(r.KnownField(kv.first, key, kFields));
-    const YAML::Node& v = kv.second;
+  for (const DocValue::Field& kv : root.fields) {
+    const std::string key = kv.key;
+    RETURN_IF_ERROR(r.KnownField(kv, key, kFields));
+    const DocValue& v = kv.value;
     if (key == "power") {
       RETURN_IF_ERROR(ParsePower(r, v, c.power));
     } else if (key == "slurm") {

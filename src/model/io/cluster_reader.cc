@@ -1,7 +1,6 @@
 #include "model/io/cluster_reader.h"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cctype>
@@ -14,7 +13,7 @@
 #include <vector>
 
 #include "model/io/device_type_reader.h"
-#include "model/io/yaml_reader.h"
+#include "model/io/document.h"
 #include "util/file.h"
 #include "util/source_location.h"
 #include "util/units.h"
@@ -56,7 +55,7 @@ bool ValidName(std::string_view name) {
   });
 }
 
-Result<std::string> Name(const YamlReader& r, const YAML::Node& node, const std::string& field) {
+Result<std::string> Name(const DocReader& r, const DocValue& node, const std::string& field) {
   const std::string expected = "a name of letters, digits, '-', '_' or '.'";
   ASSIGN_OR_RETURN(std::string s, r.Scalar(node, field, expected));
   if (!ValidName(s)) {
@@ -65,28 +64,28 @@ Result<std::string> Name(const YamlReader& r, const YAML::Node& node, const std:
   return s;
 }
 
-Result<double> Bandwidth(const YamlReader& r, const YAML::Node& node, const std::string& field) {
+Result<double> Bandwidth(const DocReader& r, const DocValue& node, const std::string& field) {
   return r.Quantity<double>(node, field, &util::ParseBandwidth,
                             "a positive bandwidth like 600GB/s or 200Gb/s", /*positive=*/true);
 }
-Result<double> Duration(const YamlReader& r, const YAML::Node& node, const std::string& field) {
+Result<double> Duration(const DocReader& r, const DocValue& node, const std::string& field) {
   return r.Quantity<double>(node, field, &util::ParseDuration, "a duration like 2us or 180s");
 }
-Result<uint64_t> Bytes(const YamlReader& r, const YAML::Node& node, const std::string& field) {
+Result<uint64_t> Bytes(const DocReader& r, const DocValue& node, const std::string& field) {
   return r.Quantity<uint64_t>(node, field, &util::ParseBytes, "a size like 512GiB or 1TiB");
 }
-Result<double> Power(const YamlReader& r, const YAML::Node& node, const std::string& field) {
+Result<double> Power(const DocReader& r, const DocValue& node, const std::string& field) {
   return r.Quantity<double>(node, field, &util::ParsePower, "a power like 800W or 1.2kW");
 }
 
 // A {bandwidth, latency} pair; both required.
-Status Link(const YamlReader& r, const YAML::Node& node, const std::string& field,
-            double& bandwidth, double& latency) {
+Status Link(const DocReader& r, const DocValue& node, const std::string& field, double& bandwidth,
+            double& latency) {
   RETURN_IF_ERROR(r.CheckMap(node, field, {"bandwidth", "latency"}));
-  if (!node["bandwidth"]) {
+  if (!node.Has("bandwidth")) {
     return r.Missing(node, Field(field, "bandwidth"), "a bandwidth like 200Gb/s");
   }
-  if (!node["latency"]) return r.Missing(node, Field(field, "latency"), "a latency like 2us");
+  if (!node.Has("latency")) return r.Missing(node, Field(field, "latency"), "a latency like 2us");
   ASSIGN_OR_RETURN(bandwidth, Bandwidth(r, node["bandwidth"], Field(field, "bandwidth")));
   ASSIGN_OR_RETURN(latency, Duration(r, node["latency"], Field(field, "latency")));
   return Status::Ok();
@@ -105,7 +104,7 @@ struct NamePattern {
   }
 };
 
-Result<NamePattern> ParseNamePattern(const YamlReader& r, const YAML::Node& node,
+Result<NamePattern> ParseNamePattern(const DocReader& r, const DocValue& node,
                                      const std::string& field) {
   const std::string expected =
       "a node name like gpu-01 or a pattern like gpu-nv-[01-04] with one numeric range";
@@ -163,14 +162,14 @@ struct NodeTemplate {
 };
 
 // Members: "all" or a list of device indexes; each device in at most one group of this list.
-Status ParseMembers(const YamlReader& r, const YAML::Node& node, const std::string& field,
+Status ParseMembers(const DocReader& r, const DocValue& node, const std::string& field,
                     int32_t device_count, int32_t group, std::vector<int32_t>& owner,
                     std::string_view group_word, std::vector<int32_t>& members) {
   const std::string expected =
       fmt::format("\"all\" or a list of device indexes 0..{}", device_count - 1);
   // Claims device `m` for this group; checked per member so that a long (or aliased) list
   // fails at its first bad entry.
-  auto claim = [&](const YAML::Node& at, const std::string& at_field, int32_t m) -> Status {
+  auto claim = [&](const DocValue& at, const std::string& at_field, int32_t m) -> Status {
     if (owner[m] == group) {
       return r.Error(at, at_field, fmt::format("device {} is listed twice", m), expected);
     }
@@ -184,19 +183,19 @@ Status ParseMembers(const YamlReader& r, const YAML::Node& node, const std::stri
     return Status::Ok();
   };
   if (node.IsScalar()) {
-    if (node.Scalar() != "all") {
-      return r.Error(node, field, fmt::format("'{}' is neither all nor a list", node.Scalar()),
+    if (node.text != "all") {
+      return r.Error(node, field, fmt::format("'{}' is neither all nor a list", node.text),
                      expected);
     }
     for (int32_t i = 0; i < device_count; ++i) RETURN_IF_ERROR(claim(node, field, i));
-  } else if (node.IsSequence()) {
+  } else if (node.IsList()) {
     if (node.size() > static_cast<size_t>(device_count)) {
       return r.Error(node, field,
                      fmt::format("lists {} devices but the node has {}", node.size(), device_count),
                      expected);
     }
     for (size_t i = 0; i < node.size(); ++i) {
-      const YAML::Node& m = node[i];
+      const DocValue& m = node[i];
       std::string mf = Index(field, i);
       ASSIGN_OR_RETURN(std::string s, r.Scalar(m, mf, expected));
       std::optional<int64_t> v = s.size() <= 9 ? ParseDigits(s) : std::nullopt;
@@ -218,7 +217,7 @@ Status ParseMembers(const YamlReader& r, const YAML::Node& node, const std::stri
   return Status::Ok();
 }
 
-Result<LinkKind> ParseIslandKind(const YamlReader& r, const YAML::Node& node,
+Result<LinkKind> ParseIslandKind(const DocReader& r, const DocValue& node,
                                  const std::string& field) {
   const std::string expected = "nvlink, xgmi or hccs";
   ASSIGN_OR_RETURN(std::string s, r.Scalar(node, field, expected));
@@ -229,9 +228,9 @@ Result<LinkKind> ParseIslandKind(const YamlReader& r, const YAML::Node& node,
 }
 
 // The rack a node entry names; required unless the cluster has exactly one.
-Result<RackId> ParseNodeRack(const YamlReader& r, const YAML::Node& n, const std::string& field,
+Result<RackId> ParseNodeRack(const DocReader& r, const DocValue& n, const std::string& field,
                              const Cluster& cluster) {
-  if (n["rack"]) {
+  if (n.Has("rack")) {
     ASSIGN_OR_RETURN(std::string rack, Name(r, n["rack"], Field(field, "rack")));
     std::optional<RackId> id = cluster.FindRack(rack);
     if (!id) {
@@ -248,19 +247,19 @@ Result<RackId> ParseNodeRack(const YamlReader& r, const YAML::Node& n, const std
 
 // The `devices` of a node entry into `t.types`, in order: their positions are the local
 // indexes.
-Status ParseNodeDevices(const YamlReader& r, const YAML::Node& n, const std::string& field,
+Status ParseNodeDevices(const DocReader& r, const DocValue& n, const std::string& field,
                         const Cluster& cluster, NodeTemplate& t) {
-  const YAML::Node& devs = n["devices"];
-  if (!devs) return r.Missing(n, Field(field, "devices"), "a list of {type, count}");
+  const DocValue& devs = n["devices"];
+  if (devs.IsMissing()) return r.Missing(n, Field(field, "devices"), "a list of {type, count}");
   std::string devs_field = Field(field, "devices");
-  if (!devs.IsSequence() || devs.size() == 0) {
+  if (!devs.IsList() || devs.size() == 0) {
     return r.Error(devs, devs_field, "is empty or not a list", "a list of {type, count}");
   }
   for (size_t i = 0; i < devs.size(); ++i) {
-    const YAML::Node& d = devs[i];
+    const DocValue& d = devs[i];
     std::string df = Index(devs_field, i);
     RETURN_IF_ERROR(r.CheckMap(d, df, {"type", "count"}, "a device entry"));
-    if (!d["type"]) return r.Missing(d, Field(df, "type"), KnownTypes(cluster.catalog));
+    if (!d.Has("type")) return r.Missing(d, Field(df, "type"), KnownTypes(cluster.catalog));
     ASSIGN_OR_RETURN(std::string type_name,
                      r.Scalar(d["type"], Field(df, "type"), KnownTypes(cluster.catalog)));
     std::optional<DeviceTypeId> type = cluster.catalog.FindId(type_name);
@@ -269,7 +268,7 @@ Status ParseNodeDevices(const YamlReader& r, const YAML::Node& n, const std::str
                      fmt::format("unknown device type '{}'", type_name),
                      KnownTypes(cluster.catalog));
     }
-    if (!d["count"]) return r.Missing(d, Field(df, "count"), "a whole number of devices");
+    if (!d.Has("count")) return r.Missing(d, Field(df, "count"), "a whole number of devices");
     int64_t room = kMaxDevicesPerNode - static_cast<int64_t>(t.types.size());
     if (room <= 0) {
       return r.Error(d, df, "too many devices in one node",
@@ -282,18 +281,18 @@ Status ParseNodeDevices(const YamlReader& r, const YAML::Node& n, const std::str
 }
 
 // Islands (NVLink / xGMI / HCCS) and PCIe switches of a node entry.
-Status ParseNodeGroups(const YamlReader& r, const YAML::Node& n, const std::string& field,
+Status ParseNodeGroups(const DocReader& r, const DocValue& n, const std::string& field,
                        NodeTemplate& t) {
   Node& node = t.node;
-  if (const YAML::Node& isl = n["islands"]; isl) {
+  if (const DocValue& isl = n["islands"]; !isl.IsMissing()) {
     std::string f = Field(field, "islands");
-    if (!isl.IsSequence()) return r.Error(isl, f, "is not a list", "a list of islands");
+    if (!isl.IsList()) return r.Error(isl, f, "is not a list", "a list of islands");
     for (size_t i = 0; i < isl.size(); ++i) {
-      const YAML::Node& g = isl[i];
+      const DocValue& g = isl[i];
       std::string gf = Index(f, i);
       RETURN_IF_ERROR(r.CheckMap(g, gf, {"kind", "members", "bandwidth", "latency"}, "an island"));
       for (std::string_view key : {"kind", "members", "bandwidth", "latency"}) {
-        if (!g[std::string(key)]) {
+        if (!g.Has(key)) {
           return r.Missing(g, Field(gf, key), "kind, members, bandwidth and latency");
         }
       }
@@ -306,15 +305,15 @@ Status ParseNodeGroups(const YamlReader& r, const YAML::Node& n, const std::stri
       node.islands.push_back(std::move(group));
     }
   }
-  if (const YAML::Node& sw = n["pcie_switches"]; sw) {
+  if (const DocValue& sw = n["pcie_switches"]; !sw.IsMissing()) {
     std::string f = Field(field, "pcie_switches");
-    if (!sw.IsSequence()) return r.Error(sw, f, "is not a list", "a list of PCIe switches");
+    if (!sw.IsList()) return r.Error(sw, f, "is not a list", "a list of PCIe switches");
     for (size_t i = 0; i < sw.size(); ++i) {
-      const YAML::Node& g = sw[i];
+      const DocValue& g = sw[i];
       std::string gf = Index(f, i);
       RETURN_IF_ERROR(r.CheckMap(g, gf, {"members", "bandwidth", "latency"}, "a PCIe switch"));
       for (std::string_view key : {"members", "bandwidth", "latency"}) {
-        if (!g[std::string(key)]) {
+        if (!g.Has(key)) {
           return r.Missing(g, Field(gf, key), "members, bandwidth and latency");
         }
       }
@@ -332,58 +331,54 @@ Status ParseNodeGroups(const YamlReader& r, const YAML::Node& n, const std::stri
 }
 
 // A node entry's links to its host and network, memory, cores, power and boot times.
-Status ParseNodeHost(const YamlReader& r, const YAML::Node& n, const std::string& field,
-                     Node& node) {
+Status ParseNodeHost(const DocReader& r, const DocValue& n, const std::string& field, Node& node) {
   node.host_bandwidth = kDefaultHostBandwidth;
   node.host_latency_s = kDefaultHostLatency;
-  if (n["host_link"]) {
+  if (n.Has("host_link")) {
     RETURN_IF_ERROR(Link(r, n["host_link"], Field(field, "host_link"), node.host_bandwidth,
                          node.host_latency_s));
   }
-  if (!n["nic"]) return r.Missing(n, Field(field, "nic"), "nic: {bandwidth, latency}");
+  if (!n.Has("nic")) return r.Missing(n, Field(field, "nic"), "nic: {bandwidth, latency}");
   RETURN_IF_ERROR(Link(r, n["nic"], Field(field, "nic"), node.nic_bandwidth, node.nic_latency_s));
 
-  if (n["host_memory"]) {
+  if (n.Has("host_memory")) {
     ASSIGN_OR_RETURN(node.host_memory_bytes,
                      Bytes(r, n["host_memory"], Field(field, "host_memory")));
   }
-  if (n["cores"]) {
+  if (n.Has("cores")) {
     ASSIGN_OR_RETURN(int64_t cores, r.Count(n["cores"], Field(field, "cores"), 1'000'000));
     node.cores = static_cast<int32_t>(cores);
   }
-  if (n["base_power"]) {
+  if (n.Has("base_power")) {
     ASSIGN_OR_RETURN(node.base_watts, Power(r, n["base_power"], Field(field, "base_power")));
   }
-  if (n["boot_time"]) {
+  if (n.Has("boot_time")) {
     ASSIGN_OR_RETURN(node.boot_s, Duration(r, n["boot_time"], Field(field, "boot_time")));
   }
-  if (n["shutdown_time"]) {
+  if (n.Has("shutdown_time")) {
     ASSIGN_OR_RETURN(node.shutdown_s,
                      Duration(r, n["shutdown_time"], Field(field, "shutdown_time")));
   }
   return Status::Ok();
 }
 
-Status ParseNodeLabels(const YamlReader& r, const YAML::Node& labels, const std::string& f,
+Status ParseNodeLabels(const DocReader& r, const DocValue& labels, const std::string& f,
                        Node& node) {
   if (!labels.IsMap()) return r.Error(labels, f, "is not a map", "a map of name: value");
   if (static_cast<int64_t>(labels.size()) > kMaxLabelsPerNode) {
     return r.Error(labels, f, fmt::format("has {} labels", labels.size()),
                    fmt::format("at most {}", kMaxLabelsPerNode));
   }
-  for (auto it = labels.begin(); it != labels.end(); ++it) {
-    ASSIGN_OR_RETURN(std::string key, r.Scalar(it->first, f, "a label name"));
-    std::string lf = Field(f, key);
-    ASSIGN_OR_RETURN(std::string value, r.Scalar(it->second, lf, "a label value"));
-    if (!node.labels.emplace(key, value).second) {
-      return r.Error(it->first, lf, "label appears twice");
-    }
+  for (const DocValue::Field& label : labels.fields) {
+    const std::string lf = Field(f, label.key);
+    ASSIGN_OR_RETURN(std::string value, r.Scalar(label.value, lf, "a label value"));
+    node.labels.emplace(label.key, value);  // keys are unique (ParseYamlDocument)
   }
   return Status::Ok();
 }
 
-Result<NodeTemplate> ParseNodeEntry(const YamlReader& r, const YAML::Node& n,
-                                    const std::string& field, const Cluster& cluster) {
+Result<NodeTemplate> ParseNodeEntry(const DocReader& r, const DocValue& n, const std::string& field,
+                                    const Cluster& cluster) {
   RETURN_IF_ERROR(r.CheckMap(
       n, field,
       {"name", "count", "rack", "devices", "islands", "pcie_switches", "host_link", "nic",
@@ -397,20 +392,21 @@ Result<NodeTemplate> ParseNodeEntry(const YamlReader& r, const YAML::Node& n,
   t.switch_of.assign(t.types.size(), -1);
   RETURN_IF_ERROR(ParseNodeGroups(r, n, field, t));
   RETURN_IF_ERROR(ParseNodeHost(r, n, field, t.node));
-  if (n["labels"]) RETURN_IF_ERROR(ParseNodeLabels(r, n["labels"], Field(field, "labels"), t.node));
+  if (n.Has("labels"))
+    RETURN_IF_ERROR(ParseNodeLabels(r, n["labels"], Field(field, "labels"), t.node));
   return t;
 }
 
 // storage: [{name, rack (optional: none means attached to the network core), bandwidth}].
-Status ParseStorage(const YamlReader& r, const YAML::Node& list, Cluster& cluster) {
+Status ParseStorage(const DocReader& r, const DocValue& list, Cluster& cluster) {
   const std::string expected = "a list of storage with name, bandwidth and optionally rack";
-  if (!list.IsSequence()) return r.Error(list, "storage", "is not a list", expected);
+  if (!list.IsList()) return r.Error(list, "storage", "is not a list", expected);
   for (size_t i = 0; i < list.size(); ++i) {
-    const YAML::Node& k = list[i];
+    const DocValue& k = list[i];
     const std::string f = Index("storage", i);
     RETURN_IF_ERROR(r.CheckMap(k, f, {"name", "rack", "bandwidth"}, "a storage"));
     for (std::string_view key : {"name", "bandwidth"}) {
-      if (!k[std::string(key)]) return r.Missing(k, Field(f, key), "name and bandwidth");
+      if (!k.Has(key)) return r.Missing(k, Field(f, key), "name and bandwidth");
     }
     Storage s;
     ASSIGN_OR_RETURN(s.name, Name(r, k["name"], Field(f, "name")));
@@ -420,7 +416,7 @@ Status ParseStorage(const YamlReader& r, const YAML::Node& list, Cluster& cluste
                      "a name no other storage or rack has");
     }
     ASSIGN_OR_RETURN(s.bandwidth, Bandwidth(r, k["bandwidth"], Field(f, "bandwidth")));
-    if (k["rack"]) {
+    if (k.Has("rack")) {
       ASSIGN_OR_RETURN(std::string rack, Name(r, k["rack"], Field(f, "rack")));
       const auto id = cluster.FindRack(rack);
       if (!id) {
@@ -435,21 +431,20 @@ Status ParseStorage(const YamlReader& r, const YAML::Node& list, Cluster& cluste
 }
 
 // The `racks` list: every rack's name, uplink and latency, names unique.
-Status ParseRacks(const YamlReader& r, const YAML::Node& root, Cluster& cluster) {
-  const YAML::Node& racks = root["racks"];
-  if (!racks)
+Status ParseRacks(const DocReader& r, const DocValue& root, Cluster& cluster) {
+  const DocValue& racks = root["racks"];
+  if (racks.IsMissing())
     return r.Missing(root, "racks", "a list of racks with name, uplink_bandwidth, latency");
-  if (!racks.IsSequence() || racks.size() == 0) {
+  if (!racks.IsList() || racks.size() == 0) {
     return r.Error(racks, "racks", "is empty or not a list",
                    "a list of racks with name, uplink_bandwidth, latency");
   }
   for (size_t i = 0; i < racks.size(); ++i) {
-    const YAML::Node& k = racks[i];
+    const DocValue& k = racks[i];
     std::string f = Index("racks", i);
     RETURN_IF_ERROR(r.CheckMap(k, f, {"name", "uplink_bandwidth", "latency"}, "a rack"));
     for (std::string_view key : {"name", "uplink_bandwidth", "latency"}) {
-      if (!k[std::string(key)])
-        return r.Missing(k, Field(f, key), "name, uplink_bandwidth and latency");
+      if (!k.Has(key)) return r.Missing(k, Field(f, key), "name, uplink_bandwidth and latency");
     }
     Rack rack;
     ASSIGN_OR_RETURN(rack.name, Name(r, k["name"], Field(f, "name")));
@@ -468,15 +463,15 @@ Status ParseRacks(const YamlReader& r, const YAML::Node& root, Cluster& cluster)
 }
 
 // The network core: needed as soon as traffic can leave a rack.
-Status ParseNetwork(const YamlReader& r, const YAML::Node& root, Cluster& cluster) {
-  if (const YAML::Node& net = root["network"]; net) {
+Status ParseNetwork(const DocReader& r, const DocValue& root, Cluster& cluster) {
+  if (const DocValue& net = root["network"]; !net.IsMissing()) {
     RETURN_IF_ERROR(r.CheckMap(net, "network", {"core_latency", "spine_bandwidth"}));
-    if (!net["core_latency"]) {
+    if (!net.Has("core_latency")) {
       return r.Missing(net, "network.core_latency", "a latency like 5us");
     }
     ASSIGN_OR_RETURN(cluster.network_latency_s,
                      Duration(r, net["core_latency"], "network.core_latency"));
-    if (net["spine_bandwidth"]) {
+    if (net.Has("spine_bandwidth")) {
       ASSIGN_OR_RETURN(cluster.spine_bandwidth,
                        Bandwidth(r, net["spine_bandwidth"], "network.spine_bandwidth"));
     }
@@ -487,13 +482,12 @@ Status ParseNetwork(const YamlReader& r, const YAML::Node& root, Cluster& cluste
 }
 
 // The names a node entry stands for: a pattern, a name with a count, or a plain name.
-Result<NamePattern> ParseEntryNames(const YamlReader& r, const YAML::Node& n,
-                                    const std::string& f) {
+Result<NamePattern> ParseEntryNames(const DocReader& r, const DocValue& n, const std::string& f) {
   if (!n.IsMap()) return r.Error(n, f, "is not a map", "a node with name, devices, nic, ...");
-  if (!n["name"])
+  if (!n.Has("name"))
     return r.Missing(n, Field(f, "name"), "a node name or a pattern like gpu-[01-04]");
   ASSIGN_OR_RETURN(NamePattern pattern, ParseNamePattern(r, n["name"], Field(f, "name")));
-  if (n["count"]) {
+  if (n.Has("count")) {
     if (pattern.hi >= pattern.lo) {
       return r.Error(n["count"], Field(f, "count"), "a name pattern already says how many",
                      "either a pattern or a count");
@@ -509,10 +503,10 @@ Result<NamePattern> ParseEntryNames(const YamlReader& r, const YAML::Node& n,
 
 // The `nodes` list, each entry expanded into the nodes its name stands for, within the
 // cluster-wide limits on nodes, devices and labels.
-Status ParseNodes(const YamlReader& r, const YAML::Node& root, Cluster& cluster) {
-  const YAML::Node& nodes = root["nodes"];
-  if (!nodes) return r.Missing(root, "nodes", "a list of nodes");
-  if (!nodes.IsSequence()) return r.Error(nodes, "nodes", "is not a list", "a list of nodes");
+Status ParseNodes(const DocReader& r, const DocValue& root, Cluster& cluster) {
+  const DocValue& nodes = root["nodes"];
+  if (nodes.IsMissing()) return r.Missing(root, "nodes", "a list of nodes");
+  if (!nodes.IsList()) return r.Error(nodes, "nodes", "is not a list", "a list of nodes");
   if (nodes.size() == 0) {
     return r.Error(nodes, "nodes", "the cluster has no nodes", "at least one node with devices");
   }
@@ -520,7 +514,7 @@ Status ParseNodes(const YamlReader& r, const YAML::Node& root, Cluster& cluster)
   int64_t total_devices = 0;
   int64_t total_labels = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    const YAML::Node& n = nodes[i];
+    const DocValue& n = nodes[i];
     std::string f = Index("nodes", i);
     ASSIGN_OR_RETURN(NamePattern pattern, ParseEntryNames(r, n, f));
     ASSIGN_OR_RETURN(NodeTemplate t, ParseNodeEntry(r, n, f, cluster));
@@ -568,8 +562,8 @@ Status ParseNodes(const YamlReader& r, const YAML::Node& root, Cluster& cluster)
   return Status::Ok();
 }
 
-Result<Cluster> ParseRoot(const YamlReader& r, const YAML::Node& root) {
-  if (!root.IsDefined() || root.IsNull()) {
+Result<Cluster> ParseRoot(const DocReader& r, const DocValue& root) {
+  if (root.IsNull()) {
     return util::InputError(SourceLocation{r.file(), 1, 1}, "", "the file is empty",
                             "a cluster with name, racks and nodes");
   }
@@ -577,17 +571,17 @@ Result<Cluster> ParseRoot(const YamlReader& r, const YAML::Node& root) {
       root, "", {"name", "network", "device_types", "racks", "storage", "nodes"}, "a cluster"));
   Cluster cluster;
   cluster.catalog = DeviceCatalog::BuiltIn();
-  if (!root["name"]) return r.Missing(root, "name", "the cluster's name");
+  if (!root.Has("name")) return r.Missing(root, "name", "the cluster's name");
   ASSIGN_OR_RETURN(cluster.name, Name(r, root["name"], "name"));
 
-  if (const YAML::Node& types = root["device_types"]; types) {
+  if (const DocValue& types = root["device_types"]; !types.IsMissing()) {
     RETURN_IF_ERROR(ParseDeviceTypesYaml(types, r.file(), cluster.catalog));
   }
 
   RETURN_IF_ERROR(ParseRacks(r, root, cluster));
   cluster.Reindex();
   RETURN_IF_ERROR(ParseNetwork(r, root, cluster));
-  if (const YAML::Node& storage = root["storage"]; storage) {
+  if (const DocValue& storage = root["storage"]; !storage.IsMissing()) {
     RETURN_IF_ERROR(ParseStorage(r, storage, cluster));
   }
   RETURN_IF_ERROR(ParseNodes(r, root, cluster));
@@ -707,14 +701,8 @@ void AddShorthandNodes(const ShorthandTerm& t, Cluster& cluster) {
 }  // namespace
 
 Result<Cluster> ParseClusterYaml(std::string_view text, const std::string& file_name) {
-  YamlReader reader(file_name);
-  try {
-    YAML::Node root = YAML::Load(std::string(text));
-    return ParseRoot(reader, root);
-  } catch (const YAML::Exception& e) {
-    return util::InputError(reader.At(e.mark), "", "malformed YAML: " + e.msg,
-                            "a YAML cluster description");
-  }
+  ASSIGN_OR_RETURN(const DocValue root, ParseYamlDocument(text, file_name));
+  return ParseRoot(DocReader(file_name), root);
 }
 
 Result<Cluster> ParseClusterShorthand(std::string_view spec) {

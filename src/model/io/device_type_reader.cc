@@ -11,7 +11,7 @@
 #include <tuple>
 #include <utility>
 
-#include "model/io/yaml_reader.h"
+#include "model/io/document.h"
 #include "util/file.h"
 #include "util/source_location.h"
 #include "util/units.h"
@@ -55,7 +55,7 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return out;
 }
 
-Result<std::string> Name(const YamlReader& r, const YAML::Node& node, const std::string& field) {
+Result<std::string> Name(const DocReader& r, const DocValue& node, const std::string& field) {
   ASSIGN_OR_RETURN(std::string text, r.Scalar(node, field, kNameExpected));
   std::string name = Lower(text);
   if (!ValidName(name)) {
@@ -64,22 +64,16 @@ Result<std::string> Name(const YamlReader& r, const YAML::Node& node, const std:
   return name;
 }
 
-// A field as written: its key (for "unknown field" errors) and its value.
-struct Field {
-  YAML::Node key;
-  YAML::Node value;
-};
-
 class EntryParser {
  public:
-  EntryParser(const YamlReader& reader, std::string path, DeviceCatalog& catalog)
+  EntryParser(const DocReader& reader, std::string path, DeviceCatalog& catalog)
       : r_(reader), path_(std::move(path)), catalog_(catalog) {}
 
   // Parses one list item and upserts it. `first_seen` maps names already read from this list
   // to the line they were defined on.
-  Status Parse(const YAML::Node& item, std::map<std::string, int>& first_seen) {
+  Status Parse(const DocValue& item, std::map<std::string, int>& first_seen) {
     if (!item.IsMap()) {
-      return r_.Error(item, path_, "is " + YamlReader::Describe(item),
+      return r_.Error(item, path_, "is " + Describe(item),
                       "a map of device-type fields with at least 'name'");
     }
     RETURN_IF_ERROR(CollectFields(item));
@@ -88,7 +82,7 @@ class EntryParser {
     if (name_field == fields_.end()) {
       return r_.Error(item, path_ + ".name", "missing", "the device type's name, like 'a100-80g'");
     }
-    const YAML::Node& name_node = name_field->second.value;
+    const DocValue& name_node = name_field->second->value;
     ASSIGN_OR_RETURN(std::string name, Name(r_, name_node, F("name")));
 
     int line = r_.At(name_node).line;
@@ -125,33 +119,25 @@ class EntryParser {
  private:
   std::string F(const std::string& field) const { return path_ + "." + field; }
 
-  Status CollectFields(const YAML::Node& item) {
+  Status CollectFields(const DocValue& item) {
     const std::vector<std::string>& known = DeviceTypeFieldNames();
-    for (auto it = item.begin(); it != item.end(); ++it) {
-      const YAML::Node key = it->first;  // a copy: `it->` yields a temporary proxy
-      if (!key.IsScalar()) {
-        return r_.Error(key, path_, "has a field name that is " + YamlReader::Describe(key),
-                        "field names like 'name' or 'peak_power'");
+    for (const DocValue::Field& f : item.fields) {
+      if (std::find(known.begin(), known.end(), f.key) == known.end()) {
+        return r_.Error(f, F(f.key), "unknown field", "one of " + JoinNames(known));
       }
-      const std::string& k = key.Scalar();
-      if (std::find(known.begin(), known.end(), k) == known.end()) {
-        return r_.Error(key, F(k), "unknown field", "one of " + JoinNames(known));
-      }
-      if (!fields_.emplace(k, Field{key, YAML::Node(it->second)}).second) {
-        return r_.Error(key, F(k), "is given twice", "each field once");
-      }
+      fields_.emplace(f.key, &f);  // keys are unique (ParseYamlDocument)
     }
     return Status::Ok();
   }
 
-  const YAML::Node* Value(const std::string& field) const {
+  const DocValue* Value(const std::string& field) const {
     auto it = fields_.find(field);
-    return it == fields_.end() ? nullptr : &it->second.value;
+    return it == fields_.end() ? nullptr : &it->second->value;
   }
 
   Status ApplyFields() {
-    if (const YAML::Node* v = Value("aliases")) RETURN_IF_ERROR(ParseAliases(*v));
-    if (const YAML::Node* v = Value("vendor")) {
+    if (const DocValue* v = Value("aliases")) RETURN_IF_ERROR(ParseAliases(*v));
+    if (const DocValue* v = Value("vendor")) {
       constexpr const char* kExpected = "a vendor like nvidia, amd, intel or huawei";
       ASSIGN_OR_RETURN(std::string text, r_.Scalar(*v, F("vendor"), kExpected));
       std::string vendor = Lower(text);
@@ -161,7 +147,7 @@ class EntryParser {
       }
       type_.vendor = vendor;
     }
-    if (const YAML::Node* v = Value("kind")) {
+    if (const DocValue* v = Value("kind")) {
       constexpr const char* kExpected = "cpu, gpu, npu or asic";
       ASSIGN_OR_RETURN(std::string text, r_.Scalar(*v, F("kind"), kExpected));
       util::Result<DeviceKind> kind = ParseDeviceKind(Lower(text));
@@ -170,28 +156,28 @@ class EntryParser {
       }
       type_.kind = *kind;
     }
-    if (const YAML::Node* v = Value("stacks")) RETURN_IF_ERROR(ParseStacks(*v));
+    if (const DocValue* v = Value("stacks")) RETURN_IF_ERROR(ParseStacks(*v));
     RETURN_IF_ERROR(Peak("fp32_tflops", type_.fp32_tflops));
     RETURN_IF_ERROR(Peak("fp16_tflops", type_.fp16_tflops));
     RETURN_IF_ERROR(Peak("int8_tops", type_.int8_tops));
-    if (const YAML::Node* v = Value("memory")) {
+    if (const DocValue* v = Value("memory")) {
       ASSIGN_OR_RETURN(uint64_t bytes, r_.Quantity<uint64_t>(*v, F("memory"), util::ParseBytes,
                                                              "bytes like 80GiB"));
       if (bytes == 0) return r_.Error(*v, F("memory"), "must be positive", "bytes like 80GiB");
       type_.memory_bytes = bytes;
     }
-    if (const YAML::Node* v = Value("memory_bandwidth")) {
+    if (const DocValue* v = Value("memory_bandwidth")) {
       constexpr const char* kExpected = "a bandwidth like 2039GB/s";
       ASSIGN_OR_RETURN(double bw, r_.Quantity<double>(*v, F("memory_bandwidth"),
                                                       util::ParseBandwidth, kExpected));
       if (!(bw > 0)) return r_.Error(*v, F("memory_bandwidth"), "must be positive", kExpected);
       type_.memory_bandwidth = bw;
     }
-    if (const YAML::Node* v = Value("idle_power")) {
+    if (const DocValue* v = Value("idle_power")) {
       ASSIGN_OR_RETURN(type_.idle_watts, r_.Quantity<double>(*v, F("idle_power"), util::ParsePower,
                                                              "watts like 50W"));
     }
-    if (const YAML::Node* v = Value("peak_power")) {
+    if (const DocValue* v = Value("peak_power")) {
       ASSIGN_OR_RETURN(double watts, r_.Quantity<double>(*v, F("peak_power"), util::ParsePower,
                                                          "watts like 700W"));
       if (!(watts > 0)) {
@@ -199,7 +185,7 @@ class EntryParser {
       }
       type_.peak_watts = watts;
     }
-    if (const YAML::Node* v = Value("price_per_hour")) {
+    if (const DocValue* v = Value("price_per_hour")) {
       constexpr const char* kExpected = "US dollars per device-hour, like 2.5";
       ASSIGN_OR_RETURN(double price, r_.FiniteNumber(*v, F("price_per_hour"), kExpected));
       if (price < 0 || price > kMaxPricePerHour) {
@@ -208,7 +194,7 @@ class EntryParser {
       }
       type_.price_per_hour = price;
     }
-    if (const YAML::Node* v = Value("efficiency")) {
+    if (const DocValue* v = Value("efficiency")) {
       constexpr const char* kExpected = "a fraction of peak in (0, 1], like 0.6";
       ASSIGN_OR_RETURN(double eff, r_.FiniteNumber(*v, F("efficiency"), kExpected));
       if (!(eff > 0 && eff <= 1)) {
@@ -219,15 +205,15 @@ class EntryParser {
       // A new type without a measured efficiency runs on the default guess: say so.
       type_.estimated = true;
     }
-    if (const YAML::Node* v = Value("power_cap_curve")) RETURN_IF_ERROR(ParseCapCurve(*v));
-    if (const YAML::Node* v = Value("source")) {
+    if (const DocValue* v = Value("power_cap_curve")) RETURN_IF_ERROR(ParseCapCurve(*v));
+    if (const DocValue* v = Value("source")) {
       ASSIGN_OR_RETURN(std::string text, r_.Scalar(*v, F("source"), "text naming the source"));
       if (text.size() > kMaxSourceLength) {
         return r_.Error(*v, F("source"), "is too long", "at most 4096 characters");
       }
       type_.source = text;
     }
-    if (const YAML::Node* v = Value("estimated")) {
+    if (const DocValue* v = Value("estimated")) {
       ASSIGN_OR_RETURN(std::string text, r_.Scalar(*v, F("estimated"), "true or false"));
       if (text != "true" && text != "false") {
         return r_.Error(*v, F("estimated"), fmt::format("'{}' is not a boolean", text),
@@ -239,7 +225,7 @@ class EntryParser {
   }
 
   Status Peak(const std::string& field, double& out) {
-    const YAML::Node* v = Value(field);
+    const DocValue* v = Value(field);
     if (!v) return Status::Ok();
     constexpr const char* kExpected = "a non-negative number of TFLOPS (TOPS for int8)";
     ASSIGN_OR_RETURN(double value, r_.FiniteNumber(*v, F(field), kExpected));
@@ -250,16 +236,15 @@ class EntryParser {
     return Status::Ok();
   }
 
-  Status ParseAliases(const YAML::Node& v) {
+  Status ParseAliases(const DocValue& v) {
     constexpr const char* kExpected = "a list of names like [v100]";
-    if (!v.IsSequence())
-      return r_.Error(v, F("aliases"), "is " + YamlReader::Describe(v), kExpected);
+    if (!v.IsList()) return r_.Error(v, F("aliases"), "is " + Describe(v), kExpected);
     if (v.size() > kMaxListLength) {
       return r_.Error(v, F("aliases"), fmt::format("has {} entries", v.size()), "at most 64");
     }
     std::vector<std::string> aliases;
     for (size_t i = 0; i < v.size(); ++i) {
-      const YAML::Node& a = v[i];
+      const DocValue& a = v[i];
       std::string field = fmt::format("{}[{}]", F("aliases"), i);
       ASSIGN_OR_RETURN(std::string alias, Name(r_, a, field));
       if (alias == type_.name) {
@@ -281,17 +266,16 @@ class EntryParser {
     return Status::Ok();
   }
 
-  Status ParseStacks(const YAML::Node& v) {
+  Status ParseStacks(const DocValue& v) {
     constexpr const char* kExpected = "a list of stacks like [\"cuda 12.2\", x86_64]";
-    if (!v.IsSequence())
-      return r_.Error(v, F("stacks"), "is " + YamlReader::Describe(v), kExpected);
+    if (!v.IsList()) return r_.Error(v, F("stacks"), "is " + Describe(v), kExpected);
     if (v.size() == 0) return r_.Error(v, F("stacks"), "is empty", kExpected);
     if (v.size() > kMaxListLength) {
       return r_.Error(v, F("stacks"), fmt::format("has {} entries", v.size()), "at most 64");
     }
     std::vector<SoftwareStack> stacks;
     for (size_t i = 0; i < v.size(); ++i) {
-      const YAML::Node& s = v[i];
+      const DocValue& s = v[i];
       std::string field = fmt::format("{}[{}]", F("stacks"), i);
       ASSIGN_OR_RETURN(std::string text, r_.Scalar(s, field, "a stack like 'cuda 12.2'"));
       util::Result<SoftwareStack> stack = ParseSoftwareStack(text);
@@ -308,7 +292,7 @@ class EntryParser {
     return Status::Ok();
   }
 
-  Status CheckRequired(const YAML::Node& item) const {
+  Status CheckRequired(const DocValue& item) const {
     static const std::vector<std::pair<const char*, const char*>> kRequired = {
         {"vendor", "a vendor like nvidia"},
         {"kind", "cpu, gpu, npu or asic"},
@@ -327,7 +311,7 @@ class EntryParser {
     return Status::Ok();
   }
 
-  Status CheckConsistent(const YAML::Node& item) const {
+  Status CheckConsistent(const DocValue& item) const {
     if (!(type_.fp32_tflops > 0 || type_.fp16_tflops > 0 || type_.int8_tops > 0)) {
       // Point at the first peak the entry gave (all of them are 0), else at the entry.
       const char* field = "fp32_tflops";
@@ -337,14 +321,14 @@ class EntryParser {
           break;
         }
       }
-      const YAML::Node* at = Value(field);
+      const DocValue* at = Value(field);
       return r_.Error(at ? *at : item, F(field),
                       fmt::format("device type '{}' has no positive peak throughput", type_.name),
                       "fp32_tflops, fp16_tflops or int8_tops above 0");
     }
     if (type_.peak_watts < type_.idle_watts) {
       const bool peak_given = Value("peak_power") != nullptr;
-      const YAML::Node* at = peak_given ? Value("peak_power") : Value("idle_power");
+      const DocValue* at = peak_given ? Value("peak_power") : Value("idle_power");
       return r_.Error(
           at ? *at : item, F(peak_given ? "peak_power" : "idle_power"),
           fmt::format("peak power {} is below idle power {}", util::FormatPower(type_.peak_watts),
@@ -355,28 +339,25 @@ class EntryParser {
   }
 
   // power_cap_curve: [{cap: 0.5, throughput: 0.87, power: 0.76}, ..., {cap: 1, ...: 1}].
-  Status ParseCapCurve(const YAML::Node& list) {
+  Status ParseCapCurve(const DocValue& list) {
     constexpr const char* kExpected =
         "a list of {cap, throughput, power} fractions with caps increasing in (0, 1] and the "
         "last at cap 1, like [{cap: 0.7, throughput: 0.96, power: 0.85}, {cap: 1, "
         "throughput: 1, power: 1}]";
     const std::string field = F("power_cap_curve");
-    if (!list.IsSequence() || list.size() == 0 || list.size() > kMaxListLength) {
-      return r_.Error(
-          list, field,
-          list.IsSequence() ? "has no points or too many" : "is " + YamlReader::Describe(list),
-          kExpected);
+    if (!list.IsList() || list.size() == 0 || list.size() > kMaxListLength) {
+      return r_.Error(list, field,
+                      list.IsList() ? "has no points or too many" : "is " + Describe(list),
+                      kExpected);
     }
     std::vector<PowerCapPoint> points;
     for (size_t i = 0; i < list.size(); ++i) {
-      const YAML::Node p = list[i];
+      const DocValue& p = list[i];
       const std::string at = fmt::format("{}[{}]", field, i);
-      if (!p.IsMap()) return r_.Error(p, at, "is " + YamlReader::Describe(p), kExpected);
-      for (auto it = p.begin(); it != p.end(); ++it) {
-        const YAML::Node key = it->first;
-        if (!key.IsScalar() ||
-            (key.Scalar() != "cap" && key.Scalar() != "throughput" && key.Scalar() != "power")) {
-          return r_.Error(key, at, "has an unknown field " + YamlReader::Describe(key),
+      if (!p.IsMap()) return r_.Error(p, at, "is " + Describe(p), kExpected);
+      for (const DocValue::Field& f : p.fields) {
+        if (f.key != "cap" && f.key != "throughput" && f.key != "power") {
+          return r_.Error(f, at, fmt::format("has an unknown field '{}'", f.key),
                           "cap, throughput and power");
         }
       }
@@ -386,8 +367,8 @@ class EntryParser {
           {"throughput", &point.throughput, 1.05},
           {"power", &point.power, 1.05}};
       for (const auto& [name, slot, max] : parts) {
-        const YAML::Node v = p[name];
-        if (!v) return r_.Error(p, at + "." + name, "is missing", kExpected);
+        const DocValue& v = p[name];
+        if (v.IsMissing()) return r_.Error(p, at + "." + name, "is missing", kExpected);
         ASSIGN_OR_RETURN(*slot, r_.FiniteNumber(v, at + "." + name, kExpected));
         if (!(*slot > 0 && *slot <= max)) {
           return r_.Error(v, at + "." + name, fmt::format("{} is outside (0, {}]", *slot, max),
@@ -410,18 +391,18 @@ class EntryParser {
     return Status::Ok();
   }
 
-  const YamlReader& r_;
+  const DocReader& r_;
   std::string path_;
   DeviceCatalog& catalog_;
-  std::map<std::string, Field> fields_;
+  std::map<std::string, const DocValue::Field*> fields_;
   DeviceType type_;
   std::optional<DeviceTypeId> own_id_;
 };
 
-Status ParseList(const YAML::Node& list, const YamlReader& reader, DeviceCatalog& catalog) {
+Status ParseList(const DocValue& list, const DocReader& reader, DeviceCatalog& catalog) {
   if (list.IsNull()) return Status::Ok();
-  if (!list.IsSequence()) {
-    return reader.Error(list, "device_types", "is " + YamlReader::Describe(list),
+  if (!list.IsList()) {
+    return reader.Error(list, "device_types", "is " + Describe(list),
                         "a list of device types, each a map starting with '- name: ...'");
   }
   if (list.size() > kMaxDeviceTypesPerList) {
@@ -447,50 +428,32 @@ const std::vector<std::string>& DeviceTypeFieldNames() {
   return kNames;
 }
 
-Status ParseDeviceTypesYaml(const YAML::Node& list, const std::string& file_name,
+Status ParseDeviceTypesYaml(const DocValue& list, const std::string& file_name,
                             DeviceCatalog& catalog) {
-  YamlReader reader(file_name);
+  DocReader reader(file_name);
   // Work on a copy so that a failure part-way leaves the caller's catalog as it was.
   DeviceCatalog updated = catalog;
-  try {
-    RETURN_IF_ERROR(ParseList(list, reader, updated));
-  } catch (const YAML::Exception& e) {
-    return util::InputError(reader.At(e.mark), "device_types", e.msg);
-  }
+  RETURN_IF_ERROR(ParseList(list, reader, updated));
   catalog = std::move(updated);
   return Status::Ok();
 }
 
 util::Result<DeviceCatalog> ParseDeviceTypesDocument(std::string_view text,
                                                      const std::string& file_name) {
-  YamlReader reader(file_name);
+  DocReader reader(file_name);
   constexpr const char* kExpected = "a map with the single key 'device_types:'";
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return util::InputError(reader.At(e.mark), "", "invalid YAML: " + e.msg);
+  ASSIGN_OR_RETURN(const DocValue root, ParseYamlDocument(text, file_name));
+  if (!root.IsMap()) {
+    return reader.Error(root, "", "the document is " + Describe(root), kExpected);
   }
+  for (const DocValue::Field& f : root.fields) {
+    if (f.key != "device_types") {
+      return reader.Error(f, f.key, "unknown top-level field", kExpected);
+    }
+  }
+  if (!root.Has("device_types")) return reader.Error(root, "device_types", "missing", kExpected);
   DeviceCatalog catalog = DeviceCatalog::BuiltIn();
-  try {
-    if (!root.IsMap()) {
-      return reader.Error(root, "", "the document is " + YamlReader::Describe(root), kExpected);
-    }
-    std::optional<YAML::Node> types;
-    for (auto it = root.begin(); it != root.end(); ++it) {
-      const YAML::Node key = it->first;  // a copy: `it->` yields a temporary proxy
-      if (!key.IsScalar() || key.Scalar() != "device_types") {
-        return reader.Error(key, key.IsScalar() ? key.Scalar() : "", "unknown top-level field",
-                            kExpected);
-      }
-      if (types) return reader.Error(key, "device_types", "is given twice", kExpected);
-      types = YAML::Node(it->second);
-    }
-    if (!types) return reader.Error(root, "device_types", "missing", kExpected);
-    RETURN_IF_ERROR(ParseDeviceTypesYaml(*types, file_name, catalog));
-  } catch (const YAML::Exception& e) {
-    return util::InputError(reader.At(e.mark), "", e.msg);
-  }
+  RETURN_IF_ERROR(ParseDeviceTypesYaml(root["device_types"], file_name, catalog));
   return catalog;
 }
 

@@ -2,14 +2,13 @@
 // to a DeviceCatalog or overriding entries of it. Format and examples: docs/device-catalog.md.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
 #include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "model/catalog.h"
+#include "model/io/document.h"
 #include "util/status.h"
 
 namespace hetsched::model::io {
@@ -21,16 +20,16 @@ inline constexpr size_t kMaxDeviceTypesPerList = 10'000;
 // The field names a device-type entry may have, in documentation order.
 const std::vector<std::string>& DeviceTypeFieldNames();
 
-// Reads `list`, a YAML sequence of device-type maps, and upserts each into `catalog`.
+// Reads `list`, a list of device-type maps from a YAML document (ParseYamlDocument), and
+// upserts each into `catalog`.
 //  - An entry whose `name` is already in the catalog overrides it: fields it gives replace the
 //    old values, the rest are kept, and the type keeps its id.
 //  - A new name must give vendor, kind, stacks, memory, memory_bandwidth, idle_power,
 //    peak_power and at least one of fp32_tflops / fp16_tflops / int8_tops.
 //  - A null `list` (an empty `device_types:`) adds nothing.
 // Errors read `file:line:column: device_types[i].field: problem (expected ...)`, with 1-based
-// line and column from the YAML marks. On error `catalog` is left unchanged.
-// Never throws: yaml-cpp exceptions are turned into an InvalidArgument.
-util::Status ParseDeviceTypesYaml(const YAML::Node& list, const std::string& file_name,
+// line and column from the document. On error `catalog` is left unchanged.
+util::Status ParseDeviceTypesYaml(const DocValue& list, const std::string& file_name,
                                   DeviceCatalog& catalog);
 
 // A types document: a map whose only key is `device_types:`. Returns the built-in catalog with

@@ -54,48 +54,75 @@ class YamlConverter {
       case YAML::NodeType::Sequence:
         out->kind = DocValue::Kind::kList;
         for (const YAML::Node& item : node) {
+          path_.push_back({nullptr, out->items.size()});
           out->items.emplace_back();
           RETURN_IF_ERROR(Convert(item, depth + 1, &out->items.back()));
+          path_.pop_back();
         }
         return Status::Ok();
       case YAML::NodeType::Map:
         out->kind = DocValue::Kind::kMap;
-        std::unordered_map<std::string, int> keys;  // key -> line, to report duplicates
-        for (const auto& entry : node) {
-          DocValue::Field field;
-          const YAML::Mark key_mark = entry.first.Mark();
-          field.line = key_mark.is_null() ? out->line : key_mark.line + 1;
-          field.column = key_mark.is_null() ? out->column : key_mark.column + 1;
-          if (!entry.first.IsScalar()) {
-            return util::InputError({file_, field.line, field.column}, "",
-                                    "a map key is not a plain name", "keys like 'gang_size'");
-          }
-          field.key = entry.first.Scalar();
-          auto [seen, inserted] = keys.emplace(field.key, field.line);
-          if (!inserted) {
-            return util::InputError({file_, field.line, field.column}, field.key,
-                                    fmt::format("appears twice (first at line {})", seen->second),
-                                    "each key once");
-          }
-          RETURN_IF_ERROR(Convert(entry.second, depth + 1, &field.value));
-          out->fields.push_back(std::move(field));
-        }
-        return Status::Ok();
+        return ConvertMap(node, depth, out);
     }
     out->kind = DocValue::Kind::kNull;
     return Status::Ok();
   }
 
  private:
+  // One step from the root to the value being converted: a map's key or a list's index.
+  struct Step {
+    const std::string* key;  // nullptr for a list item
+    size_t index;
+  };
+
+  Status ConvertMap(const YAML::Node& node, int depth, DocValue* out) {
+    std::unordered_map<std::string, int> keys;  // key -> line, to report duplicates
+    for (const auto& entry : node) {
+      DocValue::Field field;
+      const YAML::Mark key_mark = entry.first.Mark();
+      field.line = key_mark.is_null() ? out->line : key_mark.line + 1;
+      field.column = key_mark.is_null() ? out->column : key_mark.column + 1;
+      const SourceLocation key_at{file_, field.line, field.column};
+      if (!entry.first.IsScalar()) {
+        return util::InputError(key_at, Path(), "a key is not a plain name",
+                                "keys like 'gang_size'");
+      }
+      field.key = entry.first.Scalar();
+      path_.push_back({&field.key, 0});
+      auto [seen, inserted] = keys.emplace(field.key, field.line);
+      if (!inserted) {
+        return util::InputError(key_at, Path(),
+                                fmt::format("appears twice (first at line {})", seen->second),
+                                "each key once");
+      }
+      RETURN_IF_ERROR(Convert(entry.second, depth + 1, &field.value));
+      path_.pop_back();
+      out->fields.push_back(std::move(field));
+    }
+    return Status::Ok();
+  }
+
+  // "nodes[2].devices[0].type": where the converter is, for messages.
+  std::string Path() const {
+    std::string out;
+    for (const Step& step : path_) {
+      out += step.key == nullptr ? fmt::format("[{}]", step.index)
+                                 : (out.empty() ? "" : ".") + *step.key;
+    }
+    return out;
+  }
+
   SourceLocation Loc(const DocValue& v) const { return {file_, v.line, v.column}; }
   const std::string& file_;
   size_t budget_;
+  std::vector<Step> path_;
 };
 
 // ---------------------------------------------------------------------------------------------
 // JSON -> DocValue (no positions inside a line: nlohmann does not keep them)
 
-Status ConvertJson(const nlohmann::json& j, const SourceLocation& at, int depth, DocValue* out) {
+Status ConvertJson(const nlohmann::json& j, const SourceLocation& at, bool typed, int depth,
+                   DocValue* out) {
   out->line = at.line;
   if (depth > kMaxDepth) {
     return util::InputError(at, "", fmt::format("nesting deeper than {}", kMaxDepth));
@@ -107,23 +134,26 @@ Status ConvertJson(const nlohmann::json& j, const SourceLocation& at, int depth,
       return Status::Ok();
     case nlohmann::json::value_t::string:
       out->kind = DocValue::Kind::kScalar;
+      if (typed) out->type = DocValue::Type::kString;
       out->text = j.get_ref<const std::string&>();
       return Status::Ok();
     case nlohmann::json::value_t::boolean:
       out->kind = DocValue::Kind::kScalar;
+      if (typed) out->type = DocValue::Type::kBool;
       out->text = j.get<bool>() ? "true" : "false";
       return Status::Ok();
     case nlohmann::json::value_t::number_integer:
     case nlohmann::json::value_t::number_unsigned:
     case nlohmann::json::value_t::number_float:
       out->kind = DocValue::Kind::kScalar;
+      if (typed) out->type = DocValue::Type::kNumber;
       out->text = j.dump();
       return Status::Ok();
     case nlohmann::json::value_t::array:
       out->kind = DocValue::Kind::kList;
       for (const nlohmann::json& item : j) {
         out->items.emplace_back();
-        RETURN_IF_ERROR(ConvertJson(item, at, depth + 1, &out->items.back()));
+        RETURN_IF_ERROR(ConvertJson(item, at, typed, depth + 1, &out->items.back()));
       }
       return Status::Ok();
     case nlohmann::json::value_t::object:
@@ -132,7 +162,7 @@ Status ConvertJson(const nlohmann::json& j, const SourceLocation& at, int depth,
         DocValue::Field field;
         field.key = key;
         field.line = at.line;
-        RETURN_IF_ERROR(ConvertJson(item, at, depth + 1, &field.value));
+        RETURN_IF_ERROR(ConvertJson(item, at, typed, depth + 1, &field.value));
         out->fields.push_back(std::move(field));
       }
       return Status::Ok();
@@ -144,12 +174,23 @@ Status ConvertJson(const nlohmann::json& j, const SourceLocation& at, int depth,
 
 }  // namespace
 
-std::string KindName(const DocValue& v) {
+std::string Describe(const DocValue& v) {
   switch (v.kind) {
+    case DocValue::Kind::kMissing:
+      return "missing";
     case DocValue::Kind::kNull:
       return "empty";
     case DocValue::Kind::kScalar:
-      return fmt::format("'{}'", v.text);
+      switch (v.type) {
+        case DocValue::Type::kUntyped:
+          return fmt::format("'{}'", v.text);
+        case DocValue::Type::kString:
+          return fmt::format("\"{}\"", v.text);
+        case DocValue::Type::kNumber:
+        case DocValue::Type::kBool:
+          return v.text;
+      }
+      break;
     case DocValue::Kind::kList:
       return "a list";
     case DocValue::Kind::kMap:
@@ -174,8 +215,8 @@ Result<DocValue> ParseYamlDocument(std::string_view text, const std::string& fil
   return root;
 }
 
-Status FromJson(const nlohmann::json& j, const SourceLocation& at, DocValue* out) {
-  return ConvertJson(j, at, 0, out);
+Status FromJson(const nlohmann::json& j, const SourceLocation& at, DocValue* out, bool typed) {
+  return ConvertJson(j, at, typed, 0, out);
 }
 
 const DocValue::Field* FindField(const DocValue& map, std::string_view key) {
@@ -183,6 +224,18 @@ const DocValue::Field* FindField(const DocValue& map, std::string_view key) {
     if (f.key == key) return &f;
   }
   return nullptr;
+}
+
+bool DocValue::Has(std::string_view key) const { return FindField(*this, key) != nullptr; }
+
+const DocValue& DocValue::operator[](std::string_view key) const {
+  static const DocValue kMissing = [] {
+    DocValue v;
+    v.kind = Kind::kMissing;
+    return v;
+  }();
+  const Field* f = FindField(*this, key);
+  return f != nullptr ? f->value : kMissing;
 }
 
 }  // namespace hetsched::model::io

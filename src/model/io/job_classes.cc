@@ -9,25 +9,25 @@
 
 namespace hetsched::model::io {
 
-util::Result<JobClasses> ParseJobClasses(const YamlReader& r, const YAML::Node& node) {
+util::Result<JobClasses> ParseJobClasses(const DocReader& r, const DocValue& node) {
   static const std::set<std::string, std::less<>> kFields = {"priority", "weight"};
   const std::string kinds = "training, batch, inference or realtime";
   RETURN_IF_ERROR(r.Mapping(node, "classes", "a job kind per key"));
   JobClasses classes;
-  for (const auto& kv : node) {
-    const std::string name = kv.first.Scalar();
+  for (const DocValue::Field& kv : node.fields) {
+    const std::string name = kv.key;
     const std::string field = "classes." + name;
     auto kind = ParseJobKind(name);
     if (!kind.ok() || *kind == JobKind::kService) {
-      return r.Error(kv.first, field, "is not a job kind of training work", kinds);
+      return r.Error(kv, field, "is not a job kind of training work", kinds);
     }
-    RETURN_IF_ERROR(r.Mapping(kv.second, field, "{priority: 1, weight: 2}"));
+    RETURN_IF_ERROR(r.Mapping(kv.value, field, "{priority: 1, weight: 2}"));
     JobClass c;
-    for (const auto& f : kv.second) {
-      const std::string key = f.first.Scalar();
-      RETURN_IF_ERROR(r.KnownField(f.first, field + "." + key, kFields));
-      const YAML::Node& v = f.second;
-      const std::string text = v.IsScalar() ? v.Scalar() : "";
+    for (const DocValue::Field& f : kv.value.fields) {
+      const std::string key = f.key;
+      RETURN_IF_ERROR(r.KnownField(f, field + "." + key, kFields));
+      const DocValue& v = f.value;
+      const std::string text = v.IsScalar() ? v.text : "";
       if (key == "priority") {
         int32_t p = 0;
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), p);
@@ -38,9 +38,9 @@ util::Result<JobClasses> ParseJobClasses(const YamlReader& r, const YAML::Node& 
         }
         c.priority = p;
       } else {
-        ASSIGN_OR_RETURN(c.weight,
-                         r.Number(v, field + ".weight", 0, 1e6, /*open_least=*/true,
-                                  "a number above 0 and up to 1e6, multiplying each job's weight"));
+        ASSIGN_OR_RETURN(
+            c.weight, r.NumberIn(v, field + ".weight", 0, 1e6, /*open_least=*/true,
+                                 "a number above 0 and up to 1e6, multiplying each job's weight"));
       }
     }
     classes[*kind] = c;

@@ -8,12 +8,10 @@
 //     training: {weight: 2}
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
 #include <cstdint>
 #include <map>
 
-#include "model/io/yaml_reader.h"
+#include "model/io/document.h"
 #include "model/job.h"
 #include "util/status.h"
 
@@ -26,7 +24,7 @@ struct JobClass {
 using JobClasses = std::map<JobKind, JobClass>;
 
 // The mapping at `node` (field "classes"); errors are located ("file:line:column: field: ...").
-util::Result<JobClasses> ParseJobClasses(const YamlReader& r, const YAML::Node& node);
+util::Result<JobClasses> ParseJobClasses(const DocReader& r, const DocValue& node);
 
 // `job` with its kind's class applied (unchanged when its kind has none).
 void ApplyJobClass(const JobClasses& classes, Job& job);

@@ -1,7 +1,6 @@
 #include "model/io/layer_file_reader.h"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <charconv>
@@ -9,7 +8,7 @@
 #include <initializer_list>
 #include <set>
 
-#include "model/io/yaml_reader.h"
+#include "model/io/document.h"
 #include "util/file.h"
 #include "util/source_location.h"
 #include "util/units.h"
@@ -23,7 +22,7 @@ using util::Status;
 
 constexpr double kMaxFlops = 1e30;  // per sample; far above any real layer, far below overflow
 
-Result<double> Flops(const YamlReader& r, const YAML::Node& node, const std::string& field) {
+Result<double> Flops(const DocReader& r, const DocValue& node, const std::string& field) {
   const std::string expected = "a non-negative number of FLOPs such as 3.2e12";
   ASSIGN_OR_RETURN(std::string s, r.Scalar(node, field, expected));
   double v = 0;
@@ -37,13 +36,13 @@ Result<double> Flops(const YamlReader& r, const YAML::Node& node, const std::str
   return v;
 }
 
-Result<uint64_t> Bytes(const YamlReader& r, const YAML::Node& node, const std::string& field) {
+Result<uint64_t> Bytes(const DocReader& r, const DocValue& node, const std::string& field) {
   return r.Quantity<uint64_t>(node, field, &util::ParseBytes,
                               "a byte count such as 4096, 16MiB or 1.5GB");
 }
 
 // One entry of `layers` (at `field`), sizes in `precision`'s elements.
-Result<LayerSpec> ParseLayer(const YamlReader& r, const YAML::Node& l, const std::string& field,
+Result<LayerSpec> ParseLayer(const DocReader& r, const DocValue& l, const std::string& field,
                              Precision precision) {
   const uint64_t elem = static_cast<uint64_t>(BytesPerElement(precision));
   RETURN_IF_ERROR(r.CheckMap(l, field,
@@ -51,14 +50,14 @@ Result<LayerSpec> ParseLayer(const YamlReader& r, const YAML::Node& l, const std
                               "output_bytes", "tp_allreduces", "repeat"}));
   for (const char* required :
        {"name", "fwd_flops", "param_bytes", "activation_bytes", "output_bytes"}) {
-    if (!l[required]) {
+    if (!l.Has(required)) {
       return r.Error(l, field + "." + required, "missing required field",
                      "name, fwd_flops, param_bytes, activation_bytes and output_bytes");
     }
   }
   LayerSpec layer;
   ASSIGN_OR_RETURN(layer.name, r.Scalar(l["name"], field + ".name", "the layer's name"));
-  if (l["kind"]) {
+  if (l.Has("kind")) {
     ASSIGN_OR_RETURN(layer.kind,
                      r.Enum<LayerKind>(l["kind"], field + ".kind",
                                        "embedding, transformer, head or other", &ParseLayerKind));
@@ -83,7 +82,7 @@ Result<LayerSpec> ParseLayer(const YamlReader& r, const YAML::Node& l, const std
       return r.Error(l[key], field + "." + key, "is larger than 1 PiB", "a realistic size");
     }
   }
-  if (l["tp_allreduces"]) {
+  if (l.Has("tp_allreduces")) {
     ASSIGN_OR_RETURN(int64_t n, r.WholeNumber(l["tp_allreduces"], field + ".tp_allreduces", 0, 64));
     layer.tp_allreduces = static_cast<int32_t>(n);
   }
@@ -91,11 +90,11 @@ Result<LayerSpec> ParseLayer(const YamlReader& r, const YAML::Node& l, const std
 }
 
 // The top-level fields but the layers: name, batch, micro_batch, seq_len, precision, optimizer.
-Status ParseSetup(const YamlReader& r, const YAML::Node& root, ModelSpec& spec) {
+Status ParseSetup(const DocReader& r, const DocValue& root, ModelSpec& spec) {
   ASSIGN_OR_RETURN(spec.name, r.Scalar(root["name"], "name", "the model's name"));
   ASSIGN_OR_RETURN(spec.setup.global_batch,
                    r.WholeNumber(root["batch"], "batch", 1, int64_t{1} << 24));
-  if (root["micro_batch"]) {
+  if (root.Has("micro_batch")) {
     ASSIGN_OR_RETURN(spec.setup.micro_batch,
                      r.WholeNumber(root["micro_batch"], "micro_batch", 1, spec.setup.global_batch));
     if (spec.setup.global_batch % spec.setup.micro_batch != 0) {
@@ -107,12 +106,12 @@ Status ParseSetup(const YamlReader& r, const YAML::Node& root, ModelSpec& spec) 
   }
   ASSIGN_OR_RETURN(spec.setup.seq_len,
                    r.WholeNumber(root["seq_len"], "seq_len", 1, int64_t{1} << 22));
-  if (root["precision"]) {
+  if (root.Has("precision")) {
     ASSIGN_OR_RETURN(spec.setup.precision,
                      r.Enum<Precision>(root["precision"], "precision", "fp32, fp16, bf16 or int8",
                                        &ParsePrecision));
   }
-  if (root["optimizer"]) {
+  if (root.Has("optimizer")) {
     ASSIGN_OR_RETURN(spec.setup.optimizer,
                      r.Enum<Optimizer>(root["optimizer"], "optimizer",
                                        "adam, sgd or none (inference)", &ParseOptimizer));
@@ -120,31 +119,31 @@ Status ParseSetup(const YamlReader& r, const YAML::Node& root, ModelSpec& spec) 
   return Status::Ok();
 }
 
-Result<ModelSpec> ParseRoot(const YamlReader& r, const YAML::Node& root) {
-  if (!root.IsDefined() || root.IsNull()) {
+Result<ModelSpec> ParseRoot(const DocReader& r, const DocValue& root) {
+  if (root.IsNull()) {
     return r.Error(root, "(document)", "is empty", "a map with name, batch, seq_len and layers");
   }
   RETURN_IF_ERROR(r.CheckMap(
       root, "", {"name", "batch", "micro_batch", "seq_len", "precision", "optimizer", "layers"}));
   ModelSpec spec;
   for (const char* required : {"name", "batch", "seq_len", "layers"}) {
-    if (!root[required]) {
+    if (!root.Has(required)) {
       return r.Error(root, required, "missing required field",
                      "name, batch, seq_len and layers at the top level");
     }
   }
   RETURN_IF_ERROR(ParseSetup(r, root, spec));
-  const YAML::Node layers = root["layers"];
-  if (!layers.IsSequence() || layers.size() == 0) {
+  const DocValue& layers = root["layers"];
+  if (!layers.IsList() || layers.size() == 0) {
     return r.Error(layers, "layers", "is not a non-empty list", "a list of layer maps");
   }
   int64_t total = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
-    const YAML::Node l = layers[i];
+    const DocValue& l = layers[i];
     const std::string field = fmt::format("layers[{}]", i);
     ASSIGN_OR_RETURN(const LayerSpec layer, ParseLayer(r, l, field, spec.setup.precision));
     int64_t repeat = 1;
-    if (l["repeat"]) {
+    if (l.Has("repeat")) {
       ASSIGN_OR_RETURN(repeat, r.WholeNumber(l["repeat"], field + ".repeat", 1, kMaxLayerRepeat));
     }
     total += repeat;
@@ -165,13 +164,8 @@ Result<ModelSpec> ParseRoot(const YamlReader& r, const YAML::Node& root) {
 }  // namespace
 
 Result<ModelSpec> ParseLayerFile(std::string_view text, const std::string& file_name) {
-  YamlReader reader(file_name);
-  try {
-    YAML::Node root = YAML::Load(std::string(text));
-    return ParseRoot(reader, root);
-  } catch (const YAML::Exception& e) {
-    return util::InputError(reader.At(e.mark), "", "malformed YAML: " + e.msg, "a YAML layer file");
-  }
+  ASSIGN_OR_RETURN(const DocValue root, ParseYamlDocument(text, file_name));
+  return ParseRoot(DocReader(file_name), root);
 }
 
 Result<ModelSpec> LoadLayerFile(const std::string& path) {

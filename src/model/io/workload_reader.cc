@@ -141,10 +141,10 @@ class JobParser {
 
     const DocValue* name = Get(v, "name", jp, &path);
     if (name == nullptr) return p_.Error(v, jp + ".name", "is missing", "a unique job name");
-    ASSIGN_OR_RETURN(job.name, p_.String(*name, path));
+    ASSIGN_OR_RETURN(job.name, p_.NonEmptyString(*name, path));
 
     if (const DocValue* x = Get(v, "kind", jp, &path)) {
-      ASSIGN_OR_RETURN(std::string text, p_.String(*x, path));
+      ASSIGN_OR_RETURN(std::string text, p_.NonEmptyString(*x, path));
       auto kind = ParseJobKind(text);
       if (!kind.ok()) {
         return p_.Error(*x, path, fmt::format("'{}' is not a job kind", text),
@@ -153,7 +153,7 @@ class JobParser {
       job.kind = *kind;
     }
     if (const DocValue* x = Get(v, "job_type", jp, &path)) {
-      ASSIGN_OR_RETURN(job.job_type, p_.String(*x, path));
+      ASSIGN_OR_RETURN(job.job_type, p_.NonEmptyString(*x, path));
     }
 
     if (const DocValue* x = Get(v, "gang_size", jp, &path)) {
@@ -237,7 +237,8 @@ class JobParser {
       RETURN_IF_ERROR(
           p_.Expect(*x, DocValue::Kind::kList, path, "a list of 'node' or 'node/index'"));
       for (size_t i = 0; i < x->items.size(); ++i) {
-        ASSIGN_OR_RETURN(std::string dev, p_.String(x->items[i], fmt::format("{}[{}]", path, i)));
+        ASSIGN_OR_RETURN(std::string dev,
+                         p_.NonEmptyString(x->items[i], fmt::format("{}[{}]", path, i)));
         job.pinned_devices.push_back(std::move(dev));
       }
     }
@@ -248,7 +249,7 @@ class JobParser {
       }
       for (size_t i = 0; i < x->items.size(); ++i) {
         const std::string item_path = fmt::format("{}[{}]", path, i);
-        ASSIGN_OR_RETURN(std::string arg, p_.String(x->items[i], item_path));
+        ASSIGN_OR_RETURN(std::string arg, p_.NonEmptyString(x->items[i], item_path));
         job.command.push_back(std::move(arg));
       }
     }
@@ -305,7 +306,7 @@ class JobParser {
     if (model == nullptr) {
       return p_.Error(v, jp + ".model", "is missing", "a model preset such as llama-70b");
     }
-    ASSIGN_OR_RETURN(service.model, p_.String(*model, path));
+    ASSIGN_OR_RETURN(service.model, p_.NonEmptyString(*model, path));
     if (auto shape = PresetShape(service.model); !shape.ok()) {
       return p_.Error(*model, path, shape.status().message(), "a model preset");
     }
@@ -331,8 +332,8 @@ class JobParser {
       }
     }
     if (const DocValue* x = Get(v, "requests", jp, &path)) {
-      ASSIGN_OR_RETURN(std::string file, p_.String(*x, path));
-      const std::filesystem::path base = std::filesystem::path(p_.Loc(*x).file).parent_path();
+      ASSIGN_OR_RETURN(std::string file, p_.NonEmptyString(*x, path));
+      const std::filesystem::path base = std::filesystem::path(p_.At(*x).file).parent_path();
       service.requests_file =
           std::filesystem::path(file).is_absolute() || base.empty() ? file : (base / file).string();
     }
@@ -428,7 +429,7 @@ class JobParser {
     if (x.items.empty()) return p_.Error(x, path, "is empty", kExpected);
     for (size_t i = 0; i < x.items.size(); ++i) {
       const std::string item_path = fmt::format("{}[{}]", path, i);
-      ASSIGN_OR_RETURN(std::string text, p_.String(x.items[i], item_path));
+      ASSIGN_OR_RETURN(std::string text, p_.NonEmptyString(x.items[i], item_path));
       auto req = ParseStackRequirement(text);
       if (!req.ok()) return p_.Error(x.items[i], item_path, req.status().message());
       job->stacks.push_back(std::move(req).value());
@@ -443,12 +444,12 @@ class JobParser {
       const std::string fp = DocReader::Join(path, f.key);
       const DeviceType* type = catalog_.Find(f.key);
       if (type == nullptr) {
-        return util::InputError({p_.Loc(x).file, f.line, f.column}, fp,
+        return util::InputError({p_.At(x).file, f.line, f.column}, fp,
                                 fmt::format("unknown device type '{}'", f.key),
                                 KnownTypes(catalog_));
       }
       if (job->throughput.count(type->name) != 0) {
-        return util::InputError({p_.Loc(x).file, f.line, f.column}, fp,
+        return util::InputError({p_.At(x).file, f.line, f.column}, fp,
                                 fmt::format("device type '{}' is given twice", type->name),
                                 "each device type once (names and aliases count as one)");
       }
@@ -492,7 +493,7 @@ class JobParser {
       return p_.Error(*duration, jp + ".reference_device", "is missing",
                       "the device type whose throughput turns duration into steps");
     }
-    ASSIGN_OR_RETURN(std::string ref_name, p_.String(*ref, ref_path));
+    ASSIGN_OR_RETURN(std::string ref_name, p_.NonEmptyString(*ref, ref_path));
     const DeviceType* type = catalog_.Find(ref_name);
     if (type == nullptr) {
       return p_.Error(*ref, ref_path, fmt::format("unknown device type '{}'", ref_name),
@@ -523,7 +524,7 @@ class JobParser {
       ASSIGN_OR_RETURN(ops.bytes_per_step, p_.Bytes(f->value, path + ".bytes_per_step"));
     }
     if (const DocValue::Field* f = FindField(x, "precision")) {
-      ASSIGN_OR_RETURN(std::string prec, p_.String(f->value, path + ".precision"));
+      ASSIGN_OR_RETURN(std::string prec, p_.NonEmptyString(f->value, path + ".precision"));
       if (prec == "fp16" || prec == "bf16") {
         ops.low_precision = true;
       } else if (prec == "fp32") {
@@ -548,7 +549,7 @@ class JobParser {
       ASSIGN_OR_RETURN(job->checkpoint_bytes, p_.Bytes(f->value, path + ".checkpoint"));
     }
     if (const DocValue::Field* f = FindField(x, "location")) {
-      ASSIGN_OR_RETURN(job->data_location, p_.String(f->value, path + ".location"));
+      ASSIGN_OR_RETURN(job->data_location, p_.NonEmptyString(f->value, path + ".location"));
     }
     return Status::Ok();
   }
@@ -676,7 +677,7 @@ Result<Workload> ParseWorkloadYaml(std::string_view text, const std::string& fil
   ASSIGN_OR_RETURN(const DocValue root, ParseYamlDocument(text, file_name));
   DocReader p(file_name);
   if (root.kind != DocValue::Kind::kMap) {
-    return p.Error(root, "", fmt::format("the document is {}", KindName(root)),
+    return p.Error(root, "", fmt::format("the document is {}", Describe(root)),
                    "a map with a 'jobs' list");
   }
   RETURN_IF_ERROR(p.OnlyKnown(root, "", {"jobs", "defaults"}));
@@ -733,6 +734,15 @@ Result<Workload> ParseWorkloadJsonl(std::string_view text, const std::string& fi
   if (templates.empty()) {
     return util::InputError({file_name, 0, 0}, "", "no jobs", "one JSON object per line");
   }
+  return Assemble(std::move(templates), file_name);
+}
+
+Result<Workload> ParseWorkloadJob(const DocValue& job, const std::string& file_name,
+                                  const DeviceCatalog& catalog) {
+  JobParser parser(file_name, nullptr, catalog);
+  ASSIGN_OR_RETURN(JobTemplate t, parser.Parse(job, 0));
+  std::vector<JobTemplate> templates;
+  templates.push_back(std::move(t));
   return Assemble(std::move(templates), file_name);
 }
 

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "model/catalog.h"
+#include "model/io/document.h"
 #include "model/job.h"
 #include "util/status.h"
 
@@ -48,6 +49,12 @@ util::Result<Workload> ParseWorkloadYaml(std::string_view text, const std::strin
 // Device type names resolve against `catalog` as in ParseWorkloadYaml.
 util::Result<Workload> ParseWorkloadJsonl(std::string_view text, const std::string& file_name,
                                           const DeviceCatalog& catalog = DeviceCatalog::BuiltIn());
+
+// One job given as a document value (the daemon's request body, read with FromJson typed so
+// that a JSON string is no number): the workload of that job alone, errors named like those of
+// a JSON Lines entry ("jobs[0].gang_size") and located as `job`'s values are.
+util::Result<Workload> ParseWorkloadJob(const DocValue& job, const std::string& file_name,
+                                        const DeviceCatalog& catalog);
 
 // Reads `path` and picks the reader by extension: .yaml/.yml YAML, .jsonl/.json JSONL,
 // .trace Gavel trace (model/io/gavel_reader.h). Other extensions are an InvalidArgument error.

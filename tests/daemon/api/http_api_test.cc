@@ -323,8 +323,8 @@ TEST_F(HttpApiTest, ABadBodyIs400SayingWhatIsWrong) {
       {R"({"name":"-dash","stacks":["cuda"],"work":10})", "name"},
       // Regression (fuzz/job_request_fuzz): a number was taken as its text, "-1" or "1e+300"
       // not being job ids.
-      {R"({"name":-1,"stacks":["cuda"],"work":10})", "name: a JSON number"},
-      {R"({"name":1e300,"stacks":["cuda"],"work":10})", "name: a JSON number"},
+      {R"({"name":-1,"stacks":["cuda"],"work":10})", "name: is -1 (expected a non-empty string)"},
+      {R"({"name":1e300,"stacks":["cuda"],"work":10})", "name: is 1e+300 (expected a non-empty"},
       {R"({"name":null,"stacks":["cuda"],"work":10})", "name"},
       {R"({"name":"p","stacks":["cuda"],"work":-1})", "work"},
   };

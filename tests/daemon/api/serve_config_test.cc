@@ -296,7 +296,7 @@ TEST(ServeConfig, NotAMappingOrNotYamlIsAnError) {
   EXPECT_THAT(ErrorOf("just words\n"), StartsWith("cfg.yaml:1:1: is not a mapping"));
   const std::string message = ErrorOf("policy: fifo\nbackend: [virtual\n");
   EXPECT_THAT(message, StartsWith("cfg.yaml:"));
-  EXPECT_THAT(message, HasSubstr("not YAML"));
+  EXPECT_THAT(message, HasSubstr("not valid YAML"));
 }
 
 TEST(ServeConfig, AnUnknownFieldListsTheKnownOnes) {
