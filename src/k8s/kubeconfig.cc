@@ -1,7 +1,6 @@
 // Where the API server is and how to authenticate to it: a kubeconfig file, or the service
 // account a pod runs as (LoadKubeconfig, InClusterConfig in k8s/client.h).
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -11,8 +10,8 @@
 #include <string>
 
 #include "k8s/client.h"
+#include "model/io/document.h"
 #include "util/file.h"
-#include "util/source_location.h"
 
 namespace hetsched::svc::k8s {
 
@@ -63,65 +62,49 @@ std::optional<std::string> DecodeBase64(std::string_view in, std::string* proble
   return out;
 }
 
+using model::io::DocReader;
+using model::io::DocValue;
+
 struct Entry {
-  YAML::Node body;  // the entry's cluster/context/user mapping
-  std::string at;   // its field path, like "clusters[1].cluster"
+  const DocValue* body;  // the entry's cluster/context/user mapping, or null when empty
+  std::string at;        // its field path, like "clusters[1].cluster"
 };
 
-class KubeconfigReader {
+// DocReader's typed reads, and those only a kubeconfig has: paths relative to its folder, PEM
+// fields and entries found by name.
+class KubeconfigReader : public DocReader {
  public:
-  explicit KubeconfigReader(std::string path)
-      : path_(std::move(path)), dir_(std::filesystem::path(path_).parent_path().string()) {}
-
-  util::Status Error(const YAML::Mark& m, const std::string& field, const std::string& problem,
-                     const std::string& expected = "") const {
-    return util::InputError({path_, m.line + 1, m.column + 1}, field, problem, expected);
-  }
-  util::Status Error(const YAML::Node& n, const std::string& field, const std::string& problem,
-                     const std::string& expected = "") const {
-    return Error(n.Mark(), field, problem, expected);
-  }
-
-  util::Result<std::string> String(const YAML::Node& n, const std::string& field) const {
-    if (!n.IsScalar()) return Error(n, field, "is not a string");
-    return n.Scalar();
-  }
-
-  util::Result<bool> Bool(const YAML::Node& n, const std::string& field) const {
-    if (n.IsScalar() && (n.Scalar() == "true" || n.Scalar() == "false")) {
-      return n.Scalar() == "true";
-    }
-    return Error(n, field, "is not a boolean", "true or false");
-  }
+  explicit KubeconfigReader(const std::string& path)
+      : DocReader(path), dir_(std::filesystem::path(path).parent_path().string()) {}
 
   // A path in the kubeconfig, relative to its folder.
-  util::Result<std::string> Path(const YAML::Node& n, const std::string& field) const {
-    ASSIGN_OR_RETURN(std::string p, String(n, field));
-    if (p.empty()) return Error(n, field, "is empty", "a file path");
+  util::Result<std::string> Path(const DocValue& v, const std::string& field) const {
+    ASSIGN_OR_RETURN(std::string p, String(v, field));
+    if (p.empty()) return Error(v, field, "is empty", "a file path");
     if (dir_.empty() || std::filesystem::path(p).is_absolute()) return p;
     return (std::filesystem::path(dir_) / p).string();
   }
 
   // The PEM text of a certificate (`key` false) or private key field: `-data` fields in
   // base64, the others naming a file.
-  util::Result<std::string> Pem(const YAML::Node& n, const std::string& field, bool key) const {
+  util::Result<std::string> Pem(const DocValue& v, const std::string& field, bool key) const {
     std::string pem;
-    if (field.size() > 5 && field.compare(field.size() - 5, 5, "-data") == 0) {
-      ASSIGN_OR_RETURN(std::string text, String(n, field));
+    if (field.ends_with("-data")) {
+      ASSIGN_OR_RETURN(std::string text, String(v, field));
       std::string problem;
       std::optional<std::string> decoded = DecodeBase64(text, &problem);
-      if (!decoded) return Error(n, field, problem, "base64 of PEM text");
+      if (!decoded) return Error(v, field, problem, "base64 of PEM text");
       pem = std::move(*decoded);
     } else {
-      ASSIGN_OR_RETURN(std::string file, Path(n, field));
+      ASSIGN_OR_RETURN(std::string file, Path(v, field));
       auto text = util::ReadFile(file);
-      if (!text.ok()) return Error(n, field, text.status().message());
+      if (!text.ok()) return Error(v, field, text.status().message());
       pem = std::move(text).value();
     }
     const bool looks_right = key ? pem.find("PRIVATE KEY-----") != std::string::npos
                                  : pem.find("-----BEGIN CERTIFICATE-----") != std::string::npos;
     if (!looks_right) {
-      return Error(n, field, key ? "holds no PEM private key" : "holds no PEM certificate",
+      return Error(v, field, key ? "holds no PEM private key" : "holds no PEM certificate",
                    key ? "-----BEGIN PRIVATE KEY----- (or EC/RSA PRIVATE KEY)"
                        : "-----BEGIN CERTIFICATE-----");
     }
@@ -130,33 +113,31 @@ class KubeconfigReader {
 
   // The entry named `name` in the list `list` ("contexts"), each {name, `inner`: {...}}.
   // `named_at` and `named_field` are where the name came from, for the error.
-  util::Result<Entry> Find(const YAML::Node& root, const std::string& list,
-                           const std::string& inner, const std::string& name,
-                           const YAML::Mark& named_at, const std::string& named_field) const {
-    const YAML::Node entries = root[list];
-    if (!entries || entries.IsNull()) {
+  util::Result<Entry> Find(const DocValue& root, const std::string& list, const std::string& inner,
+                           const std::string& name, const DocValue& named_at,
+                           const std::string& named_field) const {
+    const DocValue& entries = root[list];
+    if (entries.IsMissing() || entries.IsNull()) {
       return Error(named_at, named_field,
                    fmt::format("no {} named '{}': the kubeconfig has no {}", inner, name, list));
     }
-    if (!entries.IsSequence()) {
+    if (!entries.IsList()) {
       return Error(entries, list, "is not a list",
                    fmt::format("entries {{name: NAME, {}: {{...}}}}", inner));
     }
     std::string names;
     for (size_t i = 0; i < entries.size(); ++i) {
-      const YAML::Node e = entries[i];
+      const DocValue& e = entries[i];
       const std::string at = fmt::format("{}[{}]", list, i);
-      if (!e.IsMap()) {
-        return Error(e, at, "is not a mapping", fmt::format("{{name: NAME, {}: {{...}}}}", inner));
-      }
-      if (!e["name"]) return Error(e, at + ".name", "is missing");
+      RETURN_IF_ERROR(Mapping(e, at, fmt::format("{{name: NAME, {}: {{...}}}}", inner)));
+      if (!e.Has("name")) return Error(e, at + ".name", "is missing");
       ASSIGN_OR_RETURN(std::string entry_name, String(e["name"], at + ".name"));
       if (entry_name == name) {
-        const YAML::Node body = e[inner];
-        if (!body || !(body.IsMap() || body.IsNull())) {
+        const DocValue& body = e[inner];
+        if (!body.IsMap() && !body.IsNull()) {
           return Error(e, at + "." + inner, "is missing or not a mapping");
         }
-        return Entry{body, at + "." + inner};
+        return Entry{&body, at + "." + inner};
       }
       names += (names.empty() ? "" : ", ") + entry_name;
     }
@@ -165,105 +146,95 @@ class KubeconfigReader {
   }
 
  private:
-  std::string path_;
   std::string dir_;
 };
 
 util::Status ReadCluster(const KubeconfigReader& r, const Entry& e, ApiConfig* c) {
   std::string ca_data, ca_file;
-  if (e.body.IsMap()) {
-    for (const auto& kv : e.body) {
-      const std::string key = kv.first.Scalar();
-      const std::string at = e.at + "." + key;
-      const YAML::Node& v = kv.second;
-      if (key == "server") {
-        ASSIGN_OR_RETURN(c->server, r.String(v, at));
-      } else if (key == "certificate-authority-data") {
-        ASSIGN_OR_RETURN(ca_data, r.Pem(v, at, /*key=*/false));
-      } else if (key == "certificate-authority") {
-        ASSIGN_OR_RETURN(ca_file, r.Pem(v, at, /*key=*/false));
-      } else if (key == "insecure-skip-tls-verify") {
-        ASSIGN_OR_RETURN(c->insecure_skip_tls_verify, r.Bool(v, at));
-      } else if (key == "tls-server-name" || key == "proxy-url") {
-        return r.Error(kv.first, at, "is not supported by hetsched",
-                       key == "proxy-url" ? "a server the extender reaches directly"
+  for (const DocValue::Field& f : e.body->fields) {
+    const std::string at = e.at + "." + f.key;
+    if (f.key == "server") {
+      ASSIGN_OR_RETURN(c->server, r.String(f.value, at));
+    } else if (f.key == "certificate-authority-data") {
+      ASSIGN_OR_RETURN(ca_data, r.Pem(f.value, at, /*key=*/false));
+    } else if (f.key == "certificate-authority") {
+      ASSIGN_OR_RETURN(ca_file, r.Pem(f.value, at, /*key=*/false));
+    } else if (f.key == "insecure-skip-tls-verify") {
+      ASSIGN_OR_RETURN(c->insecure_skip_tls_verify, r.Bool(f.value, at));
+    } else if (f.key == "tls-server-name" || f.key == "proxy-url") {
+      return r.Error(f, at, "is not supported by hetsched",
+                     f.key == "proxy-url" ? "a server the extender reaches directly"
                                           : "a server URL whose host the certificate names");
-      }
-      // The rest (extensions, disable-compression, ...) changes nothing hetsched does.
     }
+    // The rest (extensions, disable-compression, ...) changes nothing hetsched does.
   }
   if (c->server.empty()) {
-    return r.Error(e.body, e.at + ".server", "is missing or empty",
+    return r.Error(*e.body, e.at + ".server", "is missing or empty",
                    "the API server's URL, like https://10.0.0.1:6443");
   }
   c->ca_pem = !ca_data.empty() ? ca_data : ca_file;
   if (c->insecure_skip_tls_verify && !c->ca_pem.empty()) {
-    return r.Error(e.body, e.at, "insecure-skip-tls-verify together with a certificate authority",
+    return r.Error(*e.body, e.at, "insecure-skip-tls-verify together with a certificate authority",
                    "one of them, as kubectl does");
+  }
+  return util::Status::Ok();
+}
+
+// The error for a user field that asks for what hetsched does not do, or Ok.
+util::Status Unsupported(const KubeconfigReader& r, const DocValue::Field& f, const std::string& at,
+                         const std::string& name) {
+  const std::string instead =
+      "a token, tokenFile or client-certificate and client-key in the kubeconfig, or in a pod "
+      "its service account";
+  const auto refuse = [&](std::string_view what, const std::string& expected) {
+    return r.Error(f, at, fmt::format("user '{}' {}", name, what), expected);
+  };
+  if (f.key == "exec") {
+    return refuse("gets its credentials from an exec plugin, which hetsched does not run", instead);
+  }
+  if (f.key == "auth-provider") {
+    return refuse("uses an auth-provider plugin, which hetsched does not support", instead);
+  }
+  if (f.key == "username" || f.key == "password") {
+    return refuse("logs in with a username and password, which hetsched does not support", instead);
+  }
+  if (f.key == "as" || f.key == "as-uid" || f.key == "as-groups" || f.key == "as-user-extra") {
+    return refuse("impersonates another, which hetsched does not support",
+                  "the credentials of the account to act as");
   }
   return util::Status::Ok();
 }
 
 util::Status ReadUser(const KubeconfigReader& r, const Entry& e, const std::string& name,
                       ApiConfig* c) {
-  const std::string instead =
-      "a token, tokenFile or client-certificate and client-key in the kubeconfig, or in a pod "
-      "its service account";
   std::string cert_data, cert_file, key_data, key_file;
-  if (e.body.IsMap()) {
-    for (const auto& kv : e.body) {
-      const std::string key = kv.first.Scalar();
-      const std::string at = e.at + "." + key;
-      const YAML::Node& v = kv.second;
-      if (key == "token") {
-        ASSIGN_OR_RETURN(c->token, r.String(v, at));
-      } else if (key == "tokenFile") {
-        ASSIGN_OR_RETURN(c->token_file, r.Path(v, at));
-        if (access(c->token_file.c_str(), R_OK) != 0) {
-          return r.Error(v, at,
-                         fmt::format("cannot read '{}': {}", c->token_file, std::strerror(errno)));
-        }
-      } else if (key == "client-certificate-data") {
-        ASSIGN_OR_RETURN(cert_data, r.Pem(v, at, /*key=*/false));
-      } else if (key == "client-certificate") {
-        ASSIGN_OR_RETURN(cert_file, r.Pem(v, at, /*key=*/false));
-      } else if (key == "client-key-data") {
-        ASSIGN_OR_RETURN(key_data, r.Pem(v, at, /*key=*/true));
-      } else if (key == "client-key") {
-        ASSIGN_OR_RETURN(key_file, r.Pem(v, at, /*key=*/true));
-      } else if (key == "exec") {
-        return r.Error(kv.first, at,
-                       fmt::format("user '{}' gets its credentials from an exec plugin, which "
-                                   "hetsched does not run",
-                                   name),
-                       instead);
-      } else if (key == "auth-provider") {
-        return r.Error(kv.first, at,
-                       fmt::format("user '{}' uses an auth-provider plugin, which hetsched does "
-                                   "not support",
-                                   name),
-                       instead);
-      } else if (key == "username" || key == "password") {
-        return r.Error(
-            kv.first, at,
-            fmt::format("user '{}' logs in with a username and password, which hetsched does "
-                        "not support",
-                        name),
-            instead);
-      } else if (key == "as" || key == "as-uid" || key == "as-groups" || key == "as-user-extra") {
-        return r.Error(kv.first, at,
-                       fmt::format("user '{}' impersonates another, which hetsched does not "
-                                   "support",
-                                   name),
-                       "the credentials of the account to act as");
+  for (const DocValue::Field& f : e.body->fields) {
+    const std::string at = e.at + "." + f.key;
+    if (f.key == "token") {
+      ASSIGN_OR_RETURN(c->token, r.String(f.value, at));
+    } else if (f.key == "tokenFile") {
+      ASSIGN_OR_RETURN(c->token_file, r.Path(f.value, at));
+      if (access(c->token_file.c_str(), R_OK) != 0) {
+        return r.Error(f.value, at,
+                       fmt::format("cannot read '{}': {}", c->token_file, std::strerror(errno)));
       }
-      // The rest (extensions, ...) changes nothing hetsched does.
+    } else if (f.key == "client-certificate-data") {
+      ASSIGN_OR_RETURN(cert_data, r.Pem(f.value, at, /*key=*/false));
+    } else if (f.key == "client-certificate") {
+      ASSIGN_OR_RETURN(cert_file, r.Pem(f.value, at, /*key=*/false));
+    } else if (f.key == "client-key-data") {
+      ASSIGN_OR_RETURN(key_data, r.Pem(f.value, at, /*key=*/true));
+    } else if (f.key == "client-key") {
+      ASSIGN_OR_RETURN(key_file, r.Pem(f.value, at, /*key=*/true));
+    } else {
+      // The rest (extensions, ...) changes nothing hetsched does, unless it is refused here.
+      RETURN_IF_ERROR(Unsupported(r, f, at, name));
     }
   }
   c->client_cert_pem = !cert_data.empty() ? cert_data : cert_file;
   c->client_key_pem = !key_data.empty() ? key_data : key_file;
   if (c->client_cert_pem.empty() != c->client_key_pem.empty()) {
-    return r.Error(e.body, e.at,
+    return r.Error(*e.body, e.at,
                    c->client_key_pem.empty() ? "has a client certificate but no client key"
                                              : "has a client key but no client certificate",
                    "both client-certificate(-data) and client-key(-data)");
@@ -275,50 +246,42 @@ util::Status ReadUser(const KubeconfigReader& r, const Entry& e, const std::stri
 
 util::Result<ApiConfig> LoadKubeconfig(const std::string& path, const std::string& context) {
   ASSIGN_OR_RETURN(std::string text, util::ReadFile(path));
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return util::InputError({path, e.mark.line + 1, e.mark.column + 1}, "",
-                            fmt::format("not YAML: {}", e.msg));
-  }
+  ASSIGN_OR_RETURN(const DocValue root, model::io::ParseYamlDocument(text, path));
   const KubeconfigReader r(path);
-  if (!root.IsMap()) {
-    return r.Error(root, "", "is not a mapping",
-                   "a kubeconfig: clusters, users, contexts and current-context");
-  }
+  RETURN_IF_ERROR(
+      r.Mapping(root, "", "a kubeconfig: clusters, users, contexts and current-context"));
   std::string name = context;
-  YAML::Mark named_at = root.Mark();
+  const DocValue* named_at = &root;
   std::string named_field = "contexts";
   if (name.empty()) {
-    const YAML::Node current = root["current-context"];
-    if (!current || current.IsNull() || (current.IsScalar() && current.Scalar().empty())) {
+    const DocValue& current = root["current-context"];
+    if (current.IsMissing() || current.IsNull() || (current.IsScalar() && current.text.empty())) {
       return r.Error(root, "current-context", "is missing or empty",
                      "the name of a context, or a context chosen explicitly");
     }
     ASSIGN_OR_RETURN(name, r.String(current, "current-context"));
-    named_at = current.Mark();
+    named_at = &current;
     named_field = "current-context";
-  } else if (const YAML::Node contexts = root["contexts"]; contexts) {
-    named_at = contexts.Mark();
+  } else if (root.Has("contexts")) {
+    named_at = &root["contexts"];
   }
-  ASSIGN_OR_RETURN(Entry ctx, r.Find(root, "contexts", "context", name, named_at, named_field));
-  const YAML::Node cluster_name = ctx.body.IsMap() ? ctx.body["cluster"] : YAML::Node();
-  if (!cluster_name) {
-    return r.Error(ctx.body, ctx.at + ".cluster", "is missing", "the name of a cluster");
+  ASSIGN_OR_RETURN(Entry ctx, r.Find(root, "contexts", "context", name, *named_at, named_field));
+  const DocValue& cluster_name = (*ctx.body)["cluster"];
+  if (cluster_name.IsMissing()) {
+    return r.Error(*ctx.body, ctx.at + ".cluster", "is missing", "the name of a cluster");
   }
   ASSIGN_OR_RETURN(std::string cluster, r.String(cluster_name, ctx.at + ".cluster"));
-  ASSIGN_OR_RETURN(Entry cluster_entry, r.Find(root, "clusters", "cluster", cluster,
-                                               cluster_name.Mark(), ctx.at + ".cluster"));
+  ASSIGN_OR_RETURN(Entry cluster_entry,
+                   r.Find(root, "clusters", "cluster", cluster, cluster_name, ctx.at + ".cluster"));
   ApiConfig config;
   config.source = fmt::format("kubeconfig {}, context {}", path, name);
   RETURN_IF_ERROR(ReadCluster(r, cluster_entry, &config));
-  const YAML::Node user_name = ctx.body.IsMap() ? ctx.body["user"] : YAML::Node();
-  if (user_name && !user_name.IsNull()) {
+  const DocValue& user_name = (*ctx.body)["user"];
+  if (!user_name.IsMissing() && !user_name.IsNull()) {
     ASSIGN_OR_RETURN(std::string user, r.String(user_name, ctx.at + ".user"));
     if (!user.empty()) {
       ASSIGN_OR_RETURN(Entry user_entry,
-                       r.Find(root, "users", "user", user, user_name.Mark(), ctx.at + ".user"));
+                       r.Find(root, "users", "user", user, user_name, ctx.at + ".user"));
       RETURN_IF_ERROR(ReadUser(r, user_entry, user, &config));
     }
   }

@@ -688,7 +688,25 @@ TEST_F(K8sClientKubeconfig, InsecureSkipTlsVerify) {
   EXPECT_EQ(c->ca_pem, "");
   EXPECT_THAT(Error({{"    server: https://127.0.0.1:6443",
                       "    server: https://127.0.0.1:6443\n    insecure-skip-tls-verify: yes"}}),
-              HasSubstr("insecure-skip-tls-verify: is not a boolean (expected true or false)"));
+              HasSubstr("insecure-skip-tls-verify: 'yes' is not a boolean (expected true or "
+                        "false)"));
+  // YAML 1.2's other spellings, as every hetsched document reads them.
+  c = LoadKubeconfig(
+      Write({{"    certificate-authority-data: CA_DATA", "    insecure-skip-tls-verify: True"}}),
+      "");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->insecure_skip_tls_verify);
+}
+
+TEST_F(K8sClientKubeconfig, RefusesAKeyGivenTwice) {
+  const std::string p = dir_.File("kubeconfig");
+  // Which of the two would win is not for hetsched to guess.
+  EXPECT_EQ(Error({{"current-context: dev", "current-context: dev\ncurrent-context: prod"}}),
+            p + ":4:1: current-context: appears twice (first at line 3) (expected each key "
+                "once)");
+  EXPECT_EQ(Error({{"    token: dev-token", "    token: dev-token\n    token: other-token"}}),
+            p + ":17:5: users[0].user.token: appears twice (first at line 16) (expected each "
+                "key once)");
 }
 
 TEST_F(K8sClientKubeconfig, WorksAgainstTheFakeServer) {
@@ -709,7 +727,7 @@ TEST_F(K8sClientKubeconfig, WorksAgainstTheFakeServer) {
 TEST_F(K8sClientKubeconfig, BadInputsSayWhereAndWhat) {
   const std::string p = dir_.File("kubeconfig");
   EXPECT_EQ(Error({{"kind: Config", "kind: [Config"}}),
-            p + ":3:16: not YAML: end of sequence flow not found");
+            p + ":3:16: not valid YAML: end of sequence flow not found");
   EXPECT_EQ(Error({{"current-context: dev\n", ""}}),
             p + ":1:1: current-context: is missing or empty (expected the name of a context, or "
                 "a context chosen explicitly)");
