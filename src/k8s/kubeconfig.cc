@@ -66,8 +66,9 @@ using model::io::DocReader;
 using model::io::DocValue;
 
 struct Entry {
-  const DocValue* body;  // the entry's cluster/context/user mapping, or null when empty
-  std::string at;        // its field path, like "clusters[1].cluster"
+  // The entry's cluster/context/user mapping, or a null value when it is empty.
+  const DocValue* body;
+  std::string at;  // its field path, like "clusters[1].cluster"
 };
 
 // DocReader's typed reads, and those only a kubeconfig has: paths relative to its folder, PEM
