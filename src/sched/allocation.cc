@@ -126,7 +126,9 @@ void Repair(const AllocationProblem& problem, Allocation& a) {
   }
   for (int32_t t = 0; t < types; ++t) {
     double used = 0;
-    for (size_t j = 0; j < n; ++j) used += a.x[j * types + t] * problem.jobs[j].gang;
+    for (size_t j = 0; j < n; ++j) {
+      used += a.x[j * types + t] * problem.jobs[j].gang * problem.jobs[j].count;
+    }
     if (used > problem.capacity[t] && used > 0) {
       const double f = problem.capacity[t] / used;
       for (size_t j = 0; j < n; ++j) a.x[j * types + t] *= f;
@@ -166,7 +168,7 @@ double Evaluate(const AllocationProblem& p, Objective objective, const Allocatio
     }
     case Objective::kMaxThroughput:
       for (size_t j = 0; j < n; ++j) {
-        out += p.jobs[j].weight * Throughput(p.jobs[j], a, j) / Best(p.jobs[j]);
+        out += p.jobs[j].count * p.jobs[j].weight * Throughput(p.jobs[j], a, j) / Best(p.jobs[j]);
       }
       break;
     case Objective::kMinMakespan:
@@ -178,7 +180,9 @@ double Evaluate(const AllocationProblem& p, Objective objective, const Allocatio
       break;
     case Objective::kMinCost:
       for (size_t j = 0; j < n; ++j) {
-        for (int32_t t = 0; t < a.types; ++t) out += a.At(j, t) * CostValue(p, p.jobs[j], t);
+        for (int32_t t = 0; t < a.types; ++t) {
+          out += p.jobs[j].count * a.At(j, t) * CostValue(p, p.jobs[j], t);
+        }
       }
       break;
     case Objective::kFinishTimeFairness:
@@ -230,7 +234,7 @@ JobClasses GroupIdentical(const AllocationProblem& p, Objective objective,
       classes.jobs.push_back(m);
       classes.count.push_back(0);
     }
-    classes.count[it->second] += 1;
+    classes.count[it->second] += p.jobs[m].count;
     classes.class_id.push_back(it->second);
   }
   return classes;
@@ -383,7 +387,9 @@ util::Status SolvePart(const AllocationProblem& p, Objective objective,
   const int32_t types = a.types;
   if (members.empty()) return util::Status::Ok();
   const JobClasses classes = GroupIdentical(p, objective, members);
-  LpTerms terms = TermsOf(p, objective, classes, types, static_cast<double>(members.size()), iso);
+  double total = 0;  // jobs, counting each row's identical jobs
+  for (int32_t m : members) total += p.jobs[m].count;
+  LpTerms terms = TermsOf(p, objective, classes, types, total, iso);
   std::vector<double> x;
   if (objective == Objective::kFinishTimeFairness) {
     ASSIGN_OR_RETURN(x, SolveFinishTimeFair(p, classes, capacity, iso, terms, solver, options, a));
@@ -419,7 +425,7 @@ std::string_view ObjectiveName(Objective objective) {
 std::vector<double> EqualShareThroughput(const AllocationProblem& p) {
   double devices = 0, gangs = 0;
   for (double c : p.capacity) devices += c;
-  for (const AllocJob& j : p.jobs) gangs += j.gang;
+  for (const AllocJob& j : p.jobs) gangs += j.gang * j.count;
   const double share = gangs > 0 ? std::min(1.0, devices / gangs) : 0;
   std::vector<double> out(p.jobs.size(), 0);
   for (size_t j = 0; j < p.jobs.size(); ++j) {

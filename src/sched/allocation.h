@@ -41,6 +41,9 @@ struct AllocJob {
   double work = 0;            // total steps (kFinishTimeFairness)
   double elapsed_s = 0;       // since arrival (kFinishTimeFairness)
   double slo_rate = 0;        // steps/s needed from now to meet its SLO; 0: none (kMinCost)
+  // Identical jobs this row stands for: each gets the row's shares, and their gangs count that
+  // often against capacity (ThroughputPlan passes one row per class of jobs).
+  double count = 1;
 };
 
 struct AllocationProblem {

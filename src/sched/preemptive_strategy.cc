@@ -253,21 +253,19 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool) {
 int32_t PreemptiveStrategy::SelectPlanned(int32_t id, double now_s, Pool& pool) {
   const JobRecord& r = core_.record(id);
   const int32_t gang = std::max(1, r.job->gang_size);
-  const int32_t types = static_cast<int32_t>(pool.free.size());
-  std::vector<int32_t> room(types);
-  for (int32_t u = 0; u < types; ++u) room[u] = pool.free[u] + pool.held[u];
   const bool running = r.phase == JobPhase::kRunning;
   const int32_t own = running ? r.type.value() : -1;
-  int32_t t = plan_.Pick(id, r, room, own);
-  // The plan moves a running job (past its quantum) when its class has no budget left on its
-  // type: the gain is the plan's (another class runs better there), not the job's own, so
-  // the move is priced against the job's expected remaining time only: one expected to end
-  // within what kMoveRepays moves cost stays. A job its class has no budget for at all gives
-  // its devices up.
-  if (running && t >= 0 && t != own && pool.held[own] >= gang &&
-      core_.belief().ExpectedRemaining(r, now_s) <
-          PreemptionPrice::kMoveRepays * core_.price().cost_s()) {
-    t = own;
+  int32_t t = plan_.Pick(id, r, pool.free, pool.held, own);
+  if (running && pool.held[own] >= gang) {
+    // The plan says where jobs run, not who stops: a running job whose class has no budget
+    // left keeps its devices (only the policy's order, past the quantum, stops it). One the
+    // plan moves to another type (its class has budget there, not on its own) moves: the gain
+    // is the plan's, not the job's own, so the move is priced against the job's expected
+    // remaining time only, and one expected to end within kMoveRepays moves' cost stays.
+    if (t < 0 || (t != own && core_.belief().ExpectedRemaining(r, now_s) <
+                                  PreemptionPrice::kMoveRepays * core_.price().cost_s())) {
+      t = own;
+    }
   }
   if (t < 0) return -1;
   if (running && t == own) {

@@ -14,34 +14,39 @@ util::Status ThroughputPlan::Solve(const SchedulerCore& core, const std::vector<
   if (class_of_.size() < core.slots()) class_of_.resize(core.slots(), -1);
   for (int32_t id : jobs) class_of_[id] = -1;
   budget_.clear();
-  // ComputeAllocation solves one LP row per class of identical jobs; the budget is kept per
-  // class too, and the policy's order decides which of a class's jobs use it.
-  std::map<ClassKey, int32_t> classes;
+  // One LP row per class of identical jobs, standing for all its members (AllocJob::count),
+  // weighted by its gang: work is counted per device, so the plan does not favour small jobs
+  // (which job runs first is the order's business). The LP's size is that of the job mix,
+  // not of the queue.
+  std::unordered_map<ClassKey, int32_t, ClassKeyHash> classes;
   AllocationProblem problem;
   problem.capacity.assign(capacity.begin(), capacity.end());
-  std::vector<int32_t> class_of_row;
+  ClassKey key;
   for (int32_t id : jobs) {
     const JobRecord& r = core.record(id);
-    AllocJob j;
-    j.speed.assign(types_, 0);
+    key.first.assign(types_, 0);
     bool any = false;
     for (int32_t t = 0; t < types_; ++t) {
       if (r.allowed[t] && !r.incompatible[t] && r.speed[t] > 0) {
-        j.speed[t] = r.speed[t] * core.NewWorkShare(r, DeviceTypeId(t));
+        key.first[t] = r.speed[t] * core.NewWorkShare(r, DeviceTypeId(t));
       }
-      any = any || j.speed[t] > 0;
+      any = any || key.first[t] > 0;
     }
     if (!any) continue;  // it waits for its own vendor: no budget anywhere
-    j.gang = std::max(1, r.job->gang_size);
-    // Work is counted per device: a gang's normalized throughput is worth its size, so the
-    // plan does not favour small jobs (which job runs first is the policy's order's business).
-    j.weight = j.gang;
-    j.name = r.job->name;
-    const auto [it, fresh] =
-        classes.try_emplace(ClassKey{j.speed, j.gang}, static_cast<int32_t>(classes.size()));
+    key.second = std::max(1, r.job->gang_size);
+    auto it = classes.find(key);
+    if (it == classes.end()) {
+      it = classes.emplace(key, static_cast<int32_t>(problem.jobs.size())).first;
+      AllocJob row;
+      row.name = r.job->name;
+      row.speed = key.first;
+      row.gang = key.second;
+      row.weight = key.second;
+      row.count = 0;
+      problem.jobs.push_back(std::move(row));
+    }
     class_of_[id] = it->second;
-    class_of_row.push_back(it->second);
-    problem.jobs.push_back(std::move(j));
+    ++problem.jobs[it->second].count;
   }
   if (problem.jobs.empty()) return util::Status::Ok();
   auto solved =
@@ -50,22 +55,28 @@ util::Status ThroughputPlan::Solve(const SchedulerCore& core, const std::vector<
     for (int32_t id : jobs) class_of_[id] = -1;
     return solved.status();
   }
-  budget_.assign(classes.size() * types_, 0);
-  for (size_t row = 0; row < problem.jobs.size(); ++row) {
+  budget_.assign(problem.jobs.size() * types_, 0);
+  for (size_t c = 0; c < problem.jobs.size(); ++c) {
     for (int32_t t = 0; t < types_; ++t) {
-      budget_[class_of_row[row] * types_ + t] += solved->At(row, t) * problem.jobs[row].gang;
+      budget_[c * types_ + t] = solved->At(c, t) * problem.jobs[c].gang * problem.jobs[c].count;
     }
   }
   return util::Status::Ok();
 }
 
-int32_t ThroughputPlan::Pick(int32_t slot, const JobRecord& r, const std::vector<int32_t>& room,
-                             int32_t prefer) const {
+size_t ThroughputPlan::ClassKeyHash::operator()(const ClassKey& key) const {
+  size_t h = std::hash<int32_t>()(key.second);
+  for (double speed : key.first) h = h * 1000003 ^ std::hash<double>()(speed);
+  return h;
+}
+
+int32_t ThroughputPlan::Pick(int32_t slot, const JobRecord& r, const std::vector<int32_t>& free,
+                             const std::vector<int32_t>& held, int32_t prefer) const {
   if (static_cast<size_t>(slot) >= class_of_.size() || class_of_[slot] < 0) return -1;
   const int32_t gang = std::max(1, r.job->gang_size);
   const double* budget = &budget_[static_cast<size_t>(class_of_[slot]) * types_];
   // A class's budget is fractional: a job takes a type while at least half its gang is left.
-  const auto fits = [&](int32_t t) { return room[t] >= gang && budget[t] >= gang * 0.5; };
+  const auto fits = [&](int32_t t) { return free[t] + held[t] >= gang && budget[t] >= gang * 0.5; };
   if (prefer >= 0 && fits(prefer)) return prefer;
   int32_t best = -1;
   for (int32_t t = 0; t < types_; ++t) {

@@ -7,8 +7,8 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -31,17 +31,21 @@ class ThroughputPlan {
   // Pick answers -1) and the error is returned for the caller to log.
   util::Status Solve(const SchedulerCore& core, const std::vector<int32_t>& jobs,
                      const std::vector<int32_t>& capacity);
-  // The type `r` (in `slot`) should take: `prefer` when its class still has budget there, else the
-  // type where its class has the most budget left; only types with room[t] >= its gang. -1 where
-  // its class has no budget left on such a type.
-  int32_t Pick(int32_t slot, const JobRecord& r, const std::vector<int32_t>& room,
-               int32_t prefer) const;
+  // The type `r` (in `slot`) should take: `prefer` when its class still has budget there, else
+  // the type where its class has the most budget left; only types with room for its gang
+  // (free[t] + held[t], the devices nobody holds and those it may take). -1 where its class
+  // has no budget left on such a type.
+  int32_t Pick(int32_t slot, const JobRecord& r, const std::vector<int32_t>& free,
+               const std::vector<int32_t>& held, int32_t prefer) const;
   // Books `r`'s gang on type t against its class's budget.
   void Take(int32_t slot, const JobRecord& r, int32_t type);
 
  private:
   // Jobs with the same speeds and gang are one class (the LP cannot tell them apart).
   using ClassKey = std::pair<std::vector<double>, int32_t>;
+  struct ClassKeyHash {
+    size_t operator()(const ClassKey& key) const;
+  };
   std::shared_ptr<LpSolver> solver_;
   int32_t types_ = 0;
   std::vector<int32_t> class_of_;  // by slot; -1: not planned

@@ -15,7 +15,9 @@ namespace hetsched::sim::internal {
 void Engine::ManagePower(double now_s) {
   power_driver_.Decide(now_s);
   if (std::isfinite(power_driver_.next_check_s())) {
-    const Micros at = ToMicros(power_driver_.next_check_s());
+    // At least a microsecond on: a check due a rounding error after now (an idle timer of
+    // idle_since + 600 s one ulp above now) would else be due again at now, forever.
+    const Micros at = std::max(ToMicros(power_driver_.next_check_s()), ToMicros(now_s) + 1);
     if (at < power_check_at_) {
       power_check_at_ = at;
       queue_.Push(at, EventKind::kPowerCheck);

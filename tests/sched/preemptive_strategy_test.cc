@@ -178,8 +178,8 @@ TEST(PreemptiveStrategy, PlannedTypesGiveTheSlowTypeToWhoLosesLeastThere) {
   EXPECT_EQ(regret.record(2).phase, JobPhase::kQueued);
 }
 
-// A job the plan moves to make room gives way only past its quantum, and not when it is
-// expected to end within what two moves cost.
+// The plan moves running jobs only past their quantum, and only jobs expected to run long
+// enough to repay the move.
 TEST(PreemptiveStrategy, PlannedMovesWaitForTheQuantum) {
   const auto c = MakeCluster({{"slow", "cuda", 1, 1}, {"fast", "cuda", 1, 1}});
   SchedulerOptions o = EveryDecision();
@@ -187,15 +187,57 @@ TEST(PreemptiveStrategy, PlannedMovesWaitForTheQuantum) {
   o.preempt_quantum_s = 100;
   CoreHarness h(c, "srpt-het-fair", o);
   PreemptiveStrategy s(h.core());
-  // Job 0 alone: it takes fast (its best). Job 1 arrives that loses 10x on slow where job 0
-  // loses only 20 %: the plan swaps them, once job 0's quantum is over.
-  h.Admit(MakeJob(0, 0, 1e6, {{"slow", 8.0}, {"fast", 10.0}}), 0);
+  // Job 0 alone takes fast. Job 1 loses 10x on slow where job 0 loses only 20 %: it starts on
+  // the free slow device, and the plan swaps them once both quanta are over.
+  model::Job a = MakeJob(0, 0, 1e6, {{"slow", 8.0}, {"fast", 10.0}});
+  model::Job b = MakeJob(1, 10, 1e6, {{"slow", 1.0}, {"fast", 10.0}});
+  a.estimate_s = b.estimate_s = 1e5;
+  h.Admit(a, 0);
   ASSERT_EQ(h.PlacedTypes(h.Decide(s, 0), 1), (std::vector<std::string>{"fast"}));
-  h.Admit(MakeJob(1, 10, 1e6, {{"slow", 1.0}, {"fast", 10.0}}), 10);
+  h.Admit(b, 10);
   Decision d = h.Decide(s, 10);
   EXPECT_TRUE(d.preempted.empty());
+  EXPECT_EQ(h.PlacedTypes(d, 2), (std::vector<std::string>{"", "slow"}));
+  EXPECT_TRUE(h.Decide(s, 105).preempted.empty());  // job 1 is inside its quantum
   d = h.Decide(s, 150);
-  EXPECT_EQ(PreemptedIds(d), (std::vector<int>{0}));
+  EXPECT_EQ(PreemptedIds(d), (std::vector<int>{0, 1}));
+  // Without an estimate job 1 is believed to need only as long again as it ran (14 s on fast):
+  // less than two moves cost, so it stays where it is, and job 0 keeps fast.
+  CoreHarness unknown(c, "srpt-het-fair", o);
+  PreemptiveStrategy u(unknown.core());
+  unknown.Admit(MakeJob(0, 0, 1e6, {{"slow", 8.0}, {"fast", 10.0}}), 0);
+  unknown.Decide(u, 0);
+  unknown.Admit(MakeJob(1, 10, 1e6, {{"slow", 1.0}, {"fast", 10.0}}), 10);
+  unknown.Decide(u, 10);
+  EXPECT_TRUE(unknown.Decide(u, 150).preempted.empty());
+}
+
+// The plan says where jobs run, not who stops: a running job ahead in the order keeps its
+// devices even when the plan would rather give them to another class.
+TEST(PreemptiveStrategy, PlannedTypesStopNobodyTheOrderKeeps) {
+  const auto c = MakeCluster({{"slow", "cuda", 1, 1}, {"fast", "cuda", 1, 1}});
+  SchedulerOptions o = EveryDecision();
+  o.preemption_cost_s = 10;
+  o.preempt_quantum_s = 100;
+  CoreHarness h(c, "srpt-het-fair", o);
+  PreemptiveStrategy s(h.core());
+  model::Job pinned = MakeJob(2, 0, 1e6, {{"slow", 1.0}});
+  pinned.preemptible = false;
+  h.Admit(pinned, 0);
+  h.Decide(s, 0);  // holds slow
+  // Job 0 runs at half its best speed on fast, nearly done; job 1, long, at its best there:
+  // the plan gives fast to job 1's class, the order (remaining time) to job 0.
+  model::Job a = MakeJob(0, 0, 1e6, {{"slow", 10.0}, {"fast", 5.0}});
+  a.estimate_s = 300;
+  model::Job b = MakeJob(1, 10, 1e6, {{"fast", 10.0}});
+  b.estimate_s = 1e5;
+  h.Admit(a, 0);
+  EXPECT_EQ(h.PlacedTypes(h.Decide(s, 0), 3), (std::vector<std::string>{"fast", "", ""}));
+  h.Admit(b, 10);
+  EXPECT_TRUE(h.Decide(s, 10).placed.empty());
+  const Decision d = h.Decide(s, 150);
+  EXPECT_TRUE(d.preempted.empty());
+  EXPECT_EQ(h.record(0).phase, JobPhase::kRunning);
 }
 
 TEST(PreemptiveStrategy, NeverPreemptsForAJobThatCannotRunThere) {

@@ -247,5 +247,17 @@ TEST(PowerCli, FlagsReachTheSimulatorAndBadValuesExitWith2) {
   }
 }
 
+// A power check due one rounding error after an event's time (an idle timer at idle_since +
+// 600 s that lands one ulp above the event) once made the simulator re-check at the same
+// microsecond forever: on the seed day with consolidation and caps, at 85,749.645 s.
+TEST(PowerCli, ACheckDueARoundingErrorLaterStillEnds) {
+  auto r = hetsched::testing::RunHetsched(
+      "simulate -q --cluster examples/clusters/seed-startup.yaml "
+      "--trace examples/workloads/seed-day.yaml --power consolidate+cap");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("jobs_completed                                    175"), std::string::npos)
+      << r.out;
+}
+
 }  // namespace
 }  // namespace hetsched::sim
