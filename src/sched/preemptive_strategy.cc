@@ -169,6 +169,28 @@ PreemptiveStrategy::Pool PreemptiveStrategy::OpenPool(double now_s) {
   return pool;
 }
 
+bool PreemptiveStrategy::SolvePlan(const Pool& pool) {
+  const int32_t types = static_cast<int32_t>(pool.free.size());
+  std::vector<int32_t> capacity(types);
+  int32_t types_offered = 0;
+  for (int32_t t = 0; t < types; ++t) {
+    capacity[t] = pool.free[t] + pool.held[t];
+    types_offered += capacity[t] > 0 ? 1 : 0;
+  }
+  // With one type on offer there is no type to plan, and the LP's arbitrary pick among
+  // classes of equal worth would only bend the order: the walk is the policy's order alone.
+  plan_ok_ = false;
+  if (types_offered <= 1) return false;
+  std::vector<int32_t> ids;
+  ids.reserve(keys_.size());
+  for (const auto& k : keys_) ids.push_back(std::get<3>(k));
+  // Without a plan this decision assigns types by regret, as kMaxThroughput does; the
+  // failures are counted (plan_failures: simulate warns about them).
+  plan_ok_ = plan_.Solve(core_, ids, capacity).ok();
+  if (!plan_ok_) ++plan_failures_;
+  return plan_ok_;
+}
+
 void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool) {
   const int32_t types = static_cast<int32_t>(pool.free.size());
   const TypeChoice choice = core_.policy().type_choice();
@@ -178,18 +200,7 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool) {
   selected.clear();
   tentative.clear();
   std::vector<int32_t> both(types);
-  bool planned = choice == TypeChoice::kPlanned;
-  if (planned) {
-    std::vector<int32_t> ids, capacity(types);
-    ids.reserve(keys_.size());
-    for (const auto& k : keys_) ids.push_back(std::get<3>(k));
-    for (int32_t t = 0; t < types; ++t) capacity[t] = pool.free[t] + pool.held[t];
-    // Without a plan this decision assigns types by regret, as kMaxThroughput does; the
-    // failures are counted (plan_failures: simulate warns about them).
-    planned = plan_.Solve(core_, ids, capacity).ok();
-    if (!planned) ++plan_failures_;
-  }
-  plan_ok_ = planned;
+  const bool planned = choice == TypeChoice::kPlanned && SolvePlan(pool);
   bool blocked = false;  // in_order_only: an earlier job did not fit; later queued jobs wait
   for (const auto& k : keys_) {
     if (pool.total <= 0) break;

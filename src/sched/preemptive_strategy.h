@@ -51,6 +51,9 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // Which jobs run: walks keys_ while the pool lasts, into selected_, with the type each takes
   // in tentative_.
   void SelectInOrder(double now_s, Pool& pool);
+  // TypeChoice::kPlanned: solves the throughput plan over keys_ and `pool`; false (plan_ok_
+  // false) when one type alone is on offer or the LP failed (counted).
+  bool SolvePlan(const Pool& pool);
   // SelectInOrder's step for one job under kPlanned: the type the plan gives it (its own when
   // it runs and its class keeps budget there), -1 when none. Takes from `pool`.
   int32_t SelectPlanned(int32_t id, double now_s, Pool& pool);

@@ -240,6 +240,19 @@ TEST(PreemptiveStrategy, PlannedTypesStopNobodyTheOrderKeeps) {
   EXPECT_EQ(h.record(0).phase, JobPhase::kRunning);
 }
 
+// With one device type there is no type to plan: the order alone decides, whatever class of
+// equal worth the LP would have picked.
+TEST(PreemptiveStrategy, OneTypeIsFilledInTheOrderAlone) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 2}});
+  CoreHarness h(c, "srpt-het-fair", EveryDecision());
+  PreemptiveStrategy s(h.core());
+  // Jobs 0 and 1 (one class) arrive first; jobs 2-4 (another) after them.
+  for (int id = 0; id < 5; ++id) {
+    h.Admit(MakeJob(id, id, 0, {{"nv", id < 2 ? 1.0 : 3.0}}), 4);
+  }
+  EXPECT_EQ(h.PlacedTypes(h.Decide(s, 4), 5), (std::vector<std::string>{"nv", "nv", "", "", ""}));
+}
+
 TEST(PreemptiveStrategy, NeverPreemptsForAJobThatCannotRunThere) {
   const auto c = MakeCluster({{"nv", "cuda", 1, 1}, {"amd", "rocm", 1, 1}});
   CoreHarness h(c, "priority", EveryDecision());

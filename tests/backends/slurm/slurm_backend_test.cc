@@ -4,8 +4,10 @@
 // (tests/cli/slurm_backend_test.cc runs the real one).
 #include "backends/slurm/slurm_backend.h"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -83,10 +85,18 @@ class FakeSlurmTest : public ::testing::Test {
     nodes_ = {NodeRecord("nv1", "idle", "gpu:a100:4"), NodeRecord("cpu1", "idle", "")};
   }
 
+  // Replaces the tool whole (written aside, then renamed over it): the backend's poll thread
+  // may be running it, and a file open for writing cannot be executed (ETXTBSY). The fd is
+  // close-on-exec so that a child forked meanwhile does not keep it open either.
   void Tool(const std::string& name, const std::string& body) {
     const std::string path = (dir_.path() / "bin" / name).string();
-    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
-    fs::permissions(path, fs::perms::owner_all);
+    const std::string aside = path + ".new";
+    const std::string text = "#!/bin/sh\n" + body + "\n";
+    const int fd = ::open(aside.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0700);
+    ASSERT_GE(fd, 0) << aside;
+    ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+    ::close(fd);
+    fs::rename(aside, path);
   }
 
   // What sinfo and squeue print from now on.
