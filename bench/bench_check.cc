@@ -33,16 +33,18 @@ using namespace hetsched;  // NOLINT: benchmark file
 // Recalibrated 2026-12-06 (commit 4441c1a) when `default` began solving a max-throughput LP at
 // each full decision (sched/throughput_plan.h): sim/default at about twice its ratio in 3 runs
 // then (156-161); full/default kept (its ratio fell to 95,000-102,000: fewer preemptions);
-// event/default (fill decisions, no LP) read 10.1-13.3 in those runs while the untouched
-// event/fifo-het read 7.6-8.2, both about 1.6-2x their medians of 7e54a04 on the same
-// machine: its bound was raised to keep the machine's noise under it.
+// event/default (fill decisions, no LP) read 10.1-17.8 that day and the untouched
+// event/fifo-het 7.6-14.0 (2.08-3.51 us per event on an otherwise idle VM), up to 2.7x their
+// medians of 7e54a04: these memory-bound cases suffer from the host's load more than the
+// reference does, so both bounds were raised to about 4x those medians (20 and 24); they
+// catch a 4x slowdown, not a 3x one.
 struct Bound {
   const char* name;
   double max_ratio;
 };
 constexpr Bound kBounds[] = {
-    {"sim/fifo-het", 80},  {"sim/default", 320},      {"event/fifo-het", 10},
-    {"event/default", 16}, {"full/fifo-het", 41'000}, {"full/default", 250'000},
+    {"sim/fifo-het", 80},  {"sim/default", 320},      {"event/fifo-het", 20},
+    {"event/default", 24}, {"full/fifo-het", 41'000}, {"full/default", 250'000},
 };
 
 // Sizes, so that the whole gate takes seconds: the simulation a twentieth of sim_bench's, the
