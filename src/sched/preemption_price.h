@@ -24,6 +24,13 @@ class PreemptionPrice {
   // Hysteresis of moves: a move must save this many times what it costs, so that small or
   // uncertain gains (a size belief that changes) never move a job back and forth.
   static constexpr double kMoveRepays = 2;
+  // Hysteresis of the throughput plan (sched/throughput_plan.h): a running job's speed on its
+  // own type counts this much more, so that the plan moves it only for a clear gain, not
+  // between equally good answers of an LP re-solved at every decision. 0.2 kept `default`
+  // under 2 preemptions per job on Gavel's Figure 8 traces with the shipped costs (0.1 did not
+  // multi-GPU), average JCT within 3 % of that without it (docs/results.md, "Preemption has a
+  // price").
+  static constexpr double kPlanIncumbency = 0.2;
 
   // kInvalidArgument for a negative or non-finite cost, or a quantum set below the cost.
   static util::Result<PreemptionPrice> FromOptions(const SchedulerOptions& options);
@@ -32,6 +39,9 @@ class PreemptionPrice {
   PreemptionPrice(double cost_s, double quantum_s) : cost_s_(cost_s), quantum_s_(quantum_s) {}
 
   double cost_s() const { return cost_s_; }
+  // kPlanIncumbency where preemptions cost something; without a cost a move is free and the
+  // plan is followed exactly.
+  double plan_incumbency() const { return cost_s_ > 0 ? kPlanIncumbency : 0; }
   double quantum_s() const { return quantum_s_; }
   // A job whose current run started at `run_start_s` has not yet had its quantum.
   bool InQuantum(double run_start_s, double now_s) const {

@@ -169,7 +169,7 @@ PreemptiveStrategy::Pool PreemptiveStrategy::OpenPool(double now_s) {
   return pool;
 }
 
-bool PreemptiveStrategy::SolvePlan(const Pool& pool) {
+bool PreemptiveStrategy::SolvePlan(const Pool& pool, double now_s) {
   const int32_t types = static_cast<int32_t>(pool.free.size());
   std::vector<int32_t> capacity(types);
   int32_t types_offered = 0;
@@ -184,11 +184,29 @@ bool PreemptiveStrategy::SolvePlan(const Pool& pool) {
   std::vector<int32_t> ids;
   ids.reserve(keys_.size());
   for (const auto& k : keys_) ids.push_back(std::get<3>(k));
+  // Running jobs inside their quantum keep their devices, but the plan is made for the whole
+  // cluster: planned over the part left to this decision alone, each class's budget would
+  // shift with whichever jobs' quanta happen to be over, and move jobs for nothing.
+  std::vector<int32_t>& kept = scratch_ids_;
+  kept.clear();
+  for (int32_t id : core_.running()) {
+    const JobRecord& r = core_.record(id);
+    if (r.phase != JobPhase::kRunning || !SchedulerCore::HoldsDevices(r) || Movable(r, now_s)) {
+      continue;
+    }
+    kept.push_back(id);
+    ids.push_back(id);
+    capacity[r.type.value()] += static_cast<int32_t>(r.devices.size());
+  }
   // Without a plan this decision assigns types by regret, as kMaxThroughput does; the
   // failures are counted (plan_failures: simulate warns about them).
   plan_ok_ = plan_.Solve(core_, ids, capacity).ok();
-  if (!plan_ok_) ++plan_failures_;
-  return plan_ok_;
+  if (!plan_ok_) {
+    ++plan_failures_;
+    return false;
+  }
+  for (int32_t id : kept) plan_.Take(id, core_.record(id), core_.record(id).type.value());
+  return true;
 }
 
 void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool) {
@@ -200,7 +218,7 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool) {
   selected.clear();
   tentative.clear();
   std::vector<int32_t> both(types);
-  const bool planned = choice == TypeChoice::kPlanned && SolvePlan(pool);
+  const bool planned = choice == TypeChoice::kPlanned && SolvePlan(pool, now_s);
   bool blocked = false;  // in_order_only: an earlier job did not fit; later queued jobs wait
   for (const auto& k : keys_) {
     if (pool.total <= 0) break;

@@ -51,9 +51,10 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // Which jobs run: walks keys_ while the pool lasts, into selected_, with the type each takes
   // in tentative_.
   void SelectInOrder(double now_s, Pool& pool);
-  // TypeChoice::kPlanned: solves the throughput plan over keys_ and `pool`; false (plan_ok_
-  // false) when one type alone is on offer or the LP failed (counted).
-  bool SolvePlan(const Pool& pool);
+  // TypeChoice::kPlanned: solves the throughput plan over keys_ and `pool`, and the running
+  // jobs still inside their quantum on the devices they hold (booked to their classes); false
+  // (plan_ok_ false) when one type alone is on offer or the LP failed (counted).
+  bool SolvePlan(const Pool& pool, double now_s);
   // SelectInOrder's step for one job under kPlanned: the type the plan gives it (its own when
   // it runs and its class keeps budget there), -1 when none. Takes from `pool`.
   int32_t SelectPlanned(int32_t id, double now_s, Pool& pool);
@@ -90,6 +91,7 @@ class PreemptiveStrategy final : public DecisionStrategy {
   std::vector<SchedulerCore::QueueKey> keys_;
   std::vector<int32_t> selected_, tentative_;
   std::vector<int32_t> scratch_;
+  std::vector<int32_t> scratch_ids_;  // SolvePlan: the running jobs it books as they are
   std::vector<char> moved_flag_;
   // Jobs the last reallocation placed on devices still being checkpointed.
   Reservations reservations_;

@@ -21,27 +21,34 @@ util::Status ThroughputPlan::Solve(const SchedulerCore& core, const std::vector<
   std::unordered_map<ClassKey, int32_t, ClassKeyHash> classes;
   AllocationProblem problem;
   problem.capacity.assign(capacity.begin(), capacity.end());
+  const double incumbency = core.price().plan_incumbency();
   ClassKey key;
   for (int32_t id : jobs) {
     const JobRecord& r = core.record(id);
-    key.first.assign(types_, 0);
+    key.speeds.assign(types_, 0);
     bool any = false;
     for (int32_t t = 0; t < types_; ++t) {
       if (r.allowed[t] && !r.incompatible[t] && r.speed[t] > 0) {
-        key.first[t] = r.speed[t] * core.NewWorkShare(r, DeviceTypeId(t));
+        key.speeds[t] = r.speed[t] * core.NewWorkShare(r, DeviceTypeId(t));
       }
-      any = any || key.first[t] > 0;
+      any = any || key.speeds[t] > 0;
     }
     if (!any) continue;  // it waits for its own vendor: no budget anywhere
-    key.second = std::max(1, r.job->gang_size);
+    key.gang = std::max(1, r.job->gang_size);
+    key.own = -1;
+    if (incumbency > 0 && r.phase == JobPhase::kRunning && key.speeds[r.type.value()] > 0) {
+      // Running jobs are a class of their own per type they hold, worth more there.
+      key.own = r.type.value();
+      key.speeds[key.own] *= 1 + incumbency;
+    }
     auto it = classes.find(key);
     if (it == classes.end()) {
       it = classes.emplace(key, static_cast<int32_t>(problem.jobs.size())).first;
       AllocJob row;
       row.name = r.job->name;
-      row.speed = key.first;
-      row.gang = key.second;
-      row.weight = key.second;
+      row.speed = key.speeds;
+      row.gang = key.gang;
+      row.weight = key.gang;
       row.count = 0;
       problem.jobs.push_back(std::move(row));
     }
@@ -65,8 +72,8 @@ util::Status ThroughputPlan::Solve(const SchedulerCore& core, const std::vector<
 }
 
 size_t ThroughputPlan::ClassKeyHash::operator()(const ClassKey& key) const {
-  size_t h = std::hash<int32_t>()(key.second);
-  for (double speed : key.first) h = h * 1000003 ^ std::hash<double>()(speed);
+  size_t h = std::hash<int32_t>()(key.gang * 31 + key.own);
+  for (double speed : key.speeds) h = h * 1000003 ^ std::hash<double>()(speed);
   return h;
 }
 

@@ -41,8 +41,15 @@ class ThroughputPlan {
   void Take(int32_t slot, const JobRecord& r, int32_t type);
 
  private:
-  // Jobs with the same speeds and gang are one class (the LP cannot tell them apart).
-  using ClassKey = std::pair<std::vector<double>, int32_t>;
+  // Jobs with the same speeds and gang are one class (the LP cannot tell them apart); running
+  // jobs are classed apart by the type they hold (`own`, -1 for the others), where their speed
+  // counts PreemptionPrice::plan_incumbency() more.
+  struct ClassKey {
+    std::vector<double> speeds;  // per type
+    int32_t gang = 0;
+    int32_t own = -1;
+    bool operator==(const ClassKey&) const = default;
+  };
   struct ClassKeyHash {
     size_t operator()(const ClassKey& key) const;
   };

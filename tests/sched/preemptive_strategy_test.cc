@@ -212,6 +212,30 @@ TEST(PreemptiveStrategy, PlannedMovesWaitForTheQuantum) {
   EXPECT_TRUE(unknown.Decide(u, 150).preempted.empty());
 }
 
+// With preemption costs the plan moves a running job only for a clear gain: swapping two jobs
+// that lose 10 % and 15 % on the slow type gains 2.5 % of a device, less than the hysteresis
+// (PreemptionPrice::kPlanIncumbency); without costs moves are free and the plan swaps them.
+TEST(PreemptiveStrategy, PlannedMovesNeedAClearGainWhenMovesCost) {
+  const auto c = MakeCluster({{"slow", "cuda", 1, 1}, {"fast", "cuda", 1, 1}});
+  const auto swaps_at = [&](double cost_s) {
+    SchedulerOptions o = EveryDecision();
+    o.preemption_cost_s = cost_s;
+    o.preempt_quantum_s = 100;
+    CoreHarness h(c, "srpt-het-fair", o);
+    PreemptiveStrategy s(h.core());
+    model::Job a = MakeJob(0, 0, 1e6, {{"slow", 9.0}, {"fast", 10.0}});
+    model::Job b = MakeJob(1, 10, 1e6, {{"slow", 8.5}, {"fast", 10.0}});
+    a.estimate_s = b.estimate_s = 1e5;
+    h.Admit(a, 0);
+    EXPECT_EQ(h.PlacedTypes(h.Decide(s, 0), 1), (std::vector<std::string>{"fast"}));
+    h.Admit(b, 10);
+    EXPECT_EQ(h.PlacedTypes(h.Decide(s, 10), 2), (std::vector<std::string>{"", "slow"}));
+    return PreemptedIds(h.Decide(s, 150));
+  };
+  EXPECT_TRUE(swaps_at(10).empty());
+  EXPECT_EQ(swaps_at(0), (std::vector<int>{0, 1}));
+}
+
 // The plan says where jobs run, not who stops: a running job ahead in the order keeps its
 // devices even when the plan would rather give them to another class.
 TEST(PreemptiveStrategy, PlannedTypesStopNobodyTheOrderKeeps) {
