@@ -17,9 +17,9 @@ class PreemptionPrice {
  public:
   // The default time-slicing quantum in preemption costs (SchedulerOptions::preempt_quantum_s):
   // what preemptions take stays below 1 / kQuantumPerCost of the time jobs run. 40 (an hour
-  // with the shipped 90 s) gave `default` the lowest average JCT, or within 2 % of it, on
-  // Gavel's Figure 8 traces among 10, 20, 40 and 80 (docs/results.md, "Preemption has a
-  // price").
+  // with the shipped 90 s) kept `default` within 4 % of its lowest average JCT on Gavel's
+  // Figure 8 traces among quanta of 4 to 80 costs, under 2 preemptions per job where smaller
+  // quanta went above (docs/results.md, "Preemption has a price").
   static constexpr double kQuantumPerCost = 40;
   // Hysteresis of moves: a move must save this many times what it costs, so that small or
   // uncertain gains (a size belief that changes) never move a job back and forth.
