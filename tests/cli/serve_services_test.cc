@@ -1,0 +1,210 @@
+// `hetsched serve` running an inference service live on the local backend: the service's
+// replicas are the stand-in model server (tests/testing/stand_in_model_server.py) answering
+// with the serving model's timings for their device type, read through vLLM's metric names; a
+// burst of requests shows as measured load, and a replica killed is replaced.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "testing/build_paths.h"
+#include "testing/daemon.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using hetsched::testing::CommandResult;
+using hetsched::testing::Daemon;
+using hetsched::testing::ReadFileText;
+using hetsched::testing::RunCommand;
+using hetsched::testing::TempDir;
+using hetsched::testing::WaitUntil;
+using nlohmann::json;
+
+// Kills, at the end of the test, every replica that wrote a pid file in `dir` and runs still.
+struct ReplicaReaper {
+  ~ReplicaReaper() {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      if (entry.path().extension() != ".pid") continue;
+      const std::string pid = ReadFileText(entry.path());
+      if (!pid.empty()) kill(std::stoi(pid), SIGKILL);
+    }
+  }
+  fs::path dir;
+};
+
+// What `hetsched plan service` gives one replica of llama-7b on an a100-80g (the bare roofline):
+// the stand-in answers with these timings.
+json ReplicaTimings() {
+  const CommandResult r =
+      RunCommand({HETSCHED_BINARY, "plan", "service", "llama-7b", "--input", "8", "--output", "8",
+                  "--calibration", "none", "--max-tp", "1", "--json"});
+  const json all = json::parse(r.out, nullptr, false);
+  if (r.status != 0 || !all.is_array()) return json();
+  for (const json& t : all) {
+    if (t.value("type", "") == "a100-80g") return t;
+  }
+  return json();
+}
+
+json ServiceView(httplib::Client& client, const std::string& name) {
+  auto res = client.Get(("/v1/services/" + name).c_str());
+  if (!res || res->status != 200) return json();
+  return json::parse(res->body, nullptr, false);
+}
+
+// The first replica in state `state` whose job is not `other`, or null.
+json ReplicaIn(const json& view, const std::string& state, const std::string& other = "") {
+  if (!view.contains("replicas")) return json();
+  for (const json& r : view["replicas"]) {
+    if (r["state"] == state && r["job"] != other) return r;
+  }
+  return json();
+}
+
+TEST(ServeServices, LocalReplicasServeAreMeasuredAndReplaced) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  ReplicaReaper reaper{tmp.path()};
+  const json timings = ReplicaTimings();
+  ASSERT_TRUE(timings.contains("prefill_s")) << "plan service gave no a100-80g figures";
+  std::ofstream(tmp.File("serve.yaml"))
+      << "serving:\n  scrape_every: 200ms\n  replan_every: 2s\n  window: 30s\n";
+  std::string error;
+  std::unique_ptr<Daemon> d =
+      Daemon::Start({tmp.path(),
+                     {"--backend", "local", "--cluster", "a100-80g=2:per_node=2", "--config",
+                      tmp.File("serve.yaml")}},
+                    &error);
+  ASSERT_NE(d, nullptr) << error;
+  httplib::Client client(d->url());
+  client.set_read_timeout(10);
+  client.set_bearer_token_auth(d->token().c_str());
+
+  const std::string server =
+      (fs::path(HETSCHED_SOURCE_DIR) / "tests/testing/stand_in_model_server.py").string();
+  json service = {{"name", "chat"},
+                  {"kind", "service"},
+                  {"model", "llama-7b"},
+                  {"stacks", {"cuda"}},
+                  {"slo", {{"ttft", "2s"}, {"tpot", "100ms"}}},
+                  {"rate", {{0, 1}}},
+                  {"tokens", {{"input", 8}, {"output", 8}}},
+                  {"command",
+                   {"python3", server, "--port", "{port}", "--prefill-s",
+                    std::to_string(timings["prefill_s"].get<double>()), "--mean-input", "8",
+                    "--decode-step-s", std::to_string(timings["decode_step_s"].get<double>()),
+                    "--max-batch", std::to_string(timings["batch"].get<int>()), "--pid-file",
+                    tmp.File("replica-{port}.pid")}}};
+
+  // A template without {port} is refused, naming the field.
+  json no_port = service;
+  no_port["name"] = "portless";
+  no_port["command"] = {"python3", server, "--port", "8000"};
+  auto res = client.Post("/v1/jobs", no_port.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400) << res->body;
+  EXPECT_NE(res->body.find("command: no argument holds {port}"), std::string::npos) << res->body;
+
+  res = client.Post("/v1/jobs", service.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+
+  // One replica (the plan's cheapest mix for 1 request/s), ready once its metrics answer.
+  json view, first;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        view = ServiceView(client, "chat");
+        first = ReplicaIn(view, "ready");
+        return !first.is_null();
+      },
+      20, 100))
+      << view.dump(2) << "\n"
+      << d->Stderr();
+  EXPECT_EQ(first["device_type"], "a100-80g") << first;
+  EXPECT_EQ(first["node"], "a100-80g-1") << first;
+  std::smatch m;
+  const std::string endpoint = first["endpoint"];
+  ASSERT_TRUE(std::regex_match(endpoint, m, std::regex(R"(http://127\.0\.0\.1:([0-9]+))")))
+      << endpoint;
+  const std::string port = m[1];
+  EXPECT_EQ(view["plan"]["replicas"], json({{"a100-80g", 1}})) << view["plan"];
+  EXPECT_NE(view["plan"]["why"].get<std::string>().find("Chosen: a100-80g x 1"), std::string::npos)
+      << view["plan"];
+
+  // A bounded burst: 24 requests from 4 clients.
+  std::vector<std::thread> clients;
+  std::atomic<int> answered{0};
+  for (int c = 0; c < 4; ++c) {
+    clients.emplace_back([&] {
+      httplib::Client replica(endpoint);
+      replica.set_read_timeout(10);
+      for (int i = 0; i < 6; ++i) {
+        auto r = replica.Post("/v1/completions",
+                              R"({"prompt":"one two three four five six seven eight",)"
+                              R"("max_tokens":8})",
+                              "application/json");
+        if (r && r->status == 200) ++answered;
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(answered.load(), 24);
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        view = ServiceView(client, "chat");
+        return view.contains("measured") && view["measured"]["requests_per_s"] > 0 &&
+               view["measured"]["ttft_p50_s"].is_number();
+      },
+      10, 100))
+      << view.dump(2);
+  EXPECT_DOUBLE_EQ(view["measured"]["mean_input_tokens"].get<double>(), 8) << view["measured"];
+  EXPECT_DOUBLE_EQ(view["measured"]["mean_output_tokens"].get<double>(), 8) << view["measured"];
+  // Each token took the decode step the serving model gives.
+  EXPECT_GE(view["measured"]["tpot_p50_s"].get<double>(), 0.025) << view["measured"];
+
+  // The replica dies: another one replaces it.
+  const std::string pid = ReadFileText(tmp.File("replica-" + port + ".pid"));
+  ASSERT_FALSE(pid.empty());
+  ASSERT_EQ(kill(std::stoi(pid), SIGKILL), 0) << std::strerror(errno);
+  json second;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        view = ServiceView(client, "chat");
+        second = ReplicaIn(view, "ready", first["job"]);
+        return !second.is_null();
+      },
+      20, 100))
+      << view.dump(2) << "\n"
+      << d->Stderr();
+  EXPECT_EQ(view["replicas"].size(), 1u) << view.dump(2);
+  EXPECT_NE(view["message"].get<std::string>().find(first["job"].get<std::string>() +
+                                                    " failed (killed by signal 9)"),
+            std::string::npos)
+      << view["message"];
+
+  // Removing the service stops its replicas.
+  res = client.Delete("/v1/services/chat");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 202) << res->body;
+  const std::string second_port =
+      second["endpoint"].get<std::string>().substr(std::string("http://127.0.0.1:").size());
+  const int second_pid = std::stoi(ReadFileText(tmp.File("replica-" + second_port + ".pid")));
+  EXPECT_TRUE(WaitUntil([&] { return kill(second_pid, 0) != 0 && errno == ESRCH; }, 15))
+      << "replica " << second_pid << " runs still";
+  res = client.Get("/v1/services/chat");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 404) << res->body;
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
+}  // namespace
