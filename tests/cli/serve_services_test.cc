@@ -207,4 +207,92 @@ TEST(ServeServices, LocalReplicasServeAreMeasuredAndReplaced) {
   EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
 }
 
+// Replicas that answer garbage or cannot start are reported, the daemon keeps running, and an
+// SLO no device type meets is refused at submission.
+TEST(ServeServices, BadReplicasAreReportedAndImpossibleSlosRefused) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  ReplicaReaper reaper{tmp.path()};
+  std::ofstream(tmp.File("serve.yaml")) << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n";
+  fs::create_directories(tmp.path() / "site");
+  std::ofstream(tmp.path() / "site" / "metrics") << "<html>not metrics</html>\n";
+  std::string error;
+  std::unique_ptr<Daemon> d =
+      Daemon::Start({tmp.path(),
+                     {"--backend", "local", "--cluster", "a100-80g=2:per_node=2", "--config",
+                      tmp.File("serve.yaml")}},
+                    &error);
+  ASSERT_NE(d, nullptr) << error;
+  httplib::Client client(d->url());
+  client.set_read_timeout(10);
+  client.set_bearer_token_auth(d->token().c_str());
+  auto service = [](const std::string& name, const json& command, const std::string& tpot) {
+    return json({{"name", name},
+                 {"kind", "service"},
+                 {"model", "llama-7b"},
+                 {"stacks", {"cuda"}},
+                 {"slo", {{"ttft", "2s"}, {"tpot", tpot}}},
+                 {"rate", {{0, 1}}},
+                 {"tokens", {{"input", 8}, {"output", 8}}},
+                 {"command", command}})
+        .dump();
+  };
+
+  auto res =
+      client.Post("/v1/jobs", service("fast", {"true", "{port}"}, "0.1ms"), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400) << res->body;
+  EXPECT_NE(res->body.find("service 'fast': no device type meets its SLO"), std::string::npos)
+      << res->body;
+
+  // A web server whose /metrics is HTML: the replica never becomes ready, and says why.
+  res = client.Post("/v1/jobs",
+                    service("garbage",
+                            {"/bin/sh", "-c",
+                             "echo $$ > " + tmp.File("garbage-{port}.pid") +
+                                 " && exec python3 -m http.server {port} --bind 127.0.0.1 "
+                                 "--directory " +
+                                 (tmp.path() / "site").string()},
+                            "100ms"),
+                    "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+  // A command that exits at once: replaced until 3 in a row failed, then no more starts.
+  res = client.Post("/v1/jobs", service("dies", {"/bin/sh", "-c", "exit 3", "{port}"}, "100ms"),
+                    "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+
+  json garbage, dies;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        garbage = ServiceView(client, "garbage");
+        return garbage.contains("replicas") && garbage["replicas"].size() == 1 &&
+               garbage["replicas"][0]["message"].get<std::string>().find(
+                   "/metrics: line 1: column 1: '<' (expected metric name)") != std::string::npos;
+      },
+      20, 100))
+      << garbage.dump(2);
+  EXPECT_EQ(garbage["replicas"][0]["state"], "starting") << garbage.dump(2);
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        dies = ServiceView(client, "dies");
+        return dies.contains("message") &&
+               dies["message"].get<std::string>().find(
+                   "no new replica started: 3 in a row ended before they were ready") !=
+                   std::string::npos;
+      },
+      30, 100))
+      << dies.dump(2);
+  EXPECT_NE(dies["message"].get<std::string>().find("failed (exited with status 3)"),
+            std::string::npos)
+      << dies["message"];
+  EXPECT_TRUE(dies["replicas"].empty()) << dies.dump(2);
+
+  res = client.Delete("/v1/services/garbage");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 202) << res->body;
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
 }  // namespace
