@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
@@ -142,7 +144,8 @@ struct ServingLoop::Replica {
   std::string message;
   double submitted_s = 0;  // wall
   bool ready_once = false;
-  bool draining = false;
+  bool draining = false;   // the plan dropped it: stopped once the others are ready
+  bool cancelled = false;  // its stop was asked for
   bool late_reported = false;
   double next_scrape_s = 0;
   std::optional<ServerLoad> last;  // the last read
@@ -181,9 +184,11 @@ struct ServingLoop::Served {
   std::string last_failure;
   std::deque<Round> rounds;
   std::optional<double> first_read_s;  // when a replica's metrics were first read
-  std::vector<double> interval_rates;  // measured, per replan interval, newest last
-  double interval_start_s = 0;
-  double next_plan_s = 0;  // 0: at once
+  // Per replan interval, newest last: its rate, and whether the replicas measured it (else
+  // it is the rate curve's).
+  std::vector<std::pair<double, bool>> interval_rates;
+  double interval_start_s = 0;  // 0: before the first plan
+  double next_plan_s = 0;       // 0: at once
   PlanView plan;
   std::string message;
 };
@@ -288,7 +293,7 @@ void ServingLoop::ApplyScrape(Served& s, Replica& r, const ScrapeResult& result,
   if (r.state == "queued") return;  // stopped and queued again while it was read
   if (!result.status.ok()) {
     r.message = result.status.message();
-    if (r.ready_once && !r.draining) r.state = "unreachable";
+    if (r.ready_once) r.state = "unreachable";
     if (!r.ready_once && !r.late_reported && now - r.submitted_s > options_.ready_timeout_s) {
       r.late_reported = true;
       Problem(s, fmt::format("replica {} is not ready after {:.0f} s: {}", r.job,
@@ -305,7 +310,7 @@ void ServingLoop::ApplyScrape(Served& s, Replica& r, const ScrapeResult& result,
   r.ready_once = true;
   r.message.clear();
   s.failed_starts = 0;
-  if (!r.draining) r.state = "ready";
+  r.state = "ready";
   if (!s.first_read_s) s.first_read_s = now;
   r.last = result.load;
 }
@@ -379,7 +384,7 @@ util::Result<ServingView> ServingLoop::Remove(const std::string& name) {
       logger_->Warn("service replica cancel",
                     {{"job", r.job}, {"error", cancelled.status().message()}});
     }
-    r.state = "draining";
+    r.draining = r.cancelled = true;
   }
   ServingView view = ViewOf(*it->second, service_->WallNow());
   services_.erase(it);
@@ -395,10 +400,10 @@ void ServingLoop::Refresh(Served& s, double now) {
     if (!IsEnded(job->state)) {
       if (job->state == JobState::kQueued) r.state = "queued";
       if (job->state != JobState::kQueued && r.state == "queued") r.state = "starting";
-      r.device_type = job->device_type;
-      r.node = job->devices.empty()
-                   ? ""
-                   : job->devices.front().substr(0, job->devices.front().rfind('/'));
+      if (!job->devices.empty()) {  // placed: where
+        r.device_type = job->device_type;
+        r.node = job->devices.front().substr(0, job->devices.front().rfind('/'));
+      }
       return false;
     }
     if (r.draining) return true;
@@ -477,33 +482,40 @@ void ServingLoop::RetireDrained(Served& s) {
   });
   if (!handed_over) return;
   for (Replica& r : s.replicas) {
-    if (!r.draining || r.state == "draining") continue;
-    r.state = "draining";
+    if (!r.draining || r.cancelled) continue;
+    r.cancelled = true;
     if (auto cancelled = service_->Cancel(r.job); !cancelled.ok()) {
       r.message = "cancel: " + cancelled.status().message();
     }
   }
 }
 
-void ServingLoop::Replan(Served& s, double now) {
-  s.next_plan_s = now + options_.replan_every_s;
-  if (s.first_read_s) {
-    const double from = std::max(s.interval_start_s, *s.first_read_s);
+std::string ServingLoop::CloseInterval(Served& s, double now) {
+  const double from = s.first_read_s ? std::max(s.interval_start_s, *s.first_read_s) : now;
+  if (s.interval_start_s > 0 && now > from) {
     double requests = 0;
     for (const Round& r : s.rounds) requests += r.at_s > from ? r.requests : 0;
-    if (now > from) s.interval_rates.push_back(requests / (now - from));
-    if (s.interval_rates.size() > static_cast<size_t>(sched::kScaleDownIntervals)) {
-      s.interval_rates.erase(s.interval_rates.begin());
-    }
+    s.interval_rates.emplace_back(requests / (now - from), true);
+  } else {
+    s.interval_rates.emplace_back(s.rate ? s.rate->RateAt(SecondsOfDay(now)) : 0, false);
+  }
+  if (s.interval_rates.size() > static_cast<size_t>(sched::kScaleDownIntervals)) {
+    s.interval_rates.erase(s.interval_rates.begin());
   }
   s.interval_start_s = now;
-  std::vector<double> recent = s.interval_rates;
-  std::string source = fmt::format("the rates measured over the last {} intervals of {:g} s",
-                                   recent.size(), options_.replan_every_s);
-  if (recent.empty()) {
-    recent = {s.rate ? s.rate->RateAt(SecondsOfDay(now)) : 0};
-    source = "the service's rate curve at this time of day (no replica has reported yet)";
-  }
+  const auto measured = std::count_if(s.interval_rates.begin(), s.interval_rates.end(),
+                                      [](const auto& r) { return r.second; });
+  return fmt::format(
+      "the rates of the last {} intervals of {:g} s ({} measured on the replicas, the others "
+      "from the service's rate curve at that time of day)",
+      s.interval_rates.size(), options_.replan_every_s, measured);
+}
+
+void ServingLoop::Replan(Served& s, double now) {
+  s.next_plan_s = now + options_.replan_every_s;
+  const std::string source = CloseInterval(s, now);
+  std::vector<double> recent;
+  for (const auto& [rate, measured] : s.interval_rates) recent.push_back(rate);
   const double forecast =
       sched::ForecastRequestRate(recent, {}, sched::kBurstWindowS, options_.headroom);
   s.plan.planned_at_s = now;
@@ -628,8 +640,9 @@ ServingView ServingLoop::ViewOf(const Served& s, double now) const {
   v.model = s.job.service->model;
   v.slo = s.slo;
   for (const Replica& r : s.replicas) {
-    v.replicas.push_back({r.job, fmt::format("http://{}:{}", options_.host, r.port), r.state,
-                          r.node, r.device_type, s.shapes[r.shape].tp, r.message});
+    v.replicas.push_back({r.job, fmt::format("http://{}:{}", options_.host, r.port),
+                          r.draining ? "draining" : r.state, r.node, r.device_type,
+                          s.shapes[r.shape].tp, r.message});
   }
   v.measured = Measure(s, now);
   v.plan = s.plan;

@@ -47,7 +47,8 @@ struct ReplicaView {
   std::string job;       // the daemon's job that runs it
   std::string endpoint;  // http://HOST:PORT
   // queued, starting (placed, its metrics not read yet), ready, unreachable (was ready, its
-  // metrics do not answer now), draining (to be stopped once the replicas replacing it are ready)
+  // metrics do not answer or do not read now), draining (the plan dropped it: stopped once the
+  // service's other replicas are ready)
   std::string state;
   std::string node;
   std::string device_type;
@@ -55,7 +56,7 @@ struct ReplicaView {
   std::string message;  // why it is not ready, when known
 };
 
-// Read from the replicas' metrics over the last ServingOptions::window_s.
+// Read from the replicas' metrics over the last LiveServingOptions::window_s.
 struct MeasuredLoad {
   double window_s = 0;  // the span the figures cover (0: nothing read yet)
   double requests_per_s = 0;
@@ -68,7 +69,7 @@ struct MeasuredLoad {
 struct PlanView {
   double planned_at_s = 0;  // unix seconds; 0: not planned yet
   double forecast_requests_per_s = 0;
-  std::map<std::string, int32_t> replicas;  // by "type" or "type x tp": how many
+  std::map<std::string, int32_t> replicas;  // by "type" or "type (tp N)": how many
   std::string why;
 };
 
@@ -82,6 +83,7 @@ struct ServingView {
   std::string message;  // the latest problem (a replica replaced, no room, a start refused)
 };
 
+// Thread-safe: Add, Get and Remove may be called from any thread while the loop runs.
 class ServingLoop {
  public:
   // `service` and `logger` outlive the loop.
@@ -109,10 +111,13 @@ class ServingLoop {
   void Refresh(Served& s, double now);
   void ApplyScrape(Served& s, Replica& r, const ScrapeResult& result, double now);
   void Replan(Served& s, double now);
+  // Books the interval since the last plan (its measured rate, or the rate curve's while no
+  // replica reported in it) among the last sched::kScaleDownIntervals; says what they are.
+  std::string CloseInterval(Served& s, double now);
   // The replica counts the plan asks for, per shape; nullopt when none was found (why set).
   std::optional<std::vector<int32_t>> PlanTargets(Served& s, double forecast);
   void StartReplica(Served& s, int32_t shape, double now);
-  // Draining replicas are stopped once none of the service's others is still starting.
+  // Draining replicas are stopped once every other replica of the service is ready.
   void RetireDrained(Served& s);
   MeasuredLoad Measure(const Served& s, double now) const;
   ServingView ViewOf(const Served& s, double now) const;

@@ -6,7 +6,9 @@
 #include <httplib.h>
 #include <signal.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -290,6 +292,82 @@ TEST(ServeServices, BadReplicasAreReportedAndImpossibleSlosRefused) {
   EXPECT_TRUE(dies["replicas"].empty()) << dies.dump(2);
 
   res = client.Delete("/v1/services/garbage");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 202) << res->body;
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
+// The plan sizes the service for its rate curve until the replicas report, starts as many
+// replicas as that takes, and drains down to one once the measured load is nil.
+TEST(ServeServices, ScalesUpToTheForecastAndDownWhenTheLoadIsGone) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  ReplicaReaper reaper{tmp.path()};
+  std::ofstream(tmp.File("serve.yaml")) << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n";
+  std::string error;
+  std::unique_ptr<Daemon> d =
+      Daemon::Start({tmp.path(),
+                     {"--backend", "local", "--cluster", "a100-80g=2:per_node=2", "--config",
+                      tmp.File("serve.yaml")}},
+                    &error);
+  ASSERT_NE(d, nullptr) << error;
+  httplib::Client client(d->url());
+  client.set_read_timeout(10);
+  client.set_bearer_token_auth(d->token().c_str());
+  const std::string server =
+      (fs::path(HETSCHED_SOURCE_DIR) / "tests/testing/stand_in_model_server.py").string();
+  // llama-7b on one a100-80g carries about 170 requests/s of 64 prompt and 16 generated tokens
+  // within the SLO (the serving model, bare roofline): 200 requests/s plus 20 % headroom takes
+  // two.
+  const json service = {
+      {"name", "cpu-chat"},
+      {"kind", "service"},
+      {"model", "llama-7b"},
+      {"stacks", {"cuda"}},
+      {"slo", {{"ttft", "2s"}, {"tpot", "100ms"}}},
+      {"rate", {{0, 200}}},
+      {"tokens", {{"input", 64}, {"output", 16}}},
+      {"command",
+       {"python3", server, "--port", "{port}", "--prefill-s", "0.2", "--decode-step-s", "0.07",
+        "--pid-file", tmp.File("replica-{port}.pid")}}};
+  auto res = client.Post("/v1/jobs", service.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+
+  json view;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        view = ServiceView(client, "cpu-chat");
+        if (!view.contains("replicas") || view["replicas"].size() != 2) return false;
+        for (const json& r : view["replicas"]) {
+          if (r["state"] != "ready") return false;
+        }
+        return true;
+      },
+      20, 100))
+      << view.dump(2) << "\n"
+      << d->Stderr();
+  EXPECT_EQ(view["plan"]["replicas"], json({{"a100-80g", 2}})) << view["plan"];
+  EXPECT_NE(view["plan"]["why"].get<std::string>().find("0 measured on the replicas"),
+            std::string::npos)
+      << view["plan"];
+  EXPECT_NE(view["replicas"][0]["endpoint"], view["replicas"][1]["endpoint"]) << view.dump(2);
+
+  // No requests: the measured rate, 0, replaces the curve, and one replica is drained.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        view = ServiceView(client, "cpu-chat");
+        return view.contains("replicas") && view["replicas"].size() == 1 &&
+               view["replicas"][0]["state"] == "ready";
+      },
+      20, 100))
+      << view.dump(2);
+  EXPECT_EQ(view["plan"]["replicas"], json({{"a100-80g", 1}})) << view["plan"];
+  EXPECT_NE(view["plan"]["why"].get<std::string>().find(
+                "the rates of the last 3 intervals of 1 s (3 measured on the replicas"),
+            std::string::npos)
+      << view["plan"];
+  res = client.Delete("/v1/services/cpu-chat");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 202) << res->body;
   EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();

@@ -416,13 +416,7 @@ void HttpApi::RouteJobs() {
                auto parsed = ParseJobRequest(req.body, service_->cluster().catalog);
                if (!parsed.ok()) return ReplyStatus(res, parsed.status());
                if (parsed->job.kind == model::JobKind::kService) {
-                 if (!serving_) {
-                   return ReplyError(res, 400, "invalid_argument",
-                                     "request body: kind: 'service': this daemon runs no services");
-                 }
-                 auto added = serving_->Add(std::move(parsed->job));
-                 if (!added.ok()) return ReplyStatus(res, added.status());
-                 return Reply(res, 201, ServingJson(*added));
+                 return AddService(std::move(parsed->job), res);
                }
                const std::string key = req.get_header_value("Idempotency-Key");
                if (key.size() > 256) {
@@ -491,6 +485,16 @@ void HttpApi::RouteJobs() {
                if (!why.ok()) return ReplyStatus(res, why.status());
                Reply(res, 200, {{"name", req.matches[1]}, {"why", *why}});
              }));
+}
+
+void HttpApi::AddService(model::Job job, httplib::Response& res) {
+  if (!serving_) {
+    return ReplyError(res, 400, "invalid_argument",
+                      "request body: kind: 'service': this daemon runs no services");
+  }
+  auto added = serving_->Add(std::move(job));
+  if (!added.ok()) return ReplyStatus(res, added.status());
+  Reply(res, 201, ServingJson(*added));
 }
 
 void HttpApi::RouteServices() {
