@@ -506,7 +506,7 @@ std::string ServingLoop::CloseInterval(Served& s, double now) {
   const auto measured = std::count_if(s.interval_rates.begin(), s.interval_rates.end(),
                                       [](const auto& r) { return r.second; });
   return fmt::format(
-      "the rates of the last {} intervals of {:g} s ({} measured on the replicas, the others "
+      "the rates of the last {} interval(s) of {:g} s ({} measured on the replicas, the others "
       "from the service's rate curve at that time of day)",
       s.interval_rates.size(), options_.replan_every_s, measured);
 }

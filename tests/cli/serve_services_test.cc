@@ -364,7 +364,7 @@ TEST(ServeServices, ScalesUpToTheForecastAndDownWhenTheLoadIsGone) {
       << view.dump(2);
   EXPECT_EQ(view["plan"]["replicas"], json({{"a100-80g", 1}})) << view["plan"];
   EXPECT_NE(view["plan"]["why"].get<std::string>().find(
-                "the rates of the last 3 intervals of 1 s (3 measured on the replicas"),
+                "the rates of the last 3 interval(s) of 1 s (3 measured on the replicas"),
             std::string::npos)
       << view["plan"];
   res = client.Delete("/v1/services/cpu-chat");
