@@ -16,6 +16,7 @@
 #include <set>
 #include <utility>
 
+#include "daemon/job_request.h"
 #include "daemon/service.h"
 #include "obs/prometheus_text.h"
 #include "sched/replica_plan.h"
@@ -29,6 +30,8 @@ constexpr double kStartupFixedS = 30;
 constexpr double kLoadBandwidth = 2e9;  // bytes/s
 // Largest /metrics page read (a model server's is tens of KB).
 constexpr size_t kMaxMetricsBytes = 4u << 20;
+// Where the services are kept in the database (Service::PutValue).
+constexpr const char* kServicesKey = "serving_services";
 // The replica plan's solver gets this long (wall seconds).
 constexpr double kPlanSeconds = 5;
 
@@ -173,6 +176,7 @@ void AddToRound(Round& round, const ServerLoad& now, const ServerLoad& before) {
 
 struct ServingLoop::Served {
   model::Job job;
+  std::string spec_json;  // as accepted: what a restarted daemon reads it back from
   cost::ServedModel served;
   cost::ServingSlo slo;
   std::optional<model::RateCurve> rate;
@@ -211,6 +215,7 @@ ServingLoop::~ServingLoop() { Stop(); }
 void ServingLoop::Start() {
   std::lock_guard lock(mu_);
   if (loop_.joinable() || stopping_) return;
+  Restore();
   loop_ = std::thread([this] { Loop(); });
 }
 
@@ -287,6 +292,7 @@ void ServingLoop::Tick() {
     if (now >= s->next_plan_s) Replan(*s, now);
     RetireDrained(*s);
   }
+  if (dirty_) Persist();
 }
 
 void ServingLoop::ApplyScrape(Served& s, Replica& r, const ScrapeResult& result, double now) {
@@ -320,15 +326,8 @@ void ServingLoop::Problem(Served& s, const std::string& message) {
   logger_->Warn("service", {{"service", s.job.name}, {"problem", message}});
 }
 
-util::Result<ServingView> ServingLoop::Add(model::Job job) {
-  ASSIGN_OR_RETURN(ClusterView cluster, service_->Cluster());
-  if (cluster.backend != "local") {
-    return util::Status::InvalidArgument(fmt::format(
-        "request body: kind: 'service' runs its replicas on the local backend only (this "
-        "daemon's backend is {}: a port picked here is not known to be free on a node it "
-        "starts a replica on)",
-        cluster.backend));
-  }
+util::Result<std::unique_ptr<ServingLoop::Served>> ServingLoop::MakeServed(model::Job job,
+                                                                           std::string spec_json) {
   auto s = std::make_unique<Served>();
   const model::ServiceSpec& spec = *job.service;
   auto served = cost::ServedPreset(spec.model);
@@ -352,6 +351,20 @@ util::Result<ServingView> ServingLoop::Add(model::Job job) {
   }
   s->shapes = *std::move(shapes);
   s->job = std::move(job);
+  s->spec_json = std::move(spec_json);
+  return s;
+}
+
+util::Result<ServingView> ServingLoop::Add(model::Job job, std::string spec_json) {
+  ASSIGN_OR_RETURN(ClusterView cluster, service_->Cluster());
+  if (cluster.backend != "local") {
+    return util::Status::InvalidArgument(fmt::format(
+        "request body: kind: 'service' runs its replicas on the local backend only (this "
+        "daemon's backend is {}: a port picked here is not known to be free on a node it "
+        "starts a replica on)",
+        cluster.backend));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Served> s, MakeServed(std::move(job), std::move(spec_json)));
   std::lock_guard lock(mu_);
   if (services_.count(s->job.name) != 0) {
     return util::Status::AlreadyExists(
@@ -360,8 +373,67 @@ util::Result<ServingView> ServingLoop::Add(model::Job job) {
   const std::string name = s->job.name;
   logger_->Info("service added", {{"service", name}, {"model", s->job.service->model}});
   services_[name] = std::move(s);
+  Persist();
   wake_.notify_all();
   return ViewOf(*services_[name], service_->WallNow());
+}
+
+void ServingLoop::Persist() {
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& [name, s] : services_) {
+    nlohmann::json replicas = nlohmann::json::array();
+    for (const Replica& r : s->replicas) {
+      replicas.push_back({{"id", r.id},
+                          {"job", r.job},
+                          {"port", r.port},
+                          {"shape", r.shape},
+                          {"draining", r.draining}});
+    }
+    all.push_back({{"spec", s->spec_json}, {"next_id", s->next_id}, {"replicas", replicas}});
+  }
+  if (auto st = service_->PutValue(kServicesKey, all.dump()); !st.ok()) {
+    logger_->Error("saving the services failed", {{"error", st.message()}});
+  }
+  dirty_ = false;
+}
+
+void ServingLoop::Restore() {
+  auto stored = service_->GetValue(kServicesKey);
+  if (!stored.ok() || !*stored) return;
+  const nlohmann::json all = nlohmann::json::parse(**stored, nullptr, false);
+  if (!all.is_array()) return;
+  const double now = service_->WallNow();
+  for (const nlohmann::json& entry : all) {
+    // Written by Persist: a service as it was accepted, its replicas as they were started.
+    const std::string spec = entry.value("spec", "");
+    auto request = ParseJobRequest(spec, service_->cluster().catalog);
+    auto s = request.ok() ? MakeServed(std::move(request->job), spec)
+                          : util::Result<std::unique_ptr<Served>>(request.status());
+    if (!s.ok()) {
+      logger_->Error("a stored service no longer reads", {{"error", s.status().message()}});
+      continue;
+    }
+    Served& served = **s;
+    served.next_id = entry.value("next_id", 0);
+    for (const nlohmann::json& r : entry.value("replicas", nlohmann::json::array())) {
+      Replica replica;
+      replica.id = r.value("id", 0);
+      replica.job = r.value("job", "");
+      replica.port = r.value("port", 0);
+      replica.shape = r.value("shape", 0);
+      replica.draining = r.value("draining", false);
+      replica.state = "starting";
+      replica.submitted_s = now;
+      if (replica.shape < 0 || replica.shape >= static_cast<int32_t>(served.shapes.size()))
+        continue;
+      served.replicas.push_back(std::move(replica));
+    }
+    logger_->Info(
+        "service recovered",
+        {{"service", served.job.name}, {"replicas", static_cast<int64_t>(served.replicas.size())}});
+    const std::string name = served.job.name;
+    services_[name] = std::move(*s);
+  }
 }
 
 util::Result<ServingView> ServingLoop::Get(const std::string& name) {
@@ -388,6 +460,7 @@ util::Result<ServingView> ServingLoop::Remove(const std::string& name) {
   }
   ServingView view = ViewOf(*it->second, service_->WallNow());
   services_.erase(it);
+  Persist();
   logger_->Info("service removed", {{"service", name}});
   return view;
 }
@@ -406,7 +479,10 @@ void ServingLoop::Refresh(Served& s, double now) {
       }
       return false;
     }
-    if (r.draining) return true;
+    if (r.draining) {
+      dirty_ = true;
+      return true;
+    }
     const std::string how =
         fmt::format("replica {} {} ({})", r.job, JobStateName(job->state), job->message);
     if (!r.ready_once) {
@@ -415,6 +491,7 @@ void ServingLoop::Refresh(Served& s, double now) {
     }
     Problem(s, how + "; a new replica replaces it");
     replace.push_back(r.shape);
+    dirty_ = true;
     return true;
   });
   for (int32_t shape : replace) StartReplica(s, shape, now);
@@ -464,6 +541,7 @@ void ServingLoop::StartReplica(Served& s, int32_t shape, double now) {
       r.device_type = type;
       r.submitted_s = now;
       s.replicas.push_back(std::move(r));
+      dirty_ = true;
       logger_->Info("service replica submitted",
                     {{"service", s.job.name}, {"job", job.name}, {"port", *port}});
       return;
@@ -535,6 +613,7 @@ void ServingLoop::Replan(Served& s, double now) {
   const sched::ReplicaChanges changes = sched::ChangesToward({live}, {*targets});
   for (int32_t id : changes.drain[0]) {
     for (Replica& r : s.replicas) r.draining = r.draining || r.id == id;
+    dirty_ = true;
   }
   for (const auto& [service, shape] : changes.start) StartReplica(s, shape, now);
 }

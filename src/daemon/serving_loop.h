@@ -89,13 +89,17 @@ class ServingLoop {
   // `service` and `logger` outlive the loop.
   ServingLoop(Service* service, LiveServingOptions options, Logger* logger);
   ~ServingLoop();  // Stop
+  // Reads back the services a previous run kept (their replicas are the daemon's jobs, which
+  // it recovered) and starts the loop.
   void Start();
   void Stop();
 
-  // Takes a service parsed from POST /v1/jobs (kind service, its command holding {port}).
+  // Takes a service parsed from POST /v1/jobs (kind service, its command holding {port}) and
+  // the request as stored (JobRequest::spec_json), kept in the database with its replicas so
+  // that a restarted daemon carries on with them (Start reads them back).
   // kInvalidArgument when the backend is not local, the model is no preset, or no device type
   // of the cluster meets its SLO (saying why, per type); kAlreadyExists when the name is taken.
-  util::Result<ServingView> Add(model::Job job);
+  util::Result<ServingView> Add(model::Job job, std::string spec_json);
   util::Result<ServingView> Get(const std::string& name);
   // Stops every replica and forgets the service; its last view.
   util::Result<ServingView> Remove(const std::string& name);
@@ -105,6 +109,11 @@ class ServingLoop {
   struct Served;
   struct ScrapeResult;
 
+  // The service as Add and Restore build it: its model, SLO and replica shapes.
+  util::Result<std::unique_ptr<Served>> MakeServed(model::Job job, std::string spec_json);
+  // Writes every service and its replicas to the database (mu_ held); Restore reads them.
+  void Persist();
+  void Restore();
   void Loop();
   void Tick();
   // Replicas' job states from the daemon; ended ones dropped, and replaced unless draining.
@@ -130,6 +139,7 @@ class ServingLoop {
   std::mutex mu_;  // guards services_ and stopping_
   std::map<std::string, std::unique_ptr<Served>> services_;
   bool stopping_ = false;
+  bool dirty_ = false;  // replicas started, ended or drained since the last Persist
   std::condition_variable wake_;
   std::thread loop_;
 };

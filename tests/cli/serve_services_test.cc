@@ -373,4 +373,82 @@ TEST(ServeServices, ScalesUpToTheForecastAndDownWhenTheLoadIsGone) {
   EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
 }
 
+// A daemon killed with SIGKILL keeps its services: restarted on the same database, it reads
+// them back and carries on with the replica that still serves, starting none twice.
+TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  ReplicaReaper reaper{tmp.path()};
+  std::ofstream(tmp.File("serve.yaml")) << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n";
+  const std::vector<std::string> args = {"--backend", "local",
+                                         "--cluster", "a100-80g=2:per_node=2",
+                                         "--config",  tmp.File("serve.yaml")};
+  std::string error;
+  std::unique_ptr<Daemon> d = Daemon::Start({tmp.path(), args}, &error);
+  ASSERT_NE(d, nullptr) << error;
+  const std::string server =
+      (fs::path(HETSCHED_SOURCE_DIR) / "tests/testing/stand_in_model_server.py").string();
+  const json service = {
+      {"name", "chat"},
+      {"kind", "service"},
+      {"model", "llama-7b"},
+      {"stacks", {"cuda"}},
+      {"rate", {{0, 1}}},
+      {"tokens", {{"input", 8}, {"output", 8}}},
+      {"command",
+       {"python3", server, "--port", "{port}", "--prefill-s", "0.01", "--decode-step-s", "0.04",
+        "--pid-file", tmp.File("replica-{port}.pid")}}};
+  json view, first;
+  {
+    httplib::Client client(d->url());
+    client.set_bearer_token_auth(d->token().c_str());
+    auto res = client.Post("/v1/jobs", service.dump(), "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 201) << res->body;
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          view = ServiceView(client, "chat");
+          first = ReplicaIn(view, "ready");
+          return !first.is_null();
+        },
+        20, 100))
+        << view.dump(2) << "\n"
+        << d->Stderr();
+  }
+  const std::string port =
+      first["endpoint"].get<std::string>().substr(std::string("http://127.0.0.1:").size());
+  const int pid = std::stoi(ReadFileText(tmp.File("replica-" + port + ".pid")));
+  d->Kill();
+  d = Daemon::Start({tmp.path(), args}, &error);
+  ASSERT_NE(d, nullptr) << error;
+  httplib::Client client(d->url());
+  client.set_bearer_token_auth(d->token().c_str());
+  json again;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        view = ServiceView(client, "chat");
+        again = ReplicaIn(view, "ready");
+        return !again.is_null();
+      },
+      20, 100))
+      << view.dump(2) << "\n"
+      << d->Stderr();
+  EXPECT_EQ(again["job"], first["job"]) << view.dump(2);
+  EXPECT_EQ(again["endpoint"], first["endpoint"]) << view.dump(2);
+  EXPECT_EQ(view["replicas"].size(), 1u) << view.dump(2);
+  EXPECT_EQ(kill(pid, 0), 0) << "the replica's process " << pid << " is gone";
+  // No replica was started a second time: one pid file, the first one.
+  int pid_files = 0;
+  for (const auto& entry : fs::directory_iterator(tmp.path())) {
+    pid_files += entry.path().extension() == ".pid";
+  }
+  EXPECT_EQ(pid_files, 1);
+  auto res = client.Delete("/v1/services/chat");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 202) << res->body;
+  EXPECT_TRUE(WaitUntil([&] { return kill(pid, 0) != 0 && errno == ESRCH; }, 15))
+      << "replica " << pid << " runs still";
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
 }  // namespace

@@ -416,7 +416,7 @@ void HttpApi::RouteJobs() {
                auto parsed = ParseJobRequest(req.body, service_->cluster().catalog);
                if (!parsed.ok()) return ReplyStatus(res, parsed.status());
                if (parsed->job.kind == model::JobKind::kService) {
-                 return AddService(std::move(parsed->job), res);
+                 return AddService(std::move(parsed->job), std::move(parsed->spec_json), res);
                }
                const std::string key = req.get_header_value("Idempotency-Key");
                if (key.size() > 256) {
@@ -487,12 +487,12 @@ void HttpApi::RouteJobs() {
              }));
 }
 
-void HttpApi::AddService(model::Job job, httplib::Response& res) {
+void HttpApi::AddService(model::Job job, std::string spec_json, httplib::Response& res) {
   if (!serving_) {
     return ReplyError(res, 400, "invalid_argument",
                       "request body: kind: 'service': this daemon runs no services");
   }
-  auto added = serving_->Add(std::move(job));
+  auto added = serving_->Add(std::move(job), std::move(spec_json));
   if (!added.ok()) return ReplyStatus(res, added.status());
   Reply(res, 201, ServingJson(*added));
 }

@@ -84,7 +84,7 @@ class HttpApi {
   void RouteJobs();
   void RouteServices();  // inference services run live (kind service)
   // POST /v1/jobs of a service: 201 with it, or why not.
-  void AddService(model::Job job, httplib::Response& res);
+  void AddService(model::Job job, std::string spec_json, httplib::Response& res);
   void RouteNodes();
   void RouteCluster();
   void RouteHistory();
