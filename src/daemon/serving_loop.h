@@ -3,7 +3,9 @@
 // with {port}, {tp} and {model} filled in), sized and placed by the same replica plan as the
 // simulator (sched/replica_plan.h, sched/replica_placement.h) from the load the replicas report
 // on their Prometheus endpoint (obs/server_load.h). A replica that ends is replaced; a smaller
-// plan drains replicas only once the new ones are ready (make-before-break). docs/serving-live.md.
+// plan drains replicas only once the new ones are ready (make-before-break). Services and their
+// replicas are kept in the daemon's database, so a restarted daemon carries on with them.
+// docs/serving-live.md.
 #pragma once
 
 #include <condition_variable>
