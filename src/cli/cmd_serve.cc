@@ -537,7 +537,9 @@ int RunServe(const ServeFlags& f) {
       svc::Service::Create(std::move(cluster).value(), std::move(backend).value(),
                            std::move(store).value(), ServiceOptionsOf(c), &logger, &metrics);
   if (!service.ok()) return ReportError(service.status());
-  auto api = svc::HttpApi::Create(ApiOptionsOf(c), service->get(), &metrics, &logger);
+  svc::ServingLoop serving(service->get(), c.serving, &logger);
+  auto api =
+      svc::HttpApi::Create(ApiOptionsOf(c), service->get(), &metrics, &logger, nullptr, &serving);
   if (!api.ok()) return ReportError(api.status());
   // The API answers 503 while the service recovers its state.
   (*api)->Start();
@@ -545,6 +547,7 @@ int RunServe(const ServeFlags& f) {
     (*api)->Stop();
     return ReportError(st);
   }
+  serving.Start();
   leftovers.Keep();
   const std::string host = c.host.find(':') != std::string::npos ? "[" + c.host + "]" : c.host;
   std::printf("hetsched serve: %s backend, policy %s, database %s\n", c.backend.c_str(),
@@ -558,6 +561,8 @@ int RunServe(const ServeFlags& f) {
   sigwait(&signals, &sig);
   logger.Info("shutting down", {{"signal", sig}});
   (*api)->Stop();
+  // Before the daemon's loop stops: the serving loop submits and cancels through it.
+  serving.Stop();
   (*service)->Shutdown();
   return kExitOk;
 }

@@ -96,6 +96,31 @@ bool HasTimeSize(const nlohmann::json& doc) {
   return doc.contains("estimate") || doc.contains("time_limit");
 }
 
+// What the daemon needs of a service beyond the workload format: a command that starts one
+// replica on the port hetsched picks, and its load measured rather than read from a trace.
+util::Status CheckServiceRequest(const model::Job& job, const nlohmann::json& doc) {
+  if (doc.contains("requests")) {
+    return util::Status::InvalidArgument(
+        "request body: requests: a trace file is for `hetsched simulate` (expected `rate` and "
+        "`tokens`: the daemon measures the load on the replicas and forecasts from it)");
+  }
+  if (job.command.empty()) {
+    return util::Status::InvalidArgument(
+        "request body: command: is missing (expected the argv that starts one replica, with "
+        "{port} where the replica's port goes, e.g. [\"vllm\", \"serve\", \"m\", \"--port\", "
+        "\"{port}\"])");
+  }
+  const bool has_port = std::any_of(job.command.begin(), job.command.end(), [](const auto& a) {
+    return a.find("{port}") != std::string::npos;
+  });
+  if (!has_port) {
+    return util::Status::InvalidArgument(
+        "request body: command: no argument holds {port} (expected the port placeholder: "
+        "hetsched picks each replica's port and reads GET /metrics there)");
+  }
+  return util::Status::Ok();
+}
+
 }  // namespace
 
 bool ValidJobName(std::string_view name) {
@@ -180,10 +205,7 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
     return util::Status::InvalidArgument(message);
   }
   if (workload->jobs[0].kind == model::JobKind::kService) {
-    // Not silently run as a one-device job: the daemon has no request router or autoscaler.
-    return util::Status::InvalidArgument(
-        "request body: kind: 'service' runs in `hetsched simulate` only (the daemon does not "
-        "serve inference yet; submit the model server as a realtime job with pinned devices)");
+    RETURN_IF_ERROR(CheckServiceRequest(workload->jobs[0], doc));
   }
   if (stand_in && !HasTimeSize(doc)) {
     return util::Status::InvalidArgument(
@@ -196,7 +218,8 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
   out.spec_json =
       doc.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
   model::Job& job = out.job;
-  if (job.throughput.empty() && job.job_type.empty() && !job.ops) {
+  if (job.kind != model::JobKind::kService && job.throughput.empty() && job.job_type.empty() &&
+      !job.ops) {
     for (const model::DeviceType& type : catalog.types()) {
       if (model::TypeRunsJob(type, job)) job.throughput[type.name] = 1;
     }

@@ -37,6 +37,8 @@ struct JobRequest {
 // with the JSON types kept: "2" is no number).
 // A job without throughput, job_type or ops gets throughput 1 on every type of `catalog` its
 // stacks can use (JobRequest::speed_assumed), so that an unmeasured command can be scheduled.
+// A service (kind service) needs a `command` with {port} in some argument, and no `requests`
+// trace (the daemon measures its load).
 util::Result<JobRequest> ParseJobRequest(std::string_view body,
                                          const model::DeviceCatalog& catalog);
 

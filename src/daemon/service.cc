@@ -204,6 +204,16 @@ void Service::Shutdown() {
   }
 }
 
+util::Status Service::PutValue(const std::string& key, const std::string& value) {
+  std::lock_guard lock(mu_);
+  return store_->Put(key, value);
+}
+
+util::Result<std::optional<std::string>> Service::GetValue(const std::string& key) {
+  std::lock_guard lock(mu_);
+  return store_->Get(key);
+}
+
 void Service::SaveClock() {
   nlohmann::json clock = {{"sched_s", SchedNow()}, {"wall_s", WallNow()}};
   if (auto st = store_->Put(kClockKey, clock.dump()); !st.ok()) {

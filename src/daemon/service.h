@@ -253,6 +253,10 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   static constexpr size_t kMaxDagDevices = 4096;
 
   const model::Cluster& cluster() const { return cluster_; }
+  // A named value kept in the database beside the daemon's own (the serving loop keeps its
+  // services there, daemon/serving_loop.h); nullopt when none is stored under `key`.
+  util::Status PutValue(const std::string& key, const std::string& value);
+  util::Result<std::optional<std::string>> GetValue(const std::string& key);
   // Jobs held in memory: the live ones (ended jobs are read from the store).
   size_t jobs_held() const {
     std::lock_guard lock(mu_);

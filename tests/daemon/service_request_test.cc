@@ -1,6 +1,8 @@
-// A job of kind service submitted to the daemon is refused with a reason, not run as a plain
-// one-device job: only the simulator routes requests and scales replicas.
+// A job of kind service submitted to the daemon: its command must say where the replica's port
+// goes, and its load is measured, not read from a trace.
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "daemon/job_request.h"
 #include "model/catalog.h"
@@ -8,15 +10,45 @@
 namespace hetsched::svc {
 namespace {
 
-TEST(ServiceRequest, TheDaemonRefusesServices) {
-  auto req =
+constexpr const char* kHead =
+    R"({"name":"chat","kind":"service","model":"llama-7b","stacks":["cuda"],)"
+    R"("rate":[["0h",1]],"tokens":{"input":10,"output":10})";
+
+util::Result<JobRequest> Parse(const std::string& rest) {
+  return ParseJobRequest(std::string(kHead) + rest + "}", model::DeviceCatalog::BuiltIn());
+}
+
+TEST(ServiceRequest, TakesAServiceWhoseCommandHoldsThePort) {
+  auto req = Parse(R"(,"command":["vllm","serve","m","--port={port}","--tp","{tp}"])");
+  ASSERT_TRUE(req.ok()) << req.status().message();
+  EXPECT_EQ(req->job.kind, model::JobKind::kService);
+  ASSERT_TRUE(req->job.service.has_value());
+  EXPECT_EQ(req->job.service->model, "llama-7b");
+  EXPECT_EQ(req->job.command[3], "--port={port}");  // filled in per replica, not here
+  EXPECT_TRUE(req->job.throughput.empty()) << "a service's speed is its serving model's";
+  EXPECT_FALSE(req->speed_assumed);
+}
+
+TEST(ServiceRequest, RefusesACommandWithoutThePortAndATraceFile) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"", "request body: command: is missing (expected the argv that starts one replica"},
+      {R"(,"command":["vllm","serve","m","--port","8000"])",
+       "request body: command: no argument holds {port} (expected the port placeholder"},
+  };
+  for (const auto& [rest, message] : cases) {
+    auto req = Parse(rest);
+    ASSERT_FALSE(req.ok()) << rest;
+    EXPECT_EQ(req.status().message().rfind(message, 0), 0u) << req.status().message();
+  }
+  auto traced =
       ParseJobRequest(R"({"name":"chat","kind":"service","model":"llama-7b","stacks":["cuda"],)"
-                      R"("rate":[["0h",1]],"tokens":{"input":10,"output":10}})",
+                      R"("requests":"azure.csv","command":["s","{port}"]})",
                       model::DeviceCatalog::BuiltIn());
-  ASSERT_FALSE(req.ok());
-  EXPECT_NE(req.status().message().find("kind: 'service' runs in `hetsched simulate` only"),
-            std::string::npos)
-      << req.status().message();
+  ASSERT_FALSE(traced.ok());
+  EXPECT_EQ(traced.status().message().rfind(
+                "request body: requests: a trace file is for `hetsched simulate`", 0),
+            0u)
+      << traced.status().message();
 }
 
 }  // namespace

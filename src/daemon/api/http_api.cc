@@ -10,6 +10,7 @@
 
 #include "daemon/api/embedded.h"
 #include "daemon/api/paging.h"
+#include "daemon/api/serving_json.h"
 #include "daemon/job_request.h"
 #include "daemon/plan_request.h"
 
@@ -179,18 +180,21 @@ util::Result<Role> ParseRole(std::string_view text) {
       fmt::format("role '{}' is unknown (expected read, submit or admin)", text));
 }
 
-HttpApi::HttpApi(HttpApiOptions options, Service* service, Logger* logger, k8s::Extender* extender)
+HttpApi::HttpApi(HttpApiOptions options, Service* service, Logger* logger, k8s::Extender* extender,
+                 ServingLoop* serving)
     : options_(std::move(options)),
       service_(service),
       logger_(logger),
       extender_(extender),
+      serving_(serving),
       server_(std::make_unique<httplib::Server>()) {}
 
 HttpApi::~HttpApi() { Stop(); }
 
 util::Result<std::unique_ptr<HttpApi>> HttpApi::Create(HttpApiOptions options, Service* service,
                                                        MetricsRegistry* metrics, Logger* logger,
-                                                       k8s::Extender* extender) {
+                                                       k8s::Extender* extender,
+                                                       ServingLoop* serving) {
   if (options.threads < 1) return util::Status::InvalidArgument("API threads must be >= 1");
   if (extender && (options.extender_prefix.empty() || options.extender_prefix[0] != '/' ||
                    options.extender_prefix.back() == '/')) {
@@ -199,7 +203,8 @@ util::Result<std::unique_ptr<HttpApi>> HttpApi::Create(HttpApiOptions options, S
                     "the end)",
                     options.extender_prefix));
   }
-  auto api = std::unique_ptr<HttpApi>(new HttpApi(std::move(options), service, logger, extender));
+  auto api =
+      std::unique_ptr<HttpApi>(new HttpApi(std::move(options), service, logger, extender, serving));
   api->Route(metrics);
   api->SetErrorHandler();
   httplib::Server& s = *api->server_;
@@ -260,6 +265,7 @@ void HttpApi::Route(MetricsRegistry* metrics) {
   if (extender_) RouteExtender();
   if (service_) {
     RouteJobs();
+    if (serving_) RouteServices();
     RouteNodes();
     RouteCluster();
     RouteHistory();
@@ -409,6 +415,9 @@ void HttpApi::RouteJobs() {
              [this](const httplib::Request& req, httplib::Response& res) {
                auto parsed = ParseJobRequest(req.body, service_->cluster().catalog);
                if (!parsed.ok()) return ReplyStatus(res, parsed.status());
+               if (parsed->job.kind == model::JobKind::kService) {
+                 return AddService(std::move(parsed->job), std::move(parsed->spec_json), res);
+               }
                const std::string key = req.get_header_value("Idempotency-Key");
                if (key.size() > 256) {
                  return ReplyError(res, 400, "invalid_argument",
@@ -475,6 +484,33 @@ void HttpApi::RouteJobs() {
                auto why = service_->Why(req.matches[1]);
                if (!why.ok()) return ReplyStatus(res, why.status());
                Reply(res, 200, {{"name", req.matches[1]}, {"why", *why}});
+             }));
+}
+
+void HttpApi::AddService(model::Job job, std::string spec_json, httplib::Response& res) {
+  if (!serving_) {
+    return ReplyError(res, 400, "invalid_argument",
+                      "request body: kind: 'service': this daemon runs no services");
+  }
+  auto added = serving_->Add(std::move(job), std::move(spec_json));
+  if (!added.ok()) return ReplyStatus(res, added.status());
+  Reply(res, 201, ServingJson(*added));
+}
+
+void HttpApi::RouteServices() {
+  On("GET", R"(/v1/services/([^/]+))",
+     Guarded("/v1/services/{name}", Role::kRead,
+             [this](const httplib::Request& req, httplib::Response& res) {
+               auto view = serving_->Get(req.matches[1]);
+               if (!view.ok()) return ReplyStatus(res, view.status());
+               Reply(res, 200, ServingJson(*view));
+             }));
+  On("DELETE", R"(/v1/services/([^/]+))",
+     Guarded("/v1/services/{name}", Role::kSubmit,
+             [this](const httplib::Request& req, httplib::Response& res) {
+               auto view = serving_->Remove(req.matches[1]);
+               if (!view.ok()) return ReplyStatus(res, view.status());
+               Reply(res, 202, ServingJson(*view));
              }));
 }
 

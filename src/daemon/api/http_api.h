@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "daemon/service.h"
+#include "daemon/serving_loop.h"
 #include "k8s/extender.h"
 #include "obs/log.h"
 #include "obs/metrics.h"
@@ -58,9 +59,12 @@ class HttpApi {
   // `extender` outlive the API. Without a service (a daemon that only extends kube-scheduler) the
   // /v1 job routes and the dashboard are not served; with an extender its verbs and GET
   // /v1/k8s/nodes are.
+  // With `serving`, POST /v1/jobs takes services (kind service) and /v1/services/{name} is
+  // served; it outlives the API too.
   static util::Result<std::unique_ptr<HttpApi>> Create(HttpApiOptions options, Service* service,
                                                        MetricsRegistry* metrics, Logger* logger,
-                                                       k8s::Extender* extender = nullptr);
+                                                       k8s::Extender* extender = nullptr,
+                                                       ServingLoop* serving = nullptr);
   ~HttpApi();  // Stop
 
   void Start();  // serves on its own thread
@@ -68,15 +72,19 @@ class HttpApi {
   int port() const { return port_; }
 
  private:
-  HttpApi(HttpApiOptions options, Service* service, Logger* logger, k8s::Extender* extender);
+  HttpApi(HttpApiOptions options, Service* service, Logger* logger, k8s::Extender* extender,
+          ServingLoop* serving);
   using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
   // Every route, and the refusal of compressed bodies, by resource: operations (health,
   // metrics, the OpenAPI document), the kube-scheduler extender's verbs, jobs, nodes, the
-  // cluster (its summary, what-if, plans; the dashboard) and its history.
+  // cluster (its summary, what-if, plans; the dashboard) and its history; services.
   void Route(MetricsRegistry* metrics);
   void RouteOperations(MetricsRegistry* metrics);
   void RouteExtender();
   void RouteJobs();
+  void RouteServices();  // inference services run live (kind service)
+  // POST /v1/jobs of a service: 201 with it, or why not.
+  void AddService(model::Job job, std::string spec_json, httplib::Response& res);
   void RouteNodes();
   void RouteCluster();
   void RouteHistory();
@@ -101,6 +109,7 @@ class HttpApi {
   Service* service_;
   Logger* logger_;
   k8s::Extender* extender_;
+  ServingLoop* serving_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   std::vector<std::pair<std::regex, std::string>> methods_;  // path pattern, method

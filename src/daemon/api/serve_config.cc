@@ -19,11 +19,11 @@ namespace hetsched::svc {
 namespace {
 
 const std::set<std::string, std::less<>> kFields = {
-    "cluster",         "backend",      "policy",      "scorers",         "placement",
-    "listen",          "database",     "time_scale",  "log_level",       "tokens",
-    "anonymous_read",  "stop_grace",   "synchronous", "local_state_dir", "keep_ended",
-    "power",           "slurm",        "kubernetes",  "classes",         "elastic",
-    "preemption_cost", "history_every"};
+    "cluster",         "backend",       "policy",      "scorers",         "placement",
+    "listen",          "database",      "time_scale",  "log_level",       "tokens",
+    "anonymous_read",  "stop_grace",    "synchronous", "local_state_dir", "keep_ended",
+    "power",           "slurm",         "kubernetes",  "classes",         "elastic",
+    "preemption_cost", "history_every", "serving"};
 // The fields ParseServerField reads; the other scalar fields are ParseSchedulingField's.
 const std::set<std::string, std::less<>> kServerFields = {
     "listen",         "database",    "local_state_dir", "time_scale",   "log_level",
@@ -70,6 +70,24 @@ util::Status ParseListen(std::string_view text, ServeConfig* config) {
 namespace {
 
 // The `power:` mapping into `out` (Slurm's names for the timeouts and rates).
+// serving: how the daemon runs inference services (daemon/serving_loop.h).
+util::Status ParseServing(const Reader& r, const DocValue& node, LiveServingOptions& out) {
+  RETURN_IF_ERROR(r.Mapping(node, "serving", "fields like scrape_every: 5s"));
+  static const std::set<std::string, std::less<>> kServingFields = {"scrape_every", "replan_every",
+                                                                    "window", "ready_timeout"};
+  for (const DocValue::Field& kv : node.fields) {
+    const std::string at = "serving." + kv.key;
+    RETURN_IF_ERROR(r.KnownField(kv, at, kServingFields));
+    ASSIGN_OR_RETURN(const double d, r.Duration(kv.value, at, 0.1, 86400, "a duration",
+                                                "a duration from 100ms to 1d, like 5s"));
+    (kv.key == "scrape_every"   ? out.scrape_every_s
+     : kv.key == "replan_every" ? out.replan_every_s
+     : kv.key == "window"       ? out.window_s
+                                : out.ready_timeout_s) = d;
+  }
+  return util::Status::Ok();
+}
+
 util::Status ParsePower(const Reader& r, const DocValue& node, power::PowerOptions& out) {
   RETURN_IF_ERROR(r.Mapping(node, "power", "fields like policy: idle-timeout"));
   static const std::set<std::string, std::less<>> kPowerFields = {
@@ -387,6 +405,8 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
     const DocValue& v = kv.value;
     if (key == "power") {
       RETURN_IF_ERROR(ParsePower(r, v, c.power));
+    } else if (key == "serving") {
+      RETURN_IF_ERROR(ParseServing(r, v, c.serving));
     } else if (key == "slurm") {
       RETURN_IF_ERROR(ParseSlurm(r, v, base_dir, c.slurm));
     } else if (key == "kubernetes") {

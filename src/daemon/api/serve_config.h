@@ -8,6 +8,7 @@
 
 #include "backends/slurm/slurm_records.h"
 #include "daemon/api/http_api.h"
+#include "daemon/serving_loop.h"
 #include "k8s/objects.h"
 #include "model/io/job_classes.h"
 #include "obs/log.h"
@@ -48,7 +49,9 @@ struct ServeConfig {
   double history_every_s = 10;  // samples of the charted figures (GET /v1/history); 0: none
   // power: {policy, suspend_time, suspend_timeout, resume_timeout, suspend_rate, resume_rate,
   // exclude_nodes, headroom} (docs/operations.md); always-on by default.
-  power::PowerOptions power;      // ended jobs deleted from the database this long after (0: never)
+  power::PowerOptions power;
+  // serving: {scrape_every, replan_every, window, ready_timeout} (docs/serving-live.md).
+  LiveServingOptions serving;     // ended jobs deleted from the database this long after (0: never)
   bool synchronous_full = false;  // fsync every commit (survives power loss), else NORMAL
   std::string local_state_dir = "hetsched-local";  // local backend: logs, pid and exit files
   // slurm: {conf, bin_dir, partitions, device_types, cpu_type, default_stacks, output_dir,

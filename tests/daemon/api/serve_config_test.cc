@@ -27,6 +27,18 @@ std::string ErrorOf(const std::string& text) {
   return c.status().message();
 }
 
+TEST(ServeConfig, ReadsTheServingPeriods) {
+  auto c = Parse(
+      "serving:\n  scrape_every: 200ms\n  replan_every: 2s\n  window: 30s\n"
+      "  ready_timeout: 1m\n");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_DOUBLE_EQ(c->serving.scrape_every_s, 0.2);
+  EXPECT_DOUBLE_EQ(c->serving.replan_every_s, 2);
+  EXPECT_DOUBLE_EQ(c->serving.window_s, 30);
+  EXPECT_DOUBLE_EQ(c->serving.ready_timeout_s, 60);
+  EXPECT_DOUBLE_EQ(Parse("policy: fifo\n")->serving.scrape_every_s, 5);  // the default
+}
+
 TEST(ServeConfig, ReadsAFullConfig) {
   const std::string text = R"(# every field
 cluster: clusters/lab.yaml
@@ -247,6 +259,11 @@ TEST(ServeConfig, EachBadValueNamesTheFieldAtItsLineAndColumn) {
        "cfg.yaml:3:18: power.exclude_nodes: ", "is not a list"},
       {"policy: fifo\nkeep_ended: -1d\n", "cfg.yaml:2:13: keep_ended: ", "'-1d' is not a duration"},
       {"policy: fifo\nhistory_every: 2h\n", "cfg.yaml:2:16: history_every: ", "is not an interval"},
+      {"policy: fifo\nserving: 5s\n", "cfg.yaml:2:10: serving: ", "is not a mapping"},
+      {"policy: fifo\nserving:\n  scrape: 1s\n", "cfg.yaml:3:3: serving.scrape: ",
+       "unknown field (expected one of: ready_timeout, replan_every, scrape_every, window)"},
+      {"policy: fifo\nserving:\n  window: 10ms\n", "cfg.yaml:3:11: serving.window: ",
+       "'10ms' is not a duration (expected a duration from 100ms to 1d"},
       {"policy: fifo\npreemption_cost: -90s\n",
        "cfg.yaml:2:18: preemption_cost: ", "'-90s' is not a preemption cost"},
       {"policy: fifo\npreemption_cost: nan\n",

@@ -1,0 +1,732 @@
+#include "daemon/serving_loop.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
+
+#include "daemon/job_request.h"
+#include "daemon/service.h"
+#include "obs/prometheus_text.h"
+#include "sched/replica_plan.h"
+
+namespace hetsched::svc {
+
+namespace {
+
+// A replica is ready after loading its weights: the simulator's figures (sim/serving.h).
+constexpr double kStartupFixedS = 30;
+constexpr double kLoadBandwidth = 2e9;  // bytes/s
+// Largest /metrics page read (a model server's is tens of KB).
+constexpr size_t kMaxMetricsBytes = 4u << 20;
+// Where the services are kept in the database (Service::PutValue).
+constexpr const char* kServicesKey = "serving_services";
+// The replica plan's solver gets this long (wall seconds).
+constexpr double kPlanSeconds = 5;
+
+// A port on `host` that nothing listens on now (the kernel's pick), or why none.
+util::Result<int> FreePort(const std::string& host) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
+    return util::Status::InvalidArgument(fmt::format("{}: not an IPv4 address", host));
+  }
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return util::Status::IoError("socket: " + std::string(strerror(errno)));
+  socklen_t len = sizeof addr;
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  const int error = errno;
+  close(fd);
+  if (!ok) return util::Status::IoError(fmt::format("bind {}:0: {}", host, strerror(error)));
+  return static_cast<int>(ntohs(addr.sin_port));
+}
+
+// Reads a replica's metrics. kUnavailable when it does not answer (yet), kInvalidArgument when
+// it answers something that is no model server's metrics; both name the URL.
+util::Result<ServerLoad> Scrape(const std::string& host, int port) {
+  const std::string url = fmt::format("http://{}:{}/metrics", host, port);
+  httplib::Client client(host, port);
+  client.set_connection_timeout(1);
+  client.set_read_timeout(2);
+  std::string body;
+  bool too_big = false;
+  auto res = client.Get("/metrics", [&](const char* data, size_t n) {
+    too_big = body.size() + n > kMaxMetricsBytes;
+    if (!too_big) body.append(data, n);
+    return !too_big;
+  });
+  if (too_big) {
+    return util::Status::InvalidArgument(fmt::format(
+        "GET {}: more than {} bytes (expected a model server's metrics)", url, kMaxMetricsBytes));
+  }
+  if (!res) {
+    return util::Status::Unavailable(
+        fmt::format("GET {}: no answer ({})", url, httplib::to_string(res.error())));
+  }
+  if (res->status != 200) {
+    return util::Status::Unavailable(fmt::format("GET {}: HTTP {}", url, res->status));
+  }
+  auto samples = ParsePrometheusText(body);
+  if (!samples.ok()) {
+    return util::Status::InvalidArgument(
+        fmt::format("GET {}: {}", url, samples.status().message()));
+  }
+  auto load = ReadServerLoad(*samples);
+  if (!load.ok()) {
+    return util::Status::InvalidArgument(fmt::format("GET {}: {}", url, load.status().message()));
+  }
+  return load;
+}
+
+// The service's command with {port}, {tp} and {model} filled in, in every argument.
+std::vector<std::string> FilledCommand(const std::vector<std::string>& command, int port,
+                                       int32_t tp, const std::string& model) {
+  const std::pair<std::string, std::string> fills[] = {
+      {"{port}", std::to_string(port)}, {"{tp}", std::to_string(tp)}, {"{model}", model}};
+  std::vector<std::string> out;
+  for (std::string arg : command) {
+    for (const auto& [key, value] : fills) {
+      for (size_t at = 0; (at = arg.find(key, at)) != std::string::npos; at += value.size()) {
+        arg.replace(at, key.size(), value);
+      }
+    }
+    out.push_back(std::move(arg));
+  }
+  return out;
+}
+
+// Seconds since midnight UTC of unix time `t`: where a rate curve stands.
+double SecondsOfDay(double t) { return std::fmod(t, 86400.0); }
+
+// The increase of a counter between two reads (the whole value after a restart).
+double Increase(std::optional<double> now, std::optional<double> before) {
+  if (!now) return 0;
+  if (!before || *now < *before) return *now;
+  return *now - *before;
+}
+
+void AddHistogram(LatencyHistogram& into, const LatencyHistogram& h) {
+  if (into.buckets.empty()) {
+    into = h;
+    return;
+  }
+  if (into.buckets.size() != h.buckets.size()) return;  // other bounds: not comparable
+  for (size_t i = 0; i < h.buckets.size(); ++i) {
+    if (into.buckets[i].first != h.buckets[i].first) return;
+  }
+  for (size_t i = 0; i < h.buckets.size(); ++i) into.buckets[i].second += h.buckets[i].second;
+}
+
+std::string ShapeName(const model::DeviceCatalog& catalog, const sched::ServiceShape& shape) {
+  const std::string& type = catalog.Get(shape.type).name;
+  return shape.tp == 1 ? type : fmt::format("{} (tp {})", type, shape.tp);
+}
+
+}  // namespace
+
+struct ServingLoop::Replica {
+  int32_t id = 0;
+  std::string job;
+  int port = 0;
+  int32_t shape = 0;
+  std::string state = "queued";
+  std::string node;
+  std::string device_type;
+  std::string message;
+  double submitted_s = 0;  // wall
+  bool ready_once = false;
+  bool draining = false;   // the plan dropped it: stopped once the others are ready
+  bool cancelled = false;  // its stop was asked for
+  bool late_reported = false;
+  double next_scrape_s = 0;
+  std::optional<ServerLoad> last;  // the last read
+};
+
+namespace {
+
+// What the service's replicas reported between two reads, summed.
+struct Round {
+  double at_s = 0;
+  double requests = 0, prompt_tokens = 0, generation_tokens = 0;
+  LatencyHistogram ttft, tpot;
+};
+
+// What one replica reported since its previous read, added to its service's round.
+void AddToRound(Round& round, const ServerLoad& now, const ServerLoad& before) {
+  round.requests += Increase(now.requests, before.requests);
+  round.prompt_tokens += Increase(now.prompt_tokens, before.prompt_tokens);
+  round.generation_tokens += Increase(now.generation_tokens, before.generation_tokens);
+  if (now.ttft && before.ttft) AddHistogram(round.ttft, HistogramSince(*now.ttft, *before.ttft));
+  if (now.tpot && before.tpot) AddHistogram(round.tpot, HistogramSince(*now.tpot, *before.tpot));
+}
+
+}  // namespace
+
+struct ServingLoop::Served {
+  model::Job job;
+  std::string spec_json;  // as accepted: what a restarted daemon reads it back from
+  cost::ServedModel served;
+  cost::ServingSlo slo;
+  std::optional<model::RateCurve> rate;
+  double input_tokens = 1, output_tokens = 1;  // per request, until measured
+  std::vector<sched::ServiceShape> shapes;
+  std::vector<Replica> replicas;
+  int32_t next_id = 0;
+  int32_t failed_starts = 0;  // replicas in a row that ended before they were ready
+  std::string last_failure;
+  std::deque<Round> rounds;
+  std::optional<double> first_read_s;  // when a replica's metrics were first read
+  // Per replan interval, newest last: its rate, and whether the replicas measured it (else
+  // it is the rate curve's).
+  std::vector<std::pair<double, bool>> interval_rates;
+  double interval_start_s = 0;  // 0: before the first plan
+  double next_plan_s = 0;       // 0: at once
+  PlanView plan;
+  std::string message;
+};
+
+struct ServingLoop::ScrapeResult {
+  std::string service;
+  int32_t replica = 0;
+  util::Status status;
+  ServerLoad load;
+};
+
+ServingLoop::ServingLoop(Service* service, LiveServingOptions options, Logger* logger)
+    : service_(service),
+      options_(std::move(options)),
+      logger_(logger),
+      calibrations_(cost::MakeCalibrations({})) {}
+
+ServingLoop::~ServingLoop() { Stop(); }
+
+void ServingLoop::Start() {
+  std::lock_guard lock(mu_);
+  if (loop_.joinable() || stopping_) return;
+  Restore();
+  loop_ = std::thread([this] { Loop(); });
+}
+
+void ServingLoop::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (loop_.joinable()) loop_.join();
+}
+
+void ServingLoop::Loop() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    Tick();
+    lock.lock();
+    wake_.wait_for(lock, std::chrono::duration<double>(options_.tick_s),
+                   [this] { return stopping_; });
+  }
+}
+
+void ServingLoop::Tick() {
+  const double now = service_->WallNow();
+  struct Target {
+    std::string service;
+    int32_t replica;
+    int port;
+  };
+  std::vector<Target> targets;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [name, s] : services_) {
+      Refresh(*s, now);
+      for (Replica& r : s->replicas) {
+        if (r.state == "queued" || now < r.next_scrape_s) continue;
+        r.next_scrape_s = now + options_.scrape_every_s;
+        targets.push_back({name, r.id, r.port});
+      }
+    }
+  }
+  // Reading the replicas takes up to seconds each: outside the lock.
+  std::vector<ScrapeResult> results;
+  for (const Target& t : targets) {
+    ScrapeResult result{t.service, t.replica, util::Status::Ok(), {}};
+    auto load = Scrape(options_.host, t.port);
+    if (load.ok()) {
+      result.load = *std::move(load);
+    } else {
+      result.status = load.status();
+    }
+    results.push_back(std::move(result));
+  }
+  std::lock_guard lock(mu_);
+  std::map<std::string, Round> rounds;
+  for (const ScrapeResult& result : results) {
+    auto it = services_.find(result.service);
+    if (it == services_.end()) continue;
+    for (Replica& r : it->second->replicas) {
+      if (r.id != result.replica) continue;
+      Round& round = rounds[result.service];
+      round.at_s = now;
+      if (result.status.ok() && r.last) AddToRound(round, result.load, *r.last);
+      ApplyScrape(*it->second, r, result, now);
+    }
+  }
+  const double keep_s = std::max(options_.window_s, options_.replan_every_s);
+  for (auto& [name, s] : services_) {
+    if (auto round = rounds.find(name); round != rounds.end() && s->first_read_s) {
+      s->rounds.push_back(std::move(round->second));
+    }
+    while (!s->rounds.empty() && s->rounds.front().at_s < now - keep_s) s->rounds.pop_front();
+    if (now >= s->next_plan_s) Replan(*s, now);
+    RetireDrained(*s);
+  }
+  if (dirty_) Persist();
+}
+
+void ServingLoop::ApplyScrape(Served& s, Replica& r, const ScrapeResult& result, double now) {
+  if (r.state == "queued") return;  // stopped and queued again while it was read
+  if (!result.status.ok()) {
+    r.message = result.status.message();
+    if (r.ready_once) r.state = "unreachable";
+    if (!r.ready_once && !r.late_reported && now - r.submitted_s > options_.ready_timeout_s) {
+      r.late_reported = true;
+      Problem(s, fmt::format("replica {} is not ready after {:.0f} s: {}", r.job,
+                             now - r.submitted_s, r.message));
+    }
+    return;
+  }
+  if (!r.ready_once) {
+    logger_->Info("service replica ready",
+                  {{"service", s.job.name},
+                   {"job", r.job},
+                   {"endpoint", fmt::format("{}:{}", options_.host, r.port)}});
+  }
+  r.ready_once = true;
+  r.message.clear();
+  s.failed_starts = 0;
+  r.state = "ready";
+  if (!s.first_read_s) s.first_read_s = now;
+  r.last = result.load;
+}
+
+void ServingLoop::Problem(Served& s, const std::string& message) {
+  s.message = message;
+  logger_->Warn("service", {{"service", s.job.name}, {"problem", message}});
+}
+
+util::Result<std::unique_ptr<ServingLoop::Served>> ServingLoop::MakeServed(model::Job job,
+                                                                           std::string spec_json) {
+  auto s = std::make_unique<Served>();
+  const model::ServiceSpec& spec = *job.service;
+  auto served = cost::ServedPreset(spec.model);
+  if (!served.ok()) {
+    return util::Status::InvalidArgument("request body: model: " + served.status().message());
+  }
+  s->served = *std::move(served);
+  s->slo = {spec.ttft_s, spec.tpot_s, spec.percentile};
+  if (!spec.rate.empty()) {
+    ASSIGN_OR_RETURN(model::RateCurve curve, model::MakeRateCurve(spec.rate));
+    s->rate = std::move(curve);
+  }
+  s->input_tokens = std::max(1, spec.input_tokens);
+  s->output_tokens = std::max(1, spec.output_tokens);
+  const sched::ReplicaSizing sizing{s->served, s->slo, s->input_tokens, s->output_tokens, 0};
+  auto shapes = sched::ChooseServiceShapes(service_->cluster(), job, sizing, calibrations_,
+                                           {options_.usd_per_kwh, nullptr});
+  if (!shapes.ok()) {
+    return util::Status::InvalidArgument(
+        fmt::format("request body: service '{}': {}", job.name, shapes.status().message()));
+  }
+  s->shapes = *std::move(shapes);
+  s->job = std::move(job);
+  s->spec_json = std::move(spec_json);
+  return s;
+}
+
+util::Result<ServingView> ServingLoop::Add(model::Job job, std::string spec_json) {
+  ASSIGN_OR_RETURN(ClusterView cluster, service_->Cluster());
+  if (cluster.backend != "local") {
+    return util::Status::InvalidArgument(fmt::format(
+        "request body: kind: 'service' runs its replicas on the local backend only (this "
+        "daemon's backend is {}: a port picked here is not known to be free on a node it "
+        "starts a replica on)",
+        cluster.backend));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Served> s, MakeServed(std::move(job), std::move(spec_json)));
+  std::lock_guard lock(mu_);
+  if (services_.count(s->job.name) != 0) {
+    return util::Status::AlreadyExists(
+        fmt::format("service '{}': the name is taken (expected a new name)", s->job.name));
+  }
+  const std::string name = s->job.name;
+  logger_->Info("service added", {{"service", name}, {"model", s->job.service->model}});
+  services_[name] = std::move(s);
+  Persist();
+  wake_.notify_all();
+  return ViewOf(*services_[name], service_->WallNow());
+}
+
+void ServingLoop::Persist() {
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& [name, s] : services_) {
+    nlohmann::json replicas = nlohmann::json::array();
+    for (const Replica& r : s->replicas) {
+      replicas.push_back({{"id", r.id},
+                          {"job", r.job},
+                          {"port", r.port},
+                          {"shape", r.shape},
+                          {"draining", r.draining}});
+    }
+    all.push_back({{"spec", s->spec_json}, {"next_id", s->next_id}, {"replicas", replicas}});
+  }
+  if (auto st = service_->PutValue(kServicesKey, all.dump()); !st.ok()) {
+    logger_->Error("saving the services failed", {{"error", st.message()}});
+  }
+  dirty_ = false;
+}
+
+void ServingLoop::Restore() {
+  auto stored = service_->GetValue(kServicesKey);
+  if (!stored.ok() || !*stored) return;
+  const nlohmann::json all = nlohmann::json::parse(**stored, nullptr, false);
+  if (!all.is_array()) return;
+  const double now = service_->WallNow();
+  for (const nlohmann::json& entry : all) {
+    // Written by Persist: a service as it was accepted, its replicas as they were started.
+    const std::string spec = entry.value("spec", "");
+    auto request = ParseJobRequest(spec, service_->cluster().catalog);
+    auto s = request.ok() ? MakeServed(std::move(request->job), spec)
+                          : util::Result<std::unique_ptr<Served>>(request.status());
+    if (!s.ok()) {
+      logger_->Error("a stored service no longer reads", {{"error", s.status().message()}});
+      continue;
+    }
+    Served& served = **s;
+    served.next_id = entry.value("next_id", 0);
+    for (const nlohmann::json& r : entry.value("replicas", nlohmann::json::array())) {
+      Replica replica;
+      replica.id = r.value("id", 0);
+      replica.job = r.value("job", "");
+      replica.port = r.value("port", 0);
+      replica.shape = r.value("shape", 0);
+      replica.draining = r.value("draining", false);
+      replica.state = "starting";
+      replica.submitted_s = now;
+      if (replica.shape < 0 || replica.shape >= static_cast<int32_t>(served.shapes.size()))
+        continue;
+      served.replicas.push_back(std::move(replica));
+    }
+    logger_->Info(
+        "service recovered",
+        {{"service", served.job.name}, {"replicas", static_cast<int64_t>(served.replicas.size())}});
+    const std::string name = served.job.name;
+    services_[name] = std::move(*s);
+  }
+}
+
+util::Result<ServingView> ServingLoop::Get(const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = services_.find(name);
+  if (it == services_.end()) {
+    return util::Status::NotFound(fmt::format("service '{}': no such service", name));
+  }
+  return ViewOf(*it->second, service_->WallNow());
+}
+
+util::Result<ServingView> ServingLoop::Remove(const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = services_.find(name);
+  if (it == services_.end()) {
+    return util::Status::NotFound(fmt::format("service '{}': no such service", name));
+  }
+  for (Replica& r : it->second->replicas) {
+    if (auto cancelled = service_->Cancel(r.job); !cancelled.ok()) {
+      logger_->Warn("service replica cancel",
+                    {{"job", r.job}, {"error", cancelled.status().message()}});
+    }
+    r.draining = r.cancelled = true;
+  }
+  ServingView view = ViewOf(*it->second, service_->WallNow());
+  services_.erase(it);
+  Persist();
+  logger_->Info("service removed", {{"service", name}});
+  return view;
+}
+
+void ServingLoop::Refresh(Served& s, double now) {
+  std::vector<int32_t> replace;  // shapes of the replicas that ended on their own
+  std::erase_if(s.replicas, [&](Replica& r) {
+    auto job = service_->Get(r.job);
+    if (!job.ok()) return false;  // the daemon cannot answer now; look again next tick
+    if (!IsEnded(job->state)) {
+      if (job->state == JobState::kQueued) r.state = "queued";
+      if (job->state != JobState::kQueued && r.state == "queued") r.state = "starting";
+      if (!job->devices.empty()) {  // placed: where
+        r.device_type = job->device_type;
+        r.node = job->devices.front().substr(0, job->devices.front().rfind('/'));
+      }
+      return false;
+    }
+    if (r.draining) {
+      dirty_ = true;
+      return true;
+    }
+    const std::string how =
+        fmt::format("replica {} {} ({})", r.job, JobStateName(job->state), job->message);
+    if (!r.ready_once) {
+      ++s.failed_starts;
+      s.last_failure = how;
+    }
+    Problem(s, how + "; a new replica replaces it");
+    replace.push_back(r.shape);
+    dirty_ = true;
+    return true;
+  });
+  for (int32_t shape : replace) StartReplica(s, shape, now);
+}
+
+void ServingLoop::StartReplica(Served& s, int32_t shape, double now) {
+  if (s.failed_starts >= options_.max_failed_starts) {
+    Problem(s, fmt::format("no new replica started: {} in a row ended before they were ready "
+                           "(the last: {})",
+                           s.failed_starts, s.last_failure));
+    return;
+  }
+  const sched::ServiceShape& sh = s.shapes[shape];
+  const std::string& type = service_->cluster().catalog.Get(sh.type).name;
+  std::set<int> taken;
+  for (const Replica& r : s.replicas) taken.insert(r.port);
+  util::Result<int> port = FreePort(options_.host);
+  for (int tries = 0; port.ok() && taken.count(*port) != 0 && tries < 10; ++tries) {
+    port = FreePort(options_.host);
+  }
+  if (!port.ok()) return Problem(s, "no port for a replica: " + port.status().message());
+  model::Job job;
+  job.kind = model::JobKind::kInference;
+  job.stacks = s.job.stacks;
+  job.gang_size = job.min_workers = job.max_workers = sh.tp;
+  job.throughput = {{type, 1}};  // only this type: the plan chose it
+  job.priority = s.job.priority;
+  job.preemptible = false;
+  job.command = FilledCommand(s.job.command, *port, sh.tp, s.job.service->model);
+  nlohmann::json stacks = nlohmann::json::array();
+  for (const model::StackRequirement& st : job.stacks) {
+    stacks.push_back(st.min_version.empty() ? st.name : st.name + ">=" + st.min_version);
+  }
+  for (int tries = 0; tries < 10; ++tries) {
+    job.name = fmt::format("{}.r{}", s.job.name, s.next_id++);
+    const nlohmann::json spec = {{"name", job.name},          {"kind", "inference"},
+                                 {"stacks", stacks},          {"gang_size", sh.tp},
+                                 {"throughput", {{type, 1}}}, {"preemptible", false},
+                                 {"priority", job.priority},  {"command", job.command}};
+    auto submitted = service_->Submit(job, spec.dump(), "");
+    if (submitted.ok()) {
+      Replica r;
+      r.id = s.next_id - 1;
+      r.job = job.name;
+      r.port = *port;
+      r.shape = shape;
+      r.device_type = type;
+      r.submitted_s = now;
+      s.replicas.push_back(std::move(r));
+      dirty_ = true;
+      logger_->Info("service replica submitted",
+                    {{"service", s.job.name}, {"job", job.name}, {"port", *port}});
+      return;
+    }
+    if (submitted.status().code() != util::StatusCode::kAlreadyExists) {
+      return Problem(s,
+                     fmt::format("replica {} refused: {}", job.name, submitted.status().message()));
+    }
+  }
+  Problem(s, "no free job name for a replica");
+}
+
+void ServingLoop::RetireDrained(Served& s) {
+  const bool handed_over = std::none_of(s.replicas.begin(), s.replicas.end(), [](const Replica& r) {
+    return !r.draining && r.state != "ready";
+  });
+  if (!handed_over) return;
+  for (Replica& r : s.replicas) {
+    if (!r.draining || r.cancelled) continue;
+    r.cancelled = true;
+    if (auto cancelled = service_->Cancel(r.job); !cancelled.ok()) {
+      r.message = "cancel: " + cancelled.status().message();
+    }
+  }
+}
+
+std::string ServingLoop::CloseInterval(Served& s, double now) {
+  const double from = s.first_read_s ? std::max(s.interval_start_s, *s.first_read_s) : now;
+  if (s.interval_start_s > 0 && now > from) {
+    double requests = 0;
+    for (const Round& r : s.rounds) requests += r.at_s > from ? r.requests : 0;
+    s.interval_rates.emplace_back(requests / (now - from), true);
+  } else {
+    s.interval_rates.emplace_back(s.rate ? s.rate->RateAt(SecondsOfDay(now)) : 0, false);
+  }
+  if (s.interval_rates.size() > static_cast<size_t>(sched::kScaleDownIntervals)) {
+    s.interval_rates.erase(s.interval_rates.begin());
+  }
+  s.interval_start_s = now;
+  const auto measured = std::count_if(s.interval_rates.begin(), s.interval_rates.end(),
+                                      [](const auto& r) { return r.second; });
+  return fmt::format(
+      "the rates of the last {} interval(s) of {:g} s ({} measured on the replicas, the others "
+      "from the service's rate curve at that time of day)",
+      s.interval_rates.size(), options_.replan_every_s, measured);
+}
+
+void ServingLoop::Replan(Served& s, double now) {
+  s.next_plan_s = now + options_.replan_every_s;
+  const std::string source = CloseInterval(s, now);
+  std::vector<double> recent;
+  for (const auto& [rate, measured] : s.interval_rates) recent.push_back(rate);
+  const double forecast =
+      sched::ForecastRequestRate(recent, {}, sched::kBurstWindowS, options_.headroom);
+  s.plan.planned_at_s = now;
+  s.plan.forecast_requests_per_s = forecast;
+  std::optional<std::vector<int32_t>> targets = PlanTargets(s, forecast);
+  if (!targets) return;
+  s.plan.why = fmt::format("forecast {:.3g} requests/s: {}, plus {:g} % headroom. {}", forecast,
+                           source, options_.headroom * 100, s.plan.why);
+  std::vector<sched::ShapeReplicas> live;
+  for (const sched::ServiceShape& sh : s.shapes) live.push_back({sh.tp, {}});
+  for (const Replica& r : s.replicas) {
+    if (r.draining) continue;
+    const double outstanding =
+        r.last ? r.last->running.value_or(0) + r.last->waiting.value_or(0) : 0;
+    live[r.shape].live.push_back({r.id, static_cast<int64_t>(outstanding)});
+  }
+  const sched::ReplicaChanges changes = sched::ChangesToward({live}, {*targets});
+  for (int32_t id : changes.drain[0]) {
+    for (Replica& r : s.replicas) r.draining = r.draining || r.id == id;
+    dirty_ = true;
+  }
+  for (const auto& [service, shape] : changes.start) StartReplica(s, shape, now);
+}
+
+std::optional<std::vector<int32_t>> ServingLoop::PlanTargets(Served& s, double forecast) {
+  const model::Cluster& cluster = service_->cluster();
+  const MeasuredLoad measured = Measure(s, service_->WallNow());
+  const double input = measured.mean_input_tokens > 0 ? measured.mean_input_tokens : s.input_tokens;
+  const double output =
+      measured.mean_output_tokens > 0 ? measured.mean_output_tokens : s.output_tokens;
+  sched::ServiceDemand demand;
+  demand.requests_per_s = forecast;
+  demand.startup_h = (kStartupFixedS + s.served.weight_bytes / kLoadBandwidth) / 3600;
+  std::string capacities;
+  std::map<std::pair<int32_t, int32_t>, int32_t> free;
+  for (size_t k = 0; k < s.shapes.size(); ++k) {
+    const sched::ServiceShape& sh = s.shapes[k];
+    const model::DeviceType& type = cluster.catalog.Get(sh.type);
+    const cost::ServingModel m(s.served, type, sh.tp, calibrations_.For(type.name),
+                               sh.link_bandwidth);
+    const double capacity = m.CapacityAt(s.slo, input, output).requests_per_s;
+    int32_t live = 0;
+    for (const Replica& r : s.replicas) {
+      if (r.draining || r.shape != static_cast<int32_t>(k)) continue;
+      ++live;
+      if (auto node = cluster.FindNode(r.node)) free[{sh.type.value(), node->value()}] += sh.tp;
+    }
+    demand.shapes.push_back({sh.type.value(), sh.tp, sh.usd_per_hour, capacity, live});
+    capacities +=
+        fmt::format("{}{}: {:.3g} requests/s at ${:.2f}/h", capacities.empty() ? "" : "; ",
+                    ShapeName(cluster.catalog, sh), capacity, sh.usd_per_hour);
+  }
+  auto nodes = service_->Nodes(cluster.nodes.size() + 1, std::nullopt);
+  if (!nodes.ok()) {
+    s.plan.why = "no plan: the nodes could not be read: " + nodes.status().message();
+    return std::nullopt;
+  }
+  for (const NodeView& n : nodes->nodes) {
+    const auto node = cluster.FindNode(n.name);
+    for (const DeviceView& d : n.devices) {
+      const auto type = cluster.catalog.FindId(d.type);
+      if (node && type && d.state == "free") ++free[{type->value(), node->value()}];
+    }
+  }
+  const sched::ReplicaPlan plan = sched::PlanReplicas({demand}, free, kPlanSeconds);
+  if (!plan.solved) {
+    s.plan.why = "no plan (" + plan.message + "); the replicas are kept as they are";
+    return std::nullopt;
+  }
+  s.plan.replicas.clear();
+  std::string chosen;
+  for (size_t k = 0; k < s.shapes.size(); ++k) {
+    if (plan.replicas[0][k] == 0) continue;
+    const std::string name = ShapeName(cluster.catalog, s.shapes[k]);
+    s.plan.replicas[name] = plan.replicas[0][k];
+    chosen += fmt::format("{}{} x {}", chosen.empty() ? "" : ", ", name, plan.replicas[0][k]);
+  }
+  s.plan.why = fmt::format(
+      "One replica carries, within the SLO, for requests of {:.0f} prompt and {:.0f} generated "
+      "tokens: {}. Chosen: {}, the least hourly cost that carries the forecast (a service keeps "
+      "at least one replica).",
+      input, output, capacities, chosen);
+  if (plan.uncovered[0] > 0) {
+    s.plan.why += fmt::format(" {:.3g} requests/s find no room in the cluster.", plan.uncovered[0]);
+  }
+  return plan.replicas[0];
+}
+
+MeasuredLoad ServingLoop::Measure(const Served& s, double now) const {
+  MeasuredLoad m;
+  if (!s.first_read_s) return m;
+  m.window_s = std::min(options_.window_s, now - *s.first_read_s);
+  Round sum;
+  for (const Round& r : s.rounds) {
+    if (r.at_s < now - options_.window_s) continue;
+    sum.requests += r.requests;
+    sum.prompt_tokens += r.prompt_tokens;
+    sum.generation_tokens += r.generation_tokens;
+    AddHistogram(sum.ttft, r.ttft);
+    AddHistogram(sum.tpot, r.tpot);
+  }
+  if (m.window_s > 0) m.requests_per_s = sum.requests / m.window_s;
+  if (sum.requests > 0) {
+    m.mean_input_tokens = sum.prompt_tokens / sum.requests;
+    m.mean_output_tokens = sum.generation_tokens / sum.requests;
+  }
+  const double q = s.slo.percentile / 100;
+  m.ttft_p50_s = HistogramQuantile(sum.ttft, 0.5);
+  m.ttft_slo_s = HistogramQuantile(sum.ttft, q);
+  m.tpot_p50_s = HistogramQuantile(sum.tpot, 0.5);
+  m.tpot_slo_s = HistogramQuantile(sum.tpot, q);
+  for (const Replica& r : s.replicas) {
+    if (!r.last || r.state != "ready") continue;
+    m.running += r.last->running.value_or(0);
+    m.waiting += r.last->waiting.value_or(0);
+  }
+  return m;
+}
+
+ServingView ServingLoop::ViewOf(const Served& s, double now) const {
+  ServingView v;
+  v.name = s.job.name;
+  v.model = s.job.service->model;
+  v.slo = s.slo;
+  for (const Replica& r : s.replicas) {
+    v.replicas.push_back({r.job, fmt::format("http://{}:{}", options_.host, r.port),
+                          r.draining ? "draining" : r.state, r.node, r.device_type,
+                          s.shapes[r.shape].tp, r.message});
+  }
+  v.measured = Measure(s, now);
+  v.plan = s.plan;
+  v.message = s.message;
+  return v;
+}
+
+}  // namespace hetsched::svc

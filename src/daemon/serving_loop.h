@@ -1,0 +1,149 @@
+// ServingLoop: inference services (`kind: service`) run live by the daemon. Each service's
+// replicas are ordinary jobs of the daemon (one per replica, its command the service's template
+// with {port}, {tp} and {model} filled in), sized and placed by the same replica plan as the
+// simulator (sched/replica_plan.h, sched/replica_placement.h) from the load the replicas report
+// on their Prometheus endpoint (obs/server_load.h). A replica that ends is replaced; a smaller
+// plan drains replicas only once the new ones are ready (make-before-break). Services and their
+// replicas are kept in the daemon's database, so a restarted daemon carries on with them.
+// docs/serving-live.md.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cost/serving.h"
+#include "model/job.h"
+#include "model/request_stream.h"
+#include "obs/log.h"
+#include "obs/server_load.h"
+#include "sched/replica_placement.h"
+#include "util/status.h"
+
+namespace hetsched::svc {
+
+class Service;
+
+struct LiveServingOptions {
+  double tick_s = 0.2;           // how often replicas' job states are looked at
+  double scrape_every_s = 5;     // each replica's GET /metrics
+  double replan_every_s = 60;    // the replica plan; its forecast uses the last intervals' rates
+  double window_s = 60;          // what `measured` covers
+  double ready_timeout_s = 600;  // a replica not ready by then is reported (and kept)
+  double headroom = 0.2;         // capacity kept above the forecast (fraction)
+  double usd_per_kwh = 0.12;     // energy price in the cost the plan minimises
+  // New replicas are not started after this many replicas in a row ended before they were
+  // ready (a command that cannot start); a replica that becomes ready resets the count.
+  int32_t max_failed_starts = 3;
+  std::string host = "127.0.0.1";  // where replicas listen (the local backend's node)
+};
+
+struct ReplicaView {
+  std::string job;       // the daemon's job that runs it
+  std::string endpoint;  // http://HOST:PORT
+  // queued, starting (placed, its metrics not read yet), ready, unreachable (was ready, its
+  // metrics do not answer or do not read now), draining (the plan dropped it: stopped once the
+  // service's other replicas are ready)
+  std::string state;
+  std::string node;
+  std::string device_type;
+  int32_t tp = 1;
+  std::string message;  // why it is not ready, when known
+};
+
+// Read from the replicas' metrics over the last LiveServingOptions::window_s.
+struct MeasuredLoad {
+  double window_s = 0;  // the span the figures cover (0: nothing read yet)
+  double requests_per_s = 0;
+  std::optional<double> ttft_p50_s, ttft_slo_s;  // slo: at the SLO's percentile
+  std::optional<double> tpot_p50_s, tpot_slo_s;
+  double running = 0, waiting = 0;                       // summed over the replicas, as last read
+  double mean_input_tokens = 0, mean_output_tokens = 0;  // 0 when no request completed
+};
+
+struct PlanView {
+  double planned_at_s = 0;  // unix seconds; 0: not planned yet
+  double forecast_requests_per_s = 0;
+  std::map<std::string, int32_t> replicas;  // by "type" or "type (tp N)": how many
+  std::string why;
+};
+
+struct ServingView {
+  std::string name;
+  std::string model;
+  cost::ServingSlo slo;
+  std::vector<ReplicaView> replicas;
+  MeasuredLoad measured;
+  PlanView plan;
+  std::string message;  // the latest problem (a replica replaced, no room, a start refused)
+};
+
+// Thread-safe: Add, Get and Remove may be called from any thread while the loop runs.
+class ServingLoop {
+ public:
+  // `service` and `logger` outlive the loop.
+  ServingLoop(Service* service, LiveServingOptions options, Logger* logger);
+  ~ServingLoop();  // Stop
+  // Reads back the services a previous run kept (their replicas are the daemon's jobs, which
+  // it recovered) and starts the loop.
+  void Start();
+  void Stop();
+
+  // Takes a service parsed from POST /v1/jobs (kind service, its command holding {port}) and
+  // the request as stored (JobRequest::spec_json), kept in the database with its replicas so
+  // that a restarted daemon carries on with them (Start reads them back).
+  // kInvalidArgument when the backend is not local, the model is no preset, or no device type
+  // of the cluster meets its SLO (saying why, per type); kAlreadyExists when the name is taken.
+  util::Result<ServingView> Add(model::Job job, std::string spec_json);
+  util::Result<ServingView> Get(const std::string& name);
+  // Stops every replica and forgets the service; its last view.
+  util::Result<ServingView> Remove(const std::string& name);
+
+ private:
+  struct Replica;
+  struct Served;
+  struct ScrapeResult;
+
+  // The service as Add and Restore build it: its model, SLO and replica shapes.
+  util::Result<std::unique_ptr<Served>> MakeServed(model::Job job, std::string spec_json);
+  // Writes every service and its replicas to the database (mu_ held); Restore reads them.
+  void Persist();
+  void Restore();
+  void Loop();
+  void Tick();
+  // Replicas' job states from the daemon; ended ones dropped, and replaced unless draining.
+  void Refresh(Served& s, double now);
+  void ApplyScrape(Served& s, Replica& r, const ScrapeResult& result, double now);
+  void Replan(Served& s, double now);
+  // Books the interval since the last plan (its measured rate, or the rate curve's while no
+  // replica reported in it) among the last sched::kScaleDownIntervals; says what they are.
+  std::string CloseInterval(Served& s, double now);
+  // The replica counts the plan asks for, per shape; nullopt when none was found (why set).
+  std::optional<std::vector<int32_t>> PlanTargets(Served& s, double forecast);
+  void StartReplica(Served& s, int32_t shape, double now);
+  // Draining replicas are stopped once every other replica of the service is ready.
+  void RetireDrained(Served& s);
+  MeasuredLoad Measure(const Served& s, double now) const;
+  ServingView ViewOf(const Served& s, double now) const;
+  void Problem(Served& s, const std::string& message);
+
+  Service* service_;
+  LiveServingOptions options_;
+  Logger* logger_;
+  cost::ServingCalibrations calibrations_;
+  std::mutex mu_;  // guards services_ and stopping_
+  std::map<std::string, std::unique_ptr<Served>> services_;
+  bool stopping_ = false;
+  bool dirty_ = false;  // replicas started, ended or drained since the last Persist
+  std::condition_variable wake_;
+  std::thread loop_;
+};
+
+}  // namespace hetsched::svc

@@ -1,0 +1,454 @@
+// `hetsched serve` running an inference service live on the local backend: the service's
+// replicas are the stand-in model server (tests/testing/stand_in_model_server.py) answering
+// with the serving model's timings for their device type, read through vLLM's metric names; a
+// burst of requests shows as measured load, and a replica killed is replaced.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "testing/build_paths.h"
+#include "testing/daemon.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using hetsched::testing::CommandResult;
+using hetsched::testing::Daemon;
+using hetsched::testing::ReadFileText;
+using hetsched::testing::RunCommand;
+using hetsched::testing::TempDir;
+using hetsched::testing::WaitUntil;
+using nlohmann::json;
+
+// Kills, at the end of the test, every replica that wrote a pid file in `dir` and runs still.
+struct ReplicaReaper {
+  ~ReplicaReaper() {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      if (entry.path().extension() != ".pid") continue;
+      const std::string pid = ReadFileText(entry.path());
+      if (!pid.empty()) kill(std::stoi(pid), SIGKILL);
+    }
+  }
+  fs::path dir;
+};
+
+// What `hetsched plan service` gives one replica of llama-7b on an a100-80g (the bare roofline):
+// the stand-in answers with these timings.
+json ReplicaTimings() {
+  const CommandResult r =
+      RunCommand({HETSCHED_BINARY, "plan", "service", "llama-7b", "--input", "8", "--output", "8",
+                  "--calibration", "none", "--max-tp", "1", "--json"});
+  const json all = json::parse(r.out, nullptr, false);
+  if (r.status != 0 || !all.is_array()) return json();
+  for (const json& t : all) {
+    if (t.value("type", "") == "a100-80g") return t;
+  }
+  return json();
+}
+
+json ServiceView(httplib::Client& client, const std::string& name) {
+  auto res = client.Get(("/v1/services/" + name).c_str());
+  if (!res || res->status != 200) return json();
+  return json::parse(res->body, nullptr, false);
+}
+
+// The first replica in state `state` whose job is not `other`, or null.
+json ReplicaIn(const json& view, const std::string& state, const std::string& other = "") {
+  if (!view.contains("replicas")) return json();
+  for (const json& r : view["replicas"]) {
+    if (r["state"] == state && r["job"] != other) return r;
+  }
+  return json();
+}
+
+TEST(ServeServices, LocalReplicasServeAreMeasuredAndReplaced) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  ReplicaReaper reaper{tmp.path()};
+  const json timings = ReplicaTimings();
+  ASSERT_TRUE(timings.contains("prefill_s")) << "plan service gave no a100-80g figures";
+  std::ofstream(tmp.File("serve.yaml"))
+      << "serving:\n  scrape_every: 200ms\n  replan_every: 2s\n  window: 30s\n";
+  std::string error;
+  std::unique_ptr<Daemon> d =
+      Daemon::Start({tmp.path(),
+                     {"--backend", "local", "--cluster", "a100-80g=2:per_node=2", "--config",
+                      tmp.File("serve.yaml")}},
+                    &error);
+  ASSERT_NE(d, nullptr) << error;
+  httplib::Client client(d->url());
+  client.set_read_timeout(10);
+  client.set_bearer_token_auth(d->token().c_str());
+
+  const std::string server =
+      (fs::path(HETSCHED_SOURCE_DIR) / "tests/testing/stand_in_model_server.py").string();
+  json service = {{"name", "chat"},
+                  {"kind", "service"},
+                  {"model", "llama-7b"},
+                  {"stacks", {"cuda"}},
+                  {"slo", {{"ttft", "2s"}, {"tpot", "100ms"}}},
+                  {"rate", {{0, 1}}},
+                  {"tokens", {{"input", 8}, {"output", 8}}},
+                  {"command",
+                   {"python3", server, "--port", "{port}", "--prefill-s",
+                    std::to_string(timings["prefill_s"].get<double>()), "--mean-input", "8",
+                    "--decode-step-s", std::to_string(timings["decode_step_s"].get<double>()),
+                    "--max-batch", std::to_string(timings["batch"].get<int>()), "--pid-file",
+                    tmp.File("replica-{port}.pid")}}};
+
+  // A template without {port} is refused, naming the field.
+  json no_port = service;
+  no_port["name"] = "portless";
+  no_port["command"] = {"python3", server, "--port", "8000"};
+  auto res = client.Post("/v1/jobs", no_port.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400) << res->body;
+  EXPECT_NE(res->body.find("command: no argument holds {port}"), std::string::npos) << res->body;
+
+  res = client.Post("/v1/jobs", service.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+
+  // One replica (the plan's cheapest mix for 1 request/s), ready once its metrics answer.
+  json view, first;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        view = ServiceView(client, "chat");
+        first = ReplicaIn(view, "ready");
+        return !first.is_null();
+      },
+      20, 100))
+      << view.dump(2) << "\n"
+      << d->Stderr();
+  EXPECT_EQ(first["device_type"], "a100-80g") << first;
+  EXPECT_EQ(first["node"], "a100-80g-1") << first;
+  std::smatch m;
+  const std::string endpoint = first["endpoint"];
+  ASSERT_TRUE(std::regex_match(endpoint, m, std::regex(R"(http://127\.0\.0\.1:([0-9]+))")))
+      << endpoint;
+  const std::string port = m[1];
+  EXPECT_EQ(view["plan"]["replicas"], json({{"a100-80g", 1}})) << view["plan"];
+  EXPECT_NE(view["plan"]["why"].get<std::string>().find("Chosen: a100-80g x 1"), std::string::npos)
+      << view["plan"];
+
+  // A bounded burst: 24 requests from 4 clients.
+  std::vector<std::thread> clients;
+  std::atomic<int> answered{0};
+  for (int c = 0; c < 4; ++c) {
+    clients.emplace_back([&] {
+      httplib::Client replica(endpoint);
+      replica.set_read_timeout(10);
+      for (int i = 0; i < 6; ++i) {
+        auto r = replica.Post("/v1/completions",
+                              R"({"prompt":"one two three four five six seven eight",)"
+                              R"("max_tokens":8})",
+                              "application/json");
+        if (r && r->status == 200) ++answered;
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(answered.load(), 24);
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        view = ServiceView(client, "chat");
+        return view.contains("measured") && view["measured"]["requests_per_s"] > 0 &&
+               view["measured"]["ttft_p50_s"].is_number();
+      },
+      10, 100))
+      << view.dump(2);
+  EXPECT_DOUBLE_EQ(view["measured"]["mean_input_tokens"].get<double>(), 8) << view["measured"];
+  EXPECT_DOUBLE_EQ(view["measured"]["mean_output_tokens"].get<double>(), 8) << view["measured"];
+  // Each token took the decode step the serving model gives.
+  EXPECT_GE(view["measured"]["tpot_p50_s"].get<double>(), 0.025) << view["measured"];
+
+  // The replica dies: another one replaces it.
+  const std::string pid = ReadFileText(tmp.File("replica-" + port + ".pid"));
+  ASSERT_FALSE(pid.empty());
+  ASSERT_EQ(kill(std::stoi(pid), SIGKILL), 0) << std::strerror(errno);
+  json second;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        view = ServiceView(client, "chat");
+        second = ReplicaIn(view, "ready", first["job"]);
+        return !second.is_null();
+      },
+      20, 100))
+      << view.dump(2) << "\n"
+      << d->Stderr();
+  EXPECT_EQ(view["replicas"].size(), 1u) << view.dump(2);
+  EXPECT_NE(view["message"].get<std::string>().find(first["job"].get<std::string>() +
+                                                    " failed (killed by signal 9)"),
+            std::string::npos)
+      << view["message"];
+
+  // Removing the service stops its replicas.
+  res = client.Delete("/v1/services/chat");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 202) << res->body;
+  const std::string second_port =
+      second["endpoint"].get<std::string>().substr(std::string("http://127.0.0.1:").size());
+  const int second_pid = std::stoi(ReadFileText(tmp.File("replica-" + second_port + ".pid")));
+  EXPECT_TRUE(WaitUntil([&] { return kill(second_pid, 0) != 0 && errno == ESRCH; }, 15))
+      << "replica " << second_pid << " runs still";
+  res = client.Get("/v1/services/chat");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 404) << res->body;
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
+// Replicas that answer garbage or cannot start are reported, the daemon keeps running, and an
+// SLO no device type meets is refused at submission.
+TEST(ServeServices, BadReplicasAreReportedAndImpossibleSlosRefused) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  ReplicaReaper reaper{tmp.path()};
+  std::ofstream(tmp.File("serve.yaml")) << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n";
+  fs::create_directories(tmp.path() / "site");
+  std::ofstream(tmp.path() / "site" / "metrics") << "<html>not metrics</html>\n";
+  std::string error;
+  std::unique_ptr<Daemon> d =
+      Daemon::Start({tmp.path(),
+                     {"--backend", "local", "--cluster", "a100-80g=2:per_node=2", "--config",
+                      tmp.File("serve.yaml")}},
+                    &error);
+  ASSERT_NE(d, nullptr) << error;
+  httplib::Client client(d->url());
+  client.set_read_timeout(10);
+  client.set_bearer_token_auth(d->token().c_str());
+  auto service = [](const std::string& name, const json& command, const std::string& tpot) {
+    return json({{"name", name},
+                 {"kind", "service"},
+                 {"model", "llama-7b"},
+                 {"stacks", {"cuda"}},
+                 {"slo", {{"ttft", "2s"}, {"tpot", tpot}}},
+                 {"rate", {{0, 1}}},
+                 {"tokens", {{"input", 8}, {"output", 8}}},
+                 {"command", command}})
+        .dump();
+  };
+
+  auto res =
+      client.Post("/v1/jobs", service("fast", {"true", "{port}"}, "0.1ms"), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400) << res->body;
+  EXPECT_NE(res->body.find("service 'fast': no device type meets its SLO"), std::string::npos)
+      << res->body;
+
+  // A web server whose /metrics is HTML: the replica never becomes ready, and says why.
+  res = client.Post("/v1/jobs",
+                    service("garbage",
+                            {"/bin/sh", "-c",
+                             "echo $$ > " + tmp.File("garbage-{port}.pid") +
+                                 " && exec python3 -m http.server {port} --bind 127.0.0.1 "
+                                 "--directory " +
+                                 (tmp.path() / "site").string()},
+                            "100ms"),
+                    "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+  // A command that exits at once: replaced until 3 in a row failed, then no more starts.
+  res = client.Post("/v1/jobs", service("dies", {"/bin/sh", "-c", "exit 3", "{port}"}, "100ms"),
+                    "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+
+  json garbage, dies;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        garbage = ServiceView(client, "garbage");
+        return garbage.contains("replicas") && garbage["replicas"].size() == 1 &&
+               garbage["replicas"][0]["message"].get<std::string>().find(
+                   "/metrics: line 1: column 1: '<' (expected metric name)") != std::string::npos;
+      },
+      20, 100))
+      << garbage.dump(2);
+  EXPECT_EQ(garbage["replicas"][0]["state"], "starting") << garbage.dump(2);
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        dies = ServiceView(client, "dies");
+        return dies.contains("message") &&
+               dies["message"].get<std::string>().find(
+                   "no new replica started: 3 in a row ended before they were ready") !=
+                   std::string::npos;
+      },
+      30, 100))
+      << dies.dump(2);
+  EXPECT_NE(dies["message"].get<std::string>().find("failed (exited with status 3)"),
+            std::string::npos)
+      << dies["message"];
+  EXPECT_TRUE(dies["replicas"].empty()) << dies.dump(2);
+
+  res = client.Delete("/v1/services/garbage");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 202) << res->body;
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
+// The plan sizes the service for its rate curve until the replicas report, starts as many
+// replicas as that takes, and drains down to one once the measured load is nil.
+TEST(ServeServices, ScalesUpToTheForecastAndDownWhenTheLoadIsGone) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  ReplicaReaper reaper{tmp.path()};
+  std::ofstream(tmp.File("serve.yaml")) << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n";
+  std::string error;
+  std::unique_ptr<Daemon> d =
+      Daemon::Start({tmp.path(),
+                     {"--backend", "local", "--cluster", "a100-80g=2:per_node=2", "--config",
+                      tmp.File("serve.yaml")}},
+                    &error);
+  ASSERT_NE(d, nullptr) << error;
+  httplib::Client client(d->url());
+  client.set_read_timeout(10);
+  client.set_bearer_token_auth(d->token().c_str());
+  const std::string server =
+      (fs::path(HETSCHED_SOURCE_DIR) / "tests/testing/stand_in_model_server.py").string();
+  // llama-7b on one a100-80g carries about 170 requests/s of 64 prompt and 16 generated tokens
+  // within the SLO (the serving model, bare roofline): 200 requests/s plus 20 % headroom takes
+  // two.
+  const json service = {
+      {"name", "cpu-chat"},
+      {"kind", "service"},
+      {"model", "llama-7b"},
+      {"stacks", {"cuda"}},
+      {"slo", {{"ttft", "2s"}, {"tpot", "100ms"}}},
+      {"rate", {{0, 200}}},
+      {"tokens", {{"input", 64}, {"output", 16}}},
+      {"command",
+       {"python3", server, "--port", "{port}", "--prefill-s", "0.2", "--decode-step-s", "0.07",
+        "--pid-file", tmp.File("replica-{port}.pid")}}};
+  auto res = client.Post("/v1/jobs", service.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+
+  json view;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        view = ServiceView(client, "cpu-chat");
+        if (!view.contains("replicas") || view["replicas"].size() != 2) return false;
+        for (const json& r : view["replicas"]) {
+          if (r["state"] != "ready") return false;
+        }
+        return true;
+      },
+      20, 100))
+      << view.dump(2) << "\n"
+      << d->Stderr();
+  EXPECT_EQ(view["plan"]["replicas"], json({{"a100-80g", 2}})) << view["plan"];
+  EXPECT_NE(view["plan"]["why"].get<std::string>().find("0 measured on the replicas"),
+            std::string::npos)
+      << view["plan"];
+  EXPECT_NE(view["replicas"][0]["endpoint"], view["replicas"][1]["endpoint"]) << view.dump(2);
+
+  // No requests: the measured rate, 0, replaces the curve, and one replica is drained.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        view = ServiceView(client, "cpu-chat");
+        return view.contains("replicas") && view["replicas"].size() == 1 &&
+               view["replicas"][0]["state"] == "ready";
+      },
+      20, 100))
+      << view.dump(2);
+  EXPECT_EQ(view["plan"]["replicas"], json({{"a100-80g", 1}})) << view["plan"];
+  EXPECT_NE(view["plan"]["why"].get<std::string>().find(
+                "the rates of the last 3 interval(s) of 1 s (3 measured on the replicas"),
+            std::string::npos)
+      << view["plan"];
+  res = client.Delete("/v1/services/cpu-chat");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 202) << res->body;
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
+// A daemon killed with SIGKILL keeps its services: restarted on the same database, it reads
+// them back and carries on with the replica that still serves, starting none twice.
+TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  ReplicaReaper reaper{tmp.path()};
+  std::ofstream(tmp.File("serve.yaml")) << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n";
+  const std::vector<std::string> args = {"--backend", "local",
+                                         "--cluster", "a100-80g=2:per_node=2",
+                                         "--config",  tmp.File("serve.yaml")};
+  std::string error;
+  std::unique_ptr<Daemon> d = Daemon::Start({tmp.path(), args}, &error);
+  ASSERT_NE(d, nullptr) << error;
+  const std::string server =
+      (fs::path(HETSCHED_SOURCE_DIR) / "tests/testing/stand_in_model_server.py").string();
+  const json service = {
+      {"name", "chat"},
+      {"kind", "service"},
+      {"model", "llama-7b"},
+      {"stacks", {"cuda"}},
+      {"rate", {{0, 1}}},
+      {"tokens", {{"input", 8}, {"output", 8}}},
+      {"command",
+       {"python3", server, "--port", "{port}", "--prefill-s", "0.01", "--decode-step-s", "0.04",
+        "--pid-file", tmp.File("replica-{port}.pid")}}};
+  json view, first;
+  {
+    httplib::Client client(d->url());
+    client.set_bearer_token_auth(d->token().c_str());
+    auto res = client.Post("/v1/jobs", service.dump(), "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 201) << res->body;
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          view = ServiceView(client, "chat");
+          first = ReplicaIn(view, "ready");
+          return !first.is_null();
+        },
+        20, 100))
+        << view.dump(2) << "\n"
+        << d->Stderr();
+  }
+  const std::string port =
+      first["endpoint"].get<std::string>().substr(std::string("http://127.0.0.1:").size());
+  const int pid = std::stoi(ReadFileText(tmp.File("replica-" + port + ".pid")));
+  d->Kill();
+  d = Daemon::Start({tmp.path(), args}, &error);
+  ASSERT_NE(d, nullptr) << error;
+  httplib::Client client(d->url());
+  client.set_bearer_token_auth(d->token().c_str());
+  json again;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        view = ServiceView(client, "chat");
+        again = ReplicaIn(view, "ready");
+        return !again.is_null();
+      },
+      20, 100))
+      << view.dump(2) << "\n"
+      << d->Stderr();
+  EXPECT_EQ(again["job"], first["job"]) << view.dump(2);
+  EXPECT_EQ(again["endpoint"], first["endpoint"]) << view.dump(2);
+  EXPECT_EQ(view["replicas"].size(), 1u) << view.dump(2);
+  EXPECT_EQ(kill(pid, 0), 0) << "the replica's process " << pid << " is gone";
+  // No replica was started a second time: one pid file, the first one.
+  int pid_files = 0;
+  for (const auto& entry : fs::directory_iterator(tmp.path())) {
+    pid_files += entry.path().extension() == ".pid";
+  }
+  EXPECT_EQ(pid_files, 1);
+  auto res = client.Delete("/v1/services/chat");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 202) << res->body;
+  EXPECT_TRUE(WaitUntil([&] { return kill(pid, 0) != 0 && errno == ESRCH; }, 15))
+      << "replica " << pid << " runs still";
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
+}  // namespace
