@@ -5,17 +5,20 @@
 # then kills the daemon with SIGKILL and times its restart until /healthz answers 200.
 #
 #   scripts/daemon-scale.sh [--full] [--nodes N] [--queued N] [--rate R] [--seconds S]
-#                           [--connections C] [--policy P] [--build DIR]
+#                           [--connections C] [--policy P] [--build DIR] [--keep]
 #
 # Defaults are small (100 nodes, 1,000 queued, 200/s for 5 s); --full is issue 33's scale:
 # 10,000 nodes (80,000 devices), 100,000 queued, 2,000/s for 60 s. The fill is one gang-8 job
-# per node, then --queued more gang-8 jobs that wait behind them; all are long (10 to 120
-# modeled minutes, time scale 1) so the queue stays full while some end and others start. The
-# timed load is single-device jobs of 60 modeled seconds. The daemon logs at warn (at info it
-# writes a line per submission). Prints each phase's figures and the daemon's peak RSS (VmHWM).
+# per node, then --queued more gang-8 jobs that wait behind them; each runs 1 to 20 modeled
+# minutes (time scale 1), so through the timed load nodes keep freeing and queued jobs keep
+# starting while the queue stays full. The timed load is single-device jobs of 60 modeled
+# seconds. The daemon logs at warn (at info it writes a line per submission). Prints each
+# phase's figures and the daemon's peak RSS (VmHWM).
+# --keep leaves the database (and the daemon's log) in the folder it names, e.g. to profile a
+# restart on it.
 set -euo pipefail
 
-nodes=100 queued=1000 rate=200 seconds=5 connections=8 policy=default build=build
+nodes=100 queued=1000 rate=200 seconds=5 connections=8 policy=default build=build keep=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --full) nodes=10000 queued=100000 rate=2000 seconds=60; shift ;;
@@ -26,7 +29,8 @@ while [[ $# -gt 0 ]]; do
     --connections) connections="$2"; shift 2 ;;
     --policy) policy="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
-    *) sed -n '2,15p' "$0" >&2; exit 2 ;;
+    --keep) keep=1; shift ;;
+    *) sed -n '2,18p' "$0" >&2; exit 2 ;;
   esac
 done
 
@@ -45,7 +49,11 @@ stop_daemon() {
   fi
   pid=""
 }
-trap 'stop_daemon; rm -rf "$dir"' EXIT
+finish() {
+  stop_daemon
+  if [[ $keep == 1 ]]; then echo "kept $dir"; else rm -rf "$dir"; fi
+}
+trap finish EXIT
 
 # sim_bench's cluster (bench/bench_setup.h, GavelMixCluster): a third each of v100, p100 and
 # k80 nodes, 8 devices a node.
@@ -91,7 +99,7 @@ common=(--port "$port" --token-file "$token" --connections "$connections" --gang
 
 echo "== fill: $nodes running + $queued queued gang-8 jobs, as fast as the API takes them"
 "$load" "${common[@]}" --rate 0 --count $((nodes + queued)) --seconds 100000 --prefix q \
-  --work-min 600 --work-max 7200
+  --work-min 60 --work-max 1200
 echo "jobs: $(jobs_by_state)"
 
 echo "== timed load: $rate/s for $seconds s, single-device jobs of 60 s"

@@ -1,0 +1,60 @@
+// WalCheckpointer: an SQLite database's WAL checkpoints on a thread of their own. SQLite's
+// automatic checkpoint runs inside the commit that fills the WAL, copying its pages into the
+// database file and syncing both: on a busy disk that commit (and every daemon reply waiting
+// on it) takes tens to hundreds of milliseconds. Here the writer only signals, and a second
+// connection checkpoints while the writer goes on appending to the WAL.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "util/status.h"
+
+struct sqlite3;
+
+namespace hetsched::svc {
+
+class WalCheckpointer {
+ public:
+  // SQLite's default automatic checkpoint size (pages of the WAL after a commit).
+  static constexpr int kPages = 1000;
+
+  // Opens a second connection to `path` (a database in WAL mode, with `writer` open on it) and
+  // takes over `writer`'s checkpoints: after a commit that leaves `pages` or more in the WAL,
+  // a passive checkpoint (one that never blocks the writer) runs on the thread. `synchronous`
+  // is the writer's PRAGMA synchronous, which also rules how a checkpoint syncs.
+  static util::Result<std::unique_ptr<WalCheckpointer>> Start(sqlite3* writer,
+                                                              const std::string& path,
+                                                              const char* synchronous,
+                                                              int pages = kPages);
+  // Waits for a checkpoint under way, closes the second connection and gives `writer` back
+  // its automatic checkpoints.
+  ~WalCheckpointer();
+  WalCheckpointer(const WalCheckpointer&) = delete;
+  WalCheckpointer& operator=(const WalCheckpointer&) = delete;
+
+  // Checkpoints run so far (for tests).
+  int checkpoints() const;
+
+ private:
+  WalCheckpointer(sqlite3* writer, sqlite3* db, int pages)
+      : writer_(writer), db_(db), pages_(pages) {}
+  // sqlite3_wal_hook's callback on the writer's thread: signals the thread when due.
+  static int OnCommit(void* self, sqlite3* db, const char* name, int pages);
+  void Run();
+
+  sqlite3* writer_;
+  sqlite3* db_;  // the thread's connection
+  const int pages_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  bool due_ = false;
+  bool stop_ = false;
+  int checkpoints_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace hetsched::svc
