@@ -9,7 +9,8 @@
 // Submission i is due at start + i / rate; a connection that is late sends at once. Latency is
 // from sending to the acknowledgement (a 201: the daemon has stored the job); "from due" also
 // counts the time a request waited for a free connection, which a fixed-rate client would see.
-// --rate 0 (with --count) sends as fast as the connections allow. Not a Google Benchmark: it
+// --rate 0 (with --count) sends as fast as the connections allow. Exit status 1 when any
+// submission was not acknowledged. Not a Google Benchmark: it
 // measures a service from outside.
 #include <fmt/format.h>
 #include <httplib.h>
@@ -117,8 +118,8 @@ double Percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5))];
 }
 
-// One line a script can read (key=value) after one a person can.
-void Report(const std::vector<Tally>& tallies, double wall_s) {
+// One line a script can read (key=value) after one a person can; returns the errors.
+long Report(const std::vector<Tally>& tallies, double wall_s) {
   std::vector<double> latency, from_due;
   long errors = 0;
   std::string first_error;
@@ -142,6 +143,7 @@ void Report(const std::vector<Tally>& tallies, double wall_s) {
       "due_p99_ms=%.3f due_max_ms=%.3f\n",
       latency.size(), wall_s, rate, errors, Percentile(latency, 0.5), Percentile(latency, 0.99),
       Percentile(latency, 1), Percentile(from_due, 0.99), Percentile(from_due, 1));
+  return errors;
 }
 
 // Polls /healthz every 5 ms until it answers 200 (the daemon has recovered its state); prints
@@ -217,6 +219,5 @@ int main(int argc, char** argv) {
   const std::vector<std::string> bodies = Bodies(o, n);
   double wall_s = 0;
   const std::vector<Tally> tallies = Send(o, bodies, &wall_s);
-  Report(tallies, wall_s);
-  return 0;
+  return Report(tallies, wall_s) > 0 ? 1 : 0;
 }

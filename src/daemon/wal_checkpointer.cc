@@ -41,9 +41,16 @@ int WalCheckpointer::checkpoints() const {
   return checkpoints_;
 }
 
-int WalCheckpointer::OnCommit(void* self, sqlite3*, const char*, int pages) {
+int WalCheckpointer::OnCommit(void* self, sqlite3* writer, const char*, int pages) {
   auto* c = static_cast<WalCheckpointer*>(self);
-  if (pages >= c->pages_) {
+  if (pages >= kBoundFactor * c->pages_) {
+    // Passive as well: while the thread checkpoints this is SQLITE_BUSY at once, and the next
+    // commit tries again.
+    if (sqlite3_wal_checkpoint_v2(writer, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr) ==
+        SQLITE_OK) {
+      ++c->bound_checkpoints_;
+    }
+  } else if (pages >= c->pages_) {
     {
       std::lock_guard lock(c->mu_);
       c->due_ = true;

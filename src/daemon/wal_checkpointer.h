@@ -2,7 +2,11 @@
 // automatic checkpoint runs inside the commit that fills the WAL, copying its pages into the
 // database file and syncing both: on a busy disk that commit (and every daemon reply waiting
 // on it) takes tens to hundreds of milliseconds. Here the writer only signals, and a second
-// connection checkpoints while the writer goes on appending to the WAL.
+// connection checkpoints while the writer goes on appending to the WAL. Under a steady stream
+// of commits such a checkpoint never catches up with the end of the WAL, and SQLite starts the
+// WAL over only once everything in it has been copied: so when the WAL reaches a bound, the
+// writer itself copies what the thread has not yet (little, as the thread copied the rest) and
+// the WAL starts over at its next transaction.
 #pragma once
 
 #include <condition_variable>
@@ -21,11 +25,14 @@ class WalCheckpointer {
  public:
   // SQLite's default automatic checkpoint size (pages of the WAL after a commit).
   static constexpr int kPages = 1000;
+  // Pages of `pages` after which the writer checkpoints too (the WAL's bound, about 16 MiB).
+  static constexpr int kBoundFactor = 4;
 
   // Opens a second connection to `path` (a database in WAL mode, with `writer` open on it) and
   // takes over `writer`'s checkpoints: after a commit that leaves `pages` or more in the WAL,
-  // a passive checkpoint (one that never blocks the writer) runs on the thread. `synchronous`
-  // is the writer's PRAGMA synchronous, which also rules how a checkpoint syncs.
+  // a passive checkpoint (one that never blocks the writer) runs on the thread; after one that
+  // leaves kBoundFactor * `pages`, the writer runs one too. `synchronous` is the writer's
+  // PRAGMA synchronous, which also rules how a checkpoint syncs.
   static util::Result<std::unique_ptr<WalCheckpointer>> Start(sqlite3* writer,
                                                               const std::string& path,
                                                               const char* synchronous,
@@ -36,8 +43,9 @@ class WalCheckpointer {
   WalCheckpointer(const WalCheckpointer&) = delete;
   WalCheckpointer& operator=(const WalCheckpointer&) = delete;
 
-  // Checkpoints run so far (for tests).
+  // Checkpoints run so far on the thread, and by the writer at the bound (for tests).
   int checkpoints() const;
+  int bound_checkpoints() const { return bound_checkpoints_; }
 
  private:
   WalCheckpointer(sqlite3* writer, sqlite3* db, int pages)
@@ -54,6 +62,7 @@ class WalCheckpointer {
   bool due_ = false;
   bool stop_ = false;
   int checkpoints_ = 0;
+  int bound_checkpoints_ = 0;  // the writer's thread only
   std::thread thread_;
 };
 

@@ -56,6 +56,19 @@ TEST(WalCheckpointerTest, CheckpointsOnItsThreadOnceTheWalReachesItsSize) {
   EXPECT_GT(w.MainFileBytes(), before);
 }
 
+TEST(WalCheckpointerTest, TheWalStartsOverUnderASteadyStreamOfCommits) {
+  TempDir dir;
+  WalDatabase w((dir.path() / "t.db").string());
+  auto c = WalCheckpointer::Start(w.db, w.path, "NORMAL", /*pages=*/20);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  constexpr int kCommits = 2000;
+  w.Commits(kCommits);
+  // The writer copied the rest at the bound, and the WAL started over: it never held what all
+  // the commits wrote (a page of 4,000 bytes each, at least).
+  EXPECT_GT((*c)->bound_checkpoints(), 0);
+  EXPECT_LT(std::filesystem::file_size(w.path + "-wal"), uintmax_t{kCommits} * 4000);
+}
+
 TEST(WalCheckpointerTest, TheWritersCommitsNoLongerCheckpoint) {
   TempDir dir;
   WalDatabase w((dir.path() / "t.db").string());
