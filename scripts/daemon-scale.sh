@@ -62,8 +62,7 @@ third=$((nodes / 3))
 cluster="v100=$((8 * third)):per_node=8,p100=$((8 * third)):per_node=8"
 cluster+=",k80=$((8 * (nodes - 2 * third))):per_node=8"
 
-# Starts the daemon on `$1` (a port; 0: any) and sets pid; the port it listens on is in
-# $dir/port once /healthz answers 200.
+# Starts the daemon in the background on port `$1` (0: any free one) and sets pid.
 start_daemon() {
   : >"$dir/out"
   "$hetsched" serve --listen "127.0.0.1:$1" --db "$dir/h.db" --cluster "$cluster" \
@@ -96,11 +95,10 @@ echo "daemon-scale: $nodes nodes ($cluster), policy $policy, $(nproc) cores," \
 start_daemon 0
 port=$(wait_listening)
 token="$dir/hetsched.token"
-common=(--port "$port" --token-file "$token" --connections "$connections" --gang 8)
 
 echo "== fill: $nodes running + $queued queued gang-8 jobs, as fast as the API takes them"
-"$load" "${common[@]}" --rate 0 --count $((nodes + queued)) --seconds 100000 --prefix q \
-  --work-min 60 --work-max 1200
+"$load" --port "$port" --token-file "$token" --connections "$connections" --rate 0 \
+  --count $((nodes + queued)) --seconds 100000 --prefix q --gang 8 --work-min 60 --work-max 1200
 echo "jobs: $(jobs_by_state)"
 
 echo "== timed load: $rate/s for $seconds s, single-device jobs of 60 s"
