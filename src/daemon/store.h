@@ -107,7 +107,8 @@ struct EndedJobsQuery {
 // Not thread-safe: one thread (the service's control loop) owns it. Every write is durable when
 // the call returns (or, inside Begin/Commit, when Commit returns). Errors are kIoError with
 // SQLite's message and the database path. WAL checkpoints run on a thread of the Store's own
-// (WalCheckpointer), so that no write waits for one.
+// (WalCheckpointer): a write waits only for the little the thread left to copy when the WAL
+// reaches its bound.
 class Store {
  public:
   // Opens or creates `path` (WAL mode, schema created or checked) and starts its checkpoints'

@@ -43,6 +43,8 @@ int WalCheckpointer::checkpoints() const {
 
 int WalCheckpointer::OnCommit(void* self, sqlite3* writer, const char*, int pages) {
   auto* c = static_cast<WalCheckpointer*>(self);
+  if (pages < c->last_pages_) ++c->restarts_;
+  c->last_pages_ = pages;
   if (pages >= kBoundFactor * c->pages_) {
     // Passive as well: while the thread checkpoints this is SQLITE_BUSY at once, and the next
     // commit tries again.

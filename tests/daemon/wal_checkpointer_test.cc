@@ -63,10 +63,10 @@ TEST(WalCheckpointerTest, TheWalStartsOverUnderASteadyStreamOfCommits) {
   ASSERT_TRUE(c.ok()) << c.status().message();
   constexpr int kCommits = 2000;
   w.Commits(kCommits);
-  // The writer copied the rest at the bound, and the WAL started over: it never held what all
-  // the commits wrote (a page of 4,000 bytes each, at least).
+  // The writer copied the rest at the bound, and the WAL started over. (How large it grew
+  // meanwhile depends on how long one of the thread's checkpoints took.)
   EXPECT_GT((*c)->bound_checkpoints(), 0);
-  EXPECT_LT(std::filesystem::file_size(w.path + "-wal"), uintmax_t{kCommits} * 4000);
+  EXPECT_GT((*c)->restarts(), 0);
 }
 
 TEST(WalCheckpointerTest, TheWritersCommitsNoLongerCheckpoint) {
