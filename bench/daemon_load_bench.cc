@@ -10,8 +10,7 @@
 // from sending to the acknowledgement (a 201: the daemon has stored the job); "from due" also
 // counts the time a request waited for a free connection, which a fixed-rate client would see.
 // --rate 0 (with --count) sends as fast as the connections allow. Exit status 1 when any
-// submission was not acknowledged. Not a Google Benchmark: it
-// measures a service from outside.
+// submission was not acknowledged. Not a Google Benchmark: it measures a service from outside.
 #include <fmt/format.h>
 #include <httplib.h>
 
