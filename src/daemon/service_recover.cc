@@ -82,6 +82,10 @@ util::Status Service::Recover() {
   RETURN_IF_ERROR(RestoreClockAndBelief());
   RETURN_IF_ERROR(RestoreNodes());
   ASSIGN_OR_RETURN(auto stored, store_->LoadJobs(/*include_ended=*/false));
+  // Growing the tables by name one job at a time rehashes them over and over: a fifth of a
+  // restart at 200,000 live jobs (docs/benchmarks.md, "The daemon at scale").
+  slots_.Reserve(stored.size());
+  attempts_->Reserve(stored.size());
   const double now = SchedNow();
   int64_t recovered = 0;
   for (const StoredJob& s : stored) {

@@ -10,6 +10,9 @@
 namespace hetsched::svc {
 namespace {
 
+// PRAGMA synchronous of the Store's connections (Open says what each mode survives).
+const char* SynchronousMode(bool full) { return full ? "FULL" : "NORMAL"; }
+
 // PRAGMA application_id of every hetsched database ("hsch" in ASCII): Open refuses the files of
 // other applications instead of adding tables to them.
 constexpr int64_t kApplicationId = 0x68736368;
@@ -344,6 +347,8 @@ util::Result<std::unique_ptr<Store>> Store::Open(const std::string& path, bool s
   std::unique_ptr<Store> store(new Store(db, path));
   if (rc != SQLITE_OK) return store->Error("opening");
   RETURN_IF_ERROR(store->Initialize(synchronous_full));
+  ASSIGN_OR_RETURN(store->checkpointer_,
+                   WalCheckpointer::Start(db, path, SynchronousMode(synchronous_full)));
   return store;
 }
 
@@ -400,8 +405,9 @@ util::Status Store::Initialize(bool synchronous_full) {
           fmt::format("{}: cannot use WAL mode (the journal mode stays \"{}\")", path_, mode));
     }
   }
-  return Exec(synchronous_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
-              "setting the synchronous mode");
+  const std::string synchronous =
+      fmt::format("PRAGMA synchronous = {}", SynchronousMode(synchronous_full));
+  return Exec(synchronous.c_str(), "setting the synchronous mode");
 }
 
 Store::~Store() {
@@ -410,6 +416,7 @@ Store::~Store() {
   if (db_ != nullptr && !sqlite3_get_autocommit(db_)) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   }
+  checkpointer_.reset();
   for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
   sqlite3_close(db_);
 }

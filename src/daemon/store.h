@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "daemon/job_state.h"
+#include "daemon/wal_checkpointer.h"
 #include "drive/attempts.h"
 #include "util/status.h"
 
@@ -105,15 +106,17 @@ struct EndedJobsQuery {
 
 // Not thread-safe: one thread (the service's control loop) owns it. Every write is durable when
 // the call returns (or, inside Begin/Commit, when Commit returns). Errors are kIoError with
-// SQLite's message and the database path.
+// SQLite's message and the database path. WAL checkpoints run on a thread of the Store's own
+// (WalCheckpointer): a write waits only for the little the thread left to copy when the WAL
+// reaches its bound.
 class Store {
  public:
-  // Opens or creates `path` (WAL mode, schema created or checked). `synchronous_full`: fsync
-  // the WAL at every commit (survives power loss); otherwise NORMAL (survives a process crash,
-  // fsync at checkpoints only). A file that is not a hetsched database, or one written by a
-  // newer schema version, is an error naming the path: kInvalidArgument for an SQLite database
-  // of another application or schema (the file is left as it was), kIoError for a file SQLite
-  // cannot read at all.
+  // Opens or creates `path` (WAL mode, schema created or checked) and starts its checkpoints'
+  // thread. `synchronous_full`: fsync the WAL at every commit (survives power loss); otherwise
+  // NORMAL (survives a process crash, fsync at checkpoints only). A file that is not a hetsched
+  // database, or one written by a newer schema version, is an error naming the path:
+  // kInvalidArgument for an SQLite database of another application or schema (the file is left as
+  // it was), kIoError for a file SQLite cannot read at all.
   static util::Result<std::unique_ptr<Store>> Open(const std::string& path,
                                                    bool synchronous_full = false);
   ~Store();
@@ -180,6 +183,7 @@ class Store {
   std::string path_;
   bool in_transaction_ = false;
   std::map<std::string, sqlite3_stmt*, std::less<>> statements_;
+  std::unique_ptr<WalCheckpointer> checkpointer_;
 };
 
 }  // namespace hetsched::svc

@@ -27,6 +27,11 @@ Attempts::Attempts(const model::Cluster& cluster, sched::Scheduler& scheduler,
                    exec::Backend& backend, Effects& effects, Rules rules)
     : cluster_(cluster), sched_(scheduler), backend_(backend), effects_(effects), rules_(rules) {}
 
+void Attempts::Reserve(size_t jobs) {
+  ids_.reserve(jobs);
+  books_.reserve(jobs);
+}
+
 void Attempts::Track(JobId job, std::string name, std::optional<double> time_limit_s,
                      int64_t attempts) {
   const size_t i = static_cast<size_t>(job.value());

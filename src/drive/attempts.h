@@ -132,6 +132,8 @@ class Attempts {
 
   // The job's backend name and time limit, before it is first placed or adopted; a job the
   // daemon recovers was started `attempts` times before (its next attempt is one more).
+  // Room for `jobs` tracked jobs without rehashing (a daemon recovering that many).
+  void Reserve(size_t jobs);
   void Track(model::JobId job, std::string name, std::optional<double> time_limit_s,
              int64_t attempts = 0);
   // The job is no longer known (it ended): its id may be reused.

@@ -21,6 +21,11 @@ std::optional<model::JobId> JobSlots::Acquire(std::string_view name) {
   return model::JobId(id);
 }
 
+void JobSlots::Reserve(size_t jobs) {
+  by_name_.reserve(jobs);
+  names_.reserve(jobs);
+}
+
 std::optional<model::JobId> JobSlots::Find(std::string_view name) const {
   auto it = by_name_.find(std::string(name));
   if (it == by_name_.end()) return std::nullopt;

@@ -24,6 +24,8 @@ class JobSlots {
   // The name holding `id`; empty when the id is free.
   const std::string& NameOf(model::JobId id) const;
   void Release(model::JobId id);
+  // Room for `jobs` names without rehashing (a daemon recovering that many live jobs).
+  void Reserve(size_t jobs);
 
   size_t live() const { return by_name_.size(); }
   // Ids handed out so far at most (the size of the scheduler's tables).

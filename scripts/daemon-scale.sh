@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The daemon at scale (docs/benchmarks.md, "The daemon at scale"): starts `hetsched serve`
+# (virtual backend) on a cluster shaped like bench/sim_bench's, fills it and queues jobs behind
+# it through the API, submits at a fixed rate from a second process (bench/daemon_load_bench),
+# then kills the daemon with SIGKILL and times its restart until /healthz answers 200.
+#
+#   scripts/daemon-scale.sh [--full] [--nodes N] [--queued N] [--rate R] [--seconds S]
+#                           [--connections C] [--policy P] [--build DIR] [--keep]
+#
+# Defaults are small (100 nodes, 1,000 queued, 200/s for 5 s); --full is issue 33's scale:
+# 10,000 nodes (80,000 devices), 100,000 queued, 2,000/s for 60 s. The fill is one gang-8 job
+# per node, then --queued more gang-8 jobs that wait behind them; each runs 1 to 20 modeled
+# minutes (time scale 1), so through the timed load nodes keep freeing and queued jobs keep
+# starting while the queue stays full. The timed load is single-device jobs of 60 modeled
+# seconds. The daemon logs at warn (at info it writes a line per submission). Prints each
+# phase's figures and the daemon's peak RSS (VmHWM).
+# --keep leaves the database (and the daemon's log) in the folder it names, e.g. to profile a
+# restart on it.
+set -euo pipefail
+
+nodes=100 queued=1000 rate=200 seconds=5 connections=8 policy=default build=build keep=0
+ready_limit=60  # seconds a restart may take before the script gives up
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --full) nodes=10000 queued=100000 rate=2000 seconds=60 ready_limit=600; shift ;;
+    --nodes) nodes="$2"; shift 2 ;;
+    --queued) queued="$2"; shift 2 ;;
+    --rate) rate="$2"; shift 2 ;;
+    --seconds) seconds="$2"; shift 2 ;;
+    --connections) connections="$2"; shift 2 ;;
+    --policy) policy="$2"; shift 2 ;;
+    --build) build="$2"; shift 2 ;;
+    --keep) keep=1; shift ;;
+    *) sed -n '2,18p' "$0" >&2; exit 2 ;;
+  esac
+done
+
+hetsched="$build/hetsched"
+load="$build/bench/daemon_load_bench"
+for b in "$hetsched" "$load"; do
+  [[ -x "$b" ]] || { echo "daemon-scale: $b missing (cmake --build $build)" >&2; exit 1; }
+done
+
+dir=$(mktemp -d /tmp/hetsched-scale-XXXXXX)
+pid=""
+stop_daemon() {
+  if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
+  pid=""
+}
+finish() {
+  stop_daemon
+  if [[ $keep == 1 ]]; then echo "kept $dir"; else rm -rf "$dir"; fi
+}
+trap finish EXIT
+
+# sim_bench's cluster (bench/bench_setup.h, GavelMixCluster): a third each of v100, p100 and
+# k80 nodes, 8 devices a node.
+third=$((nodes / 3))
+cluster="v100=$((8 * third)):per_node=8,p100=$((8 * third)):per_node=8"
+cluster+=",k80=$((8 * (nodes - 2 * third))):per_node=8"
+
+# Starts the daemon in the background on port `$1` (0: any free one) and sets pid.
+start_daemon() {
+  : >"$dir/out"
+  "$hetsched" serve --listen "127.0.0.1:$1" --db "$dir/h.db" --cluster "$cluster" \
+    --time-scale 1 --policy "$policy" --log-level warn >"$dir/out" 2>>"$dir/daemon.log" &
+  pid=$!
+}
+
+# The port the daemon printed, once it listens (it prints after recovering its state).
+wait_listening() {
+  for _ in $(seq 1 6000); do
+    port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$dir/out")
+    [[ -n "$port" ]] && { echo "$port"; return; }
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.01
+  done
+  echo "daemon-scale: the daemon did not start; its log:" >&2
+  cat "$dir/daemon.log" >&2
+  exit 1
+}
+
+peak_rss_mib() { awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status"; }
+
+jobs_by_state() {
+  curl -s "http://127.0.0.1:$port/v1/cluster" |
+    python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"]; print(" ".join(f"{k}={v}" for k,v in j.items() if v))'
+}
+
+echo "daemon-scale: $nodes nodes ($cluster), policy $policy, $(nproc) cores," \
+  "load average $(cut -d' ' -f1-3 /proc/loadavg)"
+start_daemon 0
+port=$(wait_listening)
+token="$dir/hetsched.token"
+
+echo "== fill: $nodes running + $queued queued gang-8 jobs, as fast as the API takes them"
+"$load" --port "$port" --token-file "$token" --connections "$connections" --rate 0 \
+  --count $((nodes + queued)) --seconds 100000 --prefix q --gang 8 --work-min 60 --work-max 1200
+echo "jobs: $(jobs_by_state)"
+
+echo "== timed load: $rate/s for $seconds s, single-device jobs of 60 s"
+"$load" --port "$port" --token-file "$token" --connections "$connections" --rate "$rate" \
+  --seconds "$seconds" --prefix j --work-min 60 --work-max 60
+echo "jobs: $(jobs_by_state)"
+curl -s "http://127.0.0.1:$port/metrics" | awk '
+  /^hetsched_decision_seconds_(sum|count)/ {v[$1] = $2}
+  END {c = v["hetsched_decision_seconds_count"]; s = v["hetsched_decision_seconds_sum"];
+       if (c > 0) printf "decisions: %d, mean %.3f ms\n", c, 1e3 * s / c}'
+echo "peak RSS: $(peak_rss_mib) MiB"
+
+echo "== restart after kill -9, on the same database and port"
+stop_daemon
+start=$(date +%s.%N)
+start_daemon "$port"
+"$load" --port "$port" --wait-ready "$ready_limit" >/dev/null
+ready=$(date +%s.%N)
+# The daemon's CPU time until then: steadier than the wall time on a shared machine.
+cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$pid/stat")
+echo "restart to ready (/healthz 200): $(echo "$ready - $start" | bc -l | xargs printf '%.2f') s" \
+  "(daemon CPU $cpu s)"
+echo "jobs: $(jobs_by_state)"
+echo "peak RSS after restart: $(peak_rss_mib) MiB"
