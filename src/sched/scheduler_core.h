@@ -21,6 +21,7 @@
 #include "sched/scheduler_options.h"
 #include "sched/scorers.h"
 #include "sched/size_belief.h"
+#include "sched/tenant_shares.h"
 
 namespace hetsched::sched {
 
@@ -145,6 +146,8 @@ class SchedulerCore {
   // job has progress whose checkpoint does not load there (another vendor, not portable).
   double NewWorkShare(const JobRecord& r, model::DeviceTypeId type) const;
   bool pinned(int32_t id) const { return !pinned_[id].empty(); }
+  // Fair share between tenants (SchedulerOptions::tenants); null without tenants.
+  TenantShares* tenants() { return tenants_.get(); }
 
  private:
   // Stops a running job: it is queued, or kStopping under stop_holds_devices.
@@ -176,6 +179,7 @@ class SchedulerCore {
   // Time of the decision under way (NewWorkShare needs a running job's progress).
   double decision_s_ = 0;
   double last_refresh_s_ = -1e300;
+  std::unique_ptr<TenantShares> tenants_;
 };
 
 }  // namespace hetsched::sched

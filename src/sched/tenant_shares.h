@@ -1,0 +1,71 @@
+// TenantShares: fair share between tenants (model/tenant.h) for the preemptive and queue-order
+// policies. It books each tenant's usage in reference-device-seconds, forgotten with a
+// half-life (Slurm Fair Tree's decayed usage), and turns the policy's order of jobs into one in
+// which tenants take turns: guaranteed quota first, then by usage against weight, within the
+// limits on borrowing and lending. The policy still orders the jobs of one tenant.
+// Internal to sched/: SchedulerCore owns one when SchedulerOptions::tenants is set.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "model/cluster.h"
+#include "model/tenant.h"
+#include "sched/job_record.h"
+
+namespace hetsched::sched {
+
+class SchedulerCore;
+
+// Reference-device-seconds per second that `r` delivers on `type` with `devices` devices:
+// devices x its speed there / its speed on `reference` (a catalog type id), or / its best speed
+// when it cannot run on the reference type. 0 where it cannot run.
+double NormalizedRate(const JobRecord& r, model::DeviceTypeId type, int32_t devices,
+                      model::DeviceTypeId reference);
+
+class TenantShares {
+ public:
+  using Key = std::tuple<double, double, int64_t, int32_t>;  // SchedulerCore::QueueKey
+
+  // `tenants` resolved against `cluster` (model::io::ResolveTenants).
+  TenantShares(const model::Tenants& tenants, const model::Cluster& cluster);
+
+  // Running `r` leaves its devices at `now_s`: its usage since the last booking is booked.
+  void OnLeave(const JobRecord& r, double now_s);
+  // Reorders `keys` (the policy's order, by SchedulerCore::KeyOf) for one decision at `now_s`,
+  // and drops the jobs that would take a tenant past its borrowing limit or into capacity others
+  // do not lend. The running jobs of `core` that are not in `keys` keep what they hold and count
+  // first. Assumes each job the new order puts ahead runs (the walk that follows may skip some
+  // that do not fit). O((keys + running) log tenants).
+  void Order(const SchedulerCore& core, double now_s, std::vector<Key>& keys);
+
+  // Decayed usage of tenant `i` (its position in Tenants::list), reference-device-seconds.
+  double usage(int i) const { return usage_[i]; }
+  model::DeviceTypeId reference() const { return reference_; }
+  // Tenant position of a job (-1: it names none or an unknown one).
+  int TenantOf(const model::Job& job) const;
+
+ private:
+  // What `r` takes while it runs: devices, or reference devices under a normalized quota;
+  // running jobs count what they hold, queued ones their gang on their fastest type.
+  double Units(int tenant, const JobRecord& r) const;
+  // Each tenant's share of what tenants with jobs get: its weight against its siblings' with
+  // jobs, times its parent's share. `active`: tenants with jobs (by position).
+  std::vector<double> Shares(const std::vector<char>& active) const;
+  // Books usage of the running jobs of `core` up to `now_s`, decaying what was booked before.
+  void Book(const SchedulerCore& core, double now_s);
+
+  model::Tenants tenants_;
+  std::map<std::string, int, std::less<>> index_;
+  std::vector<int> parent_;       // by position; -1: a root
+  std::vector<double> guarantee_;  // devices, or reference devices under a normalized quota
+  std::vector<double> usage_;     // decayed reference-device-seconds
+  std::vector<double> pending_;   // booked by OnLeave since the last Book, not yet decayed
+  model::DeviceTypeId reference_;
+  double booked_s_ = 0;  // usage_ holds usage up to this time
+};
+
+}  // namespace hetsched::sched
