@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <numeric>
 
 #include "cli/command.h"
 #include "cli/sim_flags.h"
@@ -85,6 +86,15 @@ std::vector<std::pair<std::string, std::string>> Rows(const sim::SimResult& r) {
                                   o.requests > 0 ? 1.0 * o.within_slo / o.requests : 1.0,
                                   o.ttft_p99_s, o.tpot_p99_s * 1e3, o.peak_replicas)});
     }
+  }
+  for (const auto& [name, t] : r.tenants) {
+    rows.push_back({"tenant " + name,
+                    fmt::format("share {:.3f}, {:.1f} device-h, avg JCT {:.3f} h, borrowed {:.1f} "
+                                "device-h, lent {:.1f}",
+                                t.normalized_share,
+                                std::accumulate(t.device_hours.begin(), t.device_hours.end(), 0.0,
+                                                [](double a, const auto& kv) { return a + kv.second; }),
+                                t.avg_jct_s / 3600, t.borrowed_device_hours, t.lent_device_hours)});
   }
   if (r.space_sharing) {
     rows.push_back({"pairs_formed", fmt::format("{}", r.pairs_formed)});

@@ -22,4 +22,11 @@ bool Tenants::HasChildren(int i) const {
   return false;
 }
 
+double Tenants::Guarantee(size_t i) const {
+  if (HasChildren(static_cast<int>(i))) return 0;
+  double g = list[i].normalized.value_or(0);
+  for (const auto& [type, n] : list[i].per_type) g += n;
+  return g;
+}
+
 }  // namespace hetsched::model

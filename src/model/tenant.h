@@ -50,6 +50,10 @@ struct Tenants {
   std::string Names() const;
   // Whether some tenant has `list[i]` as its parent.
   bool HasChildren(int i) const;
+  // What `list[i]` is guaranteed for its own jobs: its per-type quotas summed (devices), or its
+  // normalized quota (reference devices); 0 for a parent, whose quota only bounds its
+  // children's (jobs belong to tenants without children).
+  double Guarantee(size_t i) const;
 };
 
 }  // namespace hetsched::model

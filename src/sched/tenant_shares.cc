@@ -55,9 +55,7 @@ TenantShares::TenantShares(const model::Tenants& tenants, const model::Cluster& 
     const model::Tenant& t = tenants_.list[i];
     index_[t.name] = static_cast<int>(i);
     parent_.push_back(t.parent.empty() ? -1 : tenants_.Find(t.parent));
-    double g = t.normalized.value_or(0);
-    for (const auto& [type, n] : t.per_type) g += n;
-    guarantee_.push_back(g);
+    guarantee_.push_back(tenants_.Guarantee(i));
   }
 }
 
