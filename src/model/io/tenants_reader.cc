@@ -145,15 +145,14 @@ int32_t DeviceCount(const Cluster& cluster) {
 }
 
 // The quotas of the children of `parent` (roots when empty), together, fit what they share.
+// Per-type quotas are keyed by canonical type names by now.
 Status CheckSiblings(const Cluster& cluster, const Tenants& tenants, const std::string& parent) {
   std::map<std::string, int32_t> per_type;
   double normalized = 0;
   const Tenant* last = nullptr;
   for (const Tenant& t : tenants.list) {
     if (t.parent != parent) continue;
-    std::map<std::string, int32_t> own;
-    RETURN_IF_ERROR(CheckPerType(cluster, t, &own));
-    for (const auto& [name, n] : own) per_type[name] += n;
+    for (const auto& [name, n] : t.per_type) per_type[name] += n;
     normalized += t.normalized.value_or(0);
     if (t.normalized || !t.per_type.empty()) last = &t;
   }
@@ -221,13 +220,13 @@ util::Result<FairShareOptions> ParseFairShare(const DocReader& r, const DocValue
 }
 
 util::Status ResolveTenants(const Cluster& cluster, Tenants* tenants) {
-  RETURN_IF_ERROR(CheckSiblings(cluster, *tenants, ""));
-  for (const Tenant& t : tenants->list) RETURN_IF_ERROR(CheckSiblings(cluster, *tenants, t.name));
   for (Tenant& t : tenants->list) {
     std::map<std::string, int32_t> canonical;
-    for (const auto& [name, n] : t.per_type) canonical[cluster.catalog.Find(name)->name] += n;
+    RETURN_IF_ERROR(CheckPerType(cluster, t, &canonical));
     t.per_type = std::move(canonical);
   }
+  RETURN_IF_ERROR(CheckSiblings(cluster, *tenants, ""));
+  for (const Tenant& t : tenants->list) RETURN_IF_ERROR(CheckSiblings(cluster, *tenants, t.name));
   FairShareOptions& fs = tenants->fair_share;
   const auto counts = cluster.DeviceTypeCounts();
   if (fs.reference_type.empty()) {
