@@ -35,8 +35,10 @@ struct FairShareOptions {
   // the first by catalog order).
   std::string reference_type;
   util::SourceLocation reference_where;
-  // Usage older by this much counts half (Slurm's PriorityDecayHalfLife).
-  double half_life_s = 3600;
+  // Usage older by this much counts half (Slurm's PriorityDecayHalfLife, 7 days by default
+  // there). A day: a shorter memory lets shares drift from the weights where running jobs keep
+  // their devices for a quantum (docs/results.md, "Tenants 1:2:3").
+  double half_life_s = 86400;
 };
 
 struct Tenants {
