@@ -39,6 +39,11 @@ struct FairShareOptions {
   // there). A day: a shorter memory lets shares drift from the weights where running jobs keep
   // their devices for a quantum (docs/results.md, "Tenants 1:2:3").
   double half_life_s = 86400;
+  // The Slurm-style baseline: usage is a device-second times a static weight of its type
+  // (Slurm's TRESBillingWeights; a type not listed weighs 1), whatever the job's speed there.
+  // Empty: usage in reference devices, as each job's measured speed says.
+  std::map<std::string, double> billing;
+  util::SourceLocation billing_where;
 };
 
 struct Tenants {

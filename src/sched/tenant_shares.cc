@@ -51,6 +51,12 @@ TenantShares::TenantShares(const model::Tenants& tenants, const model::Cluster& 
       usage_(tenants.list.size(), 0),
       pending_(tenants.list.size(), 0),
       reference_(cluster.catalog.FindId(tenants.fair_share.reference_type).value()) {
+  if (!tenants.fair_share.billing.empty()) {
+    billing_.assign(cluster.catalog.size(), 1);
+    for (const auto& [name, weight] : tenants.fair_share.billing) {
+      billing_[cluster.catalog.FindId(name)->value()] = weight;
+    }
+  }
   for (size_t i = 0; i < tenants_.list.size(); ++i) {
     const model::Tenant& t = tenants_.list[i];
     index_[t.name] = static_cast<int>(i);
@@ -69,11 +75,16 @@ double TenantShares::Units(int tenant, const JobRecord& r) const {
   return NormalizedRate(r, CountedType(r), Gang(r), reference_);
 }
 
+double TenantShares::UsageRate(const JobRecord& r, DeviceTypeId type) const {
+  if (billing_.empty()) return NormalizedRate(r, type, Gang(r), reference_);
+  return type.value() < 0 ? 0 : Gang(r) * billing_[type.value()];
+}
+
 void TenantShares::OnLeave(const JobRecord& r, double now_s) {
   const int t = TenantOf(*r.job);
   if (t < 0) return;
   const double from = std::max(r.run_start_s, booked_s_);
-  pending_[t] += NormalizedRate(r, r.type, Gang(r), reference_) * std::max(0.0, now_s - from);
+  pending_[t] += UsageRate(r, r.type) * std::max(0.0, now_s - from);
 }
 
 void TenantShares::Book(const SchedulerCore& core, double now_s) {
@@ -88,7 +99,7 @@ void TenantShares::Book(const SchedulerCore& core, double now_s) {
     const int t = TenantOf(*r.job);
     if (t < 0 || r.phase != JobPhase::kRunning) continue;
     const double from = std::max(r.run_start_s, booked_s_);
-    usage_[t] += NormalizedRate(r, r.type, Gang(r), reference_) * std::max(0.0, now_s - from);
+    usage_[t] += UsageRate(r, r.type) * std::max(0.0, now_s - from);
   }
   booked_s_ = std::max(booked_s_, now_s);
 }
@@ -136,7 +147,7 @@ void TenantShares::Order(const SchedulerCore& core, double now_s, std::vector<Ke
     const int t = TenantOf(*r.job);
     if (listed[id] || t < 0) continue;
     held[t] += Units(t, r);
-    rate[t] += NormalizedRate(r, r.type, Gang(r), reference_);
+    rate[t] += UsageRate(r, r.type);
   }
   std::vector<char> active(n, 0);
   for (size_t t = 0; t < n; ++t) {
@@ -179,7 +190,7 @@ void TenantShares::Order(const SchedulerCore& core, double now_s, std::vector<Ke
     if (!too_much) {
       out.push_back(k);
       held[t] += units;
-      rate[t] += NormalizedRate(r, CountedType(r), Gang(r), reference_);
+      rate[t] += UsageRate(r, CountedType(r));
       if (beyond > 0) borrowable -= Gang(r);
     }
     push(t);

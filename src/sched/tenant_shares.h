@@ -1,5 +1,6 @@
 // TenantShares: fair share between tenants (model/tenant.h) for the preemptive and queue-order
-// policies. It books each tenant's usage in reference-device-seconds, forgotten with a
+// policies. It books each tenant's usage in reference-device-seconds (or, as the Slurm-style
+// baseline, in static billing weights per device type), forgotten with a
 // half-life (Slurm Fair Tree's decayed usage), and turns the policy's order of jobs into one in
 // which tenants take turns: guaranteed quota first, then by usage against weight, within the
 // limits on borrowing and lending. The policy still orders the jobs of one tenant.
@@ -42,7 +43,8 @@ class TenantShares {
   // that do not fit). O((keys + running) log tenants).
   void Order(const SchedulerCore& core, double now_s, std::vector<Key>& keys);
 
-  // Decayed usage of tenant `i` (its position in Tenants::list), reference-device-seconds.
+  // Decayed usage of tenant `i` (its position in Tenants::list), reference-device-seconds
+  // (billing units under FairShareOptions::billing).
   double usage(int i) const { return usage_[i]; }
   model::DeviceTypeId reference() const { return reference_; }
   // Tenant position of a job (-1: it names none or an unknown one).
@@ -52,6 +54,9 @@ class TenantShares {
   // What `r` takes while it runs: devices, or reference devices under a normalized quota;
   // running jobs count what they hold, queued ones their gang on their fastest type.
   double Units(int tenant, const JobRecord& r) const;
+  // Usage per second of `r` on `type`: reference devices, or billing units per device-second
+  // under FairShareOptions::billing.
+  double UsageRate(const JobRecord& r, model::DeviceTypeId type) const;
   // Each tenant's share of what tenants with jobs get: its weight against its siblings' with
   // jobs, times its parent's share. `active`: tenants with jobs (by position).
   std::vector<double> Shares(const std::vector<char>& active) const;
@@ -65,6 +70,7 @@ class TenantShares {
   std::vector<double> usage_;     // decayed reference-device-seconds
   std::vector<double> pending_;   // booked by OnLeave since the last Book, not yet decayed
   model::DeviceTypeId reference_;
+  std::vector<double> billing_;  // by catalog type id; empty: usage in reference devices
   double booked_s_ = 0;  // usage_ holds usage up to this time
 };
 

@@ -124,6 +124,21 @@ TEST(TenantsReader, NoQuotaIsLargerThanTheCluster) {
             std::string::npos);
 }
 
+TEST(TenantsReader, BillingWeightsNameTypesOfTheCatalog) {
+  auto t = Read("tenants:\n  - {name: a}\nfair_share: {billing: {k80: 0.25, v100: 1}}\n");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_TRUE(ResolveTenants(Gpus(), &*t).ok());
+  EXPECT_DOUBLE_EQ(t->fair_share.billing.at("k80"), 0.25);
+  EXPECT_DOUBLE_EQ(t->fair_share.billing.at("v100-32g"), 1);
+  EXPECT_DOUBLE_EQ(t->fair_share.half_life_s, 86400);  // a day unless said
+  EXPECT_NE(ResolveErrorOf("tenants:\n  - {name: a}\nfair_share: {billing: {tpu: 1}}\n")
+                .find("fair_share.billing.tpu: is not a device type"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("tenants:\n  - {name: a}\nfair_share: {billing: {k80: -1}}\n")
+                .find("fair_share.billing.k80"),
+            std::string::npos);
+}
+
 TEST(TenantsReader, TheDefaultReferenceTypeIsTheMostCommon) {
   auto t = Read("tenants:\n  - {name: a}\n");
   ASSERT_TRUE(t.ok());

@@ -204,7 +204,7 @@ util::Result<std::vector<Tenant>> ParseTenants(const DocReader& r, const DocValu
 }
 
 util::Result<FairShareOptions> ParseFairShare(const DocReader& r, const DocValue& node) {
-  RETURN_IF_ERROR(r.CheckMap(node, "fair_share", {"reference_type", "half_life"}));
+  RETURN_IF_ERROR(r.CheckMap(node, "fair_share", {"reference_type", "half_life", "billing"}));
   FairShareOptions o;
   if (node.Has("reference_type")) {
     ASSIGN_OR_RETURN(o.reference_type,
@@ -215,6 +215,16 @@ util::Result<FairShareOptions> ParseFairShare(const DocReader& r, const DocValue
     ASSIGN_OR_RETURN(o.half_life_s,
                      r.Duration(node["half_life"], "fair_share.half_life", 1, 1e9, "a duration",
                                 "a duration from 1 s, like 30m or 7d"));
+  }
+  if (node.Has("billing")) {
+    const DocValue& b = node["billing"];
+    RETURN_IF_ERROR(r.Mapping(b, "fair_share.billing", "weights per device type, {v100: 1}"));
+    o.billing_where = r.At(b);
+    for (const DocValue::Field& kv : b.fields) {
+      ASSIGN_OR_RETURN(o.billing[kv.key],
+                       r.NumberIn(kv.value, "fair_share.billing." + kv.key, 0, 1e6,
+                                  /*open_least=*/false, "a weight from 0 to 1e6"));
+    }
   }
   return o;
 }
@@ -228,6 +238,16 @@ util::Status ResolveTenants(const Cluster& cluster, Tenants* tenants) {
   RETURN_IF_ERROR(CheckSiblings(cluster, *tenants, ""));
   for (const Tenant& t : tenants->list) RETURN_IF_ERROR(CheckSiblings(cluster, *tenants, t.name));
   FairShareOptions& fs = tenants->fair_share;
+  std::map<std::string, double> billing;
+  for (const auto& [name, weight] : fs.billing) {
+    const DeviceType* type = cluster.catalog.Find(name);
+    if (type == nullptr) {
+      return util::InputError(fs.billing_where, "fair_share.billing." + name,
+                              "is not a device type", "types of the cluster's catalog");
+    }
+    billing[type->name] = weight;
+  }
+  fs.billing = std::move(billing);
   const auto counts = cluster.DeviceTypeCounts();
   if (fs.reference_type.empty()) {
     int32_t most = 0;
