@@ -62,12 +62,22 @@ TenantShares::TenantShares(const model::Tenants& tenants, const model::Cluster& 
     index_[t.name] = static_cast<int>(i);
     parent_.push_back(t.parent.empty() ? -1 : tenants_.Find(t.parent));
     guarantee_.push_back(tenants_.Guarantee(i));
+    quota_.emplace_back(cluster.catalog.size(), 0);
+    if (guarantee_.back() <= 0) continue;
+    for (const auto& [type, n] : t.per_type) quota_.back()[cluster.catalog.FindId(type)->value()] = n;
   }
 }
 
 int TenantShares::TenantOf(const model::Job& job) const {
   auto it = index_.find(job.tenant);
   return it == index_.end() ? -1 : it->second;
+}
+
+double TenantShares::GuaranteeFor(int tenant, const JobRecord& r) const {
+  if (tenants_.list[tenant].normalized) return guarantee_[tenant];
+  double g = 0;
+  for (size_t t = 0; t < quota_[tenant].size(); ++t) g += r.allowed[t] ? quota_[tenant][t] : 0;
+  return g;
 }
 
 double TenantShares::Units(int tenant, const JobRecord& r) const {
@@ -173,7 +183,7 @@ void TenantShares::Order(const SchedulerCore& core, double now_s, std::vector<Ke
   const auto push = [&](int t) {
     if (next[t] >= jobs[t].size()) return;
     const JobRecord& r = core.record(std::get<3>(jobs[t][next[t]]));
-    const bool within = held[t] + Units(t, r) <= guarantee_[t] + kSlack;
+    const bool within = held[t] + Units(t, r) <= GuaranteeFor(t, r) + kSlack;
     turns.emplace(within ? 0 : 1, (usage_[t] + rate[t] * horizon_s) / share[t], t);
   };
   for (size_t t = 0; t < n; ++t) push(static_cast<int>(t));
@@ -183,8 +193,9 @@ void TenantShares::Order(const SchedulerCore& core, double now_s, std::vector<Ke
     const Key& k = jobs[t][next[t]++];
     const JobRecord& r = core.record(std::get<3>(k));
     const double units = Units(t, r);
-    const double beyond = std::max(0.0, held[t] + units - std::max(held[t], guarantee_[t]));
-    const double over = held[t] + units - guarantee_[t];
+    const double guarantee = GuaranteeFor(t, r);
+    const double beyond = std::max(0.0, held[t] + units - std::max(held[t], guarantee));
+    const double over = held[t] + units - guarantee;
     const bool too_much = over > tenants_.list[t].borrow_limit.value_or(kInf) + kSlack ||
                           (beyond > 0 && Gang(r) > borrowable + kSlack);
     if (!too_much) {

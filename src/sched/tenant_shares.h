@@ -54,6 +54,9 @@ class TenantShares {
   // What `r` takes while it runs: devices, or reference devices under a normalized quota;
   // running jobs count what they hold, queued ones their gang on their fastest type.
   double Units(int tenant, const JobRecord& r) const;
+  // What `tenant` is guaranteed toward running `r`: a normalized quota, or its per-type quotas
+  // on the types `r` may use (AMD devices in a CUDA team's quota guarantee its jobs nothing).
+  double GuaranteeFor(int tenant, const JobRecord& r) const;
   // Usage per second of `r` on `type`: reference devices, or billing units per device-second
   // under FairShareOptions::billing.
   double UsageRate(const JobRecord& r, model::DeviceTypeId type) const;
@@ -67,6 +70,7 @@ class TenantShares {
   std::map<std::string, int, std::less<>> index_;
   std::vector<int> parent_;       // by position; -1: a root
   std::vector<double> guarantee_;  // devices, or reference devices under a normalized quota
+  std::vector<std::vector<double>> quota_;  // by tenant, catalog type id: per-type quotas
   std::vector<double> usage_;     // decayed reference-device-seconds
   std::vector<double> pending_;   // booked by OnLeave since the last Book, not yet decayed
   model::DeviceTypeId reference_;

@@ -80,6 +80,20 @@ TEST(TenantShares, AGuaranteeComesBeforeWeight) {
   EXPECT_EQ(Placed(d, 0, 12), 2);
 }
 
+TEST(TenantShares, AQuotaOnTypesAJobCannotUseGuaranteesItNothing) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 6}, {"amd", "rocm", 1, 4}});
+  model::Tenant a = Team("a", 1, /*quota=*/1);
+  a.per_type["amd"] = 4;  // its jobs are CUDA-only
+  auto s = Scheduler::Create(c, nullptr, "fifo", WithTenants({a, Team("b", 1)}));
+  ASSERT_TRUE(s.ok());
+  SubmitJobs(**s, "a", 0, 12, 0);
+  SubmitJobs(**s, "b", 12, 12, 0);
+  const Decision d = (*s)->Decide(0);
+  // One guaranteed NVIDIA device, then turns: not five devices ahead of b.
+  EXPECT_EQ(Placed(d, 0, 12), 3);
+  EXPECT_EQ(Placed(d, 12, 24), 3);
+}
+
 TEST(TenantShares, BorrowingStopsAtTheLimit) {
   model::Tenant a = Team("a", 1, /*quota=*/1);
   a.borrow_limit = 1;
