@@ -117,8 +117,7 @@ util::Result<SimConfig> ParseSimConfig(std::string_view text, const std::string&
   SimConfig c;
   const model::io::DocReader r(file_name);
   if (root.IsNull()) return c;
-  RETURN_IF_ERROR(
-      r.Mapping(root, "", "sections training, services, classes, tenants, fair_share"));
+  RETURN_IF_ERROR(r.Mapping(root, "", "sections training, services, classes, tenants, fair_share"));
   for (const DocValue::Field& kv : root.fields) {
     const std::string key = kv.key;
     RETURN_IF_ERROR(r.KnownField(kv, key, kSections));

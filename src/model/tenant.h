@@ -25,8 +25,8 @@ struct Tenant {
   // the unit of its quota (devices, or reference devices). Unset: no limit.
   std::optional<double> borrow_limit;
   std::optional<double> lend_limit;
-  util::SourceLocation where;         // its list entry
-  util::SourceLocation quota_where;   // its quota (where the map is), for checks on a cluster
+  util::SourceLocation where;        // its list entry
+  util::SourceLocation quota_where;  // its quota (where the map is), for checks on a cluster
 };
 
 // How usage is counted and forgotten (`fair_share:` beside `tenants:`).

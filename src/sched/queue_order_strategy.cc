@@ -63,7 +63,7 @@ void QueueOrderStrategy::StartInOrder(double now_s, bool fill, Decision& out) {
   const bool by_tenant = core_.tenants() != nullptr;
   if (by_tenant) {
     turns.assign(sorted_queue.begin(), sorted_queue.end());
-    core_.tenants()->Order(core_, now_s, turns);
+    core_.tenants()->Order(core_.records(), core_.running(), now_s, turns);
   }
   size_t turn = 0;
   const auto more = [&] { return by_tenant ? turn < turns.size() : next != sorted_queue.end(); };

@@ -73,6 +73,7 @@ class SchedulerCore {
   const SizeBelief& belief() const { return belief_; }
   JobRecord& record(int32_t id) { return records_[id]; }
   const JobRecord& record(int32_t id) const { return records_[id]; }
+  const std::vector<JobRecord>& records() const { return records_; }  // by JobId
   // Size of the per-job tables: every id submitted so far is below it.
   size_t slots() const { return records_.size(); }
   const std::vector<int32_t>& queue() const { return queue_; }      // queued ids, unordered

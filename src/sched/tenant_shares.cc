@@ -5,8 +5,6 @@
 #include <limits>
 #include <queue>
 
-#include "sched/scheduler_core.h"
-
 namespace hetsched::sched {
 
 using model::DeviceTypeId;
@@ -46,8 +44,10 @@ double NormalizedRate(const JobRecord& r, DeviceTypeId type, int32_t devices,
   return devices * r.speed[type.value()] / base;
 }
 
-TenantShares::TenantShares(const model::Tenants& tenants, const model::Cluster& cluster)
+TenantShares::TenantShares(const model::Tenants& tenants, const model::Cluster& cluster,
+                           double preempt_interval_s)
     : tenants_(tenants),
+      horizon_s_(std::max(60.0, preempt_interval_s)),
       usage_(tenants.list.size(), 0),
       pending_(tenants.list.size(), 0),
       reference_(cluster.catalog.FindId(tenants.fair_share.reference_type).value()) {
@@ -57,6 +57,7 @@ TenantShares::TenantShares(const model::Tenants& tenants, const model::Cluster& 
       billing_[cluster.catalog.FindId(name)->value()] = weight;
     }
   }
+  for (const auto& [type, count] : cluster.DeviceTypeCounts()) devices_ += count;
   for (size_t i = 0; i < tenants_.list.size(); ++i) {
     const model::Tenant& t = tenants_.list[i];
     index_[t.name] = static_cast<int>(i);
@@ -64,7 +65,8 @@ TenantShares::TenantShares(const model::Tenants& tenants, const model::Cluster& 
     guarantee_.push_back(tenants_.Guarantee(i));
     quota_.emplace_back(cluster.catalog.size(), 0);
     if (guarantee_.back() <= 0) continue;
-    for (const auto& [type, n] : t.per_type) quota_.back()[cluster.catalog.FindId(type)->value()] = n;
+    for (const auto& [type, n] : t.per_type)
+      quota_.back()[cluster.catalog.FindId(type)->value()] = n;
   }
 }
 
@@ -97,15 +99,16 @@ void TenantShares::OnLeave(const JobRecord& r, double now_s) {
   pending_[t] += UsageRate(r, r.type) * std::max(0.0, now_s - from);
 }
 
-void TenantShares::Book(const SchedulerCore& core, double now_s) {
+void TenantShares::Book(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
+                        double now_s) {
   const double dt = std::max(0.0, now_s - booked_s_);
   const double decay = std::exp2(-dt / tenants_.fair_share.half_life_s);
   for (size_t i = 0; i < usage_.size(); ++i) {
     usage_[i] = usage_[i] * decay + pending_[i];
     pending_[i] = 0;
   }
-  for (int32_t id : core.running()) {
-    const JobRecord& r = core.record(id);
+  for (int32_t id : running) {
+    const JobRecord& r = records[id];
     const int t = TenantOf(*r.job);
     if (t < 0 || r.phase != JobPhase::kRunning) continue;
     const double from = std::max(r.run_start_s, booked_s_);
@@ -133,16 +136,17 @@ std::vector<double> TenantShares::Shares(const std::vector<char>& active) const 
   return share;
 }
 
-void TenantShares::Order(const SchedulerCore& core, double now_s, std::vector<Key>& keys) {
-  Book(core, now_s);
+void TenantShares::Order(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
+                         double now_s, std::vector<Key>& keys) {
+  Book(records, running, now_s);
   const size_t n = tenants_.list.size();
   std::vector<double> held(n, 0), rate(n, 0), demand(n, 0);
   std::vector<std::vector<Key>> jobs(n);
   std::vector<Key> out;
   out.reserve(keys.size());
-  std::vector<char> listed(core.slots(), 0);
+  std::vector<char> listed(records.size(), 0);
   for (const Key& k : keys) {
-    const JobRecord& r = core.record(std::get<3>(k));
+    const JobRecord& r = records[std::get<3>(k)];
     listed[std::get<3>(k)] = 1;
     const int t = TenantOf(*r.job);
     if (t < 0) {
@@ -152,8 +156,8 @@ void TenantShares::Order(const SchedulerCore& core, double now_s, std::vector<Ke
     jobs[t].push_back(k);
     demand[t] += Units(t, r);
   }
-  for (int32_t id : core.running()) {
-    const JobRecord& r = core.record(id);
+  for (int32_t id : running) {
+    const JobRecord& r = records[id];
     const int t = TenantOf(*r.job);
     if (listed[id] || t < 0) continue;
     held[t] += Units(t, r);
@@ -168,30 +172,29 @@ void TenantShares::Order(const SchedulerCore& core, double now_s, std::vector<Ke
   // Capacity others may borrow: the cluster less what each tenant keeps of its guarantee (all
   // but what it lends), less what running jobs that stay already borrow. A reference device
   // counts as one device here.
-  double borrowable = 0;
-  for (const auto& [type, count] : core.cluster().DeviceTypeCounts()) borrowable += count;
+  double borrowable = devices_;
   for (size_t t = 0; t < n; ++t) {
     const double idle = std::max(0.0, guarantee_[t] - demand[t]);
     const double lent = std::min(idle, tenants_.list[t].lend_limit.value_or(kInf));
     borrowable -= guarantee_[t] - lent + std::max(0.0, held[t] - guarantee_[t]);
   }
-  const double horizon_s = std::max(60.0, core.options().preempt_interval_s);
+
   // Tenants by (over their guarantee, usage with what they get now against their share).
   using Turn = std::tuple<int, double, int>;
   std::priority_queue<Turn, std::vector<Turn>, std::greater<>> turns;
   std::vector<size_t> next(n, 0);
   const auto push = [&](int t) {
     if (next[t] >= jobs[t].size()) return;
-    const JobRecord& r = core.record(std::get<3>(jobs[t][next[t]]));
+    const JobRecord& r = records[std::get<3>(jobs[t][next[t]])];
     const bool within = held[t] + Units(t, r) <= GuaranteeFor(t, r) + kSlack;
-    turns.emplace(within ? 0 : 1, (usage_[t] + rate[t] * horizon_s) / share[t], t);
+    turns.emplace(within ? 0 : 1, (usage_[t] + rate[t] * horizon_s_) / share[t], t);
   };
   for (size_t t = 0; t < n; ++t) push(static_cast<int>(t));
   while (!turns.empty()) {
     const int t = std::get<2>(turns.top());
     turns.pop();
     const Key& k = jobs[t][next[t]++];
-    const JobRecord& r = core.record(std::get<3>(k));
+    const JobRecord& r = records[std::get<3>(k)];
     const double units = Units(t, r);
     const double guarantee = GuaranteeFor(t, r);
     const double beyond = std::max(0.0, held[t] + units - std::max(held[t], guarantee));

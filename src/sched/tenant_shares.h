@@ -19,8 +19,6 @@
 
 namespace hetsched::sched {
 
-class SchedulerCore;
-
 // Reference-device-seconds per second that `r` delivers on `type` with `devices` devices:
 // devices x its speed there / its speed on `reference` (a catalog type id), or / its best speed
 // when it cannot run on the reference type. 0 where it cannot run.
@@ -31,17 +29,20 @@ class TenantShares {
  public:
   using Key = std::tuple<double, double, int64_t, int32_t>;  // SchedulerCore::QueueKey
 
-  // `tenants` resolved against `cluster` (model::io::ResolveTenants).
-  TenantShares(const model::Tenants& tenants, const model::Cluster& cluster);
+  // `tenants` resolved against `cluster` (model::io::ResolveTenants); what a decision gives a
+  // tenant counts for `preempt_interval_s` (at least 60 s) of usage.
+  TenantShares(const model::Tenants& tenants, const model::Cluster& cluster,
+               double preempt_interval_s);
 
   // Running `r` leaves its devices at `now_s`: its usage since the last booking is booked.
   void OnLeave(const JobRecord& r, double now_s);
   // Reorders `keys` (the policy's order, by SchedulerCore::KeyOf) for one decision at `now_s`,
   // and drops the jobs that would take a tenant past its borrowing limit or into capacity others
-  // do not lend. The running jobs of `core` that are not in `keys` keep what they hold and count
-  // first. Assumes each job the new order puts ahead runs (the walk that follows may skip some
-  // that do not fit). O((keys + running) log tenants).
-  void Order(const SchedulerCore& core, double now_s, std::vector<Key>& keys);
+  // do not lend. `records` by job id; the jobs of `running` that are not in `keys` keep what
+  // they hold and count first. Assumes each job the new order puts ahead runs (the walk that
+  // follows may skip some that do not fit). O((keys + running) log tenants + records).
+  void Order(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
+             double now_s, std::vector<Key>& keys);
 
   // Decayed usage of tenant `i` (its position in Tenants::list), reference-device-seconds
   // (billing units under FairShareOptions::billing).
@@ -63,19 +64,22 @@ class TenantShares {
   // Each tenant's share of what tenants with jobs get: its weight against its siblings' with
   // jobs, times its parent's share. `active`: tenants with jobs (by position).
   std::vector<double> Shares(const std::vector<char>& active) const;
-  // Books usage of the running jobs of `core` up to `now_s`, decaying what was booked before.
-  void Book(const SchedulerCore& core, double now_s);
+  // Books usage of the `running` jobs up to `now_s`, decaying what was booked before.
+  void Book(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
+            double now_s);
 
   model::Tenants tenants_;
+  double horizon_s_;    // usage a decision's grant counts for, per unit of rate
+  double devices_ = 0;  // the cluster's
   std::map<std::string, int, std::less<>> index_;
-  std::vector<int> parent_;       // by position; -1: a root
+  std::vector<int> parent_;        // by position; -1: a root
   std::vector<double> guarantee_;  // devices, or reference devices under a normalized quota
   std::vector<std::vector<double>> quota_;  // by tenant, catalog type id: per-type quotas
-  std::vector<double> usage_;     // decayed reference-device-seconds
-  std::vector<double> pending_;   // booked by OnLeave since the last Book, not yet decayed
+  std::vector<double> usage_;               // decayed reference-device-seconds
+  std::vector<double> pending_;  // booked by OnLeave since the last Book, not yet decayed
   model::DeviceTypeId reference_;
   std::vector<double> billing_;  // by catalog type id; empty: usage in reference devices
-  double booked_s_ = 0;  // usage_ holds usage up to this time
+  double booked_s_ = 0;          // usage_ holds usage up to this time
 };
 
 }  // namespace hetsched::sched

@@ -162,8 +162,8 @@ class Engine final : private drive::Effects, private drive::PowerEffects {
   SimResult Execute();
   // Books each run by tenant for SimResult::tenants (options with tenants only).
   void KeepTenantBooks(const model::ThroughputProfile* profile) {
-    tenant_books_ = std::make_unique<TenantBooks>(*options_.sched.tenants, cluster_, workload_,
-                                                  profile);
+    tenant_books_ =
+        std::make_unique<TenantBooks>(*options_.sched.tenants, cluster_, workload_, profile);
   }
 
  private:

@@ -9,8 +9,7 @@ namespace hetsched::sim {
 using model::DeviceTypeId;
 
 TenantBooks::TenantBooks(const model::Tenants& tenants, const model::Cluster& cluster,
-                         const model::Workload& workload,
-                         const model::ThroughputProfile* profile)
+                         const model::Workload& workload, const model::ThroughputProfile* profile)
     : tenants_(tenants),
       cluster_(cluster),
       workload_(workload),
@@ -30,8 +29,7 @@ double TenantBooks::Worth(const model::Job& job, DeviceTypeId type) const {
   return base > 0 ? speed(type) / base : 0;
 }
 
-void TenantBooks::Run(int32_t job, DeviceTypeId type, int32_t devices, double from_s,
-                      double to_s) {
+void TenantBooks::Run(int32_t job, DeviceTypeId type, int32_t devices, double from_s, double to_s) {
   const model::Job& j = workload_.jobs[job];
   const int t = tenants_.Find(j.tenant);
   if (t < 0 || !(to_s > from_s) || devices <= 0) return;

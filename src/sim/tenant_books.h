@@ -22,10 +22,10 @@ namespace hetsched::sim {
 struct TenantResult {
   // The tenant's reference-device-hours over everyone's, over the measured window.
   double normalized_share = 0;
-  double normalized_device_hours = 0;           // over the measured window
-  std::map<std::string, double> device_hours;   // by device type, over the measured window
-  double avg_jct_s = 0;                         // its measured completed jobs; 0: none
-  int64_t jobs_completed = 0;                   // of those
+  double normalized_device_hours = 0;          // over the measured window
+  std::map<std::string, double> device_hours;  // by device type, over the measured window
+  double avg_jct_s = 0;                        // its measured completed jobs; 0: none
+  int64_t jobs_completed = 0;                  // of those
   // Held beyond its guarantee, and of its guarantee held by others while it did not use it,
   // integrated over the measured window (see Summarize).
   double borrowed_device_hours = 0;

@@ -92,8 +92,7 @@ TEST(SimConfig, BadFieldsAreLocated) {
       {"policy: fifo\n",
        "c.yaml:1:1: policy: unknown field (expected one of: classes, fair_share, services, "
        "tenants, training)"},
-      {"tenants:\n  - {name: a, weight: -1}\n",
-       "c.yaml:2:23: tenants[0].weight: "},
+      {"tenants:\n  - {name: a, weight: -1}\n", "c.yaml:2:23: tenants[0].weight: "},
       {"fair_share: {half_life: 1h}\n",
        "c.yaml:1:13: fair_share: is given without tenants (expected a tenants: list beside it)"},
       {"training: [\n", "c.yaml:"},
@@ -165,10 +164,9 @@ TEST(SimConfig, TenantsSplitTheClusterAndShowInTheResults) {
   const std::string workload = dir + "/sim_config_tenants.jsonl";
   ASSERT_TRUE(util::WriteFile(workload, jobs).ok());
   const std::string json = dir + "/sim_config_tenants.json";
-  auto r = testing::RunHetsched("simulate -q --cluster k80=4,v100=4 --trace " + workload +
-                                " --config " + config +
-                                " --round 360 --restore 0 --checkpoint-save 0 --until 24h --json " +
-                                json);
+  auto r = testing::RunHetsched(
+      "simulate -q --cluster k80=4,v100=4 --trace " + workload + " --config " + config +
+      " --round 360 --restore 0 --checkpoint-save 0 --until 24h --json " + json);
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex("tenant llm +share 0\\.7"))) << r.out;
   const auto result = nlohmann::json::parse(util::ReadFile(json).value());
@@ -183,15 +181,14 @@ TEST(SimConfig, TenantsSplitTheClusterAndShowInTheResults) {
 TEST(SimConfig, AJobOfAnUnknownTenantIsRefusedWithTheKnownNames) {
   const std::string dir = ::testing::TempDir();
   const std::string config = dir + "/sim_config_unknown_tenant.yaml";
-  ASSERT_TRUE(
-      util::WriteFile(config, "tenants:\n  - {name: vision}\n  - {name: llm}\n").ok());
+  ASSERT_TRUE(util::WriteFile(config, "tenants:\n  - {name: vision}\n  - {name: llm}\n").ok());
   const std::string workload = dir + "/sim_config_unknown_tenant.yaml.jobs.yaml";
   ASSERT_TRUE(util::WriteFile(workload,
                               "jobs:\n  - {name: a, stacks: [cuda], work: 10, tenant: vision}\n"
                               "  - {name: b, stacks: [cuda], work: 10, tenant: research}\n")
                   .ok());
-  auto r = testing::RunHetsched("simulate -q --cluster v100=2 --trace " + workload +
-                                " --config " + config);
+  auto r = testing::RunHetsched("simulate -q --cluster v100=2 --trace " + workload + " --config " +
+                                config);
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find(workload + ":3:5: jobs[1].tenant: 'research' is not a tenant (expected "
                                   "one of vision, llm)"),

@@ -116,8 +116,7 @@ TEST(TenantsReader, NoQuotaIsLargerThanTheCluster) {
                            "  - {name: c2, parent: p, quota: {v100: 1}}\n")
                 .find("the children of p guarantee 3 together, more than the 2 there are"),
             std::string::npos);
-  EXPECT_NE(ResolveErrorOf("tenants:\n  - {name: a, quota: {normalized: 9}}\n")
-                .find("more than 8"),
+  EXPECT_NE(ResolveErrorOf("tenants:\n  - {name: a, quota: {normalized: 9}}\n").find("more than 8"),
             std::string::npos);
   EXPECT_NE(ResolveErrorOf("tenants:\n  - {name: a}\nfair_share: {reference_type: a100-80g}\n")
                 .find("fair_share.reference_type: 'a100-80g' is not a device type of the cluster"),
@@ -151,8 +150,7 @@ TEST(TenantsReader, EveryJobNamesATenantWithoutChildren) {
   auto t = Read("tenants:\n  - {name: team}\n  - {name: sub, parent: team}\n  - {name: solo}\n");
   ASSERT_TRUE(t.ok());
   const auto workload = [](const std::string& tenant_line) {
-    return ParseWorkloadYaml("jobs:\n  - name: j\n    stacks: [cuda]\n    work: 10\n" +
-                                 tenant_line,
+    return ParseWorkloadYaml("jobs:\n  - name: j\n    stacks: [cuda]\n    work: 10\n" + tenant_line,
                              "w.yaml")
         .value();
   };
@@ -168,8 +166,9 @@ TEST(TenantsReader, EveryJobNamesATenantWithoutChildren) {
 }
 
 TEST(TenantsReader, JsonLinesJobsCarryTheirTenant) {
-  auto w = ParseWorkloadJsonl(
-      R"({"name": "j", "stacks": ["cuda"], "work": 10, "tenant": "vision"})" "\n", "w.jsonl");
+  auto w = ParseWorkloadJsonl(R"({"name": "j", "stacks": ["cuda"], "work": 10, "tenant": "vision"})"
+                              "\n",
+                              "w.jsonl");
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   EXPECT_EQ(w->jobs[0].tenant, "vision");
   EXPECT_FALSE(ParseWorkloadJsonl(R"({"name": "j", "stacks": ["cuda"], "work": 10, "tenant": ""})"

@@ -51,8 +51,8 @@ util::Result<Tenant> ParseTenant(const DocReader& r, const DocValue& v, const st
     ASSIGN_OR_RETURN(t.parent, r.NonEmptyString(v["parent"], path + ".parent"));
   }
   if (v.Has("weight")) {
-    ASSIGN_OR_RETURN(t.weight, r.Number(v["weight"], path + ".weight", 0, /*strict=*/true,
-                                        "a positive number"));
+    ASSIGN_OR_RETURN(
+        t.weight, r.Number(v["weight"], path + ".weight", 0, /*strict=*/true, "a positive number"));
   }
   if (v.Has("quota")) RETURN_IF_ERROR(ParseQuota(r, v["quota"], path + ".quota", t));
   if (v.Has("borrow_limit")) {
@@ -81,8 +81,7 @@ Status CheckTree(const DocReader& r, const DocValue& node, const std::vector<Ten
       if (list[at_index].parent.empty()) break;
       at_index = index[list[at_index].parent];
       if (at_index == i) {
-        return r.Error(at, path,
-                       fmt::format("'{}' is in a cycle of parents", list[i].name),
+        return r.Error(at, path, fmt::format("'{}' is in a cycle of parents", list[i].name),
                        "a tree: no tenant its own ancestor");
       }
     }
@@ -97,10 +96,9 @@ std::vector<Tenant> ParentsFirst(std::vector<Tenant> list) {
   while (out.size() < list.size()) {
     for (size_t i = 0; i < list.size(); ++i) {
       if (placed[i]) continue;
-      const bool ready =
-          list[i].parent.empty() || std::any_of(out.begin(), out.end(), [&](const Tenant& t) {
-            return t.name == list[i].parent;
-          });
+      const bool ready = list[i].parent.empty() ||
+                         std::any_of(out.begin(), out.end(),
+                                     [&](const Tenant& t) { return t.name == list[i].parent; });
       if (!ready) continue;
       placed[i] = 1;
       out.push_back(std::move(list[i]));
@@ -166,9 +164,9 @@ Status CheckSiblings(const Cluster& cluster, const Tenants& tenants, const std::
     }
     if (p >= 0 && tenants.list[p].per_type.count(name)) room = tenants.list[p].per_type.at(name);
     if (n > room) {
-      return util::InputError(last->quota_where, "tenant " + last->name + ": quota." + name,
-                              fmt::format("{} guarantee {} together, more than the {} there are",
-                                          whose, n, room));
+      return util::InputError(
+          last->quota_where, "tenant " + last->name + ": quota." + name,
+          fmt::format("{} guarantee {} together, more than the {} there are", whose, n, room));
     }
   }
   double room = DeviceCount(cluster);
@@ -193,8 +191,8 @@ util::Result<std::vector<Tenant>> ParseTenants(const DocReader& r, const DocValu
     ASSIGN_OR_RETURN(Tenant t, ParseTenant(r, node[i], path));
     for (const Tenant& seen : list) {
       if (seen.name == t.name) {
-        return r.Error(node[i]["name"], path + ".name",
-                       fmt::format("'{}' is given twice", t.name), "unique tenant names");
+        return r.Error(node[i]["name"], path + ".name", fmt::format("'{}' is given twice", t.name),
+                       "unique tenant names");
       }
     }
     list.push_back(std::move(t));
@@ -264,10 +262,10 @@ util::Status ResolveTenants(const Cluster& cluster, Tenants* tenants) {
                          return cluster.catalog.Get(c.first).name == type->name;
                        });
   if (!present) {
-    return util::InputError(fs.reference_where, "fair_share.reference_type",
-                            fmt::format("'{}' is not a device type of the cluster",
-                                        fs.reference_type),
-                            "a type the cluster has");
+    return util::InputError(
+        fs.reference_where, "fair_share.reference_type",
+        fmt::format("'{}' is not a device type of the cluster", fs.reference_type),
+        "a type the cluster has");
   }
   fs.reference_type = type->name;
   return Status::Ok();

@@ -604,8 +604,8 @@ std::string ReplaceAll(std::string text, std::string_view from, const std::strin
 // Expands repeats, checks unique names, sorts by arrival and numbers the jobs.
 // Rough heap and vector footprint of one job, to bound what `repeat:` may allocate.
 size_t EstimateJobBytes(const Job& job) {
-  size_t bytes = sizeof(Job) + job.name.size() + 8 + job.job_type.size() + job.data_location.size() +
-                 job.tenant.size();
+  size_t bytes = sizeof(Job) + job.name.size() + 8 + job.job_type.size() +
+                 job.data_location.size() + job.tenant.size();
   for (const StackRequirement& s : job.stacks) {
     bytes += sizeof(s) + s.name.size() + s.min_version.size();
   }
