@@ -25,7 +25,6 @@ struct Tenant {
   // the unit of its quota (devices, or reference devices). Unset: no limit.
   std::optional<double> borrow_limit;
   std::optional<double> lend_limit;
-  util::SourceLocation where;        // its list entry
   util::SourceLocation quota_where;  // its quota (where the map is), for checks on a cluster
 };
 

@@ -22,9 +22,10 @@ SchedulerCore::SchedulerCore(const model::Cluster& cluster, const model::Through
       price_(price),
       state_(cluster),
       owner_(cluster.devices.size(), -1) {
-  if (options.tenants)
+  if (options.tenants) {
     tenants_ =
         std::make_unique<TenantShares>(*options.tenants, cluster, options.preempt_interval_s);
+  }
   // Vendors as small ids: SameVendor runs in the type-scoring loops.
   std::map<std::string, int32_t> vendors;
   for (size_t t = 0; t < cluster.catalog.size(); ++t) {

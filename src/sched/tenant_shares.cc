@@ -65,8 +65,9 @@ TenantShares::TenantShares(const model::Tenants& tenants, const model::Cluster& 
     guarantee_.push_back(tenants_.Guarantee(i));
     quota_.emplace_back(cluster.catalog.size(), 0);
     if (guarantee_.back() <= 0) continue;
-    for (const auto& [type, n] : t.per_type)
+    for (const auto& [type, n] : t.per_type) {
       quota_.back()[cluster.catalog.FindId(type)->value()] = n;
+    }
   }
 }
 
@@ -178,7 +179,6 @@ void TenantShares::Order(const std::vector<JobRecord>& records, const std::vecto
     const double lent = std::min(idle, tenants_.list[t].lend_limit.value_or(kInf));
     borrowable -= guarantee_[t] - lent + std::max(0.0, held[t] - guarantee_[t]);
   }
-
   // Tenants by (over their guarantee, usage with what they get now against their share).
   using Turn = std::tuple<int, double, int>;
   std::priority_queue<Turn, std::vector<Turn>, std::greater<>> turns;

@@ -44,14 +44,9 @@ class TenantShares {
   void Order(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
              double now_s, std::vector<Key>& keys);
 
-  // Decayed usage of tenant `i` (its position in Tenants::list), reference-device-seconds
-  // (billing units under FairShareOptions::billing).
-  double usage(int i) const { return usage_[i]; }
-  model::DeviceTypeId reference() const { return reference_; }
+ private:
   // Tenant position of a job (-1: it names none or an unknown one).
   int TenantOf(const model::Job& job) const;
-
- private:
   // What `r` takes while it runs: devices, or reference devices under a normalized quota;
   // running jobs count what they hold, queued ones their gang on their fastest type.
   double Units(int tenant, const JobRecord& r) const;

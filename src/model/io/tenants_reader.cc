@@ -44,7 +44,6 @@ util::Result<Tenant> ParseTenant(const DocReader& r, const DocValue& v, const st
   RETURN_IF_ERROR(r.CheckMap(
       v, path, {"name", "parent", "weight", "quota", "borrow_limit", "lend_limit"}, "a tenant"));
   Tenant t;
-  t.where = r.At(v);
   if (!v.Has("name")) return r.Missing(v, path + ".name", "the tenant's name");
   ASSIGN_OR_RETURN(t.name, r.NonEmptyString(v["name"], path + ".name"));
   if (v.Has("parent")) {
