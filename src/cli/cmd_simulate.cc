@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <numeric>
 
 #include "cli/command.h"
 #include "cli/sim_flags.h"
@@ -16,6 +17,21 @@
 
 namespace hetsched::cli {
 namespace {
+
+// One row per tenant: its share of normalized throughput, device-hours, JCT, borrowed, lent.
+void AddTenantRows(const sim::SimResult& r,
+                   std::vector<std::pair<std::string, std::string>>& rows) {
+  for (const auto& [name, t] : r.tenants) {
+    rows.push_back(
+        {"tenant " + name,
+         fmt::format("share {:.3f}, {:.1f} device-h, avg JCT {:.3f} h, borrowed {:.1f} "
+                     "device-h, lent {:.1f}",
+                     t.normalized_share,
+                     std::accumulate(t.device_hours.begin(), t.device_hours.end(), 0.0,
+                                     [](double a, const auto& kv) { return a + kv.second; }),
+                     t.avg_jct_s / 3600, t.borrowed_device_hours, t.lent_device_hours)});
+  }
+}
 
 std::vector<std::pair<std::string, std::string>> Rows(const sim::SimResult& r) {
   std::vector<std::pair<std::string, std::string>> rows = {
@@ -86,6 +102,7 @@ std::vector<std::pair<std::string, std::string>> Rows(const sim::SimResult& r) {
                                   o.ttft_p99_s, o.tpot_p99_s * 1e3, o.peak_replicas)});
     }
   }
+  AddTenantRows(r, rows);
   if (r.space_sharing) {
     rows.push_back({"pairs_formed", fmt::format("{}", r.pairs_formed)});
     rows.push_back({"shared_device_hours", fmt::format("{:.2f}", r.shared_device_hours)});

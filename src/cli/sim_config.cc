@@ -6,6 +6,7 @@
 
 #include "model/io/document.h"
 #include "model/io/job_classes.h"
+#include "model/io/tenants_reader.h"
 #include "sched/policy.h"
 #include "sched/scorers.h"
 #include "sim/serving.h"
@@ -18,7 +19,7 @@ namespace {
 
 using model::io::DocValue;
 using Fields = std::set<std::string, std::less<>>;
-const Fields kSections = {"training", "services", "classes"};
+const Fields kSections = {"training", "services", "classes", "tenants", "fair_share"};
 const Fields kTraining = {"policy", "scorers", "preempt_interval", "elastic"};
 const Fields kServices = {"placement", "interval", "training_value"};
 
@@ -116,7 +117,7 @@ util::Result<SimConfig> ParseSimConfig(std::string_view text, const std::string&
   SimConfig c;
   const model::io::DocReader r(file_name);
   if (root.IsNull()) return c;
-  RETURN_IF_ERROR(r.Mapping(root, "", "sections training, services, classes"));
+  RETURN_IF_ERROR(r.Mapping(root, "", "sections training, services, classes, tenants, fair_share"));
   for (const DocValue::Field& kv : root.fields) {
     const std::string key = kv.key;
     RETURN_IF_ERROR(r.KnownField(kv, key, kSections));
@@ -124,9 +125,17 @@ util::Result<SimConfig> ParseSimConfig(std::string_view text, const std::string&
       RETURN_IF_ERROR(ParseTraining(r, kv.value, c));
     } else if (key == "services") {
       RETURN_IF_ERROR(ParseServices(r, kv.value, c));
+    } else if (key == "tenants") {
+      ASSIGN_OR_RETURN(c.tenants.list, model::io::ParseTenants(r, kv.value));
+    } else if (key == "fair_share") {
+      ASSIGN_OR_RETURN(c.tenants.fair_share, model::io::ParseFairShare(r, kv.value));
     } else {
       ASSIGN_OR_RETURN(c.classes, model::io::ParseJobClasses(r, kv.value));
     }
+  }
+  if (root.Has("fair_share") && c.tenants.empty()) {
+    return r.Error(root["fair_share"], "fair_share", "is given without tenants",
+                   "a tenants: list beside it");
   }
   return c;
 }

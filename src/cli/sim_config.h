@@ -13,6 +13,9 @@
 //     training_value: {a100-80g: 1}
 //   classes:
 //     batch: {priority: -1, weight: 0.5}
+//   tenants:             # teams, their weights and quotas (model/io/tenants_reader.h)
+//     - {name: vision, weight: 1, quota: {v100: 2}}
+//   fair_share: {reference_type: v100, half_life: 1h}
 //
 // Flags given on the command line win over the file.
 #pragma once
@@ -25,6 +28,7 @@
 
 #include "model/io/job_classes.h"
 #include "model/job.h"
+#include "model/tenant.h"
 #include "util/source_location.h"
 #include "util/status.h"
 
@@ -47,6 +51,9 @@ struct SimConfig {
   std::map<std::string, TrainingValue> training_value;
   // Added to the priority and multiplied into the priority_weight of every job of a kind.
   model::io::JobClasses classes;
+  // Teams sharing the cluster; empty: one queue, as without a configuration file. Checked
+  // against the cluster by model::io::ResolveTenants once it is known.
+  model::Tenants tenants;
 };
 
 // Errors are "file:line:column: field: problem (expected ...)".

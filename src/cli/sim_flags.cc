@@ -12,6 +12,7 @@
 #include "cost/serving.h"
 #include "model/io/cluster_reader.h"
 #include "model/io/gavel_reader.h"
+#include "model/io/tenants_reader.h"
 #include "model/io/workload_reader.h"
 #include "sched/policy.h"
 #include "util/units.h"
@@ -392,6 +393,16 @@ util::Status LoadTrainingValues(const SimConfig& config, const model::Cluster& c
   return util::Status::Ok();
 }
 
+// The config's tenants, checked against the cluster and the workload's jobs, into the
+// scheduler's options (none: nothing changes).
+util::Status LoadTenants(SimConfig& config, SimInputs& in) {
+  if (config.tenants.empty()) return util::Status::Ok();
+  RETURN_IF_ERROR(model::io::ResolveTenants(in.cluster, &config.tenants));
+  RETURN_IF_ERROR(model::io::CheckJobTenants(config.tenants, in.workload));
+  in.options.sched.tenants = std::make_shared<const model::Tenants>(std::move(config.tenants));
+  return util::Status::Ok();
+}
+
 }  // namespace
 
 util::Result<SimInputs> LoadSimInputs(const SimFlags& flags) {
@@ -405,6 +416,7 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& flags) {
   ASSIGN_OR_RETURN(in.cluster, model::io::LoadCluster(f.cluster));
   ASSIGN_OR_RETURN(in.workload, model::io::LoadWorkload(f.trace, in.cluster.catalog));
   ApplyClasses(config, in.workload);
+  RETURN_IF_ERROR(LoadTenants(config, in));
   RETURN_IF_ERROR(LoadProfile(f, in));
   if (f.space_sharing) RETURN_IF_ERROR(CheckPairEntries(in, f));
   RETURN_IF_ERROR(ApplyElasticRange(f, in.workload));

@@ -83,6 +83,7 @@ struct Job {
   uint64_t sync_bytes_per_step = 0;  // bytes each worker exchanges per step (gradient all-reduce)
   int32_t priority = 0;              // larger runs first under the priority policy
   double priority_weight = 1;        // Gavel's weight for fairness policies
+  std::string tenant;                // the team it belongs to (model/tenant.h); empty: none
   std::optional<double> deadline_s;  // absolute time by which it should complete
   // Gavel's SLO: the job should finish by arrival + slo_factor x its duration (total steps at
   // its V100 isolated throughput); set from Gavel traces, see model/io/gavel_reader.h.

@@ -1,5 +1,7 @@
 #include "report/sim_json.h"
 
+#include <map>
+#include <string>
 #include <vector>
 
 namespace hetsched::report {
@@ -94,6 +96,21 @@ nlohmann::json JobOutcomesJson(const std::vector<sim::JobOutcome>& outcomes) {
   return jobs;
 }
 
+// By tenant name: share of normalized throughput, device-hours, JCT, borrowed and lent.
+nlohmann::json TenantsJson(const std::map<std::string, sim::TenantResult>& tenants) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, t] : tenants) {
+    j[name] = {{"normalized_share", t.normalized_share},
+               {"normalized_device_hours", t.normalized_device_hours},
+               {"device_hours", t.device_hours},
+               {"avg_jct_s", t.avg_jct_s},
+               {"jobs_completed", t.jobs_completed},
+               {"borrowed_device_hours", t.borrowed_device_hours},
+               {"lent_device_hours", t.lent_device_hours}};
+  }
+  return j;
+}
+
 }  // namespace
 
 nlohmann::json ToJson(const sim::SimResult& r) {
@@ -137,6 +154,7 @@ nlohmann::json ToJson(const sim::SimResult& r) {
     j["pairs_formed"] = r.pairs_formed;
     j["shared_device_hours"] = r.shared_device_hours;
   }
+  if (!r.tenants.empty()) j["tenants"] = TenantsJson(r.tenants);
   if (!r.stopped_early.empty()) j["stopped_early"] = r.stopped_early;
   j["last_arrival_s"] = r.last_arrival_s;
   j["arrivals_ended_early"] = r.arrivals_ended_early;

@@ -165,6 +165,9 @@ PreemptiveStrategy::Pool PreemptiveStrategy::OpenPool(double now_s) {
     keys.push_back(core_.KeyOf(r, now_s));
   }
   std::sort(keys.begin(), keys.end());
+  if (core_.tenants() != nullptr) {
+    core_.tenants()->Order(core_.records(), core_.running(), now_s, keys);
+  }
   for (int32_t t = 0; t < types; ++t) pool.total += pool.free[t] + pool.held[t];
   return pool;
 }

@@ -55,13 +55,21 @@ void QueueOrderStrategy::StartInOrder(double now_s, bool fill, Decision& out) {
   double shadow = kInf;
   int32_t extra = 0;
   int32_t misses = 0;
-  // The sorted index is walked directly; Start erases only the current element.
+  // The sorted index is walked directly; Start erases only the current element. With tenants,
+  // a copy in their turns (sched/tenant_shares.h).
   const auto& sorted_queue = core_.sorted_queue();
   auto next = sorted_queue.begin();
+  std::vector<SchedulerCore::QueueKey> turns;
+  const bool by_tenant = core_.tenants() != nullptr;
+  if (by_tenant) {
+    turns.assign(sorted_queue.begin(), sorted_queue.end());
+    core_.tenants()->Order(core_.records(), core_.running(), now_s, turns);
+  }
+  size_t turn = 0;
+  const auto more = [&] { return by_tenant ? turn < turns.size() : next != sorted_queue.end(); };
   // Pinned jobs start on their reserved devices, which the free index does not count.
-  while ((free_total > 0 || state.reserved_devices() > 0) && next != sorted_queue.end()) {
-    const int32_t id = std::get<3>(*next);
-    ++next;
+  while ((free_total > 0 || state.reserved_devices() > 0) && more()) {
+    const int32_t id = std::get<3>(by_tenant ? turns[turn++] : *next++);
     const JobRecord& r = core_.record(id);
     for (int32_t t = 0; t < state.type_count(); ++t) free[t] = state.FreeOfType(DeviceTypeId(t));
     std::optional<std::pair<DeviceTypeId, std::vector<DeviceId>>> chosen;

@@ -249,6 +249,12 @@ util::Result<std::unique_ptr<Scheduler>> Scheduler::Create(const model::Cluster&
     return util::Status::InvalidArgument(fmt::format(
         "space sharing min gain {}: expected a number >= 0", options.space_sharing_min_gain));
   }
+  if (options.tenants && dynamic_cast<const AllocationPolicy*>(p.get()) != nullptr) {
+    return util::Status::InvalidArgument(fmt::format(
+        "tenants: policy {} plans an LP allocation without tenants; use a preemptive or "
+        "queue-order policy (default, srpt-het, las-het, fifo-het, ...)",
+        policy));
+  }
   auto core = std::make_unique<SchedulerCore>(cluster, profile, std::move(p), std::move(scorers),
                                               options, price);
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(core), std::move(filters)));

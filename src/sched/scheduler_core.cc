@@ -22,6 +22,10 @@ SchedulerCore::SchedulerCore(const model::Cluster& cluster, const model::Through
       price_(price),
       state_(cluster),
       owner_(cluster.devices.size(), -1) {
+  if (options.tenants) {
+    tenants_ =
+        std::make_unique<TenantShares>(*options.tenants, cluster, options.preempt_interval_s);
+  }
   // Vendors as small ids: SameVendor runs in the type-scoring loops.
   std::map<std::string, int32_t> vendors;
   for (size_t t = 0; t < cluster.catalog.size(); ++t) {
@@ -185,6 +189,7 @@ bool SchedulerCore::Leave(int32_t id, double now_s) {
   r.done_work = r.DoneAt(now_s);
   r.attained_s = r.AttainedAt(now_s);
   r.attained_norm_s = r.AttainedNormAt(now_s);
+  if (tenants_) tenants_->OnLeave(r, now_s);
   const bool shared = sharing_ != nullptr && sharing_->LeavePair(id, now_s);
   if (shared) {
     ReturnHost(id, r.devices);  // the devices stay with its partner, the host is its own

@@ -21,6 +21,7 @@
 #include "sched/scheduler_options.h"
 #include "sched/scorers.h"
 #include "sched/size_belief.h"
+#include "sched/tenant_shares.h"
 
 namespace hetsched::sched {
 
@@ -72,6 +73,7 @@ class SchedulerCore {
   const SizeBelief& belief() const { return belief_; }
   JobRecord& record(int32_t id) { return records_[id]; }
   const JobRecord& record(int32_t id) const { return records_[id]; }
+  const std::vector<JobRecord>& records() const { return records_; }  // by JobId
   // Size of the per-job tables: every id submitted so far is below it.
   size_t slots() const { return records_.size(); }
   const std::vector<int32_t>& queue() const { return queue_; }      // queued ids, unordered
@@ -145,6 +147,8 @@ class SchedulerCore {
   // job has progress whose checkpoint does not load there (another vendor, not portable).
   double NewWorkShare(const JobRecord& r, model::DeviceTypeId type) const;
   bool pinned(int32_t id) const { return !pinned_[id].empty(); }
+  // Fair share between tenants (SchedulerOptions::tenants); null without tenants.
+  TenantShares* tenants() { return tenants_.get(); }
 
  private:
   // Stops a running job: it is queued, or kStopping under stop_holds_devices.
@@ -176,6 +180,7 @@ class SchedulerCore {
   // Time of the decision under way (NewWorkShare needs a running job's progress).
   double decision_s_ = 0;
   double last_refresh_s_ = -1e300;
+  std::unique_ptr<TenantShares> tenants_;
 };
 
 }  // namespace hetsched::sched

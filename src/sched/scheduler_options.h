@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "model/tenant.h"
 #include "sched/allocation.h"
 #include "sched/lp_solver.h"
 #include "sched/placement.h"
@@ -72,6 +73,10 @@ struct SchedulerOptions {
   // preemption_cost_s (0 when preemption is free, as in Gavel's simulator). Set by hand it
   // must be at least preemption_cost_s.
   double preempt_quantum_s = -1;
+  // Teams sharing the cluster (model/tenant.h), resolved against it: the preemptive and
+  // queue-order policies let tenants take turns by fair share within their quotas
+  // (sched/tenant_shares.h); the LP allocation policies refuse them. Null: one queue.
+  std::shared_ptr<const model::Tenants> tenants;
 };
 
 }  // namespace hetsched::sched

@@ -606,6 +606,7 @@ SimResult Engine::Execute() {
   CloseBooks(now_s);
   SummarizeJobs(now_s);
   SummarizeMachines(now_s);
+  SummarizeTenants(now_s);
   if (options_.record_jobs) result_.jobs = outcomes_;
   result_.sim_wall_s = Seconds(Clock::now() - wall_start);
   if (options_.on_progress) options_.on_progress(1);
@@ -792,6 +793,7 @@ util::Result<SimResult> Simulate(const model::Cluster& cluster, const model::Wor
   ASSIGN_OR_RETURN(auto scheduler,
                    sched::Scheduler::Create(cluster, profile, options.policy, sched_options));
   Engine engine(cluster, workload, options, std::move(scheduler), std::move(power));
+  if (options.sched.tenants) engine.KeepTenantBooks(profile);
   return engine.Execute();
 }
 

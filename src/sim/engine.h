@@ -20,6 +20,7 @@
 #include "sched/scheduler.h"
 #include "sim/faults.h"
 #include "sim/serving.h"
+#include "sim/tenant_books.h"
 #include "sim/timeline.h"
 #include "util/status.h"
 
@@ -196,6 +197,8 @@ struct SimResult {
   double capped_device_hours = 0;                 // busy device time under a lowered cap
   std::string stopped_early;                      // "", "until" or "max-rounds"
   Timeline timeline;                              // when SimOptions::timeline_sample_s > 0
+  // By tenant name, with tenants (SchedulerOptions::tenants); parents sum their children.
+  std::map<std::string, TenantResult> tenants;
   // Space sharing (SchedulerOptions::space_sharing): pairs formed (a guest joining a running
   // job), and device time two jobs shared (a shared device counts once in busy time).
   bool space_sharing = false;

@@ -24,6 +24,7 @@
 #include "sim/event_queue.h"
 #include "sim/network.h"
 #include "sim/sim_backend.h"
+#include "sim/tenant_books.h"
 
 namespace hetsched::sim::internal {
 
@@ -159,6 +160,11 @@ class Engine final : private drive::Effects, private drive::PowerEffects {
   }
 
   SimResult Execute();
+  // Books each run by tenant for SimResult::tenants (options with tenants only).
+  void KeepTenantBooks(const model::ThroughputProfile* profile) {
+    tenant_books_ =
+        std::make_unique<TenantBooks>(*options_.sched.tenants, cluster_, workload_, profile);
+  }
 
  private:
   // Execute's parts, in order. The jobs' arrival order, the outcomes, and the events known
@@ -186,6 +192,21 @@ class Engine final : private drive::Effects, private drive::PowerEffects {
   // The books at the end: running jobs' busy time and devices still down up to `now_s`; then
   // the result's job statistics and its machines' (utilization, energy, network).
   void CloseBooks(double now_s);
+  // SimResult::tenants from the tenant books, over the measured jobs' span (arrival of the
+  // first to completion of the last, or `now_s` while one runs) or else [0, now_s).
+  void SummarizeTenants(double now_s) {
+    if (!tenant_books_) return;
+    std::vector<TenantJobEnd> measured;
+    std::pair<double, double> window{options_.measure ? kInf : 0, options_.measure ? 0 : now_s};
+    for (const JobOutcome& o : outcomes_) {
+      if (!Measured(o.id)) continue;
+      measured.push_back({o.id, o.arrival_s, o.completion_s});
+      if (!options_.measure) continue;
+      window.first = std::min(window.first, o.arrival_s);
+      window.second = std::max(window.second, o.completion_s < 0 ? now_s : o.completion_s);
+    }
+    result_.tenants = tenant_books_->Summarize(measured, window);
+  }
   void SummarizeJobs(double now_s);
   void SummarizeMachines(double now_s);
 
@@ -220,6 +241,7 @@ class Engine final : private drive::Effects, private drive::PowerEffects {
         result_.capped_device_hours += run.devices * std::max(0.0, now_s - run.busy_from_s) / 3600;
       }
       busy_s_[run.type.value()] += run.devices * std::max(0.0, now_s - run.busy_from_s);
+      if (tenant_books_) tenant_books_->Run(id, run.type, run.devices, run.busy_from_s, now_s);
       if (!serving_pool_.empty()) {
         // Lent while the services run: [0, their horizon).
         const double lent_s =
@@ -354,6 +376,7 @@ class Engine final : private drive::Effects, private drive::PowerEffects {
   size_t next_arrival_ = 0;
   std::vector<JobRun> runs_;
   std::vector<JobOutcome> outcomes_;
+  std::unique_ptr<TenantBooks> tenant_books_;  // with tenants (SimOptions::sched.tenants)
   std::vector<Fault> faults_;
   std::vector<char> fault_random_;
   std::vector<int32_t> down_count_;

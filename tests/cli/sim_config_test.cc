@@ -2,8 +2,10 @@
 // class weights applied to jobs, and flags on the command line winning over the file.
 #include "cli/sim_config.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
 
@@ -88,8 +90,11 @@ TEST(SimConfig, BadFieldsAreLocated) {
       {"classes:\n  batch: {weight: 0}\n",
        "c.yaml:2:19: classes.batch.weight: is '0' (expected a number above 0"},
       {"policy: fifo\n",
-       "c.yaml:1:1: policy: unknown field (expected one of: classes, services, "
-       "training)"},
+       "c.yaml:1:1: policy: unknown field (expected one of: classes, fair_share, services, "
+       "tenants, training)"},
+      {"tenants:\n  - {name: a, weight: -1}\n", "c.yaml:2:23: tenants[0].weight: "},
+      {"fair_share: {half_life: 1h}\n",
+       "c.yaml:1:13: fair_share: is given without tenants (expected a tenants: list beside it)"},
       {"training: [\n", "c.yaml:"},
       // A key given twice would say two things and mean one.
       {"training:\n  elastic: true\n  elastic: false\n",
@@ -137,6 +142,63 @@ TEST(SimConfig, ATrainingValueNamesADeviceTypeOfTheCluster) {
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find(path + ":2:20: services.training_value.h100-80g: is not a device type "
                               "of the cluster (expected one of: "),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(SimConfig, TenantsSplitTheClusterAndShowInTheResults) {
+  const std::string dir = ::testing::TempDir();
+  const std::string config = dir + "/sim_config_tenants.yaml";
+  ASSERT_TRUE(util::WriteFile(config,
+                              "tenants:\n  - {name: vision, weight: 1}\n"
+                              "  - {name: llm, weight: 3}\nfair_share: {reference_type: k80}\n")
+                  .ok());
+  std::string jobs;
+  for (int i = 0; i < 24; ++i) {
+    jobs += fmt::format(
+        R"({{"name": "j{}", "stacks": ["cuda"], "work": 1e9, "throughput": {{"k80": 1, "v100": 3}}, )"
+        R"("tenant": "{}"}})"
+        "\n",
+        i, i % 2 == 0 ? "vision" : "llm");
+  }
+  const std::string workload = dir + "/sim_config_tenants.jsonl";
+  ASSERT_TRUE(util::WriteFile(workload, jobs).ok());
+  const std::string json = dir + "/sim_config_tenants.json";
+  auto r = testing::RunHetsched(
+      "simulate -q --cluster k80=4,v100=4 --trace " + workload + " --config " + config +
+      " --round 360 --restore 0 --checkpoint-save 0 --until 24h --json " + json);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("tenant llm +share 0\\.7"))) << r.out;
+  const auto result = nlohmann::json::parse(util::ReadFile(json).value());
+  const auto& llm = result.at("tenants").at("llm");
+  EXPECT_NEAR(llm.at("normalized_share").get<double>(), 0.75, 0.75 * 0.05) << llm.dump();
+  EXPECT_GT(llm.at("device_hours").at("v100-32g").get<double>(), 0);
+  for (const char* key : {"avg_jct_s", "borrowed_device_hours", "lent_device_hours"}) {
+    EXPECT_TRUE(llm.contains(key)) << key;
+  }
+}
+
+TEST(SimConfig, AJobOfAnUnknownTenantIsRefusedWithTheKnownNames) {
+  const std::string dir = ::testing::TempDir();
+  const std::string config = dir + "/sim_config_unknown_tenant.yaml";
+  ASSERT_TRUE(util::WriteFile(config, "tenants:\n  - {name: vision}\n  - {name: llm}\n").ok());
+  const std::string workload = dir + "/sim_config_unknown_tenant.yaml.jobs.yaml";
+  ASSERT_TRUE(util::WriteFile(workload,
+                              "jobs:\n  - {name: a, stacks: [cuda], work: 10, tenant: vision}\n"
+                              "  - {name: b, stacks: [cuda], work: 10, tenant: research}\n")
+                  .ok());
+  auto r = testing::RunHetsched("simulate -q --cluster v100=2 --trace " + workload + " --config " +
+                                config);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find(workload + ":3:5: jobs[1].tenant: 'research' is not a tenant (expected "
+                                  "one of vision, llm)"),
+            std::string::npos)
+      << r.out;
+  ASSERT_TRUE(util::WriteFile(config, "tenants:\n  - {name: vision, quota: {v100: 3}}\n").ok());
+  r = testing::RunHetsched("simulate -q --cluster v100=2 --trace " + workload + " --config " +
+                           config);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("tenant vision: quota.v100: 3 is more than the cluster's 2"),
             std::string::npos)
       << r.out;
 }

@@ -47,6 +47,7 @@ const std::vector<std::string_view> kJobFields = {"name",
                                                   "sync_bytes_per_step",
                                                   "priority",
                                                   "priority_weight",
+                                                  "tenant",
                                                   "deadline",
                                                   "estimate",
                                                   "time_limit",
@@ -213,6 +214,9 @@ class JobParser {
     if (const DocValue* x = Get(v, "priority_weight", jp, &path)) {
       ASSIGN_OR_RETURN(job.priority_weight,
                        p_.Number(*x, path, 0, /*strict=*/true, "a positive number"));
+    }
+    if (const DocValue* x = Get(v, "tenant", jp, &path)) {
+      ASSIGN_OR_RETURN(job.tenant, p_.NonEmptyString(*x, path));
     }
     if (const DocValue* x = Get(v, "preemptible", jp, &path)) {
       ASSIGN_OR_RETURN(job.preemptible, p_.Bool(*x, path));
@@ -600,7 +604,8 @@ std::string ReplaceAll(std::string text, std::string_view from, const std::strin
 // Expands repeats, checks unique names, sorts by arrival and numbers the jobs.
 // Rough heap and vector footprint of one job, to bound what `repeat:` may allocate.
 size_t EstimateJobBytes(const Job& job) {
-  size_t bytes = sizeof(Job) + job.name.size() + 8 + job.job_type.size() + job.data_location.size();
+  size_t bytes = sizeof(Job) + job.name.size() + 8 + job.job_type.size() +
+                 job.data_location.size() + job.tenant.size();
   for (const StackRequirement& s : job.stacks) {
     bytes += sizeof(s) + s.name.size() + s.min_version.size();
   }

@@ -1,0 +1,215 @@
+#include "sched/tenant_shares.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <queue>
+
+namespace hetsched::sched {
+
+using model::DeviceTypeId;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kSlack = 1e-9;
+
+// The type `r` runs fastest on; -1 when none.
+int32_t FastestType(const JobRecord& r) {
+  int32_t best = -1;
+  for (size_t t = 0; t < r.speed.size(); ++t) {
+    if (r.speed[t] > 0 && (best < 0 || r.speed[t] > r.speed[best])) best = static_cast<int32_t>(t);
+  }
+  return best;
+}
+
+int32_t Gang(const JobRecord& r) {
+  return r.phase == JobPhase::kQueued ? std::max(1, r.job->gang_size)
+                                      : static_cast<int32_t>(r.devices.size());
+}
+
+// Where `r` is counted: the type it holds, or its fastest while it waits.
+DeviceTypeId CountedType(const JobRecord& r) {
+  return r.phase == JobPhase::kQueued ? DeviceTypeId(FastestType(r)) : r.type;
+}
+
+}  // namespace
+
+double NormalizedRate(const JobRecord& r, DeviceTypeId type, int32_t devices,
+                      DeviceTypeId reference) {
+  if (type.value() < 0 || static_cast<size_t>(type.value()) >= r.speed.size()) return 0;
+  const double on_reference = r.speed[reference.value()];
+  const double base = on_reference > 0 ? on_reference : r.best_speed;
+  if (!(base > 0)) return 0;
+  return devices * r.speed[type.value()] / base;
+}
+
+TenantShares::TenantShares(const model::Tenants& tenants, const model::Cluster& cluster,
+                           double preempt_interval_s)
+    : tenants_(tenants),
+      horizon_s_(std::max(60.0, preempt_interval_s)),
+      usage_(tenants.list.size(), 0),
+      pending_(tenants.list.size(), 0),
+      reference_(cluster.catalog.FindId(tenants.fair_share.reference_type).value()) {
+  if (!tenants.fair_share.billing.empty()) {
+    billing_.assign(cluster.catalog.size(), 1);
+    for (const auto& [name, weight] : tenants.fair_share.billing) {
+      billing_[cluster.catalog.FindId(name)->value()] = weight;
+    }
+  }
+  for (const auto& [type, count] : cluster.DeviceTypeCounts()) devices_ += count;
+  for (size_t i = 0; i < tenants_.list.size(); ++i) {
+    const model::Tenant& t = tenants_.list[i];
+    index_[t.name] = static_cast<int>(i);
+    parent_.push_back(t.parent.empty() ? -1 : tenants_.Find(t.parent));
+    guarantee_.push_back(tenants_.Guarantee(i));
+    quota_.emplace_back(cluster.catalog.size(), 0);
+    if (guarantee_.back() <= 0) continue;
+    for (const auto& [type, n] : t.per_type) {
+      quota_.back()[cluster.catalog.FindId(type)->value()] = n;
+    }
+  }
+}
+
+int TenantShares::TenantOf(const model::Job& job) const {
+  auto it = index_.find(job.tenant);
+  return it == index_.end() ? -1 : it->second;
+}
+
+double TenantShares::GuaranteeFor(int tenant, const JobRecord& r) const {
+  if (tenants_.list[tenant].normalized) return guarantee_[tenant];
+  double g = 0;
+  for (size_t t = 0; t < quota_[tenant].size(); ++t) g += r.allowed[t] ? quota_[tenant][t] : 0;
+  return g;
+}
+
+double TenantShares::Units(int tenant, const JobRecord& r) const {
+  if (!tenants_.list[tenant].normalized) return Gang(r);
+  return NormalizedRate(r, CountedType(r), Gang(r), reference_);
+}
+
+double TenantShares::UsageRate(const JobRecord& r, DeviceTypeId type) const {
+  if (billing_.empty()) return NormalizedRate(r, type, Gang(r), reference_);
+  return type.value() < 0 ? 0 : Gang(r) * billing_[type.value()];
+}
+
+void TenantShares::OnLeave(const JobRecord& r, double now_s) {
+  const int t = TenantOf(*r.job);
+  if (t < 0) return;
+  const double from = std::max(r.run_start_s, booked_s_);
+  pending_[t] += UsageRate(r, r.type) * std::max(0.0, now_s - from);
+}
+
+void TenantShares::Book(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
+                        double now_s) {
+  const double dt = std::max(0.0, now_s - booked_s_);
+  const double decay = std::exp2(-dt / tenants_.fair_share.half_life_s);
+  for (size_t i = 0; i < usage_.size(); ++i) {
+    usage_[i] = usage_[i] * decay + pending_[i];
+    pending_[i] = 0;
+  }
+  for (int32_t id : running) {
+    const JobRecord& r = records[id];
+    const int t = TenantOf(*r.job);
+    if (t < 0 || r.phase != JobPhase::kRunning) continue;
+    const double from = std::max(r.run_start_s, booked_s_);
+    usage_[t] += UsageRate(r, r.type) * std::max(0.0, now_s - from);
+  }
+  booked_s_ = std::max(booked_s_, now_s);
+}
+
+std::vector<double> TenantShares::Shares(const std::vector<char>& active) const {
+  const size_t n = tenants_.list.size();
+  std::vector<char> live = active;
+  for (size_t i = n; i-- > 0;) {  // children come after their parents
+    if (live[i] && parent_[i] >= 0) live[parent_[i]] = 1;
+  }
+  std::vector<double> sibling_weight(n + 1, 0);  // by parent position; n: the roots
+  for (size_t i = 0; i < n; ++i) {
+    if (live[i]) sibling_weight[parent_[i] < 0 ? n : parent_[i]] += tenants_.list[i].weight;
+  }
+  std::vector<double> share(n, 0);
+  for (size_t i = 0; i < n; ++i) {  // parents first
+    if (!live[i]) continue;
+    const double above = parent_[i] < 0 ? 1 : share[parent_[i]];
+    share[i] = above * tenants_.list[i].weight / sibling_weight[parent_[i] < 0 ? n : parent_[i]];
+  }
+  return share;
+}
+
+void TenantShares::Order(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
+                         double now_s, std::vector<Key>& keys) {
+  Book(records, running, now_s);
+  const size_t n = tenants_.list.size();
+  std::vector<double> held(n, 0), rate(n, 0), demand(n, 0);
+  std::vector<std::vector<Key>> jobs(n);
+  std::vector<Key> out;
+  out.reserve(keys.size());
+  std::vector<char> listed(records.size(), 0);
+  for (const Key& k : keys) {
+    const JobRecord& r = records[std::get<3>(k)];
+    listed[std::get<3>(k)] = 1;
+    const int t = TenantOf(*r.job);
+    if (t < 0) {
+      out.push_back(k);  // no tenant: first, in policy order
+      continue;
+    }
+    jobs[t].push_back(k);
+    demand[t] += Units(t, r);
+  }
+  for (int32_t id : running) {
+    const JobRecord& r = records[id];
+    const int t = TenantOf(*r.job);
+    if (listed[id] || t < 0) continue;
+    held[t] += Units(t, r);
+    rate[t] += UsageRate(r, r.type);
+  }
+  std::vector<char> active(n, 0);
+  for (size_t t = 0; t < n; ++t) {
+    demand[t] += held[t];
+    active[t] = demand[t] > 0;
+  }
+  const std::vector<double> share = Shares(active);
+  // Capacity others may borrow: the cluster less what each tenant keeps of its guarantee (all
+  // but what it lends), less what running jobs that stay already borrow. A reference device
+  // counts as one device here.
+  double borrowable = devices_;
+  for (size_t t = 0; t < n; ++t) {
+    const double idle = std::max(0.0, guarantee_[t] - demand[t]);
+    const double lent = std::min(idle, tenants_.list[t].lend_limit.value_or(kInf));
+    borrowable -= guarantee_[t] - lent + std::max(0.0, held[t] - guarantee_[t]);
+  }
+  // Tenants by (over their guarantee, usage with what they get now against their share).
+  using Turn = std::tuple<int, double, int>;
+  std::priority_queue<Turn, std::vector<Turn>, std::greater<>> turns;
+  std::vector<size_t> next(n, 0);
+  const auto push = [&](int t) {
+    if (next[t] >= jobs[t].size()) return;
+    const JobRecord& r = records[std::get<3>(jobs[t][next[t]])];
+    const bool within = held[t] + Units(t, r) <= GuaranteeFor(t, r) + kSlack;
+    turns.emplace(within ? 0 : 1, (usage_[t] + rate[t] * horizon_s_) / share[t], t);
+  };
+  for (size_t t = 0; t < n; ++t) push(static_cast<int>(t));
+  while (!turns.empty()) {
+    const int t = std::get<2>(turns.top());
+    turns.pop();
+    const Key& k = jobs[t][next[t]++];
+    const JobRecord& r = records[std::get<3>(k)];
+    const double units = Units(t, r);
+    const double guarantee = GuaranteeFor(t, r);
+    const double beyond = std::max(0.0, held[t] + units - std::max(held[t], guarantee));
+    const double over = held[t] + units - guarantee;
+    const bool too_much = over > tenants_.list[t].borrow_limit.value_or(kInf) + kSlack ||
+                          (beyond > 0 && Gang(r) > borrowable + kSlack);
+    if (!too_much) {
+      out.push_back(k);
+      held[t] += units;
+      rate[t] += UsageRate(r, CountedType(r));
+      if (beyond > 0) borrowable -= Gang(r);
+    }
+    push(t);
+  }
+  keys = std::move(out);
+}
+
+}  // namespace hetsched::sched

@@ -1,0 +1,80 @@
+// TenantShares: fair share between tenants (model/tenant.h) for the preemptive and queue-order
+// policies. It books each tenant's usage in reference-device-seconds (or, as the Slurm-style
+// baseline, in static billing weights per device type), forgotten with a
+// half-life (Slurm Fair Tree's decayed usage), and turns the policy's order of jobs into one in
+// which tenants take turns: guaranteed quota first, then by usage against weight, within the
+// limits on borrowing and lending. The policy still orders the jobs of one tenant.
+// Internal to sched/: SchedulerCore owns one when SchedulerOptions::tenants is set.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "model/cluster.h"
+#include "model/tenant.h"
+#include "sched/job_record.h"
+
+namespace hetsched::sched {
+
+// Reference-device-seconds per second that `r` delivers on `type` with `devices` devices:
+// devices x its speed there / its speed on `reference` (a catalog type id), or / its best speed
+// when it cannot run on the reference type. 0 where it cannot run.
+double NormalizedRate(const JobRecord& r, model::DeviceTypeId type, int32_t devices,
+                      model::DeviceTypeId reference);
+
+class TenantShares {
+ public:
+  using Key = std::tuple<double, double, int64_t, int32_t>;  // SchedulerCore::QueueKey
+
+  // `tenants` resolved against `cluster` (model::io::ResolveTenants); what a decision gives a
+  // tenant counts for `preempt_interval_s` (at least 60 s) of usage.
+  TenantShares(const model::Tenants& tenants, const model::Cluster& cluster,
+               double preempt_interval_s);
+
+  // Running `r` leaves its devices at `now_s`: its usage since the last booking is booked.
+  void OnLeave(const JobRecord& r, double now_s);
+  // Reorders `keys` (the policy's order, by SchedulerCore::KeyOf) for one decision at `now_s`,
+  // and drops the jobs that would take a tenant past its borrowing limit or into capacity others
+  // do not lend. `records` by job id; the jobs of `running` that are not in `keys` keep what
+  // they hold and count first. Assumes each job the new order puts ahead runs (the walk that
+  // follows may skip some that do not fit). O((keys + running) log tenants + records).
+  void Order(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
+             double now_s, std::vector<Key>& keys);
+
+ private:
+  // Tenant position of a job (-1: it names none or an unknown one).
+  int TenantOf(const model::Job& job) const;
+  // What `r` takes while it runs: devices, or reference devices under a normalized quota;
+  // running jobs count what they hold, queued ones their gang on their fastest type.
+  double Units(int tenant, const JobRecord& r) const;
+  // What `tenant` is guaranteed toward running `r`: a normalized quota, or its per-type quotas
+  // on the types `r` may use (AMD devices in a CUDA team's quota guarantee its jobs nothing).
+  double GuaranteeFor(int tenant, const JobRecord& r) const;
+  // Usage per second of `r` on `type`: reference devices, or billing units per device-second
+  // under FairShareOptions::billing.
+  double UsageRate(const JobRecord& r, model::DeviceTypeId type) const;
+  // Each tenant's share of what tenants with jobs get: its weight against its siblings' with
+  // jobs, times its parent's share. `active`: tenants with jobs (by position).
+  std::vector<double> Shares(const std::vector<char>& active) const;
+  // Books usage of the `running` jobs up to `now_s`, decaying what was booked before.
+  void Book(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
+            double now_s);
+
+  model::Tenants tenants_;
+  double horizon_s_;    // usage a decision's grant counts for, per unit of rate
+  double devices_ = 0;  // the cluster's
+  std::map<std::string, int, std::less<>> index_;
+  std::vector<int> parent_;        // by position; -1: a root
+  std::vector<double> guarantee_;  // devices, or reference devices under a normalized quota
+  std::vector<std::vector<double>> quota_;  // by tenant, catalog type id: per-type quotas
+  std::vector<double> usage_;               // decayed reference-device-seconds
+  std::vector<double> pending_;  // booked by OnLeave since the last Book, not yet decayed
+  model::DeviceTypeId reference_;
+  std::vector<double> billing_;  // by catalog type id; empty: usage in reference devices
+  double booked_s_ = 0;          // usage_ holds usage up to this time
+};
+
+}  // namespace hetsched::sched

@@ -1,0 +1,135 @@
+// Fair share between tenants (sched/tenant_shares.h) through the Scheduler: weights split the
+// devices, a guarantee comes first, borrowing and lending stay within their limits, an owner's
+// jobs take back what others borrowed, and the LP policies refuse tenants.
+#include "sched/tenant_shares.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "sched/scheduler.h"
+#include "sched/test_cluster.h"
+
+namespace hetsched::sched {
+namespace {
+
+using testing::MakeCluster;
+using testing::MakeJob;
+
+model::Tenant Team(std::string name, double weight, int32_t quota = 0) {
+  model::Tenant t;
+  t.name = std::move(name);
+  t.weight = weight;
+  if (quota > 0) t.per_type["nv"] = quota;
+  return t;
+}
+
+SchedulerOptions WithTenants(std::vector<model::Tenant> list) {
+  auto tenants = std::make_shared<model::Tenants>();
+  tenants->list = std::move(list);
+  tenants->fair_share.reference_type = "nv";
+  SchedulerOptions o;
+  o.tenants = std::move(tenants);
+  o.preemption_cost_s = 0;  // no quantum: reclaims wait for nothing but the decision
+  return o;
+}
+
+// Submits `count` identical long jobs of `tenant` at `now_s`, ids from `first`.
+void SubmitJobs(Scheduler& s, const std::string& tenant, int first, int count, double now_s) {
+  for (int i = first; i < first + count; ++i) {
+    model::Job j = MakeJob(i, now_s, 1e6, {{"nv", 1.0}});
+    j.tenant = tenant;
+    ASSERT_TRUE(s.Submit(j, now_s).accepted);
+  }
+}
+
+// Jobs with ids in [first, end) that `d` placed.
+int Placed(const Decision& d, int first, int end) {
+  int n = 0;
+  for (const Placement& p : d.placed) n += p.job.value() >= first && p.job.value() < end ? 1 : 0;
+  return n;
+}
+
+const model::Cluster& Six() {
+  static const model::Cluster c = MakeCluster({{"nv", "cuda", 1, 6}});
+  return c;
+}
+
+TEST(TenantShares, WeightsSplitTheDevicesWhateverThePolicyOrder) {
+  // All of a's jobs come first in arrival order; b weighs twice as much.
+  for (std::string_view policy : {"fifo", "fifo-het", "las-het", "srpt-het", "default"}) {
+    auto s = Scheduler::Create(Six(), nullptr, policy, WithTenants({Team("a", 1), Team("b", 2)}));
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    SubmitJobs(**s, "a", 0, 12, 0);
+    SubmitJobs(**s, "b", 12, 12, 0);
+    const Decision d = (*s)->Decide(0);
+    EXPECT_EQ(Placed(d, 0, 12), 2) << policy;
+    EXPECT_EQ(Placed(d, 12, 24), 4) << policy;
+  }
+}
+
+TEST(TenantShares, AGuaranteeComesBeforeWeight) {
+  auto s = Scheduler::Create(Six(), nullptr, "fifo-het",
+                             WithTenants({Team("a", 1, /*quota=*/4), Team("b", 5)}));
+  ASSERT_TRUE(s.ok());
+  SubmitJobs(**s, "b", 0, 12, 0);
+  SubmitJobs(**s, "a", 12, 12, 0);
+  const Decision d = (*s)->Decide(0);
+  EXPECT_EQ(Placed(d, 12, 24), 4);  // a's
+  EXPECT_EQ(Placed(d, 0, 12), 2);
+}
+
+TEST(TenantShares, AQuotaOnTypesAJobCannotUseGuaranteesItNothing) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 6}, {"amd", "rocm", 1, 4}});
+  model::Tenant a = Team("a", 1, /*quota=*/1);
+  a.per_type["amd"] = 4;  // its jobs are CUDA-only
+  auto s = Scheduler::Create(c, nullptr, "fifo", WithTenants({a, Team("b", 1)}));
+  ASSERT_TRUE(s.ok());
+  SubmitJobs(**s, "a", 0, 12, 0);
+  SubmitJobs(**s, "b", 12, 12, 0);
+  const Decision d = (*s)->Decide(0);
+  // One guaranteed NVIDIA device, then turns: not five devices ahead of b.
+  EXPECT_EQ(Placed(d, 0, 12), 3);
+  EXPECT_EQ(Placed(d, 12, 24), 3);
+}
+
+TEST(TenantShares, BorrowingStopsAtTheLimit) {
+  model::Tenant a = Team("a", 1, /*quota=*/1);
+  a.borrow_limit = 1;
+  auto s = Scheduler::Create(Six(), nullptr, "fifo", WithTenants({a, Team("b", 1)}));
+  ASSERT_TRUE(s.ok());
+  SubmitJobs(**s, "a", 0, 6, 0);
+  EXPECT_EQ((*s)->Decide(0).placed.size(), 2u);  // its one guaranteed and one borrowed
+}
+
+TEST(TenantShares, IdleGuaranteeBeyondTheLendLimitIsKept) {
+  model::Tenant a = Team("a", 1, /*quota=*/4);
+  a.lend_limit = 1;
+  auto s = Scheduler::Create(Six(), nullptr, "fifo", WithTenants({a, Team("b", 1)}));
+  ASSERT_TRUE(s.ok());
+  SubmitJobs(**s, "b", 0, 10, 0);
+  // The two devices nobody guarantees and the one a lends.
+  EXPECT_EQ((*s)->Decide(0).placed.size(), 3u);
+}
+
+TEST(TenantShares, TheOwnersJobsTakeBackWhatWasBorrowed) {
+  auto s = Scheduler::Create(Six(), nullptr, "fifo-het",
+                             WithTenants({Team("a", 1, /*quota=*/4), Team("b", 1)}));
+  ASSERT_TRUE(s.ok());
+  SubmitJobs(**s, "b", 0, 10, 0);
+  EXPECT_EQ((*s)->Decide(0).placed.size(), 6u);  // a is idle: b borrows all it guarantees
+  SubmitJobs(**s, "a", 10, 4, 1000);
+  const Decision d = (*s)->Decide(1000);  // past the preempt interval: a full decision
+  EXPECT_EQ(d.preempted.size(), 4u);
+  EXPECT_EQ(Placed(d, 10, 14), 4);
+}
+
+TEST(TenantShares, LpPoliciesRefuseTenants) {
+  auto s = Scheduler::Create(Six(), nullptr, "maxmin-het", WithTenants({Team("a", 1)}));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("tenants: policy maxmin-het"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hetsched::sched
