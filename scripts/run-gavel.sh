@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# run-gavel.sh - run Gavel's own trace simulator (unmodified) on a trace and print its
-# average job completion time (JCT) in hours, so hetsched's numbers can be checked against
-# the reference implementation on the very same trace (e.g. one written by
-# `hetsched gen-trace`).
+# run-gavel.sh - run Gavel's own trace simulator (unmodified but for the experiment options
+# below) on a trace and print its average job completion time (JCT) in hours, so hetsched's
+# numbers can be checked against the reference implementation on the very same trace (e.g.
+# one written by `hetsched gen-trace`).
 #
 # Gavel (Narayanan et al., OSDI 2020; https://github.com/stanford-futuredata/gavel, MIT
 # license) is NOT part of hetsched and is not shipped with it: clone it yourself, e.g.
