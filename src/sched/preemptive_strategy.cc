@@ -54,8 +54,11 @@ void PreemptiveStrategy::Upgrade(double now_s, Decision& out) {
 }
 
 void PreemptiveStrategy::RebuildAsGavel(double now_s, Decision& out) {
-  // Gavel recomputes its allocation only when the set of jobs changed, at most every interval.
-  if (core_.job_set_version() == rebuilt_version_ || !clock_.FullDue(now_s)) return;
+  // Gavel recomputes its allocation only when the set of jobs changed, at most every interval;
+  // when nothing runs it recomputes at once (queued jobs would otherwise wait for an event
+  // that may never come), the interval still counting from the last rebuild.
+  if (core_.job_set_version() == rebuilt_version_) return;
+  if (!clock_.FullDue(now_s) && !core_.running().empty()) return;
   rebuilt_version_ = core_.job_set_version();
   Reallocate(now_s, out);
 }

@@ -160,6 +160,11 @@ TEST(PreemptiveStrategy, GavelRebuildsLeaveFreedDevicesIdleUntilTheNextRebuild) 
     const Decision d = h.Decide(s, 100);
     ASSERT_EQ(d.placed.size(), 1u);
     EXPECT_EQ(d.placed[0].job.value(), 2);
+    // With nothing running, an arrival starts at once, the interval notwithstanding.
+    h.Finish(s, 1, 110);
+    h.Finish(s, 2, 120);
+    h.Admit(NvJob(3, 130), 130);
+    EXPECT_EQ(h.Decide(s, 130).placed.size(), 1u);
   }
 }
 
