@@ -37,10 +37,10 @@ struct SchedulerOptions {
   // Fidelity to Gavel's simulator for the in-order policies (fifo-het, as its fifo_perf); off
   // by default (docs/results.md, "Side by side with Gavel's own simulator"). A full decision
   // happens only when a job arrived or left since the last one and preempt_interval_s passed
-  // (Gavel: 1920 s), and nothing starts in between, so freed devices stay idle. It rebuilds
-  // the assignment in arrival order with no claim of a running job on its devices: an earlier
-  // job can push a later running one to a slower type, and the walk ends at the first job
-  // that fits nowhere, stopping the running jobs behind it.
+  // (Gavel: 1920 s) or nothing runs, and nothing starts in between, so freed devices stay
+  // idle. It rebuilds the assignment in arrival order with no claim of a running job on its
+  // devices: an earlier job can push a later running one to a slower type, and the walk ends
+  // at the first job that fits nowhere, stopping the running jobs behind it.
   bool gavel_rebuilds = false;
   PolicyTuning tuning;
   // Allocation policies (sched/allocation_policy.h): LP options and the solver (null: CLP).
