@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# run-gavel.sh - run Gavel's own trace simulator (unmodified) on a trace and print its
-# average job completion time (JCT) in hours, so hetsched's numbers can be checked against
-# the reference implementation on the very same trace (e.g. one written by
-# `hetsched gen-trace`).
+# run-gavel.sh - run Gavel's own trace simulator (unmodified but for the experiment options
+# below) on a trace and print its average job completion time (JCT) in hours, so hetsched's
+# numbers can be checked against the reference implementation on the very same trace (e.g.
+# one written by `hetsched gen-trace`).
 #
 # Gavel (Narayanan et al., OSDI 2020; https://github.com/stanford-futuredata/gavel, MIT
 # license) is NOT part of hetsched and is not shipped with it: clone it yourself, e.g.
@@ -44,6 +44,16 @@
 #   --seed N           Gavel's seed (default 0)
 #   --throughputs F    throughputs file (default GAVEL/scheduler/simulation_throughputs.json)
 #   --log F            keep Gavel's full output in F (it is large: ~100 kB per job)
+# Experiments, to find where Gavel's simulator and hetsched's differ (NOT Gavel's setup:
+# announced on stderr; docs/results.md, "Side by side with Gavel's own simulator"):
+#   --reset-interval S Gavel recomputes a policy's allocation at most every S seconds (its
+#                      minimum_time_between_allocation_resets, 1920 by default); 0: at every
+#                      round where a job arrived or finished, as hetsched decides every round
+#   --hetsched-fifo    fifo_perf only: its allocation by hetsched's fifo-het rule instead of
+#                      rebuilding it from scratch: running jobs keep their type, moving in
+#                      arrival order to a faster type with free GPUs when that gains more
+#                      than 5 % of their best throughput; then waiting jobs start in arrival
+#                      order on their fastest type with room, until one does not fit
 #   -h, --help         this text
 # Stdout: one line, the average JCT in hours over all jobs of the trace.
 # Stderr: policy, cluster, jobs completed, wall time.
@@ -52,7 +62,7 @@ set -euo pipefail
 
 usage() { sed -n '2,/^# Exit:/p' "$0" | sed 's/^# \{0,1\}//'; }
 
-round=360 seed=0 thr="" log=""
+round=360 seed=0 thr="" log="" reset_interval="" hetsched_fifo=0
 args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -61,13 +71,18 @@ while [[ $# -gt 0 ]]; do
     --seed) seed="${2:?--seed needs a value}"; shift 2 ;;
     --throughputs) thr="${2:?--throughputs needs a value}"; shift 2 ;;
     --log) log="${2:?--log needs a value}"; shift 2 ;;
+    --reset-interval) reset_interval="${2:?--reset-interval needs a value}"; shift 2 ;;
+    --hetsched-fifo) hetsched_fifo=1; shift ;;
     --) shift; args+=("$@"); break ;;
     -*) echo "run-gavel.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) args+=("$1"); shift ;;
   esac
 done
 [[ ${#args[@]} -eq 4 ]] || { echo "run-gavel.sh: need GAVEL_CHECKOUT TRACE POLICY CLUSTER (see --help)" >&2; exit 2; }
-[[ $round =~ ^[0-9]+$ && $seed =~ ^[0-9]+$ ]] || { echo "run-gavel.sh: --round and --seed take integers" >&2; exit 2; }
+[[ $round =~ ^[0-9]+$ && $seed =~ ^[0-9]+$ && $reset_interval =~ ^[0-9]*$ ]] ||
+  { echo "run-gavel.sh: --round, --seed and --reset-interval take integers" >&2; exit 2; }
+[[ $hetsched_fifo == 0 || ${args[2]} == fifo_perf ]] ||
+  { echo "run-gavel.sh: --hetsched-fifo changes fifo_perf only, not ${args[2]}" >&2; exit 2; }
 
 py=/usr/bin/python3
 [[ -x $py ]] || { echo "run-gavel.sh: $py not found (install Debian's python3)" >&2; exit 2; }
@@ -138,6 +153,7 @@ for m in scheduler_server scheduler_client; do
 done
 
 run=("$driver")
+patches=()  # modules written into $stubs that change Gavel before its driver runs
 lp_policy=0
 case "$policy" in
   max_min_fairness|max_min_fairness_perf) lp_policy=1 ;;
@@ -191,19 +207,101 @@ def _allocation(self, unflattened_throughputs, scale_factors,
 
 _mmf.MaxMinFairnessPolicyWithPerf.get_allocation = _allocation
 EOF
-  cat >"$tmp/run_with_highs.py" <<'EOF'
-# Written by hetsched's scripts/run-gavel.sh: installs the HiGHS stand-in, then runs
-# Gavel's driver unchanged as __main__.   argv: GAVEL_SCHEDULER_DIR DRIVER [driver args]
-import runpy, sys
-sys.path.append(sys.argv[1])
-import hetsched_highs_maxmin  # noqa: F401
-sys.argv = sys.argv[2:]
-runpy.run_path(sys.argv[0], run_name='__main__')
-EOF
-  run=("$tmp/run_with_highs.py" "$gdir" "$driver")
+  patches+=(hetsched_highs_maxmin)
 elif [[ $lp_policy == 1 && $have_cvxpy == 0 ]]; then
   echo "run-gavel.sh: policy $policy needs cvxpy, which $py cannot import; set GAVEL_LP_PATCH=1 to solve its LP with scipy HiGHS instead (not Gavel's solver)" >&2
   exit 3
+fi
+
+if [[ -n $reset_interval ]]; then
+  echo "run-gavel.sh: --reset-interval $reset_interval: Gavel's allocation is recomputed at most every $reset_interval s (Gavel's own: 1920); not Gavel's setup" >&2
+  cat >"$stubs/hetsched_reset_interval.py" <<EOF
+# Written by hetsched's scripts/run-gavel.sh (--reset-interval). NOT Gavel's setup: the
+# Scheduler's minimum_time_between_allocation_resets becomes $reset_interval s.
+import scheduler as _scheduler
+
+_gavel_init = _scheduler.Scheduler.__init__
+
+
+def _init(self, *args, **kwargs):
+    kwargs['minimum_time_between_allocation_resets'] = $reset_interval
+    _gavel_init(self, *args, **kwargs)
+
+
+_scheduler.Scheduler.__init__ = _init
+EOF
+  patches+=(hetsched_reset_interval)
+fi
+if [[ $hetsched_fifo == 1 ]]; then
+  echo "run-gavel.sh: --hetsched-fifo: fifo_perf's allocation follows hetsched's fifo-het rule (running jobs keep their type); not Gavel's policy" >&2
+  cat >"$stubs/hetsched_fifo.py" <<'EOF'
+# Written by hetsched's scripts/run-gavel.sh (--hetsched-fifo). NOT Gavel's policy: in mode
+# 'perf' (fifo_perf), FIFOPolicy.get_allocation follows hetsched's fifo-het rule. Jobs that
+# hold a type keep it, moving in arrival order to a faster type with free GPUs when that gains
+# more than 5 % of their best throughput; then the others start in arrival order on their
+# fastest type with room, until one does not fit. Gavel instead rebuilds the allocation from
+# scratch, so an earlier job can push a later running one to a slower type.
+from policies import fifo as _fifo
+
+_gavel_get_allocation = _fifo.FIFOPolicy.get_allocation
+MOVE_GAIN = 0.05  # hetsched's SchedulerOptions::stickiness
+
+
+def _fastest_with_room(throughputs, free, scale_factor):
+    fits = [t for t in sorted(free) if free[t] >= scale_factor and throughputs[t] > 0]
+    return max(fits, key=lambda t: throughputs[t]) if fits else None
+
+
+def _get_allocation(self, throughputs, scale_factors, cluster_spec):
+    if self._mode != 'perf':
+        return _gavel_get_allocation(self, throughputs, scale_factors, cluster_spec)
+    held = {j: t for j, t in self._allocation.items() if j in throughputs}
+    free = dict(cluster_spec)
+    for job_id, worker_type in held.items():
+        free[worker_type] -= scale_factors[job_id]
+    allocation = {}
+    blocked = False
+    for job_id in sorted(j for j in throughputs if not j.is_pair()):
+        scale_factor = scale_factors[job_id]
+        best = _fastest_with_room(throughputs[job_id], free, scale_factor)
+        if job_id in held:
+            own = held[job_id]
+            top = max(throughputs[job_id].values())
+            if (best is not None and
+                    throughputs[job_id][best] - throughputs[job_id][own] > MOVE_GAIN * top):
+                free[own] += scale_factor
+                free[best] -= scale_factor
+                own = best
+            allocation[job_id] = own
+        elif not blocked and best is None:
+            blocked = True
+        elif not blocked:
+            allocation[job_id] = best
+            free[best] -= scale_factor
+    self._allocation = allocation
+    result = {job_id: {t: 0.0 for t in cluster_spec} for job_id in throughputs}
+    for job_id, worker_type in allocation.items():
+        result[job_id][worker_type] = 1.0
+    return result
+
+
+_fifo.FIFOPolicy.get_allocation = _get_allocation
+EOF
+  patches+=(hetsched_fifo)
+fi
+if [[ ${#patches[@]} -gt 0 ]]; then
+  cat >"$tmp/run_patched.py" <<'EOF'
+# Written by hetsched's scripts/run-gavel.sh: imports the modules that change Gavel (named in
+# argv[2], comma-separated), then runs Gavel's driver unchanged as __main__.
+#   argv: GAVEL_SCHEDULER_DIR MODULES DRIVER [driver args]
+import importlib, runpy, sys
+sys.path.append(sys.argv[1])
+for name in sys.argv[2].split(','):
+    importlib.import_module(name)
+sys.argv = sys.argv[3:]
+runpy.run_path(sys.argv[0], run_name='__main__')
+EOF
+  run=("$tmp/run_patched.py" "$gdir" "$(IFS=,; echo "${patches[*]}")" "$driver")
 fi
 
 out="${log:-$tmp/gavel.log}"

@@ -201,6 +201,11 @@ void AddSchedulingFlags(CLI::App& cmd, SimFlags& f) {
   cmd.add_option("--preempt-interval", f.preempt_interval_s,
                  "preemptive policies reconsider running jobs at most this often (seconds); "
                  "in between they only fill free devices (default 300; 0: every decision)");
+  cmd.add_flag("--gavel-rebuilds", f.gavel_rebuilds,
+               "fidelity to Gavel's simulator for fifo-het (its fifo_perf): rebuild the "
+               "assignment in arrival order, running jobs included, only when a job arrived "
+               "or left and --preempt-interval passed (Gavel: 1920); nothing starts in "
+               "between (docs/results.md)");
   cmd.add_option("--preempt-quantum", f.preempt_quantum_s,
                  "time-slicing policies (las, las-het, srpt-het, srpt-het-fair, default, the LP "
                  "policies) let a started job run at least this long (seconds) before they stop "
@@ -445,6 +450,7 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& flags) {
   o.sched.placement = *placement;
   o.sched.tuning.aging = f.aging;
   o.sched.preempt_interval_s = f.preempt_interval_s;
+  o.sched.gavel_rebuilds = f.gavel_rebuilds;
   if (f.preempt_quantum_s >= 0 && f.preempt_quantum_s < f.checkpoint_save_s + f.restore_s) {
     return util::Status::InvalidArgument(fmt::format(
         "--preempt-quantum {:g}: below what one preemption costs (--checkpoint-save {:g} + "

@@ -36,6 +36,7 @@ struct SimFlags {
   double mttr_s = 0;
   double aging = 0.25;
   double preempt_interval_s = 300;
+  bool gavel_rebuilds = false;
   double preempt_quantum_s = -1;  // -1: from the preemption cost (sched::PreemptionPrice)
   double until_s = 0;
   double horizon_s = 0;

@@ -14,11 +14,16 @@ using model::DeviceTypeId;
 PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core)
     : core_(core),
       time_slices_(core.policy().time_slices()),
+      gavel_rebuilds_(core.options().gavel_rebuilds && core.policy().in_order_only()),
       fill_(core),
       clock_(core.options().preempt_interval_s),
       plan_(core.options().lp_solver ? core.options().lp_solver : MakeClpSolver()) {}
 
 void PreemptiveStrategy::Decide(double now_s, Decision& out) {
+  if (gavel_rebuilds_) {
+    RebuildAsGavel(now_s, out);
+    return;
+  }
   const bool fill = !core_.policy().in_order_only();
   if (clock_.FullDue(now_s)) {
     Reallocate(now_s, out);
@@ -33,6 +38,7 @@ void PreemptiveStrategy::Decide(double now_s, Decision& out) {
 }
 
 void PreemptiveStrategy::Fill(double now_s, Decision& out) {
+  if (gavel_rebuilds_) return;  // between rebuilds nothing starts
   reservations_.StartFree(core_, now_s, out);
   fill_.StartInOrder(now_s, !core_.policy().in_order_only(), out);
 }
@@ -40,7 +46,21 @@ void PreemptiveStrategy::Fill(double now_s, Decision& out) {
 void PreemptiveStrategy::Upgrade(double now_s, Decision& out) {
   // Running jobs may move up to faster devices that came free (as Gavel re-solves every
   // round), subject to the same stickiness.
+  if (gavel_rebuilds_) {
+    RebuildAsGavel(now_s, out);
+    return;
+  }
   if (clock_.UpgradeDue(now_s)) Reallocate(now_s, out);
+}
+
+void PreemptiveStrategy::RebuildAsGavel(double now_s, Decision& out) {
+  // Gavel recomputes its allocation only when the set of jobs changed, at most every interval;
+  // when nothing runs it recomputes at once (queued jobs would otherwise wait for an event
+  // that may never come), the interval still counting from the last rebuild.
+  if (core_.job_set_version() == rebuilt_version_) return;
+  if (!clock_.FullDue(now_s) && !core_.running().empty()) return;
+  rebuilt_version_ = core_.job_set_version();
+  Reallocate(now_s, out);
 }
 
 double PreemptiveStrategy::KeepBonus(const JobRecord& r, double now_s) const {
@@ -228,7 +248,8 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool) {
     const int32_t id = std::get<3>(k);
     const JobRecord& r = core_.record(id);
     const int32_t gang = std::max(1, r.job->gang_size);
-    if (blocked && r.phase != JobPhase::kRunning) continue;
+    // Gavel's rebuild ends its walk there: the running jobs behind get nothing either.
+    if (blocked && (gavel_rebuilds_ || r.phase != JobPhase::kRunning)) continue;
     if (planned) {
       const int32_t t = SelectPlanned(id, now_s, pool);
       if (t >= 0) {
@@ -238,7 +259,7 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool) {
       continue;
     }
     int32_t t = -1;
-    if (r.phase == JobPhase::kRunning) {
+    if (r.phase == JobPhase::kRunning && !gavel_rebuilds_) {
       // It keeps its devices unless jobs ahead of it took them (then it competes like a queued
       // job; its devices stay in the held pool of the jobs behind it).
       const int32_t own = r.type.value();

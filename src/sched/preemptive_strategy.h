@@ -42,6 +42,9 @@ class PreemptiveStrategy final : public DecisionStrategy {
 
   // The full decision: who runs where; preempts and starts accordingly.
   void Reallocate(double now_s, Decision& out);
+  // SchedulerOptions::gavel_rebuilds: Reallocate when the set of jobs changed since the last
+  // rebuild and the clock allows; otherwise nothing.
+  void RebuildAsGavel(double now_s, Decision& out);
   // A running job this decision may stop or move: preemptible, holding its devices, and
   // (under a time-slicing policy) past its quantum. The others keep their devices as they are.
   bool Movable(const JobRecord& r, double now_s) const;
@@ -82,7 +85,9 @@ class PreemptiveStrategy final : public DecisionStrategy {
                      const std::vector<int32_t>& releasing, Decision& out);
 
   SchedulerCore& core_;
-  const bool time_slices_;  // the policy's time_slices()
+  const bool time_slices_;        // the policy's time_slices()
+  const bool gavel_rebuilds_;     // SchedulerOptions::gavel_rebuilds, for an in-order policy
+  int64_t rebuilt_version_ = -1;  // core's job_set_version() at the last rebuild
   QueueOrderStrategy fill_;
   ReallocationClock clock_;
   // Reallocate's working lists, kept to reuse their memory (megabytes at scale: fresh ones

@@ -58,6 +58,7 @@ void SchedulerCore::Admit(int32_t id, JobRecord record, std::vector<DeviceId> pi
                    : PlacementHints{};
   for (DeviceId d : pinned_[id]) state_.Reserve(d);
   Enqueue(id, now_s);
+  ++job_set_version_;
 }
 
 void SchedulerCore::Retire(int32_t id) {
@@ -68,6 +69,7 @@ void SchedulerCore::Retire(int32_t id) {
   hints_[id] = {};
   for (DeviceId d : pinned_[id]) state_.Unreserve(d);
   pinned_[id].clear();
+  ++job_set_version_;
 }
 
 SchedulerCore::QueueKey SchedulerCore::KeyOf(const JobRecord& r, double now_s) const {

@@ -95,6 +95,8 @@ class SchedulerCore {
   void Grow(int32_t id);
   void Admit(int32_t id, JobRecord record, std::vector<model::DeviceId> pinned, double now_s);
   void Retire(int32_t id);
+  // Counts admissions and retirements: changes when the set of jobs does.
+  int64_t job_set_version() const { return job_set_version_; }
 
   QueueKey KeyOf(const JobRecord& r, double now_s) const;
   void Enqueue(int32_t id, double now_s);
@@ -181,6 +183,7 @@ class SchedulerCore {
   double decision_s_ = 0;
   double last_refresh_s_ = -1e300;
   std::unique_ptr<TenantShares> tenants_;
+  int64_t job_set_version_ = 0;
 };
 
 }  // namespace hetsched::sched

@@ -35,6 +35,14 @@ struct SchedulerOptions {
   // minutes), so reshuffling more often rarely pays, and at 100,000 jobs a full reallocation
   // takes ~0.2 s while a fill decision takes microseconds (docs/benchmarks.md).
   double preempt_interval_s = 300;
+  // Fidelity to Gavel's simulator for the in-order policies (fifo-het, as its fifo_perf); off
+  // by default (docs/results.md, "Side by side with Gavel's own simulator"). A full decision
+  // happens only when a job arrived or left since the last one and preempt_interval_s passed
+  // (Gavel: 1920 s) or nothing runs, and nothing starts in between, so freed devices stay
+  // idle. It rebuilds the assignment in arrival order with no claim of a running job on its
+  // devices: an earlier job can push a later running one to a slower type, and the walk ends
+  // at the first job that fits nowhere, stopping the running jobs behind it.
+  bool gavel_rebuilds = false;
   PolicyTuning tuning;
   // Allocation policies (sched/allocation_policy.h): LP options and the solver (null: CLP).
   AllocationOptions allocation;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -130,6 +131,68 @@ TEST(PreemptiveStrategy, RunningJobMovesToAFasterTypeOnlyWhenTheMovePays) {
   EXPECT_EQ(c.catalog.Get(d.placed[0].type).name, "fast");
   EXPECT_TRUE(d.placed[0].migrated);
   EXPECT_TRUE(d.placed[0].resumed);
+}
+
+// SchedulerOptions::gavel_rebuilds: as Gavel's simulator runs fifo_perf, free preemption.
+SchedulerOptions GavelRebuilds(double interval_s) {
+  SchedulerOptions o;
+  o.preempt_interval_s = interval_s;
+  o.preemption_cost_s = 0;
+  o.gavel_rebuilds = true;
+  return o;
+}
+
+TEST(PreemptiveStrategy, GavelRebuildsLeaveFreedDevicesIdleUntilTheNextRebuild) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 2}});
+  for (const bool gavel : {false, true}) {
+    SchedulerOptions o = GavelRebuilds(100);
+    o.gavel_rebuilds = gavel;
+    CoreHarness h(c, "fifo-het", o);
+    PreemptiveStrategy s(h.core());
+    h.Admit(NvJob(0, 0), 0);
+    h.Admit(NvJob(1, 0), 0);
+    ASSERT_EQ(h.Decide(s, 0).placed.size(), 2u);
+    h.Admit(NvJob(2, 10), 10);
+    h.Finish(s, 0, 20);
+    // hetsched fills the freed device at once; Gavel waits for the interval to pass.
+    EXPECT_EQ(h.Decide(s, 20).placed.size(), gavel ? 0u : 1u);
+    if (!gavel) continue;
+    const Decision d = h.Decide(s, 100);
+    ASSERT_EQ(d.placed.size(), 1u);
+    EXPECT_EQ(d.placed[0].job.value(), 2);
+    // With nothing running, an arrival starts at once, the interval notwithstanding.
+    h.Finish(s, 1, 110);
+    h.Finish(s, 2, 120);
+    h.Admit(NvJob(3, 130), 130);
+    EXPECT_EQ(h.Decide(s, 130).placed.size(), 1u);
+  }
+}
+
+// fast x2, slow x2: job 0 takes a fast device, job 1 (a gang of 2) the slow pair, job 2 the
+// other fast device. When job 0 ends, the rebuild walks in arrival order: job 1 takes both fast
+// devices and pushes job 2 down to slow; hetsched's own rule leaves both where they are.
+TEST(PreemptiveStrategy, GavelRebuildsLetAnEarlierJobPushALaterOneDown) {
+  const auto c = MakeCluster({{"slow", "cuda", 1, 2}, {"fast", "cuda", 1, 2}});
+  for (const bool gavel : {false, true}) {
+    SchedulerOptions o = GavelRebuilds(0);
+    o.gavel_rebuilds = gavel;
+    CoreHarness h(c, "fifo-het", o);
+    PreemptiveStrategy s(h.core());
+    h.Admit(MakeJob(0, 0, 0, {{"slow", 1.0}, {"fast", 2.0}}), 0);
+    h.Admit(MakeJob(1, 0, 0, {{"slow", 1.0}, {"fast", 2.0}}, 2), 0);
+    h.Admit(MakeJob(2, 0, 0, {{"slow", 1.0}, {"fast", 2.0}}), 0);
+    EXPECT_EQ(h.PlacedTypes(h.Decide(s, 0), 3), (std::vector<std::string>{"fast", "slow", "fast"}));
+    h.Finish(s, 0, 10);
+    const Decision d = h.Decide(s, 10);
+    if (!gavel) {
+      EXPECT_TRUE(d.preempted.empty());
+      continue;
+    }
+    std::vector<int> preempted = PreemptedIds(d);
+    std::sort(preempted.begin(), preempted.end());
+    EXPECT_EQ(preempted, (std::vector<int>{1, 2}));
+    EXPECT_EQ(h.PlacedTypes(d, 3), (std::vector<std::string>{"", "fast", "slow"}));
+  }
 }
 
 TEST(PreemptiveStrategy, MaxThroughputGivesTheFastTypeToWhoGainsMost) {
