@@ -44,6 +44,25 @@ struct ReplicaReaper {
   fs::path dir;
 };
 
+// A daemon on the local backend with two a100-80g, configured by tmp's serve.yaml; null (and
+// the reason in `error`) when it does not start.
+std::unique_ptr<Daemon> StartOnTwoA100s(const TempDir& tmp, std::string* error) {
+  return Daemon::Start({tmp.path(),
+                        {"--backend", "local", "--cluster", "a100-80g=2:per_node=2", "--config",
+                         tmp.File("serve.yaml")}},
+                       error);
+}
+
+// `client` speaks to `d` with its token, waiting at most 10 s for an answer.
+void Authorize(httplib::Client& client, const Daemon& d) {
+  client.set_read_timeout(10);
+  client.set_bearer_token_auth(d.token().c_str());
+}
+
+std::string StandInServer() {
+  return (fs::path(HETSCHED_SOURCE_DIR) / "tests/testing/stand_in_model_server.py").string();
+}
+
 // What `hetsched plan service` gives one replica of llama-7b on an a100-80g (the bare roofline):
 // the stand-in answers with these timings.
 json ReplicaTimings() {
@@ -82,18 +101,12 @@ TEST(ServeServices, LocalReplicasServeAreMeasuredAndReplaced) {
   std::ofstream(tmp.File("serve.yaml"))
       << "serving:\n  scrape_every: 200ms\n  replan_every: 2s\n  window: 30s\n";
   std::string error;
-  std::unique_ptr<Daemon> d =
-      Daemon::Start({tmp.path(),
-                     {"--backend", "local", "--cluster", "a100-80g=2:per_node=2", "--config",
-                      tmp.File("serve.yaml")}},
-                    &error);
+  std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
   ASSERT_NE(d, nullptr) << error;
   httplib::Client client(d->url());
-  client.set_read_timeout(10);
-  client.set_bearer_token_auth(d->token().c_str());
+  Authorize(client, *d);
 
-  const std::string server =
-      (fs::path(HETSCHED_SOURCE_DIR) / "tests/testing/stand_in_model_server.py").string();
+  const std::string server = StandInServer();
   json service = {{"name", "chat"},
                   {"kind", "service"},
                   {"model", "llama-7b"},
@@ -219,15 +232,10 @@ TEST(ServeServices, BadReplicasAreReportedAndImpossibleSlosRefused) {
   fs::create_directories(tmp.path() / "site");
   std::ofstream(tmp.path() / "site" / "metrics") << "<html>not metrics</html>\n";
   std::string error;
-  std::unique_ptr<Daemon> d =
-      Daemon::Start({tmp.path(),
-                     {"--backend", "local", "--cluster", "a100-80g=2:per_node=2", "--config",
-                      tmp.File("serve.yaml")}},
-                    &error);
+  std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
   ASSERT_NE(d, nullptr) << error;
   httplib::Client client(d->url());
-  client.set_read_timeout(10);
-  client.set_bearer_token_auth(d->token().c_str());
+  Authorize(client, *d);
   auto service = [](const std::string& name, const json& command, const std::string& tpot) {
     return json({{"name", name},
                  {"kind", "service"},
@@ -305,17 +313,11 @@ TEST(ServeServices, ScalesUpToTheForecastAndDownWhenTheLoadIsGone) {
   ReplicaReaper reaper{tmp.path()};
   std::ofstream(tmp.File("serve.yaml")) << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n";
   std::string error;
-  std::unique_ptr<Daemon> d =
-      Daemon::Start({tmp.path(),
-                     {"--backend", "local", "--cluster", "a100-80g=2:per_node=2", "--config",
-                      tmp.File("serve.yaml")}},
-                    &error);
+  std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
   ASSERT_NE(d, nullptr) << error;
   httplib::Client client(d->url());
-  client.set_read_timeout(10);
-  client.set_bearer_token_auth(d->token().c_str());
-  const std::string server =
-      (fs::path(HETSCHED_SOURCE_DIR) / "tests/testing/stand_in_model_server.py").string();
+  Authorize(client, *d);
+  const std::string server = StandInServer();
   // llama-7b on one a100-80g carries about 170 requests/s of 64 prompt and 16 generated tokens
   // within the SLO (the serving model, bare roofline): 200 requests/s plus 20 % headroom takes
   // two.
@@ -386,8 +388,7 @@ TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
   std::string error;
   std::unique_ptr<Daemon> d = Daemon::Start({tmp.path(), args}, &error);
   ASSERT_NE(d, nullptr) << error;
-  const std::string server =
-      (fs::path(HETSCHED_SOURCE_DIR) / "tests/testing/stand_in_model_server.py").string();
+  const std::string server = StandInServer();
   const json service = {
       {"name", "chat"},
       {"kind", "service"},
@@ -401,7 +402,7 @@ TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
   json view, first;
   {
     httplib::Client client(d->url());
-    client.set_bearer_token_auth(d->token().c_str());
+    Authorize(client, *d);
     auto res = client.Post("/v1/jobs", service.dump(), "application/json");
     ASSERT_TRUE(res);
     ASSERT_EQ(res->status, 201) << res->body;
@@ -422,7 +423,7 @@ TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
   d = Daemon::Start({tmp.path(), args}, &error);
   ASSERT_NE(d, nullptr) << error;
   httplib::Client client(d->url());
-  client.set_bearer_token_auth(d->token().c_str());
+  Authorize(client, *d);
   json again;
   ASSERT_TRUE(WaitUntil(
       [&] {
