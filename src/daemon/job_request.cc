@@ -98,11 +98,20 @@ bool HasTimeSize(const nlohmann::json& doc) {
 
 // What the daemon needs of a service beyond the workload format: a command that starts one
 // replica on the port hetsched picks, and its load measured rather than read from a trace.
+constexpr size_t kMaxServiceName = 120;
+
 util::Status CheckServiceRequest(const model::Job& job, const nlohmann::json& doc) {
   if (doc.contains("requests")) {
     return util::Status::InvalidArgument(
         "request body: requests: a trace file is for `hetsched simulate` (expected `rate` and "
         "`tokens`: the daemon measures the load on the replicas and forecasts from it)");
+  }
+  // Replicas are jobs named NAME.rN: the name leaves room for the suffix within 128.
+  if (job.name.size() > kMaxServiceName) {
+    return util::Status::InvalidArgument(fmt::format(
+        "request body: name: a service's name is at most {} characters, got {} (its replicas "
+        "are jobs named NAME.rN, at most 128)",
+        kMaxServiceName, job.name.size()));
   }
   if (job.command.empty()) {
     return util::Status::InvalidArgument(

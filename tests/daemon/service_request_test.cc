@@ -51,5 +51,22 @@ TEST(ServiceRequest, RefusesACommandWithoutThePortAndATraceFile) {
       << traced.status().message();
 }
 
+// Replicas are jobs named NAME.rN within the 128 characters of a job name.
+TEST(ServiceRequest, RefusesANameWithoutRoomForItsReplicas) {
+  const std::string tail = R"("kind":"service","model":"llama-7b","stacks":["cuda"],)"
+                           R"("rate":[["0h",1]],"tokens":{"input":10,"output":10},)"
+                           R"("command":["s","{port}"]})";
+  const auto parse = [&](size_t length) {
+    return ParseJobRequest(R"({"name":")" + std::string(length, 'c') + R"(",)" + tail,
+                           model::DeviceCatalog::BuiltIn());
+  };
+  EXPECT_TRUE(parse(120).ok());
+  auto req = parse(121);
+  ASSERT_FALSE(req.ok());
+  EXPECT_EQ(req.status().message(),
+            "request body: name: a service's name is at most 120 characters, got 121 (its "
+            "replicas are jobs named NAME.rN, at most 128)");
+}
+
 }  // namespace
 }  // namespace hetsched::svc
