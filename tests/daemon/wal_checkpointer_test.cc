@@ -16,10 +16,13 @@ namespace {
 
 using hetsched::testing::TempDir;
 
-// A database in WAL mode with one table, open on one connection (the writer).
+// A database in WAL mode with one table, open on one connection (the writer). Like the store's,
+// the writer waits for a lock the checkpointer's connection holds for a moment (SQLite can
+// answer a commit SQLITE_BUSY while a checkpoint runs, even a passive one).
 struct WalDatabase {
   explicit WalDatabase(const std::string& path) : path(path) {
     EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
     Exec("PRAGMA journal_mode = WAL");
     Exec("PRAGMA synchronous = NORMAL");
     Exec("CREATE TABLE t (v TEXT)");
