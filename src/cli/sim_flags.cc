@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <optional>
 #include <set>
 
@@ -212,6 +213,10 @@ void AddSchedulingFlags(CLI::App& cmd, SimFlags& f) {
                  "it for another; at least --checkpoint-save + --restore (default: 40 times "
                  "that, an hour with the default costs; 0 when both are 0, as in Gavel's "
                  "simulator)");
+  cmd.add_option("--plan-incumbency", f.plan_incumbency,
+                 "default's throughput plan, where preemptions cost: a running job's speed on "
+                 "the type it holds counts this fraction more, so the plan moves it only for a "
+                 "clear gain (default 0.2; ignored when --checkpoint-save and --restore are 0)");
   cmd.add_option("--until", f.until_s,
                  "stop at this virtual time (seconds) and report what was measured so far");
   cmd.add_option("--horizon", f.horizon_s,
@@ -282,7 +287,20 @@ void CheckTimesAndCounts(CLI::App& cmd) {
         "--suspend-time", "--suspend-timeout", "--resume-timeout"}) {
     cmd.get_option(name)->transform(non_negative);
   }
-  cmd.get_option("--aging")->check(CLI::NonNegativeNumber);
+  // CLI11's NonNegativeNumber would answer "not in range 0 to 1.79e308", also for a word.
+  const CLI::Validator finite_non_negative(
+      [](const std::string& value) -> std::string {
+        double number = 0;
+        const char* end = value.data() + value.size();
+        const auto [ptr, ec] = std::from_chars(value.data(), end, number);
+        if (ec != std::errc() || ptr != end || !std::isfinite(number) || number < 0) {
+          return "expected a finite number >= 0, got '" + value + "'";
+        }
+        return "";
+      },
+      "NUMBER");
+  cmd.get_option("--aging")->check(finite_non_negative);
+  cmd.get_option("--plan-incumbency")->check(finite_non_negative);
   cmd.get_option("--max-rounds")->check(CLI::NonNegativeNumber);
 }
 
@@ -458,6 +476,7 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& flags) {
         f.preempt_quantum_s, f.checkpoint_save_s, f.restore_s, f.checkpoint_save_s + f.restore_s));
   }
   o.sched.preempt_quantum_s = f.preempt_quantum_s;
+  o.sched.plan_incumbency = f.plan_incumbency;
   o.sched.space_sharing = f.space_sharing;
   o.sched.elastic = !f.no_elastic;
   o.sched.allocation.max_jobs_per_lp = f.max_jobs_per_lp;

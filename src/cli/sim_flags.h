@@ -38,6 +38,7 @@ struct SimFlags {
   double preempt_interval_s = 300;
   bool gavel_rebuilds = false;
   double preempt_quantum_s = -1;  // -1: from the preemption cost (sched::PreemptionPrice)
+  double plan_incumbency = -1;    // -1: sched::PreemptionPrice::kPlanIncumbency
   double until_s = 0;
   double horizon_s = 0;
   int64_t max_rounds = 0;

@@ -18,14 +18,20 @@ util::Result<PreemptionPrice> PreemptionPrice::FromOptions(const SchedulerOption
     return util::Status::InvalidArgument(
         fmt::format("preempt quantum: {} s (expected a number of seconds)", quantum));
   }
-  if (quantum < 0) return PreemptionPrice(cost, kQuantumPerCost * cost);
+  const double incumbency =
+      options.plan_incumbency < 0 ? kPlanIncumbency : options.plan_incumbency;
+  if (!std::isfinite(incumbency)) {
+    return util::Status::InvalidArgument(fmt::format(
+        "plan incumbency: {} (expected a fraction of speed, >= 0)", options.plan_incumbency));
+  }
+  if (quantum < 0) return PreemptionPrice(cost, kQuantumPerCost * cost, incumbency);
   if (quantum < cost) {
     return util::Status::InvalidArgument(fmt::format(
         "preempt quantum: {:g} s is below what one preemption costs ({:g} s: checkpoint write "
         "plus restore); a job would spend more time stopping and resuming than running",
         quantum, cost));
   }
-  return PreemptionPrice(cost, quantum);
+  return PreemptionPrice(cost, quantum, incumbency);
 }
 
 }  // namespace hetsched::sched

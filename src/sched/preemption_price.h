@@ -32,16 +32,18 @@ class PreemptionPrice {
   // price").
   static constexpr double kPlanIncumbency = 0.2;
 
-  // kInvalidArgument for a negative or non-finite cost, or a quantum set below the cost.
+  // kInvalidArgument for a negative or non-finite cost, a quantum set below the cost, or a
+  // non-finite plan incumbency.
   static util::Result<PreemptionPrice> FromOptions(const SchedulerOptions& options);
 
   PreemptionPrice() = default;
-  PreemptionPrice(double cost_s, double quantum_s) : cost_s_(cost_s), quantum_s_(quantum_s) {}
+  PreemptionPrice(double cost_s, double quantum_s, double incumbency = kPlanIncumbency)
+      : cost_s_(cost_s), quantum_s_(quantum_s), incumbency_(incumbency) {}
 
   double cost_s() const { return cost_s_; }
-  // kPlanIncumbency where preemptions cost something; without a cost a move is free and the
-  // plan is followed exactly.
-  double plan_incumbency() const { return cost_s_ > 0 ? kPlanIncumbency : 0; }
+  // The plan's hysteresis (kPlanIncumbency unless set) where preemptions cost something;
+  // without a cost a move is free and the plan is followed exactly.
+  double plan_incumbency() const { return cost_s_ > 0 ? incumbency_ : 0; }
   double quantum_s() const { return quantum_s_; }
   // A job whose current run started at `run_start_s` has not yet had its quantum.
   bool InQuantum(double run_start_s, double now_s) const {
@@ -68,6 +70,7 @@ class PreemptionPrice {
  private:
   double cost_s_ = 0;
   double quantum_s_ = 0;
+  double incumbency_ = kPlanIncumbency;
 };
 
 }  // namespace hetsched::sched

@@ -81,6 +81,10 @@ struct SchedulerOptions {
   // preemption_cost_s (0 when preemption is free, as in Gavel's simulator). Set by hand it
   // must be at least preemption_cost_s.
   double preempt_quantum_s = -1;
+  // Hysteresis of `default`'s throughput plan where preemptions cost something: a running
+  // job's speed on the type it holds counts this fraction more. Negative:
+  // PreemptionPrice::kPlanIncumbency. Ignored when preemption is free.
+  double plan_incumbency = -1;
   // Teams sharing the cluster (model/tenant.h), resolved against it: the preemptive and
   // queue-order policies let tenants take turns by fair share within their quotas
   // (sched/tenant_shares.h); the LP allocation policies refuse them. Null: one queue.

@@ -134,6 +134,14 @@ TEST(SimulateCli, BadFlagsAreNamed) {
   r = RunHetsched("simulate " + kSeed + " --preempt-quantum -1");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("--preempt-quantum"), std::string::npos) << r.out;
+  for (const char* bad : {"-0.1", "inf", "0.2x"}) {
+    r = RunHetsched("simulate " + kSeed + " --plan-incumbency " + bad);
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_NE(r.out.find("--plan-incumbency: expected a finite number >= 0, got '" +
+                         std::string(bad) + "'"),
+              std::string::npos)
+        << r.out;
+  }
 }
 
 TEST(SimulateCli, OracleEstimatesAreLabelled) {

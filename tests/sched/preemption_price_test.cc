@@ -62,6 +62,23 @@ TEST(PreemptionPrice, TheQuantumIsFortyCostsUnlessSetAndNeverBelowOneCost) {
   EXPECT_FALSE(Scheduler::Create(c, nullptr, "las", Costing(-5)).ok());
 }
 
+TEST(PreemptionPrice, ThePlansHysteresisIsSetOrShippedAndOnlyWherePreemptionsCost) {
+  auto shipped = PreemptionPrice::FromOptions(Costing(90));
+  ASSERT_TRUE(shipped.ok());
+  EXPECT_DOUBLE_EQ(shipped->plan_incumbency(), PreemptionPrice::kPlanIncumbency);
+  SchedulerOptions set = Costing(90);
+  set.plan_incumbency = 0.05;
+  auto by_hand = PreemptionPrice::FromOptions(set);
+  ASSERT_TRUE(by_hand.ok());
+  EXPECT_DOUBLE_EQ(by_hand->plan_incumbency(), 0.05);
+  set.preemption_cost_s = 0;  // free moves: the plan is followed exactly
+  EXPECT_DOUBLE_EQ(PreemptionPrice::FromOptions(set)->plan_incumbency(), 0);
+  set.plan_incumbency = std::numeric_limits<double>::infinity();
+  auto bad = PreemptionPrice::FromOptions(set);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("plan incumbency"));
+}
+
 TEST(PreemptionPrice, AMovePaysWhenItSavesTwiceItsCost) {
   const PreemptionPrice p(90, 3600);
   // 1000 steps left at 1 step/s, or at 2: 500 s saved >= 180.
