@@ -9,10 +9,12 @@
 #   scripts/gavel-fig8.sh [--multi-gpu] [--space-sharing] [--rates "2 4.4 5.6 6"]
 #       [--seeds "0 1 2"] [--jobs 12000] [--policies "default las-het"] [--estimates "none oracle"]
 #       [--elastic-range 1:8] [--restore 0] [--checkpoint-save 0] [--extra "ARGS"]
+#       [--cluster v100=36,p100=36,k80=36]
 #
 # --elastic-range makes every job elastic (simulate --elastic-range); --restore and
 # --checkpoint-save set the preemption costs (Gavel's simulator: 0, the default here); --extra
-# passes more simulate flags (e.g. "--preempt-quantum 1800").
+# passes more simulate flags (e.g. "--preempt-quantum 1800"); --cluster another cluster than
+# Gavel's (e.g. one device fewer, to see how near capacity a rate runs).
 #
 # Needs build/hetsched (make build), or the binary in $HETSCHED_BIN. Each run takes seconds (LP
 # policies up to a minute, ftf-het a few minutes under load).
@@ -30,6 +32,7 @@ elastic="--no-elastic"
 restore=0
 save=0
 extra=""
+cluster="v100=36,p100=36,k80=36"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --multi-gpu) multi="--multi-gpu"; shift ;;
@@ -43,6 +46,7 @@ while [[ $# -gt 0 ]]; do
     --restore) restore="$2"; shift 2 ;;
     --checkpoint-save) save="$2"; shift 2 ;;
     --extra) extra="$2"; shift 2 ;;
+    --cluster) cluster="$2"; shift 2 ;;
     -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "gavel-fig8.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -60,7 +64,7 @@ for policy in $policies; do
       for seed in $seeds; do
         trace="$traces/r$rate-s$seed$multi.trace"
         [[ -f $trace ]] || $bin gen-trace --rate "$rate" --jobs "$jobs" --seed "$seed" $multi -o "$trace"
-        out=$($bin simulate --cluster v100=36,p100=36,k80=36 --trace "$trace" --policy "$policy" \
+        out=$($bin simulate --cluster "$cluster" --trace "$trace" --policy "$policy" \
               --round 360 --restore "$restore" --checkpoint-save "$save" \
               --measure-jobs 4000-5000 --estimates "$est" $sharing $elastic $extra -q)
         jct=$(awk '$1 == "avg_jct_h" {print $2}' <<<"$out")
