@@ -18,8 +18,7 @@ util::Result<PreemptionPrice> PreemptionPrice::FromOptions(const SchedulerOption
     return util::Status::InvalidArgument(
         fmt::format("preempt quantum: {} s (expected a number of seconds)", quantum));
   }
-  const double incumbency =
-      options.plan_incumbency < 0 ? kPlanIncumbency : options.plan_incumbency;
+  const double incumbency = options.plan_incumbency < 0 ? kPlanIncumbency : options.plan_incumbency;
   if (!std::isfinite(incumbency)) {
     return util::Status::InvalidArgument(fmt::format(
         "plan incumbency: {} (expected a fraction of speed, >= 0)", options.plan_incumbency));
