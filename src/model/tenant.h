@@ -43,6 +43,13 @@ struct FairShareOptions {
   // Empty: usage in reference devices, as each job's measured speed says.
   std::map<std::string, double> billing;
   util::SourceLocation billing_where;
+  // The Kueue-style baseline (`accounting: kueue`; Kueue's fair sharing): a tenant's standing
+  // is what it holds beyond its guarantee now, in devices summed over types (Kueue weighs
+  // borrowed quota per resource name, whatever the flavor), against its share; no decayed usage
+  // and no speeds. Quotas per type only. False (`accounting: measured`): decayed usage in
+  // reference devices (or billing units).
+  bool kueue = false;
+  util::SourceLocation accounting_where;
 };
 
 struct Tenants {

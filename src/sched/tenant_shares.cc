@@ -179,7 +179,8 @@ void TenantShares::Order(const std::vector<JobRecord>& records, const std::vecto
     const double lent = std::min(idle, tenants_.list[t].lend_limit.value_or(kInf));
     borrowable -= guarantee_[t] - lent + std::max(0.0, held[t] - guarantee_[t]);
   }
-  // Tenants by (over their guarantee, usage with what they get now against their share).
+  // Tenants by (over their guarantee, standing against their share): usage with what they get
+  // now, or under Kueue-style accounting what they hold beyond their quota.
   using Turn = std::tuple<int, double, int>;
   std::priority_queue<Turn, std::vector<Turn>, std::greater<>> turns;
   std::vector<size_t> next(n, 0);
@@ -187,7 +188,12 @@ void TenantShares::Order(const std::vector<JobRecord>& records, const std::vecto
     if (next[t] >= jobs[t].size()) return;
     const JobRecord& r = records[std::get<3>(jobs[t][next[t]])];
     const bool within = held[t] + Units(t, r) <= GuaranteeFor(t, r) + kSlack;
-    turns.emplace(within ? 0 : 1, (usage_[t] + rate[t] * horizon_s_) / share[t], t);
+    // Kueue: devices beyond its whole quota once this job runs (the share with the preemptor
+    // admitted, as its LessThanOrEqualToFinalShare compares).
+    const double standing = tenants_.fair_share.kueue
+                                ? std::max(0.0, held[t] + Units(t, r) - guarantee_[t])
+                                : usage_[t] + rate[t] * horizon_s_;
+    turns.emplace(within ? 0 : 1, standing / share[t], t);
   };
   for (size_t t = 0; t < n; ++t) push(static_cast<int>(t));
   while (!turns.empty()) {

@@ -1,10 +1,11 @@
 // TenantShares: fair share between tenants (model/tenant.h) for the preemptive and queue-order
 // policies. It books each tenant's usage in reference-device-seconds (or, as the Slurm-style
-// baseline, in static billing weights per device type), forgotten with a
-// half-life (Slurm Fair Tree's decayed usage), and turns the policy's order of jobs into one in
-// which tenants take turns: guaranteed quota first, then by usage against weight, within the
-// limits on borrowing and lending. The policy still orders the jobs of one tenant.
-// Internal to sched/: SchedulerCore owns one when SchedulerOptions::tenants is set.
+// baseline, in static billing weights per device type), forgotten with a half-life (Slurm Fair
+// Tree's decayed usage); as the Kueue-style baseline (model::FairShareOptions::kueue) it ranks
+// tenants by the devices they hold beyond their quota instead. It turns the policy's order of
+// jobs into one in which tenants take turns: guaranteed quota first, then by standing against
+// weight, within the limits on borrowing and lending. The policy still orders the jobs of one
+// tenant. Internal to sched/: SchedulerCore owns one when SchedulerOptions::tenants is set.
 #pragma once
 
 #include <cstdint>
