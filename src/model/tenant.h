@@ -67,6 +67,10 @@ struct Tenants {
   // normalized quota (reference devices); 0 for a parent, whose quota only bounds its
   // children's (jobs belong to tenants without children).
   double Guarantee(size_t i) const;
+  // Each tenant's share of what the tenants with jobs get (`active`, by position): its weight
+  // against its siblings' with jobs (a parent has jobs when a child has), times its parent's
+  // share; 0 for the others.
+  std::vector<double> Shares(const std::vector<char>& active) const;
 };
 
 }  // namespace hetsched::model

@@ -45,6 +45,22 @@ class TenantShares {
   void Order(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
              double now_s, std::vector<Key>& keys);
 
+  // Whether the last Order put job `id` in its tenant's guarantee (it goes first, whatever a
+  // throughput plan would give its class).
+  bool Guaranteed(int32_t id) const {
+    return static_cast<size_t>(id) < guaranteed_.size() && guaranteed_[id] != 0;
+  }
+  // Reclaim: the running jobs of borrowers that owners' queued jobs take back at this decision,
+  // even inside their quantum, marked in `out` (by job id; sized to `records`). Owed: the
+  // devices the owners' queued jobs (`queue`) are guaranteed beyond what their tenants hold;
+  // less the free devices (`free`, by type id) of types those jobs may use, that many devices
+  // are marked, youngest run first (the least of a quantum cut short; each stop costs one
+  // PreemptionPrice::cost_s() per device whichever job it is), on types owed jobs may use,
+  // never taking a borrower to or below its guarantee. O(queue + running log running).
+  void Reclaimable(const std::vector<JobRecord>& records, const std::vector<int32_t>& queue,
+                   const std::vector<int32_t>& running, const std::vector<int32_t>& free,
+                   std::vector<char>& out) const;
+
  private:
   // Tenant position of a job (-1: it names none or an unknown one).
   int TenantOf(const model::Job& job) const;
@@ -57,9 +73,6 @@ class TenantShares {
   // Usage per second of `r` on `type`: reference devices, or billing units per device-second
   // under FairShareOptions::billing.
   double UsageRate(const JobRecord& r, model::DeviceTypeId type) const;
-  // Each tenant's share of what tenants with jobs get: its weight against its siblings' with
-  // jobs, times its parent's share. `active`: tenants with jobs (by position).
-  std::vector<double> Shares(const std::vector<char>& active) const;
   // Books usage of the `running` jobs up to `now_s`, decaying what was booked before.
   void Book(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
             double now_s);
@@ -68,7 +81,6 @@ class TenantShares {
   double horizon_s_;    // usage a decision's grant counts for, per unit of rate
   double devices_ = 0;  // the cluster's
   std::map<std::string, int, std::less<>> index_;
-  std::vector<int> parent_;        // by position; -1: a root
   std::vector<double> guarantee_;  // devices, or reference devices under a normalized quota
   std::vector<std::vector<double>> quota_;  // by tenant, catalog type id: per-type quotas
   std::vector<double> usage_;               // decayed reference-device-seconds
@@ -76,6 +88,7 @@ class TenantShares {
   model::DeviceTypeId reference_;
   std::vector<double> billing_;  // by catalog type id; empty: usage in reference devices
   double booked_s_ = 0;          // usage_ holds usage up to this time
+  std::vector<char> guaranteed_;  // by job id: in its tenant's guarantee at the last Order
 };
 
 }  // namespace hetsched::sched
