@@ -170,6 +170,17 @@ void TenantShares::Reclaimable(const std::vector<JobRecord>& records,
   }
 }
 
+double TenantShares::Borrowable(const std::vector<double>& held,
+                                const std::vector<double>& demand) const {
+  double borrowable = devices_;
+  for (size_t t = 0; t < held.size(); ++t) {
+    const double idle = std::max(0.0, guarantee_[t] - demand[t]);
+    const double lent = std::min(idle, tenants_.list[t].lend_limit.value_or(kInf));
+    borrowable -= guarantee_[t] - lent + std::max(0.0, held[t] - guarantee_[t]);
+  }
+  return borrowable;
+}
+
 void TenantShares::Order(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
                          double now_s, std::vector<Key>& keys) {
   Book(records, running, now_s);
@@ -204,15 +215,7 @@ void TenantShares::Order(const std::vector<JobRecord>& records, const std::vecto
     active[t] = demand[t] > 0;
   }
   const std::vector<double> share = tenants_.Shares(active);
-  // Capacity others may borrow: the cluster less what each tenant keeps of its guarantee (all
-  // but what it lends), less what running jobs that stay already borrow. A reference device
-  // counts as one device here.
-  double borrowable = devices_;
-  for (size_t t = 0; t < n; ++t) {
-    const double idle = std::max(0.0, guarantee_[t] - demand[t]);
-    const double lent = std::min(idle, tenants_.list[t].lend_limit.value_or(kInf));
-    borrowable -= guarantee_[t] - lent + std::max(0.0, held[t] - guarantee_[t]);
-  }
+  double borrowable = Borrowable(held, demand);
   // Tenants by (over their guarantee, standing against their share): usage with what they get
   // now, or under Kueue-style accounting what they hold beyond their quota.
   using Turn = std::tuple<int, double, int>;

@@ -73,6 +73,10 @@ class TenantShares {
   // Usage per second of `r` on `type`: reference devices, or billing units per device-second
   // under FairShareOptions::billing.
   double UsageRate(const JobRecord& r, model::DeviceTypeId type) const;
+  // Capacity others may borrow: the cluster less what each tenant keeps of its guarantee (all
+  // but what it lends of it idle, by `demand`), less what its running jobs that stay (`held`)
+  // already borrow. A reference device counts as one device here.
+  double Borrowable(const std::vector<double>& held, const std::vector<double>& demand) const;
   // Books usage of the `running` jobs up to `now_s`, decaying what was booked before.
   void Book(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
             double now_s);
@@ -86,8 +90,8 @@ class TenantShares {
   std::vector<double> usage_;               // decayed reference-device-seconds
   std::vector<double> pending_;  // booked by OnLeave since the last Book, not yet decayed
   model::DeviceTypeId reference_;
-  std::vector<double> billing_;  // by catalog type id; empty: usage in reference devices
-  double booked_s_ = 0;          // usage_ holds usage up to this time
+  std::vector<double> billing_;   // by catalog type id; empty: usage in reference devices
+  double booked_s_ = 0;           // usage_ holds usage up to this time
   std::vector<char> guaranteed_;  // by job id: in its tenant's guarantee at the last Order
 };
 

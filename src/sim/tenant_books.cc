@@ -33,8 +33,7 @@ double TenantBooks::Worth(const model::Job& job, DeviceTypeId type) const {
 double TenantBooks::AloneS(const model::Job& job, int32_t tenants) const {
   double best = 0, usable = 0;
   for (const auto& [type, count] : cluster_.DeviceTypeCounts()) {
-    const double speed =
-        sched::GangSpeed(job, cluster_.catalog.Get(type), profile_).value_or(0);
+    const double speed = sched::GangSpeed(job, cluster_.catalog.Get(type), profile_).value_or(0);
     if (!(speed > 0)) continue;
     best = std::max(best, speed);
     usable += count;
@@ -112,8 +111,8 @@ void TenantBooks::ReclaimWaits(const std::vector<TenantJobEnd>& measured,
     if (ch.gang < 0 && --waiting[ch.tenant][-ch.gang] == 0) waiting[ch.tenant].erase(-ch.gang);
     if (c + 1 < changes.size() && changes[c + 1].time_s == ch.time_s) continue;
     for (size_t t = 0; t < n; ++t) {  // the state after every change at this time
-      const bool owed = !waiting[t].empty() &&
-                        held[t] + waiting[t].begin()->first <= guarantee_[t] + 1e-9;
+      const bool owed =
+          !waiting[t].empty() && held[t] + waiting[t].begin()->first <= guarantee_[t] + 1e-9;
       const double now = std::clamp(ch.time_s, window.first, window.second);
       if (owed && owed_since[t] < 0) owed_since[t] = now;
       if (owed || owed_since[t] < 0) continue;

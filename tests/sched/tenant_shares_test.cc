@@ -142,8 +142,9 @@ TEST(TenantShares, KueueStyleCountsDevicesWhateverTheyAreWorth) {
   // one device of a's is worth four of b's; Kueue-style, a device is a device.
   const auto c = MakeCluster({{"fast", "cuda", 1, 2}, {"slow", "cuda", 1, 2}});
   for (const bool kueue : {true, false}) {
-    auto s = Scheduler::Create(c, nullptr, "fifo", Accounted({Team("a", 1), Team("b", 1)}, kueue,
-                                                              /*reference=*/"fast"));
+    auto s = Scheduler::Create(c, nullptr, "fifo",
+                               Accounted({Team("a", 1), Team("b", 1)}, kueue,
+                                         /*reference=*/"fast"));
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     for (int i = 0; i < 8; ++i) {
       const double on_slow = i < 4 ? 4.0 : 1.0;

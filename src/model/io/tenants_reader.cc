@@ -201,7 +201,8 @@ util::Result<std::vector<Tenant>> ParseTenants(const DocReader& r, const DocValu
 }
 
 util::Result<FairShareOptions> ParseFairShare(const DocReader& r, const DocValue& node) {
-  RETURN_IF_ERROR(r.CheckMap(node, "fair_share", {"reference_type", "half_life", "billing", "accounting"}));
+  RETURN_IF_ERROR(
+      r.CheckMap(node, "fair_share", {"reference_type", "half_life", "billing", "accounting"}));
   FairShareOptions o;
   if (node.Has("reference_type")) {
     ASSIGN_OR_RETURN(o.reference_type,
@@ -225,8 +226,8 @@ util::Result<FairShareOptions> ParseFairShare(const DocReader& r, const DocValue
   }
   if (node.Has("accounting")) {
     const std::string expected = "measured or kueue";
-    ASSIGN_OR_RETURN(const std::string a, r.Scalar(node["accounting"], "fair_share.accounting",
-                                                   expected));
+    ASSIGN_OR_RETURN(const std::string a,
+                     r.Scalar(node["accounting"], "fair_share.accounting", expected));
     if (a != "measured" && a != "kueue") {
       return r.Error(node["accounting"], "fair_share.accounting", "'" + a + "' is not known",
                      expected);
