@@ -49,7 +49,6 @@ struct FairShareOptions {
   // and no speeds. Quotas per type only. False (`accounting: measured`): decayed usage in
   // reference devices (or billing units).
   bool kueue = false;
-  util::SourceLocation accounting_where;
 };
 
 struct Tenants {

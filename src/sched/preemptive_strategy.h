@@ -46,8 +46,8 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // rebuild and the clock allows; otherwise nothing.
   void RebuildAsGavel(double now_s, Decision& out);
   // A running job this decision may stop or move: preemptible, holding its devices, and
-  // (under a time-slicing policy) past its quantum or taken back by its tenant's lenders
-  // (reclaim_). The others keep their devices as they are.
+  // (under a time-slicing policy) past its quantum or reclaimed for a tenant whose guarantee it
+  // borrows (reclaim_). The others keep their devices as they are.
   bool Movable(int32_t id, double now_s) const;
   // The pool at `now_s`; sorts keys_: the queued jobs and the movable running ones, in policy
   // order.

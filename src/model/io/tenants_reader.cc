@@ -233,7 +233,6 @@ util::Result<FairShareOptions> ParseFairShare(const DocReader& r, const DocValue
                      expected);
     }
     o.kueue = a == "kueue";
-    o.accounting_where = r.At(node["accounting"]);
   }
   if (o.kueue && !o.billing.empty()) {
     return r.Error(node["accounting"], "fair_share.accounting",
