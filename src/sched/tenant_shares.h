@@ -54,9 +54,10 @@ class TenantShares {
   // even inside their quantum, marked in `out` (by job id; sized to `records`). Owed: the
   // devices the owners' queued jobs (`queue`) are guaranteed beyond what their tenants hold;
   // less the free devices (`free`, by type id) of types those jobs may use, that many devices
-  // are marked, youngest run first (the least of a quantum cut short; each stop costs one
-  // PreemptionPrice::cost_s() per device whichever job it is), on types owed jobs may use,
-  // never taking a borrower to or below its guarantee. O(queue + running log running).
+  // are marked, youngest run first (Kueue's order among preemption candidates: the most
+  // recently admitted first; each stop costs one PreemptionPrice::cost_s() per device whichever
+  // job it is), on types owed jobs may use, never taking a borrower below its guarantee.
+  // O(queue + running log running).
   void Reclaimable(const std::vector<JobRecord>& records, const std::vector<int32_t>& queue,
                    const std::vector<int32_t>& running, const std::vector<int32_t>& free,
                    std::vector<char>& out) const;
