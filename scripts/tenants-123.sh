@@ -7,12 +7,14 @@
 # (V100-device-hours) against its target 1/6, 2/6, 3/6, and the total normalized throughput.
 #
 #   scripts/tenants-123.sh [--policies "default las-het fifo-het"] [--seeds "0 1 2"]
-#       [--rate 6] [--jobs 600] [--until 100h] [--costs "0 default"] [--billing]
+#       [--rate 6] [--jobs 600] [--until 100h] [--costs "0 default"] [--billing | --kueue]
 #
 # --costs: "0" runs Gavel's free preemption (--restore 0 --checkpoint-save 0), "default"
 # simulate's own costs (60 s restore, 30 s checkpoint). --billing counts usage the Slurm way,
 # device-seconds times a static weight per type (K80 0.25, P100 0.6, V100 1), instead of
-# each job's measured speed. Needs build/hetsched (or $HETSCHED_BIN).
+# each job's measured speed. --kueue counts it the Kueue way (`accounting: kueue`): devices
+# held beyond the quota, summed over types, against the weight, with no memory and no speeds.
+# Needs build/hetsched (or $HETSCHED_BIN).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${HETSCHED_BIN:-./build/hetsched}
@@ -22,7 +24,7 @@ rate=6
 jobs=600
 until=100h
 costs="0 default"
-billing=""
+accounting=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --policies) policies="$2"; shift 2 ;;
@@ -31,8 +33,9 @@ while [[ $# -gt 0 ]]; do
     --jobs) jobs="$2"; shift 2 ;;
     --until) until="$2"; shift 2 ;;
     --costs) costs="$2"; shift 2 ;;
-    --billing) billing=", billing: {k80: 0.25, p100: 0.6, v100: 1}"; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --billing) accounting=", billing: {k80: 0.25, p100: 0.6, v100: 1}"; shift ;;
+    --kueue) accounting=", accounting: kueue"; shift ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "tenants-123.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -44,7 +47,7 @@ tenants:
   - {name: t1, weight: 1}
   - {name: t2, weight: 2}
   - {name: t3, weight: 3}
-fair_share: {reference_type: v100, half_life: 1d$billing}
+fair_share: {reference_type: v100, half_life: 1d$accounting}
 YAML
 echo "| policy | preemption cost | seed | t1 share (1/6 = 0.167) | t2 (2/6 = 0.333) | t3 (3/6 = 0.500) | worst error | V100-device-h |"
 echo "|---|---|---|---|---|---|---|---|"

@@ -29,4 +29,25 @@ double Tenants::Guarantee(size_t i) const {
   return g;
 }
 
+std::vector<double> Tenants::Shares(const std::vector<char>& active) const {
+  const size_t n = list.size();
+  std::vector<int> parent(n);
+  for (size_t i = 0; i < n; ++i) parent[i] = list[i].parent.empty() ? -1 : Find(list[i].parent);
+  std::vector<char> live = active;
+  for (size_t i = n; i-- > 0;) {  // children come after their parents
+    if (live[i] && parent[i] >= 0) live[parent[i]] = 1;
+  }
+  std::vector<double> sibling_weight(n + 1, 0);  // by parent position; n: the roots
+  for (size_t i = 0; i < n; ++i) {
+    if (live[i]) sibling_weight[parent[i] < 0 ? n : parent[i]] += list[i].weight;
+  }
+  std::vector<double> share(n, 0);
+  for (size_t i = 0; i < n; ++i) {  // parents first
+    if (!live[i]) continue;
+    const double above = parent[i] < 0 ? 1 : share[parent[i]];
+    share[i] = above * list[i].weight / sibling_weight[parent[i] < 0 ? n : parent[i]];
+  }
+  return share;
+}
+
 }  // namespace hetsched::model

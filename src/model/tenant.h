@@ -43,6 +43,12 @@ struct FairShareOptions {
   // Empty: usage in reference devices, as each job's measured speed says.
   std::map<std::string, double> billing;
   util::SourceLocation billing_where;
+  // The Kueue-style baseline (`accounting: kueue`; Kueue's fair sharing): a tenant's standing
+  // is what it holds beyond its guarantee now, in devices summed over types (Kueue weighs
+  // borrowed quota per resource name, whatever the flavor), against its share; no decayed usage
+  // and no speeds. Quotas per type only. False (`accounting: measured`): decayed usage in
+  // reference devices (or billing units).
+  bool kueue = false;
 };
 
 struct Tenants {
@@ -60,6 +66,10 @@ struct Tenants {
   // normalized quota (reference devices); 0 for a parent, whose quota only bounds its
   // children's (jobs belong to tenants without children).
   double Guarantee(size_t i) const;
+  // Each tenant's share of what the tenants with jobs get (`active`, by position): its weight
+  // against its siblings' with jobs (a parent has jobs when a child has), times its parent's
+  // share; 0 for the others.
+  std::vector<double> Shares(const std::vector<char>& active) const;
 };
 
 }  // namespace hetsched::model

@@ -96,7 +96,8 @@ nlohmann::json JobOutcomesJson(const std::vector<sim::JobOutcome>& outcomes) {
   return jobs;
 }
 
-// By tenant name: share of normalized throughput, device-hours, JCT, borrowed and lent.
+// By tenant name: share of normalized throughput, device-hours, JCT, borrowed and lent,
+// preempted runs, reclaim wait and rho.
 nlohmann::json TenantsJson(const std::map<std::string, sim::TenantResult>& tenants) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [name, t] : tenants) {
@@ -106,7 +107,10 @@ nlohmann::json TenantsJson(const std::map<std::string, sim::TenantResult>& tenan
                {"avg_jct_s", t.avg_jct_s},
                {"jobs_completed", t.jobs_completed},
                {"borrowed_device_hours", t.borrowed_device_hours},
-               {"lent_device_hours", t.lent_device_hours}};
+               {"lent_device_hours", t.lent_device_hours},
+               {"preempted_runs", t.preempted_runs},
+               {"reclaim_wait_s", t.reclaim_wait_s},
+               {"rho", t.rho}};
   }
   return j;
 }
@@ -154,7 +158,11 @@ nlohmann::json ToJson(const sim::SimResult& r) {
     j["pairs_formed"] = r.pairs_formed;
     j["shared_device_hours"] = r.shared_device_hours;
   }
-  if (!r.tenants.empty()) j["tenants"] = TenantsJson(r.tenants);
+  if (!r.tenants.empty()) {
+    j["tenants"] = TenantsJson(r.tenants);
+    j["tenant_jain_index"] = r.tenant_fairness.jain_index;
+    j["tenant_worst_rho"] = r.tenant_fairness.worst_rho;
+  }
   if (!r.stopped_early.empty()) j["stopped_early"] = r.stopped_early;
   j["last_arrival_s"] = r.last_arrival_s;
   j["arrivals_ended_early"] = r.arrivals_ended_early;

@@ -142,6 +142,11 @@ std::vector<int32_t> PreemptiveStrategy::AssignByRegret(const std::vector<int32_
 }
 
 void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
+  if (core_.tenants() != nullptr && time_slices_) {
+    std::vector<int32_t> free(core_.state().type_count());
+    for (size_t t = 0; t < free.size(); ++t) free[t] = core_.state().FreeOfType(DeviceTypeId(t));
+    core_.tenants()->Reclaimable(core_.records(), core_.queue(), core_.running(), free, reclaim_);
+  }
   Pool pool = OpenPool(now_s);
   const int32_t types = static_cast<int32_t>(pool.free.size());
   std::vector<int32_t> initial(types);
@@ -155,9 +160,11 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
   for (int32_t id : moved) moved_flag_[id] = 0;
 }
 
-bool PreemptiveStrategy::Movable(const JobRecord& r, double now_s) const {
+bool PreemptiveStrategy::Movable(int32_t id, double now_s) const {
+  const JobRecord& r = core_.record(id);
+  const bool reclaimed = static_cast<size_t>(id) < reclaim_.size() && reclaim_[id] != 0;
   return r.job->preemptible && SchedulerCore::HoldsDevices(r) &&
-         (!time_slices_ || core_.QuantumOver(r, now_s));
+         (!time_slices_ || core_.QuantumOver(r, now_s) || reclaimed);
 }
 
 void PreemptiveStrategy::Pool::Take(int32_t t, int32_t gang) {
@@ -180,7 +187,7 @@ PreemptiveStrategy::Pool PreemptiveStrategy::OpenPool(double now_s) {
   for (int32_t id : core_.queue()) keys.push_back(core_.KeyOf(core_.record(id), now_s));
   for (int32_t id : core_.running()) {
     const JobRecord& r = core_.record(id);
-    if (!Movable(r, now_s)) continue;
+    if (!Movable(id, now_s)) continue;
     pool.held[r.type.value()] += static_cast<int32_t>(r.devices.size());
     keys.push_back(core_.KeyOf(r, now_s));
   }
@@ -214,7 +221,7 @@ bool PreemptiveStrategy::SolvePlan(const Pool& pool, double now_s) {
   kept.clear();
   for (int32_t id : core_.running()) {
     const JobRecord& r = core_.record(id);
-    if (r.phase != JobPhase::kRunning || !SchedulerCore::HoldsDevices(r) || Movable(r, now_s)) {
+    if (r.phase != JobPhase::kRunning || !SchedulerCore::HoldsDevices(r) || Movable(id, now_s)) {
       continue;
     }
     kept.push_back(id);
@@ -256,7 +263,10 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool) {
         selected.push_back(id);
         tentative.push_back(t);
       }
-      continue;
+      // A job in its tenant's guarantee gets devices the plan gave another class: the
+      // guarantee comes before throughput (reclaim), on its fastest type with room.
+      const bool guaranteed = core_.tenants() != nullptr && core_.tenants()->Guaranteed(id);
+      if (t >= 0 || !guaranteed) continue;
     }
     int32_t t = -1;
     if (r.phase == JobPhase::kRunning && !gavel_rebuilds_) {
@@ -366,7 +376,7 @@ std::vector<int32_t> PreemptiveStrategy::PreemptDisplaced(double now_s,
   const std::vector<int32_t> running_now = core_.running();
   for (int32_t id : running_now) {
     JobRecord& r = core_.record(id);
-    if (!Movable(r, now_s) || r.phase != JobPhase::kRunning) continue;
+    if (!Movable(id, now_s) || r.phase != JobPhase::kRunning) continue;
     if (scratch_[id] == r.type.value()) continue;
     const DeviceTypeId was = r.type;
     core_.Preempt(id, now_s, out);

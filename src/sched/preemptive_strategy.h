@@ -46,8 +46,9 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // rebuild and the clock allows; otherwise nothing.
   void RebuildAsGavel(double now_s, Decision& out);
   // A running job this decision may stop or move: preemptible, holding its devices, and
-  // (under a time-slicing policy) past its quantum. The others keep their devices as they are.
-  bool Movable(const JobRecord& r, double now_s) const;
+  // (under a time-slicing policy) past its quantum or reclaimed for a tenant whose guarantee it
+  // borrows (reclaim_). The others keep their devices as they are.
+  bool Movable(int32_t id, double now_s) const;
   // The pool at `now_s`; sorts keys_: the queued jobs and the movable running ones, in policy
   // order.
   Pool OpenPool(double now_s);
@@ -98,6 +99,9 @@ class PreemptiveStrategy final : public DecisionStrategy {
   std::vector<int32_t> scratch_;
   std::vector<int32_t> scratch_ids_;  // SolvePlan: the running jobs it books as they are
   std::vector<char> moved_flag_;
+  // Running jobs of borrowers that owners take back in this reallocation despite their quantum
+  // (TenantShares::Reclaimable); empty without tenants or time slices.
+  std::vector<char> reclaim_;
   // Jobs the last reallocation placed on devices still being checkpointed.
   Reservations reservations_;
   // kPlanned: the devices per type each class of jobs gets in this reallocation.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <queue>
+#include <tuple>
 
 namespace hetsched::sched {
 
@@ -61,7 +62,6 @@ TenantShares::TenantShares(const model::Tenants& tenants, const model::Cluster& 
   for (size_t i = 0; i < tenants_.list.size(); ++i) {
     const model::Tenant& t = tenants_.list[i];
     index_[t.name] = static_cast<int>(i);
-    parent_.push_back(t.parent.empty() ? -1 : tenants_.Find(t.parent));
     guarantee_.push_back(tenants_.Guarantee(i));
     quota_.emplace_back(cluster.catalog.size(), 0);
     if (guarantee_.back() <= 0) continue;
@@ -118,23 +118,67 @@ void TenantShares::Book(const std::vector<JobRecord>& records, const std::vector
   booked_s_ = std::max(booked_s_, now_s);
 }
 
-std::vector<double> TenantShares::Shares(const std::vector<char>& active) const {
+void TenantShares::Reclaimable(const std::vector<JobRecord>& records,
+                               const std::vector<int32_t>& queue,
+                               const std::vector<int32_t>& running,
+                               const std::vector<int32_t>& free, std::vector<char>& out) const {
+  out.assign(records.size(), 0);
   const size_t n = tenants_.list.size();
-  std::vector<char> live = active;
-  for (size_t i = n; i-- > 0;) {  // children come after their parents
-    if (live[i] && parent_[i] >= 0) live[parent_[i]] = 1;
+  std::vector<double> held(n, 0);
+  for (int32_t id : running) {
+    const int t = TenantOf(*records[id].job);
+    if (t >= 0 && !records[id].guest) held[t] += Units(t, records[id]);  // a guest holds none
   }
-  std::vector<double> sibling_weight(n + 1, 0);  // by parent position; n: the roots
-  for (size_t i = 0; i < n; ++i) {
-    if (live[i]) sibling_weight[parent_[i] < 0 ? n : parent_[i]] += tenants_.list[i].weight;
+  // What owners are owed, and the types that would pay it.
+  std::vector<double> wanted(n, 0);
+  std::vector<char> usable(free.size(), 0);
+  double owed = 0;
+  for (int32_t id : queue) {
+    const JobRecord& r = records[id];
+    const int t = TenantOf(*r.job);
+    if (t < 0) continue;
+    const double units = Units(t, r);
+    if (held[t] + wanted[t] + units > GuaranteeFor(t, r) + kSlack) continue;
+    wanted[t] += units;
+    owed += Gang(r);
+    for (size_t type = 0; type < usable.size(); ++type) usable[type] |= r.allowed[type];
   }
-  std::vector<double> share(n, 0);
-  for (size_t i = 0; i < n; ++i) {  // parents first
-    if (!live[i]) continue;
-    const double above = parent_[i] < 0 ? 1 : share[parent_[i]];
-    share[i] = above * tenants_.list[i].weight / sibling_weight[parent_[i] < 0 ? n : parent_[i]];
+  for (size_t type = 0; type < free.size(); ++type) owed -= usable[type] ? free[type] : 0;
+  if (owed <= kSlack) return;
+  std::vector<int32_t> borrowed;
+  for (int32_t id : running) {
+    const JobRecord& r = records[id];
+    const int t = TenantOf(*r.job);
+    if (t >= 0 && r.phase == JobPhase::kRunning && r.job->preemptible && !r.guest &&
+        usable[r.type.value()] && held[t] > guarantee_[t]) {
+      borrowed.push_back(id);
+    }
   }
-  return share;
+  std::sort(borrowed.begin(), borrowed.end(), [&](int32_t a, int32_t b) {
+    return std::tie(records[b].run_start_s, records[a].seq) <
+           std::tie(records[a].run_start_s, records[b].seq);
+  });
+  for (int32_t id : borrowed) {
+    if (owed <= kSlack) break;
+    const JobRecord& r = records[id];
+    const int t = TenantOf(*r.job);
+    const double units = Units(t, r);
+    if (held[t] - units < guarantee_[t] - kSlack) continue;
+    held[t] -= units;
+    owed -= Gang(r);
+    out[id] = 1;
+  }
+}
+
+double TenantShares::Borrowable(const std::vector<double>& held,
+                                const std::vector<double>& demand) const {
+  double borrowable = devices_;
+  for (size_t t = 0; t < held.size(); ++t) {
+    const double idle = std::max(0.0, guarantee_[t] - demand[t]);
+    const double lent = std::min(idle, tenants_.list[t].lend_limit.value_or(kInf));
+    borrowable -= guarantee_[t] - lent + std::max(0.0, held[t] - guarantee_[t]);
+  }
+  return borrowable;
 }
 
 void TenantShares::Order(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
@@ -146,6 +190,7 @@ void TenantShares::Order(const std::vector<JobRecord>& records, const std::vecto
   std::vector<Key> out;
   out.reserve(keys.size());
   std::vector<char> listed(records.size(), 0);
+  guaranteed_.assign(records.size(), 0);
   for (const Key& k : keys) {
     const JobRecord& r = records[std::get<3>(k)];
     listed[std::get<3>(k)] = 1;
@@ -169,17 +214,10 @@ void TenantShares::Order(const std::vector<JobRecord>& records, const std::vecto
     demand[t] += held[t];
     active[t] = demand[t] > 0;
   }
-  const std::vector<double> share = Shares(active);
-  // Capacity others may borrow: the cluster less what each tenant keeps of its guarantee (all
-  // but what it lends), less what running jobs that stay already borrow. A reference device
-  // counts as one device here.
-  double borrowable = devices_;
-  for (size_t t = 0; t < n; ++t) {
-    const double idle = std::max(0.0, guarantee_[t] - demand[t]);
-    const double lent = std::min(idle, tenants_.list[t].lend_limit.value_or(kInf));
-    borrowable -= guarantee_[t] - lent + std::max(0.0, held[t] - guarantee_[t]);
-  }
-  // Tenants by (over their guarantee, usage with what they get now against their share).
+  const std::vector<double> share = tenants_.Shares(active);
+  double borrowable = Borrowable(held, demand);
+  // Tenants by (over their guarantee, standing against their share): usage with what they get
+  // now, or under Kueue-style accounting what they hold beyond their quota.
   using Turn = std::tuple<int, double, int>;
   std::priority_queue<Turn, std::vector<Turn>, std::greater<>> turns;
   std::vector<size_t> next(n, 0);
@@ -187,11 +225,17 @@ void TenantShares::Order(const std::vector<JobRecord>& records, const std::vecto
     if (next[t] >= jobs[t].size()) return;
     const JobRecord& r = records[std::get<3>(jobs[t][next[t]])];
     const bool within = held[t] + Units(t, r) <= GuaranteeFor(t, r) + kSlack;
-    turns.emplace(within ? 0 : 1, (usage_[t] + rate[t] * horizon_s_) / share[t], t);
+    // Kueue: devices beyond its whole quota once this job runs (the share with the preemptor
+    // admitted, as its LessThanOrEqualToFinalShare compares).
+    const double standing = tenants_.fair_share.kueue
+                                ? std::max(0.0, held[t] + Units(t, r) - guarantee_[t])
+                                : usage_[t] + rate[t] * horizon_s_;
+    turns.emplace(within ? 0 : 1, standing / share[t], t);
   };
   for (size_t t = 0; t < n; ++t) push(static_cast<int>(t));
   while (!turns.empty()) {
     const int t = std::get<2>(turns.top());
+    const bool within = std::get<0>(turns.top()) == 0;
     turns.pop();
     const Key& k = jobs[t][next[t]++];
     const JobRecord& r = records[std::get<3>(k)];
@@ -202,6 +246,7 @@ void TenantShares::Order(const std::vector<JobRecord>& records, const std::vecto
     const bool too_much = over > tenants_.list[t].borrow_limit.value_or(kInf) + kSlack ||
                           (beyond > 0 && Gang(r) > borrowable + kSlack);
     if (!too_much) {
+      guaranteed_[std::get<3>(k)] = within ? 1 : 0;
       out.push_back(k);
       held[t] += units;
       rate[t] += UsageRate(r, CountedType(r));

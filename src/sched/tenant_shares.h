@@ -1,10 +1,11 @@
 // TenantShares: fair share between tenants (model/tenant.h) for the preemptive and queue-order
 // policies. It books each tenant's usage in reference-device-seconds (or, as the Slurm-style
-// baseline, in static billing weights per device type), forgotten with a
-// half-life (Slurm Fair Tree's decayed usage), and turns the policy's order of jobs into one in
-// which tenants take turns: guaranteed quota first, then by usage against weight, within the
-// limits on borrowing and lending. The policy still orders the jobs of one tenant.
-// Internal to sched/: SchedulerCore owns one when SchedulerOptions::tenants is set.
+// baseline, in static billing weights per device type), forgotten with a half-life (Slurm Fair
+// Tree's decayed usage); as the Kueue-style baseline (model::FairShareOptions::kueue) it ranks
+// tenants by the devices they hold beyond their quota instead. It turns the policy's order of
+// jobs into one in which tenants take turns: guaranteed quota first, then by standing against
+// weight, within the limits on borrowing and lending. The policy still orders the jobs of one
+// tenant. Internal to sched/: SchedulerCore owns one when SchedulerOptions::tenants is set.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +45,23 @@ class TenantShares {
   void Order(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
              double now_s, std::vector<Key>& keys);
 
+  // Whether the last Order put job `id` in its tenant's guarantee (it goes first, whatever a
+  // throughput plan would give its class).
+  bool Guaranteed(int32_t id) const {
+    return static_cast<size_t>(id) < guaranteed_.size() && guaranteed_[id] != 0;
+  }
+  // Reclaim: the running jobs of borrowers that owners' queued jobs take back at this decision,
+  // even inside their quantum, marked in `out` (by job id; sized to `records`). Owed: the
+  // devices the owners' queued jobs (`queue`) are guaranteed beyond what their tenants hold;
+  // less the free devices (`free`, by type id) of types those jobs may use, that many devices
+  // are marked, youngest run first (Kueue's order among preemption candidates: the most
+  // recently admitted first; each stop costs one PreemptionPrice::cost_s() per device whichever
+  // job it is), on types owed jobs may use, never taking a borrower below its guarantee.
+  // O(queue + running log running).
+  void Reclaimable(const std::vector<JobRecord>& records, const std::vector<int32_t>& queue,
+                   const std::vector<int32_t>& running, const std::vector<int32_t>& free,
+                   std::vector<char>& out) const;
+
  private:
   // Tenant position of a job (-1: it names none or an unknown one).
   int TenantOf(const model::Job& job) const;
@@ -56,9 +74,10 @@ class TenantShares {
   // Usage per second of `r` on `type`: reference devices, or billing units per device-second
   // under FairShareOptions::billing.
   double UsageRate(const JobRecord& r, model::DeviceTypeId type) const;
-  // Each tenant's share of what tenants with jobs get: its weight against its siblings' with
-  // jobs, times its parent's share. `active`: tenants with jobs (by position).
-  std::vector<double> Shares(const std::vector<char>& active) const;
+  // Capacity others may borrow: the cluster less what each tenant keeps of its guarantee (all
+  // but what it lends of it idle, by `demand`), less what its running jobs that stay (`held`)
+  // already borrow. A reference device counts as one device here.
+  double Borrowable(const std::vector<double>& held, const std::vector<double>& demand) const;
   // Books usage of the `running` jobs up to `now_s`, decaying what was booked before.
   void Book(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
             double now_s);
@@ -67,14 +86,14 @@ class TenantShares {
   double horizon_s_;    // usage a decision's grant counts for, per unit of rate
   double devices_ = 0;  // the cluster's
   std::map<std::string, int, std::less<>> index_;
-  std::vector<int> parent_;        // by position; -1: a root
   std::vector<double> guarantee_;  // devices, or reference devices under a normalized quota
   std::vector<std::vector<double>> quota_;  // by tenant, catalog type id: per-type quotas
   std::vector<double> usage_;               // decayed reference-device-seconds
   std::vector<double> pending_;  // booked by OnLeave since the last Book, not yet decayed
   model::DeviceTypeId reference_;
-  std::vector<double> billing_;  // by catalog type id; empty: usage in reference devices
-  double booked_s_ = 0;          // usage_ holds usage up to this time
+  std::vector<double> billing_;   // by catalog type id; empty: usage in reference devices
+  double booked_s_ = 0;           // usage_ holds usage up to this time
+  std::vector<char> guaranteed_;  // by job id: in its tenant's guarantee at the last Order
 };
 
 }  // namespace hetsched::sched

@@ -199,6 +199,7 @@ struct SimResult {
   Timeline timeline;                              // when SimOptions::timeline_sample_s > 0
   // By tenant name, with tenants (SchedulerOptions::tenants); parents sum their children.
   std::map<std::string, TenantResult> tenants;
+  TenantFairness tenant_fairness;  // of `tenants`
   // Space sharing (SchedulerOptions::space_sharing): pairs formed (a guest joining a running
   // job), and device time two jobs shared (a shared device counts once in busy time).
   bool space_sharing = false;

@@ -206,6 +206,7 @@ class Engine final : private drive::Effects, private drive::PowerEffects {
       window.second = std::max(window.second, o.completion_s < 0 ? now_s : o.completion_s);
     }
     result_.tenants = tenant_books_->Summarize(measured, window);
+    result_.tenant_fairness = tenant_books_->Fairness(result_.tenants, measured);
   }
   void SummarizeJobs(double now_s);
   void SummarizeMachines(double now_s);
@@ -241,7 +242,10 @@ class Engine final : private drive::Effects, private drive::PowerEffects {
         result_.capped_device_hours += run.devices * std::max(0.0, now_s - run.busy_from_s) / 3600;
       }
       busy_s_[run.type.value()] += run.devices * std::max(0.0, now_s - run.busy_from_s);
-      if (tenant_books_) tenant_books_->Run(id, run.type, run.devices, run.busy_from_s, now_s);
+      if (tenant_books_) {
+        tenant_books_->Run(id, run.type, run.devices, run.busy_from_s, now_s,
+                           end == RunEnd::kPreempted);
+      }
       if (!serving_pool_.empty()) {
         // Lent while the services run: [0, their horizon).
         const double lent_s =

@@ -138,6 +138,29 @@ TEST(TenantsReader, BillingWeightsNameTypesOfTheCatalog) {
             std::string::npos);
 }
 
+TEST(TenantsReader, KueueAccountingTakesQuotasPerTypeOnly) {
+  auto t = Read("tenants:\n  - {name: a, quota: {v100: 2}}\nfair_share: {accounting: kueue}\n");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_TRUE(ResolveTenants(Gpus(), &*t).ok());
+  EXPECT_TRUE(t->fair_share.kueue);
+  auto measured = Read("tenants:\n  - {name: a}\nfair_share: {accounting: measured}\n");
+  ASSERT_TRUE(measured.ok());
+  EXPECT_FALSE(measured->fair_share.kueue);
+  EXPECT_NE(ErrorOf("tenants:\n  - {name: a}\nfair_share: {accounting: slurm}\n")
+                .find("t.yaml:3:26: fair_share.accounting: 'slurm' is not known (expected "
+                      "measured or kueue)"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("tenants:\n  - {name: a}\n"
+                    "fair_share: {accounting: kueue, billing: {k80: 1}}\n")
+                .find("fair_share.accounting: kueue counts devices, not billing weights"),
+            std::string::npos);
+  EXPECT_NE(ResolveErrorOf("tenants:\n  - {name: a, quota: {normalized: 2}}\n"
+                           "fair_share: {accounting: kueue}\n")
+                .find("tenant a: quota.normalized: accounting: kueue has quotas per device "
+                      "type only"),
+            std::string::npos);
+}
+
 TEST(TenantsReader, TheDefaultReferenceTypeIsTheMostCommon) {
   auto t = Read("tenants:\n  - {name: a}\n");
   ASSERT_TRUE(t.ok());

@@ -125,6 +125,55 @@ TEST(TenantShares, TheOwnersJobsTakeBackWhatWasBorrowed) {
   EXPECT_EQ(Placed(d, 10, 14), 4);
 }
 
+// The options of WithTenants(list), counted Kueue's way when `kueue`, with `reference` as the
+// reference type.
+SchedulerOptions Accounted(std::vector<model::Tenant> list, bool kueue,
+                           const std::string& reference = "nv") {
+  SchedulerOptions o = WithTenants(std::move(list));
+  auto tenants = std::make_shared<model::Tenants>(*o.tenants);
+  tenants->fair_share.kueue = kueue;
+  tenants->fair_share.reference_type = reference;
+  o.tenants = std::move(tenants);
+  return o;
+}
+
+TEST(TenantShares, KueueStyleCountsDevicesWhateverTheyAreWorth) {
+  // a's jobs run 4x faster on the slow type than on the reference; b's alike on both. Measured,
+  // one device of a's is worth four of b's; Kueue-style, a device is a device.
+  const auto c = MakeCluster({{"fast", "cuda", 1, 2}, {"slow", "cuda", 1, 2}});
+  for (const bool kueue : {true, false}) {
+    auto s = Scheduler::Create(c, nullptr, "fifo",
+                               Accounted({Team("a", 1), Team("b", 1)}, kueue,
+                                         /*reference=*/"fast"));
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    for (int i = 0; i < 8; ++i) {
+      const double on_slow = i < 4 ? 4.0 : 1.0;
+      model::Job j = MakeJob(i, 0, 1e6, {{"fast", 1.0}, {"slow", on_slow}});
+      j.tenant = i < 4 ? "a" : "b";
+      ASSERT_TRUE((*s)->Submit(j, 0).accepted);
+    }
+    const Decision d = (*s)->Decide(0);
+    EXPECT_EQ(Placed(d, 0, 4), kueue ? 2 : 1) << kueue;
+    EXPECT_EQ(Placed(d, 4, 8), kueue ? 2 : 3) << kueue;
+  }
+}
+
+TEST(TenantShares, KueueStyleRanksByDevicesBeyondTheQuota) {
+  // a holds its 4 guaranteed devices. Kueue-style, the rest goes to whoever borrows fewer
+  // devices (a tie to the first listed): a 1 beyond, b 1. Measured, a's guaranteed usage counts
+  // too, so b catches up: a 4, b 2.
+  for (const bool kueue : {true, false}) {
+    auto s = Scheduler::Create(Six(), nullptr, "fifo",
+                               Accounted({Team("a", 1, /*quota=*/4), Team("b", 1)}, kueue));
+    ASSERT_TRUE(s.ok());
+    SubmitJobs(**s, "a", 0, 12, 0);
+    SubmitJobs(**s, "b", 12, 12, 0);
+    const Decision d = (*s)->Decide(0);
+    EXPECT_EQ(Placed(d, 0, 12), kueue ? 5 : 4) << kueue;
+    EXPECT_EQ(Placed(d, 12, 24), kueue ? 1 : 2) << kueue;
+  }
+}
+
 TEST(TenantShares, LpPoliciesRefuseTenants) {
   auto s = Scheduler::Create(Six(), nullptr, "maxmin-het", WithTenants({Team("a", 1)}));
   ASSERT_FALSE(s.ok());

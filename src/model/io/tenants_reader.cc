@@ -201,7 +201,8 @@ util::Result<std::vector<Tenant>> ParseTenants(const DocReader& r, const DocValu
 }
 
 util::Result<FairShareOptions> ParseFairShare(const DocReader& r, const DocValue& node) {
-  RETURN_IF_ERROR(r.CheckMap(node, "fair_share", {"reference_type", "half_life", "billing"}));
+  RETURN_IF_ERROR(
+      r.CheckMap(node, "fair_share", {"reference_type", "half_life", "billing", "accounting"}));
   FairShareOptions o;
   if (node.Has("reference_type")) {
     ASSIGN_OR_RETURN(o.reference_type,
@@ -223,6 +224,20 @@ util::Result<FairShareOptions> ParseFairShare(const DocReader& r, const DocValue
                                   /*open_least=*/false, "a weight from 0 to 1e6"));
     }
   }
+  if (node.Has("accounting")) {
+    const std::string expected = "measured or kueue";
+    ASSIGN_OR_RETURN(const std::string a,
+                     r.Scalar(node["accounting"], "fair_share.accounting", expected));
+    if (a != "measured" && a != "kueue") {
+      return r.Error(node["accounting"], "fair_share.accounting", "'" + a + "' is not known",
+                     expected);
+    }
+    o.kueue = a == "kueue";
+  }
+  if (o.kueue && !o.billing.empty()) {
+    return r.Error(node["accounting"], "fair_share.accounting",
+                   "kueue counts devices, not billing weights", "accounting: kueue or billing");
+  }
   return o;
 }
 
@@ -235,6 +250,13 @@ util::Status ResolveTenants(const Cluster& cluster, Tenants* tenants) {
   RETURN_IF_ERROR(CheckSiblings(cluster, *tenants, ""));
   for (const Tenant& t : tenants->list) RETURN_IF_ERROR(CheckSiblings(cluster, *tenants, t.name));
   FairShareOptions& fs = tenants->fair_share;
+  for (const Tenant& t : tenants->list) {
+    if (fs.kueue && t.normalized) {
+      return util::InputError(t.quota_where, "tenant " + t.name + ": quota.normalized",
+                              "accounting: kueue has quotas per device type only",
+                              "a quota like {a100-80g: 8}");
+    }
+  }
   std::map<std::string, double> billing;
   for (const auto& [name, weight] : fs.billing) {
     const DeviceType* type = cluster.catalog.Find(name);

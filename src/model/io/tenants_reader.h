@@ -22,15 +22,16 @@ namespace hetsched::model::io {
 // positive, a negative quota or limit, a quota both per type and normalized.
 util::Result<std::vector<Tenant>> ParseTenants(const DocReader& r, const DocValue& node);
 
-// The map at `node` (field "fair_share"): reference_type, half_life and billing.
+// The map at `node` (field "fair_share"): reference_type, half_life, billing and accounting
+// (measured or kueue; kueue refuses billing weights).
 util::Result<FairShareOptions> ParseFairShare(const DocReader& r, const DocValue& node);
 
 // Checks `tenants` against `cluster` and resolves names: per-type quotas and the reference type
 // name types the cluster has (aliases become canonical names); no quota is larger than the
 // cluster (a tenant's quota of a type than the cluster's devices of the type; the roots'
 // quotas of a type together; a parent's children together than the parent; a normalized
-// quota than the cluster's device count); billing weights name types of its catalog. Sets the
-// default reference type.
+// quota than the cluster's device count); billing weights name types of its catalog; under
+// accounting: kueue no quota is normalized. Sets the default reference type.
 util::Status ResolveTenants(const Cluster& cluster, Tenants* tenants);
 
 // Every job but services names a tenant of `tenants` that has no children (a parent's share
