@@ -5,6 +5,8 @@
 #include <limits>
 #include <optional>
 #include <queue>
+#include <set>
+#include <utility>
 
 namespace hetsched::sched {
 
@@ -142,7 +144,13 @@ std::vector<int32_t> PreemptiveStrategy::AssignByRegret(const std::vector<int32_
 }
 
 void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
-  Pool pool = OpenPool(now_s);
+  ++full_decisions_;
+  if (scratch_.size() < core_.slots()) scratch_.resize(core_.slots(), -2);
+  if (moved_flag_.size() < core_.slots()) moved_flag_.resize(core_.slots(), 0);
+  std::optional<Pool> queued_only = QueuedOnlyPool();
+  if (queued_only) ++queued_only_decisions_;
+  Pool pool = queued_only ? std::move(*queued_only) : OpenPool(now_s);
+  const bool everyone = !queued_only.has_value();
   const int32_t types = static_cast<int32_t>(pool.free.size());
   std::vector<int32_t> initial(types);
   for (int32_t t = 0; t < types; ++t) initial[t] = pool.free[t] + pool.held[t];
@@ -150,9 +158,38 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
   const std::vector<int32_t> assigned = AssignTypes(initial, now_s);
   // Devices per type that jobs preempted now still hold while they write their checkpoints.
   std::vector<int32_t> releasing(types, 0);
-  const std::vector<int32_t> moved = PreemptDisplaced(now_s, assigned, releasing, out);
+  std::vector<int32_t> moved;
+  // A queued-only pool leaves every running job its type: nobody to preempt.
+  if (everyone) moved = PreemptDisplaced(now_s, assigned, releasing, out);
   StartSelected(now_s, assigned, releasing, out);
   for (int32_t id : moved) moved_flag_[id] = 0;
+}
+
+std::optional<PreemptiveStrategy::Pool> PreemptiveStrategy::QueuedOnlyPool() {
+  const MoveCandidates* moves = core_.move_candidates();
+  if (moves == nullptr || gavel_rebuilds_ || core_.tenants() != nullptr || !moves->Exact()) {
+    return std::nullopt;
+  }
+  const ClusterState& state = core_.state();
+  const int32_t types = state.type_count();
+  Pool pool;
+  pool.free.resize(types);
+  pool.held.assign(types, 0);
+  for (int32_t t = 0; t < types; ++t) {
+    pool.free[t] = state.FreeOfType(DeviceTypeId(t));
+    pool.total += pool.free[t];
+  }
+  // The full walk would reach every movable running job first (they all come before the
+  // queued ones), each keeping its own devices (it holds exactly its gang, and no free type
+  // beats its own): what is left for the queued jobs is the free devices, as here.
+  if (moves->AnyMayMove(pool.free)) return std::nullopt;
+  const std::set<SchedulerCore::QueueKey>& queued = core_.sorted_queue();
+  if (!queued.empty() && moves->LastKey() != nullptr && !(*moves->LastKey() < *queued.begin())) {
+    return std::nullopt;
+  }
+  // The queue index's keys are the policy's keys now: this policy's keys do not change in time.
+  keys_.assign(queued.begin(), queued.end());
+  return pool;
 }
 
 bool PreemptiveStrategy::Movable(const JobRecord& r, double now_s) const {
@@ -359,8 +396,6 @@ std::vector<int32_t> PreemptiveStrategy::PreemptDisplaced(double now_s,
                                                           const std::vector<int32_t>& assigned,
                                                           std::vector<int32_t>& releasing,
                                                           Decision& out) {
-  if (scratch_.size() < core_.slots()) scratch_.resize(core_.slots(), -2);
-  if (moved_flag_.size() < core_.slots()) moved_flag_.resize(core_.slots(), 0);
   for (size_t i = 0; i < selected_.size(); ++i) scratch_[selected_[i]] = assigned[i];
   std::vector<int32_t> moved;
   const std::vector<int32_t> running_now = core_.running();

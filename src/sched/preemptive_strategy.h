@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sched/queue_order_strategy.h"
@@ -28,6 +29,9 @@ class PreemptiveStrategy final : public DecisionStrategy {
   void Fill(double now_s, Decision& out) override;
   // Full decisions whose throughput plan (TypeChoice::kPlanned) could not be solved.
   int64_t plan_failures() const { return plan_failures_; }
+  // Full decisions made, and how many of them walked the queued jobs alone (QueuedOnlyPool).
+  int64_t full_decisions() const { return full_decisions_; }
+  int64_t queued_only_decisions() const { return queued_only_decisions_; }
 
  private:
   // Devices a full decision hands out, by type: `free`, nobody holds them; `held`, running
@@ -45,6 +49,11 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // SchedulerOptions::gavel_rebuilds: Reallocate when the set of jobs changed since the last
   // rebuild and the clock allows; otherwise nothing.
   void RebuildAsGavel(double now_s, Decision& out);
+  // The pool of a full decision that can leave every running job where it is, with keys_ the
+  // queued jobs in policy order; nullopt when that cannot be told without visiting the running
+  // jobs (SchedulerCore::move_candidates), or some running job may move or come after a queued
+  // job in the order. The decision it leads to is the full walk's.
+  std::optional<Pool> QueuedOnlyPool();
   // A running job this decision may stop or move: preemptible, holding its devices, and
   // (under a time-slicing policy) past its quantum. The others keep their devices as they are.
   bool Movable(const JobRecord& r, double now_s) const;
@@ -104,6 +113,8 @@ class PreemptiveStrategy final : public DecisionStrategy {
   ThroughputPlan plan_;
   bool plan_ok_ = false;  // this reallocation has a plan
   int64_t plan_failures_ = 0;
+  int64_t full_decisions_ = 0;
+  int64_t queued_only_decisions_ = 0;
 };
 
 }  // namespace hetsched::sched

@@ -15,6 +15,7 @@
 #include "sched/cluster_state.h"
 #include "sched/decision.h"
 #include "sched/job_record.h"
+#include "sched/move_candidates.h"
 #include "sched/placement.h"
 #include "sched/policy.h"
 #include "sched/preemption_price.h"
@@ -151,12 +152,18 @@ class SchedulerCore {
   bool pinned(int32_t id) const { return !pinned_[id].empty(); }
   // Fair share between tenants (SchedulerOptions::tenants); null without tenants.
   TenantShares* tenants() { return tenants_.get(); }
+  // The running jobs a full decision might move, for a preemptive greedy-fastest policy whose
+  // order does not change with time and whose scores depend on the job alone, rigid jobs and
+  // no space sharing (elsewhere null): filed as they start, forgotten as they stop.
+  const MoveCandidates* move_candidates() const { return moves_.get(); }
 
  private:
   // Stops a running job: it is queued, or kStopping under stop_holds_devices.
   void Stop(int32_t id, double now_s);
   void AddRunning(int32_t id);
   void RemoveRunning(int32_t id);
+  // What MoveCandidates files for running `id`.
+  void FileMoveCandidate(int32_t id);
   // Checkpoints load across these types (same vendor, so the same software stack family).
   bool SameVendor(model::DeviceTypeId a, model::DeviceTypeId b) const;
 
@@ -183,6 +190,7 @@ class SchedulerCore {
   double decision_s_ = 0;
   double last_refresh_s_ = -1e300;
   std::unique_ptr<TenantShares> tenants_;
+  std::unique_ptr<MoveCandidates> moves_;
   int64_t job_set_version_ = 0;
 };
 
