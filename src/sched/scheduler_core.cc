@@ -282,7 +282,7 @@ bool SchedulerCore::SameVendor(DeviceTypeId a, DeviceTypeId b) const {
 }
 
 double SchedulerCore::NewWorkShare(const JobRecord& r, DeviceTypeId type) const {
-  if (r.job->portable_checkpoint || !r.type.valid() || SameVendor(r.type, type)) return 1;
+  if (CheckpointLoadsOn(r, type)) return 1;
   const double done = r.DoneAt(decision_s_);
   if (done <= 0) return 1;
   // Its checkpoint does not load there: it would redo the work done so far. While devices of

@@ -149,6 +149,11 @@ class SchedulerCore {
   // 1, or the share of the work on `type` that is new: remaining / (done + remaining) when the
   // job has progress whose checkpoint does not load there (another vendor, not portable).
   double NewWorkShare(const JobRecord& r, model::DeviceTypeId type) const;
+  // `r`'s checkpoint loads on `type` (portable, same vendor, or it never ran): NewWorkShare
+  // there is 1 whatever its progress.
+  bool CheckpointLoadsOn(const JobRecord& r, model::DeviceTypeId type) const {
+    return r.job->portable_checkpoint || !r.type.valid() || SameVendor(r.type, type);
+  }
   bool pinned(int32_t id) const { return !pinned_[id].empty(); }
   // Fair share between tenants (SchedulerOptions::tenants); null without tenants.
   TenantShares* tenants() { return tenants_.get(); }
