@@ -16,6 +16,7 @@ void MoveCandidates::Add(int32_t id, const Key& key, std::vector<int32_t> gains,
   e.surplus = surplus;
   for (int32_t t : e.gains) rooms_[t].insert(room);
   keys_.insert(key);
+  if (!e.gains.empty()) gainers_.insert(key);
   if (surplus != 0) ++uneven_;
 }
 
@@ -24,6 +25,7 @@ void MoveCandidates::Remove(int32_t id) {
   Entry& e = entries_[id];
   for (int32_t t : e.gains) rooms_[t].erase(rooms_[t].find(e.room));
   keys_.erase(e.key);
+  gainers_.erase(e.key);
   if (e.surplus != 0) --uneven_;
   e = Entry{};
 }

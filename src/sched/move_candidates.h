@@ -1,8 +1,9 @@
 // MoveCandidates: the running jobs that a greedy-fastest policy's full decision
 // (TypeChoice::kFastest, PreemptiveStrategy) might move to another device type, kept up to date
-// as jobs start and stop. With it a full decision tells, without visiting the running jobs,
-// that none of them would move with the devices free now, and whether every queued job comes
-// after all of them in the policy's order: then the decision is the queued jobs' alone.
+// as jobs start and stop. With it a full decision visits, of the running jobs, only those that
+// gain somewhere, in the policy's order, and stops once no free type has room for any of them;
+// when every queued job comes after all running ones in the policy's order, that is the full
+// decision's walk.
 #pragma once
 
 #include <cstddef>
@@ -30,6 +31,8 @@ class MoveCandidates {
   // True when some filed job gains on a type with at least its room in `free` (by type), or
   // `free` covers other types than the index was made for.
   bool AnyMayMove(const std::vector<int32_t>& free) const;
+  // The keys of the filed jobs that gain on some type, in the policy's order.
+  const std::set<Key>& gainers() const { return gainers_; }
   // The filed job last in the policy's order; null when none is filed.
   const Key* LastKey() const { return keys_.empty() ? nullptr : &*keys_.rbegin(); }
   // Every filed job holds exactly its gang.
@@ -46,6 +49,7 @@ class MoveCandidates {
   };
   std::vector<std::multiset<int32_t>> rooms_;  // by type: the rooms of the jobs gaining there
   std::set<Key> keys_;
+  std::set<Key> gainers_;
   std::vector<Entry> entries_;  // by job id
   int64_t uneven_ = 0;          // filed jobs whose surplus is not 0
 };

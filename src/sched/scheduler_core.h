@@ -79,6 +79,8 @@ class SchedulerCore {
   size_t slots() const { return records_.size(); }
   const std::vector<int32_t>& queue() const { return queue_; }      // queued ids, unordered
   const std::vector<int32_t>& running() const { return running_; }  // running ids, unordered
+  // Where running `id` is in running().
+  int32_t running_position(int32_t id) const { return pos_[id]; }
   // Queued jobs by KeyOf(job, 0), i.e. in policy order. Starting a job erases only its own
   // entry, so a walk may start jobs as it goes.
   const std::set<QueueKey>& sorted_queue() const { return sorted_queue_; }
