@@ -212,8 +212,15 @@ std::optional<PreemptiveStrategy::Pool> PreemptiveStrategy::IndexedPool(double n
     tentative_.push_back(to);
   }
   // What is left for the queued jobs is the free devices. The queue index's keys are the
-  // policy's keys now: this policy's keys do not change in time.
-  keys_.assign(queued.begin(), queued.end());
+  // policy's keys now: this policy's keys do not change in time. An in-order policy's walk
+  // ends at the first job that does not fit, or when the devices run out, each job before
+  // taking one at least: it reaches no further than the first `total` jobs.
+  auto end = queued.end();
+  if (core_.policy().in_order_only()) {
+    end = queued.begin();
+    for (int32_t n = 0; n < pool.total && end != queued.end(); ++n) ++end;
+  }
+  keys_.assign(queued.begin(), end);
   return pool;
 }
 
