@@ -438,8 +438,9 @@ std::vector<int32_t> PreemptiveStrategy::PreemptDisplaced(double now_s,
   std::vector<int32_t> moved;
   for (int32_t id : candidates) {
     JobRecord& r = core_.record(id);
-    if (!Movable(r, now_s) || r.phase != JobPhase::kRunning) continue;
-    if (scratch_[id] == r.type.value()) continue;
+    // Those keeping their type first: that test reads no more than the record.
+    if (r.phase != JobPhase::kRunning || scratch_[id] == r.type.value()) continue;
+    if (!Movable(r, now_s)) continue;
     const DeviceTypeId was = r.type;
     core_.Preempt(id, now_s, out);
     if (r.phase == JobPhase::kStopping) {

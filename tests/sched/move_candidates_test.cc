@@ -159,14 +159,21 @@ void ExpectSameDecisionsWithAndWithoutIndex(const std::string& policy, uint32_t 
   counts.indexed += sa.indexed_decisions();
 }
 
-TEST(MoveCandidates, FifoHetDecidesAsTheFullWalk) {
+// Five seeds, each with and without piling up.
+Counts CompareOnSeeds(const std::string& policy) {
   Counts counts;
   for (uint32_t seed : {1u, 2u, 3u, 4u, 5u}) {
     for (bool pile_up : {false, true}) {
-      ASSERT_NO_FATAL_FAILURE(
-          ExpectSameDecisionsWithAndWithoutIndex("fifo-het", seed, pile_up, counts));
+      ExpectSameDecisionsWithAndWithoutIndex(policy, seed, pile_up, counts);
+      if (::testing::Test::HasFatalFailure()) return counts;
     }
   }
+  return counts;
+}
+
+TEST(MoveCandidates, FifoHetDecidesAsTheFullWalk) {
+  const Counts counts = CompareOnSeeds("fifo-het");
+  ASSERT_FALSE(HasFatalFailure());
   // In arrival order queued jobs come after running ones: every full decision took the
   // indexed walk, and it moved running jobs up (each move is a preemption).
   EXPECT_EQ(counts.indexed, counts.full);
@@ -174,13 +181,8 @@ TEST(MoveCandidates, FifoHetDecidesAsTheFullWalk) {
 }
 
 TEST(MoveCandidates, PriorityDecidesAsTheFullWalk) {
-  Counts counts;
-  for (uint32_t seed : {1u, 2u, 3u, 4u, 5u}) {
-    for (bool pile_up : {false, true}) {
-      ASSERT_NO_FATAL_FAILURE(
-          ExpectSameDecisionsWithAndWithoutIndex("priority", seed, pile_up, counts));
-    }
-  }
+  const Counts counts = CompareOnSeeds("priority");
+  ASSERT_FALSE(HasFatalFailure());
   // A higher priority arriving comes before running jobs: then the full walk.
   EXPECT_GT(counts.indexed, 0);
   EXPECT_LT(counts.indexed, counts.full);
