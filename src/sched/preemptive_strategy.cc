@@ -257,9 +257,15 @@ PreemptiveStrategy::Pool PreemptiveStrategy::OpenPool(double now_s) {
   keys.clear();
   keys.reserve(core_.queue().size() + core_.running().size());
   for (int32_t id : core_.queue()) keys.push_back(core_.KeyOf(core_.record(id), now_s));
+  // The running jobs this decision may not move, for SolvePlan: it books them as they are.
+  std::vector<int32_t>& kept = scratch_ids_;
+  kept.clear();
   for (int32_t id : core_.running()) {
     const JobRecord& r = core_.record(id);
-    if (!Movable(r, now_s)) continue;
+    if (!Movable(r, now_s)) {
+      if (r.phase == JobPhase::kRunning && SchedulerCore::HoldsDevices(r)) kept.push_back(id);
+      continue;
+    }
     pool.held[r.type.value()] += static_cast<int32_t>(r.devices.size());
     keys.push_back(core_.KeyOf(r, now_s));
   }
@@ -271,7 +277,7 @@ PreemptiveStrategy::Pool PreemptiveStrategy::OpenPool(double now_s) {
   return pool;
 }
 
-bool PreemptiveStrategy::SolvePlan(const Pool& pool, double now_s) {
+bool PreemptiveStrategy::SolvePlan(const Pool& pool) {
   const int32_t types = static_cast<int32_t>(pool.free.size());
   std::vector<int32_t> capacity(types);
   int32_t types_offered = 0;
@@ -289,16 +295,12 @@ bool PreemptiveStrategy::SolvePlan(const Pool& pool, double now_s) {
   // Running jobs inside their quantum keep their devices, but the plan is made for the whole
   // cluster: planned over the part left to this decision alone, each class's budget would
   // shift with whichever jobs' quanta happen to be over, and move jobs for nothing.
-  std::vector<int32_t>& kept = scratch_ids_;
-  kept.clear();
-  for (int32_t id : core_.running()) {
-    const JobRecord& r = core_.record(id);
-    if (r.phase != JobPhase::kRunning || !SchedulerCore::HoldsDevices(r) || Movable(r, now_s)) {
-      continue;
-    }
-    kept.push_back(id);
+  // OpenPool listed them (kept).
+  const std::vector<int32_t>& kept = scratch_ids_;
+  for (int32_t id : kept) {
     ids.push_back(id);
-    capacity[r.type.value()] += static_cast<int32_t>(r.devices.size());
+    capacity[core_.record(id).type.value()] +=
+        static_cast<int32_t>(core_.record(id).devices.size());
   }
   // Without a plan this decision assigns types by regret, as kMaxThroughput does; the
   // failures are counted (plan_failures: simulate warns about them).
@@ -317,7 +319,7 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_onl
   std::vector<int32_t>& selected = selected_;
   std::vector<int32_t>& tentative = tentative_;
   std::vector<int32_t> both(types);
-  const bool planned = choice == TypeChoice::kPlanned && SolvePlan(pool, now_s);
+  const bool planned = choice == TypeChoice::kPlanned && SolvePlan(pool);
   bool blocked = false;  // in_order_only: an earlier job did not fit; later queued jobs wait
   for (const auto& k : keys_) {
     if (pool.total <= 0) break;

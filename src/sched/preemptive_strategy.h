@@ -63,15 +63,16 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // (under a time-slicing policy) past its quantum. The others keep their devices as they are.
   bool Movable(const JobRecord& r, double now_s) const;
   // The pool at `now_s`; sorts keys_: the queued jobs and the movable running ones, in policy
-  // order.
+  // order; lists in scratch_ids_ the running jobs holding devices it may not move.
   Pool OpenPool(double now_s);
   // Which jobs run: walks keys_ while the pool lasts, appending to selected_, with the type each
   // takes in tentative_. `queued_only`: keys_ holds no running job.
   void SelectInOrder(double now_s, Pool& pool, bool queued_only);
   // TypeChoice::kPlanned: solves the throughput plan over keys_ and `pool`, and the running
-  // jobs still inside their quantum on the devices they hold (booked to their classes); false
+  // jobs OpenPool kept (inside their quantum, or not preemptible) on the devices they hold
+  // (booked to their classes); false
   // (plan_ok_ false) when one type alone is on offer or the LP failed (counted).
-  bool SolvePlan(const Pool& pool, double now_s);
+  bool SolvePlan(const Pool& pool);
   // SelectInOrder's step for one job under kPlanned: the type the plan gives it (its own when
   // it runs and its class keeps budget there), -1 when none. Takes from `pool`.
   int32_t SelectPlanned(int32_t id, double now_s, Pool& pool);
@@ -112,7 +113,7 @@ class PreemptiveStrategy final : public DecisionStrategy {
   std::vector<SchedulerCore::QueueKey> keys_;
   std::vector<int32_t> selected_, tentative_;
   std::vector<int32_t> scratch_;
-  std::vector<int32_t> scratch_ids_;  // SolvePlan: the running jobs it books as they are
+  std::vector<int32_t> scratch_ids_;  // OpenPool's kept running jobs, SolvePlan books as they are
   std::vector<char> moved_flag_;
   // Jobs the last reallocation placed on devices still being checkpointed.
   Reservations reservations_;
