@@ -38,13 +38,19 @@ using namespace hetsched;  // NOLINT: benchmark file
 // medians of 7e54a04: these memory-bound cases suffer from the host's load more than the
 // reference does, so both bounds were raised to about 4x those medians (20 and 24); they
 // catch a 4x slowdown, not a 3x one.
+// Tightened 2026-12-06 (issue 33, branch h-perf, commit 8e6458a) after fifo-het's full decisions
+// began to visit only the running jobs that gain from a move and default's plan to keep job
+// classes: 4 runs beside other engineers' work (load average 4.4) read sim/fifo-het 6.4-7.9
+// (was about 43), full/fifo-het 3,702-4,287 (was about 21,000), sim/default 105-118 and
+// full/default 90,500-96,500; their bounds went to about twice those medians (16, 8,000, 240
+// and 190,000), so a 3x slowdown from the new level fails. The event cases are unchanged.
 struct Bound {
   const char* name;
   double max_ratio;
 };
 constexpr Bound kBounds[] = {
-    {"sim/fifo-het", 80},  {"sim/default", 320},      {"event/fifo-het", 20},
-    {"event/default", 24}, {"full/fifo-het", 41'000}, {"full/default", 250'000},
+    {"sim/fifo-het", 16},  {"sim/default", 240},     {"event/fifo-het", 20},
+    {"event/default", 24}, {"full/fifo-het", 8'000}, {"full/default", 190'000},
 };
 
 // Sizes, so that the whole gate takes seconds: the simulation a twentieth of sim_bench's, the

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <optional>
 #include <queue>
+#include <set>
+#include <utility>
 
 namespace hetsched::sched {
 
@@ -147,17 +150,93 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
     for (size_t t = 0; t < free.size(); ++t) free[t] = core_.state().FreeOfType(DeviceTypeId(t));
     core_.tenants()->Reclaimable(core_.records(), core_.queue(), core_.running(), free, reclaim_);
   }
-  Pool pool = OpenPool(now_s);
+  ++full_decisions_;
+  if (scratch_.size() < core_.slots()) scratch_.resize(core_.slots(), -2);
+  if (moved_flag_.size() < core_.slots()) moved_flag_.resize(core_.slots(), 0);
+  selected_.clear();
+  tentative_.clear();
+  std::optional<Pool> indexed = IndexedPool(now_s);
+  if (indexed) ++indexed_decisions_;
+  // The running jobs the indexed walk moves, ahead of the queued ones in selected_.
+  const size_t moving = selected_.size();
+  Pool pool = indexed ? std::move(*indexed) : OpenPool(now_s);
   const int32_t types = static_cast<int32_t>(pool.free.size());
   std::vector<int32_t> initial(types);
   for (int32_t t = 0; t < types; ++t) initial[t] = pool.free[t] + pool.held[t];
-  SelectInOrder(now_s, pool);
+  SelectInOrder(now_s, pool, /*queued_only=*/indexed.has_value());
   const std::vector<int32_t> assigned = AssignTypes(initial, now_s);
   // Devices per type that jobs preempted now still hold while they write their checkpoints.
   std::vector<int32_t> releasing(types, 0);
-  const std::vector<int32_t> moved = PreemptDisplaced(now_s, assigned, releasing, out);
+  // Who may lose its place: every running job, or those the indexed walk moves (the others
+  // keep their types), in the order of core_.running() either way.
+  std::vector<int32_t> candidates;
+  if (indexed) {
+    candidates.assign(selected_.begin(), selected_.begin() + static_cast<std::ptrdiff_t>(moving));
+    std::sort(candidates.begin(), candidates.end(), [&](int32_t a, int32_t b) {
+      return core_.running_position(a) < core_.running_position(b);
+    });
+  } else {
+    candidates = core_.running();
+  }
+  const std::vector<int32_t> moved = PreemptDisplaced(now_s, assigned, candidates, releasing, out);
   StartSelected(now_s, assigned, releasing, out);
   for (int32_t id : moved) moved_flag_[id] = 0;
+}
+
+std::optional<PreemptiveStrategy::Pool> PreemptiveStrategy::IndexedPool(double now_s) {
+  const MoveCandidates* moves = core_.move_candidates();
+  if (moves == nullptr || gavel_rebuilds_ || core_.tenants() != nullptr || !moves->Exact()) {
+    return std::nullopt;
+  }
+  const std::set<SchedulerCore::QueueKey>& queued = core_.sorted_queue();
+  if (!queued.empty() && moves->LastKey() != nullptr && !(*moves->LastKey() < *queued.begin())) {
+    return std::nullopt;
+  }
+  const ClusterState& state = core_.state();
+  const int32_t types = state.type_count();
+  Pool pool;
+  pool.free.resize(types);
+  pool.held.assign(types, 0);
+  for (int32_t t = 0; t < types; ++t) {
+    pool.free[t] = state.FreeOfType(DeviceTypeId(t));
+    pool.total += pool.free[t];
+  }
+  // The full walk reaches every movable running job first (they all come before the queued
+  // ones). Each holds exactly its gang, so it keeps its devices or moves up to a free type;
+  // only one that gains somewhere can move, and none once no type it gains on has room.
+  for (const auto& key : moves->gainers()) {
+    if (!moves->AnyMayMove(pool.free)) break;
+    const int32_t id = std::get<3>(key);
+    const JobRecord& r = core_.record(id);
+    const int32_t to = FasterFreeType(r, pool.free, now_s);
+    if (to < 0) continue;
+    const int32_t gang = std::max(1, r.job->gang_size);
+    pool.free[r.type.value()] += gang;
+    pool.free[to] -= gang;
+    selected_.push_back(id);
+    tentative_.push_back(to);
+  }
+  // What is left for the queued jobs is the free devices. The queue index's keys are the
+  // policy's keys now: this policy's keys do not change in time. An in-order policy's walk
+  // ends at the first job that does not fit, or when the devices run out, each job before
+  // taking one at least: it reaches no further than the first `total` jobs.
+  auto end = queued.end();
+  if (core_.policy().in_order_only()) {
+    end = queued.begin();
+    for (int32_t n = 0; n < pool.total && end != queued.end(); ++n) ++end;
+  }
+  keys_.assign(queued.begin(), end);
+  return pool;
+}
+
+int32_t PreemptiveStrategy::FasterFreeType(const JobRecord& r, const std::vector<int32_t>& free,
+                                           double now_s) const {
+  const int32_t best = core_.BestType(r, TypeChoice::kFastest, free);
+  const bool gains = best >= 0 && best != r.type.value() &&
+                     core_.ScoreOf(r, DeviceTypeId(best)) >
+                         core_.ScoreOf(r, r.type) + core_.options().stickiness &&
+                     core_.MovePays(r, DeviceTypeId(best), now_s);
+  return gains ? best : -1;
 }
 
 bool PreemptiveStrategy::Movable(int32_t id, double now_s) const {
@@ -185,9 +264,15 @@ PreemptiveStrategy::Pool PreemptiveStrategy::OpenPool(double now_s) {
   keys.clear();
   keys.reserve(core_.queue().size() + core_.running().size());
   for (int32_t id : core_.queue()) keys.push_back(core_.KeyOf(core_.record(id), now_s));
+  // The running jobs this decision may not move, for SolvePlan: it books them as they are.
+  std::vector<int32_t>& kept = scratch_ids_;
+  kept.clear();
   for (int32_t id : core_.running()) {
     const JobRecord& r = core_.record(id);
-    if (!Movable(id, now_s)) continue;
+    if (!Movable(id, now_s)) {
+      if (r.phase == JobPhase::kRunning && SchedulerCore::HoldsDevices(r)) kept.push_back(id);
+      continue;
+    }
     pool.held[r.type.value()] += static_cast<int32_t>(r.devices.size());
     keys.push_back(core_.KeyOf(r, now_s));
   }
@@ -199,7 +284,7 @@ PreemptiveStrategy::Pool PreemptiveStrategy::OpenPool(double now_s) {
   return pool;
 }
 
-bool PreemptiveStrategy::SolvePlan(const Pool& pool, double now_s) {
+bool PreemptiveStrategy::SolvePlan(const Pool& pool) {
   const int32_t types = static_cast<int32_t>(pool.free.size());
   std::vector<int32_t> capacity(types);
   int32_t types_offered = 0;
@@ -217,16 +302,12 @@ bool PreemptiveStrategy::SolvePlan(const Pool& pool, double now_s) {
   // Running jobs inside their quantum keep their devices, but the plan is made for the whole
   // cluster: planned over the part left to this decision alone, each class's budget would
   // shift with whichever jobs' quanta happen to be over, and move jobs for nothing.
-  std::vector<int32_t>& kept = scratch_ids_;
-  kept.clear();
-  for (int32_t id : core_.running()) {
-    const JobRecord& r = core_.record(id);
-    if (r.phase != JobPhase::kRunning || !SchedulerCore::HoldsDevices(r) || Movable(id, now_s)) {
-      continue;
-    }
-    kept.push_back(id);
+  // OpenPool listed them (kept).
+  const std::vector<int32_t>& kept = scratch_ids_;
+  for (int32_t id : kept) {
     ids.push_back(id);
-    capacity[r.type.value()] += static_cast<int32_t>(r.devices.size());
+    capacity[core_.record(id).type.value()] +=
+        static_cast<int32_t>(core_.record(id).devices.size());
   }
   // Without a plan this decision assigns types by regret, as kMaxThroughput does; the
   // failures are counted (plan_failures: simulate warns about them).
@@ -239,16 +320,13 @@ bool PreemptiveStrategy::SolvePlan(const Pool& pool, double now_s) {
   return true;
 }
 
-void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool) {
+void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_only) {
   const int32_t types = static_cast<int32_t>(pool.free.size());
   const TypeChoice choice = core_.policy().type_choice();
-  const double stickiness = core_.options().stickiness;
   std::vector<int32_t>& selected = selected_;
   std::vector<int32_t>& tentative = tentative_;
-  selected.clear();
-  tentative.clear();
   std::vector<int32_t> both(types);
-  const bool planned = choice == TypeChoice::kPlanned && SolvePlan(pool, now_s);
+  const bool planned = choice == TypeChoice::kPlanned && SolvePlan(pool);
   bool blocked = false;  // in_order_only: an earlier job did not fit; later queued jobs wait
   for (const auto& k : keys_) {
     if (pool.total <= 0) break;
@@ -277,16 +355,13 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool) {
         pool.held[own] -= gang;
         pool.total -= gang;
         t = own;
-        if (choice == TypeChoice::kFastest) {
-          const int32_t best = core_.BestType(r, choice, pool.free);
-          // Greedy-fastest moves a running job to a free faster type only for a clear gain.
-          if (best >= 0 && best != own &&
-              core_.ScoreOf(r, DeviceTypeId(best)) > core_.ScoreOf(r, r.type) + stickiness &&
-              core_.MovePays(r, DeviceTypeId(best), now_s)) {
-            t = best;
-            pool.free[own] += gang;
-            pool.free[t] -= gang;
-          }
+        // Greedy-fastest moves a running job to a free faster type only for a clear gain.
+        const int32_t faster =
+            choice == TypeChoice::kFastest ? FasterFreeType(r, pool.free, now_s) : -1;
+        if (faster >= 0) {
+          t = faster;
+          pool.free[own] += gang;
+          pool.free[t] -= gang;
         }
         selected.push_back(id);
         tentative.push_back(t);
@@ -304,6 +379,7 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool) {
     if (best < 0) {
       // Head-of-line blocking, as the policy promises; running jobs behind keep their devices.
       if (core_.policy().in_order_only()) blocked = true;
+      if (blocked && queued_only) break;  // nobody behind it may start
       continue;
     }
     t = best;
@@ -367,17 +443,16 @@ std::vector<int32_t> PreemptiveStrategy::AssignTypes(const std::vector<int32_t>&
 
 std::vector<int32_t> PreemptiveStrategy::PreemptDisplaced(double now_s,
                                                           const std::vector<int32_t>& assigned,
+                                                          const std::vector<int32_t>& candidates,
                                                           std::vector<int32_t>& releasing,
                                                           Decision& out) {
-  if (scratch_.size() < core_.slots()) scratch_.resize(core_.slots(), -2);
-  if (moved_flag_.size() < core_.slots()) moved_flag_.resize(core_.slots(), 0);
   for (size_t i = 0; i < selected_.size(); ++i) scratch_[selected_[i]] = assigned[i];
   std::vector<int32_t> moved;
-  const std::vector<int32_t> running_now = core_.running();
-  for (int32_t id : running_now) {
+  for (int32_t id : candidates) {
     JobRecord& r = core_.record(id);
-    if (!Movable(id, now_s) || r.phase != JobPhase::kRunning) continue;
-    if (scratch_[id] == r.type.value()) continue;
+    // Those keeping their type first: that test reads no more than the record.
+    if (r.phase != JobPhase::kRunning || scratch_[id] == r.type.value()) continue;
+    if (!Movable(id, now_s)) continue;
     const DeviceTypeId was = r.type;
     core_.Preempt(id, now_s, out);
     if (r.phase == JobPhase::kStopping) {

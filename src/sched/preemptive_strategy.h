@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sched/queue_order_strategy.h"
@@ -28,6 +29,10 @@ class PreemptiveStrategy final : public DecisionStrategy {
   void Fill(double now_s, Decision& out) override;
   // Full decisions whose throughput plan (TypeChoice::kPlanned) could not be solved.
   int64_t plan_failures() const { return plan_failures_; }
+  // Full decisions made, and how many of them visited only the running jobs that gain
+  // somewhere (IndexedPool).
+  int64_t full_decisions() const { return full_decisions_; }
+  int64_t indexed_decisions() const { return indexed_decisions_; }
 
  private:
   // Devices a full decision hands out, by type: `free`, nobody holds them; `held`, running
@@ -45,20 +50,30 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // SchedulerOptions::gavel_rebuilds: Reallocate when the set of jobs changed since the last
   // rebuild and the clock allows; otherwise nothing.
   void RebuildAsGavel(double now_s, Decision& out);
+  // The pool of a full decision that visits, of the running jobs, only those that gain from a
+  // move (SchedulerCore::move_candidates), when every queued job comes after all running ones
+  // in the policy's order: selected_ gets the running jobs that move, keys_ the queued jobs in
+  // policy order, and the pool what the full walk leaves for them. nullopt when that cannot
+  // be told without visiting every running job. The decision it leads to is the full walk's.
+  std::optional<Pool> IndexedPool(double now_s);
+  // Greedy-fastest's move of running `r`: the best type with room in `free` when it scores
+  // more than its own by the stickiness and the move pays; -1 when it stays.
+  int32_t FasterFreeType(const JobRecord& r, const std::vector<int32_t>& free, double now_s) const;
   // A running job this decision may stop or move: preemptible, holding its devices, and
   // (under a time-slicing policy) past its quantum or reclaimed for a tenant whose guarantee it
   // borrows (reclaim_). The others keep their devices as they are.
   bool Movable(int32_t id, double now_s) const;
   // The pool at `now_s`; sorts keys_: the queued jobs and the movable running ones, in policy
-  // order.
+  // order; lists in scratch_ids_ the running jobs holding devices it may not move.
   Pool OpenPool(double now_s);
-  // Which jobs run: walks keys_ while the pool lasts, into selected_, with the type each takes
-  // in tentative_.
-  void SelectInOrder(double now_s, Pool& pool);
+  // Which jobs run: walks keys_ while the pool lasts, appending to selected_, with the type each
+  // takes in tentative_. `queued_only`: keys_ holds no running job.
+  void SelectInOrder(double now_s, Pool& pool, bool queued_only);
   // TypeChoice::kPlanned: solves the throughput plan over keys_ and `pool`, and the running
-  // jobs still inside their quantum on the devices they hold (booked to their classes); false
+  // jobs OpenPool kept (inside their quantum, or not preemptible) on the devices they hold
+  // (booked to their classes); false
   // (plan_ok_ false) when one type alone is on offer or the LP failed (counted).
-  bool SolvePlan(const Pool& pool, double now_s);
+  bool SolvePlan(const Pool& pool);
   // SelectInOrder's step for one job under kPlanned: the type the plan gives it (its own when
   // it runs and its class keeps budget there), -1 when none. Takes from `pool`.
   int32_t SelectPlanned(int32_t id, double now_s, Pool& pool);
@@ -74,10 +89,12 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // remaining time (PreemptionPrice::MoveMargin, in the normalized speed of the default
   // scorer). 0 for a queued job.
   double KeepBonus(const JobRecord& r, double now_s) const;
-  // Preempts the movable running jobs that lost their place or move to another type, adding
-  // the devices of those still writing their checkpoints to `releasing` (by type). Returns
-  // those that move (flagged in moved_flag_).
+  // Preempts the movable running jobs of `candidates` that lost their place or move to another
+  // type (not in selected_ with their own type in `assigned`), adding the devices of those
+  // still writing their checkpoints to `releasing` (by type). Returns those that move (flagged
+  // in moved_flag_).
   std::vector<int32_t> PreemptDisplaced(double now_s, const std::vector<int32_t>& assigned,
+                                        const std::vector<int32_t>& candidates,
                                         std::vector<int32_t>& releasing, Decision& out);
   // Starts the selected jobs that are not running, in policy order. A job that moves, or whose
   // devices the jobs it displaced still hold while they write their checkpoints, gets them
@@ -97,7 +114,7 @@ class PreemptiveStrategy final : public DecisionStrategy {
   std::vector<SchedulerCore::QueueKey> keys_;
   std::vector<int32_t> selected_, tentative_;
   std::vector<int32_t> scratch_;
-  std::vector<int32_t> scratch_ids_;  // SolvePlan: the running jobs it books as they are
+  std::vector<int32_t> scratch_ids_;  // OpenPool's kept running jobs, SolvePlan books as they are
   std::vector<char> moved_flag_;
   // Running jobs of borrowers that owners take back in this reallocation despite their quantum
   // (TenantShares::Reclaimable); empty without tenants or time slices.
@@ -108,6 +125,8 @@ class PreemptiveStrategy final : public DecisionStrategy {
   ThroughputPlan plan_;
   bool plan_ok_ = false;  // this reallocation has a plan
   int64_t plan_failures_ = 0;
+  int64_t full_decisions_ = 0;
+  int64_t indexed_decisions_ = 0;
 };
 
 }  // namespace hetsched::sched

@@ -26,6 +26,12 @@ SchedulerCore::SchedulerCore(const model::Cluster& cluster, const model::Through
     tenants_ =
         std::make_unique<TenantShares>(*options.tenants, cluster, options.preempt_interval_s);
   }
+  // Scores fixed per job (no state read), keys fixed in time (no time slicing, no belief).
+  if (policy_->preemptive() && policy_->type_choice() == TypeChoice::kFastest &&
+      !policy_->time_slices() && !policy_->key_uses_belief() && !scorers_.reads_state() &&
+      !options.elastic && !options.space_sharing) {
+    moves_ = std::make_unique<MoveCandidates>(state_.type_count());
+  }
   // Vendors as small ids: SameVendor runs in the type-scoring loops.
   std::map<std::string, int32_t> vendors;
   for (size_t t = 0; t < cluster.catalog.size(); ++t) {
@@ -104,9 +110,34 @@ void SchedulerCore::Dequeue(int32_t id) {
 void SchedulerCore::AddRunning(int32_t id) {
   pos_[id] = static_cast<int32_t>(running_.size());
   running_.push_back(id);
+  if (moves_) FileMoveCandidate(id);
+}
+
+void SchedulerCore::FileMoveCandidate(int32_t id) {
+  const JobRecord& r = records_[id];
+  // A full decision leaves the jobs it may not stop where they are.
+  if (!r.job->preemptible || !HoldsDevices(r)) return;
+  // PreemptiveStrategy moves it to the best type with room when that scores more than its
+  // own by the stickiness. ScoreOf there is at most the scorers' value (NewWorkShare <= 1),
+  // and on its own type it is that value: a type failing this test with the scorers' value
+  // fails it at every decision.
+  const int32_t gang = std::max(1, r.job->gang_size);
+  const double keep = ScoreOf(r, r.type) + options_.stickiness;
+  std::vector<int32_t> gains;
+  for (int32_t t = 0; t < state_.type_count(); ++t) {
+    if (t != r.type.value() && r.allowed[t] &&
+        scorers_.Score(r, DeviceTypeId(t), cluster_.catalog) > keep) {
+      gains.push_back(t);
+    }
+  }
+  // BestType ignores room for a pinned job.
+  const int32_t room = pinned(id) ? 0 : gang;
+  moves_->Add(id, KeyOf(r, 0), std::move(gains), room,
+              static_cast<int32_t>(r.devices.size()) - gang);
 }
 
 void SchedulerCore::RemoveRunning(int32_t id) {
+  if (moves_) moves_->Remove(id);
   if (sharing_ != nullptr) sharing_->OnLeftRunning(id);
   const int32_t p = pos_[id];
   running_[p] = running_.back();
@@ -251,7 +282,7 @@ bool SchedulerCore::SameVendor(DeviceTypeId a, DeviceTypeId b) const {
 }
 
 double SchedulerCore::NewWorkShare(const JobRecord& r, DeviceTypeId type) const {
-  if (r.job->portable_checkpoint || !r.type.valid() || SameVendor(r.type, type)) return 1;
+  if (CheckpointLoadsOn(r, type)) return 1;
   const double done = r.DoneAt(decision_s_);
   if (done <= 0) return 1;
   // Its checkpoint does not load there: it would redo the work done so far. While devices of

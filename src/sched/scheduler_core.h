@@ -15,6 +15,7 @@
 #include "sched/cluster_state.h"
 #include "sched/decision.h"
 #include "sched/job_record.h"
+#include "sched/move_candidates.h"
 #include "sched/placement.h"
 #include "sched/policy.h"
 #include "sched/preemption_price.h"
@@ -78,6 +79,8 @@ class SchedulerCore {
   size_t slots() const { return records_.size(); }
   const std::vector<int32_t>& queue() const { return queue_; }      // queued ids, unordered
   const std::vector<int32_t>& running() const { return running_; }  // running ids, unordered
+  // Where running `id` is in running().
+  int32_t running_position(int32_t id) const { return pos_[id]; }
   // Queued jobs by KeyOf(job, 0), i.e. in policy order. Starting a job erases only its own
   // entry, so a walk may start jobs as it goes.
   const std::set<QueueKey>& sorted_queue() const { return sorted_queue_; }
@@ -148,15 +151,26 @@ class SchedulerCore {
   // 1, or the share of the work on `type` that is new: remaining / (done + remaining) when the
   // job has progress whose checkpoint does not load there (another vendor, not portable).
   double NewWorkShare(const JobRecord& r, model::DeviceTypeId type) const;
+  // `r`'s checkpoint loads on `type` (portable, same vendor, or it never ran): NewWorkShare
+  // there is 1 whatever its progress.
+  bool CheckpointLoadsOn(const JobRecord& r, model::DeviceTypeId type) const {
+    return r.job->portable_checkpoint || !r.type.valid() || SameVendor(r.type, type);
+  }
   bool pinned(int32_t id) const { return !pinned_[id].empty(); }
   // Fair share between tenants (SchedulerOptions::tenants); null without tenants.
   TenantShares* tenants() { return tenants_.get(); }
+  // The running jobs a full decision might move, for a preemptive greedy-fastest policy whose
+  // order does not change with time and whose scores depend on the job alone, rigid jobs and
+  // no space sharing (elsewhere null): filed as they start, forgotten as they stop.
+  const MoveCandidates* move_candidates() const { return moves_.get(); }
 
  private:
   // Stops a running job: it is queued, or kStopping under stop_holds_devices.
   void Stop(int32_t id, double now_s);
   void AddRunning(int32_t id);
   void RemoveRunning(int32_t id);
+  // What MoveCandidates files for running `id`.
+  void FileMoveCandidate(int32_t id);
   // Checkpoints load across these types (same vendor, so the same software stack family).
   bool SameVendor(model::DeviceTypeId a, model::DeviceTypeId b) const;
 
@@ -183,6 +197,7 @@ class SchedulerCore {
   double decision_s_ = 0;
   double last_refresh_s_ = -1e300;
   std::unique_ptr<TenantShares> tenants_;
+  std::unique_ptr<MoveCandidates> moves_;
   int64_t job_set_version_ = 0;
 };
 

@@ -26,6 +26,7 @@ class SpeedScorer final : public TypeScorer {
 class LocalityScorer final : public TypeScorer {
  public:
   std::string_view name() const override { return "locality"; }
+  bool reads_state() const override { return true; }
   double Score(const JobRecord& job, model::DeviceTypeId type, const model::DeviceCatalog&,
                const ScoreContext* context) const override {
     if (context == nullptr || context->state == nullptr) return 1;
@@ -79,6 +80,13 @@ double ScorerSet::Score(const JobRecord& job, model::DeviceTypeId type,
   double total = 0;
   for (const auto& [s, w] : scorers_) total += w * s->Score(job, type, catalog, context);
   return total;
+}
+
+bool ScorerSet::reads_state() const {
+  for (const auto& [s, w] : scorers_) {
+    if (s->reads_state()) return true;
+  }
+  return false;
 }
 
 std::string ScorerNames() { return "speed, speed-per-cost, energy, locality"; }

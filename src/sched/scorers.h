@@ -31,6 +31,9 @@ class TypeScorer {
   // In [0, 1] for types the job may use; 1 for the best such type of the job.
   virtual double Score(const JobRecord& job, model::DeviceTypeId type,
                        const model::DeviceCatalog& catalog, const ScoreContext* context) const = 0;
+  // True when Score reads the context's cluster state: then a job's scores change with the
+  // free devices, not only with the job.
+  virtual bool reads_state() const { return false; }
 };
 
 // A weighted sum of scorers.
@@ -40,6 +43,8 @@ class ScorerSet {
   double Score(const JobRecord& job, model::DeviceTypeId type, const model::DeviceCatalog& catalog,
                const ScoreContext* context = nullptr) const;
   bool empty() const { return scorers_.empty(); }
+  // Some scorer reads the cluster state (TypeScorer::reads_state).
+  bool reads_state() const;
 
  private:
   std::vector<std::pair<std::unique_ptr<TypeScorer>, double>> scorers_;

@@ -8,53 +8,51 @@ namespace hetsched::sched {
 
 using model::DeviceTypeId;
 
+namespace {
+// Past this many known classes (jobs whose NewWorkShare moved with their progress each make
+// new ones) the known classes and the cache start afresh.
+constexpr size_t kMaxKnown = 1 << 16;
+}  // namespace
+
 util::Status ThroughputPlan::Solve(const SchedulerCore& core, const std::vector<int32_t>& jobs,
                                    const std::vector<int32_t>& capacity) {
   types_ = static_cast<int32_t>(capacity.size());
   if (class_of_.size() < core.slots()) class_of_.resize(core.slots(), -1);
+  if (cached_.size() < core.slots()) cached_.resize(core.slots());
+  if (known_keys_.size() > kMaxKnown) {
+    known_keys_.clear();
+    known_index_.clear();
+    row_of_known_.clear();
+    std::fill(cached_.begin(), cached_.end(), CachedClass{});
+  }
   for (int32_t id : jobs) class_of_[id] = -1;
   budget_.clear();
   // One LP row per class of identical jobs, standing for all its members (AllocJob::count),
   // weighted by its gang: work is counted per device, so the plan does not favour small jobs
   // (which job runs first is the order's business). The LP's size is that of the job mix,
-  // not of the queue.
-  std::unordered_map<ClassKey, int32_t, ClassKeyHash> classes;
+  // not of the queue. Rows in the order of their first member in `jobs`.
   AllocationProblem problem;
   problem.capacity.assign(capacity.begin(), capacity.end());
-  const double incumbency = core.price().plan_incumbency();
-  ClassKey key;
   for (int32_t id : jobs) {
     const JobRecord& r = core.record(id);
-    key.speeds.assign(types_, 0);
-    bool any = false;
-    for (int32_t t = 0; t < types_; ++t) {
-      if (r.allowed[t] && !r.incompatible[t] && r.speed[t] > 0) {
-        key.speeds[t] = r.speed[t] * core.NewWorkShare(r, DeviceTypeId(t));
-      }
-      any = any || key.speeds[t] > 0;
+    const int32_t known = ClassOf(core, id, r);
+    if (known < 0) continue;  // it waits for its own vendor: no budget anywhere
+    int32_t& row = row_of_known_[known];
+    if (row < 0) {
+      row = static_cast<int32_t>(problem.jobs.size());
+      const ClassKey& key = known_keys_[known];
+      AllocJob job;
+      job.name = r.job->name;
+      job.speed = key.speeds;
+      job.gang = key.gang;
+      job.weight = key.gang;
+      job.count = 0;
+      problem.jobs.push_back(std::move(job));
     }
-    if (!any) continue;  // it waits for its own vendor: no budget anywhere
-    key.gang = std::max(1, r.job->gang_size);
-    key.own = -1;
-    if (incumbency > 0 && r.phase == JobPhase::kRunning && key.speeds[r.type.value()] > 0) {
-      // Running jobs are a class of their own per type they hold, worth more there.
-      key.own = r.type.value();
-      key.speeds[key.own] *= 1 + incumbency;
-    }
-    auto it = classes.find(key);
-    if (it == classes.end()) {
-      it = classes.emplace(key, static_cast<int32_t>(problem.jobs.size())).first;
-      AllocJob row;
-      row.name = r.job->name;
-      row.speed = key.speeds;
-      row.gang = key.gang;
-      row.weight = key.gang;
-      row.count = 0;
-      problem.jobs.push_back(std::move(row));
-    }
-    class_of_[id] = it->second;
-    ++problem.jobs[it->second].count;
+    class_of_[id] = row;
+    ++problem.jobs[row].count;
   }
+  std::fill(row_of_known_.begin(), row_of_known_.end(), -1);
   if (problem.jobs.empty()) return util::Status::Ok();
   auto solved =
       ComputeAllocation(problem, Objective::kMaxThroughput, *solver_, core.options().allocation);
@@ -69,6 +67,49 @@ util::Status ThroughputPlan::Solve(const SchedulerCore& core, const std::vector<
     }
   }
   return util::Status::Ok();
+}
+
+int32_t ThroughputPlan::ClassOf(const SchedulerCore& core, int32_t slot, const JobRecord& r) {
+  const bool running = r.phase == JobPhase::kRunning;
+  const int32_t type = r.type.valid() ? r.type.value() : -1;
+  CachedClass& cached = cached_[slot];
+  if (cached.seq == r.seq && cached.type == type && cached.running == running) {
+    return cached.known;
+  }
+  ClassKey key;
+  key.speeds.assign(types_, 0);
+  bool any = false;
+  bool fixed = r.sizes.empty();
+  for (int32_t t = 0; t < types_; ++t) {
+    if (r.allowed[t] && !r.incompatible[t] && r.speed[t] > 0) {
+      fixed = fixed && core.CheckpointLoadsOn(r, DeviceTypeId(t));
+      key.speeds[t] = r.speed[t] * core.NewWorkShare(r, DeviceTypeId(t));
+    }
+    any = any || key.speeds[t] > 0;
+  }
+  int32_t known = -1;
+  if (any) {
+    key.gang = std::max(1, r.job->gang_size);
+    key.own = -1;
+    const double incumbency = core.price().plan_incumbency();
+    if (incumbency > 0 && running && key.speeds[type] > 0) {
+      // Running jobs are a class of their own per type they hold, worth more there.
+      key.own = type;
+      key.speeds[key.own] *= 1 + incumbency;
+    }
+    known = Known(key);
+  }
+  if (fixed) cached = CachedClass{r.seq, type, running, known};
+  return known;
+}
+
+int32_t ThroughputPlan::Known(const ClassKey& key) {
+  auto [it, added] = known_index_.emplace(key, static_cast<int32_t>(known_keys_.size()));
+  if (added) {
+    known_keys_.push_back(key);
+    row_of_known_.push_back(-1);
+  }
+  return it->second;
 }
 
 size_t ThroughputPlan::ClassKeyHash::operator()(const ClassKey& key) const {

@@ -53,7 +53,29 @@ class ThroughputPlan {
   struct ClassKeyHash {
     size_t operator()(const ClassKey& key) const;
   };
+  // A job's class as the last Solve found it, valid while the job is the same submission
+  // (`seq`), holds the same type and runs or waits as then. Kept only for jobs whose class
+  // reads nothing that changes while they wait or run: a rigid job whose checkpoint loads on
+  // every type it may use (NewWorkShare 1 everywhere).
+  struct CachedClass {
+    int64_t seq = -1;  // -1: nothing cached
+    int32_t type = -1;
+    bool running = false;
+    int32_t known = -1;  // index in known_keys_; -1: the job is planned nowhere
+  };
+  // The class of record `r` (in `slot`): an index in known_keys_, -1 when it can progress
+  // nowhere.
+  int32_t ClassOf(const SchedulerCore& core, int32_t slot, const JobRecord& r);
+  // The index of `key` in known_keys_, added when new.
+  int32_t Known(const ClassKey& key);
+
   std::shared_ptr<LpSolver> solver_;
+  // Every class seen (forgotten past kMaxKnown, with the cache), and each job's class.
+  std::vector<ClassKey> known_keys_;
+  std::unordered_map<ClassKey, int32_t, ClassKeyHash> known_index_;
+  std::vector<CachedClass> cached_;  // by slot
+  // Solve's LP row of each known class (-1: none yet), reset after each Solve.
+  std::vector<int32_t> row_of_known_;
   int32_t types_ = 0;
   std::vector<int32_t> class_of_;  // by slot; -1: not planned
   std::vector<double> budget_;     // classes x types: devices still to hand out
