@@ -77,9 +77,15 @@ struct ServiceOptions {
   AnalysisHooks analysis;
 };
 
+// Whose jobs a caller may see and cancel: one tenant's (a token bound to a tenant,
+// daemon/api/http_api.h), or every job's (nullopt). A job outside the scope is as unknown to
+// the caller as a job that does not exist.
+using TenantScope = std::optional<std::string>;
+
 // What the API shows of one job.
 struct JobView {
   std::string name;
+  std::string tenant;  // empty: none
   JobState state = JobState::kQueued;
   std::string kind;
   int32_t gang = 1;
@@ -165,6 +171,7 @@ struct JobFilter {
   std::optional<JobState> state;  // none: all
   size_t limit = 1000;
   std::optional<JobPosition> after;  // none: the first page
+  TenantScope tenant;                // none: every tenant's jobs
 };
 
 // One page of jobs; `next` is set when more remain.
@@ -215,14 +222,17 @@ class Service final : private drive::Effects, private drive::PowerEffects {
                                  std::string idempotency_key);
   // Queued jobs end at once; starting or running ones are stopped (state stopping) and end as
   // cancelled when the backend reports them gone. An ended job is returned unchanged.
-  util::Result<JobView> Cancel(const std::string& name);
-  util::Result<JobView> Get(const std::string& name);
+  // Get, Cancel and Why answer kNotFound for a job outside `scope`.
+  util::Result<JobView> Cancel(const std::string& name, const TenantScope& scope = std::nullopt);
+  util::Result<JobView> Get(const std::string& name, const TenantScope& scope = std::nullopt);
   util::Result<JobPage> List(const JobFilter& filter);
   // Why a queued job waits (the scheduler's reasons), or what it does otherwise.
-  util::Result<std::string> Why(const std::string& name);
+  util::Result<std::string> Why(const std::string& name, const TenantScope& scope = std::nullopt);
   // At most `limit` nodes (removed ones left out), after cluster index `after` when given.
   // A node's index never changes: nodes that join are appended, those that leave stay removed.
-  util::Result<NodePage> Nodes(size_t limit, std::optional<int32_t> after);
+  // Devices busy with a job outside `scope` show no job name.
+  util::Result<NodePage> Nodes(size_t limit, std::optional<int32_t> after,
+                               const TenantScope& scope = std::nullopt);
   util::Result<NodeView> SetDrained(const std::string& node, bool drained);
   // One node and its history (drains, power changes, failures: newest `limit` events).
   struct NodeHistory {
@@ -230,7 +240,8 @@ class Service final : private drive::Effects, private drive::PowerEffects {
     std::vector<StoredEvent> events;
     bool older_events = false;  // the store holds older events than these
   };
-  util::Result<NodeHistory> Node(const std::string& node, int limit);
+  util::Result<NodeHistory> Node(const std::string& node, int limit,
+                                 const TenantScope& scope = std::nullopt);
   util::Result<ClusterView> Cluster();
   // The samples of the cluster's figures (ServiceOptions::history_every_s) that the database
   // keeps, taken at or after `since_s` (unix seconds) and after the sample of seq `after` when
@@ -375,7 +386,7 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   void MarkTimeLimitStops();
   void Event(const std::string& kind, const std::string& subject, const std::string& detail);
   JobView ViewOf(const Entry& e) const;
-  NodeView NodeViewOf(model::NodeId node) const;
+  NodeView NodeViewOf(model::NodeId node, const TenantScope& scope = std::nullopt) const;
   util::Status ReadyOrUnavailable() const;
   // kInvalidArgument naming `command` when the backend runs commands and `job` has none: it
   // could only fail its starts.

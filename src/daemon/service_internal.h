@@ -2,6 +2,8 @@
 // service_nodes.cc, service_recover.cc, service_views.cc); nothing else includes this.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -13,6 +15,16 @@ namespace hetsched::svc {
 
 inline constexpr const char* kClockKey = "scheduler_clock";
 inline constexpr const char* kBeliefKey = "size_belief";
+
+// Whether a job of `tenant` is within `scope` (Service's TenantScope).
+inline bool InScope(const std::string& tenant, const TenantScope& scope) {
+  return !scope || *scope == tenant;
+}
+
+// The answer about a job that does not exist, or that the caller may not see.
+inline util::Status NoJob(const std::string& name) {
+  return util::Status::NotFound(fmt::format("no job '{}'", name));
+}
 
 struct Service::Entry {
   std::string name;
