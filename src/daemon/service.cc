@@ -112,6 +112,7 @@ util::Result<std::unique_ptr<Service>> Service::Create(model::Cluster cluster,
   service->metrics_ = std::make_unique<Metrics>(Metrics{submitted, placements, preemptions, ended,
                                                         energy_j, decision_s, jobs, devices_used,
                                                         devices_offered, power_w, draw_w, nodes});
+  RETURN_IF_ERROR(service->AddTenantMetrics());
   return service;
 }
 
@@ -228,6 +229,7 @@ void Service::SaveClock() {
       belief_saved_at_ = completed;
     }
   }
+  SaveTenantUsage();
 }
 
 void Service::SavePolicyState() {

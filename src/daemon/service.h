@@ -155,6 +155,20 @@ struct WhatIfResult {
   int64_t preemptions = 0;
 };
 
+// What GET /v1/tenants shows of one tenant: as configured, and its standing now as the
+// scheduler's fair share counts it (sched::TenantStanding).
+struct TenantView {
+  model::Tenant tenant;
+  sched::TenantStanding standing;
+  std::map<std::string, int32_t> devices;  // held now, by device type name
+};
+
+struct TenantsView {
+  std::string reference_type;  // what one reference device is
+  double half_life_s = 0;      // of usage
+  std::vector<TenantView> tenants;
+};
+
 // Where a page of GET /v1/jobs stopped; the next page starts after it. The list is the jobs
 // live at `as_of_s` (the wall clock when the first page was read: live then, or ended since),
 // then the jobs ended by then, each part in submission order. A job's part never changes once
@@ -243,6 +257,9 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   util::Result<NodeHistory> Node(const std::string& node, int limit,
                                  const TenantScope& scope = std::nullopt);
   util::Result<ClusterView> Cluster();
+  // The tenants (ServiceOptions::scheduler.tenants; none without them) in their configured
+  // order, only the scope's own when a scope is given.
+  util::Result<TenantsView> Tenants(const TenantScope& scope = std::nullopt);
   // The samples of the cluster's figures (ServiceOptions::history_every_s) that the database
   // keeps, taken at or after `since_s` (unix seconds) and after the sample of seq `after` when
   // given, oldest first, at most `limit`.
@@ -280,10 +297,12 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   struct Entry;  // one job the daemon knows (daemon/service.cc)
   struct PendingSubmit;
 
-  struct Metrics;  // the daemon's metric families
+  struct Metrics;        // the daemon's metric families
+  struct TenantMetrics;  // and those by tenant, with tenants
 
   double SchedNow() const;  // scheduler seconds: continues across restarts
-  // The scheduler clock, and the size belief when a job completed since the last save.
+  // The scheduler clock, the tenants' usage, and the size belief when a job completed since
+  // the last save.
   void SaveClock();
   // Every live job's policy state (attained service, LP time), in one transaction.
   void SavePolicyState();
@@ -304,10 +323,18 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   // Compares what the backend runs with what the daemon believes and repairs the difference.
   void Reconcile(double now);
   util::Status Recover();
-  // Recover's parts: the scheduler clock and size belief; the nodes' drains, removals and
-  // joins at run time; one live job (false when it can no longer run here: then it is stored
-  // as failed), and the placement it held.
+  // Recover's parts: the scheduler clock, size belief and tenants' usage; the nodes' drains,
+  // removals and joins at run time; one live job (false when it can no longer run here: then it is
+  // stored as failed), and the placement it held.
   util::Status RestoreClockAndBelief();
+  // Tenants (daemon/service_tenants.cc): their metric families; the gauges set from their
+  // standing now (mu_ held); their decayed usage stored (with the clock) and read back at
+  // recovery, so that a restart keeps what fair share remembers.
+  util::Status AddTenantMetrics();
+  TenantsView TenantsNow(const TenantScope& scope) const;
+  void RefreshTenantGauges();
+  void SaveTenantUsage();
+  util::Status RestoreTenantUsage();
   util::Status RestoreNodes();
   util::Result<bool> RecoverJob(const StoredJob& s, double now);
   void AdoptPlacement(Entry& e, const StoredJob& s, double now);
@@ -399,6 +426,7 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   Logger* logger_;
   MetricsRegistry* registry_;
   std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<TenantMetrics> tenant_metrics_;  // with tenants
   std::unique_ptr<sched::Scheduler> scheduler_;
   std::unique_ptr<drive::Attempts> attempts_;       // carries decisions out on backend_
   std::optional<power::PowerController> power_;     // from Start on

@@ -15,6 +15,7 @@ namespace hetsched::svc {
 
 inline constexpr const char* kClockKey = "scheduler_clock";
 inline constexpr const char* kBeliefKey = "size_belief";
+inline constexpr const char* kTenantUsageKey = "tenant_usage";
 
 // Whether a job of `tenant` is within `scope` (Service's TenantScope).
 inline bool InScope(const std::string& tenant, const TenantScope& scope) {
@@ -50,6 +51,10 @@ struct Service::PendingSubmit {
   bool done = false;
   util::Status status;
   JobView view;
+};
+
+struct Service::TenantMetrics {
+  GaugeFamily share, usage, devices, normalized, borrowed, lent;
 };
 
 struct Service::Metrics {

@@ -411,6 +411,7 @@ ClusterView Service::ClusterNow() {
     metrics_->jobs.Get({std::string(JobStateName(state))})
         ->Set(static_cast<double>(v.jobs_in(state)));
   }
+  RefreshTenantGauges();
   v.now_s = SchedNow();
   v.policy = scheduler_->policy().name();
   v.backend = backend_->name();

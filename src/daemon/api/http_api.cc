@@ -224,6 +224,7 @@ void HttpApi::Route(MetricsRegistry* metrics) {
     RouteNodes();
     RouteCluster();
     RouteHistory();
+    RouteTenants();
     On("GET", "/", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(std::string(DashboardHtml()), "text/html; charset=utf-8");
     });

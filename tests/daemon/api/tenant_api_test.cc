@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -57,7 +58,10 @@ struct Answer {
 
 class TenantApiTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(Boot()); }
+
+  // The daemon on the database in dir_, as `hetsched serve --config` starts it.
+  void Boot() {
     auto config = ParseServeConfig(kConfig, "serve.yaml", dir_.path().string());
     ASSERT_TRUE(config.ok()) << config.status().ToString();
     auto cluster = model::io::LoadCluster("v100=2,k80=2");
@@ -73,8 +77,9 @@ class TenantApiTest : public ::testing::Test {
     so.scheduler.tenants = std::make_shared<const model::Tenants>(config->tenants);
     so.time_scale = 1000;
     so.tick_s = 0.005;
+    metrics_ = std::make_unique<MetricsRegistry>();
     auto service = Service::Create(std::move(cluster).value(), std::make_unique<VirtualBackend>(vo),
-                                   std::move(store).value(), so, &logger_, &metrics_);
+                                   std::move(store).value(), so, &logger_, metrics_.get());
     ASSERT_TRUE(service.ok()) << service.status().ToString();
     service_ = std::move(service).value();
     HttpApiOptions ao;
@@ -82,7 +87,8 @@ class TenantApiTest : public ::testing::Test {
     ao.threads = 2;
     ao.tokens = config->tokens;
     serving_ = std::make_unique<ServingLoop>(service_.get(), LiveServingOptions{}, &logger_);
-    auto api = HttpApi::Create(ao, service_.get(), &metrics_, &logger_, nullptr, serving_.get());
+    auto api =
+        HttpApi::Create(ao, service_.get(), metrics_.get(), &logger_, nullptr, serving_.get());
     ASSERT_TRUE(api.ok()) << api.status().ToString();
     api_ = std::move(api).value();
     api_->Start();
@@ -96,6 +102,15 @@ class TenantApiTest : public ::testing::Test {
     if (api_) api_->Stop();
     if (serving_) serving_->Stop();
     if (service_) service_->Shutdown();
+  }
+
+  // Stops the daemon as `hetsched serve` stops on SIGTERM, and starts it again.
+  void Restart() {
+    TearDown();
+    api_.reset();
+    serving_.reset();
+    service_.reset();
+    ASSERT_NO_FATAL_FAILURE(Boot());
   }
 
   Answer Send(const std::string& method, const std::string& path, const std::string& token,
@@ -134,6 +149,14 @@ class TenantApiTest : public ::testing::Test {
     const Answer a = Send("GET", "/v1/jobs/" + name, kAdmin);
     return a.status == 200 ? a.body["state"].get<std::string>() : "?";
   }
+  // GET /v1/tenants as `token` sees it, by tenant name.
+  std::map<std::string, json> TenantsSeen(const std::string& token) {
+    std::map<std::string, json> out;
+    const Answer a = Send("GET", "/v1/tenants", token);
+    EXPECT_EQ(a.status, 200) << a.body.dump();
+    for (const json& t : a.body["tenants"]) out[t["name"].get<std::string>()] = t;
+    return out;
+  }
   // Job names on the busy devices of every node as `token` sees them ("" where hidden).
   std::multiset<std::string> BusyJobs(const std::string& token) {
     std::multiset<std::string> jobs;
@@ -148,7 +171,7 @@ class TenantApiTest : public ::testing::Test {
 
   TempDir dir_;
   Logger logger_{LogLevel::kError};
-  MetricsRegistry metrics_;
+  std::unique_ptr<MetricsRegistry> metrics_;
   std::unique_ptr<Service> service_;
   std::unique_ptr<ServingLoop> serving_;
   std::unique_ptr<HttpApi> api_;
@@ -259,6 +282,67 @@ TEST_F(TenantApiTest, ServicesAreUnknownToATenantsToken) {
     EXPECT_EQ(a.status, 404) << a.body.dump();
     EXPECT_EQ(a.Message(), "service 'chat': no such service");
   }
+}
+
+// Vision runs four jobs on the four devices while llm has none: it holds its guarantee (one
+// V100) and borrows three; one of them is llm's idle K80 (the other two no tenant is
+// guaranteed).
+TEST_F(TenantApiTest, TenantsShowQuotaHeldBorrowedLentAndShare) {
+  for (const char* name : {"a1", "a2", "a3", "a4"}) ASSERT_EQ(Submit(kVision, name).status, 201);
+  ASSERT_TRUE(WaitUntil([&] { return BusyJobs(kAdmin).size() == 4; }));
+  std::map<std::string, json> seen = TenantsSeen(kAdmin);
+  ASSERT_EQ(seen.size(), 2u);
+  const json& vision = seen["vision"];
+  EXPECT_EQ(vision["quota"], json({{"v100-32g", 1}}));  // the catalog's name
+  EXPECT_EQ(vision["unit"], "devices");
+  EXPECT_EQ(vision["guarantee"], 1);
+  EXPECT_EQ(vision["held"], 4);
+  EXPECT_EQ(vision["borrowed"], 3);
+  EXPECT_EQ(vision["lent"], 0);
+  EXPECT_EQ(vision["share"], 1);
+  EXPECT_EQ(vision["devices"], json({{"k80", 2}, {"v100-32g", 2}}));
+  // Jobs without a measured speed run at 1 step/s everywhere: a device is a reference device.
+  EXPECT_EQ(vision["normalized_devices"], 4);
+  EXPECT_GT(vision["usage"].get<double>(), 0);
+  const json& llm = seen["llm"];
+  EXPECT_EQ(llm["weight"], 2);
+  EXPECT_EQ(llm["held"], 0);
+  EXPECT_EQ(llm["lent"], 1);
+  EXPECT_EQ(llm["share"], 0);
+  EXPECT_EQ(llm["usage"], 0);
+  // A tenant's token sees its own entry.
+  EXPECT_EQ(TenantsSeen(kLlm).size(), 1u);
+  EXPECT_EQ(TenantsSeen(kLlm).count("llm"), 1u);
+  EXPECT_EQ(TenantsSeen(kVisionReader).count("vision"), 1u);
+
+  const auto metrics =
+      client_->Get("/metrics", {{"Authorization", std::string("Bearer ") + kAdmin}});
+  ASSERT_TRUE(metrics && metrics->status == 200);
+  const std::string& text = metrics->body;
+  for (const char* line :
+       {"hetsched_tenant_borrowed{tenant=\"vision\"} 3\n",
+        "hetsched_tenant_lent{tenant=\"llm\"} 1\n", "hetsched_tenant_share{tenant=\"vision\"} 1\n",
+        "hetsched_tenant_devices{tenant=\"vision\",device_type=\"k80\"} 2\n",
+        "hetsched_tenant_devices{tenant=\"llm\",device_type=\"v100-32g\"} 0\n",
+        "hetsched_tenant_normalized_devices{tenant=\"vision\"} 4\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << " not in\n" << text;
+  }
+}
+
+// What fair share remembers is stored: after a restart a tenant's usage is what it was (less
+// the decay of the seconds in between), not none.
+TEST_F(TenantApiTest, UsageSurvivesARestart) {
+  ASSERT_EQ(Submit(kVision, "a1").status, 201);
+  ASSERT_TRUE(WaitUntil([&] { return TenantsSeen(kAdmin)["vision"]["usage"] > 200; }));
+  ASSERT_EQ(Send("DELETE", "/v1/jobs/a1", kVision).status, 202);
+  ASSERT_TRUE(WaitUntil([&] { return StateOf("a1") == "cancelled"; }));
+  const double before = TenantsSeen(kAdmin)["vision"]["usage"].get<double>();
+  ASSERT_NO_FATAL_FAILURE(Restart());
+  const double after = TenantsSeen(kAdmin)["vision"]["usage"].get<double>();
+  EXPECT_LE(after, before);
+  // A day's half-life: seconds of modeled time (1000 per wall second here) forget little.
+  EXPECT_GT(after, 0.95 * before);
+  EXPECT_EQ(TenantsSeen(kAdmin)["llm"]["usage"], 0);
 }
 
 }  // namespace
