@@ -81,7 +81,7 @@ TEST(ServeStart, BadTenantsExitTwoAndLeaveNothing) {
   const std::string config = (config_dir.path() / "serve.yaml").string();
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"cluster: v100=2\ntenants:\n  - {name: vision, quota: {v100: 3}}\n",
-       "serve.yaml:3:35: tenants[0].quota.v100: "},
+       "serve.yaml:3:27: tenant vision: quota.v100: 3 is more than the cluster's 2"},
       {"tenants:\n  - {name: vision}\ntokens:\n  - {token: t-0123456789abcdef, role: read, "
        "tenant: llm}\n",
        "serve.yaml:4:53: tokens[0].tenant: 'llm' is not a tenant (expected one of vision)"}};
