@@ -414,6 +414,10 @@ void Service::AdoptBackendJob(const BackendEvent& ev, double now) {
   util::Status rejected = util::Status::InvalidArgument(ev.message);
   if (!ev.spec.empty()) {
     auto req = ParseJobRequest(ev.spec, cluster_.catalog);
+    if (req.ok() && options_.scheduler.tenants) {
+      // Its tenant (the Slurm account's) is checked as an API submission's.
+      if (auto st = CheckJobTenant(*options_.scheduler.tenants, req->job); !st.ok()) req = st;
+    }
     if (!req.ok()) {
       rejected = req.status();
     } else {

@@ -146,13 +146,13 @@ util::Result<std::vector<std::string>> StringList(const Reader& r, const DocValu
   return out;
 }
 
-// The `slurm:` mapping (docs/slurm.md).
+// The `slurm:` mapping (docs/slurm.md); `accounts` name tenants of `tenants`.
 util::Status ParseSlurm(const Reader& r, const DocValue& node, const std::string& base_dir,
-                        ServeConfig::Slurm& out) {
+                        const model::Tenants& tenants, ServeConfig::Slurm& out) {
   RETURN_IF_ERROR(r.Mapping(node, "slurm", "fields like conf: /etc/slurm/slurm.conf"));
   static const std::set<std::string, std::less<>> kSlurmFields = {
-      "conf",           "bin_dir",    "partitions",    "device_types", "cpu_type",
-      "default_stacks", "output_dir", "poll_interval", "start_timeout"};
+      "conf",           "bin_dir",    "partitions",    "device_types",  "cpu_type",
+      "default_stacks", "output_dir", "poll_interval", "start_timeout", "accounts"};
   for (const DocValue::Field& kv : node.fields) {
     const std::string key = kv.key;
     const std::string at = "slurm." + key;
@@ -182,6 +182,17 @@ util::Status ParseSlurm(const Reader& r, const DocValue& node, const std::string
     } else if (key == "start_timeout") {
       ASSIGN_OR_RETURN(out.start_timeout_s, r.Duration(v, at, 1, 86400, "a start timeout",
                                                        "a duration from 1s to 1d, like 2m"));
+    } else if (key == "accounts") {
+      RETURN_IF_ERROR(r.Mapping(v, at, "Slurm account: tenant"));
+      for (const DocValue::Field& m : v.fields) {
+        ASSIGN_OR_RETURN(std::string tenant, r.String(m.value, at + "." + m.key));
+        if (tenants.Find(tenant) < 0) {
+          return r.Error(
+              m.value, at + "." + m.key, fmt::format("'{}' is not a tenant", tenant),
+              tenants.empty() ? "a tenants: list that names it" : "one of " + tenants.Names());
+        }
+        out.mapping.account_tenants[m.key] = tenant;
+      }
     } else {  // device_types
       RETURN_IF_ERROR(r.Mapping(v, at, "GRES type or feature: catalog type"));
       for (const DocValue::Field& m : v.fields) {
@@ -434,7 +445,7 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
     } else if (key == "serving") {
       RETURN_IF_ERROR(ParseServing(r, v, c.serving));
     } else if (key == "slurm") {
-      RETURN_IF_ERROR(ParseSlurm(r, v, base_dir, c.slurm));
+      RETURN_IF_ERROR(ParseSlurm(r, v, base_dir, c.tenants, c.slurm));
     } else if (key == "kubernetes") {
       RETURN_IF_ERROR(ParseKubernetes(r, v, base_dir, c.kubernetes));
     } else if (key == "tenants" || key == "fair_share") {
@@ -447,6 +458,7 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
       RETURN_IF_ERROR(ParseSchedulingField(r, key, v, base_dir, c));
     }
   }
+  c.slurm.mapping.tenants = !c.tenants.empty();
   return c;
 }
 

@@ -59,7 +59,7 @@ struct ServeConfig {
   bool synchronous_full = false;  // fsync every commit (survives power loss), else NORMAL
   std::string local_state_dir = "hetsched-local";  // local backend: logs, pid and exit files
   // slurm: {conf, bin_dir, partitions, device_types, cpu_type, default_stacks, output_dir,
-  // poll_interval} (docs/slurm.md).
+  // poll_interval, start_timeout, accounts} (docs/slurm.md).
   struct Slurm {
     std::string conf;
     std::string bin_dir;

@@ -273,7 +273,7 @@ TEST(ServeConfig, EachBadValueNamesTheFieldAtItsLineAndColumn) {
       {"policy: fifo\nlocal_state_dir: ''\n", "cfg.yaml:2:18: local_state_dir: ", "is empty"},
       {"policy: fifo\nslurm: yes\n", "cfg.yaml:2:8: slurm: ", "is not a mapping"},
       {"policy: fifo\nslurm:\n  partition: [a]\n", "cfg.yaml:3:3: slurm.partition: ",
-       "unknown field (expected one of: bin_dir, conf, cpu_type"},
+       "unknown field (expected one of: accounts, bin_dir, conf, cpu_type"},
       {"policy: fifo\nslurm:\n  partitions: het\n",
        "cfg.yaml:3:15: slurm.partitions: ", "is not a list"},
       {"policy: fifo\nslurm:\n  default_stacks: [cuda>=x]\n",
@@ -329,6 +329,20 @@ TEST(ServeConfig, ReadsTenantsAndTokensBoundToThem) {
   ASSERT_EQ(c->tokens.size(), 2u);
   EXPECT_EQ(c->tokens[0].tenant, "vision");
   EXPECT_EQ(c->tokens[1].tenant, "");
+}
+
+TEST(ServeConfig, SlurmAccountsNameTenants) {
+  const std::string tenants = "tenants:\n  - {name: vision}\n  - {name: llm}\n";
+  auto c = ParseServeConfig(tenants + "slurm:\n  accounts: {cv-lab: vision}\n", "cfg.yaml", "");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->slurm.mapping.tenants);
+  EXPECT_EQ(c->slurm.mapping.account_tenants.at("cv-lab"), "vision");
+  EXPECT_EQ(ErrorOf(tenants + "slurm:\n  accounts: {cv-lab: cv}\n"),
+            "cfg.yaml:5:22: slurm.accounts.cv-lab: 'cv' is not a tenant (expected one of vision, "
+            "llm)");
+  auto none = ParseServeConfig("slurm:\n  partitions: [gpu]\n", "cfg.yaml", "");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->slurm.mapping.tenants);
 }
 
 TEST(ServeConfig, ATokenOfAnUnknownTenantOrABadTenantListIsLocated) {
