@@ -247,7 +247,7 @@ void HttpApi::Route(MetricsRegistry* metrics) {
 HttpApi::Handler HttpApi::Guarded(std::string route, Role need, Handler handler, bool open) {
   return Guarded(
       std::move(route), need,
-      ScopedHandler([handler = std::move(handler)](const Caller&, const httplib::Request& req,
+      ScopedHandler([handler = std::move(handler)](const TenantScope&, const httplib::Request& req,
                                                    httplib::Response& res) { handler(req, res); }),
       open);
 }
@@ -259,13 +259,13 @@ HttpApi::Handler HttpApi::Guarded(std::string route, Role need, ScopedHandler ha
     const bool write = req.method != "GET" && req.method != "HEAD";
     const std::string auth = req.get_header_value("Authorization");
     std::optional<Role> role;
-    Caller caller;
+    TenantScope scope;
     if (auth.rfind("Bearer ", 0) == 0) {
       const std::string_view given = std::string_view(auth).substr(7);
       for (const ApiToken& t : options_.tokens) {
         if (!ConstantTimeEquals(given, t.token)) continue;
         role = t.role;
-        if (!t.tenant.empty()) caller.scope = t.tenant;
+        if (!t.tenant.empty()) scope = t.tenant;
       }
     }
     if (open) role = need;
@@ -282,8 +282,7 @@ HttpApi::Handler HttpApi::Guarded(std::string route, Role need, ScopedHandler ha
           fmt::format("this request needs the {} role", need == Role::kAdmin ? "admin" : "submit"));
     } else {
       try {
-        caller.role = role.value_or(Role::kRead);
-        handler(caller, req, res);
+        handler(scope, req, res);
       } catch (const std::exception& e) {
         logger_->Error("request failed", {{"route", route}, {"error", e.what()}});
         ReplyError(res, 500, "internal", "the request failed inside the daemon");
@@ -380,10 +379,10 @@ void HttpApi::RouteExtender() {
 void HttpApi::RouteJobs() {
   On("POST", "/v1/jobs",
      Guarded("/v1/jobs", Role::kSubmit,
-             [this](const Caller& caller, const httplib::Request& req, httplib::Response& res) {
+             [this](const TenantScope& scope, const httplib::Request& req, httplib::Response& res) {
                auto parsed = ParseJobRequest(req.body, service_->cluster().catalog);
                if (!parsed.ok()) return ReplyStatus(res, parsed.status());
-               if (!TakeForTenant(caller, *parsed, res)) return;
+               if (!TakeForTenant(scope, *parsed, res)) return;
                if (parsed->job.kind == model::JobKind::kService) {
                  return AddService(std::move(parsed->job), std::move(parsed->spec_json), res);
                }
@@ -402,9 +401,9 @@ void HttpApi::RouteJobs() {
 
   On("GET", "/v1/jobs",
      Guarded("/v1/jobs", Role::kRead,
-             [this](const Caller& caller, const httplib::Request& req, httplib::Response& res) {
+             [this](const TenantScope& scope, const httplib::Request& req, httplib::Response& res) {
                JobFilter filter;
-               filter.tenant = caller.scope;
+               filter.tenant = scope;
                std::string query;
                if (const std::string state = req.get_param_value("state"); !state.empty()) {
                  filter.state = ParseJobState(state);
@@ -435,33 +434,33 @@ void HttpApi::RouteJobs() {
 
   On("GET", R"(/v1/jobs/([^/]+))",
      Guarded("/v1/jobs/{name}", Role::kRead,
-             [this](const Caller& caller, const httplib::Request& req, httplib::Response& res) {
-               auto job = service_->Get(req.matches[1], caller.scope);
+             [this](const TenantScope& scope, const httplib::Request& req, httplib::Response& res) {
+               auto job = service_->Get(req.matches[1], scope);
                if (!job.ok()) return ReplyStatus(res, job.status());
                Reply(res, 200, JobJson(*job));
              }));
 
   On("DELETE", R"(/v1/jobs/([^/]+))",
      Guarded("/v1/jobs/{name}", Role::kSubmit,
-             [this](const Caller& caller, const httplib::Request& req, httplib::Response& res) {
-               auto job = service_->Cancel(req.matches[1], caller.scope);
+             [this](const TenantScope& scope, const httplib::Request& req, httplib::Response& res) {
+               auto job = service_->Cancel(req.matches[1], scope);
                if (!job.ok()) return ReplyStatus(res, job.status());
                Reply(res, 202, JobJson(*job));
              }));
 
   On("GET", R"(/v1/jobs/([^/]+)/why)",
      Guarded("/v1/jobs/{name}/why", Role::kRead,
-             [this](const Caller& caller, const httplib::Request& req, httplib::Response& res) {
-               auto why = service_->Why(req.matches[1], caller.scope);
+             [this](const TenantScope& scope, const httplib::Request& req, httplib::Response& res) {
+               auto why = service_->Why(req.matches[1], scope);
                if (!why.ok()) return ReplyStatus(res, why.status());
                Reply(res, 200, {{"name", req.matches[1]}, {"why", *why}});
              }));
 }
 
-bool HttpApi::TakeForTenant(const Caller& caller, JobRequest& request,
+bool HttpApi::TakeForTenant(const TenantScope& scope, JobRequest& request,
                             httplib::Response& res) const {
-  if (!caller.scope) return true;
-  const std::string& tenant = *caller.scope;
+  if (!scope) return true;
+  const std::string& tenant = *scope;
   if (request.job.kind == model::JobKind::kService) {
     ReplyError(res, 403, "forbidden",
                fmt::format("request body: kind: a service belongs to no tenant (expected a job of "
@@ -498,17 +497,17 @@ void HttpApi::AddService(model::Job job, std::string spec_json, httplib::Respons
 void HttpApi::RouteServices() {
   On("GET", R"(/v1/services/([^/]+))",
      Guarded("/v1/services/{name}", Role::kRead,
-             [this](const Caller& caller, const httplib::Request& req, httplib::Response& res) {
+             [this](const TenantScope& scope, const httplib::Request& req, httplib::Response& res) {
                // Services belong to no tenant: a tenant's token knows none.
-               if (caller.scope) return ReplyStatus(res, NoService(req.matches[1]));
+               if (scope) return ReplyStatus(res, NoService(req.matches[1]));
                auto view = serving_->Get(req.matches[1]);
                if (!view.ok()) return ReplyStatus(res, view.status());
                Reply(res, 200, ServingJson(*view));
              }));
   On("DELETE", R"(/v1/services/([^/]+))",
      Guarded("/v1/services/{name}", Role::kSubmit,
-             [this](const Caller& caller, const httplib::Request& req, httplib::Response& res) {
-               if (caller.scope) return ReplyStatus(res, NoService(req.matches[1]));
+             [this](const TenantScope& scope, const httplib::Request& req, httplib::Response& res) {
+               if (scope) return ReplyStatus(res, NoService(req.matches[1]));
                auto view = serving_->Remove(req.matches[1]);
                if (!view.ok()) return ReplyStatus(res, view.status());
                Reply(res, 202, ServingJson(*view));
@@ -518,7 +517,7 @@ void HttpApi::RouteServices() {
 void HttpApi::RouteNodes() {
   On("GET", "/v1/nodes",
      Guarded("/v1/nodes", Role::kRead,
-             [this](const Caller& caller, const httplib::Request& req, httplib::Response& res) {
+             [this](const TenantScope& scope, const httplib::Request& req, httplib::Response& res) {
                auto limit = LimitOf(req);
                if (!limit.ok()) return ReplyStatus(res, limit.status());
                std::optional<int32_t> after;
@@ -527,7 +526,7 @@ void HttpApi::RouteNodes() {
                  if (!read.ok()) return ReplyStatus(res, read.status());
                  after = *read;
                }
-               auto page = service_->Nodes(*limit, after, caller.scope);
+               auto page = service_->Nodes(*limit, after, scope);
                if (!page.ok()) return ReplyStatus(res, page.status());
                json list = json::array();
                for (const NodeView& n : page->nodes) list.push_back(NodeJson(n));
@@ -539,8 +538,8 @@ void HttpApi::RouteNodes() {
 
   On("GET", R"(/v1/nodes/([^/]+))",
      Guarded("/v1/nodes/{node}", Role::kRead,
-             [this](const Caller& caller, const httplib::Request& req, httplib::Response& res) {
-               auto h = service_->Node(req.matches[1], 100, caller.scope);
+             [this](const TenantScope& scope, const httplib::Request& req, httplib::Response& res) {
+               auto h = service_->Node(req.matches[1], 100, scope);
                if (!h.ok()) return ReplyStatus(res, h.status());
                json events = json::array();
                for (const StoredEvent& e : h->events) {

@@ -39,12 +39,6 @@ struct ApiToken {
   std::string tenant;
 };
 
-// Who sent a request, as its token says; an anonymous reader reads as kRead in every scope.
-struct Caller {
-  Role role = Role::kRead;
-  TenantScope scope;  // a tenant's token: its tenant's jobs only
-};
-
 struct HttpApiOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: any free port (port() says which)
@@ -85,9 +79,10 @@ class HttpApi {
   HttpApi(HttpApiOptions options, Service* service, Logger* logger, k8s::Extender* extender,
           ServingLoop* serving);
   using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
-  // A handler whose answer depends on who asks (a tenant's token sees its tenant's jobs only).
+  // A handler whose answer depends on who asks: the scope of the request's token (a tenant's
+  // token sees its tenant's jobs only; other tokens and anonymous reads, every job).
   using ScopedHandler =
-      std::function<void(const Caller&, const httplib::Request&, httplib::Response&)>;
+      std::function<void(const TenantScope&, const httplib::Request&, httplib::Response&)>;
   // Every route, and the refusal of compressed bodies, by resource: operations (health,
   // metrics, the OpenAPI document), the kube-scheduler extender's verbs, jobs, nodes, the
   // cluster (its summary, what-if, plans; the dashboard) and its history; services.
@@ -108,9 +103,9 @@ class HttpApi {
   Handler Guarded(std::string route, Role need, Handler handler, bool open = false);
   // GET /v1/tenants (daemon/api/tenant_routes.cc).
   void RouteTenants();
-  // POST /v1/jobs for `caller`: the job of a tenant's token is its tenant's (403 for another
+  // POST /v1/jobs in `scope`: the job of a tenant's token is its tenant's (403 for another
   // tenant's job or a service); false when it answered.
-  bool TakeForTenant(const Caller& caller, JobRequest& request, httplib::Response& res) const;
+  bool TakeForTenant(const TenantScope& scope, JobRequest& request, httplib::Response& res) const;
   // Registers `handler` for `method` (GET, POST or DELETE) on paths matching `pattern`, and
   // remembers the pair so that another method on the path is a 405 naming the allowed ones.
   void On(const std::string& method, const std::string& pattern, Handler handler);

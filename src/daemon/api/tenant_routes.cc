@@ -42,8 +42,8 @@ json TenantJson(const TenantView& v) {
 void HttpApi::RouteTenants() {
   On("GET", "/v1/tenants",
      Guarded("/v1/tenants", Role::kRead,
-             [this](const Caller& caller, const httplib::Request&, httplib::Response& res) {
-               auto view = service_->Tenants(caller.scope);
+             [this](const TenantScope& scope, const httplib::Request&, httplib::Response& res) {
+               auto view = service_->Tenants(scope);
                if (!view.ok()) return ReplyStatus(res, view.status());
                json list = json::array();
                for (const TenantView& v : view->tenants) list.push_back(TenantJson(v));

@@ -916,6 +916,7 @@ const std::vector<std::pair<std::string, std::string>> kRoutes = {
     {"post", "/v1/nodes/{node}/undrain"},
     {"get", "/v1/cluster"},
     {"get", "/v1/history"},
+    {"get", "/v1/tenants"},
     {"get", "/v1/whatif"},
     {"post", "/v1/plan"},
     {"get", "/metrics"},
