@@ -2,7 +2,7 @@
 // built-in device catalog, must give a job or an InvalidArgument with a message. Never a crash,
 // a hang, or a leak. An accepted request keeps the promises the daemon relies on: its name is a
 // valid job id, and its stored form (spec_json, read again when the daemon restarts) is one line
-// that parses to the same job.
+// that parses to the same job; its tenant is refused, if at all, naming the field.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -38,6 +38,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (again->spec_json != spec || again->job.name != job.name ||
       again->job.gang_size != job.gang_size || again->job.stacks.size() != job.stacks.size() ||
       again->job.throughput != job.throughput || again->speed_assumed != request->speed_assumed) {
+    std::abort();
+  }
+  // A tenant is checked against the config's with the field named, never otherwise refused.
+  static const hetsched::model::Tenants tenants = [] {
+    hetsched::model::Tenants t;
+    for (const char* name : {"vision", "llm"}) {
+      t.list.emplace_back();
+      t.list.back().name = name;
+    }
+    return t;
+  }();
+  const hetsched::util::Status tenant = hetsched::svc::CheckJobTenant(tenants, job);
+  if (!tenant.ok() && (tenant.code() != StatusCode::kInvalidArgument ||
+                       tenant.message().find("tenant: ") == std::string::npos)) {
     std::abort();
   }
   return 0;

@@ -1,6 +1,7 @@
 // libFuzzer target for the daemon's config reader: any bytes, read as a `hetsched serve
 // --config` file, must give a config or an InvalidArgument with a "file:..." message. Never a
-// crash, a hang, or a leak. An accepted config keeps the limits the daemon relies on. The same
+// crash, a hang, or a leak. An accepted config keeps the limits the daemon relies on (tokens'
+// tenants among its tenants, whose weights are positive and parents known). The same
 // bytes also go to ParseListen, as a --listen flag.
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +33,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (t.token.size() < 16 || t.token.find_first_of(" \t\r\n") != std::string::npos) {
       std::abort();
     }
+    // A token's tenant is one of the config's, and an admin token acts for every tenant.
+    if (!t.tenant.empty() &&
+        (c.tenants.Find(t.tenant) < 0 || t.role == hetsched::svc::Role::kAdmin)) {
+      std::abort();
+    }
+  }
+  for (const hetsched::model::Tenant& t : c.tenants.list) {
+    if (!(t.weight > 0) || (!t.parent.empty() && c.tenants.Find(t.parent) < 0)) std::abort();
   }
   return 0;
 }

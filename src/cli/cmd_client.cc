@@ -84,6 +84,7 @@ struct SubmitFlags {
   // Passed through as written; the daemon checks them as the workload reader does.
   std::string cores;
   std::string host_memory;
+  std::string tenant;
   std::string idempotency_key;
   std::vector<std::string> command;
 };
@@ -129,6 +130,7 @@ util::Result<json> SubmitBody(const SubmitFlags& s) {
   }
   if (!s.cores.empty()) job["cores"] = s.cores;
   if (!s.host_memory.empty()) job["host_memory"] = s.host_memory;
+  if (!s.tenant.empty()) job["tenant"] = s.tenant;
   if (!s.command.empty()) job["command"] = s.command;
   return job;
 }
@@ -154,6 +156,9 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<ClientFlags>& conn,
   cmd->add_option("--duration", submit->duration,
                   "how long it runs, e.g. 10m: what the virtual backend models (a job with a "
                   "command runs until its command exits)");
+  cmd->add_option("--tenant", submit->tenant,
+                  "the job's tenant (serve --config's tenants); a tenant's token may leave it "
+                  "out");
   cmd->add_option("--idempotency-key", submit->idempotency_key,
                   "a retry with the same key never makes a second job");
   cmd->add_option("command", submit->command, "the command to run (after --)");

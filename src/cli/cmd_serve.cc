@@ -34,6 +34,7 @@
 #include "k8s/node_cache.h"
 #include "model/io/cluster_reader.h"
 #include "model/io/gavel_reader.h"
+#include "model/io/tenants_reader.h"
 #include "sim/faults.h"
 
 namespace hetsched::cli {
@@ -489,6 +490,7 @@ svc::ServiceOptions ServiceOptionsOf(const svc::ServeConfig& c) {
   so.scheduler.elastic = c.elastic;
   so.scheduler.placement = c.placement;
   so.scheduler.preemption_cost_s = c.preemption_cost_s;
+  if (!c.tenants.empty()) so.scheduler.tenants = std::make_shared<const model::Tenants>(c.tenants);
   so.time_scale = c.time_scale;
   so.stop_grace_s = c.stop_grace_s;
   so.keep_ended_s = c.keep_ended_s;
@@ -514,6 +516,9 @@ int RunServe(const ServeFlags& f) {
   std::unique_ptr<svc::Backend> slurm_backend;
   util::Result<model::Cluster> cluster = ServeCluster(c, &logger, &slurm_backend);
   if (!cluster.ok()) return ReportError(cluster.status());
+  if (!c.tenants.empty()) {
+    if (auto st = model::io::ResolveTenants(*cluster, &c.tenants); !st.ok()) return ReportError(st);
+  }
 
   // Signals are taken by sigwait below; every thread started from here on inherits the block.
   sigset_t signals = BlockStopSignals();
@@ -524,7 +529,7 @@ int RunServe(const ServeFlags& f) {
     std::string token_path;
     auto token = TokenBeside(c.database, &token_path);
     if (!token.ok()) return ReportError(token.status());
-    c.tokens.push_back({*token, svc::Role::kAdmin});
+    c.tokens.push_back({*token, svc::Role::kAdmin, ""});
     token_note = fmt::format("admin token in {} (the client reads it from there)", token_path);
   }
   auto store = svc::Store::Open(c.database, c.synchronous_full);

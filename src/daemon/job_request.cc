@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/compatibility.h"
+#include "model/io/tenants_reader.h"
 #include "model/io/workload_reader.h"
 
 namespace hetsched::svc {
@@ -182,6 +183,12 @@ util::Result<nlohmann::json> ParseBodyObject(std::string_view body, std::string_
   return doc;
 }
 
+// The reader names fields as entries of a workload file; a request is one job.
+std::string WithoutEntryPrefix(std::string message) {
+  for (size_t at; (at = message.find("jobs[0].")) != std::string::npos;) message.erase(at, 8);
+  return message;
+}
+
 util::Result<JobRequest> ParseJobRequest(std::string_view body,
                                          const model::DeviceCatalog& catalog) {
   ASSIGN_OR_RETURN(nlohmann::json doc, ParseBodyObject(body, "one job object"));
@@ -208,10 +215,7 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
   RETURN_IF_ERROR(model::io::FromJson(read, {"request body", 1, 0}, &fields, /*typed=*/true));
   auto workload = model::io::ParseWorkloadJob(fields, "request body", catalog);
   if (!workload.ok()) {
-    // The reader names fields as entries of a workload file; a request is one job.
-    std::string message = workload.status().message();
-    for (size_t at; (at = message.find("jobs[0].")) != std::string::npos;) message.erase(at, 8);
-    return util::Status::InvalidArgument(message);
+    return util::Status::InvalidArgument(WithoutEntryPrefix(workload.status().message()));
   }
   if (workload->jobs[0].kind == model::JobKind::kService) {
     RETURN_IF_ERROR(CheckServiceRequest(workload->jobs[0], doc));
@@ -236,6 +240,16 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
   }
   RETURN_IF_ERROR(CheckRunTime(job, doc));
   return out;
+}
+
+util::Status CheckJobTenant(const model::Tenants& tenants, const model::Job& job) {
+  model::Workload one;
+  one.jobs.push_back(job);
+  one.jobs[0].origin.entry = 0;
+  if (auto st = model::io::CheckJobTenants(tenants, one); !st.ok()) {
+    return util::Status::InvalidArgument(WithoutEntryPrefix(st.message()));
+  }
+  return util::Status::Ok();
 }
 
 }  // namespace hetsched::svc

@@ -8,6 +8,7 @@
 
 #include "model/catalog.h"
 #include "model/job.h"
+#include "model/tenant.h"
 #include "util/status.h"
 
 namespace hetsched::svc {
@@ -41,5 +42,10 @@ struct JobRequest {
 // trace (the daemon measures its load).
 util::Result<JobRequest> ParseJobRequest(std::string_view body,
                                          const model::DeviceCatalog& catalog);
+
+// With `tenants` configured, `job` (but a service, which belongs to no tenant) must name one
+// without children: kInvalidArgument "request body: tenant: ..." listing the known names, as
+// simulate checks a workload's jobs (model::io::CheckJobTenants).
+util::Status CheckJobTenant(const model::Tenants& tenants, const model::Job& job);
 
 }  // namespace hetsched::svc

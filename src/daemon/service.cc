@@ -112,6 +112,7 @@ util::Result<std::unique_ptr<Service>> Service::Create(model::Cluster cluster,
   service->metrics_ = std::make_unique<Metrics>(Metrics{submitted, placements, preemptions, ended,
                                                         energy_j, decision_s, jobs, devices_used,
                                                         devices_offered, power_w, draw_w, nodes});
+  RETURN_IF_ERROR(service->AddTenantMetrics());
   return service;
 }
 
@@ -228,6 +229,7 @@ void Service::SaveClock() {
       belief_saved_at_ = completed;
     }
   }
+  SaveTenantUsage();
 }
 
 void Service::SavePolicyState() {
@@ -315,6 +317,7 @@ util::Result<std::optional<StoredJob>> Service::StoredEnded(const std::string& n
 util::Result<Service::Submitted> Service::Submit(model::Job job, std::string spec_json,
                                                  std::string idempotency_key) {
   RETURN_IF_ERROR(HasWhatTheBackendRuns(job));
+  if (options_.scheduler.tenants) RETURN_IF_ERROR(CheckJobTenant(*options_.scheduler.tenants, job));
   std::unique_lock lock(mu_);
   RETURN_IF_ERROR(ReadyOrUnavailable());
   const std::string name = job.name;
@@ -411,6 +414,10 @@ void Service::AdoptBackendJob(const BackendEvent& ev, double now) {
   util::Status rejected = util::Status::InvalidArgument(ev.message);
   if (!ev.spec.empty()) {
     auto req = ParseJobRequest(ev.spec, cluster_.catalog);
+    if (req.ok() && options_.scheduler.tenants) {
+      // Its tenant (the Slurm account's) is checked as an API submission's.
+      if (auto st = CheckJobTenant(*options_.scheduler.tenants, req->job); !st.ok()) req = st;
+    }
     if (!req.ok()) {
       rejected = req.status();
     } else {
@@ -489,14 +496,17 @@ void Service::CommitSubmissions(double now) {
   committed_.notify_all();
 }
 
-util::Result<JobView> Service::Cancel(const std::string& name) {
+util::Result<JobView> Service::Cancel(const std::string& name, const TenantScope& scope) {
   std::lock_guard lock(mu_);
   RETURN_IF_ERROR(ReadyOrUnavailable());
   auto it = jobs_.find(name);
+  if (it != jobs_.end() && !InScope(it->second->job.tenant, scope)) return NoJob(name);
   if (it == jobs_.end()) {
     ASSIGN_OR_RETURN(auto ended, StoredEnded(name));
-    if (!ended) return util::Status::NotFound(fmt::format("no job '{}'", name));
-    return ViewOfStored(*ended);
+    if (!ended) return NoJob(name);
+    JobView v = ViewOfStored(*ended);
+    if (!InScope(v.tenant, scope)) return NoJob(name);
+    return v;
   }
   Entry& e = *it->second;
   // Applied here, under the lock (the control loop is between passes, no transaction open), so

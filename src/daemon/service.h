@@ -77,9 +77,15 @@ struct ServiceOptions {
   AnalysisHooks analysis;
 };
 
+// Whose jobs a caller may see and cancel: one tenant's (a token bound to a tenant,
+// daemon/api/http_api.h), or every job's (nullopt). A job outside the scope is as unknown to
+// the caller as a job that does not exist.
+using TenantScope = std::optional<std::string>;
+
 // What the API shows of one job.
 struct JobView {
   std::string name;
+  std::string tenant;  // empty: none
   JobState state = JobState::kQueued;
   std::string kind;
   int32_t gang = 1;
@@ -149,6 +155,20 @@ struct WhatIfResult {
   int64_t preemptions = 0;
 };
 
+// What GET /v1/tenants shows of one tenant: as configured, and its standing now as the
+// scheduler's fair share counts it (sched::TenantStanding).
+struct TenantView {
+  model::Tenant tenant;
+  sched::TenantStanding standing;
+  std::map<std::string, int32_t> devices;  // held now, by device type name
+};
+
+struct TenantsView {
+  std::string reference_type;  // what one reference device is
+  double half_life_s = 0;      // of usage
+  std::vector<TenantView> tenants;
+};
+
 // Where a page of GET /v1/jobs stopped; the next page starts after it. The list is the jobs
 // live at `as_of_s` (the wall clock when the first page was read: live then, or ended since),
 // then the jobs ended by then, each part in submission order. A job's part never changes once
@@ -165,6 +185,7 @@ struct JobFilter {
   std::optional<JobState> state;  // none: all
   size_t limit = 1000;
   std::optional<JobPosition> after;  // none: the first page
+  TenantScope tenant;                // none: every tenant's jobs
 };
 
 // One page of jobs; `next` is set when more remain.
@@ -215,14 +236,17 @@ class Service final : private drive::Effects, private drive::PowerEffects {
                                  std::string idempotency_key);
   // Queued jobs end at once; starting or running ones are stopped (state stopping) and end as
   // cancelled when the backend reports them gone. An ended job is returned unchanged.
-  util::Result<JobView> Cancel(const std::string& name);
-  util::Result<JobView> Get(const std::string& name);
+  // Get, Cancel and Why answer kNotFound for a job outside `scope`.
+  util::Result<JobView> Cancel(const std::string& name, const TenantScope& scope = std::nullopt);
+  util::Result<JobView> Get(const std::string& name, const TenantScope& scope = std::nullopt);
   util::Result<JobPage> List(const JobFilter& filter);
   // Why a queued job waits (the scheduler's reasons), or what it does otherwise.
-  util::Result<std::string> Why(const std::string& name);
+  util::Result<std::string> Why(const std::string& name, const TenantScope& scope = std::nullopt);
   // At most `limit` nodes (removed ones left out), after cluster index `after` when given.
   // A node's index never changes: nodes that join are appended, those that leave stay removed.
-  util::Result<NodePage> Nodes(size_t limit, std::optional<int32_t> after);
+  // Devices busy with a job outside `scope` show no job name.
+  util::Result<NodePage> Nodes(size_t limit, std::optional<int32_t> after,
+                               const TenantScope& scope = std::nullopt);
   util::Result<NodeView> SetDrained(const std::string& node, bool drained);
   // One node and its history (drains, power changes, failures: newest `limit` events).
   struct NodeHistory {
@@ -230,8 +254,12 @@ class Service final : private drive::Effects, private drive::PowerEffects {
     std::vector<StoredEvent> events;
     bool older_events = false;  // the store holds older events than these
   };
-  util::Result<NodeHistory> Node(const std::string& node, int limit);
+  util::Result<NodeHistory> Node(const std::string& node, int limit,
+                                 const TenantScope& scope = std::nullopt);
   util::Result<ClusterView> Cluster();
+  // The tenants (ServiceOptions::scheduler.tenants; none without them) in their configured
+  // order, only the scope's own when a scope is given.
+  util::Result<TenantsView> Tenants(const TenantScope& scope = std::nullopt);
   // The samples of the cluster's figures (ServiceOptions::history_every_s) that the database
   // keeps, taken at or after `since_s` (unix seconds) and after the sample of seq `after` when
   // given, oldest first, at most `limit`.
@@ -269,10 +297,12 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   struct Entry;  // one job the daemon knows (daemon/service.cc)
   struct PendingSubmit;
 
-  struct Metrics;  // the daemon's metric families
+  struct Metrics;        // the daemon's metric families
+  struct TenantMetrics;  // and those by tenant, with tenants
 
   double SchedNow() const;  // scheduler seconds: continues across restarts
-  // The scheduler clock, and the size belief when a job completed since the last save.
+  // The scheduler clock, the tenants' usage, and the size belief when a job completed since
+  // the last save.
   void SaveClock();
   // Every live job's policy state (attained service, LP time), in one transaction.
   void SavePolicyState();
@@ -293,10 +323,18 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   // Compares what the backend runs with what the daemon believes and repairs the difference.
   void Reconcile(double now);
   util::Status Recover();
-  // Recover's parts: the scheduler clock and size belief; the nodes' drains, removals and
-  // joins at run time; one live job (false when it can no longer run here: then it is stored
-  // as failed), and the placement it held.
+  // Recover's parts: the scheduler clock, size belief and tenants' usage; the nodes' drains,
+  // removals and joins at run time; one live job (false when it can no longer run here: then it is
+  // stored as failed), and the placement it held.
   util::Status RestoreClockAndBelief();
+  // Tenants (daemon/service_tenants.cc): their metric families; the gauges set from their
+  // standing now (mu_ held); their decayed usage stored (with the clock) and read back at
+  // recovery, so that a restart keeps what fair share remembers.
+  util::Status AddTenantMetrics();
+  TenantsView TenantsNow(const TenantScope& scope) const;
+  void RefreshTenantGauges();
+  void SaveTenantUsage();
+  util::Status RestoreTenantUsage();
   util::Status RestoreNodes();
   util::Result<bool> RecoverJob(const StoredJob& s, double now);
   void AdoptPlacement(Entry& e, const StoredJob& s, double now);
@@ -375,7 +413,7 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   void MarkTimeLimitStops();
   void Event(const std::string& kind, const std::string& subject, const std::string& detail);
   JobView ViewOf(const Entry& e) const;
-  NodeView NodeViewOf(model::NodeId node) const;
+  NodeView NodeViewOf(model::NodeId node, const TenantScope& scope = std::nullopt) const;
   util::Status ReadyOrUnavailable() const;
   // kInvalidArgument naming `command` when the backend runs commands and `job` has none: it
   // could only fail its starts.
@@ -388,6 +426,7 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   Logger* logger_;
   MetricsRegistry* registry_;
   std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<TenantMetrics> tenant_metrics_;  // with tenants
   std::unique_ptr<sched::Scheduler> scheduler_;
   std::unique_ptr<drive::Attempts> attempts_;       // carries decisions out on backend_
   std::optional<power::PowerController> power_;     // from Start on

@@ -2,6 +2,8 @@
 // service_nodes.cc, service_recover.cc, service_views.cc); nothing else includes this.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -13,6 +15,17 @@ namespace hetsched::svc {
 
 inline constexpr const char* kClockKey = "scheduler_clock";
 inline constexpr const char* kBeliefKey = "size_belief";
+inline constexpr const char* kTenantUsageKey = "tenant_usage";
+
+// Whether a job of `tenant` is within `scope` (Service's TenantScope).
+inline bool InScope(const std::string& tenant, const TenantScope& scope) {
+  return !scope || *scope == tenant;
+}
+
+// The answer about a job that does not exist, or that the caller may not see.
+inline util::Status NoJob(const std::string& name) {
+  return util::Status::NotFound(fmt::format("no job '{}'", name));
+}
 
 struct Service::Entry {
   std::string name;
@@ -38,6 +51,10 @@ struct Service::PendingSubmit {
   bool done = false;
   util::Status status;
   JobView view;
+};
+
+struct Service::TenantMetrics {
+  GaugeFamily share, usage, devices, normalized, borrowed, lent;
 };
 
 struct Service::Metrics {

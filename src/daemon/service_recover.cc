@@ -123,7 +123,7 @@ util::Status Service::RestoreClockAndBelief() {
                     {{"error", st.message()}});
     }
   }
-  return util::Status::Ok();
+  return RestoreTenantUsage();
 }
 
 util::Status Service::RestoreNodes() {

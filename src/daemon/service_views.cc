@@ -112,6 +112,7 @@ util::Result<nlohmann::ordered_json> ScheduleDag(const std::string& algo,
 JobView Service::ViewOf(const Entry& e) const {
   JobView v;
   v.name = e.name;
+  v.tenant = e.job.tenant;
   v.state = e.state;
   v.kind = std::string(model::JobKindName(e.job.kind));
   v.gang = e.job.gang_size;
@@ -139,6 +140,7 @@ JobView Service::ViewOfStored(const StoredJob& s) const {
   v.state = s.state;
   // What the job asked for is in its submission; a stored spec parsed when it was accepted.
   if (auto req = ParseJobRequest(s.spec_json, cluster_.catalog); req.ok()) {
+    v.tenant = req->job.tenant;
     v.kind = std::string(model::JobKindName(req->job.kind));
     v.gang = req->job.gang_size;
     for (const auto& stack : req->job.stacks) v.stacks.push_back(model::ToString(stack));
@@ -155,14 +157,17 @@ JobView Service::ViewOfStored(const StoredJob& s) const {
   return v;
 }
 
-util::Result<JobView> Service::Get(const std::string& name) {
+util::Result<JobView> Service::Get(const std::string& name, const TenantScope& scope) {
   std::lock_guard lock(mu_);
   RETURN_IF_ERROR(ReadyOrUnavailable());
   auto it = jobs_.find(name);
-  if (it != jobs_.end()) return ViewOf(*it->second);
+  if (it != jobs_.end() && InScope(it->second->job.tenant, scope)) return ViewOf(*it->second);
+  if (it != jobs_.end()) return NoJob(name);
   ASSIGN_OR_RETURN(auto ended, StoredEnded(name));
-  if (!ended) return util::Status::NotFound(fmt::format("no job '{}'", name));
-  return ViewOfStored(*ended);
+  if (!ended) return NoJob(name);
+  JobView v = ViewOfStored(*ended);
+  if (!InScope(v.tenant, scope)) return NoJob(name);
+  return v;
 }
 
 util::Result<std::vector<JobView>> Service::JobsLiveAt(const JobFilter& filter, double as_of_s,
@@ -174,6 +179,7 @@ util::Result<std::vector<JobView>> Service::JobsLiveAt(const JobFilter& filter, 
   if (!filter.state || !IsEnded(*filter.state)) {
     for (const auto& [name, e] : jobs_) {
       if (IsEnded(e->state) || (filter.state && e->state != *filter.state)) continue;
+      if (!InScope(e->job.tenant, filter.tenant)) continue;
       if (after_position({e->submitted_s, e->name})) live.push_back(e.get());
     }
   }
@@ -188,7 +194,8 @@ util::Result<std::vector<JobView>> Service::JobsLiveAt(const JobFilter& filter, 
   for (size_t i = 0; i < keep; ++i) out.push_back(ViewOf(*live[i]));
   if (filter.state && !IsEnded(*filter.state)) return out;
   // Jobs that were live at as_of_s and have ended since are in the store.
-  EndedJobsQuery since{filter.state, as_of_s, /*ended_by_as_of=*/false, std::nullopt, limit};
+  EndedJobsQuery since{filter.state, as_of_s, /*ended_by_as_of=*/false,
+                       std::nullopt, limit,   filter.tenant};
   if (filter.after) since.after = filter.after->last;
   ASSIGN_OR_RETURN(auto ended, store_->EndedJobs(since));
   std::vector<JobView> merged;
@@ -218,8 +225,8 @@ util::Result<JobPage> Service::List(const JobFilter& filter) {
     ASSIGN_OR_RETURN(jobs, JobsLiveAt(filter, as_of_s, wanted));
   }
   if (jobs.size() < wanted && (!filter.state || IsEnded(*filter.state))) {
-    EndedJobsQuery before{filter.state, as_of_s, /*ended_by_as_of=*/true, std::nullopt,
-                          wanted - jobs.size()};
+    EndedJobsQuery before{filter.state,         as_of_s,      /*ended_by_as_of=*/true, std::nullopt,
+                          wanted - jobs.size(), filter.tenant};
     if (filter.after && filter.after->in_ended_part) before.after = filter.after->last;
     ASSIGN_OR_RETURN(auto ended, store_->EndedJobs(before));
     for (const StoredJob& s : ended) jobs.push_back(ViewOfStored(s));
@@ -235,13 +242,14 @@ util::Result<JobPage> Service::List(const JobFilter& filter) {
   return page;
 }
 
-util::Result<std::string> Service::Why(const std::string& name) {
+util::Result<std::string> Service::Why(const std::string& name, const TenantScope& scope) {
   std::lock_guard lock(mu_);
   RETURN_IF_ERROR(ReadyOrUnavailable());
   auto it = jobs_.find(name);
+  if (it != jobs_.end() && !InScope(it->second->job.tenant, scope)) return NoJob(name);
   if (it == jobs_.end()) {
     ASSIGN_OR_RETURN(auto ended, StoredEnded(name));
-    if (!ended) return util::Status::NotFound(fmt::format("no job '{}'", name));
+    if (!ended || !InScope(ViewOfStored(*ended).tenant, scope)) return NoJob(name);
     return fmt::format("{}{}", JobStateName(ended->state),
                        ended->message.empty() ? "" : ": " + ended->message);
   }
@@ -255,7 +263,7 @@ util::Result<std::string> Service::Why(const std::string& name) {
                      e.devices.size(), fmt::join(v.devices, ", "), e.attempt);
 }
 
-NodeView Service::NodeViewOf(model::NodeId id) const {
+NodeView Service::NodeViewOf(model::NodeId id, const TenantScope& scope) const {
   const model::Node& n = cluster_.node(id);
   const sched::ClusterState& state = scheduler_->state();
   NodeView v;
@@ -271,7 +279,8 @@ NodeView Service::NodeViewOf(model::NodeId id) const {
     dv.type = cluster_.catalog.Get(cluster_.device(d).type).name;
     if (auto job = scheduler_->JobOn(d); job && by_slot_[job->value()] != nullptr) {
       dv.state = "busy";
-      dv.job = by_slot_[job->value()]->name;
+      const Entry& holder = *by_slot_[job->value()];
+      if (InScope(holder.job.tenant, scope)) dv.job = holder.name;
     } else if (!state.IsUp(d)) {
       dv.state = state.Offers(id) ? "down" : (v.drained ? "drained" : "off");
     } else {
@@ -282,7 +291,8 @@ NodeView Service::NodeViewOf(model::NodeId id) const {
   return v;
 }
 
-util::Result<NodePage> Service::Nodes(size_t limit, std::optional<int32_t> after) {
+util::Result<NodePage> Service::Nodes(size_t limit, std::optional<int32_t> after,
+                                      const TenantScope& scope) {
   std::lock_guard lock(mu_);
   RETURN_IF_ERROR(ReadyOrUnavailable());
   NodePage page;
@@ -295,7 +305,7 @@ util::Result<NodePage> Service::Nodes(size_t limit, std::optional<int32_t> after
       page.next_after = last;
       break;
     }
-    page.nodes.push_back(NodeViewOf(id));
+    page.nodes.push_back(NodeViewOf(id, scope));
     last = id.value();
   }
   return page;
@@ -319,13 +329,14 @@ util::Result<NodeView> Service::SetDrained(const std::string& node_name, bool dr
   return NodeViewOf(*node);
 }
 
-util::Result<Service::NodeHistory> Service::Node(const std::string& node_name, int limit) {
+util::Result<Service::NodeHistory> Service::Node(const std::string& node_name, int limit,
+                                                 const TenantScope& scope) {
   std::lock_guard lock(mu_);
   RETURN_IF_ERROR(ReadyOrUnavailable());
   auto node = cluster_.FindNode(node_name);
   if (!node) return util::Status::NotFound(fmt::format("no node '{}'", node_name));
   NodeHistory out;
-  out.node = NodeViewOf(*node);
+  out.node = NodeViewOf(*node, scope);
   // One event more than asked tells whether older ones remain.
   ASSIGN_OR_RETURN(out.events, store_->Events(node_name, limit + 1));
   out.older_events = out.events.size() > static_cast<size_t>(limit);
@@ -400,6 +411,7 @@ ClusterView Service::ClusterNow() {
     metrics_->jobs.Get({std::string(JobStateName(state))})
         ->Set(static_cast<double>(v.jobs_in(state)));
   }
+  RefreshTenantGauges();
   v.now_s = SchedNow();
   v.policy = scheduler_->policy().name();
   v.backend = backend_->name();

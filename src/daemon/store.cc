@@ -129,7 +129,9 @@ constexpr std::string_view kEndedJobs =
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
     "attempt, stop_reason, policy_state "
     "FROM jobs WHERE +state IN (?1, ?2, ?3) AND (ended_s <= ?4) = ?5 "
-    "AND (submitted_s, name) > (?6, ?7) ORDER BY submitted_s, name LIMIT ?8";
+    "AND (submitted_s, name) > (?6, ?7) AND (?9 IS NULL OR ?9 IS "
+    "CASE WHEN json_valid(spec_json) THEN json_extract(spec_json, '$.tenant') END) "
+    "ORDER BY submitted_s, name LIMIT ?8";
 constexpr std::string_view kPruneJobs =
     "DELETE FROM jobs WHERE state IN (?1, ?2, ?3) AND ended_s < ?4";
 constexpr std::string_view kPutNode =
@@ -505,6 +507,11 @@ util::Result<std::vector<StoredJob>> Store::EndedJobs(const EndedJobsQuery& quer
     q.Real(std::numeric_limits<double>::lowest()).Text("");
   }
   q.Int(static_cast<int64_t>(std::min<size_t>(query.limit, INT64_MAX)));
+  if (query.tenant) {
+    q.Text(*query.tenant);
+  } else {
+    q.Null();
+  }
   std::vector<StoredJob> jobs;
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {

@@ -94,14 +94,15 @@ struct SubmissionKey {
 
 // Which ended jobs (completed, failed, cancelled) Store::EndedJobs reads: those in `state`
 // (an ended one; all three when none) that ended by `as_of_s` (ended_s <= as_of_s) when
-// `ended_by_as_of`, else after it; after `after` in submission order when given; at most
-// `limit`.
+// `ended_by_as_of`, else after it; after `after` in submission order when given; of `tenant`
+// (the spec's "tenant") when given; at most `limit`.
 struct EndedJobsQuery {
   std::optional<JobState> state;
   double as_of_s = 0;
   bool ended_by_as_of = true;
   std::optional<SubmissionKey> after;
   size_t limit = 0;
+  std::optional<std::string> tenant;
 };
 
 // Not thread-safe: one thread (the service's control loop) owns it. Every write is durable when

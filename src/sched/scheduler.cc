@@ -516,6 +516,15 @@ void Scheduler::RestoreHistory(JobId job, const JobHistory& history, double now_
 
 std::string Scheduler::SaveBelief() const { return core_->belief().Save(); }
 
+std::vector<TenantStanding> Scheduler::TenantStandings(double now_s) const {
+  if (core_->tenants() == nullptr) return {};
+  return core_->tenants()->Standing(core_->records(), core_->running(), now_s);
+}
+
+void Scheduler::RestoreTenantUsage(const std::map<std::string, double>& usage, double at_s) {
+  if (core_->tenants() != nullptr) core_->tenants()->RestoreUsage(usage, at_s);
+}
+
 util::Status Scheduler::RestoreBelief(std::string_view saved) {
   return core_->belief().Restore(saved);
 }

@@ -27,6 +27,7 @@
 #include "sched/scheduler_options.h"
 #include "sched/scorers.h"
 #include "sched/size_belief.h"
+#include "sched/tenant_shares.h"
 #include "util/status.h"
 
 namespace hetsched::sched {
@@ -100,6 +101,11 @@ class Scheduler {
   // restart does not forget how big jobs turn out.
   std::string SaveBelief() const;
   util::Status RestoreBelief(std::string_view saved);
+  // Tenants (SchedulerOptions::tenants): each one's standing at `now_s`, in the tenants' list
+  // order (TenantShares::Standing; empty without tenants), and the decayed usage a restarted
+  // driver saved from it at `at_s` (TenantShares::RestoreUsage).
+  std::vector<TenantStanding> TenantStandings(double now_s) const;
+  void RestoreTenantUsage(const std::map<std::string, double>& usage, double at_s);
   // The job is given up (failed, cancelled, or it can run nowhere that is left): it leaves the
   // scheduler like a finished one, but its run time is not learned as a job size.
   void Drop(model::JobId job, double now_s);

@@ -257,4 +257,56 @@ void TenantShares::Order(const std::vector<JobRecord>& records, const std::vecto
   keys = std::move(out);
 }
 
+std::vector<TenantStanding> TenantShares::Standing(const std::vector<JobRecord>& records,
+                                                   const std::vector<int32_t>& running,
+                                                   double now_s) const {
+  const size_t n = tenants_.list.size();
+  std::vector<TenantStanding> out(n);
+  const double decay =
+      std::exp2(-std::max(0.0, now_s - booked_s_) / tenants_.fair_share.half_life_s);
+  std::vector<char> active(n, 0);
+  for (size_t t = 0; t < n; ++t) {
+    out[t].usage = usage_[t] * decay + pending_[t];
+    out[t].guarantee = guarantee_[t];
+    out[t].devices.assign(quota_[t].size(), 0);
+  }
+  for (const JobRecord& r : records) {
+    if (r.job == nullptr || r.phase == JobPhase::kDone) continue;
+    if (const int t = TenantOf(*r.job); t >= 0) active[t] = 1;
+  }
+  for (int32_t id : running) {
+    const JobRecord& r = records[id];
+    const int t = TenantOf(*r.job);
+    if (t < 0) continue;
+    if (r.phase == JobPhase::kRunning) {
+      out[t].usage +=
+          UsageRate(r, r.type) * std::max(0.0, now_s - std::max(r.run_start_s, booked_s_));
+    }
+    out[t].held += Units(t, r);
+    out[t].normalized += NormalizedRate(r, r.type, Gang(r), reference_);
+    if (r.type.value() >= 0) out[t].devices[r.type.value()] += Gang(r);
+  }
+  const std::vector<double> share = Shares(active);
+  double unguaranteed = devices_, borrowed = 0, idle_total = 0;
+  std::vector<double> idle(n, 0);
+  for (size_t t = 0; t < n; ++t) {
+    out[t].share = share[t];
+    out[t].borrowed = std::max(0.0, out[t].held - guarantee_[t]);
+    unguaranteed -= guarantee_[t];
+    borrowed += out[t].borrowed;
+    idle[t] = std::max(0.0, guarantee_[t] - out[t].held);
+    idle_total += idle[t];
+  }
+  const double lent = std::min(idle_total, std::max(0.0, borrowed - std::max(0.0, unguaranteed)));
+  for (size_t t = 0; t < n && lent > 0; ++t) out[t].lent = lent * idle[t] / idle_total;
+  return out;
+}
+
+void TenantShares::RestoreUsage(const std::map<std::string, double>& usage, double at_s) {
+  for (const auto& [name, value] : usage) {
+    if (auto it = index_.find(name); it != index_.end()) usage_[it->second] = value;
+  }
+  booked_s_ = at_s;
+}
+
 }  // namespace hetsched::sched

@@ -5,7 +5,8 @@
 // tenants by the devices they hold beyond their quota instead. It turns the policy's order of
 // jobs into one in which tenants take turns: guaranteed quota first, then by standing against
 // weight, within the limits on borrowing and lending. The policy still orders the jobs of one
-// tenant. Internal to sched/: SchedulerCore owns one when SchedulerOptions::tenants is set.
+// tenant. Internal to sched/: SchedulerCore owns one when SchedulerOptions::tenants is set;
+// Scheduler hands out its TenantStanding.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,27 @@ namespace hetsched::sched {
 double NormalizedRate(const JobRecord& r, model::DeviceTypeId type, int32_t devices,
                       model::DeviceTypeId reference);
 
+// One tenant's standing at a moment (TenantShares::Standing), for the daemon's GET /v1/tenants.
+struct TenantStanding {
+  // Decayed usage up to the moment: reference-device-seconds (billing units under
+  // FairShareOptions::billing), what fair share orders tenants by against their weights.
+  double usage = 0;
+  // Its share of what tenants with jobs get (its weight against its siblings' with jobs, times
+  // its parent's share); 0 while it has no jobs.
+  double share = 0;
+  // What its running jobs hold, in its quota's unit (devices, or reference devices under a
+  // normalized quota), and its guarantee in that unit (0 for a parent).
+  double held = 0;
+  double guarantee = 0;
+  // Held beyond its guarantee; and of its idle guarantee, what others borrow beyond the devices
+  // no tenant is guaranteed, split between the tenants with idle guarantee in proportion to it
+  // (as sim::TenantBooks counts lending).
+  double borrowed = 0;
+  double lent = 0;
+  std::vector<int32_t> devices;  // held, by catalog type id
+  double normalized = 0;         // reference devices its running jobs are worth
+};
+
 class TenantShares {
  public:
   using Key = std::tuple<double, double, int64_t, int32_t>;  // SchedulerCore::QueueKey
@@ -44,6 +66,13 @@ class TenantShares {
   // follows may skip some that do not fit). O((keys + running) log tenants + records).
   void Order(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
              double now_s, std::vector<Key>& keys);
+  // Every tenant's standing at `now_s` (by position in the tenants' list), from the same
+  // records as Order; books nothing. `records` may hold ended jobs (kDone: not counted).
+  std::vector<TenantStanding> Standing(const std::vector<JobRecord>& records,
+                                       const std::vector<int32_t>& running, double now_s) const;
+  // Decayed usage by tenant name as Standing gave it at `at_s` (a restarted daemon's saved
+  // usage); names of no tenant are ignored. Call before anything is booked.
+  void RestoreUsage(const std::map<std::string, double>& usage, double at_s);
 
   // Whether the last Order put job `id` in its tenant's guarantee (it goes first, whatever a
   // throughput plan would give its class).

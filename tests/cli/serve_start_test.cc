@@ -74,6 +74,27 @@ TEST(ServeStart, AStartWithAnUnknownPolicyLeavesNothingItMade) {
   EXPECT_EQ(Tree(dir.path()), std::set<std::string>{}) << Join(Tree(dir.path()));
 }
 
+// Tenants are checked against the cluster before anything is made: a quota larger than it, or
+// a token of a tenant the config does not have, exits 2 with the place in the file.
+TEST(ServeStart, BadTenantsExitTwoAndLeaveNothing) {
+  TempDir dir, config_dir;
+  const std::string config = (config_dir.path() / "serve.yaml").string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"cluster: v100=2\ntenants:\n  - {name: vision, quota: {v100: 3}}\n",
+       "serve.yaml:3:27: tenant vision: quota.v100: 3 is more than the cluster's 2"},
+      {"tenants:\n  - {name: vision}\ntokens:\n  - {token: t-0123456789abcdef, role: read, "
+       "tenant: llm}\n",
+       "serve.yaml:4:53: tokens[0].tenant: 'llm' is not a tenant (expected one of vision)"}};
+  for (const auto& [text, message] : cases) {
+    std::ofstream(config) << text;
+    const CommandResult r = Serve(dir.path(), {"--config", config, "--listen", "127.0.0.1:0",
+                                               "--db", (dir.path() / "h.db").string()});
+    EXPECT_EQ(r.status, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_EQ(Tree(dir.path()), std::set<std::string>{}) << Join(Tree(dir.path()));
+  }
+}
+
 TEST(ServeStart, ALocalBackendRefusingItsClusterLeavesNothingItMade) {
   TempDir dir;
   const CommandResult r =

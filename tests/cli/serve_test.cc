@@ -308,6 +308,35 @@ TEST(ServeCli, ATimeLimitAloneSizesAVirtualJob) {
   EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
 }
 
+// `submit --tenant` names the job's tenant; with tenants, a job of none or of an unknown one is
+// refused with the known names (docs/api.md, "Tenants").
+TEST(ServeCli, SubmitNamesTheJobsTenant) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  std::ofstream(tmp.File("teams.yaml"))
+      << "tenants:\n  - {name: vision, quota: {v100: 1}}\n  - {name: llm}\n";
+  ASSERT_DAEMON_STARTS(d, tmp.path(), "--config", tmp.File("teams.yaml"), "--cluster", "v100=2");
+  const std::vector<std::string> submit = {"submit", "--name",     "t1", "--stacks",
+                                           "cuda",   "--duration", "1m"};
+  CommandResult r = d->Client(submit);
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("tenant: job t1 names no tenant (expected one of vision, llm)"),
+            std::string::npos)
+      << r.err;
+  std::vector<std::string> with = submit;
+  with.insert(with.end(), {"--tenant", "lmm"});
+  r = d->Client(with);
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("tenant: 'lmm' is not a tenant (expected one of vision, llm)"),
+            std::string::npos)
+      << r.err;
+  with.back() = "llm";
+  r = d->Client(with);
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("submitted t1 (queued)"), std::string::npos) << r.out;
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
 // ---- 2. The local backend runs real commands ----------------------------------------------
 
 TEST(ServeLocal, CpuNodeRunsCommandsKeepsExitStatusAndCancels) {

@@ -247,10 +247,14 @@ TEST(Service, EndedJobsLeaveMemoryButStayVisibleAndTheirNamesTaken) {
   EXPECT_EQ(all->jobs[0].name, "long");
   EXPECT_EQ(all->jobs[1].name, "e0");
   EXPECT_EQ(all->jobs[5].name, "e4");
-  EXPECT_EQ(d->service->List({JobState::kCompleted, 2, std::nullopt})->jobs.size(), 2u);
-  EXPECT_EQ(d->service->List({JobState::kCompleted, 2, std::nullopt})->jobs.at(1).name, "e1");
-  EXPECT_EQ(d->service->List({JobState::kRunning, 10, std::nullopt})->jobs.size(), 1u);
-  EXPECT_EQ(d->service->List({std::nullopt, 1, std::nullopt})->jobs.size(), 1u);
+  EXPECT_EQ(d->service->List({JobState::kCompleted, 2, std::nullopt, std::nullopt})->jobs.size(),
+            2u);
+  EXPECT_EQ(
+      d->service->List({JobState::kCompleted, 2, std::nullopt, std::nullopt})->jobs.at(1).name,
+      "e1");
+  EXPECT_EQ(d->service->List({JobState::kRunning, 10, std::nullopt, std::nullopt})->jobs.size(),
+            1u);
+  EXPECT_EQ(d->service->List({std::nullopt, 1, std::nullopt, std::nullopt})->jobs.size(), 1u);
   // A restart loads live jobs only.
   d.reset();
   d = StartDaemon(dir.File("h.db"));
@@ -274,7 +278,7 @@ TEST(Service, PagesOfJobsNeitherSkipNorRepeatAJobThatEndsBetweenThem) {
   ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "done1") == "completed"; }));
   for (int i = 0; i < 12; ++i) submit(fmt::format("p{:02}", i), "1e8");  // one runs, 11 wait
 
-  JobFilter filter{std::nullopt, 5, std::nullopt};
+  JobFilter filter{std::nullopt, 5, std::nullopt, std::nullopt};
   std::vector<std::string> shown;
   std::vector<size_t> page_sizes;
   const auto read_page = [&] {

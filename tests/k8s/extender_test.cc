@@ -515,7 +515,7 @@ TEST(K8sExtenderHttp, VerbsUnderThePrefixWithoutATokenAndNoJobRoutes) {
   HttpApiOptions o;
   o.port = 0;
   o.extender_prefix = "/sched/hetsched";
-  o.tokens = {{"secret-token-123456", Role::kAdmin}};
+  o.tokens = {{"secret-token-123456", Role::kAdmin, ""}};
   auto api = HttpApi::Create(o, nullptr, &metrics, &logger, e.get());
   ASSERT_TRUE(api.ok()) << api.status().message();
   (*api)->Start();

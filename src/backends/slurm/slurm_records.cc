@@ -198,6 +198,7 @@ util::Result<std::vector<Job>> ParseSqueueJson(std::string_view text) {
     if (j.state.empty()) return f.Error("job_state", "is missing");
     ASSIGN_OR_RETURN(j.reason, f.String("state_reason"));
     ASSIGN_OR_RETURN(j.partition, f.String("partition"));
+    ASSIGN_OR_RETURN(j.account, f.String("account"));
     ASSIGN_OR_RETURN(j.nodes, f.String("nodes"));
     ASSIGN_OR_RETURN(j.required_nodes, f.String("required_nodes"));
     ASSIGN_OR_RETURN(j.comment, f.String("comment"));
@@ -425,6 +426,10 @@ util::Result<std::string> JobRequestOf(const Job& job, const std::string& job_na
   }
   if (job.time_limit_min && *job.time_limit_min > 0 && *job.time_limit_min < 5256000) {
     request["time_limit"] = fmt::format("{}m", *job.time_limit_min);
+  }
+  if (mapping.tenants && !job.account.empty()) {
+    const auto mapped = mapping.account_tenants.find(job.account);
+    request["tenant"] = mapped == mapping.account_tenants.end() ? job.account : mapped->second;
   }
   return request.dump();
 }

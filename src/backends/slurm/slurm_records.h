@@ -44,6 +44,7 @@ struct Job {
   std::string state;   // PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, NODE_FAIL, ...
   std::string reason;  // state_reason: JobHeldAdmin, JobHeldUser, None, ...
   std::string partition;
+  std::string account;
   std::string nodes;           // allocated (a hostlist expression)
   std::string required_nodes;  // what --nodelist / scontrol update NodeList asked for
   std::string comment;
@@ -83,6 +84,10 @@ struct Mapping {
   std::string cpu_type;
   // Stacks of a GPU job that declares none (docs/slurm.md).
   std::vector<std::string> default_stacks = {"cuda"};
+  // With tenants (serve --config's tenants:), a job's Slurm account names its tenant: the
+  // account's entry here, else the account's own name.
+  bool tenants = false;
+  std::map<std::string, std::string> account_tenants;
 };
 
 // The node's devices as (catalog type, count) in Slurm's device order, or `problem` set.
@@ -94,8 +99,8 @@ BackendNode DescribeNode(const Node& node, const Mapping& mapping,
 // (comment "stacks=..." or a --constraint naming stacks; else `default_stacks` for GPU jobs,
 // the CPU type's for CPU jobs), a typed GPU request allows only that type, its time limit is
 // Slurm's, its command the batch script (Slurm runs it; the daemon only needs to know that a
-// command decides when the job ends). kInvalidArgument saying why for what hetsched cannot place
-// (several nodes, an unmapped GPU type).
+// command decides when the job ends), its tenant its account's (Mapping::tenants). kInvalidArgument
+// saying why for what hetsched cannot place (several nodes, an unmapped GPU type).
 util::Result<std::string> JobRequestOf(const Job& job, const std::string& job_name,
                                        const Mapping& mapping, const model::DeviceCatalog& catalog);
 

@@ -10,6 +10,7 @@
 
 #include "daemon/api/embedded.h"
 #include "daemon/api/paging.h"
+#include "daemon/api/replies.h"
 #include "daemon/api/serving_json.h"
 #include "daemon/job_request.h"
 #include "daemon/plan_request.h"
@@ -24,6 +25,7 @@ json TimeOrNull(double unix_s) { return unix_s < 0 ? json(nullptr) : json(unix_s
 
 json JobJson(const JobView& v) {
   return {{"name", v.name},
+          {"tenant", v.tenant.empty() ? json(nullptr) : json(v.tenant)},
           {"state", JobStateName(v.state)},
           {"kind", v.kind},
           {"gang", v.gang},
@@ -86,58 +88,6 @@ json KubernetesNodeJson(const k8s::ExtenderNodeView& n) {
           {"problem", i.problem}};
 }
 
-const char* CodeName(util::StatusCode code) {
-  switch (code) {
-    case util::StatusCode::kInvalidArgument:
-    case util::StatusCode::kInfeasible:
-      return "invalid_argument";
-    case util::StatusCode::kNotFound:
-      return "not_found";
-    case util::StatusCode::kAlreadyExists:
-      return "conflict";
-    case util::StatusCode::kMismatch:
-      return "idempotency_mismatch";
-    case util::StatusCode::kUnavailable:
-      return "unavailable";
-    default:
-      return "internal";
-  }
-}
-
-int HttpStatus(util::StatusCode code) {
-  switch (code) {
-    case util::StatusCode::kInvalidArgument:
-    case util::StatusCode::kInfeasible:
-      return 400;
-    case util::StatusCode::kNotFound:
-      return 404;
-    case util::StatusCode::kAlreadyExists:
-      return 409;
-    case util::StatusCode::kMismatch:
-      return 422;
-    case util::StatusCode::kUnavailable:
-      return 503;
-    default:
-      return 500;
-  }
-}
-
-void Reply(httplib::Response& res, int status, const json& body) {
-  res.status = status;
-  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace) + "\n",
-                  "application/json");
-}
-
-void ReplyError(httplib::Response& res, int status, std::string_view code,
-                const std::string& message) {
-  Reply(res, status, {{"error", {{"code", code}, {"message", message}}}});
-  if (status == 503) res.set_header("Retry-After", "1");
-}
-
-void ReplyStatus(httplib::Response& res, const util::Status& st) {
-  ReplyError(res, HttpStatus(st.code()), CodeName(st.code()), st.message());
-}
-
 // The `limit` of a list route: kDefaultPageLimit when not given.
 util::Result<size_t> LimitOf(const httplib::Request& req) {
   if (!req.has_param("limit")) return kDefaultPageLimit;
@@ -168,6 +118,11 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
     diff |= x ^ y;
   }
   return diff == 0;
+}
+
+// What a tenant's token is told of any service: that there is none of that name.
+util::Status NoService(const std::string& name) {
+  return util::Status::NotFound(fmt::format("service '{}': no such service", name));
 }
 
 }  // namespace
@@ -269,6 +224,7 @@ void HttpApi::Route(MetricsRegistry* metrics) {
     RouteNodes();
     RouteCluster();
     RouteHistory();
+    RouteTenants();
     On("GET", "/", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(std::string(DashboardHtml()), "text/html; charset=utf-8");
     });
@@ -289,16 +245,27 @@ void HttpApi::Route(MetricsRegistry* metrics) {
 }
 
 HttpApi::Handler HttpApi::Guarded(std::string route, Role need, Handler handler, bool open) {
+  return Guarded(
+      std::move(route), need,
+      ScopedHandler([handler = std::move(handler)](const TenantScope&, const httplib::Request& req,
+                                                   httplib::Response& res) { handler(req, res); }),
+      open);
+}
+
+HttpApi::Handler HttpApi::Guarded(std::string route, Role need, ScopedHandler handler, bool open) {
   return [this, route, need, handler, latency = *latency_, requests = *requests_, open](
              const httplib::Request& req, httplib::Response& res) {
     const auto t0 = std::chrono::steady_clock::now();
     const bool write = req.method != "GET" && req.method != "HEAD";
     const std::string auth = req.get_header_value("Authorization");
     std::optional<Role> role;
+    TenantScope scope;
     if (auth.rfind("Bearer ", 0) == 0) {
       const std::string_view given = std::string_view(auth).substr(7);
       for (const ApiToken& t : options_.tokens) {
-        if (ConstantTimeEquals(given, t.token)) role = t.role;
+        if (!ConstantTimeEquals(given, t.token)) continue;
+        role = t.role;
+        if (!t.tenant.empty()) scope = t.tenant;
       }
     }
     if (open) role = need;
@@ -315,7 +282,7 @@ HttpApi::Handler HttpApi::Guarded(std::string route, Role need, Handler handler,
           fmt::format("this request needs the {} role", need == Role::kAdmin ? "admin" : "submit"));
     } else {
       try {
-        handler(req, res);
+        handler(scope, req, res);
       } catch (const std::exception& e) {
         logger_->Error("request failed", {{"route", route}, {"error", e.what()}});
         ReplyError(res, 500, "internal", "the request failed inside the daemon");
@@ -412,9 +379,10 @@ void HttpApi::RouteExtender() {
 void HttpApi::RouteJobs() {
   On("POST", "/v1/jobs",
      Guarded("/v1/jobs", Role::kSubmit,
-             [this](const httplib::Request& req, httplib::Response& res) {
+             [this](const TenantScope& scope, const httplib::Request& req, httplib::Response& res) {
                auto parsed = ParseJobRequest(req.body, service_->cluster().catalog);
                if (!parsed.ok()) return ReplyStatus(res, parsed.status());
+               if (!TakeForTenant(scope, *parsed, res)) return;
                if (parsed->job.kind == model::JobKind::kService) {
                  return AddService(std::move(parsed->job), std::move(parsed->spec_json), res);
                }
@@ -432,59 +400,88 @@ void HttpApi::RouteJobs() {
              }));
 
   On("GET", "/v1/jobs",
-     Guarded("/v1/jobs", Role::kRead, [this](const httplib::Request& req, httplib::Response& res) {
-       JobFilter filter;
-       std::string query;
-       if (const std::string state = req.get_param_value("state"); !state.empty()) {
-         filter.state = ParseJobState(state);
-         if (!filter.state) {
-           return ReplyError(
-               res, 400, "invalid_argument",
-               fmt::format("state: '{}' is not a job state (expected {})", state, JobStateNames()));
-         }
-         query = fmt::format("state={}&", state);
-       }
-       auto limit = LimitOf(req);
-       if (!limit.ok()) return ReplyStatus(res, limit.status());
-       filter.limit = *limit;
-       if (req.has_param("cursor")) {
-         auto after = ReadJobCursor(req.get_param_value("cursor"), filter.state);
-         if (!after.ok()) return ReplyStatus(res, after.status());
-         filter.after = *after;
-       }
-       auto page = service_->List(filter);
-       if (!page.ok()) return ReplyStatus(res, page.status());
-       json list = json::array();
-       for (const JobView& v : page->jobs) list.push_back(JobJson(v));
-       std::optional<std::string> next;
-       if (page->next) next = JobCursor(*page->next, filter.state);
-       ReplyPage(res, json::object(), "jobs", std::move(list), "/v1/jobs",
-                 fmt::format("{}limit={}&", query, filter.limit), next);
-     }));
+     Guarded("/v1/jobs", Role::kRead,
+             [this](const TenantScope& scope, const httplib::Request& req, httplib::Response& res) {
+               JobFilter filter;
+               filter.tenant = scope;
+               std::string query;
+               if (const std::string state = req.get_param_value("state"); !state.empty()) {
+                 filter.state = ParseJobState(state);
+                 if (!filter.state) {
+                   return ReplyError(res, 400, "invalid_argument",
+                                     fmt::format("state: '{}' is not a job state (expected {})",
+                                                 state, JobStateNames()));
+                 }
+                 query = fmt::format("state={}&", state);
+               }
+               auto limit = LimitOf(req);
+               if (!limit.ok()) return ReplyStatus(res, limit.status());
+               filter.limit = *limit;
+               if (req.has_param("cursor")) {
+                 auto after = ReadJobCursor(req.get_param_value("cursor"), filter.state);
+                 if (!after.ok()) return ReplyStatus(res, after.status());
+                 filter.after = *after;
+               }
+               auto page = service_->List(filter);
+               if (!page.ok()) return ReplyStatus(res, page.status());
+               json list = json::array();
+               for (const JobView& v : page->jobs) list.push_back(JobJson(v));
+               std::optional<std::string> next;
+               if (page->next) next = JobCursor(*page->next, filter.state);
+               ReplyPage(res, json::object(), "jobs", std::move(list), "/v1/jobs",
+                         fmt::format("{}limit={}&", query, filter.limit), next);
+             }));
 
   On("GET", R"(/v1/jobs/([^/]+))",
      Guarded("/v1/jobs/{name}", Role::kRead,
-             [this](const httplib::Request& req, httplib::Response& res) {
-               auto job = service_->Get(req.matches[1]);
+             [this](const TenantScope& scope, const httplib::Request& req, httplib::Response& res) {
+               auto job = service_->Get(req.matches[1], scope);
                if (!job.ok()) return ReplyStatus(res, job.status());
                Reply(res, 200, JobJson(*job));
              }));
 
   On("DELETE", R"(/v1/jobs/([^/]+))",
      Guarded("/v1/jobs/{name}", Role::kSubmit,
-             [this](const httplib::Request& req, httplib::Response& res) {
-               auto job = service_->Cancel(req.matches[1]);
+             [this](const TenantScope& scope, const httplib::Request& req, httplib::Response& res) {
+               auto job = service_->Cancel(req.matches[1], scope);
                if (!job.ok()) return ReplyStatus(res, job.status());
                Reply(res, 202, JobJson(*job));
              }));
 
   On("GET", R"(/v1/jobs/([^/]+)/why)",
      Guarded("/v1/jobs/{name}/why", Role::kRead,
-             [this](const httplib::Request& req, httplib::Response& res) {
-               auto why = service_->Why(req.matches[1]);
+             [this](const TenantScope& scope, const httplib::Request& req, httplib::Response& res) {
+               auto why = service_->Why(req.matches[1], scope);
                if (!why.ok()) return ReplyStatus(res, why.status());
                Reply(res, 200, {{"name", req.matches[1]}, {"why", *why}});
              }));
+}
+
+bool HttpApi::TakeForTenant(const TenantScope& scope, JobRequest& request,
+                            httplib::Response& res) const {
+  if (!scope) return true;
+  const std::string& tenant = *scope;
+  if (request.job.kind == model::JobKind::kService) {
+    ReplyError(res, 403, "forbidden",
+               fmt::format("request body: kind: a service belongs to no tenant (expected a job of "
+                           "tenant '{}'; a token without a tenant submits services)",
+                           tenant));
+    return false;
+  }
+  if (request.job.tenant.empty()) {
+    // Stored with its tenant: a restart reads the job back from its spec.
+    json spec = json::parse(request.spec_json);
+    spec["tenant"] = tenant;
+    request.spec_json = spec.dump(-1, ' ', false, json::error_handler_t::replace);
+    request.job.tenant = tenant;
+  } else if (request.job.tenant != tenant) {
+    ReplyError(res, 403, "forbidden",
+               fmt::format("request body: tenant: '{}' is not this token's tenant (expected '{}' "
+                           "or no tenant)",
+                           request.job.tenant, tenant));
+    return false;
+  }
+  return true;
 }
 
 void HttpApi::AddService(model::Job job, std::string spec_json, httplib::Response& res) {
@@ -500,14 +497,17 @@ void HttpApi::AddService(model::Job job, std::string spec_json, httplib::Respons
 void HttpApi::RouteServices() {
   On("GET", R"(/v1/services/([^/]+))",
      Guarded("/v1/services/{name}", Role::kRead,
-             [this](const httplib::Request& req, httplib::Response& res) {
+             [this](const TenantScope& scope, const httplib::Request& req, httplib::Response& res) {
+               // Services belong to no tenant: a tenant's token knows none.
+               if (scope) return ReplyStatus(res, NoService(req.matches[1]));
                auto view = serving_->Get(req.matches[1]);
                if (!view.ok()) return ReplyStatus(res, view.status());
                Reply(res, 200, ServingJson(*view));
              }));
   On("DELETE", R"(/v1/services/([^/]+))",
      Guarded("/v1/services/{name}", Role::kSubmit,
-             [this](const httplib::Request& req, httplib::Response& res) {
+             [this](const TenantScope& scope, const httplib::Request& req, httplib::Response& res) {
+               if (scope) return ReplyStatus(res, NoService(req.matches[1]));
                auto view = serving_->Remove(req.matches[1]);
                if (!view.ok()) return ReplyStatus(res, view.status());
                Reply(res, 202, ServingJson(*view));
@@ -516,29 +516,30 @@ void HttpApi::RouteServices() {
 
 void HttpApi::RouteNodes() {
   On("GET", "/v1/nodes",
-     Guarded("/v1/nodes", Role::kRead, [this](const httplib::Request& req, httplib::Response& res) {
-       auto limit = LimitOf(req);
-       if (!limit.ok()) return ReplyStatus(res, limit.status());
-       std::optional<int32_t> after;
-       if (req.has_param("cursor")) {
-         auto read = ReadNodeCursor(req.get_param_value("cursor"));
-         if (!read.ok()) return ReplyStatus(res, read.status());
-         after = *read;
-       }
-       auto page = service_->Nodes(*limit, after);
-       if (!page.ok()) return ReplyStatus(res, page.status());
-       json list = json::array();
-       for (const NodeView& n : page->nodes) list.push_back(NodeJson(n));
-       std::optional<std::string> next;
-       if (page->next_after) next = NodeCursor(*page->next_after);
-       ReplyPage(res, json::object(), "nodes", std::move(list), "/v1/nodes",
-                 fmt::format("limit={}&", *limit), next);
-     }));
+     Guarded("/v1/nodes", Role::kRead,
+             [this](const TenantScope& scope, const httplib::Request& req, httplib::Response& res) {
+               auto limit = LimitOf(req);
+               if (!limit.ok()) return ReplyStatus(res, limit.status());
+               std::optional<int32_t> after;
+               if (req.has_param("cursor")) {
+                 auto read = ReadNodeCursor(req.get_param_value("cursor"));
+                 if (!read.ok()) return ReplyStatus(res, read.status());
+                 after = *read;
+               }
+               auto page = service_->Nodes(*limit, after, scope);
+               if (!page.ok()) return ReplyStatus(res, page.status());
+               json list = json::array();
+               for (const NodeView& n : page->nodes) list.push_back(NodeJson(n));
+               std::optional<std::string> next;
+               if (page->next_after) next = NodeCursor(*page->next_after);
+               ReplyPage(res, json::object(), "nodes", std::move(list), "/v1/nodes",
+                         fmt::format("limit={}&", *limit), next);
+             }));
 
   On("GET", R"(/v1/nodes/([^/]+))",
      Guarded("/v1/nodes/{node}", Role::kRead,
-             [this](const httplib::Request& req, httplib::Response& res) {
-               auto h = service_->Node(req.matches[1], 100);
+             [this](const TenantScope& scope, const httplib::Request& req, httplib::Response& res) {
+               auto h = service_->Node(req.matches[1], 100, scope);
                if (!h.ok()) return ReplyStatus(res, h.status());
                json events = json::array();
                for (const StoredEvent& e : h->events) {

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "daemon/job_request.h"
 #include "daemon/service.h"
 #include "daemon/serving_loop.h"
 #include "k8s/extender.h"
@@ -33,6 +34,9 @@ util::Result<Role> ParseRole(std::string_view text);  // read, submit, admin
 struct ApiToken {
   std::string token;  // the secret; never logged
   Role role = Role::kRead;
+  // The tenant it acts for: it submits, sees and cancels that tenant's jobs only. Empty: every
+  // job (and services, which belong to no tenant).
+  std::string tenant;
 };
 
 struct HttpApiOptions {
@@ -75,6 +79,10 @@ class HttpApi {
   HttpApi(HttpApiOptions options, Service* service, Logger* logger, k8s::Extender* extender,
           ServingLoop* serving);
   using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+  // A handler whose answer depends on who asks: the scope of the request's token (a tenant's
+  // token sees its tenant's jobs only; other tokens and anonymous reads, every job).
+  using ScopedHandler =
+      std::function<void(const TenantScope&, const httplib::Request&, httplib::Response&)>;
   // Every route, and the refusal of compressed bodies, by resource: operations (health,
   // metrics, the OpenAPI document), the kube-scheduler extender's verbs, jobs, nodes, the
   // cluster (its summary, what-if, plans; the dashboard) and its history; services.
@@ -91,7 +99,13 @@ class HttpApi {
   // `handler` behind what every route does: authorization (`need`; `open` routes take no
   // token: kube-scheduler's extender client cannot send one), timing and counting under
   // `route`, and no exception escaping into the server.
+  Handler Guarded(std::string route, Role need, ScopedHandler handler, bool open = false);
   Handler Guarded(std::string route, Role need, Handler handler, bool open = false);
+  // GET /v1/tenants (daemon/api/tenant_routes.cc).
+  void RouteTenants();
+  // POST /v1/jobs in `scope`: the job of a tenant's token is its tenant's (403 for another
+  // tenant's job or a service); false when it answered.
+  bool TakeForTenant(const TenantScope& scope, JobRequest& request, httplib::Response& res) const;
   // Registers `handler` for `method` (GET, POST or DELETE) on paths matching `pattern`, and
   // remembers the pair so that another method on the path is a 405 naming the allowed ones.
   void On(const std::string& method, const std::string& pattern, Handler handler);

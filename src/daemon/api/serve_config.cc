@@ -8,6 +8,7 @@
 #include <set>
 
 #include "model/io/document.h"
+#include "model/io/tenants_reader.h"
 #include "model/software_stack.h"
 #include "sched/scorers.h"
 #include "util/file.h"
@@ -23,7 +24,7 @@ const std::set<std::string, std::less<>> kFields = {
     "listen",          "database",      "time_scale",  "log_level",       "tokens",
     "anonymous_read",  "stop_grace",    "synchronous", "local_state_dir", "keep_ended",
     "power",           "slurm",         "kubernetes",  "classes",         "elastic",
-    "preemption_cost", "history_every", "serving"};
+    "preemption_cost", "history_every", "serving",     "tenants",         "fair_share"};
 // The fields ParseServerField reads; the other scalar fields are ParseSchedulingField's.
 const std::set<std::string, std::less<>> kServerFields = {
     "listen",         "database",    "local_state_dir", "time_scale",   "log_level",
@@ -145,13 +146,13 @@ util::Result<std::vector<std::string>> StringList(const Reader& r, const DocValu
   return out;
 }
 
-// The `slurm:` mapping (docs/slurm.md).
+// The `slurm:` mapping (docs/slurm.md); `accounts` name tenants of `tenants`.
 util::Status ParseSlurm(const Reader& r, const DocValue& node, const std::string& base_dir,
-                        ServeConfig::Slurm& out) {
+                        const model::Tenants& tenants, ServeConfig::Slurm& out) {
   RETURN_IF_ERROR(r.Mapping(node, "slurm", "fields like conf: /etc/slurm/slurm.conf"));
   static const std::set<std::string, std::less<>> kSlurmFields = {
-      "conf",           "bin_dir",    "partitions",    "device_types", "cpu_type",
-      "default_stacks", "output_dir", "poll_interval", "start_timeout"};
+      "conf",           "bin_dir",    "partitions",    "device_types",  "cpu_type",
+      "default_stacks", "output_dir", "poll_interval", "start_timeout", "accounts"};
   for (const DocValue::Field& kv : node.fields) {
     const std::string key = kv.key;
     const std::string at = "slurm." + key;
@@ -181,6 +182,17 @@ util::Status ParseSlurm(const Reader& r, const DocValue& node, const std::string
     } else if (key == "start_timeout") {
       ASSIGN_OR_RETURN(out.start_timeout_s, r.Duration(v, at, 1, 86400, "a start timeout",
                                                        "a duration from 1s to 1d, like 2m"));
+    } else if (key == "accounts") {
+      RETURN_IF_ERROR(r.Mapping(v, at, "Slurm account: tenant"));
+      for (const DocValue::Field& m : v.fields) {
+        ASSIGN_OR_RETURN(std::string tenant, r.String(m.value, at + "." + m.key));
+        if (tenants.Find(tenant) < 0) {
+          return r.Error(
+              m.value, at + "." + m.key, fmt::format("'{}' is not a tenant", tenant),
+              tenants.empty() ? "a tenants: list that names it" : "one of " + tenants.Names());
+        }
+        out.mapping.account_tenants[m.key] = tenant;
+      }
     } else {  // device_types
       RETURN_IF_ERROR(r.Mapping(v, at, "GRES type or feature: catalog type"));
       for (const DocValue::Field& m : v.fields) {
@@ -355,9 +367,11 @@ util::Status ParseServerField(const Reader& r, const std::string& key, const Doc
   return util::Status::Ok();
 }
 
-// The `tokens` list: each entry {token, role}, both required.
+// The `tokens` list: each entry {token, role, tenant}, token and role required; a tenant names
+// one of `tenants`.
 util::Result<std::vector<ApiToken>> ParseTokens(const Reader& r, const DocValue& v,
-                                                const std::string& key) {
+                                                const std::string& key,
+                                                const model::Tenants& tenants) {
   std::vector<ApiToken> tokens;
   if (!v.IsList()) return r.Error(v, key, "is not a list", "entries {token, role}");
   for (size_t i = 0; i < v.size(); ++i) {
@@ -379,12 +393,24 @@ util::Result<std::vector<ApiToken>> ParseTokens(const Reader& r, const DocValue&
         auto parsed = ParseRole(role);
         if (!parsed.ok()) return r.Error(f.value, at + ".role", parsed.status().message());
         token.role = *parsed;
+      } else if (fk == "tenant") {
+        ASSIGN_OR_RETURN(token.tenant, r.String(f.value, at + ".tenant"));
+        if (tenants.Find(token.tenant) < 0) {
+          return r.Error(
+              f.value, at + ".tenant", fmt::format("'{}' is not a tenant", token.tenant),
+              tenants.empty() ? "a tenants: list that names it" : "one of " + tenants.Names());
+        }
       } else {
-        return r.Error(f, at + "." + fk, "unknown field", "token or role");
+        return r.Error(f, at + "." + fk, "unknown field", "token, role or tenant");
       }
     }
     if (token.token.empty()) return r.Error(t, at + ".token", "is missing", "a secret");
     if (!t.Has("role")) return r.Error(t, at + ".role", "is missing", "read, submit or admin");
+    if (!token.tenant.empty() && token.role == Role::kAdmin) {
+      return r.Error(t["tenant"], at + ".tenant",
+                     "an admin token acts for every tenant, so it names none",
+                     "role read or submit with a tenant, or admin without one");
+    }
     tokens.push_back(std::move(token));
   }
   return tokens;
@@ -399,6 +425,17 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
   const Reader r(file_name);
   if (root.IsNull()) return c;
   RETURN_IF_ERROR(r.Mapping(root, "", "fields like backend: virtual"));
+  // Before the tokens, which name tenants.
+  if (root.Has("tenants")) {
+    ASSIGN_OR_RETURN(c.tenants.list, model::io::ParseTenants(r, root["tenants"]));
+  }
+  if (root.Has("fair_share")) {
+    if (c.tenants.empty()) {
+      return r.Error(root["fair_share"], "fair_share", "is given without tenants",
+                     "a tenants: list beside it");
+    }
+    ASSIGN_OR_RETURN(c.tenants.fair_share, model::io::ParseFairShare(r, root["fair_share"]));
+  }
   for (const DocValue::Field& kv : root.fields) {
     const std::string key = kv.key;
     RETURN_IF_ERROR(r.KnownField(kv, key, kFields));
@@ -408,17 +445,20 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
     } else if (key == "serving") {
       RETURN_IF_ERROR(ParseServing(r, v, c.serving));
     } else if (key == "slurm") {
-      RETURN_IF_ERROR(ParseSlurm(r, v, base_dir, c.slurm));
+      RETURN_IF_ERROR(ParseSlurm(r, v, base_dir, c.tenants, c.slurm));
     } else if (key == "kubernetes") {
       RETURN_IF_ERROR(ParseKubernetes(r, v, base_dir, c.kubernetes));
+    } else if (key == "tenants" || key == "fair_share") {
+      continue;  // read above
     } else if (key == "tokens") {
-      ASSIGN_OR_RETURN(c.tokens, ParseTokens(r, v, key));
+      ASSIGN_OR_RETURN(c.tokens, ParseTokens(r, v, key, c.tenants));
     } else if (kServerFields.count(key) != 0) {
       RETURN_IF_ERROR(ParseServerField(r, key, v, base_dir, c));
     } else {
       RETURN_IF_ERROR(ParseSchedulingField(r, key, v, base_dir, c));
     }
   }
+  c.slurm.mapping.tenants = !c.tenants.empty();
   return c;
 }
 

@@ -11,6 +11,7 @@
 #include "daemon/serving_loop.h"
 #include "k8s/objects.h"
 #include "model/io/job_classes.h"
+#include "model/tenant.h"
 #include "obs/log.h"
 #include "power/power_options.h"
 #include "sched/placement.h"
@@ -41,6 +42,9 @@ struct ServeConfig {
   LogLevel log_level = LogLevel::kInfo;
   bool anonymous_read = true;
   std::vector<ApiToken> tokens;  // empty: an admin token is generated (hetsched.token)
+  // tenants: and fair_share:, read as simulate's --config reads them (model/io/tenants_reader.h);
+  // resolved against the cluster when the daemon starts. Empty: one queue, no tenants.
+  model::Tenants tenants;
   double stop_grace_s = 30;
   // What a stop and resume costs a job (checkpoint write plus restore): the scheduler prices
   // preemptions with it (sched::SchedulerOptions::preemption_cost_s).
@@ -55,7 +59,7 @@ struct ServeConfig {
   bool synchronous_full = false;  // fsync every commit (survives power loss), else NORMAL
   std::string local_state_dir = "hetsched-local";  // local backend: logs, pid and exit files
   // slurm: {conf, bin_dir, partitions, device_types, cpu_type, default_stacks, output_dir,
-  // poll_interval} (docs/slurm.md).
+  // poll_interval, start_timeout, accounts} (docs/slurm.md).
   struct Slurm {
     std::string conf;
     std::string bin_dir;

@@ -16,6 +16,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::Pair;
 
 // What the test bed's Slurm printed (tests/data/slurm; scripts/slurm-testbed.sh).
@@ -178,6 +179,22 @@ TEST(SlurmJobs, StacksComeFromTheCommentOrAConstraint) {
   j.gres_per_node = {{"gpu", "z9000", 1}};
   EXPECT_THAT(JobRequestOf(j, "slurm-9", Mapping(), Catalog()).status().message(),
               HasSubstr("GPU type 'z9000'"));
+}
+
+TEST(SlurmJobs, WithTenantsTheAccountNamesTheTenant) {
+  Job j;
+  j.id = 9;
+  j.gres_per_node = {{"gpu", "", 1}};
+  j.account = "cv-lab";
+  Mapping m;
+  EXPECT_THAT(*JobRequestOf(j, "slurm-9", m, Catalog()), Not(HasSubstr("tenant")));
+  m.tenants = true;
+  EXPECT_THAT(*JobRequestOf(j, "slurm-9", m, Catalog()), HasSubstr(R"("tenant":"cv-lab")"));
+  m.account_tenants = {{"cv-lab", "vision"}};
+  EXPECT_THAT(*JobRequestOf(j, "slurm-9", m, Catalog()), HasSubstr(R"("tenant":"vision")"));
+  // No account: no tenant, which the daemon refuses as it refuses such an API submission.
+  j.account = "";
+  EXPECT_THAT(*JobRequestOf(j, "slurm-9", m, Catalog()), Not(HasSubstr("tenant")));
 }
 
 TEST(SlurmJobs, GpusThatNoNodeHoldsAreRefusedNamingTheLargestNode) {

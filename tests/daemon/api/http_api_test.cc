@@ -140,8 +140,9 @@ class HttpApiTest : public ::testing::Test {
     ao.port = 0;
     ao.anonymous_read = o.anonymous_read;
     ao.threads = 2;
-    ao.tokens = {
-        {kReadToken, Role::kRead}, {kSubmitToken, Role::kSubmit}, {kAdminToken, Role::kAdmin}};
+    ao.tokens = {{kReadToken, Role::kRead, ""},
+                 {kSubmitToken, Role::kSubmit, ""},
+                 {kAdminToken, Role::kAdmin, ""}};
     auto api = HttpApi::Create(ao, service_.get(), &metrics_, logger_.get());
     ASSERT_TRUE(api.ok()) << api.status().ToString();
     api_ = std::move(api).value();
@@ -915,6 +916,7 @@ const std::vector<std::pair<std::string, std::string>> kRoutes = {
     {"post", "/v1/nodes/{node}/undrain"},
     {"get", "/v1/cluster"},
     {"get", "/v1/history"},
+    {"get", "/v1/tenants"},
     {"get", "/v1/whatif"},
     {"post", "/v1/plan"},
     {"get", "/metrics"},

@@ -273,7 +273,7 @@ TEST(ServeConfig, EachBadValueNamesTheFieldAtItsLineAndColumn) {
       {"policy: fifo\nlocal_state_dir: ''\n", "cfg.yaml:2:18: local_state_dir: ", "is empty"},
       {"policy: fifo\nslurm: yes\n", "cfg.yaml:2:8: slurm: ", "is not a mapping"},
       {"policy: fifo\nslurm:\n  partition: [a]\n", "cfg.yaml:3:3: slurm.partition: ",
-       "unknown field (expected one of: bin_dir, conf, cpu_type"},
+       "unknown field (expected one of: accounts, bin_dir, conf, cpu_type"},
       {"policy: fifo\nslurm:\n  partitions: het\n",
        "cfg.yaml:3:15: slurm.partitions: ", "is not a list"},
       {"policy: fifo\nslurm:\n  default_stacks: [cuda>=x]\n",
@@ -295,7 +295,7 @@ TEST(ServeConfig, EachBadValueNamesTheFieldAtItsLineAndColumn) {
        "cfg.yaml:2:5: tokens[0].role: ", "is missing (expected read, submit or admin)"},
       {"tokens:\n  - role: read\n", "cfg.yaml:2:5: tokens[0].token: ", "is missing"},
       {"tokens:\n  - token: 0123456789abcdef\n    role: read\n    scope: all\n",
-       "cfg.yaml:4:5: tokens[0].scope: ", "unknown field (expected token or role)"},
+       "cfg.yaml:4:5: tokens[0].scope: ", "unknown field (expected token, role or tenant)"},
       {"tokens:\n  - just-a-string\n", "cfg.yaml:2:5: tokens[0]: ", "is not a mapping"},
       {"tokens:\n  - token: [0123456789abcdef]\n    role: read\n",
        "cfg.yaml:2:12: tokens[0].token: ", "is not a string"},
@@ -306,6 +306,61 @@ TEST(ServeConfig, EachBadValueNamesTheFieldAtItsLineAndColumn) {
     EXPECT_THAT(message.substr(std::min(message.size(), c.prefix.size())), HasSubstr(c.then))
         << c.text;
   }
+}
+
+TEST(ServeConfig, ReadsTenantsAndTokensBoundToThem) {
+  auto c = ParseServeConfig(
+      "tokens:\n"
+      "  - {token: vision-token-0123456789, role: submit, tenant: vision}\n"
+      "  - {token: admin-token-0123456789, role: admin}\n"
+      "tenants:\n"
+      "  - {name: vision, weight: 2, quota: {v100: 1}, borrow_limit: 3}\n"
+      "  - {name: llm, quota: {normalized: 1.5}}\n"
+      "fair_share: {half_life: 1h}\n",
+      "cfg.yaml", "");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->tenants.list.size(), 2u);
+  EXPECT_EQ(c->tenants.list[0].name, "vision");
+  EXPECT_EQ(c->tenants.list[0].weight, 2);
+  EXPECT_EQ(c->tenants.list[0].per_type.at("v100"), 1);
+  EXPECT_EQ(c->tenants.list[0].borrow_limit, 3);
+  EXPECT_EQ(c->tenants.list[1].normalized, 1.5);
+  EXPECT_EQ(c->tenants.fair_share.half_life_s, 3600);
+  ASSERT_EQ(c->tokens.size(), 2u);
+  EXPECT_EQ(c->tokens[0].tenant, "vision");
+  EXPECT_EQ(c->tokens[1].tenant, "");
+}
+
+TEST(ServeConfig, SlurmAccountsNameTenants) {
+  const std::string tenants = "tenants:\n  - {name: vision}\n  - {name: llm}\n";
+  auto c = ParseServeConfig(tenants + "slurm:\n  accounts: {cv-lab: vision}\n", "cfg.yaml", "");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->slurm.mapping.tenants);
+  EXPECT_EQ(c->slurm.mapping.account_tenants.at("cv-lab"), "vision");
+  EXPECT_EQ(ErrorOf(tenants + "slurm:\n  accounts: {cv-lab: cv}\n"),
+            "cfg.yaml:5:22: slurm.accounts.cv-lab: 'cv' is not a tenant (expected one of vision, "
+            "llm)");
+  auto none = ParseServeConfig("slurm:\n  partitions: [gpu]\n", "cfg.yaml", "");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->slurm.mapping.tenants);
+}
+
+TEST(ServeConfig, ATokenOfAnUnknownTenantOrABadTenantListIsLocated) {
+  const std::string tenants = "tenants:\n  - {name: vision}\n  - {name: llm}\n";
+  EXPECT_EQ(ErrorOf(tenants + "tokens:\n  - {token: t-0123456789abcdef, role: read, tenant: cv}\n"),
+            "cfg.yaml:5:53: tokens[0].tenant: 'cv' is not a tenant (expected one of vision, llm)");
+  EXPECT_EQ(ErrorOf("tokens:\n  - {token: t-0123456789abcdef, role: read, tenant: cv}\n"),
+            "cfg.yaml:2:53: tokens[0].tenant: 'cv' is not a tenant (expected a tenants: list "
+            "that names it)");
+  EXPECT_THAT(
+      ErrorOf(tenants + "tokens:\n  - {token: t-0123456789abcdef, role: admin, tenant: llm}\n"),
+      StartsWith("cfg.yaml:5:54: tokens[0].tenant: an admin token acts for every tenant"));
+  EXPECT_THAT(ErrorOf("fair_share: {half_life: 1h}\n"),
+              StartsWith("cfg.yaml:1:13: fair_share: is given without tenants"));
+  // The simulator's reader and its checks: a cycle, a weight that is not positive.
+  EXPECT_THAT(ErrorOf("tenants:\n  - {name: a, parent: b}\n  - {name: b, parent: a}\n"),
+              StartsWith("cfg.yaml:"));
+  EXPECT_THAT(ErrorOf("tenants:\n  - {name: a, weight: -1}\n"), HasSubstr("tenants[0].weight"));
 }
 
 TEST(ServeConfig, NotAMappingOrNotYamlIsAnError) {

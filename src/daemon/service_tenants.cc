@@ -1,0 +1,122 @@
+// Service's tenants: GET /v1/tenants' view, the gauges by tenant, and the fair share's usage
+// kept across restarts.
+#include <nlohmann/json.hpp>
+
+#include "daemon/service.h"
+#include "daemon/service_internal.h"
+
+namespace hetsched::svc {
+
+util::Status Service::AddTenantMetrics() {
+  if (!options_.scheduler.tenants) return util::Status::Ok();
+  MetricsRegistry& m = *registry_;
+  ASSIGN_OR_RETURN(auto share, m.AddGauge("hetsched_tenant_share",
+                                          "Fair share of each tenant with jobs (its weight "
+                                          "against its siblings' with jobs, times its parent's).",
+                                          {"tenant"}));
+  ASSIGN_OR_RETURN(auto usage, m.AddGauge("hetsched_tenant_usage",
+                                          "Decayed usage that fair share orders tenants by, in "
+                                          "reference-device-seconds (or billing units).",
+                                          {"tenant"}));
+  ASSIGN_OR_RETURN(auto devices, m.AddGauge("hetsched_tenant_devices",
+                                            "Devices a tenant's jobs hold, by device type.",
+                                            {"tenant", "device_type"}));
+  ASSIGN_OR_RETURN(auto normalized, m.AddGauge("hetsched_tenant_normalized_devices",
+                                               "Reference devices a tenant's running jobs are "
+                                               "worth (devices times speed there / on the "
+                                               "reference type).",
+                                               {"tenant"}));
+  ASSIGN_OR_RETURN(auto borrowed, m.AddGauge("hetsched_tenant_borrowed",
+                                             "What a tenant holds beyond its guarantee, in its "
+                                             "quota's unit.",
+                                             {"tenant"}));
+  ASSIGN_OR_RETURN(auto lent,
+                   m.AddGauge("hetsched_tenant_lent",
+                              "Of a tenant's idle guarantee, what others borrow, in its quota's "
+                              "unit.",
+                              {"tenant"}));
+  tenant_metrics_ = std::make_unique<TenantMetrics>(
+      TenantMetrics{share, usage, devices, normalized, borrowed, lent});
+  return util::Status::Ok();
+}
+
+TenantsView Service::TenantsNow(const TenantScope& scope) const {
+  TenantsView out;
+  if (!options_.scheduler.tenants) return out;
+  const model::Tenants& tenants = *options_.scheduler.tenants;
+  out.reference_type = tenants.fair_share.reference_type;
+  out.half_life_s = tenants.fair_share.half_life_s;
+  std::vector<sched::TenantStanding> standing = scheduler_->TenantStandings(SchedNow());
+  for (size_t i = 0; i < tenants.list.size(); ++i) {
+    if (!InScope(tenants.list[i].name, scope)) continue;
+    TenantView v{tenants.list[i], std::move(standing[i]), {}};
+    for (size_t t = 0; t < v.standing.devices.size(); ++t) {
+      const int32_t n = v.standing.devices[t];
+      if (n > 0)
+        v.devices[cluster_.catalog.Get(model::DeviceTypeId(static_cast<int32_t>(t))).name] = n;
+    }
+    out.tenants.push_back(std::move(v));
+  }
+  return out;
+}
+
+util::Result<TenantsView> Service::Tenants(const TenantScope& scope) {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  return TenantsNow(scope);
+}
+
+void Service::RefreshTenantGauges() {
+  if (!tenant_metrics_) return;
+  const TenantMetrics& m = *tenant_metrics_;
+  for (const TenantView& v : TenantsNow(std::nullopt).tenants) {
+    const std::string& name = v.tenant.name;
+    m.share.Get({name})->Set(v.standing.share);
+    m.usage.Get({name})->Set(v.standing.usage);
+    m.normalized.Get({name})->Set(v.standing.normalized);
+    m.borrowed.Get({name})->Set(v.standing.borrowed);
+    m.lent.Get({name})->Set(v.standing.lent);
+    // Every type of the cluster, 0 where it holds none: a series does not vanish when its jobs
+    // end.
+    for (const auto& [type, count] : cluster_.DeviceTypeCounts()) {
+      const std::string& type_name = cluster_.catalog.Get(type).name;
+      const auto held = v.devices.find(type_name);
+      m.devices.Get({name, type_name})->Set(held == v.devices.end() ? 0 : held->second);
+    }
+  }
+}
+
+void Service::SaveTenantUsage() {
+  if (!options_.scheduler.tenants) return;
+  const double now = SchedNow();
+  nlohmann::json usage = nlohmann::json::object();
+  const std::vector<sched::TenantStanding> standing = scheduler_->TenantStandings(now);
+  for (size_t i = 0; i < standing.size(); ++i) {
+    usage[options_.scheduler.tenants->list[i].name] = standing[i].usage;
+  }
+  const nlohmann::json saved = {{"sched_s", now}, {"usage", usage}};
+  if (auto st = store_->Put(kTenantUsageKey, saved.dump()); !st.ok()) {
+    logger_->Error("saving the tenants' usage failed", {{"error", st.message()}});
+  }
+}
+
+util::Status Service::RestoreTenantUsage() {
+  if (!options_.scheduler.tenants) return util::Status::Ok();
+  ASSIGN_OR_RETURN(auto saved, store_->Get(kTenantUsageKey));
+  if (!saved) return util::Status::Ok();
+  const auto j = nlohmann::json::parse(*saved, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("sched_s") || !j["sched_s"].is_number() ||
+      !j.contains("usage") || !j["usage"].is_object()) {
+    logger_->Warn("the stored tenants' usage does not read; fair share starts from none");
+    return util::Status::Ok();
+  }
+  std::map<std::string, double> usage;
+  for (const auto& [name, value] : j["usage"].items()) {
+    if (value.is_number()) usage[name] = value.get<double>();
+  }
+  // Tenants gone from the config are ignored; new ones start from none.
+  scheduler_->RestoreTenantUsage(usage, j["sched_s"].get<double>());
+  return util::Status::Ok();
+}
+
+}  // namespace hetsched::svc
