@@ -286,7 +286,7 @@ std::vector<TenantStanding> TenantShares::Standing(const std::vector<JobRecord>&
     out[t].normalized += NormalizedRate(r, r.type, Gang(r), reference_);
     if (r.type.value() >= 0) out[t].devices[r.type.value()] += Gang(r);
   }
-  const std::vector<double> share = Shares(active);
+  const std::vector<double> share = tenants_.Shares(active);
   double unguaranteed = devices_, borrowed = 0, idle_total = 0;
   std::vector<double> idle(n, 0);
   for (size_t t = 0; t < n; ++t) {
