@@ -1,24 +1,17 @@
 #include "daemon/serving_loop.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
-#include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
 
 #include "daemon/job_request.h"
 #include "daemon/service.h"
-#include "obs/prometheus_text.h"
+#include "daemon/serving_replica_io.h"
 #include "sched/replica_plan.h"
 
 namespace hetsched::svc {
@@ -28,84 +21,10 @@ namespace {
 // A replica is ready after loading its weights: the simulator's figures (sim/serving.h).
 constexpr double kStartupFixedS = 30;
 constexpr double kLoadBandwidth = 2e9;  // bytes/s
-// Largest /metrics page read (a model server's is tens of KB).
-constexpr size_t kMaxMetricsBytes = 4u << 20;
 // Where the services are kept in the database (Service::PutValue).
 constexpr const char* kServicesKey = "serving_services";
 // The replica plan's solver gets this long (wall seconds).
 constexpr double kPlanSeconds = 5;
-
-// A port on `host` that nothing listens on now (the kernel's pick), or why none.
-util::Result<int> FreePort(const std::string& host) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
-    return util::Status::InvalidArgument(fmt::format("{}: not an IPv4 address", host));
-  }
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return util::Status::IoError("socket: " + std::string(strerror(errno)));
-  socklen_t len = sizeof addr;
-  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-                  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  const int error = errno;
-  close(fd);
-  if (!ok) return util::Status::IoError(fmt::format("bind {}:0: {}", host, strerror(error)));
-  return static_cast<int>(ntohs(addr.sin_port));
-}
-
-// Reads a replica's metrics. kUnavailable when it does not answer (yet), kInvalidArgument when
-// it answers something that is no model server's metrics; both name the URL.
-util::Result<ServerLoad> Scrape(const std::string& host, int port) {
-  const std::string url = fmt::format("http://{}:{}/metrics", host, port);
-  httplib::Client client(host, port);
-  client.set_connection_timeout(1);
-  client.set_read_timeout(2);
-  std::string body;
-  bool too_big = false;
-  auto res = client.Get("/metrics", [&](const char* data, size_t n) {
-    too_big = body.size() + n > kMaxMetricsBytes;
-    if (!too_big) body.append(data, n);
-    return !too_big;
-  });
-  if (too_big) {
-    return util::Status::InvalidArgument(fmt::format(
-        "GET {}: more than {} bytes (expected a model server's metrics)", url, kMaxMetricsBytes));
-  }
-  if (!res) {
-    return util::Status::Unavailable(
-        fmt::format("GET {}: no answer ({})", url, httplib::to_string(res.error())));
-  }
-  if (res->status != 200) {
-    return util::Status::Unavailable(fmt::format("GET {}: HTTP {}", url, res->status));
-  }
-  auto samples = ParsePrometheusText(body);
-  if (!samples.ok()) {
-    return util::Status::InvalidArgument(
-        fmt::format("GET {}: {}", url, samples.status().message()));
-  }
-  auto load = ReadServerLoad(*samples);
-  if (!load.ok()) {
-    return util::Status::InvalidArgument(fmt::format("GET {}: {}", url, load.status().message()));
-  }
-  return load;
-}
-
-// The service's command with {port}, {tp} and {model} filled in, in every argument.
-std::vector<std::string> FilledCommand(const std::vector<std::string>& command, int port,
-                                       int32_t tp, const std::string& model) {
-  const std::pair<std::string, std::string> fills[] = {
-      {"{port}", std::to_string(port)}, {"{tp}", std::to_string(tp)}, {"{model}", model}};
-  std::vector<std::string> out;
-  for (std::string arg : command) {
-    for (const auto& [key, value] : fills) {
-      for (size_t at = 0; (at = arg.find(key, at)) != std::string::npos; at += value.size()) {
-        arg.replace(at, key.size(), value);
-      }
-    }
-    out.push_back(std::move(arg));
-  }
-  return out;
-}
 
 // Seconds since midnight UTC of unix time `t`: where a rate curve stands.
 double SecondsOfDay(double t) { return std::fmod(t, 86400.0); }
