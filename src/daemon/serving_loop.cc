@@ -11,8 +11,10 @@
 
 #include "daemon/job_request.h"
 #include "daemon/service.h"
+#include "daemon/serving_endpoints.h"
 #include "daemon/serving_replica_io.h"
 #include "sched/replica_plan.h"
+#include "util/file.h"
 
 namespace hetsched::svc {
 
@@ -69,6 +71,7 @@ struct ServingLoop::Replica {
   bool draining = false;   // the plan dropped it: stopped once the others are ready
   bool cancelled = false;  // its stop was asked for
   bool late_reported = false;
+  double handed_over_s = 0;  // draining: when every other replica was ready (0: not yet)
   double next_scrape_s = 0;
   std::optional<ServerLoad> last;  // the last read
 };
@@ -78,12 +81,14 @@ namespace {
 // What the service's replicas reported between two reads, summed.
 struct Round {
   double at_s = 0;
+  bool counted = false;  // a replica's metrics counted completed requests
   double requests = 0, prompt_tokens = 0, generation_tokens = 0;
   LatencyHistogram ttft, tpot;
 };
 
 // What one replica reported since its previous read, added to its service's round.
 void AddToRound(Round& round, const ServerLoad& now, const ServerLoad& before) {
+  round.counted = round.counted || now.requests.has_value();
   round.requests += Increase(now.requests, before.requests);
   round.prompt_tokens += Increase(now.prompt_tokens, before.prompt_tokens);
   round.generation_tokens += Increase(now.generation_tokens, before.generation_tokens);
@@ -101,15 +106,17 @@ struct ServingLoop::Served {
   std::optional<model::RateCurve> rate;
   double input_tokens = 1, output_tokens = 1;  // per request, until measured
   std::vector<sched::ServiceShape> shapes;
+  std::vector<double> capacity;  // per shape: requests/s one replica carries (at the last plan)
   std::vector<Replica> replicas;
   int32_t next_id = 0;
   int32_t failed_starts = 0;  // replicas in a row that ended before they were ready
   std::string last_failure;
   std::deque<Round> rounds;
-  std::optional<double> first_read_s;  // when a replica's metrics were first read
-  // Per replan interval, newest last: its rate, and whether the replicas measured it (else
-  // it is the rate curve's).
-  std::vector<std::pair<double, bool>> interval_rates;
+  std::optional<double> first_read_s;            // when a replica's metrics were first read
+  std::deque<std::pair<double, double>> pushed;  // (when, requests/s) from a gateway
+  // Per replan interval, newest last: its rate, and where it came from.
+  enum class From { kCurve, kReplicas, kGateway };
+  std::vector<std::pair<double, From>> interval_rates;
   double interval_start_s = 0;  // 0: before the first plan
   double next_plan_s = 0;       // 0: at once
   PlanView plan;
@@ -208,10 +215,25 @@ void ServingLoop::Tick() {
       s->rounds.push_back(std::move(round->second));
     }
     while (!s->rounds.empty() && s->rounds.front().at_s < now - keep_s) s->rounds.pop_front();
+    while (!s->pushed.empty() && s->pushed.front().first < now - keep_s) s->pushed.pop_front();
     if (now >= s->next_plan_s) Replan(*s, now);
-    RetireDrained(*s);
+    RetireDrained(*s, now);
   }
   if (dirty_) Persist();
+  PublishEndpoints(now);
+}
+
+void ServingLoop::PublishEndpoints(double now) {
+  if (options_.endpoints_file.empty()) return;
+  std::vector<ServingView> views;
+  for (const auto& [name, s] : services_) views.push_back(ViewOf(*s, now));
+  std::string text = NginxUpstreams(views);
+  if (text == published_) return;
+  if (auto st = util::ReplaceFile(options_.endpoints_file, text); !st.ok()) {
+    logger_->Error("writing the endpoints file failed", {{"error", st.message()}});
+    return;
+  }
+  published_ = std::move(text);
 }
 
 void ServingLoop::ApplyScrape(Served& s, Replica& r, const ScrapeResult& result, double now) {
@@ -364,6 +386,24 @@ util::Result<ServingView> ServingLoop::Get(const std::string& name) {
   return ViewOf(*it->second, service_->WallNow());
 }
 
+std::vector<ServingView> ServingLoop::List() {
+  std::lock_guard lock(mu_);
+  std::vector<ServingView> views;
+  for (const auto& [name, s] : services_) views.push_back(ViewOf(*s, service_->WallNow()));
+  return views;
+}
+
+util::Result<ServingView> ServingLoop::PushLoad(const std::string& name, double requests_per_s) {
+  std::lock_guard lock(mu_);
+  auto it = services_.find(name);
+  if (it == services_.end()) {
+    return util::Status::NotFound(fmt::format("service '{}': no such service", name));
+  }
+  const double now = service_->WallNow();
+  it->second->pushed.emplace_back(now, requests_per_s);
+  return ViewOf(*it->second, now);
+}
+
 util::Result<ServingView> ServingLoop::Remove(const std::string& name) {
   std::lock_guard lock(mu_);
   auto it = services_.find(name);
@@ -473,13 +513,15 @@ void ServingLoop::StartReplica(Served& s, int32_t shape, double now) {
   Problem(s, "no free job name for a replica");
 }
 
-void ServingLoop::RetireDrained(Served& s) {
+void ServingLoop::RetireDrained(Served& s, double now) {
   const bool handed_over = std::none_of(s.replicas.begin(), s.replicas.end(), [](const Replica& r) {
     return !r.draining && r.state != "ready";
   });
   if (!handed_over) return;
   for (Replica& r : s.replicas) {
     if (!r.draining || r.cancelled) continue;
+    if (r.handed_over_s == 0) r.handed_over_s = now;  // unpublished from now on
+    if (now - r.handed_over_s < options_.unpublished_before_stop_s) continue;
     r.cancelled = true;
     if (auto cancelled = service_->Cancel(r.job); !cancelled.ok()) {
       r.message = "cancel: " + cancelled.status().message();
@@ -489,30 +531,48 @@ void ServingLoop::RetireDrained(Served& s) {
 
 std::string ServingLoop::CloseInterval(Served& s, double now) {
   const double from = s.first_read_s ? std::max(s.interval_start_s, *s.first_read_s) : now;
-  if (s.interval_start_s > 0 && now > from) {
-    double requests = 0;
-    for (const Round& r : s.rounds) requests += r.at_s > from ? r.requests : 0;
-    s.interval_rates.emplace_back(requests / (now - from), true);
+  double requests = 0, pushed = 0;
+  bool counted = false;
+  for (const Round& r : s.rounds) {
+    if (r.at_s <= from) continue;
+    requests += r.requests;
+    counted = counted || r.counted;
+  }
+  const auto in_interval = std::count_if(s.pushed.begin(), s.pushed.end(), [&](const auto& p) {
+    return p.first > s.interval_start_s;
+  });
+  for (const auto& [at, rate] : s.pushed) pushed += at > s.interval_start_s ? rate : 0;
+  // The replicas' count wins: it is what was served. A gateway's rate stands in where they
+  // counted nothing (none ready yet, or servers that count no requests, like llama.cpp's).
+  if (s.interval_start_s > 0 && now > from && counted) {
+    s.interval_rates.emplace_back(requests / (now - from), Served::From::kReplicas);
+  } else if (in_interval > 0) {
+    s.interval_rates.emplace_back(pushed / static_cast<double>(in_interval),
+                                  Served::From::kGateway);
   } else {
-    s.interval_rates.emplace_back(s.rate ? s.rate->RateAt(SecondsOfDay(now)) : 0, false);
+    s.interval_rates.emplace_back(s.rate ? s.rate->RateAt(SecondsOfDay(now)) : 0,
+                                  Served::From::kCurve);
   }
   if (s.interval_rates.size() > static_cast<size_t>(sched::kScaleDownIntervals)) {
     s.interval_rates.erase(s.interval_rates.begin());
   }
   s.interval_start_s = now;
-  const auto measured = std::count_if(s.interval_rates.begin(), s.interval_rates.end(),
-                                      [](const auto& r) { return r.second; });
+  const auto from_source = [&](Served::From source) {
+    return std::count_if(s.interval_rates.begin(), s.interval_rates.end(),
+                         [&](const auto& r) { return r.second == source; });
+  };
   return fmt::format(
-      "the rates of the last {} interval(s) of {:g} s ({} measured on the replicas, the others "
-      "from the service's rate curve at that time of day)",
-      s.interval_rates.size(), options_.replan_every_s, measured);
+      "the rates of the last {} interval(s) of {:g} s ({} measured on the replicas, {} pushed by "
+      "a gateway, the others from the service's rate curve at that time of day)",
+      s.interval_rates.size(), options_.replan_every_s, from_source(Served::From::kReplicas),
+      from_source(Served::From::kGateway));
 }
 
 void ServingLoop::Replan(Served& s, double now) {
   s.next_plan_s = now + options_.replan_every_s;
   const std::string source = CloseInterval(s, now);
   std::vector<double> recent;
-  for (const auto& [rate, measured] : s.interval_rates) recent.push_back(rate);
+  for (const auto& [rate, source] : s.interval_rates) recent.push_back(rate);
   const double forecast =
       sched::ForecastRequestRate(recent, {}, sched::kBurstWindowS, options_.headroom);
   s.plan.planned_at_s = now;
@@ -554,6 +614,8 @@ std::optional<std::vector<int32_t>> ServingLoop::PlanTargets(Served& s, double f
     const cost::ServingModel m(s.served, type, sh.tp, calibrations_.For(type.name),
                                sh.link_bandwidth);
     const double capacity = m.CapacityAt(s.slo, input, output).requests_per_s;
+    s.capacity.resize(s.shapes.size());
+    s.capacity[k] = capacity;
     int32_t live = 0;
     for (const Replica& r : s.replicas) {
       if (r.draining || r.shape != static_cast<int32_t>(k)) continue;
@@ -637,13 +699,26 @@ ServingView ServingLoop::ViewOf(const Served& s, double now) const {
   v.name = s.job.name;
   v.model = s.job.service->model;
   v.slo = s.slo;
+  // Published: ready and not draining; a draining replica stays published until another one is
+  // ready, as it serves still.
+  const bool any_kept_ready = std::any_of(s.replicas.begin(), s.replicas.end(), [](const auto& r) {
+    return !r.draining && r.state == "ready";
+  });
   for (const Replica& r : s.replicas) {
-    v.replicas.push_back({r.job, fmt::format("http://{}:{}", options_.host, r.port),
-                          r.draining ? "draining" : r.state, r.node, r.device_type,
-                          s.shapes[r.shape].tp, r.message});
+    const bool published = r.state == "ready" && (!r.draining || !any_kept_ready);
+    const double capacity =
+        r.shape < static_cast<int32_t>(s.capacity.size()) ? s.capacity[r.shape] : 1;
+    v.replicas.push_back(
+        {r.job, fmt::format("http://{}:{}", options_.host, r.port),
+         r.draining ? "draining" : r.state, r.node, r.device_type, s.shapes[r.shape].tp, r.message,
+         published ? std::max(1, static_cast<int32_t>(std::lround(capacity))) : 0});
   }
   v.measured = Measure(s, now);
   v.plan = s.plan;
+  if (!s.pushed.empty()) {
+    v.pushed_requests_per_s = s.pushed.back().second;
+    v.pushed_at_s = s.pushed.back().first;
+  }
   v.message = s.message;
   return v;
 }

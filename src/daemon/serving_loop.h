@@ -43,6 +43,12 @@ struct LiveServingOptions {
   // ready (a command that cannot start); a replica that becomes ready resets the count.
   int32_t max_failed_starts = 3;
   std::string host = "127.0.0.1";  // where replicas listen (the local backend's node)
+  // When set, the ready replicas of every service are written there as nginx upstream blocks
+  // whenever they change (serving_endpoints.h).
+  std::string endpoints_file;
+  // A draining replica is stopped this long after it left the published endpoints, so that a
+  // gateway has reloaded them before it goes.
+  double unpublished_before_stop_s = 5;
 };
 
 struct ReplicaView {
@@ -56,6 +62,10 @@ struct ReplicaView {
   std::string device_type;
   int32_t tp = 1;
   std::string message;  // why it is not ready, when known
+  // Its share of the gateway's traffic: what one replica of its shape carries within the SLO
+  // at the last plan, in whole requests/s, at least 1; 0 when it is not published (not ready,
+  // or draining while another replica of the service is ready).
+  int32_t weight = 0;
 };
 
 // Read from the replicas' metrics over the last LiveServingOptions::window_s.
@@ -82,7 +92,10 @@ struct ServingView {
   std::vector<ReplicaView> replicas;
   MeasuredLoad measured;
   PlanView plan;
-  std::string message;  // the latest problem (a replica replaced, no room, a start refused)
+  // The request rate a gateway pushed last (POST /v1/services/{name}/load), if any.
+  std::optional<double> pushed_requests_per_s;
+  double pushed_at_s = 0;  // unix seconds
+  std::string message;     // the latest problem (a replica replaced, no room, a start refused)
 };
 
 // Thread-safe: Add, Get and Remove may be called from any thread while the loop runs.
@@ -103,6 +116,12 @@ class ServingLoop {
   // of the cluster meets its SLO (saying why, per type); kAlreadyExists when the name is taken.
   util::Result<ServingView> Add(model::Job job, std::string spec_json);
   util::Result<ServingView> Get(const std::string& name);
+  // Every service, by name.
+  std::vector<ServingView> List();
+  // A gateway's measure of the service's request rate (requests/s, finite, not negative): the
+  // forecast uses it for an interval in which the replicas counted no request. kNotFound when
+  // there is no such service.
+  util::Result<ServingView> PushLoad(const std::string& name, double requests_per_s);
   // Stops every replica and forgets the service; its last view.
   util::Result<ServingView> Remove(const std::string& name);
 
@@ -128,8 +147,11 @@ class ServingLoop {
   // The replica counts the plan asks for, per shape; nullopt when none was found (why set).
   std::optional<std::vector<int32_t>> PlanTargets(Served& s, double forecast);
   void StartReplica(Served& s, int32_t shape, double now);
-  // Draining replicas are stopped once every other replica of the service is ready.
-  void RetireDrained(Served& s);
+  // Draining replicas are stopped once every other replica of the service is ready and they
+  // have been unpublished for options_.unpublished_before_stop_s.
+  void RetireDrained(Served& s, double now);
+  // Writes options_.endpoints_file when the published endpoints changed (mu_ held).
+  void PublishEndpoints(double now);
   MeasuredLoad Measure(const Served& s, double now) const;
   ServingView ViewOf(const Served& s, double now) const;
   void Problem(Served& s, const std::string& message);
@@ -141,7 +163,8 @@ class ServingLoop {
   std::mutex mu_;  // guards services_ and stopping_
   std::map<std::string, std::unique_ptr<Served>> services_;
   bool stopping_ = false;
-  bool dirty_ = false;  // replicas started, ended or drained since the last Persist
+  bool dirty_ = false;     // replicas started, ended or drained since the last Persist
+  std::string published_;  // what options_.endpoints_file holds
   std::condition_variable wake_;
   std::thread loop_;
 };

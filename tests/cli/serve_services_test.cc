@@ -15,6 +15,7 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "testing/build_paths.h"
@@ -81,6 +82,17 @@ json ServiceView(httplib::Client& client, const std::string& name) {
   auto res = client.Get(("/v1/services/" + name).c_str());
   if (!res || res->status != 200) return json();
   return json::parse(res->body, nullptr, false);
+}
+
+// A replica command: a web server whose /metrics is HTML (it never reads as a model server's),
+// writing its pid to tmp's garbage-PORT.pid.
+json HtmlMetricsCommand(const TempDir& tmp) {
+  fs::create_directories(tmp.path() / "site");
+  std::ofstream(tmp.path() / "site" / "metrics") << "<html>not metrics</html>\n";
+  return {"/bin/sh", "-c",
+          "echo $$ > " + tmp.File("garbage-{port}.pid") +
+              " && exec python3 -m http.server {port} --bind 127.0.0.1 --directory " +
+              (tmp.path() / "site").string()};
 }
 
 // The first replica in state `state` whose job is not `other`, or null.
@@ -229,8 +241,6 @@ TEST(ServeServices, BadReplicasAreReportedAndImpossibleSlosRefused) {
   ASSERT_TRUE(tmp.ok());
   ReplicaReaper reaper{tmp.path()};
   std::ofstream(tmp.File("serve.yaml")) << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n";
-  fs::create_directories(tmp.path() / "site");
-  std::ofstream(tmp.path() / "site" / "metrics") << "<html>not metrics</html>\n";
   std::string error;
   std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
   ASSERT_NE(d, nullptr) << error;
@@ -256,14 +266,7 @@ TEST(ServeServices, BadReplicasAreReportedAndImpossibleSlosRefused) {
       << res->body;
 
   // A web server whose /metrics is HTML: the replica never becomes ready, and says why.
-  res = client.Post("/v1/jobs",
-                    service("garbage",
-                            {"/bin/sh", "-c",
-                             "echo $$ > " + tmp.File("garbage-{port}.pid") +
-                                 " && exec python3 -m http.server {port} --bind 127.0.0.1 "
-                                 "--directory " +
-                                 (tmp.path() / "site").string()},
-                            "100ms"),
+  res = client.Post("/v1/jobs", service("garbage", HtmlMetricsCommand(tmp), "100ms"),
                     "application/json");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 201) << res->body;
@@ -449,6 +452,135 @@ TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
   EXPECT_EQ(res->status, 202) << res->body;
   EXPECT_TRUE(WaitUntil([&] { return kill(pid, 0) != 0 && errno == ESRCH; }, 15))
       << "replica " << pid << " runs still";
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
+// The ready replicas are published for a gateway (GET /v1/services and the endpoints file, an
+// nginx upstream per service), and a gateway's pushed rate drives the forecast of a service
+// whose replicas count no requests.
+TEST(ServeServices, PublishesReadyReplicasAndTakesAGatewaysRate) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  ReplicaReaper reaper{tmp.path()};
+  // A relative endpoints_file is the config file's directory's.
+  std::ofstream(tmp.File("serve.yaml"))
+      << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n  endpoints_file: upstreams.conf\n";
+  std::string error;
+  std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
+  ASSERT_NE(d, nullptr) << error;
+  httplib::Client client(d->url());
+  Authorize(client, *d);
+  const json chat = {{"name", "chat"},
+                     {"kind", "service"},
+                     {"model", "llama-7b"},
+                     {"stacks", {"cuda"}},
+                     {"rate", {{0, 1}}},
+                     {"tokens", {{"input", 8}, {"output", 8}}},
+                     {"command",
+                      {"python3", StandInServer(), "--port", "{port}", "--prefill-s", "0.01",
+                       "--decode-step-s", "0.04", "--pid-file", tmp.File("replica-{port}.pid")}}};
+  auto res = client.Post("/v1/jobs", chat.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+  json quiet = chat;  // its replicas never read as a model server's: they count nothing
+  quiet["name"] = "quiet";
+  quiet["command"] = HtmlMetricsCommand(tmp);
+  res = client.Post("/v1/jobs", quiet.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+
+  json view, ready;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        view = ServiceView(client, "chat");
+        ready = ReplicaIn(view, "ready");
+        return !ready.is_null();
+      },
+      20, 100))
+      << view.dump(2) << "\n"
+      << d->Stderr();
+  const int weight = ready["weight"];
+  EXPECT_GT(weight, 1) << ready;  // the requests/s one a100-80g carries within the SLO
+  res = client.Get("/v1/services");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const json list = json::parse(res->body, nullptr, false);
+  ASSERT_EQ(list["services"].size(), 2u) << list.dump(2);
+  EXPECT_EQ(list["services"][0]["name"], "chat");
+  EXPECT_EQ(list["services"][0]["state"], "ready");
+  EXPECT_EQ(list["services"][0]["endpoints"], json::array({{{"endpoint", ready["endpoint"]},
+                                                            {"weight", weight},
+                                                            {"job", ready["job"]},
+                                                            {"node", "a100-80g-1"},
+                                                            {"device_type", "a100-80g"}}}))
+      << list.dump(2);
+  EXPECT_EQ(list["services"][1]["name"], "quiet");
+  EXPECT_EQ(list["services"][1]["state"], "unavailable");
+  EXPECT_TRUE(list["services"][1]["endpoints"].empty()) << list.dump(2);
+  const std::string host_port =
+      ready["endpoint"].get<std::string>().substr(std::string("http://").size());
+  std::string file;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        file = ReadFileText(tmp.File("upstreams.conf"));
+        return file.find("server " + host_port) != std::string::npos;
+      },
+      5, 100))
+      << file;
+  EXPECT_NE(
+      file.find("upstream chat {\n    server " + host_port + " weight=" + std::to_string(weight) +
+                ";  # " + ready["job"].get<std::string>() + " on a100-80g\n}\n"),
+      std::string::npos)
+      << file;
+  EXPECT_NE(file.find("upstream quiet {\n    server 127.0.0.1:9 down;  # no replica is ready\n}"),
+            std::string::npos)
+      << file;
+
+  // Bad pushes are refused, naming what is wrong.
+  const std::vector<std::tuple<std::string, std::string, int, std::string>> bad = {
+      {"quiet", R"({"requests_per_s": -1})", 400,
+       "request body: requests_per_s: -1 (expected a number from 0 to 1e+06)"},
+      {"quiet", R"({"requests_per_s": "many"})", 400, "requests_per_s: \"many\" (expected"},
+      {"quiet", R"({"requests_per_s": 1, "rps": 2})", 400,
+       "request body: rps: unknown field (expected requests_per_s only)"},
+      {"quiet", R"({})", 400, "request body: requests_per_s: missing"},
+      {"quiet", R"({"requests_per_s": )", 400, "request body: byte"},
+      {"nosuch", R"({"requests_per_s": 1})", 404, "service 'nosuch': no such service"}};
+  for (const auto& [name, body, status, message] : bad) {
+    res = client.Post(("/v1/services/" + name + "/load").c_str(), body, "application/json");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, status) << body << ": " << res->body;
+    const json error = json::parse(res->body, nullptr, false);
+    EXPECT_NE(error["error"]["message"].get<std::string>().find(message), std::string::npos)
+        << body << ": " << res->body;
+  }
+  // 300 requests/s pushed: the next plan forecasts from it (plus 20 % headroom).
+  res = client.Post("/v1/services/quiet/load", R"({"requests_per_s": 300})", "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(json::parse(res->body)["gateway_load"]["requests_per_s"], 300) << res->body;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        view = ServiceView(client, "quiet");
+        return view.contains("plan") && view["plan"]["forecast_requests_per_s"] >= 360;
+      },
+      10, 100))
+      << view.dump(2);
+  EXPECT_NE(view["plan"]["why"].get<std::string>().find("1 pushed by a gateway"), std::string::npos)
+      << view["plan"];
+
+  // A service removed leaves the file.
+  res = client.Delete("/v1/services/chat");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 202) << res->body;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return ReadFileText(tmp.File("upstreams.conf")).find("upstream chat") == std::string::npos;
+      },
+      5, 100))
+      << ReadFileText(tmp.File("upstreams.conf"));
+  res = client.Delete("/v1/services/quiet");
+  ASSERT_TRUE(res);
   EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
 }
 
