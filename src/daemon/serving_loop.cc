@@ -480,16 +480,19 @@ void ServingLoop::StartReplica(Served& s, int32_t shape, double now) {
   job.priority = s.job.priority;
   job.preemptible = false;
   job.command = FilledCommand(s.job.command, *port, sh.tp, s.job.service->model);
+  const std::optional<Reclaim> reclaim = ReclaimFor(sh);
+  if (reclaim) job.pinned_devices = reclaim->pinned;
   nlohmann::json stacks = nlohmann::json::array();
   for (const model::StackRequirement& st : job.stacks) {
     stacks.push_back(st.min_version.empty() ? st.name : st.name + ">=" + st.min_version);
   }
   for (int tries = 0; tries < 10; ++tries) {
     job.name = fmt::format("{}.r{}", s.job.name, s.next_id++);
-    const nlohmann::json spec = {{"name", job.name},          {"kind", "inference"},
-                                 {"stacks", stacks},          {"gang_size", sh.tp},
-                                 {"throughput", {{type, 1}}}, {"preemptible", false},
-                                 {"priority", job.priority},  {"command", job.command}};
+    nlohmann::json spec = {{"name", job.name},          {"kind", "inference"},
+                           {"stacks", stacks},          {"gang_size", sh.tp},
+                           {"throughput", {{type, 1}}}, {"preemptible", false},
+                           {"priority", job.priority},  {"command", job.command}};
+    if (reclaim) spec["pinned_devices"] = reclaim->pinned;
     auto submitted = service_->Submit(job, spec.dump(), "");
     if (submitted.ok()) {
       Replica r;
@@ -503,6 +506,16 @@ void ServingLoop::StartReplica(Served& s, int32_t shape, double now) {
       dirty_ = true;
       logger_->Info("service replica submitted",
                     {{"service", s.job.name}, {"job", job.name}, {"port", *port}});
+      for (const std::string& lent : reclaim ? reclaim->jobs : std::vector<std::string>{}) {
+        const std::string why = fmt::format(
+            "preempted: service '{}' takes its device back for replica {}", s.job.name, job.name);
+        auto preempted = service_->Preempt(lent, why);
+        logger_->Info("service takes a lent device back",
+                      {{"service", s.job.name},
+                       {"job", lent},
+                       {"replica", job.name},
+                       {"error", preempted.ok() ? "" : preempted.status().message()}});
+      }
       return;
     }
     if (submitted.status().code() != util::StatusCode::kAlreadyExists) {
@@ -632,11 +645,17 @@ std::optional<std::vector<int32_t>> ServingLoop::PlanTargets(Served& s, double f
     s.plan.why = "no plan: the nodes could not be read: " + nodes.status().message();
     return std::nullopt;
   }
+  // Lent: devices that preemptible jobs (training) hold. A replica placed on one preempts the
+  // job, which gets the daemon's stop_grace to write its checkpoint.
+  int32_t lent = 0;
   for (const NodeView& n : nodes->nodes) {
     const auto node = cluster.FindNode(n.name);
     for (const DeviceView& d : n.devices) {
       const auto type = cluster.catalog.FindId(d.type);
-      if (node && type && d.state == "free") ++free[{type->value(), node->value()}];
+      if (!node || !type) continue;
+      const bool held_by_preemptible = d.state == "busy" && Lendable(d.job);
+      lent += held_by_preemptible;
+      if (d.state == "free" || held_by_preemptible) ++free[{type->value(), node->value()}];
     }
   }
   const sched::ReplicaPlan plan = sched::PlanReplicas({demand}, free, kPlanSeconds);
@@ -657,6 +676,12 @@ std::optional<std::vector<int32_t>> ServingLoop::PlanTargets(Served& s, double f
       "tokens: {}. Chosen: {}, the least hourly cost that carries the forecast (a service keeps "
       "at least one replica).",
       input, output, capacities, chosen);
+  if (lent > 0) {
+    s.plan.why += fmt::format(
+        " {} device(s) that preemptible jobs hold counted as free: a replica placed there "
+        "preempts them.",
+        lent);
+  }
   if (plan.uncovered[0] > 0) {
     s.plan.why += fmt::format(" {:.3g} requests/s find no room in the cluster.", plan.uncovered[0]);
   }

@@ -147,6 +147,17 @@ class ServingLoop {
   // The replica counts the plan asks for, per shape; nullopt when none was found (why set).
   std::optional<std::vector<int32_t>> PlanTargets(Served& s, double forecast);
   void StartReplica(Served& s, int32_t shape, double now);
+  // Where a new replica of `shape` goes when no node has tp devices of its type free: a node
+  // where free devices and those preemptible jobs hold make up tp. The devices to pin it to
+  // and the jobs to preempt; nullopt when none is needed or none can be had (the replica
+  // queues as any job). serving_lending.cc.
+  struct Reclaim {
+    std::vector<std::string> pinned;  // "node/index"
+    std::vector<std::string> jobs;    // preemptible jobs on them
+  };
+  std::optional<Reclaim> ReclaimFor(const sched::ServiceShape& shape);
+  // Whether job `name` is a preemptible job of the daemon (training lent a device).
+  bool Lendable(const std::string& name);
   // Draining replicas are stopped once every other replica of the service is ready and they
   // have been unpublished for options_.unpublished_before_stop_s.
   void RetireDrained(Served& s, double now);

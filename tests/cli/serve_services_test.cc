@@ -584,4 +584,99 @@ TEST(ServeServices, PublishesReadyReplicasAndTakesAGatewaysRate) {
   EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
 }
 
+// Devices serving does not need are lent to a preemptible training job; when the load rises,
+// the new replica takes its device back by preempting the job, which gets SIGTERM (its notice
+// to write a checkpoint) and runs again once serving has shrunk.
+TEST(ServeServices, LendsIdleDevicesToTrainingAndTakesThemBack) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  ReplicaReaper reaper{tmp.path()};
+  std::ofstream(tmp.File("serve.yaml"))
+      << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\nstop_grace: 5s\n";
+  std::string error;
+  std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
+  ASSERT_NE(d, nullptr) << error;
+  httplib::Client client(d->url());
+  Authorize(client, *d);
+  // llama.cpp's names: the replicas count no requests, so the gateway's rate drives the plan.
+  const json chat = {
+      {"name", "chat"},
+      {"kind", "service"},
+      {"model", "llama-7b"},
+      {"stacks", {"cuda"}},
+      {"rate", {{0, 1}}},
+      {"tokens", {{"input", 64}, {"output", 16}}},
+      {"command",
+       {"python3", StandInServer(), "--port", "{port}", "--prefill-s", "0.01", "--decode-step-s",
+        "0.04", "--metrics", "llamacpp", "--pid-file", tmp.File("replica-{port}.pid")}}};
+  auto res = client.Post("/v1/jobs", chat.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+  json view;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        view = ServiceView(client, "chat");
+        return !ReplicaIn(view, "ready").is_null();
+      },
+      20, 100))
+      << view.dump(2) << "\n"
+      << d->Stderr();
+  // The training job takes the other device, and notes each start and each notice.
+  const std::string log = tmp.File("train.log");
+  const json train = {{"name", "train"},
+                      {"stacks", {"cuda"}},
+                      {"preemptible", true},
+                      {"command",
+                       {"/bin/sh", "-c",
+                        "echo start >> " + log + "; trap 'echo notice >> " + log +
+                            "; exit 0' TERM; sleep 600 & wait"}}};
+  res = client.Post("/v1/jobs", train.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+  json job;
+  auto job_state = [&] {
+    auto r = client.Get("/v1/jobs/train");
+    job = r && r->status == 200 ? json::parse(r->body, nullptr, false) : json();
+    return job.is_object() ? job.value("state", "") : "";
+  };
+  ASSERT_TRUE(WaitUntil([&] { return job_state() == "running"; }, 10, 100)) << job.dump(2);
+
+  // The load rises past what one replica carries: the second replica preempts the training.
+  res = client.Post("/v1/services/chat/load", R"({"requests_per_s": 250})", "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        client.Post("/v1/services/chat/load", R"({"requests_per_s": 250})", "application/json");
+        view = ServiceView(client, "chat");
+        int ready = 0;
+        for (const json& r : view.value("replicas", json::array())) ready += r["state"] == "ready";
+        return ready == 2;
+      },
+      30, 200))
+      << view.dump(2) << "\n"
+      << job.dump(2) << "\n"
+      << d->Stderr();
+  job_state();
+  EXPECT_NE(job.value("state", ""), "running") << job.dump(2);
+  EXPECT_EQ(job.value("preemptions", 0), 1) << job.dump(2);
+  EXPECT_EQ(ReadFileText(log), "start\nnotice\n");
+
+  // The load falls: serving shrinks to one replica and the training job runs again.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        client.Post("/v1/services/chat/load", R"({"requests_per_s": 0})", "application/json");
+        return job_state() == "running";
+      },
+      30, 200))
+      << ServiceView(client, "chat").dump(2) << "\n"
+      << job.dump(2);
+  EXPECT_EQ(ReadFileText(log), "start\nnotice\nstart\n");
+  res = client.Delete("/v1/services/chat");
+  ASSERT_TRUE(res);
+  res = client.Delete("/v1/jobs/train");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
 }  // namespace

@@ -7,7 +7,7 @@ type), and GET /metrics in Prometheus text with vLLM's metric names, so that het
 as it would read vLLM. Python 3 standard library only.
 
     stand_in_model_server.py --port 8000 --prefill-s 0.04 --decode-step-s 0.045 \
-        [--max-batch 8] [--model llama-7b] [--pid-file FILE]
+        [--max-batch 8] [--model llama-7b] [--pid-file FILE] [--metrics vllm|llamacpp]
 
 Latency of one request: it waits for a place in the batch (at most --max-batch run at once),
 then its prompt takes --prefill-s (for a prompt of --mean-input tokens, in proportion to its
@@ -86,6 +86,8 @@ class Server:
             self.tpot.observe(tpot)
 
     def metrics(self):
+        if self.args.metrics == "llamacpp":
+            return self.llamacpp_metrics()
         labels = f'engine="0",model_name="{self.args.model}"'
         with self.lock:
             lines = [
@@ -103,6 +105,18 @@ class Server:
             ]
             lines += self.ttft.render("vllm:time_to_first_token_seconds", labels)
             lines += self.tpot.render("vllm:time_per_output_token_seconds", labels)
+        return "\n".join(lines) + "\n"
+
+    def llamacpp_metrics(self):
+        """llama.cpp server's names (tools/server/README.md): it counts no requests."""
+        with self.lock:
+            figures = [("requests_processing", "gauge", self.running),
+                       ("requests_deferred", "gauge", self.waiting),
+                       ("prompt_tokens_total", "counter", self.prompt_tokens),
+                       ("tokens_predicted_total", "counter", self.generation_tokens)]
+        lines = []
+        for name, kind, value in figures:
+            lines += [f"# TYPE llamacpp:{name} {kind}", f"llamacpp:{name} {float(value)}"]
         return "\n".join(lines) + "\n"
 
 
@@ -163,6 +177,8 @@ def main():
     p.add_argument("--max-batch", type=int, default=8)
     p.add_argument("--model", default="llama-7b")
     p.add_argument("--pid-file", help="written with this process's id once it listens")
+    p.add_argument("--metrics", choices=["vllm", "llamacpp"], default="vllm",
+                   help="whose metric names GET /metrics uses")
     args = p.parse_args()
     httpd = ThreadingHTTPServer((args.host, args.port), handler_for(Server(args)))
     httpd.daemon_threads = True
