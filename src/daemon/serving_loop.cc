@@ -330,7 +330,14 @@ void ServingLoop::Persist() {
                           {"shape", r.shape},
                           {"draining", r.draining}});
     }
-    all.push_back({{"spec", s->spec_json}, {"next_id", s->next_id}, {"replicas", replicas}});
+    nlohmann::json intervals = nlohmann::json::array();
+    for (const auto& [rate, source] : s->interval_rates) {
+      intervals.push_back({rate, static_cast<int>(source)});
+    }
+    all.push_back({{"spec", s->spec_json},
+                   {"next_id", s->next_id},
+                   {"replicas", replicas},
+                   {"interval_rates", intervals}});
   }
   if (auto st = service_->PutValue(kServicesKey, all.dump()); !st.ok()) {
     logger_->Error("saving the services failed", {{"error", st.message()}});
@@ -356,6 +363,13 @@ void ServingLoop::Restore() {
     }
     Served& served = **s;
     served.next_id = entry.value("next_id", 0);
+    for (const nlohmann::json& r : entry.value("interval_rates", nlohmann::json::array())) {
+      if (!r.is_array() || r.size() != 2 || !r[0].is_number() || !r[1].is_number_integer())
+        continue;
+      const int source = r[1].get<int>();
+      if (source < 0 || source > static_cast<int>(Served::From::kGateway)) continue;
+      served.interval_rates.emplace_back(r[0].get<double>(), static_cast<Served::From>(source));
+    }
     for (const nlohmann::json& r : entry.value("replicas", nlohmann::json::array())) {
       Replica replica;
       replica.id = r.value("id", 0);
@@ -584,6 +598,7 @@ std::string ServingLoop::CloseInterval(Served& s, double now) {
 void ServingLoop::Replan(Served& s, double now) {
   s.next_plan_s = now + options_.replan_every_s;
   const std::string source = CloseInterval(s, now);
+  dirty_ = true;  // the interval's rate is kept, so that a restarted daemon forecasts on
   std::vector<double> recent;
   for (const auto& [rate, source] : s.interval_rates) recent.push_back(rate);
   const double forecast =
