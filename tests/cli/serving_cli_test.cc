@@ -94,6 +94,32 @@ jobs:
   EXPECT_NE(bad.out.find("--serving"), std::string::npos) << bad.out;
 }
 
+// --serving-horizon: the service takes requests over that span instead of a day.
+TEST(SimulateServingCli, AServingHorizonBoundsTheRequests) {
+  const std::string w = Write("horizon.yaml", R"(
+jobs:
+  - name: chat
+    kind: service
+    model: llama-7b
+    stacks: [cuda]
+    rate: [[0h, 2]]
+    tokens: {input: 500, output: 50}
+)");
+  const std::string json = ::testing::TempDir() + "/serving_cli_test_horizon.json";
+  CliRun r = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w +
+                      " --quiet --serving-horizon 600 --json " + json);
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  // 2 requests/s for 600 s (Poisson arrivals): about 1200, not a day's 172800.
+  EXPECT_GT(j["serving"]["requests"].get<int>(), 1000) << j["serving"];
+  EXPECT_LT(j["serving"]["requests"].get<int>(), 1400) << j["serving"];
+  CliRun bad = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w +
+                        " --quiet --serving-horizon 0");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--serving-horizon"), std::string::npos) << bad.out;
+}
+
 TEST(SimulateServingCli, AnSloNoTypeMeetsExitsWithTheLine) {
   const std::string w = Write("slo.yaml", R"(
 jobs:
