@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/serving_loop.h"
+#include "daemon/serving_view.h"
 
 namespace hetsched::svc {
 
