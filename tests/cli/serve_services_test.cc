@@ -104,6 +104,21 @@ json ReplicaIn(const json& view, const std::string& state, const std::string& ot
   return json();
 }
 
+// Waits up to 20 s for a ready replica of `service` whose job is not `other`: it, or null
+// (`view` is the service's last view).
+json WaitForReady(httplib::Client& client, const std::string& service, json& view,
+                  const std::string& other = "") {
+  json ready;
+  WaitUntil(
+      [&] {
+        view = ServiceView(client, service);
+        ready = ReplicaIn(view, "ready", other);
+        return !ready.is_null();
+      },
+      20, 100);
+  return ready;
+}
+
 TEST(ServeServices, LocalReplicasServeAreMeasuredAndReplaced) {
   TempDir tmp;
   ASSERT_TRUE(tmp.ok());
@@ -147,16 +162,9 @@ TEST(ServeServices, LocalReplicasServeAreMeasuredAndReplaced) {
   ASSERT_EQ(res->status, 201) << res->body;
 
   // One replica (the plan's cheapest mix for 1 request/s), ready once its metrics answer.
-  json view, first;
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        view = ServiceView(client, "chat");
-        first = ReplicaIn(view, "ready");
-        return !first.is_null();
-      },
-      20, 100))
-      << view.dump(2) << "\n"
-      << d->Stderr();
+  json view;
+  const json first = WaitForReady(client, "chat", view);
+  ASSERT_FALSE(first.is_null()) << view.dump(2) << "\n" << d->Stderr();
   EXPECT_EQ(first["device_type"], "a100-80g") << first;
   EXPECT_EQ(first["node"], "a100-80g-1") << first;
   std::smatch m;
@@ -203,16 +211,8 @@ TEST(ServeServices, LocalReplicasServeAreMeasuredAndReplaced) {
   const std::string pid = ReadFileText(tmp.File("replica-" + port + ".pid"));
   ASSERT_FALSE(pid.empty());
   ASSERT_EQ(kill(std::stoi(pid), SIGKILL), 0) << std::strerror(errno);
-  json second;
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        view = ServiceView(client, "chat");
-        second = ReplicaIn(view, "ready", first["job"]);
-        return !second.is_null();
-      },
-      20, 100))
-      << view.dump(2) << "\n"
-      << d->Stderr();
+  const json second = WaitForReady(client, "chat", view, first["job"]);
+  ASSERT_FALSE(second.is_null()) << view.dump(2) << "\n" << d->Stderr();
   EXPECT_EQ(view["replicas"].size(), 1u) << view.dump(2);
   EXPECT_NE(view["message"].get<std::string>().find(first["job"].get<std::string>() +
                                                     " failed (killed by signal 9)"),
@@ -409,15 +409,8 @@ TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
     auto res = client.Post("/v1/jobs", service.dump(), "application/json");
     ASSERT_TRUE(res);
     ASSERT_EQ(res->status, 201) << res->body;
-    ASSERT_TRUE(WaitUntil(
-        [&] {
-          view = ServiceView(client, "chat");
-          first = ReplicaIn(view, "ready");
-          return !first.is_null();
-        },
-        20, 100))
-        << view.dump(2) << "\n"
-        << d->Stderr();
+    first = WaitForReady(client, "chat", view);
+    ASSERT_FALSE(first.is_null()) << view.dump(2) << "\n" << d->Stderr();
   }
   const std::string port =
       first["endpoint"].get<std::string>().substr(std::string("http://127.0.0.1:").size());
@@ -427,16 +420,8 @@ TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
   ASSERT_NE(d, nullptr) << error;
   httplib::Client client(d->url());
   Authorize(client, *d);
-  json again;
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        view = ServiceView(client, "chat");
-        again = ReplicaIn(view, "ready");
-        return !again.is_null();
-      },
-      20, 100))
-      << view.dump(2) << "\n"
-      << d->Stderr();
+  const json again = WaitForReady(client, "chat", view);
+  ASSERT_FALSE(again.is_null()) << view.dump(2) << "\n" << d->Stderr();
   EXPECT_EQ(again["job"], first["job"]) << view.dump(2);
   EXPECT_EQ(again["endpoint"], first["endpoint"]) << view.dump(2);
   EXPECT_EQ(view["replicas"].size(), 1u) << view.dump(2);
@@ -489,16 +474,9 @@ TEST(ServeServices, PublishesReadyReplicasAndTakesAGatewaysRate) {
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 201) << res->body;
 
-  json view, ready;
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        view = ServiceView(client, "chat");
-        ready = ReplicaIn(view, "ready");
-        return !ready.is_null();
-      },
-      20, 100))
-      << view.dump(2) << "\n"
-      << d->Stderr();
+  json view;
+  const json ready = WaitForReady(client, "chat", view);
+  ASSERT_FALSE(ready.is_null()) << view.dump(2) << "\n" << d->Stderr();
   const int weight = ready["weight"];
   EXPECT_GT(weight, 1) << ready;  // the requests/s one a100-80g carries within the SLO
   res = client.Get("/v1/services");
@@ -613,14 +591,7 @@ TEST(ServeServices, LendsIdleDevicesToTrainingAndTakesThemBack) {
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 201) << res->body;
   json view;
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        view = ServiceView(client, "chat");
-        return !ReplicaIn(view, "ready").is_null();
-      },
-      20, 100))
-      << view.dump(2) << "\n"
-      << d->Stderr();
+  ASSERT_FALSE(WaitForReady(client, "chat", view).is_null()) << view.dump(2) << "\n" << d->Stderr();
   // The training job takes the other device, and notes each start and each notice.
   const std::string log = tmp.File("train.log");
   const json train = {{"name", "train"},

@@ -50,8 +50,8 @@ TEST(PlanServiceCli, SizesReplicasAndSaysWhyATypeCannot) {
       << bad.out;
 }
 
-TEST(SimulateServingCli, ReportsAttainmentCostAndLending) {
-  const std::string w = Write("w.yaml", R"(
+// A workload of one service at 2 requests/s all day.
+constexpr const char* kChat = R"(
 jobs:
   - name: chat
     kind: service
@@ -59,7 +59,10 @@ jobs:
     stacks: [cuda]
     rate: [[0h, 2]]
     tokens: {input: 500, output: 50}
-  - name: train
+)";
+
+TEST(SimulateServingCli, ReportsAttainmentCostAndLending) {
+  const std::string w = Write("w.yaml", std::string(kChat) + R"(  - name: train
     stacks: [cuda]
     throughput: {a100-80g: 1}
     work: 3600
@@ -96,15 +99,7 @@ jobs:
 
 // --serving-horizon: the service takes requests over that span instead of a day.
 TEST(SimulateServingCli, AServingHorizonBoundsTheRequests) {
-  const std::string w = Write("horizon.yaml", R"(
-jobs:
-  - name: chat
-    kind: service
-    model: llama-7b
-    stacks: [cuda]
-    rate: [[0h, 2]]
-    tokens: {input: 500, output: 50}
-)");
+  const std::string w = Write("horizon.yaml", kChat);
   const std::string json = ::testing::TempDir() + "/serving_cli_test_horizon.json";
   CliRun r = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w +
                       " --quiet --serving-horizon 600 --json " + json);
