@@ -11,8 +11,10 @@
 #
 # Writes OUT_DIR/{requests.csv,timeline.jsonl,summary.json} (the load generator's),
 # OUT_DIR/daemon-{1,2}.log, OUT_DIR/train.log (each training job's starts and notices),
-# OUT_DIR/upstreams.conf (the endpoints file) and OUT_DIR/replicas.txt (every replica's job and
-# how often its command started).
+# OUT_DIR/upstreams.conf (the endpoints file), OUT_DIR/replicas.txt (every job's state, attempt
+# and preemptions, and how many replica commands started on how many ports) and
+# OUT_DIR/report.txt (replay-serving-trace --report: per minute, requests, share within the
+# SLO, devices of serving and of training).
 set -euo pipefail
 out=${1:?usage: serving-replay.sh OUT_DIR [MINUTES]}
 minutes=${2:-20}
@@ -104,4 +106,4 @@ for j in json.load(sys.stdin)["jobs"]:
   >"$out/replicas.txt"
 echo "replica starts: $(wc -l <"$out/starts.log"), distinct ports: $(sort -u "$out/starts.log" | wc -l)" \
   | tee -a "$out/replicas.txt"
-cp "$out/upstreams.conf" "$out/upstreams-at-end.conf" 2>/dev/null || true
+python3 "$root/scripts/replay-serving-trace" --report --out "$out" | tee "$out/report.txt"
