@@ -64,6 +64,19 @@ std::string StandInServer() {
   return (fs::path(HETSCHED_SOURCE_DIR) / "tests/testing/stand_in_model_server.py").string();
 }
 
+// Service `chat` at 1 request/s of 8 prompt and 8 generated tokens until measured, its replicas
+// quick stand-ins (10 ms prefill, 40 ms a token) writing tmp's replica-PORT.pid, with
+// `extra` arguments.
+json QuickChat(const TempDir& tmp, const std::vector<std::string>& extra = {}) {
+  json command = {
+      "python3", StandInServer(),   "--port", "{port}",     "--prefill-s",
+      "0.01",    "--decode-step-s", "0.04",   "--pid-file", tmp.File("replica-{port}.pid")};
+  for (const std::string& arg : extra) command.push_back(arg);
+  return {{"name", "chat"},     {"kind", "service"}, {"model", "llama-7b"},
+          {"stacks", {"cuda"}}, {"rate", {{0, 1}}},  {"tokens", {{"input", 8}, {"output", 8}}},
+          {"command", command}};
+}
+
 // What `hetsched plan service` gives one replica of llama-7b on an a100-80g (the bare roofline):
 // the stand-in answers with these timings.
 json ReplicaTimings() {
@@ -391,17 +404,7 @@ TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
   std::string error;
   std::unique_ptr<Daemon> d = Daemon::Start({tmp.path(), args}, &error);
   ASSERT_NE(d, nullptr) << error;
-  const std::string server = StandInServer();
-  const json service = {
-      {"name", "chat"},
-      {"kind", "service"},
-      {"model", "llama-7b"},
-      {"stacks", {"cuda"}},
-      {"rate", {{0, 1}}},
-      {"tokens", {{"input", 8}, {"output", 8}}},
-      {"command",
-       {"python3", server, "--port", "{port}", "--prefill-s", "0.01", "--decode-step-s", "0.04",
-        "--pid-file", tmp.File("replica-{port}.pid")}}};
+  const json service = QuickChat(tmp);
   json view, first;
   {
     httplib::Client client(d->url());
@@ -455,15 +458,7 @@ TEST(ServeServices, PublishesReadyReplicasAndTakesAGatewaysRate) {
   ASSERT_NE(d, nullptr) << error;
   httplib::Client client(d->url());
   Authorize(client, *d);
-  const json chat = {{"name", "chat"},
-                     {"kind", "service"},
-                     {"model", "llama-7b"},
-                     {"stacks", {"cuda"}},
-                     {"rate", {{0, 1}}},
-                     {"tokens", {{"input", 8}, {"output", 8}}},
-                     {"command",
-                      {"python3", StandInServer(), "--port", "{port}", "--prefill-s", "0.01",
-                       "--decode-step-s", "0.04", "--pid-file", tmp.File("replica-{port}.pid")}}};
+  const json chat = QuickChat(tmp);
   auto res = client.Post("/v1/jobs", chat.dump(), "application/json");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 201) << res->body;
@@ -577,16 +572,8 @@ TEST(ServeServices, LendsIdleDevicesToTrainingAndTakesThemBack) {
   httplib::Client client(d->url());
   Authorize(client, *d);
   // llama.cpp's names: the replicas count no requests, so the gateway's rate drives the plan.
-  const json chat = {
-      {"name", "chat"},
-      {"kind", "service"},
-      {"model", "llama-7b"},
-      {"stacks", {"cuda"}},
-      {"rate", {{0, 1}}},
-      {"tokens", {{"input", 64}, {"output", 16}}},
-      {"command",
-       {"python3", StandInServer(), "--port", "{port}", "--prefill-s", "0.01", "--decode-step-s",
-        "0.04", "--metrics", "llamacpp", "--pid-file", tmp.File("replica-{port}.pid")}}};
+  json chat = QuickChat(tmp, {"--metrics", "llamacpp"});
+  chat["tokens"] = {{"input", 64}, {"output", 16}};  // one replica carries about 170 requests/s
   auto res = client.Post("/v1/jobs", chat.dump(), "application/json");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 201) << res->body;
