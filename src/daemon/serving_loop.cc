@@ -600,7 +600,7 @@ void ServingLoop::Replan(Served& s, double now) {
   const std::string source = CloseInterval(s, now);
   dirty_ = true;  // the interval's rate is kept, so that a restarted daemon forecasts on
   std::vector<double> recent;
-  for (const auto& [rate, source] : s.interval_rates) recent.push_back(rate);
+  for (const auto& [rate, from] : s.interval_rates) recent.push_back(rate);
   const double forecast =
       sched::ForecastRequestRate(recent, {}, sched::kBurstWindowS, options_.headroom);
   s.plan.planned_at_s = now;
