@@ -220,9 +220,24 @@ TEST(ServeServices, LocalReplicasServeAreMeasuredAndReplaced) {
   // Each token took the decode step the serving model gives.
   EXPECT_GE(view["measured"]["tpot_p50_s"].get<double>(), 0.025) << view["measured"];
 
-  // The replica dies: another one replaces it.
+  // The replica stops answering (SIGSTOP): it shows unreachable with the error, and is kept.
   const std::string pid = ReadFileText(tmp.File("replica-" + port + ".pid"));
   ASSERT_FALSE(pid.empty());
+  ASSERT_EQ(kill(std::stoi(pid), SIGSTOP), 0) << std::strerror(errno);
+  json stopped;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        view = ServiceView(client, "chat");
+        stopped = ReplicaIn(view, "unreachable");
+        return !stopped.is_null();
+      },
+      10, 100))
+      << view.dump(2);
+  EXPECT_EQ(view["replicas"].size(), 1u) << view.dump(2);
+  EXPECT_NE(stopped.value("message", "").find("/metrics: no answer"), std::string::npos) << stopped;
+  ASSERT_EQ(kill(std::stoi(pid), SIGCONT), 0) << std::strerror(errno);
+
+  // The replica dies: another one replaces it.
   ASSERT_EQ(kill(std::stoi(pid), SIGKILL), 0) << std::strerror(errno);
   const json second = WaitForReady(client, "chat", view, first["job"]);
   ASSERT_FALSE(second.is_null()) << view.dump(2) << "\n" << d->Stderr();
@@ -253,7 +268,8 @@ TEST(ServeServices, BadReplicasAreReportedAndImpossibleSlosRefused) {
   TempDir tmp;
   ASSERT_TRUE(tmp.ok());
   ReplicaReaper reaper{tmp.path()};
-  std::ofstream(tmp.File("serve.yaml")) << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n";
+  std::ofstream(tmp.File("serve.yaml"))
+      << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n  ready_timeout: 1s\n";
   std::string error;
   std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
   ASSERT_NE(d, nullptr) << error;
@@ -300,6 +316,16 @@ TEST(ServeServices, BadReplicasAreReportedAndImpossibleSlosRefused) {
       20, 100))
       << garbage.dump(2);
   EXPECT_EQ(garbage["replicas"][0]["state"], "starting") << garbage.dump(2);
+  // Not ready after ready_timeout: the service says so, and keeps the replica.
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        garbage = ServiceView(client, "garbage");
+        return garbage.contains("message") && garbage["message"].get<std::string>().find(
+                                                  " is not ready after ") != std::string::npos;
+      },
+      10, 100))
+      << garbage.dump(2);
+  EXPECT_EQ(garbage["replicas"].size(), 1u) << garbage.dump(2);
   EXPECT_TRUE(WaitUntil(
       [&] {
         dies = ServiceView(client, "dies");
@@ -629,7 +655,9 @@ TEST(ServeServices, LendsIdleDevicesToTrainingAndTakesThemBack) {
       30, 200))
       << ServiceView(client, "chat").dump(2) << "\n"
       << job.dump(2);
-  EXPECT_EQ(ReadFileText(log), "start\nnotice\nstart\n");
+  // Running from the daemon's view may come before the shell's first line.
+  EXPECT_TRUE(WaitUntil([&] { return ReadFileText(log) == "start\nnotice\nstart\n"; }, 5, 50))
+      << ReadFileText(log);
   res = client.Delete("/v1/services/chat");
   ASSERT_TRUE(res);
   res = client.Delete("/v1/jobs/train");
