@@ -196,6 +196,10 @@ void AddSchedulingFlags(CLI::App& cmd, SimFlags& f) {
                  "seconds between autoscaling decisions for services")
       ->capture_default_str()
       ->check(CLI::Range(10.0, 86400.0));
+  cmd.add_option("--serving-horizon", f.serving_horizon_s,
+                 "seconds over which services take requests (their traces looped to fill it)")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 86400.0 * 366));
   cmd.add_option("--aging", f.aging,
                  "srpt-het-fair: seconds of priority a job gains per second since arrival "
                  "(default 0.25)");
@@ -497,6 +501,7 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& flags) {
     return util::Status::InvalidArgument("--serving: " + serving.status().message());
   o.serving.mode = *serving;
   o.serving.interval_s = f.serving_interval_s;
+  o.serving.horizon_s = f.serving_horizon_s;
   RETURN_IF_ERROR(LoadTrainingValues(config, in.cluster, o.serving));
   if (f.price_kwh >= 0) o.serving.usd_per_kwh = f.price_kwh;
   if (sim::HasServices(in.workload)) {

@@ -60,6 +60,7 @@ struct SimFlags {
   std::string serving = "hetsched";
   std::string serving_calibration;  // empty: the shipped Splitwise table; "none": roofline
   double serving_interval_s = 300;
+  double serving_horizon_s = 86400;  // sim::ServingOptions::horizon_s
   // A configuration file (cli/sim_config.h); flags given on the command line win over it.
   std::string config;
   const CLI::App* app = nullptr;  // the command these flags belong to (which flags were given)

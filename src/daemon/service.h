@@ -100,6 +100,7 @@ struct JobView {
   int64_t attempt = 0;
   std::string message;
   bool has_command = false;
+  bool preemptible = false;
   // Device-seconds it has run (what least-attained-service policies rank by); live jobs only.
   std::optional<double> attained_s;
 };
@@ -238,6 +239,10 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   // cancelled when the backend reports them gone. An ended job is returned unchanged.
   // Get, Cancel and Why answer kNotFound for a job outside `scope`.
   util::Result<JobView> Cancel(const std::string& name, const TenantScope& scope = std::nullopt);
+  // Preempts running, preemptible job `name` now, as the scheduler would: it is stopped with
+  // stop_grace to write its checkpoint and queued again; `why` becomes its message.
+  // kInvalidArgument when it is not running or not preemptible.
+  util::Result<JobView> Preempt(const std::string& name, const std::string& why);
   util::Result<JobView> Get(const std::string& name, const TenantScope& scope = std::nullopt);
   util::Result<JobPage> List(const JobFilter& filter);
   // Why a queued job waits (the scheduler's reasons), or what it does otherwise.

@@ -221,6 +221,26 @@ void Service::MarkTimeLimitStops() {
   }
 }
 
+util::Result<JobView> Service::Preempt(const std::string& name, const std::string& why) {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyOrUnavailable());
+  auto it = jobs_.find(name);
+  if (it == jobs_.end()) return util::Status::NotFound(fmt::format("no job '{}'", name));
+  Entry& e = *it->second;
+  if (e.state != JobState::kRunning || StopCauseOf(e) != drive::StopCause::kNone) {
+    return util::Status::InvalidArgument(
+        fmt::format("job '{}' is {} (expected running)", name, JobStateName(e.state)));
+  }
+  const double now = SchedNow();
+  auto d = scheduler_->PreemptNow(e.slot, now);
+  if (!d.ok())
+    return util::Status::InvalidArgument(fmt::format("job '{}': {}", name, d.status().message()));
+  attempts_->Apply(*d, now);
+  e.message = why;
+  wake_.notify_one();
+  return ViewOf(e);
+}
+
 void Service::DecideAndAct(double now) {
   if (!scheduler_->HasWork()) return;
   const auto t0 = std::chrono::steady_clock::now();

@@ -130,6 +130,7 @@ JobView Service::ViewOf(const Entry& e) const {
   v.attempt = e.attempt;
   v.message = e.message;
   v.has_command = !e.job.command.empty();
+  v.preemptible = e.job.preemptible;
   if (e.slot.valid()) v.attained_s = scheduler_->record(e.slot).AttainedAt(SchedNow());
   return v;
 }
@@ -145,6 +146,7 @@ JobView Service::ViewOfStored(const StoredJob& s) const {
     v.gang = req->job.gang_size;
     for (const auto& stack : req->job.stacks) v.stacks.push_back(model::ToString(stack));
     v.has_command = !req->job.command.empty();
+    v.preemptible = req->job.preemptible;
   }
   v.submitted_s = s.submitted_s;
   v.started_s = s.started_s;

@@ -1,25 +1,20 @@
 #include "daemon/serving_loop.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
-#include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
 
 #include "daemon/job_request.h"
 #include "daemon/service.h"
-#include "obs/prometheus_text.h"
+#include "daemon/serving_endpoints.h"
+#include "daemon/serving_replica_io.h"
 #include "sched/replica_plan.h"
+#include "util/file.h"
 
 namespace hetsched::svc {
 
@@ -28,84 +23,10 @@ namespace {
 // A replica is ready after loading its weights: the simulator's figures (sim/serving.h).
 constexpr double kStartupFixedS = 30;
 constexpr double kLoadBandwidth = 2e9;  // bytes/s
-// Largest /metrics page read (a model server's is tens of KB).
-constexpr size_t kMaxMetricsBytes = 4u << 20;
 // Where the services are kept in the database (Service::PutValue).
 constexpr const char* kServicesKey = "serving_services";
 // The replica plan's solver gets this long (wall seconds).
 constexpr double kPlanSeconds = 5;
-
-// A port on `host` that nothing listens on now (the kernel's pick), or why none.
-util::Result<int> FreePort(const std::string& host) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
-    return util::Status::InvalidArgument(fmt::format("{}: not an IPv4 address", host));
-  }
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return util::Status::IoError("socket: " + std::string(strerror(errno)));
-  socklen_t len = sizeof addr;
-  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-                  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  const int error = errno;
-  close(fd);
-  if (!ok) return util::Status::IoError(fmt::format("bind {}:0: {}", host, strerror(error)));
-  return static_cast<int>(ntohs(addr.sin_port));
-}
-
-// Reads a replica's metrics. kUnavailable when it does not answer (yet), kInvalidArgument when
-// it answers something that is no model server's metrics; both name the URL.
-util::Result<ServerLoad> Scrape(const std::string& host, int port) {
-  const std::string url = fmt::format("http://{}:{}/metrics", host, port);
-  httplib::Client client(host, port);
-  client.set_connection_timeout(1);
-  client.set_read_timeout(2);
-  std::string body;
-  bool too_big = false;
-  auto res = client.Get("/metrics", [&](const char* data, size_t n) {
-    too_big = body.size() + n > kMaxMetricsBytes;
-    if (!too_big) body.append(data, n);
-    return !too_big;
-  });
-  if (too_big) {
-    return util::Status::InvalidArgument(fmt::format(
-        "GET {}: more than {} bytes (expected a model server's metrics)", url, kMaxMetricsBytes));
-  }
-  if (!res) {
-    return util::Status::Unavailable(
-        fmt::format("GET {}: no answer ({})", url, httplib::to_string(res.error())));
-  }
-  if (res->status != 200) {
-    return util::Status::Unavailable(fmt::format("GET {}: HTTP {}", url, res->status));
-  }
-  auto samples = ParsePrometheusText(body);
-  if (!samples.ok()) {
-    return util::Status::InvalidArgument(
-        fmt::format("GET {}: {}", url, samples.status().message()));
-  }
-  auto load = ReadServerLoad(*samples);
-  if (!load.ok()) {
-    return util::Status::InvalidArgument(fmt::format("GET {}: {}", url, load.status().message()));
-  }
-  return load;
-}
-
-// The service's command with {port}, {tp} and {model} filled in, in every argument.
-std::vector<std::string> FilledCommand(const std::vector<std::string>& command, int port,
-                                       int32_t tp, const std::string& model) {
-  const std::pair<std::string, std::string> fills[] = {
-      {"{port}", std::to_string(port)}, {"{tp}", std::to_string(tp)}, {"{model}", model}};
-  std::vector<std::string> out;
-  for (std::string arg : command) {
-    for (const auto& [key, value] : fills) {
-      for (size_t at = 0; (at = arg.find(key, at)) != std::string::npos; at += value.size()) {
-        arg.replace(at, key.size(), value);
-      }
-    }
-    out.push_back(std::move(arg));
-  }
-  return out;
-}
 
 // Seconds since midnight UTC of unix time `t`: where a rate curve stands.
 double SecondsOfDay(double t) { return std::fmod(t, 86400.0); }
@@ -150,6 +71,7 @@ struct ServingLoop::Replica {
   bool draining = false;   // the plan dropped it: stopped once the others are ready
   bool cancelled = false;  // its stop was asked for
   bool late_reported = false;
+  double handed_over_s = 0;  // draining: when every other replica was ready (0: not yet)
   double next_scrape_s = 0;
   std::optional<ServerLoad> last;  // the last read
 };
@@ -159,12 +81,14 @@ namespace {
 // What the service's replicas reported between two reads, summed.
 struct Round {
   double at_s = 0;
+  bool counted = false;  // a replica's metrics counted completed requests
   double requests = 0, prompt_tokens = 0, generation_tokens = 0;
   LatencyHistogram ttft, tpot;
 };
 
 // What one replica reported since its previous read, added to its service's round.
 void AddToRound(Round& round, const ServerLoad& now, const ServerLoad& before) {
+  round.counted = round.counted || now.requests.has_value();
   round.requests += Increase(now.requests, before.requests);
   round.prompt_tokens += Increase(now.prompt_tokens, before.prompt_tokens);
   round.generation_tokens += Increase(now.generation_tokens, before.generation_tokens);
@@ -182,15 +106,17 @@ struct ServingLoop::Served {
   std::optional<model::RateCurve> rate;
   double input_tokens = 1, output_tokens = 1;  // per request, until measured
   std::vector<sched::ServiceShape> shapes;
+  std::vector<double> capacity;  // per shape: requests/s one replica carries (at the last plan)
   std::vector<Replica> replicas;
   int32_t next_id = 0;
   int32_t failed_starts = 0;  // replicas in a row that ended before they were ready
   std::string last_failure;
   std::deque<Round> rounds;
-  std::optional<double> first_read_s;  // when a replica's metrics were first read
-  // Per replan interval, newest last: its rate, and whether the replicas measured it (else
-  // it is the rate curve's).
-  std::vector<std::pair<double, bool>> interval_rates;
+  std::optional<double> first_read_s;            // when a replica's metrics were first read
+  std::deque<std::pair<double, double>> pushed;  // (when, requests/s) from a gateway
+  // Per replan interval, newest last: its rate, and where it came from.
+  enum class From { kCurve, kReplicas, kGateway };
+  std::vector<std::pair<double, From>> interval_rates;
   double interval_start_s = 0;  // 0: before the first plan
   double next_plan_s = 0;       // 0: at once
   PlanView plan;
@@ -289,10 +215,25 @@ void ServingLoop::Tick() {
       s->rounds.push_back(std::move(round->second));
     }
     while (!s->rounds.empty() && s->rounds.front().at_s < now - keep_s) s->rounds.pop_front();
+    while (!s->pushed.empty() && s->pushed.front().first < now - keep_s) s->pushed.pop_front();
     if (now >= s->next_plan_s) Replan(*s, now);
-    RetireDrained(*s);
+    RetireDrained(*s, now);
   }
   if (dirty_) Persist();
+  PublishEndpoints(now);
+}
+
+void ServingLoop::PublishEndpoints(double now) {
+  if (options_.endpoints_file.empty()) return;
+  std::vector<ServingView> views;
+  for (const auto& [name, s] : services_) views.push_back(ViewOf(*s, now));
+  std::string text = NginxUpstreams(views);
+  if (text == published_) return;
+  if (auto st = util::ReplaceFile(options_.endpoints_file, text); !st.ok()) {
+    logger_->Error("writing the endpoints file failed", {{"error", st.message()}});
+    return;
+  }
+  published_ = std::move(text);
 }
 
 void ServingLoop::ApplyScrape(Served& s, Replica& r, const ScrapeResult& result, double now) {
@@ -389,7 +330,14 @@ void ServingLoop::Persist() {
                           {"shape", r.shape},
                           {"draining", r.draining}});
     }
-    all.push_back({{"spec", s->spec_json}, {"next_id", s->next_id}, {"replicas", replicas}});
+    nlohmann::json intervals = nlohmann::json::array();
+    for (const auto& [rate, source] : s->interval_rates) {
+      intervals.push_back({rate, static_cast<int>(source)});
+    }
+    all.push_back({{"spec", s->spec_json},
+                   {"next_id", s->next_id},
+                   {"replicas", replicas},
+                   {"interval_rates", intervals}});
   }
   if (auto st = service_->PutValue(kServicesKey, all.dump()); !st.ok()) {
     logger_->Error("saving the services failed", {{"error", st.message()}});
@@ -415,6 +363,13 @@ void ServingLoop::Restore() {
     }
     Served& served = **s;
     served.next_id = entry.value("next_id", 0);
+    for (const nlohmann::json& r : entry.value("interval_rates", nlohmann::json::array())) {
+      if (!r.is_array() || r.size() != 2 || !r[0].is_number() || !r[1].is_number_integer())
+        continue;
+      const int source = r[1].get<int>();
+      if (source < 0 || source > static_cast<int>(Served::From::kGateway)) continue;
+      served.interval_rates.emplace_back(r[0].get<double>(), static_cast<Served::From>(source));
+    }
     for (const nlohmann::json& r : entry.value("replicas", nlohmann::json::array())) {
       Replica replica;
       replica.id = r.value("id", 0);
@@ -443,6 +398,24 @@ util::Result<ServingView> ServingLoop::Get(const std::string& name) {
     return util::Status::NotFound(fmt::format("service '{}': no such service", name));
   }
   return ViewOf(*it->second, service_->WallNow());
+}
+
+std::vector<ServingView> ServingLoop::List() {
+  std::lock_guard lock(mu_);
+  std::vector<ServingView> views;
+  for (const auto& [name, s] : services_) views.push_back(ViewOf(*s, service_->WallNow()));
+  return views;
+}
+
+util::Result<ServingView> ServingLoop::PushLoad(const std::string& name, double requests_per_s) {
+  std::lock_guard lock(mu_);
+  auto it = services_.find(name);
+  if (it == services_.end()) {
+    return util::Status::NotFound(fmt::format("service '{}': no such service", name));
+  }
+  const double now = service_->WallNow();
+  it->second->pushed.emplace_back(now, requests_per_s);
+  return ViewOf(*it->second, now);
 }
 
 util::Result<ServingView> ServingLoop::Remove(const std::string& name) {
@@ -521,16 +494,19 @@ void ServingLoop::StartReplica(Served& s, int32_t shape, double now) {
   job.priority = s.job.priority;
   job.preemptible = false;
   job.command = FilledCommand(s.job.command, *port, sh.tp, s.job.service->model);
+  const std::optional<Reclaim> reclaim = ReclaimFor(sh);
+  if (reclaim) job.pinned_devices = reclaim->pinned;
   nlohmann::json stacks = nlohmann::json::array();
   for (const model::StackRequirement& st : job.stacks) {
     stacks.push_back(st.min_version.empty() ? st.name : st.name + ">=" + st.min_version);
   }
   for (int tries = 0; tries < 10; ++tries) {
     job.name = fmt::format("{}.r{}", s.job.name, s.next_id++);
-    const nlohmann::json spec = {{"name", job.name},          {"kind", "inference"},
-                                 {"stacks", stacks},          {"gang_size", sh.tp},
-                                 {"throughput", {{type, 1}}}, {"preemptible", false},
-                                 {"priority", job.priority},  {"command", job.command}};
+    nlohmann::json spec = {{"name", job.name},          {"kind", "inference"},
+                           {"stacks", stacks},          {"gang_size", sh.tp},
+                           {"throughput", {{type, 1}}}, {"preemptible", false},
+                           {"priority", job.priority},  {"command", job.command}};
+    if (reclaim) spec["pinned_devices"] = reclaim->pinned;
     auto submitted = service_->Submit(job, spec.dump(), "");
     if (submitted.ok()) {
       Replica r;
@@ -544,6 +520,16 @@ void ServingLoop::StartReplica(Served& s, int32_t shape, double now) {
       dirty_ = true;
       logger_->Info("service replica submitted",
                     {{"service", s.job.name}, {"job", job.name}, {"port", *port}});
+      for (const std::string& lent : reclaim ? reclaim->jobs : std::vector<std::string>{}) {
+        const std::string why = fmt::format(
+            "preempted: service '{}' takes its device back for replica {}", s.job.name, job.name);
+        auto preempted = service_->Preempt(lent, why);
+        logger_->Info("service takes a lent device back",
+                      {{"service", s.job.name},
+                       {"job", lent},
+                       {"replica", job.name},
+                       {"error", preempted.ok() ? "" : preempted.status().message()}});
+      }
       return;
     }
     if (submitted.status().code() != util::StatusCode::kAlreadyExists) {
@@ -554,13 +540,15 @@ void ServingLoop::StartReplica(Served& s, int32_t shape, double now) {
   Problem(s, "no free job name for a replica");
 }
 
-void ServingLoop::RetireDrained(Served& s) {
+void ServingLoop::RetireDrained(Served& s, double now) {
   const bool handed_over = std::none_of(s.replicas.begin(), s.replicas.end(), [](const Replica& r) {
     return !r.draining && r.state != "ready";
   });
   if (!handed_over) return;
   for (Replica& r : s.replicas) {
     if (!r.draining || r.cancelled) continue;
+    if (r.handed_over_s == 0) r.handed_over_s = now;  // unpublished from now on
+    if (now - r.handed_over_s < options_.unpublished_before_stop_s) continue;
     r.cancelled = true;
     if (auto cancelled = service_->Cancel(r.job); !cancelled.ok()) {
       r.message = "cancel: " + cancelled.status().message();
@@ -570,30 +558,49 @@ void ServingLoop::RetireDrained(Served& s) {
 
 std::string ServingLoop::CloseInterval(Served& s, double now) {
   const double from = s.first_read_s ? std::max(s.interval_start_s, *s.first_read_s) : now;
-  if (s.interval_start_s > 0 && now > from) {
-    double requests = 0;
-    for (const Round& r : s.rounds) requests += r.at_s > from ? r.requests : 0;
-    s.interval_rates.emplace_back(requests / (now - from), true);
+  double requests = 0, pushed = 0;
+  bool counted = false;
+  for (const Round& r : s.rounds) {
+    if (r.at_s <= from) continue;
+    requests += r.requests;
+    counted = counted || r.counted;
+  }
+  const auto in_interval = std::count_if(s.pushed.begin(), s.pushed.end(), [&](const auto& p) {
+    return p.first > s.interval_start_s;
+  });
+  for (const auto& [at, rate] : s.pushed) pushed += at > s.interval_start_s ? rate : 0;
+  // The replicas' count wins: it is what was served. A gateway's rate stands in where they
+  // counted nothing (none ready yet, or servers that count no requests, like llama.cpp's).
+  if (s.interval_start_s > 0 && now > from && counted) {
+    s.interval_rates.emplace_back(requests / (now - from), Served::From::kReplicas);
+  } else if (in_interval > 0) {
+    s.interval_rates.emplace_back(pushed / static_cast<double>(in_interval),
+                                  Served::From::kGateway);
   } else {
-    s.interval_rates.emplace_back(s.rate ? s.rate->RateAt(SecondsOfDay(now)) : 0, false);
+    s.interval_rates.emplace_back(s.rate ? s.rate->RateAt(SecondsOfDay(now)) : 0,
+                                  Served::From::kCurve);
   }
   if (s.interval_rates.size() > static_cast<size_t>(sched::kScaleDownIntervals)) {
     s.interval_rates.erase(s.interval_rates.begin());
   }
   s.interval_start_s = now;
-  const auto measured = std::count_if(s.interval_rates.begin(), s.interval_rates.end(),
-                                      [](const auto& r) { return r.second; });
+  const auto from_source = [&](Served::From source) {
+    return std::count_if(s.interval_rates.begin(), s.interval_rates.end(),
+                         [&](const auto& r) { return r.second == source; });
+  };
   return fmt::format(
-      "the rates of the last {} interval(s) of {:g} s ({} measured on the replicas, the others "
-      "from the service's rate curve at that time of day)",
-      s.interval_rates.size(), options_.replan_every_s, measured);
+      "the rates of the last {} interval(s) of {:g} s ({} measured on the replicas, {} pushed by "
+      "a gateway, the others from the service's rate curve at that time of day)",
+      s.interval_rates.size(), options_.replan_every_s, from_source(Served::From::kReplicas),
+      from_source(Served::From::kGateway));
 }
 
 void ServingLoop::Replan(Served& s, double now) {
   s.next_plan_s = now + options_.replan_every_s;
   const std::string source = CloseInterval(s, now);
+  dirty_ = true;  // the interval's rate is kept, so that a restarted daemon forecasts on
   std::vector<double> recent;
-  for (const auto& [rate, measured] : s.interval_rates) recent.push_back(rate);
+  for (const auto& [rate, from] : s.interval_rates) recent.push_back(rate);
   const double forecast =
       sched::ForecastRequestRate(recent, {}, sched::kBurstWindowS, options_.headroom);
   s.plan.planned_at_s = now;
@@ -635,6 +642,8 @@ std::optional<std::vector<int32_t>> ServingLoop::PlanTargets(Served& s, double f
     const cost::ServingModel m(s.served, type, sh.tp, calibrations_.For(type.name),
                                sh.link_bandwidth);
     const double capacity = m.CapacityAt(s.slo, input, output).requests_per_s;
+    s.capacity.resize(s.shapes.size());
+    s.capacity[k] = capacity;
     int32_t live = 0;
     for (const Replica& r : s.replicas) {
       if (r.draining || r.shape != static_cast<int32_t>(k)) continue;
@@ -651,11 +660,17 @@ std::optional<std::vector<int32_t>> ServingLoop::PlanTargets(Served& s, double f
     s.plan.why = "no plan: the nodes could not be read: " + nodes.status().message();
     return std::nullopt;
   }
+  // Lent: devices that preemptible jobs (training) hold. A replica placed on one preempts the
+  // job, which gets the daemon's stop_grace to write its checkpoint.
+  int32_t lent = 0;
   for (const NodeView& n : nodes->nodes) {
     const auto node = cluster.FindNode(n.name);
     for (const DeviceView& d : n.devices) {
       const auto type = cluster.catalog.FindId(d.type);
-      if (node && type && d.state == "free") ++free[{type->value(), node->value()}];
+      if (!node || !type) continue;
+      const bool held_by_preemptible = d.state == "busy" && Lendable(d.job);
+      lent += held_by_preemptible;
+      if (d.state == "free" || held_by_preemptible) ++free[{type->value(), node->value()}];
     }
   }
   const sched::ReplicaPlan plan = sched::PlanReplicas({demand}, free, kPlanSeconds);
@@ -676,6 +691,12 @@ std::optional<std::vector<int32_t>> ServingLoop::PlanTargets(Served& s, double f
       "tokens: {}. Chosen: {}, the least hourly cost that carries the forecast (a service keeps "
       "at least one replica).",
       input, output, capacities, chosen);
+  if (lent > 0) {
+    s.plan.why += fmt::format(
+        " {} device(s) that preemptible jobs hold counted as free: a replica placed there "
+        "preempts them.",
+        lent);
+  }
   if (plan.uncovered[0] > 0) {
     s.plan.why += fmt::format(" {:.3g} requests/s find no room in the cluster.", plan.uncovered[0]);
   }
@@ -718,13 +739,26 @@ ServingView ServingLoop::ViewOf(const Served& s, double now) const {
   v.name = s.job.name;
   v.model = s.job.service->model;
   v.slo = s.slo;
+  // Published: ready and not draining; a draining replica stays published until another one is
+  // ready, as it serves still.
+  const bool any_kept_ready = std::any_of(s.replicas.begin(), s.replicas.end(), [](const auto& r) {
+    return !r.draining && r.state == "ready";
+  });
   for (const Replica& r : s.replicas) {
-    v.replicas.push_back({r.job, fmt::format("http://{}:{}", options_.host, r.port),
-                          r.draining ? "draining" : r.state, r.node, r.device_type,
-                          s.shapes[r.shape].tp, r.message});
+    const bool published = r.state == "ready" && (!r.draining || !any_kept_ready);
+    const double capacity =
+        r.shape < static_cast<int32_t>(s.capacity.size()) ? s.capacity[r.shape] : 1;
+    v.replicas.push_back(
+        {r.job, fmt::format("http://{}:{}", options_.host, r.port),
+         r.draining ? "draining" : r.state, r.node, r.device_type, s.shapes[r.shape].tp, r.message,
+         published ? std::max(1, static_cast<int32_t>(std::lround(capacity))) : 0});
   }
   v.measured = Measure(s, now);
   v.plan = s.plan;
+  if (!s.pushed.empty()) {
+    v.pushed_requests_per_s = s.pushed.back().second;
+    v.pushed_at_s = s.pushed.back().first;
+  }
   v.message = s.message;
   return v;
 }

@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "cost/serving.h"
+#include "daemon/serving_view.h"
 #include "model/job.h"
 #include "model/request_stream.h"
 #include "obs/log.h"
@@ -43,46 +43,12 @@ struct LiveServingOptions {
   // ready (a command that cannot start); a replica that becomes ready resets the count.
   int32_t max_failed_starts = 3;
   std::string host = "127.0.0.1";  // where replicas listen (the local backend's node)
-};
-
-struct ReplicaView {
-  std::string job;       // the daemon's job that runs it
-  std::string endpoint;  // http://HOST:PORT
-  // queued, starting (placed, its metrics not read yet), ready, unreachable (was ready, its
-  // metrics do not answer or do not read now), draining (the plan dropped it: stopped once the
-  // service's other replicas are ready)
-  std::string state;
-  std::string node;
-  std::string device_type;
-  int32_t tp = 1;
-  std::string message;  // why it is not ready, when known
-};
-
-// Read from the replicas' metrics over the last LiveServingOptions::window_s.
-struct MeasuredLoad {
-  double window_s = 0;  // the span the figures cover (0: nothing read yet)
-  double requests_per_s = 0;
-  std::optional<double> ttft_p50_s, ttft_slo_s;  // slo: at the SLO's percentile
-  std::optional<double> tpot_p50_s, tpot_slo_s;
-  double running = 0, waiting = 0;                       // summed over the replicas, as last read
-  double mean_input_tokens = 0, mean_output_tokens = 0;  // 0 when no request completed
-};
-
-struct PlanView {
-  double planned_at_s = 0;  // unix seconds; 0: not planned yet
-  double forecast_requests_per_s = 0;
-  std::map<std::string, int32_t> replicas;  // by "type" or "type (tp N)": how many
-  std::string why;
-};
-
-struct ServingView {
-  std::string name;
-  std::string model;
-  cost::ServingSlo slo;
-  std::vector<ReplicaView> replicas;
-  MeasuredLoad measured;
-  PlanView plan;
-  std::string message;  // the latest problem (a replica replaced, no room, a start refused)
+  // When set, the ready replicas of every service are written there as nginx upstream blocks
+  // whenever they change (serving_endpoints.h).
+  std::string endpoints_file;
+  // A draining replica is stopped this long after it left the published endpoints, so that a
+  // gateway has reloaded them before it goes.
+  double unpublished_before_stop_s = 5;
 };
 
 // Thread-safe: Add, Get and Remove may be called from any thread while the loop runs.
@@ -103,6 +69,12 @@ class ServingLoop {
   // of the cluster meets its SLO (saying why, per type); kAlreadyExists when the name is taken.
   util::Result<ServingView> Add(model::Job job, std::string spec_json);
   util::Result<ServingView> Get(const std::string& name);
+  // Every service, by name.
+  std::vector<ServingView> List();
+  // A gateway's measure of the service's request rate (requests/s, finite, not negative): the
+  // forecast uses it for an interval in which the replicas counted no request. kNotFound when
+  // there is no such service.
+  util::Result<ServingView> PushLoad(const std::string& name, double requests_per_s);
   // Stops every replica and forgets the service; its last view.
   util::Result<ServingView> Remove(const std::string& name);
 
@@ -128,8 +100,22 @@ class ServingLoop {
   // The replica counts the plan asks for, per shape; nullopt when none was found (why set).
   std::optional<std::vector<int32_t>> PlanTargets(Served& s, double forecast);
   void StartReplica(Served& s, int32_t shape, double now);
-  // Draining replicas are stopped once every other replica of the service is ready.
-  void RetireDrained(Served& s);
+  // Where a new replica of `shape` goes when no node has tp devices of its type free: a node
+  // where free devices and those preemptible jobs hold make up tp. The devices to pin it to
+  // and the jobs to preempt; nullopt when none is needed or none can be had (the replica
+  // queues as any job). serving_lending.cc.
+  struct Reclaim {
+    std::vector<std::string> pinned;  // "node/index"
+    std::vector<std::string> jobs;    // preemptible jobs on them
+  };
+  std::optional<Reclaim> ReclaimFor(const sched::ServiceShape& shape);
+  // Whether job `name` is a preemptible job of the daemon (training lent a device).
+  bool Lendable(const std::string& name);
+  // Draining replicas are stopped once every other replica of the service is ready and they
+  // have been unpublished for options_.unpublished_before_stop_s.
+  void RetireDrained(Served& s, double now);
+  // Writes options_.endpoints_file when the published endpoints changed (mu_ held).
+  void PublishEndpoints(double now);
   MeasuredLoad Measure(const Served& s, double now) const;
   ServingView ViewOf(const Served& s, double now) const;
   void Problem(Served& s, const std::string& message);
@@ -141,7 +127,8 @@ class ServingLoop {
   std::mutex mu_;  // guards services_ and stopping_
   std::map<std::string, std::unique_ptr<Served>> services_;
   bool stopping_ = false;
-  bool dirty_ = false;  // replicas started, ended or drained since the last Persist
+  bool dirty_ = false;     // replicas started, ended or drained since the last Persist
+  std::string published_;  // what options_.endpoints_file holds
   std::condition_variable wake_;
   std::thread loop_;
 };

@@ -369,6 +369,17 @@ Decision Scheduler::Decide(double now_s) {
   return out;
 }
 
+util::Result<Decision> Scheduler::PreemptNow(model::JobId job, double now_s) {
+  if (!Known(job)) return util::Status::InvalidArgument("no such job");
+  const JobRecord& r = core_->record(job.value());
+  if (r.phase != JobPhase::kRunning || !r.job->preemptible) {
+    return util::Status::InvalidArgument("not a running preemptible job");
+  }
+  Decision out;
+  core_->Preempt(job.value(), now_s, out);
+  return out;
+}
+
 bool Scheduler::HasWork() const {
   if (!core_->queue().empty() || guests() > 0) return true;
   if (elastic_ && elastic_->MayGrow()) return true;

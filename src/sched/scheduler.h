@@ -63,6 +63,11 @@ class Scheduler {
                    std::optional<SizeEstimate> estimate = std::nullopt);
   // One scheduling pass. Updates the scheduler's own state (devices allocated / released).
   Decision Decide(double now_s);
+  // Preempts running, preemptible `job` now, outside a pass: the driver takes its devices back
+  // for something it placed there itself (a serving replica pinned to them, daemon/
+  // serving_loop.h). The decision to carry out (its one preemption); kInvalidArgument when
+  // the job is not running or not preemptible.
+  util::Result<Decision> PreemptNow(model::JobId job, double now_s);
 
   // Steps/s of the whole gang of a running job where it runs now: its speed on its type, or its
   // pair speed while it shares its devices (space sharing).

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -43,6 +44,15 @@ Status WriteFile(const std::string& path, const std::string& contents) {
   out << contents;
   out.close();
   if (!out) return Status::IoError(fmt::format("{}: write failed", path));
+  return Status::Ok();
+}
+
+Status ReplaceFile(const std::string& path, const std::string& contents) {
+  const std::string tmp = path + ".tmp";
+  RETURN_IF_ERROR(WriteFile(tmp, contents));
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Status::IoError(fmt::format("{}: cannot replace: {}", path, std::strerror(errno)));
+  }
   return Status::Ok();
 }
 

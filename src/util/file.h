@@ -17,4 +17,8 @@ Result<std::string> ReadFile(const std::string& path);
 // Writes `contents` to `path`, creating parent directories.
 Status WriteFile(const std::string& path, const std::string& contents);
 
+// Writes `contents` to PATH.tmp and renames it over `path`, so that a reader sees the old file
+// or the new one, never a part.
+Status ReplaceFile(const std::string& path, const std::string& contents);
+
 }  // namespace hetsched::util

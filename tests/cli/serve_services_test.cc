@@ -15,6 +15,7 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "testing/build_paths.h"
@@ -63,6 +64,19 @@ std::string StandInServer() {
   return (fs::path(HETSCHED_SOURCE_DIR) / "tests/testing/stand_in_model_server.py").string();
 }
 
+// Service `chat` at 1 request/s of 8 prompt and 8 generated tokens until measured, its replicas
+// quick stand-ins (10 ms prefill, 40 ms a token) writing tmp's replica-PORT.pid, with
+// `extra` arguments.
+json QuickChat(const TempDir& tmp, const std::vector<std::string>& extra = {}) {
+  json command = {
+      "python3", StandInServer(),   "--port", "{port}",     "--prefill-s",
+      "0.01",    "--decode-step-s", "0.04",   "--pid-file", tmp.File("replica-{port}.pid")};
+  for (const std::string& arg : extra) command.push_back(arg);
+  return {{"name", "chat"},     {"kind", "service"}, {"model", "llama-7b"},
+          {"stacks", {"cuda"}}, {"rate", {{0, 1}}},  {"tokens", {{"input", 8}, {"output", 8}}},
+          {"command", command}};
+}
+
 // What `hetsched plan service` gives one replica of llama-7b on an a100-80g (the bare roofline):
 // the stand-in answers with these timings.
 json ReplicaTimings() {
@@ -83,6 +97,17 @@ json ServiceView(httplib::Client& client, const std::string& name) {
   return json::parse(res->body, nullptr, false);
 }
 
+// A replica command: a web server whose /metrics is HTML (it never reads as a model server's),
+// writing its pid to tmp's garbage-PORT.pid.
+json HtmlMetricsCommand(const TempDir& tmp) {
+  fs::create_directories(tmp.path() / "site");
+  std::ofstream(tmp.path() / "site" / "metrics") << "<html>not metrics</html>\n";
+  return {"/bin/sh", "-c",
+          "echo $$ > " + tmp.File("garbage-{port}.pid") +
+              " && exec python3 -m http.server {port} --bind 127.0.0.1 --directory " +
+              (tmp.path() / "site").string()};
+}
+
 // The first replica in state `state` whose job is not `other`, or null.
 json ReplicaIn(const json& view, const std::string& state, const std::string& other = "") {
   if (!view.contains("replicas")) return json();
@@ -90,6 +115,21 @@ json ReplicaIn(const json& view, const std::string& state, const std::string& ot
     if (r["state"] == state && r["job"] != other) return r;
   }
   return json();
+}
+
+// Waits up to 20 s for a ready replica of `service` whose job is not `other`: it, or null
+// (`view` is the service's last view).
+json WaitForReady(httplib::Client& client, const std::string& service, json& view,
+                  const std::string& other = "") {
+  json ready;
+  WaitUntil(
+      [&] {
+        view = ServiceView(client, service);
+        ready = ReplicaIn(view, "ready", other);
+        return !ready.is_null();
+      },
+      20, 100);
+  return ready;
 }
 
 TEST(ServeServices, LocalReplicasServeAreMeasuredAndReplaced) {
@@ -135,16 +175,9 @@ TEST(ServeServices, LocalReplicasServeAreMeasuredAndReplaced) {
   ASSERT_EQ(res->status, 201) << res->body;
 
   // One replica (the plan's cheapest mix for 1 request/s), ready once its metrics answer.
-  json view, first;
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        view = ServiceView(client, "chat");
-        first = ReplicaIn(view, "ready");
-        return !first.is_null();
-      },
-      20, 100))
-      << view.dump(2) << "\n"
-      << d->Stderr();
+  json view;
+  const json first = WaitForReady(client, "chat", view);
+  ASSERT_FALSE(first.is_null()) << view.dump(2) << "\n" << d->Stderr();
   EXPECT_EQ(first["device_type"], "a100-80g") << first;
   EXPECT_EQ(first["node"], "a100-80g-1") << first;
   std::smatch m;
@@ -187,20 +220,27 @@ TEST(ServeServices, LocalReplicasServeAreMeasuredAndReplaced) {
   // Each token took the decode step the serving model gives.
   EXPECT_GE(view["measured"]["tpot_p50_s"].get<double>(), 0.025) << view["measured"];
 
-  // The replica dies: another one replaces it.
+  // The replica stops answering (SIGSTOP): it shows unreachable with the error, and is kept.
   const std::string pid = ReadFileText(tmp.File("replica-" + port + ".pid"));
   ASSERT_FALSE(pid.empty());
-  ASSERT_EQ(kill(std::stoi(pid), SIGKILL), 0) << std::strerror(errno);
-  json second;
-  ASSERT_TRUE(WaitUntil(
+  ASSERT_EQ(kill(std::stoi(pid), SIGSTOP), 0) << std::strerror(errno);
+  json stopped;
+  EXPECT_TRUE(WaitUntil(
       [&] {
         view = ServiceView(client, "chat");
-        second = ReplicaIn(view, "ready", first["job"]);
-        return !second.is_null();
+        stopped = ReplicaIn(view, "unreachable");
+        return !stopped.is_null();
       },
-      20, 100))
-      << view.dump(2) << "\n"
-      << d->Stderr();
+      10, 100))
+      << view.dump(2);
+  EXPECT_EQ(view["replicas"].size(), 1u) << view.dump(2);
+  EXPECT_NE(stopped.value("message", "").find("/metrics: no answer"), std::string::npos) << stopped;
+  ASSERT_EQ(kill(std::stoi(pid), SIGCONT), 0) << std::strerror(errno);
+
+  // The replica dies: another one replaces it.
+  ASSERT_EQ(kill(std::stoi(pid), SIGKILL), 0) << std::strerror(errno);
+  const json second = WaitForReady(client, "chat", view, first["job"]);
+  ASSERT_FALSE(second.is_null()) << view.dump(2) << "\n" << d->Stderr();
   EXPECT_EQ(view["replicas"].size(), 1u) << view.dump(2);
   EXPECT_NE(view["message"].get<std::string>().find(first["job"].get<std::string>() +
                                                     " failed (killed by signal 9)"),
@@ -228,9 +268,8 @@ TEST(ServeServices, BadReplicasAreReportedAndImpossibleSlosRefused) {
   TempDir tmp;
   ASSERT_TRUE(tmp.ok());
   ReplicaReaper reaper{tmp.path()};
-  std::ofstream(tmp.File("serve.yaml")) << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n";
-  fs::create_directories(tmp.path() / "site");
-  std::ofstream(tmp.path() / "site" / "metrics") << "<html>not metrics</html>\n";
+  std::ofstream(tmp.File("serve.yaml"))
+      << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n  ready_timeout: 1s\n";
   std::string error;
   std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
   ASSERT_NE(d, nullptr) << error;
@@ -256,14 +295,7 @@ TEST(ServeServices, BadReplicasAreReportedAndImpossibleSlosRefused) {
       << res->body;
 
   // A web server whose /metrics is HTML: the replica never becomes ready, and says why.
-  res = client.Post("/v1/jobs",
-                    service("garbage",
-                            {"/bin/sh", "-c",
-                             "echo $$ > " + tmp.File("garbage-{port}.pid") +
-                                 " && exec python3 -m http.server {port} --bind 127.0.0.1 "
-                                 "--directory " +
-                                 (tmp.path() / "site").string()},
-                            "100ms"),
+  res = client.Post("/v1/jobs", service("garbage", HtmlMetricsCommand(tmp), "100ms"),
                     "application/json");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 201) << res->body;
@@ -284,6 +316,16 @@ TEST(ServeServices, BadReplicasAreReportedAndImpossibleSlosRefused) {
       20, 100))
       << garbage.dump(2);
   EXPECT_EQ(garbage["replicas"][0]["state"], "starting") << garbage.dump(2);
+  // Not ready after ready_timeout: the service says so, and keeps the replica.
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        garbage = ServiceView(client, "garbage");
+        return garbage.contains("message") && garbage["message"].get<std::string>().find(
+                                                  " is not ready after ") != std::string::npos;
+      },
+      10, 100))
+      << garbage.dump(2);
+  EXPECT_EQ(garbage["replicas"].size(), 1u) << garbage.dump(2);
   EXPECT_TRUE(WaitUntil(
       [&] {
         dies = ServiceView(client, "dies");
@@ -388,17 +430,7 @@ TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
   std::string error;
   std::unique_ptr<Daemon> d = Daemon::Start({tmp.path(), args}, &error);
   ASSERT_NE(d, nullptr) << error;
-  const std::string server = StandInServer();
-  const json service = {
-      {"name", "chat"},
-      {"kind", "service"},
-      {"model", "llama-7b"},
-      {"stacks", {"cuda"}},
-      {"rate", {{0, 1}}},
-      {"tokens", {{"input", 8}, {"output", 8}}},
-      {"command",
-       {"python3", server, "--port", "{port}", "--prefill-s", "0.01", "--decode-step-s", "0.04",
-        "--pid-file", tmp.File("replica-{port}.pid")}}};
+  const json service = QuickChat(tmp);
   json view, first;
   {
     httplib::Client client(d->url());
@@ -406,15 +438,8 @@ TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
     auto res = client.Post("/v1/jobs", service.dump(), "application/json");
     ASSERT_TRUE(res);
     ASSERT_EQ(res->status, 201) << res->body;
-    ASSERT_TRUE(WaitUntil(
-        [&] {
-          view = ServiceView(client, "chat");
-          first = ReplicaIn(view, "ready");
-          return !first.is_null();
-        },
-        20, 100))
-        << view.dump(2) << "\n"
-        << d->Stderr();
+    first = WaitForReady(client, "chat", view);
+    ASSERT_FALSE(first.is_null()) << view.dump(2) << "\n" << d->Stderr();
   }
   const std::string port =
       first["endpoint"].get<std::string>().substr(std::string("http://127.0.0.1:").size());
@@ -424,16 +449,8 @@ TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
   ASSERT_NE(d, nullptr) << error;
   httplib::Client client(d->url());
   Authorize(client, *d);
-  json again;
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        view = ServiceView(client, "chat");
-        again = ReplicaIn(view, "ready");
-        return !again.is_null();
-      },
-      20, 100))
-      << view.dump(2) << "\n"
-      << d->Stderr();
+  const json again = WaitForReady(client, "chat", view);
+  ASSERT_FALSE(again.is_null()) << view.dump(2) << "\n" << d->Stderr();
   EXPECT_EQ(again["job"], first["job"]) << view.dump(2);
   EXPECT_EQ(again["endpoint"], first["endpoint"]) << view.dump(2);
   EXPECT_EQ(view["replicas"].size(), 1u) << view.dump(2);
@@ -449,6 +466,202 @@ TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
   EXPECT_EQ(res->status, 202) << res->body;
   EXPECT_TRUE(WaitUntil([&] { return kill(pid, 0) != 0 && errno == ESRCH; }, 15))
       << "replica " << pid << " runs still";
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
+// The ready replicas are published for a gateway (GET /v1/services and the endpoints file, an
+// nginx upstream per service), and a gateway's pushed rate drives the forecast of a service
+// whose replicas count no requests.
+TEST(ServeServices, PublishesReadyReplicasAndTakesAGatewaysRate) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  ReplicaReaper reaper{tmp.path()};
+  // A relative endpoints_file is the config file's directory's.
+  std::ofstream(tmp.File("serve.yaml"))
+      << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n  endpoints_file: upstreams.conf\n";
+  std::string error;
+  std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
+  ASSERT_NE(d, nullptr) << error;
+  httplib::Client client(d->url());
+  Authorize(client, *d);
+  const json chat = QuickChat(tmp);
+  auto res = client.Post("/v1/jobs", chat.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+  json quiet = chat;  // its replicas never read as a model server's: they count nothing
+  quiet["name"] = "quiet";
+  quiet["command"] = HtmlMetricsCommand(tmp);
+  res = client.Post("/v1/jobs", quiet.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+
+  json view;
+  const json ready = WaitForReady(client, "chat", view);
+  ASSERT_FALSE(ready.is_null()) << view.dump(2) << "\n" << d->Stderr();
+  const int weight = ready["weight"];
+  EXPECT_GT(weight, 1) << ready;  // the requests/s one a100-80g carries within the SLO
+  res = client.Get("/v1/services");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const json list = json::parse(res->body, nullptr, false);
+  ASSERT_EQ(list["services"].size(), 2u) << list.dump(2);
+  EXPECT_EQ(list["services"][0]["name"], "chat");
+  EXPECT_EQ(list["services"][0]["state"], "ready");
+  EXPECT_EQ(list["services"][0]["endpoints"], json::array({{{"endpoint", ready["endpoint"]},
+                                                            {"weight", weight},
+                                                            {"job", ready["job"]},
+                                                            {"node", "a100-80g-1"},
+                                                            {"device_type", "a100-80g"}}}))
+      << list.dump(2);
+  EXPECT_EQ(list["services"][1]["name"], "quiet");
+  EXPECT_EQ(list["services"][1]["state"], "unavailable");
+  EXPECT_TRUE(list["services"][1]["endpoints"].empty()) << list.dump(2);
+  const std::string host_port =
+      ready["endpoint"].get<std::string>().substr(std::string("http://").size());
+  std::string file;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        file = ReadFileText(tmp.File("upstreams.conf"));
+        return file.find("server " + host_port) != std::string::npos;
+      },
+      5, 100))
+      << file;
+  EXPECT_NE(
+      file.find("upstream chat {\n    server " + host_port + " weight=" + std::to_string(weight) +
+                ";  # " + ready["job"].get<std::string>() + " on a100-80g\n}\n"),
+      std::string::npos)
+      << file;
+  EXPECT_NE(file.find("upstream quiet {\n    server 127.0.0.1:9 down;  # no replica is ready\n}"),
+            std::string::npos)
+      << file;
+
+  // Bad pushes are refused, naming what is wrong.
+  const std::vector<std::tuple<std::string, std::string, int, std::string>> bad = {
+      {"quiet", R"({"requests_per_s": -1})", 400,
+       "request body: requests_per_s: -1 (expected a number from 0 to 1e+06)"},
+      {"quiet", R"({"requests_per_s": "many"})", 400, "requests_per_s: \"many\" (expected"},
+      {"quiet", R"({"requests_per_s": 1, "rps": 2})", 400,
+       "request body: rps: unknown field (expected requests_per_s only)"},
+      {"quiet", R"({})", 400, "request body: requests_per_s: missing"},
+      {"quiet", R"({"requests_per_s": )", 400, "request body: byte"},
+      {"nosuch", R"({"requests_per_s": 1})", 404, "service 'nosuch': no such service"}};
+  for (const auto& [name, body, status, message] : bad) {
+    res = client.Post(("/v1/services/" + name + "/load").c_str(), body, "application/json");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, status) << body << ": " << res->body;
+    const json error = json::parse(res->body, nullptr, false);
+    EXPECT_NE(error["error"]["message"].get<std::string>().find(message), std::string::npos)
+        << body << ": " << res->body;
+  }
+  // 300 requests/s pushed: the next plan forecasts from it (plus 20 % headroom).
+  res = client.Post("/v1/services/quiet/load", R"({"requests_per_s": 300})", "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(json::parse(res->body)["gateway_load"]["requests_per_s"], 300) << res->body;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        view = ServiceView(client, "quiet");
+        return view.contains("plan") && view["plan"]["forecast_requests_per_s"] >= 360;
+      },
+      10, 100))
+      << view.dump(2);
+  EXPECT_NE(view["plan"]["why"].get<std::string>().find("1 pushed by a gateway"), std::string::npos)
+      << view["plan"];
+
+  // A service removed leaves the file.
+  res = client.Delete("/v1/services/chat");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 202) << res->body;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return ReadFileText(tmp.File("upstreams.conf")).find("upstream chat") == std::string::npos;
+      },
+      5, 100))
+      << ReadFileText(tmp.File("upstreams.conf"));
+  res = client.Delete("/v1/services/quiet");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
+// Devices serving does not need are lent to a preemptible training job; when the load rises,
+// the new replica takes its device back by preempting the job, which gets SIGTERM (its notice
+// to write a checkpoint) and runs again once serving has shrunk.
+TEST(ServeServices, LendsIdleDevicesToTrainingAndTakesThemBack) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  ReplicaReaper reaper{tmp.path()};
+  std::ofstream(tmp.File("serve.yaml"))
+      << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\nstop_grace: 5s\n";
+  std::string error;
+  std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
+  ASSERT_NE(d, nullptr) << error;
+  httplib::Client client(d->url());
+  Authorize(client, *d);
+  // llama.cpp's names: the replicas count no requests, so the gateway's rate drives the plan.
+  json chat = QuickChat(tmp, {"--metrics", "llamacpp"});
+  chat["tokens"] = {{"input", 64}, {"output", 16}};  // one replica carries about 170 requests/s
+  auto res = client.Post("/v1/jobs", chat.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+  json view;
+  ASSERT_FALSE(WaitForReady(client, "chat", view).is_null()) << view.dump(2) << "\n" << d->Stderr();
+  // The training job takes the other device, and notes each start and each notice.
+  const std::string log = tmp.File("train.log");
+  const json train = {{"name", "train"},
+                      {"stacks", {"cuda"}},
+                      {"preemptible", true},
+                      {"command",
+                       {"/bin/sh", "-c",
+                        "echo start >> " + log + "; trap 'echo notice >> " + log +
+                            "; exit 0' TERM; sleep 600 & wait"}}};
+  res = client.Post("/v1/jobs", train.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+  json job;
+  auto job_state = [&] {
+    auto r = client.Get("/v1/jobs/train");
+    job = r && r->status == 200 ? json::parse(r->body, nullptr, false) : json();
+    return job.is_object() ? job.value("state", "") : "";
+  };
+  ASSERT_TRUE(WaitUntil([&] { return job_state() == "running"; }, 10, 100)) << job.dump(2);
+
+  // The load rises past what one replica carries: the second replica preempts the training.
+  res = client.Post("/v1/services/chat/load", R"({"requests_per_s": 250})", "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        client.Post("/v1/services/chat/load", R"({"requests_per_s": 250})", "application/json");
+        view = ServiceView(client, "chat");
+        int ready = 0;
+        for (const json& r : view.value("replicas", json::array())) ready += r["state"] == "ready";
+        return ready == 2;
+      },
+      30, 200))
+      << view.dump(2) << "\n"
+      << job.dump(2) << "\n"
+      << d->Stderr();
+  job_state();
+  EXPECT_NE(job.value("state", ""), "running") << job.dump(2);
+  EXPECT_EQ(job.value("preemptions", 0), 1) << job.dump(2);
+  EXPECT_EQ(ReadFileText(log), "start\nnotice\n");
+
+  // The load falls: serving shrinks to one replica and the training job runs again.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        client.Post("/v1/services/chat/load", R"({"requests_per_s": 0})", "application/json");
+        return job_state() == "running";
+      },
+      30, 200))
+      << ServiceView(client, "chat").dump(2) << "\n"
+      << job.dump(2);
+  // Running from the daemon's view may come before the shell's first line.
+  EXPECT_TRUE(WaitUntil([&] { return ReadFileText(log) == "start\nnotice\nstart\n"; }, 5, 50))
+      << ReadFileText(log);
+  res = client.Delete("/v1/services/chat");
+  ASSERT_TRUE(res);
+  res = client.Delete("/v1/jobs/train");
+  ASSERT_TRUE(res);
   EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
 }
 

@@ -50,8 +50,8 @@ TEST(PlanServiceCli, SizesReplicasAndSaysWhyATypeCannot) {
       << bad.out;
 }
 
-TEST(SimulateServingCli, ReportsAttainmentCostAndLending) {
-  const std::string w = Write("w.yaml", R"(
+// A workload of one service at 2 requests/s all day.
+constexpr const char* kChat = R"(
 jobs:
   - name: chat
     kind: service
@@ -59,7 +59,10 @@ jobs:
     stacks: [cuda]
     rate: [[0h, 2]]
     tokens: {input: 500, output: 50}
-  - name: train
+)";
+
+TEST(SimulateServingCli, ReportsAttainmentCostAndLending) {
+  const std::string w = Write("w.yaml", std::string(kChat) + R"(  - name: train
     stacks: [cuda]
     throughput: {a100-80g: 1}
     work: 3600
@@ -92,6 +95,24 @@ jobs:
                         " --quiet --serving biggest");
   EXPECT_EQ(bad.status, 2) << bad.out;
   EXPECT_NE(bad.out.find("--serving"), std::string::npos) << bad.out;
+}
+
+// --serving-horizon: the service takes requests over that span instead of a day.
+TEST(SimulateServingCli, AServingHorizonBoundsTheRequests) {
+  const std::string w = Write("horizon.yaml", kChat);
+  const std::string json = ::testing::TempDir() + "/serving_cli_test_horizon.json";
+  CliRun r = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w +
+                      " --quiet --serving-horizon 600 --json " + json);
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  // 2 requests/s for 600 s (Poisson arrivals): about 1200, not a day's 172800.
+  EXPECT_GT(j["serving"]["requests"].get<int>(), 1000) << j["serving"];
+  EXPECT_LT(j["serving"]["requests"].get<int>(), 1400) << j["serving"];
+  CliRun bad = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w +
+                        " --quiet --serving-horizon 0");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--serving-horizon"), std::string::npos) << bad.out;
 }
 
 TEST(SimulateServingCli, AnSloNoTypeMeetsExitsWithTheLine) {

@@ -7,12 +7,13 @@ type), and GET /metrics in Prometheus text with vLLM's metric names, so that het
 as it would read vLLM. Python 3 standard library only.
 
     stand_in_model_server.py --port 8000 --prefill-s 0.04 --decode-step-s 0.045 \
-        [--max-batch 8] [--model llama-7b] [--pid-file FILE]
+        [--max-batch 8] [--model llama-7b] [--pid-file FILE] [--metrics vllm|llamacpp]
 
 Latency of one request: it waits for a place in the batch (at most --max-batch run at once),
 then its prompt takes --prefill-s (for a prompt of --mean-input tokens, in proportion to its
 length), then each generated token takes --decode-step-s. Prompt tokens are the prompt's
-whitespace-separated words; generated tokens are the request's max_tokens (default 16).
+whitespace-separated words; generated tokens are the request's max_tokens (default 16). With "stream": true it answers
+in OpenAI's server-sent events: the first token when the prompt is done, the rest at the end.
 """
 import argparse
 import json
@@ -62,7 +63,8 @@ class Server:
         self.ttft = Histogram(TTFT_BUCKETS)
         self.tpot = Histogram(TPOT_BUCKETS)
 
-    def complete(self, prompt_tokens, output_tokens):
+    def complete(self, prompt_tokens, output_tokens, first_token=None):
+        """Waits as the request would take; calls first_token() once its prompt is done."""
         start = time.monotonic()
         with self.lock:
             self.waiting += 1
@@ -73,6 +75,8 @@ class Server:
         try:
             time.sleep(self.args.prefill_s * prompt_tokens / self.args.mean_input)
             ttft = time.monotonic() - start
+            if first_token:
+                first_token()
             time.sleep(self.args.decode_step_s * output_tokens)
             tpot = (time.monotonic() - start - ttft) / max(1, output_tokens)
         finally:
@@ -86,6 +90,8 @@ class Server:
             self.tpot.observe(tpot)
 
     def metrics(self):
+        if self.args.metrics == "llamacpp":
+            return self.llamacpp_metrics()
         labels = f'engine="0",model_name="{self.args.model}"'
         with self.lock:
             lines = [
@@ -103,6 +109,18 @@ class Server:
             ]
             lines += self.ttft.render("vllm:time_to_first_token_seconds", labels)
             lines += self.tpot.render("vllm:time_per_output_token_seconds", labels)
+        return "\n".join(lines) + "\n"
+
+    def llamacpp_metrics(self):
+        """llama.cpp server's names (tools/server/README.md): it counts no requests."""
+        with self.lock:
+            figures = [("requests_processing", "gauge", self.running),
+                       ("requests_deferred", "gauge", self.waiting),
+                       ("prompt_tokens_total", "counter", self.prompt_tokens),
+                       ("tokens_predicted_total", "counter", self.generation_tokens)]
+        lines = []
+        for name, kind, value in figures:
+            lines += [f"# TYPE llamacpp:{name} {kind}", f"llamacpp:{name} {float(value)}"]
         return "\n".join(lines) + "\n"
 
 
@@ -138,6 +156,8 @@ def handler_for(server):
             except (ValueError, AttributeError) as e:
                 return self.reply(400, json.dumps({"error": f"bad request: {e}"}))
             prompt_tokens = max(1, len(str(prompt).split()))
+            if body.get("stream"):
+                return self.stream(prompt_tokens, output_tokens)
             server.complete(prompt_tokens, output_tokens)
             self.reply(200, json.dumps({
                 "object": "text_completion",
@@ -147,6 +167,25 @@ def handler_for(server):
                 "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": output_tokens,
                           "total_tokens": prompt_tokens + output_tokens},
             }))
+
+        def stream(self, prompt_tokens, output_tokens):
+            """OpenAI's server-sent events: the first token once the prompt is done, the others
+            in one event at the end (one write per token would cost more CPU than a test has)."""
+            def event(text, finish=None):
+                chunk = {"object": "text_completion", "model": server.args.model,
+                         "choices": [{"index": 0, "text": text, "finish_reason": finish}]}
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.flush()
+
+            def first_token():
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                event(" token")
+
+            server.complete(prompt_tokens, output_tokens, first_token)
+            event(" token" * (output_tokens - 1), "length")
+            self.wfile.write(b"data: [DONE]\n\n")
 
     return Handler
 
@@ -163,7 +202,12 @@ def main():
     p.add_argument("--max-batch", type=int, default=8)
     p.add_argument("--model", default="llama-7b")
     p.add_argument("--pid-file", help="written with this process's id once it listens")
+    p.add_argument("--metrics", choices=["vllm", "llamacpp"], default="vllm",
+                   help="whose metric names GET /metrics uses")
     args = p.parse_args()
+    # A backlog of 5 (the default) drops connections under a few dozen requests/s, and the
+    # client's SYN retries add seconds to their TTFT.
+    ThreadingHTTPServer.request_queue_size = 1024
     httpd = ThreadingHTTPServer((args.host, args.port), handler_for(Server(args)))
     httpd.daemon_threads = True
     if args.pid_file:

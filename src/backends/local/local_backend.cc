@@ -187,13 +187,7 @@ util::Status LocalBackend::WriteRecord(const Attempt& a) const {
   if (a.stop_requested) {
     text += fmt::format("stop_requested 1\nkill_at_unix_ms {}\n", a.kill_at_unix_ms);
   }
-  const std::string path = RunPath(a, ".pid");
-  const std::string tmp = path + ".tmp";
-  RETURN_IF_ERROR(util::WriteFile(tmp, text));
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return util::Status::IoError(fmt::format("{}: cannot replace: {}", path, std::strerror(errno)));
-  }
-  return util::Status::Ok();
+  return util::ReplaceFile(RunPath(a, ".pid"), text);
 }
 
 util::Status LocalBackend::Stop(const std::string& job, int64_t attempt, double grace_s) {

@@ -70,15 +70,20 @@ util::Status ParseListen(std::string_view text, ServeConfig* config) {
 
 namespace {
 
-// The `power:` mapping into `out` (Slurm's names for the timeouts and rates).
 // serving: how the daemon runs inference services (daemon/serving_loop.h).
-util::Status ParseServing(const Reader& r, const DocValue& node, LiveServingOptions& out) {
+util::Status ParseServing(const Reader& r, const DocValue& node, const std::string& base_dir,
+                          LiveServingOptions& out) {
   RETURN_IF_ERROR(r.Mapping(node, "serving", "fields like scrape_every: 5s"));
-  static const std::set<std::string, std::less<>> kServingFields = {"scrape_every", "replan_every",
-                                                                    "window", "ready_timeout"};
+  static const std::set<std::string, std::less<>> kServingFields = {
+      "scrape_every", "replan_every", "window", "ready_timeout", "endpoints_file"};
   for (const DocValue::Field& kv : node.fields) {
     const std::string at = "serving." + kv.key;
     RETURN_IF_ERROR(r.KnownField(kv, at, kServingFields));
+    if (kv.key == "endpoints_file") {
+      ASSIGN_OR_RETURN(const std::string path, r.NonEmptyString(kv.value, at));
+      out.endpoints_file = Resolve(base_dir, path);
+      continue;
+    }
     ASSIGN_OR_RETURN(const double d, r.Duration(kv.value, at, 0.1, 86400, "a duration",
                                                 "a duration from 100ms to 1d, like 5s"));
     (kv.key == "scrape_every"   ? out.scrape_every_s
@@ -89,6 +94,7 @@ util::Status ParseServing(const Reader& r, const DocValue& node, LiveServingOpti
   return util::Status::Ok();
 }
 
+// The `power:` mapping into `out` (Slurm's names for the timeouts and rates).
 util::Status ParsePower(const Reader& r, const DocValue& node, power::PowerOptions& out) {
   RETURN_IF_ERROR(r.Mapping(node, "power", "fields like policy: idle-timeout"));
   static const std::set<std::string, std::less<>> kPowerFields = {
@@ -443,7 +449,7 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
     if (key == "power") {
       RETURN_IF_ERROR(ParsePower(r, v, c.power));
     } else if (key == "serving") {
-      RETURN_IF_ERROR(ParseServing(r, v, c.serving));
+      RETURN_IF_ERROR(ParseServing(r, v, base_dir, c.serving));
     } else if (key == "slurm") {
       RETURN_IF_ERROR(ParseSlurm(r, v, base_dir, c.tenants, c.slurm));
     } else if (key == "kubernetes") {

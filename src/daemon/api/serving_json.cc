@@ -1,6 +1,11 @@
 #include "daemon/api/serving_json.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <optional>
+
+#include "daemon/job_request.h"
 
 namespace hetsched::svc {
 
@@ -21,6 +26,7 @@ json ServingJson(const ServingView& v) {
                         {"node", r.node},
                         {"device_type", r.device_type},
                         {"tp", r.tp},
+                        {"weight", r.weight},
                         {"message", r.message}});
   }
   const MeasuredLoad& m = v.measured;
@@ -48,7 +54,51 @@ json ServingJson(const ServingView& v) {
             {"forecast_requests_per_s", v.plan.forecast_requests_per_s},
             {"replicas", std::move(plan_replicas)},
             {"why", v.plan.why}}},
+          {"gateway_load",
+           v.pushed_requests_per_s
+               ? json({{"requests_per_s", *v.pushed_requests_per_s}, {"at", v.pushed_at_s}})
+               : json(nullptr)},
           {"message", v.message}};
+}
+
+json ServiceEndpointsJson(const ServingView& v) {
+  json endpoints = json::array();
+  for (const ReplicaView& r : v.replicas) {
+    if (r.weight <= 0) continue;
+    endpoints.push_back({{"endpoint", r.endpoint},
+                         {"weight", r.weight},
+                         {"job", r.job},
+                         {"node", r.node},
+                         {"device_type", r.device_type}});
+  }
+  const char* state = endpoints.empty() ? "unavailable" : "ready";
+  return {{"name", v.name},
+          {"state", state},
+          {"endpoints", std::move(endpoints)},
+          {"message", v.message}};
+}
+
+util::Result<double> ParsePushedLoad(std::string_view body) {
+  constexpr double kMaxRate = 1e6;
+  const std::string expected = fmt::format("a number from 0 to {:g}", kMaxRate);
+  ASSIGN_OR_RETURN(json doc, ParseBodyObject(body, R"({"requests_per_s": R})"));
+  for (const auto& [key, value] : doc.items()) {
+    if (key != "requests_per_s") {
+      return util::Status::InvalidArgument(
+          fmt::format("request body: {}: unknown field (expected requests_per_s only)", key));
+    }
+  }
+  const auto rate = doc.find("requests_per_s");
+  if (rate == doc.end()) {
+    return util::Status::InvalidArgument(
+        fmt::format("request body: requests_per_s: missing (expected {})", expected));
+  }
+  if (!rate->is_number() || !std::isfinite(rate->get<double>()) || rate->get<double>() < 0 ||
+      rate->get<double>() > kMaxRate) {
+    return util::Status::InvalidArgument(
+        fmt::format("request body: requests_per_s: {} (expected {})", rate->dump(), expected));
+  }
+  return rate->get<double>();
 }
 
 }  // namespace hetsched::svc

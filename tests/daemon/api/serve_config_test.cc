@@ -37,6 +37,11 @@ TEST(ServeConfig, ReadsTheServingPeriods) {
   EXPECT_DOUBLE_EQ(c->serving.window_s, 30);
   EXPECT_DOUBLE_EQ(c->serving.ready_timeout_s, 60);
   EXPECT_DOUBLE_EQ(Parse("policy: fifo\n")->serving.scrape_every_s, 5);  // the default
+  // A relative endpoints file is the config file's directory's.
+  EXPECT_EQ(Parse("serving:\n  endpoints_file: up.conf\n", "/etc/hetsched")->serving.endpoints_file,
+            "/etc/hetsched/up.conf");
+  EXPECT_EQ(Parse("serving:\n  endpoints_file: /run/up.conf\n", "/etc")->serving.endpoints_file,
+            "/run/up.conf");
 }
 
 TEST(ServeConfig, ReadsAFullConfig) {
@@ -261,7 +266,10 @@ TEST(ServeConfig, EachBadValueNamesTheFieldAtItsLineAndColumn) {
       {"policy: fifo\nhistory_every: 2h\n", "cfg.yaml:2:16: history_every: ", "is not an interval"},
       {"policy: fifo\nserving: 5s\n", "cfg.yaml:2:10: serving: ", "is not a mapping"},
       {"policy: fifo\nserving:\n  scrape: 1s\n", "cfg.yaml:3:3: serving.scrape: ",
-       "unknown field (expected one of: ready_timeout, replan_every, scrape_every, window)"},
+       "unknown field (expected one of: endpoints_file, ready_timeout, replan_every, scrape_every, "
+       "window)"},
+      {"policy: fifo\nserving:\n  endpoints_file: \"\"\n",
+       "cfg.yaml:3:19: serving.endpoints_file: ", "empty"},
       {"policy: fifo\nserving:\n  window: 10ms\n", "cfg.yaml:3:11: serving.window: ",
        "'10ms' is not a duration (expected a duration from 100ms to 1d"},
       {"policy: fifo\npreemption_cost: -90s\n",
