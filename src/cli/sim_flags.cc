@@ -430,6 +430,38 @@ util::Status LoadTenants(SimConfig& config, SimInputs& in) {
   return util::Status::Ok();
 }
 
+// The scheduler's options that simulate's flags set, checked.
+util::Status ApplySchedulerFlags(const SimFlags& f, sched::SchedulerOptions& o) {
+  if (f.max_jobs_per_lp < 1) {
+    return util::Status::InvalidArgument(
+        fmt::format("--max-jobs-per-lp {}: expected a whole number >= 1 (job classes per LP "
+                    "before it is split into POP sub-problems; default 1000)",
+                    f.max_jobs_per_lp));
+  }
+  o.ignore_compat = f.ignore_compat;
+  o.scorers = f.scorers;
+  auto placement = sched::ParsePlacementMode(f.placement);
+  if (!placement.ok()) {
+    return util::Status::InvalidArgument("--placement: " + placement.status().message());
+  }
+  o.placement = *placement;
+  o.tuning.aging = f.aging;
+  o.preempt_interval_s = f.preempt_interval_s;
+  o.gavel_rebuilds = f.gavel_rebuilds;
+  if (f.preempt_quantum_s >= 0 && f.preempt_quantum_s < f.checkpoint_save_s + f.restore_s) {
+    return util::Status::InvalidArgument(fmt::format(
+        "--preempt-quantum {:g}: below what one preemption costs (--checkpoint-save {:g} + "
+        "--restore {:g} = {:g} s); expected at least that, or leave it out for 40 times that",
+        f.preempt_quantum_s, f.checkpoint_save_s, f.restore_s, f.checkpoint_save_s + f.restore_s));
+  }
+  o.preempt_quantum_s = f.preempt_quantum_s;
+  o.plan_incumbency = f.plan_incumbency;
+  o.space_sharing = f.space_sharing;
+  o.elastic = !f.no_elastic;
+  o.allocation.max_jobs_per_lp = f.max_jobs_per_lp;
+  return util::Status::Ok();
+}
+
 }  // namespace
 
 util::Result<SimInputs> LoadSimInputs(const SimFlags& flags) {
@@ -447,12 +479,6 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& flags) {
   RETURN_IF_ERROR(LoadProfile(f, in));
   if (f.space_sharing) RETURN_IF_ERROR(CheckPairEntries(in, f));
   RETURN_IF_ERROR(ApplyElasticRange(f, in.workload));
-  if (f.max_jobs_per_lp < 1) {
-    return util::Status::InvalidArgument(
-        fmt::format("--max-jobs-per-lp {}: expected a whole number >= 1 (job classes per LP "
-                    "before it is split into POP sub-problems; default 1000)",
-                    f.max_jobs_per_lp));
-  }
   sim::SimOptions& o = in.options;
   o.round_s = f.round_s;
   o.restore_s = f.restore_s;
@@ -463,27 +489,7 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& flags) {
   o.node_mtbf_s = f.mtbf_s;
   o.node_mttr_s = f.mttr_s;
   o.seed = f.seed;
-  o.sched.ignore_compat = f.ignore_compat;
-  o.sched.scorers = f.scorers;
-  auto placement = sched::ParsePlacementMode(f.placement);
-  if (!placement.ok()) {
-    return util::Status::InvalidArgument("--placement: " + placement.status().message());
-  }
-  o.sched.placement = *placement;
-  o.sched.tuning.aging = f.aging;
-  o.sched.preempt_interval_s = f.preempt_interval_s;
-  o.sched.gavel_rebuilds = f.gavel_rebuilds;
-  if (f.preempt_quantum_s >= 0 && f.preempt_quantum_s < f.checkpoint_save_s + f.restore_s) {
-    return util::Status::InvalidArgument(fmt::format(
-        "--preempt-quantum {:g}: below what one preemption costs (--checkpoint-save {:g} + "
-        "--restore {:g} = {:g} s); expected at least that, or leave it out for 40 times that",
-        f.preempt_quantum_s, f.checkpoint_save_s, f.restore_s, f.checkpoint_save_s + f.restore_s));
-  }
-  o.sched.preempt_quantum_s = f.preempt_quantum_s;
-  o.sched.plan_incumbency = f.plan_incumbency;
-  o.sched.space_sharing = f.space_sharing;
-  o.sched.elastic = !f.no_elastic;
-  o.sched.allocation.max_jobs_per_lp = f.max_jobs_per_lp;
+  RETURN_IF_ERROR(ApplySchedulerFlags(f, o.sched));
   o.until_s = f.until_s;
   o.horizon_s = f.horizon_s;
   o.max_rounds = f.max_rounds;

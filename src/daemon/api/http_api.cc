@@ -496,14 +496,21 @@ void HttpApi::AddService(model::Job job, std::string spec_json, httplib::Respons
 
 void HttpApi::RouteServices() {
   On("GET", "/v1/services",
-     Guarded("/v1/services", Role::kRead, [this](const httplib::Request&, httplib::Response& res) {
-       json list = json::array();
-       for (const ServingView& v : serving_->List()) list.push_back(ServiceEndpointsJson(v));
-       Reply(res, 200, {{"services", std::move(list)}});
-     }));
+     Guarded("/v1/services", Role::kRead,
+             [this](const TenantScope& scope, const httplib::Request&, httplib::Response& res) {
+               json list = json::array();
+               // Services belong to no tenant: a tenant's token knows none.
+               if (!scope) {
+                 for (const ServingView& v : serving_->List()) {
+                   list.push_back(ServiceEndpointsJson(v));
+                 }
+               }
+               Reply(res, 200, {{"services", std::move(list)}});
+             }));
   On("POST", R"(/v1/services/([^/]+)/load)",
      Guarded("/v1/services/{name}/load", Role::kSubmit,
-             [this](const httplib::Request& req, httplib::Response& res) {
+             [this](const TenantScope& scope, const httplib::Request& req, httplib::Response& res) {
+               if (scope) return ReplyStatus(res, NoService(req.matches[1]));
                auto rate = ParsePushedLoad(req.body);
                if (!rate.ok()) return ReplyStatus(res, rate.status());
                auto view = serving_->PushLoad(req.matches[1], *rate);

@@ -282,6 +282,12 @@ TEST_F(TenantApiTest, ServicesAreUnknownToATenantsToken) {
     EXPECT_EQ(a.status, 404) << a.body.dump();
     EXPECT_EQ(a.Message(), "service 'chat': no such service");
   }
+  const Answer push = Send("POST", "/v1/services/chat/load", kVision, R"({"requests_per_s": 5})");
+  EXPECT_EQ(push.status, 404) << push.body.dump();
+  EXPECT_EQ(push.Message(), "service 'chat': no such service");
+  const Answer list = Send("GET", "/v1/services", kVision);
+  ASSERT_EQ(list.status, 200) << list.body.dump();
+  EXPECT_EQ(list.body["services"], json::array());
 }
 
 // Vision runs four jobs on the four devices while llm has none: it holds its guarantee (one
