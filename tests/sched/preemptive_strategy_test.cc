@@ -277,13 +277,15 @@ TEST(PreemptiveStrategy, PlannedMovesWaitForTheQuantum) {
 
 // With preemption costs the plan moves a running job only for a clear gain: swapping two jobs
 // that lose 10 % and 15 % on the slow type gains 2.5 % of a device, less than the hysteresis
-// (PreemptionPrice::kPlanIncumbency); without costs moves are free and the plan swaps them.
+// (PreemptionPrice::kPlanIncumbency); without costs, or without the hysteresis, the plan swaps
+// them.
 TEST(PreemptiveStrategy, PlannedMovesNeedAClearGainWhenMovesCost) {
   const auto c = MakeCluster({{"slow", "cuda", 1, 1}, {"fast", "cuda", 1, 1}});
-  const auto swaps_at = [&](double cost_s) {
+  const auto swaps_at = [&](double cost_s, double incumbency = -1) {
     SchedulerOptions o = EveryDecision();
     o.preemption_cost_s = cost_s;
     o.preempt_quantum_s = 100;
+    o.plan_incumbency = incumbency;
     CoreHarness h(c, "srpt-het-fair", o);
     PreemptiveStrategy s(h.core());
     model::Job a = MakeJob(0, 0, 1e6, {{"slow", 9.0}, {"fast", 10.0}});
@@ -297,6 +299,8 @@ TEST(PreemptiveStrategy, PlannedMovesNeedAClearGainWhenMovesCost) {
   };
   EXPECT_TRUE(swaps_at(10).empty());
   EXPECT_EQ(swaps_at(0), (std::vector<int>{0, 1}));
+  // --plan-incumbency 0: no hysteresis, the plan swaps them though moves cost.
+  EXPECT_EQ(swaps_at(10, 0), (std::vector<int>{0, 1}));
 }
 
 // The plan says where jobs run, not who stops: a running job ahead in the order keeps its
