@@ -143,6 +143,7 @@ util::Result<std::unique_ptr<Extender>> Extender::Create(ExtenderOptions options
     return util::Status::InvalidArgument(fmt::format(
         "kubernetes.cpu_type: '{}' is not a catalog device type", options.mapping.cpu_type));
   }
+  RETURN_IF_ERROR(CheckTenants(options));
   return std::unique_ptr<Extender>(new Extender(std::move(options), std::move(scorers)));
 }
 
@@ -313,8 +314,15 @@ ExtenderReply Extender::Filter(std::string_view body) {
   for (const std::string& name : unknown) {
     answer.failed[name] = "not in hetsched's node cache yet (its watch has not seen this node)";
   }
+  int tenant = -1;
+  if (std::string refused = TenantCheck(args->pod, *needs, &tenant); !refused.empty()) {
+    // Preempting other pods would not give the tenant room: it waits for its own to end.
+    for (const std::string& n : args->names) answer.unresolvable[n] = refused;
+    answer.failed = Json::object();
+    return answer.Reply("");
+  }
   if (seen_.size() > 100000) seen_.clear();
-  seen_[UidOf(*needs)] = *needs;
+  seen_[UidOf(*needs)] = {*needs, tenant};
 
   // A pod group member goes where its group's plan put it.
   const Slot* slot = nullptr;
@@ -333,6 +341,7 @@ ExtenderReply Extender::Filter(std::string_view body) {
       return answer.Reply("");
     }
     slot = *s;
+    if (slot) groups_[needs->group].tenant = tenant;
   }
   bool any_fits = false;
   for (const Candidate& c : candidates) {
@@ -505,8 +514,9 @@ ExtenderReply Extender::Bind(std::string_view body) {
     RemovePod(uid);
     BoundPod& p = pods_[uid];
     p.node = fields[3];
-    p.count = it->second.count;
-    p.group = it->second.group;
+    p.count = it->second.needs.count;
+    p.group = it->second.needs.group;
+    p.tenant = it->second.tenant;
     if (auto n = nodes_.find(p.node); n != nodes_.end()) n->second.used += p.count;
     MarkBound(uid, p.group);
   }
