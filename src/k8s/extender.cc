@@ -115,6 +115,14 @@ class FilterAnswer {
     return k8s::Reply(200, out);
   }
 
+  // The pod's own problem, the answer on every node: unresolvable, so that kube-scheduler does
+  // not preempt for it.
+  ExtenderReply Refuse(const std::vector<std::string>& names, const std::string& reason) {
+    failed = Json::object();
+    for (const std::string& n : names) unresolvable[n] = reason;
+    return Reply("");
+  }
+
   Json failed = Json::object();        // node -> why it fails
   Json unresolvable = Json::object();  // node -> why preempting there would not help
 
@@ -296,10 +304,7 @@ ExtenderReply Extender::Filter(std::string_view body) {
         "this extender has no node cache (kubernetes.node_cache: false): set nodeCacheCapable: "
         "false in the scheduler's extender config so that requests carry the nodes");
   }
-  if (!needs.ok()) {
-    for (const std::string& n : args->names) answer.unresolvable[n] = needs.status().message();
-    return answer.Reply("");
-  }
+  if (!needs.ok()) return answer.Refuse(args->names, needs.status().message());
 
   // Described outside the lock: thousands of nodes take milliseconds, and need no state.
   const std::vector<NodeInfo> described = Describe(args->names_form, args->nodes);
@@ -316,10 +321,7 @@ ExtenderReply Extender::Filter(std::string_view body) {
   }
   int tenant = -1;
   if (std::string refused = TenantCheck(args->pod, *needs, &tenant); !refused.empty()) {
-    // Preempting other pods would not give the tenant room: it waits for its own to end.
-    for (const std::string& n : args->names) answer.unresolvable[n] = refused;
-    answer.failed = Json::object();
-    return answer.Reply("");
+    return answer.Refuse(args->names, refused);  // evicting others gives its tenant no room
   }
   if (seen_.size() > 100000) seen_.clear();
   seen_[UidOf(*needs)] = {*needs, tenant};
