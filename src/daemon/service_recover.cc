@@ -259,6 +259,7 @@ StoredJob Service::StoredOf(const Entry& e) const {
   s.preemptions = e.preemptions;
   s.stop = StopCauseOf(e);
   s.message = e.message;
+  s.tenant = e.job.tenant;
   if (e.slot.valid()) s.policy_state = HistoryJson(scheduler_->History(e.slot, SchedNow()));
   return s;
 }
