@@ -82,6 +82,7 @@ util::Status Service::Recover() {
   RETURN_IF_ERROR(RestoreClockAndBelief());
   RETURN_IF_ERROR(RestoreNodes());
   ASSIGN_OR_RETURN(auto stored, store_->LoadJobs(/*include_ended=*/false));
+  RETURN_IF_ERROR(CheckStoredTenants(stored));
   // Growing the tables by name one job at a time rehashes them over and over: a fifth of a
   // restart at 200,000 live jobs (docs/benchmarks.md, "The daemon at scale").
   slots_.Reserve(stored.size());
