@@ -109,9 +109,9 @@ TEST(K8sExtenderTenants, TwoNamespacesTwoTenantsEachHeldToItsQuotaFromTheApi) {
                      {"metadata", {{"resourceVersion", "10"}}},
                      {"items", {vision_run, PodJson("llm", "l0", 2, "gpu-t4-1")}}};
   api.SetBody("/api/v1/pods", pods.dump());
-  // A second later vision's pod ends.
+  // Three seconds into the watch (the checks below take milliseconds), vision's pod ends.
   api.SetWatch("/api/v1/pods",
-               {{Event("MODIFIED", PodJson("cv", "v0", 8, "gpu-a100-1", "Succeeded")), 1.5}}, true,
+               {{Event("MODIFIED", PodJson("cv", "v0", 8, "gpu-a100-1", "Succeeded")), 3.0}}, true,
                "resourceVersion=10");
   auto client = ApiClient::Create(api.config());
   ASSERT_TRUE(client.ok()) << client.status().ToString();
