@@ -348,6 +348,10 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   void RefreshTenantGauges();
   void SaveTenantUsage();
   util::Status RestoreTenantUsage();
+  // Live jobs stored under a config whose tenants this one lacks (or gave children since) would
+  // run outside every tenant's limits: kInvalidArgument naming them and the tenant, the store
+  // left as it is.
+  util::Status CheckStoredTenants(const std::vector<StoredJob>& stored) const;
   util::Status RestoreNodes();
   util::Result<bool> RecoverJob(const StoredJob& s, double now);
   void AdoptPlacement(Entry& e, const StoredJob& s, double now);

@@ -81,6 +81,7 @@ util::Status Service::Recover() {
   RETURN_IF_ERROR(RestoreClockAndBelief());
   RETURN_IF_ERROR(RestoreNodes());
   ASSIGN_OR_RETURN(auto stored, store_->LoadJobs(/*include_ended=*/false));
+  RETURN_IF_ERROR(CheckStoredTenants(stored));
   // Growing the tables by name one job at a time rehashes them over and over: a fifth of a
   // restart at 200,000 live jobs (docs/benchmarks.md, "The daemon at scale").
   slots_.Reserve(stored.size());
@@ -259,6 +260,7 @@ StoredJob Service::StoredOf(const Entry& e) const {
   s.preemptions = e.preemptions;
   s.stop = StopCauseOf(e);
   s.message = e.message;
+  s.tenant = e.job.tenant;
   if (e.slot.valid()) s.policy_state = HistoryJson(scheduler_->History(e.slot, SchedNow()));
   return s;
 }

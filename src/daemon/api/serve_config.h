@@ -71,7 +71,8 @@ struct ServeConfig {
     double start_timeout_s = 120;
   } slurm;
   // kubernetes: {prefix, api, kubeconfig, context, node_cache, device_types, cpu_type,
-  // rack_label, scorers, packing, locality, group_timeout} (docs/kubernetes.md).
+  // rack_label, scorers, packing, locality, group_timeout, tenant_from, tenant_map}
+  // (docs/kubernetes.md).
   struct Kubernetes {
     std::string prefix = "/k8s";
     std::string api = "none";  // none | in-cluster | kubeconfig

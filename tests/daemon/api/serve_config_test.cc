@@ -353,6 +353,25 @@ TEST(ServeConfig, SlurmAccountsNameTenants) {
   EXPECT_FALSE(none->slurm.mapping.tenants);
 }
 
+TEST(ServeConfig, KubernetesNamespacesOrALabelNameTenants) {
+  const std::string tenants = "tenants:\n  - {name: vision}\n  - {name: llm}\n";
+  auto by_namespace =
+      ParseServeConfig(tenants + "kubernetes:\n  tenant_map: {cv: vision}\n", "cfg.yaml", "");
+  ASSERT_TRUE(by_namespace.ok()) << by_namespace.status().ToString();
+  EXPECT_EQ(by_namespace->kubernetes.mapping.tenant_label, "");
+  EXPECT_EQ(by_namespace->kubernetes.mapping.tenant_map.at("cv"), "vision");
+  auto by_label = ParseServeConfig(tenants + "kubernetes:\n  tenant_from: label:example.com/team\n",
+                                   "cfg.yaml", "");
+  ASSERT_TRUE(by_label.ok()) << by_label.status().ToString();
+  EXPECT_EQ(by_label->kubernetes.mapping.tenant_label, "example.com/team");
+  EXPECT_EQ(ErrorOf(tenants + "kubernetes:\n  tenant_map: {cv: cv-lab}\n"),
+            "cfg.yaml:5:20: kubernetes.tenant_map.cv: 'cv-lab' is not a tenant (expected one of "
+            "vision, llm)");
+  EXPECT_EQ(ErrorOf(tenants + "kubernetes:\n  tenant_from: owner\n"),
+            "cfg.yaml:5:16: kubernetes.tenant_from: 'owner' is unknown (expected namespace, or "
+            "label:KEY such as label:hetsched.io/tenant)");
+}
+
 TEST(ServeConfig, ATokenOfAnUnknownTenantOrABadTenantListIsLocated) {
   const std::string tenants = "tenants:\n  - {name: vision}\n  - {name: llm}\n";
   EXPECT_EQ(ErrorOf(tenants + "tokens:\n  - {token: t-0123456789abcdef, role: read, tenant: cv}\n"),
