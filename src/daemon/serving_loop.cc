@@ -239,6 +239,13 @@ void ServingLoop::PublishEndpoints(double now) {
 void ServingLoop::ApplyScrape(Served& s, Replica& r, const ScrapeResult& result, double now) {
   if (r.state == "queued") return;  // stopped and queued again while it was read
   if (!result.status.ok()) {
+    // Logged once, not at every read: a page that is no model server's at any time, no answer
+    // once it was ready (before, no answer is its start-up).
+    if (r.message != result.status.message() &&
+        (r.ready_once || result.status.code() == util::StatusCode::kInvalidArgument)) {
+      logger_->Warn("replica metrics unreadable",
+                    {{"service", s.job.name}, {"job", r.job}, {"error", result.status.message()}});
+    }
     r.message = result.status.message();
     if (r.ready_once) r.state = "unreachable";
     if (!r.ready_once && !r.late_reported && now - r.submitted_s > options_.ready_timeout_s) {
@@ -263,6 +270,7 @@ void ServingLoop::ApplyScrape(Served& s, Replica& r, const ScrapeResult& result,
 }
 
 void ServingLoop::Problem(Served& s, const std::string& message) {
+  if (s.message == message) return;  // said already (e.g. no start, at every plan)
   s.message = message;
   logger_->Warn("service", {{"service", s.job.name}, {"problem", message}});
 }

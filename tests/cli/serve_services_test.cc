@@ -341,6 +341,37 @@ TEST(ServeServices, BadReplicasAreReportedAndImpossibleSlosRefused) {
       << dies["message"];
   EXPECT_TRUE(dies["replicas"].empty()) << dies.dump(2);
 
+  // The dashboard shows both, as rendered by a browser (its DOM escapes '<').
+  const fs::path out =
+      fs::path(HETSCHED_BINARY).parent_path() / "test-artifacts" / "services-dashboard";
+  std::error_code ec;
+  fs::remove_all(out, ec);
+  const CommandResult check = RunCommand(
+      {"/bin/bash", std::string(HETSCHED_SOURCE_DIR) + "/tests/daemon/api/dashboard_check.sh",
+       d->printed_url(), out.string()},
+      {}, 180);
+  if (check.status != 77) {
+    EXPECT_EQ(check.status, 0) << check.out << check.err;
+    const std::string dom = ReadFileText(out / "dashboard.dom.html");
+    EXPECT_NE(dom.find("class=\"service-row\" data-service=\"garbage\""), std::string::npos);
+    EXPECT_NE(dom.find("no new replica started: 3 in a row ended before they were ready"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(dom.find("/metrics: line 1: column 1: '&lt;' (expected metric name)"),
+              std::string::npos)
+        << out;
+  }
+  // Each problem is logged once, though the plan and the reads that find it repeat.
+  const std::string log = d->Stderr();
+  const auto count = [&log](const std::string& text) {
+    size_t n = 0;
+    for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("no new replica started"), 1u) << log;
+  EXPECT_EQ(count("\"msg\":\"replica metrics unreadable\""), 1u) << log;
+  EXPECT_EQ(count("is not ready after"), 1u) << log;
+
   res = client.Delete("/v1/services/garbage");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 202) << res->body;
