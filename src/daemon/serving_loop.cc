@@ -13,6 +13,7 @@
 #include "daemon/service.h"
 #include "daemon/serving_endpoints.h"
 #include "daemon/serving_replica_io.h"
+#include "daemon/serving_state.h"
 #include "sched/replica_plan.h"
 #include "util/file.h"
 
@@ -23,8 +24,6 @@ namespace {
 // A replica is ready after loading its weights: the simulator's figures (sim/serving.h).
 constexpr double kStartupFixedS = 30;
 constexpr double kLoadBandwidth = 2e9;  // bytes/s
-// Where the services are kept in the database (Service::PutValue).
-constexpr const char* kServicesKey = "serving_services";
 // The replica plan's solver gets this long (wall seconds).
 constexpr double kPlanSeconds = 5;
 
@@ -57,34 +56,7 @@ std::string ShapeName(const model::DeviceCatalog& catalog, const sched::ServiceS
 
 }  // namespace
 
-struct ServingLoop::Replica {
-  int32_t id = 0;
-  std::string job;
-  int port = 0;
-  int32_t shape = 0;
-  std::string state = "queued";
-  std::string node;
-  std::string device_type;
-  std::string message;
-  double submitted_s = 0;  // wall
-  bool ready_once = false;
-  bool draining = false;   // the plan dropped it: stopped once the others are ready
-  bool cancelled = false;  // its stop was asked for
-  bool late_reported = false;
-  double handed_over_s = 0;  // draining: when every other replica was ready (0: not yet)
-  double next_scrape_s = 0;
-  std::optional<ServerLoad> last;  // the last read
-};
-
 namespace {
-
-// What the service's replicas reported between two reads, summed.
-struct Round {
-  double at_s = 0;
-  bool counted = false;  // a replica's metrics counted completed requests
-  double requests = 0, prompt_tokens = 0, generation_tokens = 0;
-  LatencyHistogram ttft, tpot;
-};
 
 // What one replica reported since its previous read, added to its service's round.
 void AddToRound(Round& round, const ServerLoad& now, const ServerLoad& before) {
@@ -97,31 +69,6 @@ void AddToRound(Round& round, const ServerLoad& now, const ServerLoad& before) {
 }
 
 }  // namespace
-
-struct ServingLoop::Served {
-  model::Job job;
-  std::string spec_json;  // as accepted: what a restarted daemon reads it back from
-  cost::ServedModel served;
-  cost::ServingSlo slo;
-  std::optional<model::RateCurve> rate;
-  double input_tokens = 1, output_tokens = 1;  // per request, until measured
-  std::vector<sched::ServiceShape> shapes;
-  std::vector<double> capacity;  // per shape: requests/s one replica carries (at the last plan)
-  std::vector<Replica> replicas;
-  int32_t next_id = 0;
-  int32_t failed_starts = 0;  // replicas in a row that ended before they were ready
-  std::string last_failure;
-  std::deque<Round> rounds;
-  std::optional<double> first_read_s;            // when a replica's metrics were first read
-  std::deque<std::pair<double, double>> pushed;  // (when, requests/s) from a gateway
-  // Per replan interval, newest last: its rate, and where it came from.
-  enum class From { kCurve, kReplicas, kGateway };
-  std::vector<std::pair<double, From>> interval_rates;
-  double interval_start_s = 0;  // 0: before the first plan
-  double next_plan_s = 0;       // 0: at once
-  PlanView plan;
-  std::string message;
-};
 
 struct ServingLoop::ScrapeResult {
   std::string service;
@@ -325,78 +272,6 @@ util::Result<ServingView> ServingLoop::Add(model::Job job, std::string spec_json
   Persist();
   wake_.notify_all();
   return ViewOf(*services_[name], service_->WallNow());
-}
-
-void ServingLoop::Persist() {
-  nlohmann::json all = nlohmann::json::array();
-  for (const auto& [name, s] : services_) {
-    nlohmann::json replicas = nlohmann::json::array();
-    for (const Replica& r : s->replicas) {
-      replicas.push_back({{"id", r.id},
-                          {"job", r.job},
-                          {"port", r.port},
-                          {"shape", r.shape},
-                          {"draining", r.draining}});
-    }
-    nlohmann::json intervals = nlohmann::json::array();
-    for (const auto& [rate, source] : s->interval_rates) {
-      intervals.push_back({rate, static_cast<int>(source)});
-    }
-    all.push_back({{"spec", s->spec_json},
-                   {"next_id", s->next_id},
-                   {"replicas", replicas},
-                   {"interval_rates", intervals}});
-  }
-  if (auto st = service_->PutValue(kServicesKey, all.dump()); !st.ok()) {
-    logger_->Error("saving the services failed", {{"error", st.message()}});
-  }
-  dirty_ = false;
-}
-
-void ServingLoop::Restore() {
-  auto stored = service_->GetValue(kServicesKey);
-  if (!stored.ok() || !*stored) return;
-  const nlohmann::json all = nlohmann::json::parse(**stored, nullptr, false);
-  if (!all.is_array()) return;
-  const double now = service_->WallNow();
-  for (const nlohmann::json& entry : all) {
-    // Written by Persist: a service as it was accepted, its replicas as they were started.
-    const std::string spec = entry.value("spec", "");
-    auto request = ParseJobRequest(spec, service_->cluster().catalog);
-    auto s = request.ok() ? MakeServed(std::move(request->job), spec)
-                          : util::Result<std::unique_ptr<Served>>(request.status());
-    if (!s.ok()) {
-      logger_->Error("a stored service no longer reads", {{"error", s.status().message()}});
-      continue;
-    }
-    Served& served = **s;
-    served.next_id = entry.value("next_id", 0);
-    for (const nlohmann::json& r : entry.value("interval_rates", nlohmann::json::array())) {
-      if (!r.is_array() || r.size() != 2 || !r[0].is_number() || !r[1].is_number_integer())
-        continue;
-      const int source = r[1].get<int>();
-      if (source < 0 || source > static_cast<int>(Served::From::kGateway)) continue;
-      served.interval_rates.emplace_back(r[0].get<double>(), static_cast<Served::From>(source));
-    }
-    for (const nlohmann::json& r : entry.value("replicas", nlohmann::json::array())) {
-      Replica replica;
-      replica.id = r.value("id", 0);
-      replica.job = r.value("job", "");
-      replica.port = r.value("port", 0);
-      replica.shape = r.value("shape", 0);
-      replica.draining = r.value("draining", false);
-      replica.state = "starting";
-      replica.submitted_s = now;
-      if (replica.shape < 0 || replica.shape >= static_cast<int32_t>(served.shapes.size()))
-        continue;
-      served.replicas.push_back(std::move(replica));
-    }
-    logger_->Info(
-        "service recovered",
-        {{"service", served.job.name}, {"replicas", static_cast<int64_t>(served.replicas.size())}});
-    const std::string name = served.job.name;
-    services_[name] = std::move(*s);
-  }
 }
 
 util::Result<ServingView> ServingLoop::Get(const std::string& name) {
@@ -636,9 +511,10 @@ void ServingLoop::Replan(Served& s, double now) {
 std::optional<std::vector<int32_t>> ServingLoop::PlanTargets(Served& s, double forecast) {
   const model::Cluster& cluster = service_->cluster();
   const MeasuredLoad measured = Measure(s, service_->WallNow());
-  const double input = measured.mean_input_tokens > 0 ? measured.mean_input_tokens : s.input_tokens;
-  const double output =
-      measured.mean_output_tokens > 0 ? measured.mean_output_tokens : s.output_tokens;
+  if (measured.mean_input_tokens > 0) s.measured_input_tokens = measured.mean_input_tokens;
+  if (measured.mean_output_tokens > 0) s.measured_output_tokens = measured.mean_output_tokens;
+  const double input = s.measured_input_tokens > 0 ? s.measured_input_tokens : s.input_tokens;
+  const double output = s.measured_output_tokens > 0 ? s.measured_output_tokens : s.output_tokens;
   sched::ServiceDemand demand;
   demand.requests_per_s = forecast;
   demand.startup_h = (kStartupFixedS + s.served.weight_bytes / kLoadBandwidth) / 3600;

@@ -449,8 +449,10 @@ TEST(ServeServices, ScalesUpToTheForecastAndDownWhenTheLoadIsGone) {
 }
 
 // A daemon killed with SIGKILL keeps its services: restarted on the same database, it reads
-// them back and carries on with the replica that still serves, starting none twice.
+// them back and carries on with the replica that still serves, starting none twice, and plans
+// for the tokens per request its replicas measured before.
 TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
+  constexpr char kMeasuredTokens[] = "for requests of 40 prompt and 16 generated tokens";
   TempDir tmp;
   ASSERT_TRUE(tmp.ok());
   ReplicaReaper reaper{tmp.path()};
@@ -471,7 +473,28 @@ TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
     ASSERT_EQ(res->status, 201) << res->body;
     first = WaitForReady(client, "chat", view);
     ASSERT_FALSE(first.is_null()) << view.dump(2) << "\n" << d->Stderr();
+    // Requests of 40 prompt and 16 generated tokens, not the 8 and 8 submitted: a plan rates
+    // the replicas for those.
+    httplib::Client replica(first["endpoint"].get<std::string>());
+    replica.set_read_timeout(10);
+    std::string prompt;
+    for (int w = 0; w < 40; ++w) prompt += w == 0 ? "w" : " w";
+    for (int i = 0; i < 3; ++i) {
+      auto r =
+          replica.Post("/v1/completions", json({{"prompt", prompt}, {"max_tokens", 16}}).dump(),
+                       "application/json");
+      ASSERT_TRUE(r && r->status == 200);
+    }
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          view = ServiceView(client, "chat");
+          return view.contains("plan") &&
+                 view["plan"]["why"].get<std::string>().find(kMeasuredTokens) != std::string::npos;
+        },
+        10, 100))
+        << view.dump(2);
   }
+  const json plan_before = view["plan"]["replicas"];
   const std::string port =
       first["endpoint"].get<std::string>().substr(std::string("http://127.0.0.1:").size());
   const int pid = std::stoi(ReadFileText(tmp.File("replica-" + port + ".pid")));
@@ -480,6 +503,17 @@ TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
   ASSERT_NE(d, nullptr) << error;
   httplib::Client client(d->url());
   Authorize(client, *d);
+  // The first plan after the restart, before any replica was read: for the tokens measured.
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        view = ServiceView(client, "chat");
+        return view.contains("plan") && view["plan"]["planned_at"].is_number();
+      },
+      10, 20))
+      << view.dump(2);
+  EXPECT_NE(view["plan"]["why"].get<std::string>().find(kMeasuredTokens), std::string::npos)
+      << view["plan"];
+  EXPECT_EQ(view["plan"]["replicas"], plan_before) << view["plan"];
   const json again = WaitForReady(client, "chat", view);
   ASSERT_FALSE(again.is_null()) << view.dump(2) << "\n" << d->Stderr();
   EXPECT_EQ(again["job"], first["job"]) << view.dump(2);
