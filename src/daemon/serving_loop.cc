@@ -117,6 +117,7 @@ void ServingLoop::Tick() {
   struct Target {
     std::string service;
     int32_t replica;
+    std::string host;
     int port;
   };
   std::vector<Target> targets;
@@ -125,9 +126,9 @@ void ServingLoop::Tick() {
     for (auto& [name, s] : services_) {
       Refresh(*s, now);
       for (Replica& r : s->replicas) {
-        if (r.state == "queued" || now < r.next_scrape_s) continue;
+        if (r.state == "queued" || r.host.empty() || now < r.next_scrape_s) continue;
         r.next_scrape_s = now + options_.scrape_every_s;
-        targets.push_back({name, r.id, r.port});
+        targets.push_back({name, r.id, r.host, r.port});
       }
     }
   }
@@ -135,7 +136,7 @@ void ServingLoop::Tick() {
   std::vector<ScrapeResult> results;
   for (const Target& t : targets) {
     ScrapeResult result{t.service, t.replica, util::Status::Ok(), {}};
-    auto load = Scrape(options_.host, t.port);
+    auto load = Scrape(t.host, t.port);
     if (load.ok()) {
       result.load = *std::move(load);
     } else {
@@ -188,7 +189,7 @@ void ServingLoop::ApplyScrape(Served& s, Replica& r, const ScrapeResult& result,
   if (!result.status.ok()) {
     // Logged once, not at every read: a page that is no model server's at any time, no answer
     // once it was ready (before, no answer is its start-up).
-    if (r.message != result.status.message() &&
+    if (r.message != result.status.message() && !r.cancelled &&
         (r.ready_once || result.status.code() == util::StatusCode::kInvalidArgument)) {
       logger_->Warn("replica metrics unreadable",
                     {{"service", s.job.name}, {"job", r.job}, {"error", result.status.message()}});
@@ -203,10 +204,9 @@ void ServingLoop::ApplyScrape(Served& s, Replica& r, const ScrapeResult& result,
     return;
   }
   if (!r.ready_once) {
-    logger_->Info("service replica ready",
-                  {{"service", s.job.name},
-                   {"job", r.job},
-                   {"endpoint", fmt::format("{}:{}", options_.host, r.port)}});
+    logger_->Info("service replica ready", {{"service", s.job.name},
+                                            {"job", r.job},
+                                            {"endpoint", fmt::format("{}:{}", r.host, r.port)}});
   }
   r.ready_once = true;
   r.message.clear();
@@ -253,11 +253,17 @@ util::Result<std::unique_ptr<ServingLoop::Served>> ServingLoop::MakeServed(model
 
 util::Result<ServingView> ServingLoop::Add(model::Job job, std::string spec_json) {
   ASSIGN_OR_RETURN(ClusterView cluster, service_->Cluster());
-  if (cluster.backend != "local") {
+  if (cluster.backend != "local" && cluster.backend != "slurm") {
     return util::Status::InvalidArgument(fmt::format(
-        "request body: kind: 'service' runs its replicas on the local backend only (this "
-        "daemon's backend is {}: a port picked here is not known to be free on a node it "
-        "starts a replica on)",
+        "request body: kind: 'service' runs its replicas as jobs of a backend that runs commands "
+        "(local, slurm); this daemon's backend is {}",
+        cluster.backend));
+  }
+  if (cluster.backend != "local" && options_.port_first == 0) {
+    return util::Status::InvalidArgument(fmt::format(
+        "request body: kind: 'service' on the {} backend needs serving.ports in the daemon's "
+        "config (the ports replicas may listen on, on any node, like 20000-20999): a port "
+        "free on the daemon's machine says nothing of the node a replica runs on",
         cluster.backend));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<Served> s, MakeServed(std::move(job), std::move(spec_json)));
@@ -329,9 +335,11 @@ void ServingLoop::Refresh(Served& s, double now) {
     if (!IsEnded(job->state)) {
       if (job->state == JobState::kQueued) r.state = "queued";
       if (job->state != JobState::kQueued && r.state == "queued") r.state = "starting";
-      if (!job->devices.empty()) {  // placed: where
+      if (!job->devices.empty()) {  // placed: where, and the node's address as the backend has it
         r.device_type = job->device_type;
         r.node = job->devices.front().substr(0, job->devices.front().rfind('/'));
+        const std::string address = service_->NodeAddress(r.node);
+        r.host = address.empty() ? options_.host : address;
       }
       return false;
     }
@@ -339,8 +347,14 @@ void ServingLoop::Refresh(Served& s, double now) {
       dirty_ = true;
       return true;
     }
-    const std::string how =
+    std::string how =
         fmt::format("replica {} {} ({})", r.job, JobStateName(job->state), job->message);
+    if (!r.ready_once && !r.node.empty()) {
+      how += fmt::format(
+          " before it was ready, on {} with port {} (a port taken there ends a "
+          "replica so; the next one gets another port)",
+          r.node, r.port);
+    }
     if (!r.ready_once) {
       ++s.failed_starts;
       s.last_failure = how;
@@ -362,12 +376,7 @@ void ServingLoop::StartReplica(Served& s, int32_t shape, double now) {
   }
   const sched::ServiceShape& sh = s.shapes[shape];
   const std::string& type = service_->cluster().catalog.Get(sh.type).name;
-  std::set<int> taken;
-  for (const Replica& r : s.replicas) taken.insert(r.port);
-  util::Result<int> port = FreePort(options_.host);
-  for (int tries = 0; port.ok() && taken.count(*port) != 0 && tries < 10; ++tries) {
-    port = FreePort(options_.host);
-  }
+  const util::Result<int> port = PickPort();
   if (!port.ok()) return Problem(s, "no port for a replica: " + port.status().message());
   model::Job job;
   job.kind = model::JobKind::kInference;
@@ -421,6 +430,31 @@ void ServingLoop::StartReplica(Served& s, int32_t shape, double now) {
     }
   }
   Problem(s, "no free job name for a replica");
+}
+
+util::Result<int> ServingLoop::PickPort() {
+  std::set<int> held;
+  for (const auto& [name, s] : services_) {
+    for (const Replica& r : s->replicas) held.insert(r.port);
+  }
+  if (options_.port_first == 0) {
+    util::Result<int> port = FreePort(options_.host);
+    for (int tries = 0; port.ok() && held.count(*port) != 0 && tries < 10; ++tries) {
+      port = FreePort(options_.host);
+    }
+    return port;
+  }
+  const int count = options_.port_last - options_.port_first + 1;
+  for (int i = 1; i <= count; ++i) {
+    const int port =
+        options_.port_first + (std::max(last_port_ - options_.port_first, -1) + i) % count;
+    if (held.count(port) != 0) continue;
+    last_port_ = port;
+    return port;
+  }
+  return util::Status::Unavailable(
+      fmt::format("every port of serving.ports ({}-{}) is held by a replica", options_.port_first,
+                  options_.port_last));
 }
 
 void ServingLoop::RetireDrained(Served& s, double now) {
@@ -633,7 +667,7 @@ ServingView ServingLoop::ViewOf(const Served& s, double now) const {
     const double capacity =
         r.shape < static_cast<int32_t>(s.capacity.size()) ? s.capacity[r.shape] : 1;
     v.replicas.push_back(
-        {r.job, fmt::format("http://{}:{}", options_.host, r.port),
+        {r.job, r.host.empty() ? "" : fmt::format("http://{}:{}", r.host, r.port),
          r.draining ? "draining" : r.state, r.node, r.device_type, s.shapes[r.shape].tp, r.message,
          published ? std::max(1, static_cast<int32_t>(std::lround(capacity))) : 0});
   }

@@ -31,6 +31,7 @@ struct ServingLoop::Replica {
   int32_t id = 0;
   std::string job;
   int port = 0;
+  std::string host;  // where it listens: its node's address, once placed ("" before)
   int32_t shape = 0;
   std::string state = "queued";
   std::string node;
