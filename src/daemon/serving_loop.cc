@@ -12,8 +12,8 @@
 #include "daemon/job_request.h"
 #include "daemon/service.h"
 #include "daemon/serving_endpoints.h"
+#include "daemon/serving_loop_internal.h"
 #include "daemon/serving_replica_io.h"
-#include "daemon/serving_state.h"
 #include "sched/replica_plan.h"
 #include "util/file.h"
 

@@ -5,7 +5,7 @@
 #include "daemon/job_request.h"
 #include "daemon/service.h"
 #include "daemon/serving_loop.h"
-#include "daemon/serving_state.h"
+#include "daemon/serving_loop_internal.h"
 
 namespace hetsched::svc {
 
