@@ -408,6 +408,9 @@ void ServingLoop::StartReplica(Served& s, int32_t shape, double now) {
       r.shape = shape;
       r.device_type = type;
       r.submitted_s = now;
+      if (reclaim && !reclaim->jobs.empty()) {
+        s.drains_held_until_s = now + options_.hold_taken_back_s;
+      }
       s.replicas.push_back(std::move(r));
       dirty_ = true;
       logger_->Info("service replica submitted",
@@ -535,7 +538,7 @@ void ServingLoop::Replan(Served& s, double now) {
     live[r.shape].live.push_back({r.id, static_cast<int64_t>(outstanding)});
   }
   const sched::ReplicaChanges changes = sched::ChangesToward({live}, {*targets});
-  for (int32_t id : changes.drain[0]) {
+  for (int32_t id : HoldTakenBack(s, changes.drain[0], now)) {
     for (Replica& r : s.replicas) r.draining = r.draining || r.id == id;
     dirty_ = true;
   }

@@ -53,6 +53,11 @@ struct LiveServingOptions {
   // A draining replica is stopped this long after it left the published endpoints, so that a
   // gateway has reloaded them before it goes.
   double unpublished_before_stop_s = 5;
+  // After a replica of a service took devices back from preemptible jobs, the plan drains
+  // none of the service's replicas for this long (a drained one would hand its devices to
+  // training), so that a load hovering at a replica boundary does not preempt training again
+  // at each rise (0: no hold).
+  double hold_taken_back_s = 600;
 };
 
 // Thread-safe: Add, Get and Remove may be called from any thread while the loop runs.
@@ -120,6 +125,10 @@ class ServingLoop {
   std::optional<Reclaim> ReclaimFor(const sched::ServiceShape& shape);
   // Whether job `name` is a preemptible job of the daemon (training lent a device).
   bool Lendable(const std::string& name);
+  // `drain` (replica ids the plan drops), or none while the service's drains are held (it took
+  // devices back from training within options_.hold_taken_back_s; s.plan.why then says how many
+  // were kept). serving_lending.cc.
+  std::vector<int32_t> HoldTakenBack(Served& s, std::vector<int32_t> drain, double now);
   // Draining replicas are stopped once every other replica of the service is ready and they
   // have been unpublished for options_.unpublished_before_stop_s.
   void RetireDrained(Served& s, double now);

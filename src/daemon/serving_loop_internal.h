@@ -1,5 +1,6 @@
 // The state the serving loop keeps per service and replica (daemon/serving_loop.h), shared by
-// its files (serving_loop.cc, serving_persist.cc); nothing else includes this.
+// its files (serving_loop.cc, serving_lending.cc, serving_persist.cc); nothing else includes
+// this.
 #pragma once
 
 #include <cstdint>
@@ -73,6 +74,9 @@ struct ServingLoop::Served {
   double next_plan_s = 0;       // 0: at once
   PlanView plan;
   std::string message;
+  // Wall time before which the plan drains none of its replicas: a replica took devices back
+  // from training (serving_lending.cc); 0 when none did.
+  double drains_held_until_s = 0;
 };
 
 }  // namespace hetsched::svc

@@ -35,7 +35,8 @@ void ServingLoop::Persist() {
                    {"next_id", s->next_id},
                    {"replicas", replicas},
                    {"interval_rates", intervals},
-                   {"measured_tokens", {s->measured_input_tokens, s->measured_output_tokens}}});
+                   {"measured_tokens", {s->measured_input_tokens, s->measured_output_tokens}},
+                   {"drains_held_until", s->drains_held_until_s}});
   }
   if (auto st = service_->PutValue(kServicesKey, all.dump()); !st.ok()) {
     logger_->Error("saving the services failed", {{"error", st.message()}});
@@ -73,6 +74,10 @@ void ServingLoop::Restore() {
         tokens[0].get<double>() >= 0 && tokens[1].get<double>() >= 0) {
       served.measured_input_tokens = tokens[0].get<double>();
       served.measured_output_tokens = tokens[1].get<double>();
+    }
+    if (const auto held = entry.find("drains_held_until");
+        held != entry.end() && held->is_number()) {
+      served.drains_held_until_s = held->get<double>();
     }
     for (const nlohmann::json& r : entry.value("replicas", nlohmann::json::array())) {
       Replica replica;

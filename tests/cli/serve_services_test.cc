@@ -650,13 +650,15 @@ TEST(ServeServices, PublishesReadyReplicasAndTakesAGatewaysRate) {
 
 // Devices serving does not need are lent to a preemptible training job; when the load rises,
 // the new replica takes its device back by preempting the job, which gets SIGTERM (its notice
-// to write a checkpoint) and runs again once serving has shrunk.
+// to write a checkpoint) and runs again once serving has shrunk, which it does only
+// hold_taken_back after the take-back.
 TEST(ServeServices, LendsIdleDevicesToTrainingAndTakesThemBack) {
   TempDir tmp;
   ASSERT_TRUE(tmp.ok());
   ReplicaReaper reaper{tmp.path()};
   std::ofstream(tmp.File("serve.yaml"))
-      << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\nstop_grace: 5s\n";
+      << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n  hold_taken_back: 10s\n"
+      << "stop_grace: 5s\n";
   std::string error;
   std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
   ASSERT_NE(d, nullptr) << error;
@@ -711,7 +713,22 @@ TEST(ServeServices, LendsIdleDevicesToTrainingAndTakesThemBack) {
   EXPECT_EQ(job.value("preemptions", 0), 1) << job.dump(2);
   EXPECT_EQ(ReadFileText(log), "start\nnotice\n");
 
-  // The load falls: serving shrinks to one replica and the training job runs again.
+  // The load falls: the plan would drain a replica after 3 intervals, but none is drained for
+  // hold_taken_back after the take-back, and the training job waits meanwhile...
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        client.Post("/v1/services/chat/load", R"({"requests_per_s": 0})", "application/json");
+        view = ServiceView(client, "chat");
+        return view.contains("plan") &&
+               view["plan"]["why"].get<std::string>().find(
+                   "1 replica(s) the plan drops kept: the service took devices back from "
+                   "training less than 10 s ago (serving.hold_taken_back).") != std::string::npos;
+      },
+      10, 200))
+      << view.dump(2);
+  EXPECT_EQ(ReplicaIn(view, "draining"), json()) << view.dump(2);
+  EXPECT_NE(job_state(), "running") << job.dump(2);
+  // ... then serving shrinks to one replica and the training job runs again.
   ASSERT_TRUE(WaitUntil(
       [&] {
         client.Post("/v1/services/chat/load", R"({"requests_per_s": 0})", "application/json");

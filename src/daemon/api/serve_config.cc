@@ -99,13 +99,19 @@ util::Status ParseServing(const Reader& r, const DocValue& node, const std::stri
                           LiveServingOptions& out) {
   RETURN_IF_ERROR(r.Mapping(node, "serving", "fields like scrape_every: 5s"));
   static const std::set<std::string, std::less<>> kServingFields = {
-      "scrape_every", "replan_every", "window", "ready_timeout", "endpoints_file", "ports"};
+      "scrape_every",   "replan_every", "window",         "ready_timeout",
+      "endpoints_file", "ports",        "hold_taken_back"};
   for (const DocValue::Field& kv : node.fields) {
     const std::string at = "serving." + kv.key;
     RETURN_IF_ERROR(r.KnownField(kv, at, kServingFields));
     if (kv.key == "ports") {
       ASSIGN_OR_RETURN(const auto range, PortRange(r, kv.value, at));
       std::tie(out.port_first, out.port_last) = range;
+      continue;
+    }
+    if (kv.key == "hold_taken_back") {
+      ASSIGN_OR_RETURN(out.hold_taken_back_s, r.Duration(kv.value, at, 0, 86400, "a duration",
+                                                         "a duration from 0 to 1d, like 10m"));
       continue;
     }
     if (kv.key == "endpoints_file") {

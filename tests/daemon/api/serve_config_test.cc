@@ -48,6 +48,9 @@ TEST(ServeConfig, ReadsTheServingPeriods) {
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->serving.port_first, 20000);
   EXPECT_EQ(c->serving.port_last, 20999);
+  // A replica that took devices back from training is held 10 minutes, unless said otherwise.
+  EXPECT_DOUBLE_EQ(c->serving.hold_taken_back_s, 600);
+  EXPECT_DOUBLE_EQ(Parse("serving:\n  hold_taken_back: 0s\n")->serving.hold_taken_back_s, 0);
 }
 
 TEST(ServeConfig, ReadsAFullConfig) {
@@ -272,8 +275,11 @@ TEST(ServeConfig, EachBadValueNamesTheFieldAtItsLineAndColumn) {
       {"policy: fifo\nhistory_every: 2h\n", "cfg.yaml:2:16: history_every: ", "is not an interval"},
       {"policy: fifo\nserving: 5s\n", "cfg.yaml:2:10: serving: ", "is not a mapping"},
       {"policy: fifo\nserving:\n  scrape: 1s\n", "cfg.yaml:3:3: serving.scrape: ",
-       "unknown field (expected one of: endpoints_file, ports, ready_timeout, replan_every, "
-       "scrape_every, window)"},
+       "unknown field (expected one of: endpoints_file, hold_taken_back, ports, ready_timeout, "
+       "replan_every, scrape_every, window)"},
+      {"policy: fifo\nserving:\n  hold_taken_back: -1s\n",
+       "cfg.yaml:3:20: serving.hold_taken_back: ",
+       "'-1s' is not a duration (expected a duration from 0 to 1d, like 10m)"},
       {"policy: fifo\nserving:\n  ports: 2000\n", "cfg.yaml:3:10: serving.ports: ",
        "is '2000' (expected a port range like 20000-20999 (FIRST-LAST, from 1 to 65535))"},
       {"policy: fifo\nserving:\n  ports: 2000-70000\n",
