@@ -9,7 +9,6 @@
 #include <set>
 #include <utility>
 
-#include "daemon/job_request.h"
 #include "daemon/service.h"
 #include "daemon/serving_endpoints.h"
 #include "daemon/serving_loop_internal.h"
