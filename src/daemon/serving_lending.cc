@@ -1,7 +1,7 @@
 // Lending serving's idle devices to training (docs/serving-live.md#lending-to-training): the
 // plan counts devices that preemptible jobs hold as its own, and a replica that needs them is
-// pinned to them while the jobs holding them are preempted with the daemon's stop_grace; such
-// a replica is then held for a while, so that training is not preempted at every rise.
+// pinned to them while the jobs holding them are preempted with the daemon's stop_grace; the
+// service then drains no replica for a while, so that training is not preempted at every rise.
 #include <fmt/format.h>
 
 #include <algorithm>
