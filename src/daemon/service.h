@@ -254,6 +254,9 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   util::Result<NodePage> Nodes(size_t limit, std::optional<int32_t> after,
                                const TenantScope& scope = std::nullopt);
   util::Result<NodeView> SetDrained(const std::string& node, bool drained);
+  // Where `node` is reached over the network as the backend last listed it (Slurm's NodeAddr);
+  // "" when the backend names no address (the local backend) or does not list the node.
+  std::string NodeAddress(const std::string& node) const;
   // One node and its history (drains, power changes, failures: newest `limit` events).
   struct NodeHistory {
     NodeView node;
@@ -454,9 +457,10 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   std::map<std::string, bool> listed_drained_;      // drained as the backend listed it last
   std::set<std::string> down_nodes_;                // reported down (not by hetsched's power)
 
-  mutable std::mutex mu_;              // guards everything below
-  std::condition_variable wake_;       // the control loop waits on it
-  std::condition_variable committed_;  // submitters wait on it
+  mutable std::mutex mu_;                              // guards everything below
+  std::map<std::string, std::string> node_addresses_;  // as the backend listed them last
+  std::condition_variable wake_;                       // the control loop waits on it
+  std::condition_variable committed_;                  // submitters wait on it
   sched::JobSlots slots_;
   std::map<std::string, std::unique_ptr<Entry>> jobs_;  // by name: live (and ended until
                                                         // ForgetEnded)

@@ -478,7 +478,7 @@ TEST(Service, NodesJoinAndLeaveAsTheBackendListsThem) {
     for (const model::Node& n : c->nodes) vo.nodes.push_back(n.name);
     vo.time_scale = 1000;
     auto b = std::make_unique<VirtualBackend>(vo);
-    if (with_v100) b->AddNode({"v100-new", true, {{"v100", 2}}, "", "", false});
+    if (with_v100) b->AddNode({"v100-new", true, {{"v100", 2}}, "", "", false, ""});
     *backend = b.get();
     ServiceOptions so;
     so.policy = "fifo";
@@ -500,7 +500,7 @@ TEST(Service, NodesJoinAndLeaveAsTheBackendListsThem) {
   ASSERT_TRUE(req.ok()) << req.status().ToString();
   EXPECT_EQ(service->Submit(req->job, req->spec_json, "").status().code(),
             util::StatusCode::kInvalidArgument);  // no V100 yet: refused, with the reason
-  backend->AddNode({"v100-new", true, {{"v100", 2}}, "", "", false});
+  backend->AddNode({"v100-new", true, {{"v100", 2}}, "", "", false, ""});
   ASSERT_TRUE(WaitUntil([&] { return service->Node("v100-new", 10).ok(); }));
   auto joined = service->Node("v100-new", 10);
   ASSERT_EQ(joined->node.devices.size(), 2u);

@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <limits>
 #include <set>
+#include <string_view>
+#include <tuple>
+#include <utility>
 
 #include "model/io/document.h"
 #include "model/io/tenants_reader.h"
@@ -70,15 +73,47 @@ util::Status ParseListen(std::string_view text, ServeConfig* config) {
 
 namespace {
 
+// "FIRST-LAST", two ports from 1 to 65535, FIRST <= LAST.
+util::Result<std::pair<int, int>> PortRange(const Reader& r, const DocValue& v,
+                                            const std::string& at) {
+  const std::string expected = "a port range like 20000-20999 (FIRST-LAST, from 1 to 65535)";
+  ASSIGN_OR_RETURN(const std::string text, r.Scalar(v, at, expected));
+  const size_t dash = text.find('-');
+  int first = 0, last = 0;
+  const auto whole = [](std::string_view s, int& out) {
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && end == s.data() + s.size() && out >= 1 && out <= 65535;
+  };
+  if (dash == std::string::npos || !whole(std::string_view(text).substr(0, dash), first) ||
+      !whole(std::string_view(text).substr(dash + 1), last)) {
+    return r.Error(v, at, fmt::format("is '{}'", text), expected);
+  }
+  if (first > last) {
+    return r.Error(v, at, fmt::format("is '{}': {} is above {}", text, first, last), expected);
+  }
+  return std::pair{first, last};
+}
+
 // serving: how the daemon runs inference services (daemon/serving_loop.h).
 util::Status ParseServing(const Reader& r, const DocValue& node, const std::string& base_dir,
                           LiveServingOptions& out) {
   RETURN_IF_ERROR(r.Mapping(node, "serving", "fields like scrape_every: 5s"));
   static const std::set<std::string, std::less<>> kServingFields = {
-      "scrape_every", "replan_every", "window", "ready_timeout", "endpoints_file"};
+      "scrape_every",   "replan_every", "window",         "ready_timeout",
+      "endpoints_file", "ports",        "hold_taken_back"};
   for (const DocValue::Field& kv : node.fields) {
     const std::string at = "serving." + kv.key;
     RETURN_IF_ERROR(r.KnownField(kv, at, kServingFields));
+    if (kv.key == "ports") {
+      ASSIGN_OR_RETURN(const auto range, PortRange(r, kv.value, at));
+      std::tie(out.port_first, out.port_last) = range;
+      continue;
+    }
+    if (kv.key == "hold_taken_back") {
+      ASSIGN_OR_RETURN(out.hold_taken_back_s, r.Duration(kv.value, at, 0, 86400, "a duration",
+                                                         "a duration from 0 to 1d, like 10m"));
+      continue;
+    }
     if (kv.key == "endpoints_file") {
       ASSIGN_OR_RETURN(const std::string path, r.NonEmptyString(kv.value, at));
       out.endpoints_file = Resolve(base_dir, path);
