@@ -50,8 +50,14 @@ struct JobRecord {
   // scheduler sees estimates, never the truth). Null before submission and after it ends.
   std::unique_ptr<const model::Job> job;
   bool submitted = false;  // admitted once (stays true after it ends)
-  int64_t seq = 0;         // submission order: ties are broken by it, never by slot id
+  // Copies of the job's id (its slot), arrival_s and preemptible, set by SchedulerCore::Admit:
+  // the policy's key and a full decision read them for every job, and here they share a cache
+  // line with seq and phase, which are read too, where the job is one more cache miss each.
+  bool preemptible = true;
+  int64_t seq = 0;  // submission order: ties are broken by it, never by slot id
   JobPhase phase = JobPhase::kQueued;
+  int32_t id = -1;
+  double arrival_s = 0;
   // Per device type (catalog id): gang steps/s there, 0 where the job may not run there
   // (filtered out, or no throughput known).
   std::vector<double> speed;

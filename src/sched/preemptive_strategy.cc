@@ -249,7 +249,7 @@ int32_t PreemptiveStrategy::FasterFreeType(const JobRecord& r, const std::vector
 bool PreemptiveStrategy::Movable(int32_t id, double now_s) const {
   const JobRecord& r = core_.record(id);
   const bool reclaimed = static_cast<size_t>(id) < reclaim_.size() && reclaim_[id] != 0;
-  return r.job->preemptible && SchedulerCore::HoldsDevices(r) &&
+  return r.preemptible && SchedulerCore::HoldsDevices(r) &&
          (!time_slices_ || core_.QuantumOver(r, now_s) || reclaimed);
 }
 
