@@ -14,11 +14,11 @@ namespace hetsched::sched {
 using model::DeviceId;
 using model::DeviceTypeId;
 
-PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core)
+PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core, bool by_class)
     : core_(core),
       time_slices_(core.policy().time_slices()),
       gavel_rebuilds_(core.options().gavel_rebuilds && core.policy().in_order_only()),
-      by_class_(core.policy().type_choice() == TypeChoice::kPlanned &&
+      by_class_(by_class && core.policy().type_choice() == TypeChoice::kPlanned &&
                 !core.policy().in_order_only() && !core.options().elastic &&
                 !core.options().space_sharing),
       fill_(core),
@@ -174,8 +174,7 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
     SortKeys(now_s);
     SelectInOrder(now_s, pool, /*queued_only=*/indexed.has_value(), planned);
     if (indexed) {
-      candidates.assign(selected_.begin(),
-                        selected_.begin() + static_cast<std::ptrdiff_t>(moving));
+      candidates.assign(selected_.begin(), selected_.begin() + static_cast<std::ptrdiff_t>(moving));
       SortByRunningPosition(candidates);
     } else {
       candidates = core_.running();
@@ -338,8 +337,7 @@ bool PreemptiveStrategy::SolvePlan(const Pool& pool) {
   return true;
 }
 
-void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_only,
-                                       bool planned) {
+void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_only, bool planned) {
   const int32_t types = static_cast<int32_t>(pool.free.size());
   const TypeChoice choice = core_.policy().type_choice();
   std::vector<int32_t>& selected = selected_;
@@ -407,7 +405,7 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_onl
   }
 }
 
-std::vector<char> PreemptiveStrategy::RowsToWalk(int32_t& max_gang) const {
+PreemptiveStrategy::RowWalk PreemptiveStrategy::RowsToWalk() const {
   const int32_t types = core_.state().type_count();
   const int32_t rows = plan_.rows();
   // Per row: its jobs not running (queued), and its running jobs by the type they hold.
@@ -423,8 +421,8 @@ std::vector<char> PreemptiveStrategy::RowsToWalk(int32_t& max_gang) const {
       ++waiting[row];
     }
   }
-  std::vector<char> walk(rows, 0);
-  max_gang = 0;
+  RowWalk walk;
+  walk.rows.assign(rows, 0);
   for (int32_t row = 0; row < rows; ++row) {
     const int32_t gang = plan_.RowGang(row);
     bool covered = waiting[row] == 0;
@@ -436,18 +434,22 @@ std::vector<char> PreemptiveStrategy::RowsToWalk(int32_t& max_gang) const {
       covered = n == 0 || plan_.Budget(row, t) - (n - 1) * gang >= gang * 0.5;
     }
     if (covered) continue;
-    walk[row] = 1;
-    max_gang = std::max(max_gang, gang);
+    walk.rows[row] = 1;
+    walk.max_gang = std::max(walk.max_gang, gang);
+    walk.waiting_devices += static_cast<int64_t>(waiting[row]) * gang;
   }
   return walk;
 }
 
-bool PreemptiveStrategy::SelectByClass(double now_s, Pool& pool,
-                                       std::vector<int32_t>& candidates) {
+bool PreemptiveStrategy::SelectByClass(double now_s, Pool& pool, std::vector<int32_t>& candidates) {
   if (core_.tenants() != nullptr) return false;
   const int32_t types = static_cast<int32_t>(pool.free.size());
-  int32_t max_gang = 0;
-  const std::vector<char> walk = RowsToWalk(max_gang);
+  const RowWalk walk = RowsToWalk();
+  // Queued jobs asking for more devices than are free: the room likely runs short, and the
+  // check after the walk would fail (the full walk is exact either way; this spares the work).
+  int64_t free_devices = 0;
+  for (int32_t t = 0; t < types; ++t) free_devices += pool.free[t];
+  if (walk.waiting_devices > free_devices) return false;
   // Under a plan, a job's type depends on the jobs of other classes only through the pool's
   // room (Pick's free + held; a running job's own devices, held until it is reached). The jobs
   // of covered classes keep their types (RowsToWalk); those of the others are walked here in
@@ -460,7 +462,7 @@ bool PreemptiveStrategy::SelectByClass(double now_s, Pool& pool,
   std::vector<SchedulerCore::QueueKey> order;
   for (const auto& k : keys_) {
     const int32_t row = plan_.RowOf(std::get<3>(k));
-    if (row >= 0 && walk[row]) order.push_back(k);
+    if (row >= 0 && walk.rows[row]) order.push_back(k);
   }
   std::sort(order.begin(), order.end());
   const std::vector<double> budgets = plan_.budgets();
@@ -493,7 +495,7 @@ bool PreemptiveStrategy::SelectByClass(double now_s, Pool& pool,
     }
   }
   for (int32_t t = 0; t < types; ++t) {
-    if (!wanted[t] || before.free[t] - taken[t] >= max_gang) continue;
+    if (!wanted[t] || before.free[t] - taken[t] >= walk.max_gang) continue;
     plan_.RestoreBudgets(budgets);
     pool = before;
     selected_.clear();
@@ -502,6 +504,7 @@ bool PreemptiveStrategy::SelectByClass(double now_s, Pool& pool,
     return false;
   }
   SortByRunningPosition(candidates);
+  ++by_class_decisions_;
   return true;
 }
 

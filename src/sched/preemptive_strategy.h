@@ -22,7 +22,8 @@ namespace hetsched::sched {
 // Keeps a reference to `core`.
 class PreemptiveStrategy final : public DecisionStrategy {
  public:
-  explicit PreemptiveStrategy(SchedulerCore& core);
+  // `by_class` false: full decisions always walk every job (SelectByClass's reference in tests).
+  explicit PreemptiveStrategy(SchedulerCore& core, bool by_class = true);
 
   void Decide(double now_s, Decision& out) override;
   void Upgrade(double now_s, Decision& out) override;
@@ -33,6 +34,8 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // somewhere (IndexedPool).
   int64_t full_decisions() const { return full_decisions_; }
   int64_t indexed_decisions() const { return indexed_decisions_; }
+  // Full decisions SelectByClass made.
+  int64_t by_class_decisions() const { return by_class_decisions_; }
 
  private:
   // Devices a full decision hands out, by type: `free`, nobody holds them; `held`, running
@@ -87,8 +90,14 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // (the caller then walks everyone).
   bool SelectByClass(double now_s, Pool& pool, std::vector<int32_t>& candidates);
   // SelectByClass's first step: per plan row, whether its jobs must be walked (1) or all keep
-  // the types they run on (0); max_gang gets the largest gang of the rows walked.
-  std::vector<char> RowsToWalk(int32_t& max_gang) const;
+  // the types they run on (0); the largest gang of the rows walked, and the devices their
+  // queued jobs ask for.
+  struct RowWalk {
+    std::vector<char> rows;
+    int32_t max_gang = 0;
+    int64_t waiting_devices = 0;
+  };
+  RowWalk RowsToWalk() const;
   // Orders running job ids as core_.running() does.
   void SortByRunningPosition(std::vector<int32_t>& ids) const;
   // SelectInOrder's step for one job under kPlanned: the type the plan gives it (its own when
@@ -120,8 +129,8 @@ class PreemptiveStrategy final : public DecisionStrategy {
                      const std::vector<int32_t>& releasing, Decision& out);
 
   SchedulerCore& core_;
-  const bool time_slices_;        // the policy's time_slices()
-  const bool gavel_rebuilds_;     // SchedulerOptions::gavel_rebuilds, for an in-order policy
+  const bool time_slices_;     // the policy's time_slices()
+  const bool gavel_rebuilds_;  // SchedulerOptions::gavel_rebuilds, for an in-order policy
   // SelectByClass may decide: a planned policy, rigid jobs, no space sharing (no tenants is
   // checked as it decides).
   const bool by_class_;
@@ -148,6 +157,7 @@ class PreemptiveStrategy final : public DecisionStrategy {
   int64_t plan_failures_ = 0;
   int64_t full_decisions_ = 0;
   int64_t indexed_decisions_ = 0;
+  int64_t by_class_decisions_ = 0;
 };
 
 }  // namespace hetsched::sched
