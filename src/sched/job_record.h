@@ -51,9 +51,9 @@ struct JobRecord {
   std::unique_ptr<const model::Job> job;
   bool submitted = false;  // admitted once (stays true after it ends)
   // The fields up to `ref_speed` are those a full decision reads for every job (its policy key,
-  // whether it may move, its class in a plan): together they fill two cache lines. `id`,
-  // `arrival_s` and `preemptible` are copies of the job's, set by SchedulerCore::Admit: read
-  // from the job each would be one more cache miss.
+  // whether it may move, its class in a plan): together they take the record's first 96 bytes,
+  // two or three cache lines. `id`, `arrival_s` and `preemptible` are copies of the job's, set
+  // by SchedulerCore::Admit: read from the job each would be one more cache miss.
   bool preemptible = true;
   // Space sharing: a guest runs on the devices its partner (below) holds.
   bool guest = false;
