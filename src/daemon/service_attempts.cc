@@ -81,8 +81,8 @@ util::Status Service::Record(const sched::Decision& d, double now) {
     SetState(*e, JobState::kQueued);
     e->devices.clear();
   }
-  // The stops are taken back too: those jobs run on (queued, reconciliation would stop them
-  // as strays).
+  // The stops are taken back too: those jobs run on in the state they had (marked queued,
+  // the next reconciliation would stop them as strays).
   for (auto [e, before] : stops) {
     --e->preemptions;
     SetState(*e, before);
