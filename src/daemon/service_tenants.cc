@@ -4,6 +4,8 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "daemon/service.h"
 #include "daemon/service_internal.h"
@@ -122,26 +124,53 @@ util::Status Service::RestoreTenantUsage() {
   return util::Status::Ok();
 }
 
+namespace {
+
+// "a1, a2 and 3 more": the first few names of a list a message quotes.
+std::string FirstNames(const std::vector<std::string>& names) {
+  std::string listed;
+  for (size_t k = 0; k < names.size() && k < 5; ++k) listed += (k ? ", " : "") + names[k];
+  if (names.size() > 5) listed += fmt::format(" and {} more", names.size() - 5);
+  return listed;
+}
+
+// Services belong to no tenant; a stored job names its kind only in its spec.
+bool IsService(const StoredJob& s) {
+  const auto doc = nlohmann::json::parse(s.spec_json, nullptr, /*allow_exceptions=*/false);
+  return doc.is_object() && doc.value("kind", nlohmann::json()) == "service";
+}
+
+}  // namespace
+
 util::Status Service::CheckStoredTenants(const std::vector<StoredJob>& stored) const {
   if (!options_.scheduler.tenants) return util::Status::Ok();
   const model::Tenants& tenants = *options_.scheduler.tenants;
   std::map<std::string, std::vector<std::string>> jobs;  // by tenant no longer usable
+  std::vector<std::string> without_tenant;               // submitted before the config had tenants
   for (const StoredJob& s : stored) {
-    if (s.tenant.empty()) continue;
+    if (s.tenant.empty()) {
+      // Only jobs without a tenant pay for reading their spec: none in the usual case.
+      if (!IsService(s)) without_tenant.push_back(s.name);
+      continue;
+    }
     const int i = tenants.Find(s.tenant);
     if (i < 0 || tenants.HasChildren(i)) jobs[s.tenant].push_back(s.name);
   }
+  if (!without_tenant.empty()) {
+    return util::Status::InvalidArgument(fmt::format(
+        "{}: live job(s) {} name no tenant: they were submitted under a config without "
+        "tenants: (expected every job but a service to name a tenant; cancel them under that "
+        "config before adding tenants)",
+        store_->path(), FirstNames(without_tenant)));
+  }
   if (jobs.empty()) return util::Status::Ok();
   const auto& [tenant, names] = *jobs.begin();
-  std::string listed;
-  for (size_t k = 0; k < names.size() && k < 5; ++k) listed += (k ? ", " : "") + names[k];
-  if (names.size() > 5) listed += fmt::format(" and {} more", names.size() - 5);
   const bool parent = tenants.Find(tenant) >= 0;
   return util::Status::InvalidArgument(fmt::format(
       "{}: live job(s) {} of tenant '{}', which {} (expected the tenants: the jobs were "
       "submitted under, with '{}' a tenant without children; cancel them under that config "
       "before changing it)",
-      store_->path(), listed, tenant,
+      store_->path(), FirstNames(names), tenant,
       parent ? "has child tenants in this config" : "this config's tenants: does not list",
       tenant));
 }

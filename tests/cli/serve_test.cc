@@ -402,6 +402,29 @@ TEST(ServeCli, ARestartWithoutTheTenantOfLiveJobsStopsAndKeepsThem) {
   EXPECT_EQ(again->Terminate(SIGTERM, 10), 0) << again->Stderr();
 }
 
+// Jobs submitted before the config had tenants name none; under tenants they would run outside
+// every tenant's limits, so the start stops with exit status 2, naming them, as above.
+TEST(ServeCli, ARestartThatAddsTenantsUnderJobsWithoutOneStopsAndKeepsThem) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  std::ofstream(tmp.File("two.yaml")) << "tenants:\n  - {name: vision}\n  - {name: llm}\n";
+  {
+    ASSERT_DAEMON_STARTS(d, tmp.path(), "--cluster", "v100=1");
+    ASSERT_EQ(d->Client({"submit", "--name", "n1", "--stacks", "cuda", "--duration", "10h"}).status,
+              0);
+    EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+  }
+  const std::string db = tmp.File("h.db");
+  const CommandResult r = RunCommand({HETSCHED_BINARY, "serve", "--listen", "127.0.0.1:0", "--db",
+                                      db, "--config", tmp.File("two.yaml"), "--cluster", "v100=1"},
+                                     {}, 30, tmp.path().string());
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(db + ": live job(s) n1 name no tenant"), std::string::npos) << r.err;
+  ASSERT_DAEMON_STARTS(again, tmp.path(), "--cluster", "v100=1");
+  EXPECT_EQ(JobsByName(*again).count("n1"), 1u);
+  EXPECT_EQ(again->Terminate(SIGTERM, 10), 0) << again->Stderr();
+}
+
 // ---- 2. The local backend runs real commands ----------------------------------------------
 
 TEST(ServeLocal, CpuNodeRunsCommandsKeepsExitStatusAndCancels) {
