@@ -419,10 +419,11 @@ TEST_F(FakeSlurmTest, StartRefusesWhatSlurmCannotRun) {
 }
 
 TEST_F(FakeSlurmTest, AFailedReleaseIsAStartFailure) {
-  auto b = Create();
-  ASSERT_NE(b, nullptr);
+  // Written before the backend's reader thread starts (see AnAscendJobSeesTheNpusSlurmAllocated).
   Tool("scontrol", "echo \"scontrol $*\" >> '" + dir_.path().string() +
                        "/calls'\necho 'release refused' >&2\nexit 1");
+  auto b = Create();
+  ASSERT_NE(b, nullptr);
   LaunchSpec spec;
   spec.job = "j";
   spec.attempt = 1;
