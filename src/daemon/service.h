@@ -163,6 +163,10 @@ struct TenantView {
   model::Tenant tenant;
   sched::TenantStanding standing;
   std::map<std::string, int32_t> devices;  // held now, by device type name
+  // The standing's borrowed_devices and lent_devices by device type name, types with none left
+  // out.
+  std::map<std::string, double> borrowed_devices;
+  std::map<std::string, double> lent_devices;
 };
 
 struct TenantsView {

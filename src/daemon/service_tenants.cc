@@ -54,11 +54,16 @@ TenantsView Service::TenantsNow(const TenantScope& scope) const {
   std::vector<sched::TenantStanding> standing = scheduler_->TenantStandings(SchedNow());
   for (size_t i = 0; i < tenants.list.size(); ++i) {
     if (!InScope(tenants.list[i].name, scope)) continue;
-    TenantView v{tenants.list[i], std::move(standing[i]), {}};
+    TenantView v{tenants.list[i], std::move(standing[i]), {}, {}, {}};
+    const auto type_name = [&](size_t t) -> const std::string& {
+      return cluster_.catalog.Get(model::DeviceTypeId(static_cast<int32_t>(t))).name;
+    };
     for (size_t t = 0; t < v.standing.devices.size(); ++t) {
-      const int32_t n = v.standing.devices[t];
-      if (n > 0)
-        v.devices[cluster_.catalog.Get(model::DeviceTypeId(static_cast<int32_t>(t))).name] = n;
+      if (v.standing.devices[t] > 0) v.devices[type_name(t)] = v.standing.devices[t];
+      if (v.standing.borrowed_devices[t] > 0) {
+        v.borrowed_devices[type_name(t)] = v.standing.borrowed_devices[t];
+      }
+      if (v.standing.lent_devices[t] > 0) v.lent_devices[type_name(t)] = v.standing.lent_devices[t];
     }
     out.tenants.push_back(std::move(v));
   }

@@ -293,7 +293,35 @@ std::vector<TenantStanding> TenantShares::Standing(const std::vector<JobRecord>&
   }
   const double lent = std::min(idle_total, std::max(0.0, borrowed - std::max(0.0, unguaranteed)));
   for (size_t t = 0; t < n && lent > 0; ++t) out[t].lent = lent * idle[t] / idle_total;
+  SpreadOverTypes(out);
   return out;
+}
+
+void TenantShares::SpreadOverTypes(std::vector<TenantStanding>& out) const {
+  const size_t types = quota_.empty() ? 0 : quota_[0].size();
+  std::vector<double> beyond_by_type(types, 0);  // devices borrowers hold beyond guarantees
+  double beyond_total = 0;
+  for (TenantStanding& s : out) {
+    s.borrowed_devices.assign(types, 0);
+    s.lent_devices.assign(types, 0);
+    int32_t held_devices = 0;
+    for (int32_t d : s.devices) held_devices += d;
+    if (!(s.borrowed > 0) || held_devices == 0) continue;
+    // Under a normalized quota `borrowed` is in reference devices: the same fraction of its
+    // devices.
+    const double fraction = s.held > 0 ? std::min(1.0, s.borrowed / s.held) : 0;
+    for (size_t x = 0; x < types; ++x) {
+      s.borrowed_devices[x] = fraction * s.devices[x];
+      beyond_by_type[x] += s.borrowed_devices[x];
+      beyond_total += s.borrowed_devices[x];
+    }
+  }
+  if (!(beyond_total > 0)) return;
+  for (TenantStanding& s : out) {
+    if (!(s.lent > 0)) continue;
+    for (size_t x = 0; x < types; ++x)
+      s.lent_devices[x] = s.lent * beyond_by_type[x] / beyond_total;
+  }
 }
 
 void TenantShares::RestoreUsage(const std::map<std::string, double>& usage, double at_s) {

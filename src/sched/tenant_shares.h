@@ -46,6 +46,11 @@ struct TenantStanding {
   double lent = 0;
   std::vector<int32_t> devices;  // held, by catalog type id
   double normalized = 0;         // reference devices its running jobs are worth
+  // `borrowed` and `lent` in devices by catalog type id: what it borrows spread over the types
+  // it holds; what it lends spread over the types borrowers hold beyond their guarantees (as
+  // sim::TenantBooks splits lent device-hours by type).
+  std::vector<double> borrowed_devices;
+  std::vector<double> lent_devices;
 };
 
 class TenantShares {
@@ -107,6 +112,8 @@ class TenantShares {
   // but what it lends of it idle, by `demand`), less what its running jobs that stay (`held`)
   // already borrow. A reference device counts as one device here.
   double Borrowable(const std::vector<double>& held, const std::vector<double>& demand) const;
+  // Fills each standing's borrowed_devices and lent_devices from its borrowed, lent and devices.
+  void SpreadOverTypes(std::vector<TenantStanding>& out) const;
   // Books usage of the `running` jobs up to `now_s`, decaying what was booked before.
   void Book(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
             double now_s);

@@ -125,6 +125,32 @@ TEST(TenantShares, TheOwnersJobsTakeBackWhatWasBorrowed) {
   EXPECT_EQ(Placed(d, 10, 14), 4);
 }
 
+TEST(TenantShares, StandingSpreadsBorrowedAndLentOverTheTypesBorrowersHold) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 4}, {"amd", "cuda", 1, 4}});
+  model::Tenant a = Team("a", 1, /*quota=*/2);
+  a.per_type["amd"] = 2;
+  auto s = Scheduler::Create(c, nullptr, "fifo", WithTenants({a, Team("b", 1)}));
+  ASSERT_TRUE(s.ok());
+  for (int i = 0; i < 8; ++i) {
+    model::Job j = MakeJob(i, 0, 1e6, {{"nv", 1.0}, {"amd", 1.0}});
+    j.tenant = "b";
+    ASSERT_TRUE((*s)->Submit(j, 0).accepted);
+  }
+  ASSERT_EQ((*s)->Decide(0).placed.size(), 8u);  // a is idle: b borrows all it guarantees
+  const std::vector<TenantStanding> st = (*s)->TenantStandings(10);
+  ASSERT_EQ(st.size(), 2u);
+  const int32_t nv = c.catalog.FindId("nv")->value(), amd = c.catalog.FindId("amd")->value();
+  // b holds 4 + 4 with no guarantee; the 4 nobody is guaranteed and a's idle 4 are what it
+  // borrows, a's 4 lent as b's devices lie: half on each type.
+  EXPECT_DOUBLE_EQ(st[1].borrowed, 8);
+  EXPECT_DOUBLE_EQ(st[1].borrowed_devices[nv], 4);
+  EXPECT_DOUBLE_EQ(st[1].borrowed_devices[amd], 4);
+  EXPECT_DOUBLE_EQ(st[0].lent, 4);
+  EXPECT_DOUBLE_EQ(st[0].lent_devices[nv], 2);
+  EXPECT_DOUBLE_EQ(st[0].lent_devices[amd], 2);
+  EXPECT_DOUBLE_EQ(st[0].borrowed_devices[nv] + st[1].lent_devices[nv], 0);
+}
+
 // The options of WithTenants(list), counted Kueue's way when `kueue`, with `reference` as the
 // reference type.
 SchedulerOptions Accounted(std::vector<model::Tenant> list, bool kueue,

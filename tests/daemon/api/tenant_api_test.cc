@@ -307,6 +307,9 @@ TEST_F(TenantApiTest, TenantsShowQuotaHeldBorrowedLentAndShare) {
   EXPECT_EQ(vision["lent"], 0);
   EXPECT_EQ(vision["share"], 1);
   EXPECT_EQ(vision["devices"], json({{"k80", 2}, {"v100-32g", 2}}));
+  // Its 3 borrowed of 4 held, spread over the types it holds.
+  EXPECT_EQ(vision["borrowed_devices"], json({{"k80", 1.5}, {"v100-32g", 1.5}}));
+  EXPECT_EQ(vision["lent_devices"], json::object());
   // Jobs without a measured speed run at 1 step/s everywhere: a device is a reference device.
   EXPECT_EQ(vision["normalized_devices"], 4);
   EXPECT_GT(vision["usage"].get<double>(), 0);
@@ -314,6 +317,8 @@ TEST_F(TenantApiTest, TenantsShowQuotaHeldBorrowedLentAndShare) {
   EXPECT_EQ(llm["weight"], 2);
   EXPECT_EQ(llm["held"], 0);
   EXPECT_EQ(llm["lent"], 1);
+  EXPECT_EQ(llm["lent_devices"], json({{"k80", 0.5}, {"v100-32g", 0.5}}));
+  EXPECT_EQ(llm["borrowed_devices"], json::object());
   EXPECT_EQ(llm["share"], 0);
   EXPECT_EQ(llm["usage"], 0);
   // A tenant's token sees its own entry.
