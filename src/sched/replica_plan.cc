@@ -212,7 +212,8 @@ void WeighSingleType(ReplicaPlan& plan, const ReplicaPlan& single, int32_t type)
   if (plan.single_type >= 0 && single.usd_per_hour >= plan.single_type_usd_per_hour) return;
   plan.single_type = type;
   plan.single_type_usd_per_hour = single.usd_per_hour;
-  if (single.usd_per_hour < plan.usd_per_hour - 1e-9) {
+  if (single.usd_per_hour < plan.usd_per_hour * (1 + kMixSavingsNeeded) &&
+      single.replicas != plan.replicas) {
     plan.replicas = single.replicas;
     plan.uncovered = single.uncovered;
     plan.usd_per_hour = single.usd_per_hour;

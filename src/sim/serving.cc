@@ -133,7 +133,7 @@ class Simulator {
   // Plans the replicas for the load to come (sched/replica_plan.h) and applies the plan.
   void Autoscale(double now_s);
   // Counts `plan` against the cheapest single-type plan (ServingResult::plans).
-  void Audit(const sched::ReplicaPlan& plan, double now_s);
+  void Audit(const sched::ReplicaPlan& plan);
   // What `service` asks of the plan at now_s, with `live` its replicas up now per shape; sizes
   // the replicas for the mean tokens seen so far.
   sched::ServiceDemand DemandOf(int32_t service, double now_s,
@@ -268,7 +268,7 @@ void Simulator::Autoscale(double now_s) {
         plan.message));
     return;
   }
-  Audit(plan, now_s);
+  Audit(plan);
   for (size_t s = 0; s < services_.size(); ++s) {
     if (plan.uncovered[s] > 0) {
       notes_.push_back(fmt::format(
@@ -279,19 +279,14 @@ void Simulator::Autoscale(double now_s) {
   ApplyChanges(sched::ChangesToward(live, plan.replicas), now_s);
 }
 
-void Simulator::Audit(const sched::ReplicaPlan& plan, double now_s) {
+void Simulator::Audit(const sched::ReplicaPlan& plan) {
   ++audit_.plans;
   if (plan.single_type < 0) return;
   ++audit_.single_type_covers;
   audit_.mix_usd_per_hour += plan.usd_per_hour;
   audit_.single_type_usd_per_hour += plan.single_type_usd_per_hour;
   if (plan.usd_per_hour < plan.single_type_usd_per_hour - 1e-9) ++audit_.mix_cheaper;
-  if (plan.single_type_kept) {
-    ++audit_.single_type_kept;
-    notes_.push_back(fmt::format(
-        "t={:.0f}s: the solver's mix cost more than every replica on {}; that plan was kept", now_s,
-        cluster_.catalog.Get(model::DeviceTypeId(plan.single_type)).name));
-  }
+  if (plan.single_type_kept) ++audit_.single_type_kept;
 }
 
 sched::ServiceDemand Simulator::DemandOf(int32_t service, double now_s,

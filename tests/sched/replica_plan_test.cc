@@ -176,27 +176,34 @@ ReplicaPlan Solved(std::vector<int32_t> replicas, double usd, double uncovered) 
   return p;
 }
 
-TEST(WeighSingleType, KeepsTheSingleTypeOnlyWhenItCoversAsMuchForLess) {
+TEST(WeighSingleType, KeepsTheMixOnlyWhenItSavesEnoughOverASingleTypeCoveringAsMuch) {
   ReplicaPlan mix = Solved({2, 1}, 10, 0);
   // Cheaper, but leaves load uncovered that the mix covers: not a fair alternative.
   WeighSingleType(mix, Solved({0, 1}, 4, 2), 1);
   EXPECT_EQ(mix.single_type, -1);
-  // Covers as much and costs more: recorded, the mix kept.
+  // Covers as much and costs 20 % more: recorded, the mix kept.
   WeighSingleType(mix, Solved({4, 0}, 12, 0), 0);
   EXPECT_EQ(mix.single_type, 0);
   EXPECT_DOUBLE_EQ(mix.single_type_usd_per_hour, 12);
   EXPECT_EQ(mix.replicas[0], (std::vector<int32_t>{2, 1}));
   EXPECT_FALSE(mix.single_type_kept);
-  // Covers as much for less (a solve cut short can give such a mix): its replicas replace it.
-  WeighSingleType(mix, Solved({0, 3}, 9, 0), 1);
+  // Covers as much for 1 % more: the mix saves less than kMixSavingsNeeded (2 %), so the
+  // single type's replicas replace it.
+  ASSERT_LT(0.01, kMixSavingsNeeded);
+  WeighSingleType(mix, Solved({0, 3}, 10.1, 0), 1);
   EXPECT_EQ(mix.single_type, 1);
-  EXPECT_DOUBLE_EQ(mix.usd_per_hour, 9);
+  EXPECT_DOUBLE_EQ(mix.usd_per_hour, 10.1);
   EXPECT_EQ(mix.replicas[0], (std::vector<int32_t>{0, 3}));
   EXPECT_TRUE(mix.single_type_kept);
   // A dearer single type after a cheaper one changes nothing.
-  WeighSingleType(mix, Solved({5, 0}, 11, 0), 0);
+  WeighSingleType(mix, Solved({5, 0}, 10.15, 0), 0);
   EXPECT_EQ(mix.single_type, 1);
-  EXPECT_DOUBLE_EQ(mix.single_type_usd_per_hour, 9);
+  EXPECT_DOUBLE_EQ(mix.single_type_usd_per_hour, 10.1);
+  // A plan that is already one type's: recorded, nothing to replace.
+  ReplicaPlan single = Solved({0, 3}, 10, 0);
+  WeighSingleType(single, Solved({0, 3}, 10, 0), 1);
+  EXPECT_EQ(single.single_type, 1);
+  EXPECT_FALSE(single.single_type_kept);
 }
 
 // The claim the serving evidence rests on (docs/results.md, "The cheapest mix against
@@ -252,7 +259,13 @@ TEST(PlanReplicas, NeverCostsMoreThanTheCheapestSingleTypeCoveringTheSameForecas
     }
     if (cheapest_single >= 0) {
       EXPECT_NEAR(plan.single_type_usd_per_hour, cheapest_single, 1e-9) << "round " << round;
-      mix_cheaper += plan.usd_per_hour < cheapest_single - 1e-9 ? 1 : 0;
+      // A mix is kept only when it saves enough.
+      const bool mix_kept = plan.usd_per_hour < cheapest_single - 1e-9;
+      if (mix_kept) {
+        EXPECT_LE(plan.usd_per_hour * (1 + kMixSavingsNeeded), cheapest_single + 1e-9)
+            << "round " << round;
+      }
+      mix_cheaper += mix_kept ? 1 : 0;
     } else {
       EXPECT_EQ(plan.single_type, -1) << "round " << round;
     }
