@@ -24,6 +24,13 @@ bin=${HETSCHED:-$root/build/hetsched}
 [[ -x $bin ]] || { echo "serving-baselines.sh: $bin is not an executable" >&2; exit 2; }
 workloads=("$@")
 [[ ${#workloads[@]} -gt 0 ]] || workloads=(seed-day bursty-day window-70b window-13b)
+for w in "${workloads[@]}"; do
+  case "$w" in
+    seed-day | bursty-day | window-70b | window-13b) ;;
+    *) echo "serving-baselines.sh: unknown workload '$w' (expected seed-day, bursty-day," \
+         "window-70b or window-13b)" >&2; exit 2 ;;
+  esac
+done
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cluster=$root/examples/clusters/seed-startup.yaml
@@ -57,8 +64,6 @@ for w in "${workloads[@]}"; do
       window_trace
       window_workload "llama-${w#window-}" "$out/$w.yaml"
       args=(--trace "$out/$w.yaml" --serving-horizon 1200) ;;
-    *) echo "serving-baselines.sh: unknown workload '$w' (expected seed-day, bursty-day," \
-         "window-70b or window-13b)" >&2; exit 2 ;;
   esac
   for mode in hetsched "${types[@]/#/single:}" static-peak; do
     rm -f "$out/$w-$mode.json" "$out/$w-$mode.err"
