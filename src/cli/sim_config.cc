@@ -89,7 +89,7 @@ util::Status ParseServices(const model::io::DocReader& r, const DocValue& node, 
       ASSIGN_OR_RETURN(std::string name, r.String(v, field));
       if (!sim::ParseServingMode(name).ok()) {
         return r.Error(v, field, fmt::format("'{}' is unknown", name),
-                       "hetsched, strongest or static-peak");
+                       "hetsched, strongest, static-peak or single:TYPE");
       }
       c.serving = name;
     } else if (key == "interval") {

@@ -186,7 +186,8 @@ void AddSchedulingFlags(CLI::App& cmd, SimFlags& f) {
   cmd.add_option("--serving", f.serving,
                  "how services (kind: service) get replicas: hetsched (the cheapest mix for the "
                  "forecast load, every interval), strongest (autoscaled, strongest device type "
-                 "only) or static-peak (sized for the day's busiest interval, held all day)")
+                 "only), single:TYPE (autoscaled, every replica on TYPE) or static-peak (sized "
+                 "for the day's busiest interval, held all day)")
       ->capture_default_str();
   cmd.add_option("--serving-calibration", f.serving_calibration,
                  "measured LLM step times the serving model is fitted to (Splitwise's "
@@ -505,7 +506,11 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& flags) {
   auto serving = sim::ParseServingMode(f.serving);
   if (!serving.ok())
     return util::Status::InvalidArgument("--serving: " + serving.status().message());
-  o.serving.mode = *serving;
+  o.serving.mode = serving->mode;
+  o.serving.single_type = serving->single_type;
+  if (auto st = sim::CheckSingleType(in.cluster, o.serving); !st.ok()) {
+    return util::Status::InvalidArgument("--serving: " + st.message());
+  }
   o.serving.interval_s = f.serving_interval_s;
   o.serving.horizon_s = f.serving_horizon_s;
   RETURN_IF_ERROR(LoadTrainingValues(config, in.cluster, o.serving));

@@ -25,7 +25,15 @@ nlohmann::json ServingJson(const sim::ServingResult& sv) {
                         {"peak_replicas", o.peak_replicas},
                         {"replicas_started", o.replicas_started}});
   }
+  const sim::PlanAudit& a = sv.plans;
   return {{"mode", sv.mode},
+          {"plans",
+           {{"solved", a.plans},
+            {"single_type_covers", a.single_type_covers},
+            {"mix_cheaper", a.mix_cheaper},
+            {"single_type_kept", a.single_type_kept},
+            {"mix_usd_per_hour", a.mix_usd_per_hour},
+            {"single_type_usd_per_hour", a.single_type_usd_per_hour}}},
           {"requests", sv.requests},
           {"services", services},
           {"pool_devices", sv.pool.size()},

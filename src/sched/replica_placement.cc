@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <string>
 
 #include "model/compatibility.h"
+#include "model/software_stack.h"
 
 namespace hetsched::sched {
 namespace {
@@ -42,6 +44,35 @@ double DeviceHourUsd(const model::DeviceType& type, const ReplicaPricing& pricin
   return type.price_per_hour * (1 + training) + type.peak_watts / 1000 * pricing.usd_per_kwh;
 }
 
+// The tp on `type` with the least cost per request/s among those that meet the SLO; when none
+// does, InvalidArgument saying why the widest misses ("a100-80g (tp 8): ...").
+util::Result<ServiceShape> CheapestShapeOn(const model::DeviceType& type, int32_t type_index,
+                                           const TypeReach& reach, const ReplicaSizing& sizing,
+                                           const cost::ServingCalibrations& calibrations,
+                                           const ReplicaPricing& pricing) {
+  const auto options =
+      cost::ReplicaOptions(sizing.served, type, reach.per_node, reach.link_bandwidth, calibrations,
+                           sizing.slo, sizing.mean_input, sizing.mean_output, sizing.long_input);
+  // One shape per type (mixing degrees on one type fragments its nodes).
+  std::optional<ServiceShape> cheapest;
+  double cheapest_per_request = std::numeric_limits<double>::infinity();
+  for (const cost::ReplicaOption& o : options) {
+    if (!o.capacity.feasible) continue;
+    const double usd_h = o.tp * DeviceHourUsd(type, pricing);
+    if (usd_h / o.capacity.requests_per_s < cheapest_per_request) {
+      cheapest_per_request = usd_h / o.capacity.requests_per_s;
+      cheapest = ServiceShape{model::DeviceTypeId(type_index), o.tp, reach.link_bandwidth, usd_h};
+    }
+  }
+  if (cheapest) return *cheapest;
+  return util::Status::InvalidArgument(
+      fmt::format("{} (tp {}): {}", type.name, options.back().tp, options.back().capacity.why_not));
+}
+
+std::string SloText(const ReplicaSizing& sizing) {
+  return fmt::format("TTFT {} s, TPOT {} s", sizing.slo.ttft_s, sizing.slo.tpot_s);
+}
+
 }  // namespace
 
 util::Result<std::vector<ServiceShape>> ChooseServiceShapes(
@@ -54,25 +85,11 @@ util::Result<std::vector<ServiceShape>> ChooseServiceShapes(
     const model::DeviceType& type = cluster.catalog.Get(model::DeviceTypeId(type_index));
     if (!model::TypeRunsJob(type, job)) continue;
     ++compatible_types;
-    const auto options = cost::ReplicaOptions(
-        sizing.served, type, reach.per_node, reach.link_bandwidth, calibrations, sizing.slo,
-        sizing.mean_input, sizing.mean_output, sizing.long_input);
-    // One shape per type (mixing degrees on one type fragments its nodes).
-    std::optional<ServiceShape> cheapest;
-    double cheapest_per_request = std::numeric_limits<double>::infinity();
-    for (const cost::ReplicaOption& o : options) {
-      if (!o.capacity.feasible) continue;
-      const double usd_h = o.tp * DeviceHourUsd(type, pricing);
-      if (usd_h / o.capacity.requests_per_s < cheapest_per_request) {
-        cheapest_per_request = usd_h / o.capacity.requests_per_s;
-        cheapest = ServiceShape{model::DeviceTypeId(type_index), o.tp, reach.link_bandwidth, usd_h};
-      }
-    }
-    if (cheapest) {
-      shapes.push_back(*cheapest);
+    auto shape = CheapestShapeOn(type, type_index, reach, sizing, calibrations, pricing);
+    if (shape.ok()) {
+      shapes.push_back(*shape);
     } else {
-      misses += fmt::format("{}{} (tp {}): {}", misses.empty() ? "" : "; ", type.name,
-                            options.back().tp, options.back().capacity.why_not);
+      misses += (misses.empty() ? "" : "; ") + shape.status().message();
     }
   }
   if (compatible_types == 0) {
@@ -80,10 +97,38 @@ util::Result<std::vector<ServiceShape>> ChooseServiceShapes(
   }
   if (shapes.empty()) {
     return util::Status::InvalidArgument(
-        fmt::format("no device type meets its SLO (TTFT {} s, TPOT {} s): {}", sizing.slo.ttft_s,
-                    sizing.slo.tpot_s, misses));
+        fmt::format("no device type meets its SLO ({}): {}", SloText(sizing), misses));
   }
   return shapes;
+}
+
+util::Result<std::vector<ServiceShape>> ShapesOnType(const model::Cluster& cluster,
+                                                     const model::Job& job,
+                                                     model::DeviceTypeId type,
+                                                     const ReplicaSizing& sizing,
+                                                     const cost::ServingCalibrations& calibrations,
+                                                     const ReplicaPricing& pricing) {
+  const model::DeviceType& t = cluster.catalog.Get(type);
+  const auto per_type = ReachPerType(cluster);
+  const auto reach = per_type.find(type.value());
+  if (reach == per_type.end()) {
+    return util::Status::InvalidArgument(
+        fmt::format("the cluster has no device of type {}", t.name));
+  }
+  if (!model::TypeRunsJob(t, job)) {
+    std::string stacks;
+    for (const model::StackRequirement& r : job.stacks) {
+      stacks += (stacks.empty() ? "" : ", ") + model::ToString(r);
+    }
+    return util::Status::InvalidArgument(
+        fmt::format("its stacks ({}) do not run on {}", stacks, t.name));
+  }
+  auto shape = CheapestShapeOn(t, type.value(), reach->second, sizing, calibrations, pricing);
+  if (!shape.ok()) {
+    return util::Status::InvalidArgument(fmt::format("{} cannot meet its SLO ({}): {}", t.name,
+                                                     SloText(sizing), shape.status().message()));
+  }
+  return std::vector<ServiceShape>{*shape};
 }
 
 std::vector<ServiceShape> StrongestShapes(const model::DeviceCatalog& catalog,

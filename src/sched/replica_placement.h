@@ -55,6 +55,17 @@ util::Result<std::vector<ServiceShape>> ChooseServiceShapes(
     const model::Cluster& cluster, const model::Job& job, const ReplicaSizing& sizing,
     const cost::ServingCalibrations& calibrations, const ReplicaPricing& pricing);
 
+// ChooseServiceShapes' shape for `type` alone: the `single:TYPE` baseline. InvalidArgument when
+// the cluster has no device of the type ("the cluster has no device of type ..."), the job's
+// stacks do not run on it ("its stacks (cuda>=12.0) do not run on mi250x") or no tp meets the
+// SLO (saying why the widest misses); the caller names the service.
+util::Result<std::vector<ServiceShape>> ShapesOnType(const model::Cluster& cluster,
+                                                     const model::Job& job,
+                                                     model::DeviceTypeId type,
+                                                     const ReplicaSizing& sizing,
+                                                     const cost::ServingCalibrations& calibrations,
+                                                     const ReplicaPricing& pricing);
+
 // The shapes on the strongest type (fp16 peak) among `shapes`: the `strongest` baseline.
 std::vector<ServiceShape> StrongestShapes(const model::DeviceCatalog& catalog,
                                           std::vector<ServiceShape> shapes);

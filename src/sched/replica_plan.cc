@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "sched/integer_program.h"
 
@@ -94,9 +95,12 @@ double ForecastRequestRate(const std::vector<double>& recent_rates, std::vector<
   return rate;
 }
 
-ReplicaPlan PlanReplicas(const std::vector<ServiceDemand>& services,
-                         const std::map<std::pair<int32_t, int32_t>, int32_t>& free_devices,
-                         double max_seconds) {
+namespace {
+
+// The integer program of PlanReplicas over every shape of `services`.
+ReplicaPlan SolvePlan(const std::vector<ServiceDemand>& services,
+                      const std::map<std::pair<int32_t, int32_t>, int32_t>& free_devices,
+                      double max_seconds) {
   LinearProgram lp(LinearProgram::Sense::kMinimize);
   std::vector<int32_t> demand_row(services.size()), min_row(services.size());
   for (size_t s = 0; s < services.size(); ++s) {
@@ -164,6 +168,78 @@ ReplicaPlan PlanReplicas(const std::vector<ServiceDemand>& services,
     } else {
       plan.replicas[s][k] += static_cast<int32_t>(std::lround(sol.values[v]));
     }
+  }
+  plan.usd_per_hour = PlanCostPerHour(services, plan.replicas);
+  return plan;
+}
+
+// `services` with every shape not on `type` unusable (capacity 0), shape indices kept.
+std::vector<ServiceDemand> OnlyType(std::vector<ServiceDemand> services, int32_t type) {
+  for (ServiceDemand& service : services) {
+    for (ReplicaShape& shape : service.shapes) {
+      if (shape.type != type) shape.capacity = 0;
+    }
+  }
+  return services;
+}
+
+// Whether `plan` leaves no more of any service's demand uncovered than `than` does.
+bool CoversAsMuch(const ReplicaPlan& plan, const ReplicaPlan& than) {
+  for (size_t s = 0; s < plan.uncovered.size(); ++s) {
+    if (plan.uncovered[s] > than.uncovered[s] + 1e-6) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+double PlanCostPerHour(const std::vector<ServiceDemand>& services,
+                       const std::vector<std::vector<int32_t>>& replicas) {
+  double usd = 0;
+  for (size_t s = 0; s < services.size(); ++s) {
+    for (size_t k = 0; k < services[s].shapes.size(); ++k) {
+      const ReplicaShape& sh = services[s].shapes[k];
+      const int32_t kept = std::min(replicas[s][k], sh.live);
+      const int32_t started = replicas[s][k] - kept;
+      usd += sh.usd_per_hour * (kept + started * (1 + services[s].startup_h + kStartPenaltyH));
+    }
+  }
+  return usd;
+}
+
+void WeighSingleType(ReplicaPlan& plan, const ReplicaPlan& single, int32_t type) {
+  if (!CoversAsMuch(single, plan)) return;
+  if (plan.single_type >= 0 && single.usd_per_hour >= plan.single_type_usd_per_hour) return;
+  plan.single_type = type;
+  plan.single_type_usd_per_hour = single.usd_per_hour;
+  if (single.usd_per_hour < plan.usd_per_hour * (1 + kMixSavingsNeeded) &&
+      single.replicas != plan.replicas) {
+    plan.replicas = single.replicas;
+    plan.uncovered = single.uncovered;
+    plan.usd_per_hour = single.usd_per_hour;
+    plan.single_type_kept = true;
+  }
+}
+
+ReplicaPlan PlanReplicas(const std::vector<ServiceDemand>& services,
+                         const std::map<std::pair<int32_t, int32_t>, int32_t>& free_devices,
+                         double max_seconds) {
+  ReplicaPlan plan = SolvePlan(services, free_devices, max_seconds);
+  if (!plan.solved) return plan;
+  std::set<int32_t> types;
+  for (const ServiceDemand& service : services) {
+    for (const ReplicaShape& shape : service.shapes) {
+      if (shape.capacity > 0) types.insert(shape.type);
+    }
+  }
+  if (types.size() == 1) {  // the mix is that type's plan
+    plan.single_type = *types.begin();
+    plan.single_type_usd_per_hour = plan.usd_per_hour;
+    return plan;
+  }
+  for (int32_t type : types) {
+    const ReplicaPlan single = SolvePlan(OnlyType(services, type), free_devices, max_seconds);
+    if (single.solved) WeighSingleType(plan, single, type);
   }
   return plan;
 }

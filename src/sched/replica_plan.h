@@ -69,16 +69,43 @@ struct ReplicaPlan {
   std::string message;                         // the solver's, when not solved
   std::vector<std::vector<int32_t>> replicas;  // per service and shape: how many to run
   std::vector<double> uncovered;               // per service: requests/s with no room
+  double usd_per_hour = 0;                     // PlanCostPerHour of `replicas`
+  // The cheapest plan with every replica on one device type that covers as much of each
+  // service's demand as this one: its type (-1 when no single type does) and cost.
+  int32_t single_type = -1;
+  double single_type_usd_per_hour = 0;
+  // `replicas` are that single type's: the mix of types saved less than kMixSavingsNeeded.
+  bool single_type_kept = false;
 };
 
-// Replica counts per service and shape. Minimises the replicas' hourly cost, a new replica
-// costing its start-up and a quarter hour more than one kept (so equal mixes do not churn),
-// subject to: each service's demand carried (or reported uncovered, at a prohibitive cost);
-// each service keeping at least one replica; a type giving at most its free devices; and
-// replicas of tp devices numbering at most the sum over nodes of free / tp (a replica stays
-// within one node). `free_devices[{type, node}]` counts the devices no replica holds plus
-// those of the live replicas (the plan may keep or drop them). Solved by CBC within
-// `max_seconds`.
+// What a plan costs by the measure PlanReplicas minimises: per shape, replicas up to those
+// live at their hourly cost, each one more at its cost plus its start-up plus a quarter hour
+// (so equal mixes do not churn).
+double PlanCostPerHour(const std::vector<ServiceDemand>& services,
+                       const std::vector<std::vector<int32_t>>& replicas);
+
+// A mix of device types must cost this much less than the cheapest single type covering as
+// much, or that single type's plan is kept. A mix that saves little tends to pay for it later:
+// its replicas on the weaker type carry less, so a rise in load moves them (start-up and
+// make-before-break); on a 20-minute window of Azure's conversation trace, a first plan that
+// saved 0.7 % so cost 1.4 % more over the window (docs/results.md).
+inline constexpr double kMixSavingsNeeded = 0.02;
+
+// Weighs `single`, a plan for the same demands with every replica on device type `type`,
+// against `plan`. When it leaves no more of any service's demand uncovered and costs less than
+// the single type recorded so far, it becomes plan's single type; when it also costs less than
+// `plan` plus kMixSavingsNeeded, its replicas replace plan's (single_type_kept).
+void WeighSingleType(ReplicaPlan& plan, const ReplicaPlan& single, int32_t type);
+
+// Replica counts per service and shape. Minimises PlanCostPerHour subject to: each service's
+// demand carried (or reported uncovered, at a prohibitive cost); each service keeping at least
+// one replica; a type giving at most its free devices; and replicas of tp devices numbering at
+// most the sum over nodes of free / tp (a replica stays within one node).
+// `free_devices[{type, node}]` counts the devices no replica holds plus those of the live
+// replicas (the plan may keep or drop them). Solved by CBC within `max_seconds`, once for the
+// mix of all shapes and, when the shapes span several device types, once per type with that
+// type's shapes alone (WeighSingleType): the mix is kept only when it costs kMixSavingsNeeded
+// less than every single type that covers as much, so no plan costs more than such a type's.
 ReplicaPlan PlanReplicas(const std::vector<ServiceDemand>& services,
                          const std::map<std::pair<int32_t, int32_t>, int32_t>& free_devices,
                          double max_seconds = 10);

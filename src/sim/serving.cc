@@ -1,13 +1,16 @@
 #include "sim/serving.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <deque>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <queue>
+#include <set>
 #include <span>
 #include <utility>
 
@@ -111,7 +114,11 @@ double Percentile99(std::vector<float>& v) {
 class Simulator {
  public:
   Simulator(const model::Cluster& cluster, const ServingOptions& options)
-      : cluster_(cluster), options_(options), held_(cluster.devices.size(), 0) {}
+      : cluster_(cluster), options_(options), held_(cluster.devices.size(), 0) {
+    if (options.mode == ServingMode::kSingleType) {
+      single_type_ = cluster.catalog.FindId(options.single_type);
+    }
+  }
 
   util::Status AddService(const model::Job& job, const std::vector<model::InferenceRequest>& reqs);
   util::Result<ServingResult> Run();
@@ -125,6 +132,8 @@ class Simulator {
   double LongPrompt(const ServiceState& s, double from_s, double to_s) const;
   // Plans the replicas for the load to come (sched/replica_plan.h) and applies the plan.
   void Autoscale(double now_s);
+  // Counts `plan` against the cheapest single-type plan (ServingResult::plans).
+  void Audit(const sched::ReplicaPlan& plan);
   // What `service` asks of the plan at now_s, with `live` its replicas up now per shape; sizes
   // the replicas for the mean tokens seen so far.
   sched::ServiceDemand DemandOf(int32_t service, double now_s,
@@ -153,6 +162,9 @@ class Simulator {
   std::vector<char> held_;  // by device
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::vector<std::string> notes_;
+  PlanAudit audit_;
+  // kSingleType: the type every replica goes on (nothing otherwise).
+  std::optional<model::DeviceTypeId> single_type_;
   // (service, shape) the last plan asked for that found no room: started as soon as a
   // release frees enough devices (as a pending pod is), until the next plan.
   std::vector<std::pair<int32_t, int32_t>> pending_starts_;
@@ -178,8 +190,11 @@ util::Status Simulator::AddService(const model::Job& job,
   s.tokens = MeanTokens(s, 0, options_.interval_s);
   const sched::ReplicaSizing sizing{s.served, s.slo, s.tokens.input, s.tokens.output,
                                     LongPrompt(s, 0, options_.interval_s)};
-  auto shapes = sched::ChooseServiceShapes(cluster_, job, sizing, options_.calibrations,
-                                           {options_.usd_per_kwh, &options_.training_value});
+  const sched::ReplicaPricing pricing{options_.usd_per_kwh, &options_.training_value};
+  auto shapes = single_type_ ? sched::ShapesOnType(cluster_, job, *single_type_, sizing,
+                                                   options_.calibrations, pricing)
+                             : sched::ChooseServiceShapes(cluster_, job, sizing,
+                                                          options_.calibrations, pricing);
   if (!shapes.ok())
     return util::Status::InvalidArgument(ServiceError(job, shapes.status().message()));
   s.shapes = *std::move(shapes);
@@ -253,6 +268,7 @@ void Simulator::Autoscale(double now_s) {
         plan.message));
     return;
   }
+  Audit(plan);
   for (size_t s = 0; s < services_.size(); ++s) {
     if (plan.uncovered[s] > 0) {
       notes_.push_back(fmt::format(
@@ -261,6 +277,16 @@ void Simulator::Autoscale(double now_s) {
     }
   }
   ApplyChanges(sched::ChangesToward(live, plan.replicas), now_s);
+}
+
+void Simulator::Audit(const sched::ReplicaPlan& plan) {
+  ++audit_.plans;
+  if (plan.single_type < 0) return;
+  ++audit_.single_type_covers;
+  audit_.mix_usd_per_hour += plan.usd_per_hour;
+  audit_.single_type_usd_per_hour += plan.single_type_usd_per_hour;
+  if (plan.usd_per_hour < plan.single_type_usd_per_hour - 1e-9) ++audit_.mix_cheaper;
+  if (plan.single_type_kept) ++audit_.single_type_kept;
 }
 
 sched::ServiceDemand Simulator::DemandOf(int32_t service, double now_s,
@@ -567,6 +593,7 @@ void Simulator::Book(const ServiceState& st, ServingResult& result) const {
 util::Result<ServingResult> Simulator::Run() {
   ServingResult result;
   result.mode = std::string(ServingModeName(options_.mode));
+  if (options_.mode == ServingMode::kSingleType) result.mode += ":" + options_.single_type;
   double next_tick = 0;
   bool ticking = true;
   while (true) {
@@ -622,6 +649,7 @@ util::Result<ServingResult> Simulator::Run() {
   result.slo_attainment =
       result.requests > 0 ? static_cast<double>(result.within_slo) / result.requests : 1;
   result.notes = std::move(notes_);
+  result.plans = audit_;
   return result;
 }
 
@@ -635,17 +663,35 @@ std::string_view ServingModeName(ServingMode mode) {
       return "strongest";
     case ServingMode::kStaticPeak:
       return "static-peak";
+    case ServingMode::kSingleType:
+      return "single";
   }
   return "unknown";
 }
 
-util::Result<ServingMode> ParseServingMode(std::string_view text) {
+util::Result<ServingChoice> ParseServingMode(std::string_view text) {
   for (ServingMode m :
        {ServingMode::kHetsched, ServingMode::kStrongest, ServingMode::kStaticPeak}) {
-    if (text == ServingModeName(m)) return m;
+    if (text == ServingModeName(m)) return ServingChoice{m, ""};
   }
+  constexpr std::string_view kSingle = "single:";
+  if (text.starts_with(kSingle) && text.size() > kSingle.size()) {
+    return ServingChoice{ServingMode::kSingleType, std::string(text.substr(kSingle.size()))};
+  }
+  return util::Status::InvalidArgument(fmt::format(
+      "unknown serving mode '{}' (expected hetsched, strongest, static-peak or single:TYPE)",
+      text));
+}
+
+util::Status CheckSingleType(const model::Cluster& cluster, const ServingOptions& options) {
+  if (options.mode != ServingMode::kSingleType) return util::Status::Ok();
+  std::set<std::string> types;
+  for (const model::Device& d : cluster.devices) types.insert(cluster.catalog.Get(d.type).name);
+  const auto id = cluster.catalog.FindId(options.single_type);
+  if (id && types.count(cluster.catalog.Get(*id).name) > 0) return util::Status::Ok();
   return util::Status::InvalidArgument(
-      fmt::format("unknown serving mode '{}' (expected hetsched, strongest or static-peak)", text));
+      fmt::format("single:{}: the cluster has no device of type {} (its types: {})",
+                  options.single_type, options.single_type, fmt::join(types, ", ")));
 }
 
 util::Result<ServingResult> SimulateServing(
@@ -655,6 +701,7 @@ util::Result<ServingResult> SimulateServing(
   if (options.interval_s <= 0 || options.horizon_s <= 0) {
     return util::Status::InvalidArgument("serving: interval and horizon must be positive");
   }
+  RETURN_IF_ERROR(CheckSingleType(cluster, options));
   Simulator sim(cluster, options);
   for (size_t s = 0; s < services.size(); ++s) {
     RETURN_IF_ERROR(sim.AddService(*services[s], requests[s]));
@@ -665,6 +712,7 @@ util::Result<ServingResult> SimulateServing(
 util::Status CheckService(const model::Cluster& cluster, const model::Job& service,
                           const std::vector<model::InferenceRequest>& requests,
                           const ServingOptions& options) {
+  RETURN_IF_ERROR(CheckSingleType(cluster, options));
   Simulator sim(cluster, options);
   return sim.AddService(service, requests);
 }

@@ -31,14 +31,22 @@ namespace hetsched::sim {
 
 // kHetsched: the cheapest replica mix for the forecast load, rescaled every interval.
 // kStrongest: the same autoscaling, but only on the strongest device type (fp16 peak) the
-// service can run on. kStaticPeak: one replica set, sized for the day's highest interval rate
+// service can run on. kSingleType: the same autoscaling, every replica of every service on one
+// named device type. kStaticPeak: one replica set, sized for the day's highest interval rate
 // (seen in hindsight, as an operator provisions from yesterday's peak), held all day.
-enum class ServingMode { kHetsched, kStrongest, kStaticPeak };
-std::string_view ServingModeName(ServingMode mode);  // "hetsched", "strongest", "static-peak"
-util::Result<ServingMode> ParseServingMode(std::string_view text);
+enum class ServingMode { kHetsched, kStrongest, kStaticPeak, kSingleType };
+// "hetsched", "strongest", "static-peak", "single"
+std::string_view ServingModeName(ServingMode mode);
+// A --serving value: a mode's name, or single:TYPE for kSingleType.
+struct ServingChoice {
+  ServingMode mode = ServingMode::kHetsched;
+  std::string single_type;  // kSingleType: the device type's name (not checked here)
+};
+util::Result<ServingChoice> ParseServingMode(std::string_view text);
 
 struct ServingOptions {
   ServingMode mode = ServingMode::kHetsched;
+  std::string single_type;   // kSingleType: a device type of the cluster, by name
   double horizon_s = 86400;  // requests arrive in [0, horizon_s)
   double interval_s = 300;   // autoscaling period
   // Capacity kept above the forecast (fraction), so that bursts within an interval fit.
@@ -69,8 +77,21 @@ struct ServiceOutcome {
   int32_t replicas_started = 0;
 };
 
+// How the autoscaler's plans compared with the cheapest plan putting every replica on one
+// device type that covers as much of the forecast (sched::ReplicaPlan::single_type), by the
+// planner's own cost measure (sched::PlanCostPerHour).
+struct PlanAudit {
+  int32_t plans = 0;                    // plans solved
+  int32_t single_type_covers = 0;       // of them, those some single type covered
+  int32_t mix_cheaper = 0;              // of those, the ones where the plan cost less
+  int32_t single_type_kept = 0;         // of those, the ones where a mix saved too little to keep
+  double mix_usd_per_hour = 0;          // summed over the plans a single type covered
+  double single_type_usd_per_hour = 0;  // the single types' plans for the same intervals
+};
+
 struct ServingResult {
-  std::string mode;
+  std::string mode;  // ServingModeName, or single:TYPE
+  PlanAudit plans;
   std::vector<ServiceOutcome> services;
   int64_t requests = 0;
   int64_t within_slo = 0;
@@ -84,10 +105,17 @@ struct ServingResult {
   std::vector<std::string> notes;     // replicas the cluster had no room for, and the like
 };
 
+// For kSingleType: InvalidArgument unless some device of `cluster` has options.single_type
+// ("single:h100-80g: the cluster has no device of type h100-80g (its types: a100-80g, ...)").
+// OK for the other modes.
+util::Status CheckSingleType(const model::Cluster& cluster, const ServingOptions& options);
+
 // Simulates `services` (jobs of kind kService, with their requests already generated in
 // `requests`, one list per service, sorted by arrival) on `cluster`. Errors (InvalidArgument,
 // at the service's place in the workload file): no device type of the cluster can run its
-// model within its SLO (saying how far the best misses), its stacks match no device type.
+// model within its SLO (saying how far the best misses), its stacks match no device type;
+// under kSingleType, that type cannot run it (sched::ShapesOnType says why), or
+// CheckSingleType's.
 util::Result<ServingResult> SimulateServing(
     const model::Cluster& cluster, const std::vector<const model::Job*>& services,
     const std::vector<std::vector<model::InferenceRequest>>& requests,

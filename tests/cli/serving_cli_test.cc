@@ -97,6 +97,26 @@ TEST(SimulateServingCli, ReportsAttainmentCostAndLending) {
   EXPECT_NE(bad.out.find("--serving"), std::string::npos) << bad.out;
 }
 
+// --serving single:TYPE: every replica on TYPE; a type the cluster lacks is refused.
+TEST(SimulateServingCli, ASingleTypeBaselineAndATypeTheClusterLacks) {
+  const std::string w = Write("single.yaml", kChat);
+  const std::string json = ::testing::TempDir() + "/serving_cli_test_single.json";
+  CliRun r = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w +
+                      " --quiet --serving single:a100-80g --serving-horizon 900 --json " + json);
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["serving"]["mode"], "single:a100-80g");
+  EXPECT_EQ(j["serving"]["plans"]["solved"].get<int>(), 3) << j["serving"];
+  CliRun bad = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w +
+                        " --quiet --serving single:mi250x");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--serving: single:mi250x: the cluster has no device of type mi250x "
+                         "(its types: a100-80g)"),
+            std::string::npos)
+      << bad.out;
+}
+
 // --serving-horizon: the service takes requests over that span instead of a day.
 TEST(SimulateServingCli, AServingHorizonBoundsTheRequests) {
   const std::string w = Write("horizon.yaml", kChat);

@@ -73,8 +73,8 @@ TEST(SimConfig, BadFieldsAreLocated) {
       {"training:\n  elastic: maybe\n",
        "c.yaml:2:12: training.elastic: 'maybe' is not a boolean (expected true or false)"},
       {"services:\n  placement: cheapest\n",
-       "c.yaml:2:14: services.placement: 'cheapest' is unknown (expected hetsched, strongest or "
-       "static-peak)"},
+       "c.yaml:2:14: services.placement: 'cheapest' is unknown (expected hetsched, strongest, "
+       "static-peak or single:TYPE)"},
       {"services:\n  interval: 5s\n",
        "c.yaml:2:13: services.interval: '5s' is not a duration (expected a "
        "duration from 10 s to 86400 s"},

@@ -1,10 +1,12 @@
 // Replica planning for services (sched/replica_plan.h): the forecast (from rates, and from
-// arrivals), and the integer program's choices on cases small enough to check by hand.
+// arrivals), the integer program's choices on cases small enough to check by hand, and, on
+// random cases, that no plan costs more than the cheapest single type covering as much.
 #include "sched/replica_plan.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
 namespace hetsched::sched {
 namespace {
@@ -129,6 +131,148 @@ TEST(PlanReplicas, ServicesShareATypesDevicesAndNodeSlots) {
   EXPECT_EQ(p.replicas[0][1] + p.replicas[1][1], 2);
   EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{0, 1}));
   EXPECT_EQ(p.replicas[1], (std::vector<int32_t>{0, 1}));  // 6 req/s: one type-1 (1.875)
+}
+
+TEST(PlanCostPerHour, KeptReplicasAtTheirCostNewOnesWithStartUpAndAQuarterHour) {
+  // Two type-0 replicas live, half an hour of start-up. Three type-0 replicas: two kept (2)
+  // and one new (1 x 1.75); one new type-1 (1.5 x 1.75).
+  EXPECT_DOUBLE_EQ(PlanCostPerHour({Demand(10, 2, 0, 0.5)}, {{3, 1}}), 2 + 1.75 + 2.625);
+  // Fewer than live: only those kept are paid for.
+  EXPECT_DOUBLE_EQ(PlanCostPerHour({Demand(10, 2, 0, 0.5)}, {{1, 0}}), 1);
+}
+
+TEST(PlanReplicas, NamesTheCheapestSingleTypeThatCoversTheDemand) {
+  // 10 req/s: the mix is two type-1 replicas (3.75), which is type 1 alone; type 0 alone
+  // needs four (5).
+  ReplicaPlan p = PlanReplicas({Demand(10, 0, 0, 0)}, kFree);
+  ASSERT_TRUE(p.solved) << p.message;
+  EXPECT_EQ(p.single_type, 1);
+  EXPECT_DOUBLE_EQ(p.single_type_usd_per_hour, 3.75);
+  EXPECT_DOUBLE_EQ(p.usd_per_hour, 3.75);
+  EXPECT_FALSE(p.single_type_kept);
+  // 8 req/s with one type-1 slot: type 1 alone leaves 2 req/s uncovered; type 0 alone takes
+  // three replicas (3.75); the mix, one of each (1.875 + 1.25), is cheaper.
+  const std::map<std::pair<int32_t, int32_t>, int32_t> one_slot = {{{0, 0}, 4}, {{1, 1}, 2}};
+  p = PlanReplicas({Demand(8, 0, 0, 0)}, one_slot);
+  ASSERT_TRUE(p.solved) << p.message;
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{1, 1}));
+  EXPECT_DOUBLE_EQ(p.usd_per_hour, 3.125);
+  EXPECT_EQ(p.single_type, 0);
+  EXPECT_DOUBLE_EQ(p.single_type_usd_per_hour, 3.75);
+  // 30 req/s: no single type covers what the mix covers (24 of it).
+  p = PlanReplicas({Demand(30, 0, 0, 0)}, kFree);
+  ASSERT_TRUE(p.solved) << p.message;
+  EXPECT_NEAR(p.uncovered[0], 6, 1e-6);
+  EXPECT_EQ(p.single_type, -1);
+}
+
+// A solved plan with `replicas` of one service costing `usd`, leaving `uncovered`.
+ReplicaPlan Solved(std::vector<int32_t> replicas, double usd, double uncovered) {
+  ReplicaPlan p;
+  p.solved = true;
+  p.replicas = {std::move(replicas)};
+  p.uncovered = {uncovered};
+  p.usd_per_hour = usd;
+  return p;
+}
+
+TEST(WeighSingleType, KeepsTheMixOnlyWhenItSavesEnoughOverASingleTypeCoveringAsMuch) {
+  ReplicaPlan mix = Solved({2, 1}, 10, 0);
+  // Cheaper, but leaves load uncovered that the mix covers: not a fair alternative.
+  WeighSingleType(mix, Solved({0, 1}, 4, 2), 1);
+  EXPECT_EQ(mix.single_type, -1);
+  // Covers as much and costs 20 % more: recorded, the mix kept.
+  WeighSingleType(mix, Solved({4, 0}, 12, 0), 0);
+  EXPECT_EQ(mix.single_type, 0);
+  EXPECT_DOUBLE_EQ(mix.single_type_usd_per_hour, 12);
+  EXPECT_EQ(mix.replicas[0], (std::vector<int32_t>{2, 1}));
+  EXPECT_FALSE(mix.single_type_kept);
+  // Covers as much for 1 % more: the mix saves less than kMixSavingsNeeded (2 %), so the
+  // single type's replicas replace it.
+  ASSERT_LT(0.01, kMixSavingsNeeded);
+  WeighSingleType(mix, Solved({0, 3}, 10.1, 0), 1);
+  EXPECT_EQ(mix.single_type, 1);
+  EXPECT_DOUBLE_EQ(mix.usd_per_hour, 10.1);
+  EXPECT_EQ(mix.replicas[0], (std::vector<int32_t>{0, 3}));
+  EXPECT_TRUE(mix.single_type_kept);
+  // A dearer single type after a cheaper one changes nothing.
+  WeighSingleType(mix, Solved({5, 0}, 10.15, 0), 0);
+  EXPECT_EQ(mix.single_type, 1);
+  EXPECT_DOUBLE_EQ(mix.single_type_usd_per_hour, 10.1);
+  // A plan that is already one type's: recorded, nothing to replace.
+  ReplicaPlan single = Solved({0, 3}, 10, 0);
+  WeighSingleType(single, Solved({0, 3}, 10, 0), 1);
+  EXPECT_EQ(single.single_type, 1);
+  EXPECT_FALSE(single.single_type_kept);
+}
+
+// The claim the serving evidence rests on (docs/results.md, "The cheapest mix against
+// single-type baselines"): for any interval, the plan costs no more than the cheapest plan
+// with every replica on one type that covers as much of each service's forecast, costs
+// counted the same way (PlanCostPerHour: start-ups and replicas kept). Random services,
+// shapes, live replicas and free devices; the single-type plans are solved here on their own.
+TEST(PlanReplicas, NeverCostsMoreThanTheCheapestSingleTypeCoveringTheSameForecast) {
+  std::mt19937 rng(35);
+  auto uniform = [&](double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng);
+  };
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int compared = 0, mix_cheaper = 0;
+  for (int round = 0; round < 150; ++round) {
+    std::map<std::pair<int32_t, int32_t>, int32_t> free;
+    for (int32_t type = 0; type < 3; ++type) {
+      for (int32_t node = 0; node < 2; ++node) free[{type, 3 * type + node}] = pick(0, 8);
+    }
+    std::vector<ServiceDemand> services(pick(1, 3));
+    for (ServiceDemand& d : services) {
+      d.requests_per_s = uniform(0, 12);
+      d.startup_h = uniform(0, 0.1);
+      for (int32_t type = 0; type < 3; ++type) {
+        const int32_t tp = 1 << pick(0, 2);
+        // About one shape in five cannot serve the service (its stacks or SLO).
+        const double capacity = pick(0, 4) == 0 ? 0 : uniform(0.5, 6);
+        d.shapes.push_back({type, tp, tp * uniform(1, 4), capacity, pick(0, 2)});
+      }
+    }
+    const ReplicaPlan plan = PlanReplicas(services, free);
+    ASSERT_TRUE(plan.solved) << plan.message;
+    EXPECT_NEAR(plan.usd_per_hour, PlanCostPerHour(services, plan.replicas), 1e-9);
+    double cheapest_single = -1;
+    for (int32_t type = 0; type < 3; ++type) {
+      std::vector<ServiceDemand> only = services;
+      for (ServiceDemand& d : only) {
+        for (ReplicaShape& sh : d.shapes) sh.capacity = sh.type == type ? sh.capacity : 0;
+      }
+      const ReplicaPlan single = PlanReplicas(only, free);
+      ASSERT_TRUE(single.solved) << single.message;
+      bool covers = true;
+      for (size_t s = 0; s < services.size(); ++s) {
+        covers = covers && single.uncovered[s] <= plan.uncovered[s] + 1e-6;
+      }
+      if (!covers) continue;
+      ++compared;
+      EXPECT_LE(plan.usd_per_hour, single.usd_per_hour + 1e-9)
+          << "round " << round << ": every replica on type " << type << " covers as much";
+      if (cheapest_single < 0 || single.usd_per_hour < cheapest_single) {
+        cheapest_single = single.usd_per_hour;
+      }
+    }
+    if (cheapest_single >= 0) {
+      EXPECT_NEAR(plan.single_type_usd_per_hour, cheapest_single, 1e-9) << "round " << round;
+      // A mix is kept only when it saves enough.
+      const bool mix_kept = plan.usd_per_hour < cheapest_single - 1e-9;
+      if (mix_kept) {
+        EXPECT_LE(plan.usd_per_hour * (1 + kMixSavingsNeeded), cheapest_single + 1e-9)
+            << "round " << round;
+      }
+      mix_cheaper += mix_kept ? 1 : 0;
+    } else {
+      EXPECT_EQ(plan.single_type, -1) << "round " << round;
+    }
+  }
+  // The cases exercise both sides: single types that cover, and mixes that beat them.
+  EXPECT_GT(compared, 100);
+  EXPECT_GT(mix_cheaper, 20);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The serving simulation (sim/serving.h): a lone request's latency against the serving model's
-// step times, autoscaling that follows the load, the baselines, and services lending their
-// devices to training.
+// step times, autoscaling that follows the load, the baselines (single types among them), and
+// services lending their devices to training.
 #include "sim/serving.h"
 
 #include <gtest/gtest.h>
@@ -105,12 +105,18 @@ TEST(Serving, ReplicasFollowTheLoadAndMeetTheSlo) {
   EXPECT_GE(st->slo_attainment, r->slo_attainment - 0.05);
 }
 
-TEST(Serving, StrongestUsesOnlyTheStrongestType) {
-  const model::Cluster c = Cluster();
+// chat on CUDA or ROCm, so that both of the cluster's types can serve it.
+model::Workload CudaOrRocm(const model::Cluster& c) {
   model::Workload w = Parse(kService, c);
   w.jobs[0].stacks.clear();
   w.jobs[0].stacks.push_back(*model::ParseStackRequirement("cuda>=12.0"));
   w.jobs[0].stacks.push_back(*model::ParseStackRequirement("rocm>=6.0"));
+  return w;
+}
+
+TEST(Serving, StrongestUsesOnlyTheStrongestType) {
+  const model::Cluster c = Cluster();
+  const model::Workload w = CudaOrRocm(c);
   ServingOptions o;
   o.horizon_s = 1200;
   o.mode = ServingMode::kStrongest;
@@ -121,6 +127,61 @@ TEST(Serving, StrongestUsesOnlyTheStrongestType) {
   // MI250X has the higher fp16 peak (383 vs 312 TFLOPS).
   EXPECT_EQ(r->services[0].device_hours.count("a100-80g"), 0u);
   EXPECT_GT(r->services[0].device_hours.at("mi250x"), 0);
+}
+
+TEST(Serving, SingleTypePutsEveryReplicaOnThatType) {
+  const model::Cluster c = Cluster();
+  const model::Workload w = CudaOrRocm(c);
+  ServingOptions o;
+  o.horizon_s = 1200;
+  auto reqs = RequestsOf(w.jobs[0], o.horizon_s, 1);
+  ASSERT_TRUE(reqs.ok());
+  // The mix puts the replica on MI250X (the cheaper per request for llama-7b here); the
+  // single-type baseline on A100 uses A100 only.
+  auto mix = SimulateServing(c, {&w.jobs[0]}, {*reqs}, o);
+  ASSERT_TRUE(mix.ok()) << mix.status().ToString();
+  EXPECT_GT(mix->services[0].device_hours.count("mi250x"), 0u);
+  o.mode = ServingMode::kSingleType;
+  o.single_type = "a100-80g";
+  auto r = SimulateServing(c, {&w.jobs[0]}, {*reqs}, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->mode, "single:a100-80g");
+  EXPECT_EQ(r->services[0].device_hours.count("mi250x"), 0u);
+  EXPECT_GT(r->services[0].device_hours.at("a100-80g"), 0);
+  // Every plan of the mix was weighed against the single types, and none cost more.
+  EXPECT_EQ(mix->plans.plans, 4);  // every 300 s of 1200
+  EXPECT_EQ(mix->plans.single_type_covers, 4);
+  EXPECT_LE(mix->plans.mix_usd_per_hour, mix->plans.single_type_usd_per_hour + 1e-9);
+  EXPECT_EQ(mix->plans.single_type_kept, 0);
+}
+
+TEST(Serving, ASingleTypeThatCannotServeIsALocatedError) {
+  const model::Cluster c = Cluster();
+  const model::Workload w = Parse(kService, c);  // CUDA only
+  ServingOptions o;
+  o.mode = ServingMode::kSingleType;
+  o.single_type = "mi250x";
+  auto r = SimulateServing(c, {&w.jobs[0]}, {{{1.0, 100, 10}}}, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "w.yaml:3:5: jobs[0]: service 'chat': its stacks (cuda>=12.0) do not run on mi250x");
+  // A type the cluster does not have.
+  o.single_type = "h100-80g";
+  r = SimulateServing(c, {&w.jobs[0]}, {{{1.0, 100, 10}}}, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "single:h100-80g: the cluster has no device of type h100-80g (its types: a100-80g, "
+            "mi250x)");
+  // A type whose widest replica misses the SLO says why.
+  model::Workload strict = CudaOrRocm(c);
+  strict.jobs[0].service->tpot_s = 0.001;
+  o.single_type = "mi250x";
+  r = SimulateServing(c, {&strict.jobs[0]}, {{{1.0, 100, 10}}}, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("w.yaml:3:5: jobs[0]: service 'chat': mi250x cannot meet "
+                                      "its SLO (TTFT 2 s, TPOT 0.001 s): mi250x (tp 4): "),
+            std::string::npos)
+      << r.status().message();
 }
 
 TEST(Serving, AnSloNoTypeMeetsIsALocatedError) {
