@@ -6,8 +6,11 @@
 #include <httplib.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +21,7 @@
 #include <tuple>
 #include <vector>
 
+#include "sched/replica_plan.h"
 #include "testing/build_paths.h"
 #include "testing/daemon.h"
 
@@ -448,15 +452,123 @@ TEST(ServeServices, ScalesUpToTheForecastAndDownWhenTheLoadIsGone) {
   EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
 }
 
+// A vLLM metrics page of a replica that completed `requests` requests of 64 prompt and 16
+// generated tokens, written whole into `dir` (renamed over the old page: a read sees one).
+void WriteVllmCounters(const fs::path& dir, double requests) {
+  const fs::path tmp = dir / "metrics.tmp";
+  std::ofstream(tmp) << "vllm:num_requests_running 0\nvllm:num_requests_waiting 0\n"
+                     << "vllm:request_success_total " << requests << "\n"
+                     << "vllm:prompt_tokens_total " << 64 * requests << "\n"
+                     << "vllm:generation_tokens_total " << 16 * requests << "\n";
+  fs::rename(tmp, dir / "metrics");
+}
+
+// Whether the JSON array `rates` holds a rate above 0.
+bool HasPositive(const json& rates) {
+  return rates.is_array() &&
+         std::any_of(rates.begin(), rates.end(), [](const json& r) { return r.get<double>() > 0; });
+}
+
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// A load whose mean one replica carries, arriving in bursts one replica does not: the plan
+// provisions for the bursts, measured over 1-second windows of the replicas' request counter,
+// and its forecast is the simulator's rule (hetsched::sched::ForecastRequestRate) for those
+// windows.
+TEST(ServeServices, ProvisionsForBurstsBeyondTheMeanLoad) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  ReplicaReaper reaper{tmp.path()};
+  std::ofstream(tmp.File("serve.yaml"))
+      << "serving:\n  scrape_every: 200ms\n  replan_every: 6s\n  burst_window: 1s\n";
+  std::string error;
+  std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
+  ASSERT_NE(d, nullptr) << error;
+  httplib::Client client(d->url());
+  Authorize(client, *d);
+  // Each replica is a web server of its own metrics page (pages/PORT/metrics), idle at first;
+  // the test writes the first one's counter: that is the load.
+  const fs::path pages = tmp.path() / "pages";
+  fs::create_directories(pages);
+  WriteVllmCounters(pages, 0);
+  const std::string page_dir = (pages / "{port}").string();
+  json chat = QuickChat(tmp);
+  chat["tokens"] = {{"input", 64}, {"output", 16}};
+  chat["command"] = {"/bin/sh", "-c",
+                     "mkdir -p " + page_dir + " && cp " + (pages / "metrics").string() + " " +
+                         page_dir + "/ && echo $$ > " + tmp.File("replica-{port}.pid") +
+                         " && exec python3 -m http.server {port} --bind 127.0.0.1 --directory " +
+                         page_dir};
+  auto res = client.Post("/v1/jobs", chat.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+  json view;
+  const json replica = WaitForReady(client, "chat", view);
+  ASSERT_FALSE(replica.is_null()) << view.dump(2) << "\n" << d->Stderr();
+  // The first plan (the rate curve's 1 request/s) says what one replica carries.
+  std::smatch m;
+  const std::string why = view["plan"]["why"];
+  ASSERT_TRUE(std::regex_search(why, m, std::regex(R"(a100-80g: ([0-9.e+]+) requests/s)"))) << why;
+  const double capacity = std::stod(m[1]);
+  const std::string endpoint = replica["endpoint"];
+  const fs::path counter = pages / endpoint.substr(endpoint.rfind(':') + 1);
+
+  // Bursts of 1.8 replicas' worth every 3 s, 1.5 s off the plans' times, so that each 6-second
+  // interval holds two: a mean of 0.6 replicas' worth, which one replica carries with the 20 %
+  // headroom (once two measured intervals show no rise); the 1-second window of a burst, not.
+  const double burst = std::round(1.8 * capacity), headroom = 0.2;
+  const double first_plan = view["plan"]["planned_at"];
+  double requests = 0, next_burst = first_plan + 1.5, last_plan = first_plan;
+  int plans = 0, carried_by_one_on_average = 0;
+  while (plans < 2 && UnixNow() < first_plan + 25) {
+    if (UnixNow() >= next_burst) {
+      WriteVllmCounters(counter, requests += burst);
+      next_burst += 3;
+    }
+    view = ServiceView(client, "chat");
+    const json plan = view.value("plan", json());
+    if (plan.is_null() || plan["planned_at"].get<double>() <= last_plan) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    last_plan = plan["planned_at"];
+    ++plans;
+    const auto intervals = plan["interval_rates"].get<std::vector<double>>();
+    const auto bursts = plan["burst_rates"].get<std::vector<double>>();
+    const double window = plan["burst_window_s"];
+    EXPECT_GE(bursts.size(), 4u) << plan.dump(2);
+    EXPECT_GE(window, 1) << plan.dump(2);
+    EXPECT_LT(window, 1.5) << plan.dump(2);
+    EXPECT_DOUBLE_EQ(plan["forecast_requests_per_s"].get<double>(),
+                     hetsched::sched::ForecastRequestRate(intervals, bursts, window, headroom))
+        << plan.dump(2);
+    EXPECT_EQ(plan["replicas"], json({{"a100-80g", 2}})) << plan.dump(2);
+    EXPECT_NE(plan["why"].get<std::string>().find(", raised from "), std::string::npos)
+        << plan.dump(2);
+    carried_by_one_on_average +=
+        hetsched::sched::ForecastRequestRate(intervals, {}, 0, headroom) < capacity;
+  }
+  EXPECT_EQ(plans, 2) << view.dump(2) << "\n" << d->Stderr();
+  // The first measured interval is a rise from the curve's rate; the second is not.
+  EXPECT_GE(carried_by_one_on_average, 1) << view.dump(2);
+  res = client.Delete("/v1/services/chat");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
 // A daemon killed with SIGKILL keeps its services: restarted on the same database, it reads
 // them back and carries on with the replica that still serves, starting none twice, and plans
-// for the tokens per request its replicas measured before.
+// for the tokens per request its replicas measured before, and with the burst windows they
+// counted.
 TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
   constexpr char kMeasuredTokens[] = "for requests of 40 prompt and 16 generated tokens";
   TempDir tmp;
   ASSERT_TRUE(tmp.ok());
   ReplicaReaper reaper{tmp.path()};
-  std::ofstream(tmp.File("serve.yaml")) << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n";
+  std::ofstream(tmp.File("serve.yaml"))
+      << "serving:\n  scrape_every: 200ms\n  replan_every: 2s\n  burst_window: 500ms\n";
   const std::vector<std::string> args = {"--backend", "local",
                                          "--cluster", "a100-80g=2:per_node=2",
                                          "--config",  tmp.File("serve.yaml")};
@@ -489,7 +601,9 @@ TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
         [&] {
           view = ServiceView(client, "chat");
           return view.contains("plan") &&
-                 view["plan"]["why"].get<std::string>().find(kMeasuredTokens) != std::string::npos;
+                 view["plan"]["why"].get<std::string>().find(kMeasuredTokens) !=
+                     std::string::npos &&
+                 HasPositive(view["plan"]["burst_rates"]);
         },
         10, 100))
         << view.dump(2);
@@ -513,6 +627,7 @@ TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
       << view.dump(2);
   EXPECT_NE(view["plan"]["why"].get<std::string>().find(kMeasuredTokens), std::string::npos)
       << view["plan"];
+  EXPECT_TRUE(HasPositive(view["plan"]["burst_rates"])) << view["plan"];
   EXPECT_EQ(view["plan"]["replicas"], plan_before) << view["plan"];
   const json again = WaitForReady(client, "chat", view);
   ASSERT_FALSE(again.is_null()) << view.dump(2) << "\n" << d->Stderr();
