@@ -1,7 +1,9 @@
 // Lending serving's idle devices to training (docs/serving-live.md#lending-to-training): the
 // plan counts devices that preemptible jobs hold as its own, and a replica that needs them is
-// pinned to them while the jobs holding them are preempted with the daemon's stop_grace; the
-// service then drains no replica for a while, so that training is not preempted at every rise.
+// pinned to them while the jobs holding them are preempted with the daemon's stop_grace. A
+// preemption has a price (the scheduler's preemption_cost per device), so no replica takes
+// devices back to buy headroom alone; and after a take-back the service drains no replica for
+// a while, so that training is not preempted at every rise.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -43,6 +45,26 @@ std::optional<ServingLoop::Reclaim> ServingLoop::ReclaimFor(const sched::Service
     if (!best || r.jobs.size() < best->jobs.size()) best = std::move(r);
   }
   return best;
+}
+
+bool ServingLoop::DeferTakeBack(Served& s, int32_t shape, double carried) {
+  const double cost_s = service_->options().scheduler.preemption_cost_s;
+  const double without_headroom = s.plan.forecast_requests_per_s / (1 + options_.headroom);
+  if (!(cost_s > 0) || carried < without_headroom) return false;
+  const std::optional<Reclaim> reclaim = ReclaimFor(s.shapes[shape]);
+  if (!reclaim || reclaim->jobs.empty()) return false;
+  size_t devices = 0;
+  for (const std::string& job : reclaim->jobs) {
+    auto view = service_->Get(job);
+    devices += view.ok() ? view->devices.size() : 0;
+  }
+  s.plan.why += fmt::format(
+      " A replica not started: it would preempt {} job(s) holding {} device(s) (priced at {:g} "
+      "device-seconds of their work), while the replicas kept carry {:.3g} requests/s, the "
+      "forecast without its headroom ({:.3g}).",
+      reclaim->jobs.size(), devices, cost_s * static_cast<double>(devices), carried,
+      without_headroom);
+  return true;
 }
 
 std::vector<int32_t> ServingLoop::HoldTakenBack(Served& s, std::vector<int32_t> drain, double now) {

@@ -539,7 +539,13 @@ void ServingLoop::Replan(Served& s, double now) {
     for (Replica& r : s.replicas) r.draining = r.draining || r.id == id;
     dirty_ = true;
   }
-  for (const auto& [service, shape] : changes.start) StartReplica(s, shape, now);
+  double carried = 0;  // requests/s the replicas kept carry within the SLO
+  for (const Replica& r : s.replicas) carried += r.draining ? 0 : s.capacity[r.shape];
+  for (const auto& [service, shape] : changes.start) {
+    if (DeferTakeBack(s, shape, carried)) continue;
+    StartReplica(s, shape, now);
+    carried += s.capacity[shape];
+  }
 }
 
 std::string ServingLoop::Forecast(Served& s, double now) {

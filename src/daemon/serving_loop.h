@@ -129,6 +129,12 @@ class ServingLoop {
     std::vector<std::string> jobs;    // preemptible jobs on them
   };
   std::optional<Reclaim> ReclaimFor(const sched::ServiceShape& shape);
+  // Whether a new replica of `shape` is put off to a later plan: it would take devices back
+  // from preemptible jobs, whose preemptions have a price (the scheduler's
+  // preemption_cost_s per device of each job), while the replicas kept already carry
+  // `carried` requests/s, at least the forecast without its headroom: the take-back would buy
+  // only headroom. s.plan.why then says so. serving_lending.cc.
+  bool DeferTakeBack(Served& s, int32_t shape, double carried);
   // Whether job `name` is a preemptible job of the daemon (training lent a device).
   bool Lendable(const std::string& name);
   // `drain` (replica ids the plan drops), or none while the service's drains are held (it took

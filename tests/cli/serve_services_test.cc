@@ -862,4 +862,85 @@ TEST(ServeServices, LendsIdleDevicesToTrainingAndTakesThemBack) {
   EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
 }
 
+// A take-back is priced: a replica that would preempt training is not started while the
+// replicas kept carry the forecast without its headroom; it is once the load needs it.
+TEST(ServeServices, TakesDevicesBackFromTrainingOnlyWhenTheLoadNeedsThem) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  ReplicaReaper reaper{tmp.path()};
+  std::ofstream(tmp.File("serve.yaml")) << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n"
+                                        << "stop_grace: 5s\n";
+  std::string error;
+  std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
+  ASSERT_NE(d, nullptr) << error;
+  httplib::Client client(d->url());
+  Authorize(client, *d);
+  const json train = {{"name", "train"},
+                      {"stacks", {"cuda"}},
+                      {"preemptible", true},
+                      {"command", {"/bin/sh", "-c", "sleep 600"}}};
+  auto res = client.Post("/v1/jobs", train.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+  json job;
+  const auto train_job = [&] {
+    auto r = client.Get("/v1/jobs/train");
+    job = r && r->status == 200 ? json::parse(r->body, nullptr, false) : json();
+    return job;
+  };
+  ASSERT_TRUE(WaitUntil([&] { return train_job().value("state", "") == "running"; }, 10, 100))
+      << job.dump(2);
+  // 150 requests/s (the rate curve's, and a gateway's): 180 with the headroom, more than the
+  // 169 one replica carries, so the plan asks for two; the second would preempt training.
+  json chat = QuickChat(tmp, {"--metrics", "llamacpp"});
+  chat["tokens"] = {{"input", 64}, {"output", 16}};
+  chat["rate"] = {{0, 150}};
+  res = client.Post("/v1/jobs", chat.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+  constexpr char kDeferred[] =
+      "A replica not started: it would preempt 1 job(s) holding 1 device(s) (priced at 90 "
+      "device-seconds of their work), while the replicas kept carry 169 requests/s, the forecast "
+      "without its headroom (150).";
+  json view;
+  int deferred_plans = 0;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        client.Post("/v1/services/chat/load", R"({"requests_per_s": 150})", "application/json");
+        view = ServiceView(client, "chat");
+        if (!view.contains("plan") ||
+            view["plan"]["why"].get<std::string>().find(kDeferred) == std::string::npos) {
+          return false;
+        }
+        EXPECT_EQ(view["plan"]["replicas"], json({{"a100-80g", 2}})) << view["plan"];
+        return ++deferred_plans == 3 && !ReplicaIn(view, "ready").is_null();
+      },
+      20, 400))
+      << view.dump(2) << "\n"
+      << d->Stderr();
+  EXPECT_EQ(view["replicas"].size(), 1u) << view.dump(2);
+  EXPECT_EQ(train_job().value("state", ""), "running") << job.dump(2);
+  EXPECT_EQ(job.value("preemptions", -1), 0) << job.dump(2);
+
+  // 250 requests/s: one replica no longer carries it; the second takes the device back.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        client.Post("/v1/services/chat/load", R"({"requests_per_s": 250})", "application/json");
+        view = ServiceView(client, "chat");
+        int ready = 0;
+        for (const json& r : view.value("replicas", json::array())) ready += r["state"] == "ready";
+        return ready == 2;
+      },
+      30, 200))
+      << view.dump(2) << "\n"
+      << d->Stderr();
+  EXPECT_EQ(train_job().value("preemptions", 0), 1) << job.dump(2);
+  EXPECT_NE(job.value("state", ""), "running") << job.dump(2);
+  res = client.Delete("/v1/services/chat");
+  ASSERT_TRUE(res);
+  res = client.Delete("/v1/jobs/train");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
 }  // namespace
