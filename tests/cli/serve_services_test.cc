@@ -475,8 +475,7 @@ double UnixNow() {
 
 // A load whose mean one replica carries, arriving in bursts one replica does not: the plan
 // provisions for the bursts, measured over 1-second windows of the replicas' request counter,
-// and its forecast is the simulator's rule (hetsched::sched::ForecastRequestRate) for those
-// windows.
+// and its forecast is the simulator's rule (sched::ForecastRequestRate) for those windows.
 TEST(ServeServices, ProvisionsForBurstsBeyondTheMeanLoad) {
   TempDir tmp;
   ASSERT_TRUE(tmp.ok());
