@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
@@ -939,6 +940,79 @@ TEST(ServeServices, TakesDevicesBackFromTrainingOnlyWhenTheLoadNeedsThem) {
   ASSERT_TRUE(res);
   res = client.Delete("/v1/jobs/train");
   ASSERT_TRUE(res);
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
+// Replicas started by one plan: each take-back is weighed with the replicas started before it
+// counted, so two take devices back, each from its own training job, and a third, which would
+// buy only headroom, is not started.
+TEST(ServeServices, ReplicasStartedTogetherTakeBackOnlyWhatTheLoadNeeds) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  ReplicaReaper reaper{tmp.path()};
+  std::ofstream(tmp.File("serve.yaml")) << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n"
+                                        << "stop_grace: 5s\n";
+  std::string error;
+  std::unique_ptr<Daemon> d =
+      Daemon::Start({tmp.path(),
+                     {"--backend", "local", "--cluster", "a100-80g=4:per_node=4", "--config",
+                      tmp.File("serve.yaml")}},
+                    &error);
+  ASSERT_NE(d, nullptr) << error;
+  httplib::Client client(d->url());
+  Authorize(client, *d);
+  // 120 requests/s, which one replica carries; training takes the other 3 devices.
+  json chat = QuickChat(tmp, {"--metrics", "llamacpp"});
+  chat["tokens"] = {{"input", 64}, {"output", 16}};
+  chat["rate"] = {{0, 120}};
+  auto res = client.Post("/v1/jobs", chat.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+  json view;
+  ASSERT_FALSE(WaitForReady(client, "chat", view).is_null()) << view.dump(2) << "\n" << d->Stderr();
+  const std::vector<std::string> trains = {"train-a", "train-b", "train-c"};
+  for (const std::string& name : trains) {
+    const json train = {{"name", name},
+                        {"stacks", {"cuda"}},
+                        {"preemptible", true},
+                        {"command", {"/bin/sh", "-c", "sleep 600"}}};
+    res = client.Post("/v1/jobs", train.dump(), "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 201) << res->body;
+  }
+  std::map<std::string, json> jobs;
+  const auto read_jobs = [&] {
+    for (const std::string& name : trains) {
+      auto r = client.Get(("/v1/jobs/" + name).c_str());
+      jobs[name] = r && r->status == 200 ? json::parse(r->body, nullptr, false) : json();
+    }
+    return std::count_if(trains.begin(), trains.end(), [&](const std::string& name) {
+      return jobs[name].value("state", "") == "running";
+    });
+  };
+  ASSERT_TRUE(WaitUntil([&] { return read_jobs() == 3; }, 10, 100));
+  // 300 requests/s, a rise of 180 in one interval: the plan asks for 4 replicas (576 with the
+  // trend and the headroom); the second and third take a device back each; a fourth would buy
+  // only headroom (the three carry 507 requests/s, the forecast without it 480).
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        client.Post("/v1/services/chat/load", R"({"requests_per_s": 300})", "application/json");
+        view = ServiceView(client, "chat");
+        int ready = 0;
+        for (const json& r : view.value("replicas", json::array())) ready += r["state"] == "ready";
+        return ready == 3;
+      },
+      30, 200))
+      << view.dump(2) << "\n"
+      << d->Stderr();
+  EXPECT_EQ(view["replicas"].size(), 3u) << view.dump(2);
+  EXPECT_EQ(read_jobs(), 1);
+  int preempted = 0;
+  for (const std::string& name : trains) preempted += jobs[name].value("preemptions", 0);
+  EXPECT_EQ(preempted, 2);
+  res = client.Delete("/v1/services/chat");
+  ASSERT_TRUE(res);
+  for (const std::string& name : trains) client.Delete(("/v1/jobs/" + name).c_str());
   EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
 }
 
