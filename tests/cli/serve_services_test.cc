@@ -50,13 +50,15 @@ struct ReplicaReaper {
   fs::path dir;
 };
 
-// A daemon on the local backend with two a100-80g, configured by tmp's serve.yaml; null (and
-// the reason in `error`) when it does not start.
-std::unique_ptr<Daemon> StartOnTwoA100s(const TempDir& tmp, std::string* error) {
-  return Daemon::Start({tmp.path(),
-                        {"--backend", "local", "--cluster", "a100-80g=2:per_node=2", "--config",
-                         tmp.File("serve.yaml")}},
-                       error);
+// A daemon on the local backend with `devices` a100-80g on one node, configured by tmp's
+// serve.yaml; null (and the reason in `error`) when it does not start.
+std::unique_ptr<Daemon> StartOnA100s(const TempDir& tmp, std::string* error, int devices = 2) {
+  const std::string cluster =
+      "a100-80g=" + std::to_string(devices) + ":per_node=" + std::to_string(devices);
+  return Daemon::Start(
+      {tmp.path(),
+       {"--backend", "local", "--cluster", cluster, "--config", tmp.File("serve.yaml")}},
+      error);
 }
 
 // `client` speaks to `d` with its token, waiting at most 10 s for an answer.
@@ -80,6 +82,24 @@ json QuickChat(const TempDir& tmp, const std::vector<std::string>& extra = {}) {
   return {{"name", "chat"},     {"kind", "service"}, {"model", "llama-7b"},
           {"stacks", {"cuda"}}, {"rate", {{0, 1}}},  {"tokens", {{"input", 8}, {"output", 8}}},
           {"command", command}};
+}
+
+// QuickChat with llama.cpp's names (the replicas count no requests: a gateway's rate drives the
+// plan), requests of 64 prompt and 16 generated tokens (one replica carries about 169
+// requests/s) and `rate` until a gateway pushes one.
+json LlamaCppChat(const TempDir& tmp, double rate) {
+  json chat = QuickChat(tmp, {"--metrics", "llamacpp"});
+  chat["tokens"] = {{"input", 64}, {"output", 16}};
+  chat["rate"] = {{0, rate}};
+  return chat;
+}
+
+// A preemptible training job of one device that sleeps until stopped.
+json SleepingTraining(const std::string& name) {
+  return {{"name", name},
+          {"stacks", {"cuda"}},
+          {"preemptible", true},
+          {"command", {"/bin/sh", "-c", "sleep 600"}}};
 }
 
 // What `hetsched plan service` gives one replica of llama-7b on an a100-80g (the bare roofline):
@@ -146,7 +166,7 @@ TEST(ServeServices, LocalReplicasServeAreMeasuredAndReplaced) {
   std::ofstream(tmp.File("serve.yaml"))
       << "serving:\n  scrape_every: 200ms\n  replan_every: 2s\n  window: 30s\n";
   std::string error;
-  std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
+  std::unique_ptr<Daemon> d = StartOnA100s(tmp, &error);
   ASSERT_NE(d, nullptr) << error;
   httplib::Client client(d->url());
   Authorize(client, *d);
@@ -276,7 +296,7 @@ TEST(ServeServices, BadReplicasAreReportedAndImpossibleSlosRefused) {
   std::ofstream(tmp.File("serve.yaml"))
       << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n  ready_timeout: 1s\n";
   std::string error;
-  std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
+  std::unique_ptr<Daemon> d = StartOnA100s(tmp, &error);
   ASSERT_NE(d, nullptr) << error;
   httplib::Client client(d->url());
   Authorize(client, *d);
@@ -391,7 +411,7 @@ TEST(ServeServices, ScalesUpToTheForecastAndDownWhenTheLoadIsGone) {
   ReplicaReaper reaper{tmp.path()};
   std::ofstream(tmp.File("serve.yaml")) << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n";
   std::string error;
-  std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
+  std::unique_ptr<Daemon> d = StartOnA100s(tmp, &error);
   ASSERT_NE(d, nullptr) << error;
   httplib::Client client(d->url());
   Authorize(client, *d);
@@ -484,7 +504,7 @@ TEST(ServeServices, ProvisionsForBurstsBeyondTheMeanLoad) {
   std::ofstream(tmp.File("serve.yaml"))
       << "serving:\n  scrape_every: 200ms\n  replan_every: 6s\n  burst_window: 1s\n";
   std::string error;
-  std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
+  std::unique_ptr<Daemon> d = StartOnA100s(tmp, &error);
   ASSERT_NE(d, nullptr) << error;
   httplib::Client client(d->url());
   Authorize(client, *d);
@@ -660,7 +680,7 @@ TEST(ServeServices, PublishesReadyReplicasAndTakesAGatewaysRate) {
   std::ofstream(tmp.File("serve.yaml"))
       << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n  endpoints_file: upstreams.conf\n";
   std::string error;
-  std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
+  std::unique_ptr<Daemon> d = StartOnA100s(tmp, &error);
   ASSERT_NE(d, nullptr) << error;
   httplib::Client client(d->url());
   Authorize(client, *d);
@@ -775,14 +795,11 @@ TEST(ServeServices, LendsIdleDevicesToTrainingAndTakesThemBack) {
       << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n  hold_taken_back: 10s\n"
       << "stop_grace: 5s\n";
   std::string error;
-  std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
+  std::unique_ptr<Daemon> d = StartOnA100s(tmp, &error);
   ASSERT_NE(d, nullptr) << error;
   httplib::Client client(d->url());
   Authorize(client, *d);
-  // llama.cpp's names: the replicas count no requests, so the gateway's rate drives the plan.
-  json chat = QuickChat(tmp, {"--metrics", "llamacpp"});
-  chat["tokens"] = {{"input", 64}, {"output", 16}};  // one replica carries about 170 requests/s
-  auto res = client.Post("/v1/jobs", chat.dump(), "application/json");
+  auto res = client.Post("/v1/jobs", LlamaCppChat(tmp, 1).dump(), "application/json");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 201) << res->body;
   json view;
@@ -871,15 +888,11 @@ TEST(ServeServices, TakesDevicesBackFromTrainingOnlyWhenTheLoadNeedsThem) {
   std::ofstream(tmp.File("serve.yaml")) << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n"
                                         << "stop_grace: 5s\n";
   std::string error;
-  std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
+  std::unique_ptr<Daemon> d = StartOnA100s(tmp, &error);
   ASSERT_NE(d, nullptr) << error;
   httplib::Client client(d->url());
   Authorize(client, *d);
-  const json train = {{"name", "train"},
-                      {"stacks", {"cuda"}},
-                      {"preemptible", true},
-                      {"command", {"/bin/sh", "-c", "sleep 600"}}};
-  auto res = client.Post("/v1/jobs", train.dump(), "application/json");
+  auto res = client.Post("/v1/jobs", SleepingTraining("train").dump(), "application/json");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 201) << res->body;
   json job;
@@ -892,10 +905,7 @@ TEST(ServeServices, TakesDevicesBackFromTrainingOnlyWhenTheLoadNeedsThem) {
       << job.dump(2);
   // 150 requests/s (the rate curve's, and a gateway's): 180 with the headroom, more than the
   // 169 one replica carries, so the plan asks for two; the second would preempt training.
-  json chat = QuickChat(tmp, {"--metrics", "llamacpp"});
-  chat["tokens"] = {{"input", 64}, {"output", 16}};
-  chat["rate"] = {{0, 150}};
-  res = client.Post("/v1/jobs", chat.dump(), "application/json");
+  res = client.Post("/v1/jobs", LlamaCppChat(tmp, 150).dump(), "application/json");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 201) << res->body;
   constexpr char kDeferred[] =
@@ -953,30 +963,19 @@ TEST(ServeServices, ReplicasStartedTogetherTakeBackOnlyWhatTheLoadNeeds) {
   std::ofstream(tmp.File("serve.yaml")) << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n"
                                         << "stop_grace: 5s\n";
   std::string error;
-  std::unique_ptr<Daemon> d =
-      Daemon::Start({tmp.path(),
-                     {"--backend", "local", "--cluster", "a100-80g=4:per_node=4", "--config",
-                      tmp.File("serve.yaml")}},
-                    &error);
+  std::unique_ptr<Daemon> d = StartOnA100s(tmp, &error, 4);
   ASSERT_NE(d, nullptr) << error;
   httplib::Client client(d->url());
   Authorize(client, *d);
   // 120 requests/s, which one replica carries; training takes the other 3 devices.
-  json chat = QuickChat(tmp, {"--metrics", "llamacpp"});
-  chat["tokens"] = {{"input", 64}, {"output", 16}};
-  chat["rate"] = {{0, 120}};
-  auto res = client.Post("/v1/jobs", chat.dump(), "application/json");
+  auto res = client.Post("/v1/jobs", LlamaCppChat(tmp, 120).dump(), "application/json");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 201) << res->body;
   json view;
   ASSERT_FALSE(WaitForReady(client, "chat", view).is_null()) << view.dump(2) << "\n" << d->Stderr();
   const std::vector<std::string> trains = {"train-a", "train-b", "train-c"};
   for (const std::string& name : trains) {
-    const json train = {{"name", name},
-                        {"stacks", {"cuda"}},
-                        {"preemptible", true},
-                        {"command", {"/bin/sh", "-c", "sleep 600"}}};
-    res = client.Post("/v1/jobs", train.dump(), "application/json");
+    res = client.Post("/v1/jobs", SleepingTraining(name).dump(), "application/json");
     ASSERT_TRUE(res);
     ASSERT_EQ(res->status, 201) << res->body;
   }
