@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "daemon/service.h"
 #include "daemon/serving_loop.h"
@@ -24,6 +25,14 @@ std::optional<ServingLoop::Reclaim> ServingLoop::ReclaimFor(const sched::Service
   const std::string& type = cluster.catalog.Get(shape.type).name;
   auto nodes = service_->Nodes(cluster.nodes.size() + 1, std::nullopt);
   if (!nodes.ok()) return std::nullopt;
+  // Devices pinned to replicas that still queue show free once training left them, but are
+  // taken: they are no room for another replica.
+  std::set<std::string> taken;
+  for (const auto& [name, s] : services_) {
+    for (const Replica& r : s->replicas) {
+      if (r.state == "queued") taken.insert(r.pinned.begin(), r.pinned.end());
+    }
+  }
   std::optional<Reclaim> best;
   for (const NodeView& n : nodes->nodes) {
     std::vector<std::string> free;
@@ -31,7 +40,7 @@ std::optional<ServingLoop::Reclaim> ServingLoop::ReclaimFor(const sched::Service
     for (const DeviceView& d : n.devices) {
       if (d.type != type) continue;
       const std::string device = n.name + "/" + std::to_string(d.index);
-      if (d.state == "free") free.push_back(device);
+      if (d.state == "free" && taken.count(device) == 0) free.push_back(device);
       if (d.state == "busy" && Lendable(d.job)) lent.emplace_back(device, d.job);
     }
     if (static_cast<int32_t>(free.size()) >= shape.tp) return std::nullopt;  // room already

@@ -409,6 +409,7 @@ void ServingLoop::StartReplica(Served& s, int32_t shape, double now) {
       r.shape = shape;
       r.device_type = type;
       r.submitted_s = now;
+      if (reclaim) r.pinned = reclaim->pinned;
       if (reclaim && !reclaim->jobs.empty()) {
         s.drains_held_until_s = now + options_.hold_taken_back_s;
       }

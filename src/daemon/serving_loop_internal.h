@@ -40,6 +40,9 @@ struct ServingLoop::Replica {
   std::string device_type;
   std::string message;
   double submitted_s = 0;  // wall
+  // The devices it was submitted pinned to (taken back from training): free once the jobs
+  // holding them are gone, but its while it queues.
+  std::vector<std::string> pinned;
   bool ready_once = false;
   bool draining = false;   // the plan dropped it: stopped once the others are ready
   bool cancelled = false;  // its stop was asked for
