@@ -14,7 +14,8 @@
 #
 # Writes OUT_DIR/{requests.csv,timeline.jsonl,summary.json} (the load generator's),
 # OUT_DIR/daemon-{1,2}.log, OUT_DIR/train.log (each training job's starts and notices),
-# OUT_DIR/upstreams.conf (the endpoints file), OUT_DIR/replicas.txt (every job's state, attempt
+# OUT_DIR/upstreams.conf (the endpoints file), OUT_DIR/service-before-kill.json (GET
+# /v1/services/chat just before the kill), OUT_DIR/replicas.txt (every job's state, attempt
 # and preemptions, and how many replica commands started on how many ports) and
 # OUT_DIR/report.txt (replay-serving-trace --report: per minute, requests, share within the
 # SLO, devices of serving and of training).
@@ -41,6 +42,7 @@ serving:
   scrape_every: 2s
   replan_every: 20s   # the simulator's 60 s, 3x faster like the trace
   window: 20s
+  burst_window: 3s    # the simulator's 10 s, 3x faster (a window closes at a read: 4 s)
   endpoints_file: upstreams.conf
 $hold
 EOF
@@ -98,6 +100,7 @@ python3 "$root/scripts/replay-serving-trace" --api "$api" --token-file "$out/tok
 gen=$!
 pids+=("$gen")
 sleep $((minutes * 30))
+curl -s -H "Authorization: Bearer $token" "$api/v1/services/chat" >"$out/service-before-kill.json"
 echo "$(date +%s) kill -9 the daemon" | tee -a "$out/train.log"
 kill -9 "$daemon"
 wait "$daemon" 2>/dev/null || true

@@ -1,10 +1,13 @@
 // Lending serving's idle devices to training (docs/serving-live.md#lending-to-training): the
 // plan counts devices that preemptible jobs hold as its own, and a replica that needs them is
-// pinned to them while the jobs holding them are preempted with the daemon's stop_grace; the
-// service then drains no replica for a while, so that training is not preempted at every rise.
+// pinned to them while the jobs holding them are preempted with the daemon's stop_grace. A
+// preemption has a price (the scheduler's preemption_cost per device), so no replica takes
+// devices back to buy headroom alone; and after a take-back the service drains no replica for
+// a while, so that training is not preempted at every rise.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "daemon/service.h"
 #include "daemon/serving_loop.h"
@@ -22,6 +25,14 @@ std::optional<ServingLoop::Reclaim> ServingLoop::ReclaimFor(const sched::Service
   const std::string& type = cluster.catalog.Get(shape.type).name;
   auto nodes = service_->Nodes(cluster.nodes.size() + 1, std::nullopt);
   if (!nodes.ok()) return std::nullopt;
+  // Devices pinned to replicas that still queue show free once training left them, but are
+  // taken: they are no room for another replica.
+  std::set<std::string> taken;
+  for (const auto& [name, s] : services_) {
+    for (const Replica& r : s->replicas) {
+      if (r.state == "queued") taken.insert(r.pinned.begin(), r.pinned.end());
+    }
+  }
   std::optional<Reclaim> best;
   for (const NodeView& n : nodes->nodes) {
     std::vector<std::string> free;
@@ -29,7 +40,7 @@ std::optional<ServingLoop::Reclaim> ServingLoop::ReclaimFor(const sched::Service
     for (const DeviceView& d : n.devices) {
       if (d.type != type) continue;
       const std::string device = n.name + "/" + std::to_string(d.index);
-      if (d.state == "free") free.push_back(device);
+      if (d.state == "free" && taken.count(device) == 0) free.push_back(device);
       if (d.state == "busy" && Lendable(d.job)) lent.emplace_back(device, d.job);
     }
     if (static_cast<int32_t>(free.size()) >= shape.tp) return std::nullopt;  // room already
@@ -43,6 +54,26 @@ std::optional<ServingLoop::Reclaim> ServingLoop::ReclaimFor(const sched::Service
     if (!best || r.jobs.size() < best->jobs.size()) best = std::move(r);
   }
   return best;
+}
+
+bool ServingLoop::DeferTakeBack(Served& s, int32_t shape, double carried) {
+  const double cost_s = service_->options().scheduler.preemption_cost_s;
+  const double without_headroom = s.plan.forecast_requests_per_s / (1 + options_.headroom);
+  if (!(cost_s > 0) || carried < without_headroom) return false;
+  const std::optional<Reclaim> reclaim = ReclaimFor(s.shapes[shape]);
+  if (!reclaim || reclaim->jobs.empty()) return false;
+  size_t devices = 0;
+  for (const std::string& job : reclaim->jobs) {
+    auto view = service_->Get(job);
+    devices += view.ok() ? view->devices.size() : 0;
+  }
+  s.plan.why += fmt::format(
+      " A replica not started: it would preempt {} job(s) holding {} device(s) (priced at {:g} "
+      "device-seconds of their work), while the replicas kept carry {:.3g} requests/s, the "
+      "forecast without its headroom ({:.3g}).",
+      reclaim->jobs.size(), devices, cost_s * static_cast<double>(devices), carried,
+      without_headroom);
+  return true;
 }
 
 std::vector<int32_t> ServingLoop::HoldTakenBack(Served& s, std::vector<int32_t> drain, double now) {

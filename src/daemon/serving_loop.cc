@@ -159,6 +159,7 @@ void ServingLoop::Tick() {
   const double keep_s = std::max(options_.window_s, options_.replan_every_s);
   for (auto& [name, s] : services_) {
     if (auto round = rounds.find(name); round != rounds.end() && s->first_read_s) {
+      s->bursts.Add(round->second.at_s, round->second.requests, round->second.counted);
       s->rounds.push_back(std::move(round->second));
     }
     while (!s->rounds.empty() && s->rounds.front().at_s < now - keep_s) s->rounds.pop_front();
@@ -245,6 +246,7 @@ util::Result<std::unique_ptr<ServingLoop::Served>> ServingLoop::MakeServed(model
         fmt::format("request body: service '{}': {}", job.name, shapes.status().message()));
   }
   s->shapes = *std::move(shapes);
+  s->bursts = BurstWindows(options_.burst_window_s);
   s->job = std::move(job);
   s->spec_json = std::move(spec_json);
   return s;
@@ -407,6 +409,7 @@ void ServingLoop::StartReplica(Served& s, int32_t shape, double now) {
       r.shape = shape;
       r.device_type = type;
       r.submitted_s = now;
+      if (reclaim) r.pinned = reclaim->pinned;
       if (reclaim && !reclaim->jobs.empty()) {
         s.drains_held_until_s = now + options_.hold_taken_back_s;
       }
@@ -518,16 +521,12 @@ void ServingLoop::Replan(Served& s, double now) {
   s.next_plan_s = now + options_.replan_every_s;
   const std::string source = CloseInterval(s, now);
   dirty_ = true;  // the interval's rate is kept, so that a restarted daemon forecasts on
-  std::vector<double> recent;
-  for (const auto& [rate, from] : s.interval_rates) recent.push_back(rate);
-  const double forecast =
-      sched::ForecastRequestRate(recent, {}, sched::kBurstWindowS, options_.headroom);
-  s.plan.planned_at_s = now;
-  s.plan.forecast_requests_per_s = forecast;
+  const std::string bursts = Forecast(s, now);
+  const double forecast = s.plan.forecast_requests_per_s;
   std::optional<std::vector<int32_t>> targets = PlanTargets(s, forecast);
   if (!targets) return;
-  s.plan.why = fmt::format("forecast {:.3g} requests/s: {}, plus {:g} % headroom. {}", forecast,
-                           source, options_.headroom * 100, s.plan.why);
+  s.plan.why = fmt::format("forecast {:.3g} requests/s: {}, plus {:g} % headroom{}. {}", forecast,
+                           source, options_.headroom * 100, bursts, s.plan.why);
   std::vector<sched::ShapeReplicas> live;
   for (const sched::ServiceShape& sh : s.shapes) live.push_back({sh.tp, {}});
   for (const Replica& r : s.replicas) {
@@ -541,7 +540,38 @@ void ServingLoop::Replan(Served& s, double now) {
     for (Replica& r : s.replicas) r.draining = r.draining || r.id == id;
     dirty_ = true;
   }
-  for (const auto& [service, shape] : changes.start) StartReplica(s, shape, now);
+  double carried = 0;  // requests/s the replicas kept carry within the SLO
+  for (const Replica& r : s.replicas) carried += r.draining ? 0 : s.capacity[r.shape];
+  for (const auto& [service, shape] : changes.start) {
+    if (DeferTakeBack(s, shape, carried)) continue;
+    StartReplica(s, shape, now);
+    carried += s.capacity[shape];
+  }
+}
+
+std::string ServingLoop::Forecast(Served& s, double now) {
+  PlanView& plan = s.plan;
+  plan.planned_at_s = now;
+  plan.interval_rates.clear();
+  for (const auto& [rate, from] : s.interval_rates) plan.interval_rates.push_back(rate);
+  // The windows of the intervals' span, as the simulator takes them (sched::ForecastAt).
+  plan.burst_rates.clear();
+  plan.burst_window_s = 0;
+  const auto windows = s.bursts.Since(now - sched::kScaleDownIntervals * options_.replan_every_s);
+  for (const BurstWindows::Window& w : windows) {
+    plan.burst_rates.push_back(w.rate);
+    plan.burst_window_s += w.length_s / static_cast<double>(windows.size());
+  }
+  const double steady = sched::ForecastRequestRate(plan.interval_rates, {}, 0, options_.headroom);
+  plan.forecast_requests_per_s = sched::ForecastRequestRate(plan.interval_rates, plan.burst_rates,
+                                                            plan.burst_window_s, options_.headroom);
+  if (windows.empty()) return "; no burst window measured";
+  const std::string counted = fmt::format("{} window(s) of {:.3g} s measured on the replicas",
+                                          windows.size(), plan.burst_window_s);
+  if (plan.forecast_requests_per_s <= steady) {
+    return fmt::format("; no burst beyond Poisson's in {}", counted);
+  }
+  return fmt::format(", raised from {:.3g} by bursts in {} (plan.burst_rates)", steady, counted);
 }
 
 std::optional<std::vector<int32_t>> ServingLoop::PlanTargets(Served& s, double forecast) {

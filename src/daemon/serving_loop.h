@@ -25,6 +25,7 @@
 #include "obs/log.h"
 #include "obs/server_load.h"
 #include "sched/replica_placement.h"
+#include "sched/replica_plan.h"
 #include "util/status.h"
 
 namespace hetsched::svc {
@@ -32,10 +33,12 @@ namespace hetsched::svc {
 class Service;
 
 struct LiveServingOptions {
-  double tick_s = 0.2;           // how often replicas' job states are looked at
-  double scrape_every_s = 5;     // each replica's GET /metrics
-  double replan_every_s = 60;    // the replica plan; its forecast uses the last intervals' rates
-  double window_s = 60;          // what `measured` covers
+  double tick_s = 0.2;         // how often replicas' job states are looked at
+  double scrape_every_s = 5;   // each replica's GET /metrics
+  double replan_every_s = 60;  // the replica plan; its forecast uses the last intervals' rates
+  double window_s = 60;        // what `measured` covers
+  // The forecast's burst term: requests/s over windows this long (the simulator's length).
+  double burst_window_s = sched::kBurstWindowS;
   double ready_timeout_s = 600;  // a replica not ready by then is reported (and kept)
   double headroom = 0.2;         // capacity kept above the forecast (fraction)
   double usd_per_kwh = 0.12;     // energy price in the cost the plan minimises
@@ -107,6 +110,9 @@ class ServingLoop {
   // Books the interval since the last plan (its measured rate, or the rate curve's while no
   // replica reported in it) among the last sched::kScaleDownIntervals; says what they are.
   std::string CloseInterval(Served& s, double now);
+  // Sets s.plan's forecast and what it was made from (the intervals' rates, the burst
+  // windows of their span); says what the bursts added.
+  std::string Forecast(Served& s, double now);
   // The replica counts the plan asks for, per shape; nullopt when none was found (why set).
   std::optional<std::vector<int32_t>> PlanTargets(Served& s, double forecast);
   void StartReplica(Served& s, int32_t shape, double now);
@@ -123,6 +129,12 @@ class ServingLoop {
     std::vector<std::string> jobs;    // preemptible jobs on them
   };
   std::optional<Reclaim> ReclaimFor(const sched::ServiceShape& shape);
+  // Whether a new replica of `shape` is put off to a later plan: it would take devices back
+  // from preemptible jobs, whose preemptions have a price (the scheduler's
+  // preemption_cost_s per device of each job), while the replicas kept already carry
+  // `carried` requests/s, at least the forecast without its headroom: the take-back would buy
+  // only headroom. s.plan.why then says so. serving_lending.cc.
+  bool DeferTakeBack(Served& s, int32_t shape, double carried);
   // Whether job `name` is a preemptible job of the daemon (training lent a device).
   bool Lendable(const std::string& name);
   // `drain` (replica ids the plan drops), or none while the service's drains are held (it took

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cost/serving.h"
+#include "daemon/serving_bursts.h"
 #include "daemon/serving_loop.h"
 #include "daemon/serving_view.h"
 #include "model/job.h"
@@ -39,6 +40,9 @@ struct ServingLoop::Replica {
   std::string device_type;
   std::string message;
   double submitted_s = 0;  // wall
+  // The devices it was submitted pinned to (taken back from training): free once the jobs
+  // holding them are gone, but its while it queues.
+  std::vector<std::string> pinned;
   bool ready_once = false;
   bool draining = false;   // the plan dropped it: stopped once the others are ready
   bool cancelled = false;  // its stop was asked for
@@ -70,6 +74,8 @@ struct ServingLoop::Served {
   // Per replan interval, newest last: its rate, and where it came from.
   enum class From { kCurve, kReplicas, kGateway };
   std::vector<std::pair<double, From>> interval_rates;
+  // The replicas' completed requests over short windows: the forecast's burst term.
+  BurstWindows bursts{sched::kBurstWindowS};
   double interval_start_s = 0;  // 0: before the first plan
   double next_plan_s = 0;       // 0: at once
   PlanView plan;

@@ -31,10 +31,15 @@ void ServingLoop::Persist() {
     for (const auto& [rate, source] : s->interval_rates) {
       intervals.push_back({rate, static_cast<int>(source)});
     }
+    nlohmann::json bursts = nlohmann::json::array();
+    for (const BurstWindows::Window& w : s->bursts.closed()) {
+      bursts.push_back({w.end_s, w.length_s, w.rate});
+    }
     all.push_back({{"spec", s->spec_json},
                    {"next_id", s->next_id},
                    {"replicas", replicas},
                    {"interval_rates", intervals},
+                   {"burst_windows", bursts},
                    {"measured_tokens", {s->measured_input_tokens, s->measured_output_tokens}},
                    {"drains_held_until", s->drains_held_until_s}});
   }
@@ -69,6 +74,14 @@ void ServingLoop::Restore() {
       if (source < 0 || source > static_cast<int>(Served::From::kGateway)) continue;
       served.interval_rates.emplace_back(r[0].get<double>(), static_cast<Served::From>(source));
     }
+    std::vector<BurstWindows::Window> windows;
+    for (const nlohmann::json& w : entry.value("burst_windows", nlohmann::json::array())) {
+      if (w.is_array() && w.size() == 3 && w[0].is_number() && w[1].is_number() &&
+          w[2].is_number() && w[1].get<double>() > 0 && w[2].get<double>() >= 0) {
+        windows.push_back({w[0].get<double>(), w[1].get<double>(), w[2].get<double>()});
+      }
+    }
+    served.bursts.Restore(std::move(windows));
     const nlohmann::json tokens = entry.value("measured_tokens", nlohmann::json::array());
     if (tokens.size() == 2 && tokens[0].is_number() && tokens[1].is_number() &&
         tokens[0].get<double>() >= 0 && tokens[1].get<double>() >= 0) {

@@ -42,6 +42,12 @@ struct MeasuredLoad {
 struct PlanView {
   double planned_at_s = 0;  // unix seconds; 0: not planned yet
   double forecast_requests_per_s = 0;
+  // What the forecast was made from: the last intervals' mean rates (oldest first) and the
+  // rates over the short windows of the same span in which a replica counted requests, with
+  // their mean length.
+  std::vector<double> interval_rates;
+  std::vector<double> burst_rates;
+  double burst_window_s = 0;
   std::map<std::string, int32_t> replicas;  // by "type" or "type (tp N)": how many
   std::string why;
 };

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -136,6 +137,44 @@ class SlurmBackendTest : public ::testing::Test {
   static std::string NodeOf(const nlohmann::json& job) {
     const std::string d = job["devices"].empty() ? "" : job["devices"][0].get<std::string>();
     return d.substr(0, d.find('/'));
+  }
+
+  // The daemon's API with its token.
+  std::unique_ptr<httplib::Client> Api() {
+    auto api = std::make_unique<httplib::Client>(daemon_->url());
+    api->set_read_timeout(10);
+    api->set_bearer_token_auth(daemon_->token().c_str());
+    return api;
+  }
+
+  // GET /v1/services/chat, after pushing the gateway rate `rate`; null when it does not answer.
+  static nlohmann::json ChatAt(httplib::Client& api, double rate) {
+    api.Post("/v1/services/chat/load", fmt::format(R"({{"requests_per_s": {}}})", rate),
+             "application/json");
+    auto r = api.Get("/v1/services/chat");
+    return r && r->status == 200 ? nlohmann::json::parse(r->body, nullptr, false)
+                                 : nlohmann::json();
+  }
+
+  // The replicas of `view` in state `state`.
+  static std::vector<nlohmann::json> ReplicasIn(const nlohmann::json& view,
+                                                const std::string& state) {
+    std::vector<nlohmann::json> out;
+    for (const nlohmann::json& replica : view.value("replicas", nlohmann::json::array())) {
+      if (replica["state"] == state) out.push_back(replica);
+    }
+    return out;
+  }
+
+  // Slurm's running jobs of service chat's replicas: the daemon's job name -> node.
+  std::map<std::string, std::string> SlurmReplicas() {
+    std::map<std::string, std::string> out;
+    std::istringstream lines(bed_->Slurm({"squeue", "-h", "-t", "running", "-o", "%j %N"}).out);
+    std::string name, node;
+    while (lines >> name >> node) {
+      if (name.rfind("hetsched:chat.", 0) == 0) out[name.substr(9, name.rfind(':') - 9)] = node;
+    }
+    return out;
   }
 
   TempDir tmp_;
@@ -320,6 +359,32 @@ TEST_F(SlurmBackendTest, AJobOfANodeThatDiesIsPlacedAgainAndCompletes) {
   EXPECT_THAT(daemon_->Stderr(), HasSubstr(R"("msg":"node down","node":")" + first));
 }
 
+// Service chat: llama.cpp's names, so that the replicas count no requests and the gateway's
+// rate drives the plan; one replica (one a100) carries about 170 requests/s of these, and
+// `rate` until a gateway pushes one. Each replica's command runs `prefix` first (a shell
+// command, "" for none).
+nlohmann::json ChatService(double rate = 1, const std::string& prefix = "") {
+  nlohmann::json command = {
+      "python3",
+      std::string(HETSCHED_SOURCE_DIR) + "/tests/testing/stand_in_model_server.py",
+      "--port",
+      "{port}",
+      "--prefill-s",
+      "0.01",
+      "--decode-step-s",
+      "0.04",
+      "--metrics",
+      "llamacpp"};
+  if (!prefix.empty()) {
+    std::string line = prefix + "; exec";
+    for (const nlohmann::json& arg : command) line += " " + arg.get<std::string>();
+    command = {"/bin/sh", "-c", line};
+  }
+  return {{"name", "chat"},     {"kind", "service"},   {"model", "llama-7b"},
+          {"stacks", {"cuda"}}, {"rate", {{0, rate}}}, {"tokens", {{"input", 64}, {"output", 16}}},
+          {"command", command}};
+}
+
 // A listening socket on 127.0.0.1 at a port the kernel picked, closed when it goes: a port
 // that some other program holds on every node of the bed (all of them are 127.0.0.1).
 struct HeldPort {
@@ -352,50 +417,19 @@ TEST_F(SlurmBackendTest, RunsAServicesReplicasAsSlurmJobsWhereItPlacedThem) {
       StartDaemon(fmt::format("serving:\n  scrape_every: 200ms\n  replan_every: 1s\n"
                               "  ports: {}-{}\n",
                               taken.port, taken.port + 20)));
-  httplib::Client api(daemon_->url());
-  api.set_read_timeout(10);
-  api.set_bearer_token_auth(daemon_->token().c_str());
-  // llama.cpp's names: the replicas count no requests, so the gateway's rate drives the plan;
-  // one replica carries about 170 requests/s of these.
-  const nlohmann::json service = {
-      {"name", "chat"},
-      {"kind", "service"},
-      {"model", "llama-7b"},
-      {"stacks", {"cuda"}},
-      {"rate", {{0, 1}}},
-      {"tokens", {{"input", 64}, {"output", 16}}},
-      {"command",
-       {"python3", std::string(HETSCHED_SOURCE_DIR) + "/tests/testing/stand_in_model_server.py",
-        "--port", "{port}", "--prefill-s", "0.01", "--decode-step-s", "0.04", "--metrics",
-        "llamacpp"}}};
-  auto res = api.Post("/v1/jobs", service.dump(), "application/json");
+  std::unique_ptr<httplib::Client> client = Api();
+  httplib::Client& api = *client;
+  auto res = api.Post("/v1/jobs", ChatService().dump(), "application/json");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 201) << res->body;
 
   nlohmann::json view;
   // Pushes `rate` and reads the service; its replicas in state `state`.
   const auto replicas_in = [&](double rate, const std::string& state) {
-    api.Post("/v1/services/chat/load", fmt::format(R"({{"requests_per_s": {}}})", rate),
-             "application/json");
-    auto r = api.Get("/v1/services/chat");
-    view =
-        r && r->status == 200 ? nlohmann::json::parse(r->body, nullptr, false) : nlohmann::json();
-    std::vector<nlohmann::json> out;
-    for (const nlohmann::json& replica : view.value("replicas", nlohmann::json::array())) {
-      if (replica["state"] == state) out.push_back(replica);
-    }
-    return out;
+    view = ChatAt(api, rate);
+    return ReplicasIn(view, state);
   };
-  // Slurm's running jobs of the service: job name -> node.
-  const auto slurm_replicas = [&] {
-    std::map<std::string, std::string> out;
-    std::istringstream lines(bed_->Slurm({"squeue", "-h", "-t", "running", "-o", "%j %N"}).out);
-    std::string name, node;
-    while (lines >> name >> node) {
-      if (name.rfind("hetsched:chat.", 0) == 0) out[name.substr(9, name.rfind(':') - 9)] = node;
-    }
-    return out;
-  };
+  const auto slurm_replicas = [&] { return SlurmReplicas(); };
   // Every ready replica runs as a Slurm job on the node hetsched placed it on, and is reached
   // at that node's address on its own port.
   const auto check_placed = [&](const std::vector<nlohmann::json>& ready) {
@@ -453,6 +487,125 @@ TEST_F(SlurmBackendTest, RunsAServicesReplicasAsSlurmJobsWhereItPlacedThem) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 202) << res->body;
   EXPECT_TRUE(WaitUntil([&] { return slurm_replicas().empty(); }, 15));
+  EXPECT_EQ(daemon_->Terminate(SIGTERM, 10), 0) << daemon_->Stderr();
+}
+
+// Lending and a restart with replicas on Slurm: training jobs borrow the a100s serving leaves
+// idle; a rise of the load takes one device back (the training job holding it is preempted
+// through Slurm and waits); the daemon killed with SIGKILL and started again on its database
+// adopts both replicas, still running as the same Slurm jobs, and starts none twice; once the
+// service is removed, the training job runs again.
+TEST_F(SlurmBackendTest, LendsServingDevicesToTrainingAndAdoptsReplicasAcrossARestart) {
+  HeldPort base;  // the range starts after a port the kernel found free
+  ASSERT_NE(base.port, 0) << std::strerror(errno);
+  const std::string config =
+      fmt::format("serving:\n  scrape_every: 200ms\n  replan_every: 1s\n  ports: {}-{}\n",
+                  base.port + 1, base.port + 20);
+  ASSERT_NO_FATAL_FAILURE(StartDaemon(config));
+  std::unique_ptr<httplib::Client> api = Api();
+  // Each replica's start is noted with its port: a replica started twice shows twice.
+  const std::string starts = (bed_->dir() / "work" / "starts.log").string();
+  // 120 requests/s, which one replica carries (the forecast adds 20 %).
+  auto res = api->Post("/v1/jobs", ChatService(120, "echo {port} >> " + starts).dump(),
+                       "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+  nlohmann::json view;
+  ASSERT_TRUE(
+      WaitUntil([&] { return ReplicasIn(view = ChatAt(*api, 120), "ready").size() == 1; }, 30, 200))
+      << view.dump(2) << daemon_->Stderr();
+
+  // Training takes the other 7 a100s: 4 on one node, 3 beside the replica. Each notes its
+  // starts and its notices (SIGTERM).
+  const std::string train_log = (bed_->dir() / "work" / "train.log").string();
+  for (const auto& [name, gpus] : {std::pair{"train-4", 4}, std::pair{"train-3", 3}}) {
+    const nlohmann::json train = {
+        {"name", name},
+        {"stacks", {"cuda"}},
+        {"gang_size", gpus},
+        {"throughput", {{"a100-80g", 1}}},
+        {"preemptible", true},
+        {"command",
+         {"/bin/sh", "-c",
+          fmt::format("echo start {0} >> {1}; trap 'echo notice {0} >> {1}; exit 0' TERM; "
+                      "sleep 600 & wait",
+                      name, train_log)}}};
+    res = api->Post("/v1/jobs", train.dump(), "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 201) << res->body;
+  }
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto jobs = Jobs();
+        return jobs["train-4"]["state"] == "running" && jobs["train-3"]["state"] == "running";
+      },
+      30, 200))
+      << daemon_->Stderr();
+
+  // 180 requests/s (its rise carried one interval ahead: 240, plus 20 %): a second replica,
+  // on a device a training job held.
+  std::vector<nlohmann::json> ready;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        ready = ReplicasIn(view = ChatAt(*api, 180), "ready");
+        return ready.size() == 2 && SlurmReplicas().size() == 2;
+      },
+      40, 200))
+      << view.dump(2) << daemon_->Stderr();
+  std::map<std::string, nlohmann::json> jobs = Jobs();
+  const std::string preempted = jobs["train-4"]["preemptions"] == 1 ? "train-4" : "train-3";
+  const std::string kept = preempted == "train-4" ? "train-3" : "train-4";
+  EXPECT_EQ(jobs[preempted]["preemptions"], 1) << jobs[preempted].dump();
+  EXPECT_EQ(jobs[preempted]["state"], "queued") << jobs[preempted].dump();
+  EXPECT_THAT(jobs[preempted]["message"].get<std::string>(),
+              HasSubstr("service 'chat' takes its device back"));
+  EXPECT_EQ(jobs[kept]["state"], "running") << jobs[kept].dump();
+  EXPECT_EQ(jobs[kept]["preemptions"], 0) << jobs[kept].dump();
+  EXPECT_THAT(testing::ReadFileText(train_log), HasSubstr("notice " + preempted + "\n"));
+  const auto before = SlurmReplicas();
+
+  // kill -9 and a start on the same database: the same two replicas, the same Slurm jobs.
+  daemon_->Kill();
+  daemon_.reset();
+  ASSERT_NO_FATAL_FAILURE(StartDaemon(config));
+  api = Api();
+  ASSERT_TRUE(
+      WaitUntil([&] { return ReplicasIn(view = ChatAt(*api, 180), "ready").size() == 2; }, 30, 200))
+      << view.dump(2) << daemon_->Stderr();
+  EXPECT_EQ(view["replicas"].size(), 2u) << view.dump(2);
+  for (const nlohmann::json& r : view["replicas"]) {
+    EXPECT_EQ(before.count(r["job"]), 1u) << r["job"] << " is not one from before the restart";
+  }
+  EXPECT_EQ(SlurmReplicas(), before);
+  jobs = Jobs();
+  for (const auto& [name, job] : jobs) {
+    if (name.rfind("chat.", 0) == 0) {
+      EXPECT_EQ(job["attempt"], 1) << job.dump();
+    }
+  }
+  EXPECT_EQ(jobs[kept]["state"], "running") << jobs[kept].dump();
+  EXPECT_EQ(jobs[kept]["attempt"], 1) << jobs[kept].dump();
+  EXPECT_EQ(jobs[preempted]["state"], "queued") << jobs[preempted].dump();
+  std::istringstream lines(testing::ReadFileText(starts));
+  std::multiset<std::string> ports{std::istream_iterator<std::string>(lines), {}};
+  for (const std::string& port : ports) EXPECT_EQ(ports.count(port), 1u) << "port " << port;
+
+  // The service removed: its devices go back to training.
+  res = api->Delete("/v1/services/chat");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 202) << res->body;
+  ASSERT_TRUE(WaitUntil([&] { return Jobs()[preempted]["state"] == "running"; }, 30, 200))
+      << Jobs()[preempted].dump() << daemon_->Stderr();
+  EXPECT_TRUE(SlurmReplicas().empty());
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        const std::string log = testing::ReadFileText(train_log);
+        return std::count(log.begin(), log.end(), '\n') == 4;  // 3 starts, 1 notice
+      },
+      10, 100))
+      << testing::ReadFileText(train_log);
+  for (const char* name : {"train-4", "train-3"})
+    api->Delete(fmt::format("/v1/jobs/{}", name).c_str());
   EXPECT_EQ(daemon_->Terminate(SIGTERM, 10), 0) << daemon_->Stderr();
 }
 

@@ -99,8 +99,8 @@ util::Status ParseServing(const Reader& r, const DocValue& node, const std::stri
                           LiveServingOptions& out) {
   RETURN_IF_ERROR(r.Mapping(node, "serving", "fields like scrape_every: 5s"));
   static const std::set<std::string, std::less<>> kServingFields = {
-      "scrape_every",   "replan_every", "window",         "ready_timeout",
-      "endpoints_file", "ports",        "hold_taken_back"};
+      "scrape_every",   "replan_every", "window",          "ready_timeout",
+      "endpoints_file", "ports",        "hold_taken_back", "burst_window"};
   for (const DocValue::Field& kv : node.fields) {
     const std::string at = "serving." + kv.key;
     RETURN_IF_ERROR(r.KnownField(kv, at, kServingFields));
@@ -124,6 +124,7 @@ util::Status ParseServing(const Reader& r, const DocValue& node, const std::stri
     (kv.key == "scrape_every"   ? out.scrape_every_s
      : kv.key == "replan_every" ? out.replan_every_s
      : kv.key == "window"       ? out.window_s
+     : kv.key == "burst_window" ? out.burst_window_s
                                 : out.ready_timeout_s) = d;
   }
   return util::Status::Ok();

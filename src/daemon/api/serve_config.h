@@ -54,7 +54,8 @@ struct ServeConfig {
   // power: {policy, suspend_time, suspend_timeout, resume_timeout, suspend_rate, resume_rate,
   // exclude_nodes, headroom} (docs/operations.md); always-on by default.
   power::PowerOptions power;
-  // serving: {scrape_every, replan_every, window, ready_timeout, endpoints_file, ports}
+  // serving: {scrape_every, replan_every, window, burst_window, ready_timeout, endpoints_file,
+  // ports, hold_taken_back}
   // (docs/serving-live.md).
   LiveServingOptions serving;     // ended jobs deleted from the database this long after (0: never)
   bool synchronous_full = false;  // fsync every commit (survives power loss), else NORMAL

@@ -30,13 +30,15 @@ std::string ErrorOf(const std::string& text) {
 TEST(ServeConfig, ReadsTheServingPeriods) {
   auto c = Parse(
       "serving:\n  scrape_every: 200ms\n  replan_every: 2s\n  window: 30s\n"
-      "  ready_timeout: 1m\n");
+      "  ready_timeout: 1m\n  burst_window: 2s\n");
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_DOUBLE_EQ(c->serving.scrape_every_s, 0.2);
   EXPECT_DOUBLE_EQ(c->serving.replan_every_s, 2);
   EXPECT_DOUBLE_EQ(c->serving.window_s, 30);
   EXPECT_DOUBLE_EQ(c->serving.ready_timeout_s, 60);
-  EXPECT_DOUBLE_EQ(Parse("policy: fifo\n")->serving.scrape_every_s, 5);  // the default
+  EXPECT_DOUBLE_EQ(c->serving.burst_window_s, 2);
+  EXPECT_DOUBLE_EQ(Parse("policy: fifo\n")->serving.burst_window_s, 10);  // the simulator's
+  EXPECT_DOUBLE_EQ(Parse("policy: fifo\n")->serving.scrape_every_s, 5);   // the default
   // A relative endpoints file is the config file's directory's.
   EXPECT_EQ(Parse("serving:\n  endpoints_file: up.conf\n", "/etc/hetsched")->serving.endpoints_file,
             "/etc/hetsched/up.conf");
@@ -275,8 +277,10 @@ TEST(ServeConfig, EachBadValueNamesTheFieldAtItsLineAndColumn) {
       {"policy: fifo\nhistory_every: 2h\n", "cfg.yaml:2:16: history_every: ", "is not an interval"},
       {"policy: fifo\nserving: 5s\n", "cfg.yaml:2:10: serving: ", "is not a mapping"},
       {"policy: fifo\nserving:\n  scrape: 1s\n", "cfg.yaml:3:3: serving.scrape: ",
-       "unknown field (expected one of: endpoints_file, hold_taken_back, ports, ready_timeout, "
-       "replan_every, scrape_every, window)"},
+       "unknown field (expected one of: burst_window, endpoints_file, hold_taken_back, ports, "
+       "ready_timeout, replan_every, scrape_every, window)"},
+      {"policy: fifo\nserving:\n  burst_window: 50ms\n", "cfg.yaml:3:17: serving.burst_window: ",
+       "'50ms' is not a duration (expected a duration from 100ms to 1d, like 5s)"},
       {"policy: fifo\nserving:\n  hold_taken_back: -1s\n",
        "cfg.yaml:3:20: serving.hold_taken_back: ",
        "'-1s' is not a duration (expected a duration from 0 to 1d, like 10m)"},
