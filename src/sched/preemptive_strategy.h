@@ -120,6 +120,10 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // SelectByClass would walk everyone (the caller then does).
   bool SelectByOrder(double now_s, Pool& pool, std::vector<int32_t>& initial,
                      std::vector<int32_t>& candidates);
+  // SelectByOrder's pool, `initial` as Reallocate counts it and the capacity SolvePlan plans,
+  // from order_ and the `kept` running jobs; false when one type alone is on offer (no plan).
+  bool OpenOrderPool(const std::vector<int32_t>& kept, Pool& pool, std::vector<int32_t>& initial,
+                     std::vector<int32_t>& capacity) const;
   // Brings order_ up to the core's running jobs: files those that changed since the last call,
   // or every running job afresh when the plan's known classes changed.
   void SyncRunningOrder(double now_s);

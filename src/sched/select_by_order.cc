@@ -136,47 +136,55 @@ std::vector<ThroughputPlan::ClassJobs> PreemptiveStrategy::ClassesToPlan(
   return classes;
 }
 
-bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int32_t>& initial,
-                                       std::vector<int32_t>& candidates) {
-  plan_ok_ = false;
-  plan_.ForgetIfFull(core_);
-  SyncRunningOrder(now_s);
-  if (!unfixed_.empty()) return false;
+bool PreemptiveStrategy::OpenOrderPool(const std::vector<int32_t>& kept, Pool& pool,
+                                       std::vector<int32_t>& initial,
+                                       std::vector<int32_t>& capacity) const {
   const int32_t types = core_.state().type_count();
-  std::vector<int32_t> kept_count;
-  const std::vector<int32_t> kept = KeptRunning(now_s, kept_count);
   // OpenPool's pool: the devices of the running jobs it may move are held.
   pool = Pool{};
   pool.free.resize(types);
   pool.held.resize(types);
   for (int32_t t = 0; t < types; ++t) pool.held[t] = order_->held(t);
-  std::vector<int32_t> capacity(types, 0);  // SolvePlan's: the pool, and the kept jobs' devices
+  capacity.assign(types, 0);  // SolvePlan's: the pool, and the kept jobs' devices
   for (int32_t id : kept) {
     const JobRecord& r = core_.record(id);
     const int32_t devices = static_cast<int32_t>(r.devices.size());
     if (r.preemptible) pool.held[r.type.value()] -= devices;
     capacity[r.type.value()] += devices;
   }
-  int64_t free_devices = 0;
   int32_t types_offered = 0;
   initial.resize(types);
   for (int32_t t = 0; t < types; ++t) {
     pool.free[t] = core_.state().FreeOfType(DeviceTypeId(t));
     pool.total += pool.free[t] + pool.held[t];
-    free_devices += pool.free[t];
     initial[t] = pool.free[t] + pool.held[t];
     capacity[t] += initial[t];
     types_offered += initial[t] > 0 ? 1 : 0;
   }
-  if (types_offered <= 1) return false;                             // no plan (SolvePlan)
+  return types_offered > 1;  // else no plan (SolvePlan)
+}
+
+bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int32_t>& initial,
+                                       std::vector<int32_t>& candidates) {
+  plan_ok_ = false;
+  // SelectByClass's first test, before any other work: queued jobs asking for more devices
+  // than are free (here all of them; SelectByClass leaves out those that progress nowhere).
+  const int32_t types = core_.state().type_count();
+  int64_t free_devices = 0, asked = 0;
+  for (int32_t t = 0; t < types; ++t) free_devices += core_.state().FreeOfType(DeviceTypeId(t));
+  for (int32_t id : core_.queue()) {
+    asked += std::max(1, core_.record(id).job->gang_size);
+    if (asked > free_devices) return false;
+  }
+  plan_.ForgetIfFull(core_);
+  SyncRunningOrder(now_s);
+  if (!unfixed_.empty()) return false;
+  std::vector<int32_t> kept_count;
+  const std::vector<int32_t> kept = KeptRunning(now_s, kept_count);
+  std::vector<int32_t> capacity;
+  if (!OpenOrderPool(kept, pool, initial, capacity)) return false;
   std::vector<std::pair<SchedulerCore::QueueKey, int32_t>> queued;  // key, known class
   std::vector<ThroughputPlan::ClassJobs> classes = ClassesToPlan(now_s, kept_count, queued);
-  // SelectByClass's first test, on the queue alone (every row with a queued job is walked).
-  int64_t waiting_devices = 0;
-  for (const auto& [key, known] : queued) {
-    if (known >= 0) waiting_devices += std::max(1, core_.record(std::get<3>(key)).job->gang_size);
-  }
-  if (waiting_devices > free_devices) return false;
   if (!plan_.SolveByClass(core_, std::move(classes), kept, capacity).ok()) return false;
   plan_ok_ = true;
   for (int32_t id : kept) plan_.Take(id, core_.record(id), core_.record(id).type.value());
