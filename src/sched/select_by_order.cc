@@ -174,7 +174,13 @@ bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int
   for (int32_t t = 0; t < types; ++t) free_devices += core_.state().FreeOfType(DeviceTypeId(t));
   for (int32_t id : core_.queue()) {
     asked += std::max(1, core_.record(id).job->gang_size);
-    if (asked > free_devices) return false;
+    if (asked <= free_devices) continue;
+    // Changes not taken for long cost more to replay than filing every job afresh.
+    if (core_.running_changes().size() > core_.running().size()) {
+      core_.ClearRunningChanges();
+      order_filed_ = false;
+    }
+    return false;
   }
   plan_.ForgetIfFull(core_);
   SyncRunningOrder(now_s);
