@@ -104,9 +104,8 @@ std::vector<ThroughputPlan::ClassJobs> PreemptiveStrategy::ClassesToPlan(
     queued.emplace_back(core_.KeyOf(r, now_s), known);
     if (known >= 0) add(known, queued.back().first, 1);
   }
-  // A class's running jobs by floor: past the first whose floor lies above the least key
-  // found, no key can be less.
-  // Floors as they hold now: less the keys' common drift since 0.
+  // A class's running jobs by floor (less the keys' common drift since time 0): past the first
+  // whose floor lies above the least key found, no key can be less.
   const double lower = core_.policy().KeyDrift() * now_s;
   int64_t evaluated = 0, movable_jobs = 0;
   for (int32_t cls = 0; cls < order_->classes(); ++cls) {
