@@ -84,6 +84,12 @@ class Srpt final : public Policy {
     if (!fair_) return remaining;
     return remaining - aging_ * (now_s - job.arrival_s);
   }
+  // Ranks are never negative: Key + aging * t = rank + aging * arrival >= aging * arrival.
+  double KeyFloor(const JobRecord& job) const override {
+    return fair_ ? aging_ * job.arrival_s : 0;
+  }
+  bool has_key_floor() const override { return true; }
+  double KeyDrift() const override { return fair_ ? aging_ : 0; }
 
  private:
   bool fair_;

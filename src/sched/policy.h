@@ -2,6 +2,7 @@
 // (sched/scheduler.h) runs the shared pipeline; a policy only supplies these choices.
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -62,6 +63,16 @@ class Policy {
   // and the scheduler keeps them in a sorted index (Key(job, 0)) instead of sorting at every
   // decision; it re-sorts when the belief is refreshed.
   virtual double Key(const JobRecord& job, double now_s, const SizeBelief& belief) const = 0;
+  // For a full decision that skips running jobs whose keys cannot be least of their class
+  // (sched/running_order.h): a floor F with Key(job, t) >= F - KeyDrift() * t at every time t,
+  // whatever the belief (up to rounding). -inf (every key may be least) unless
+  // has_key_floor().
+  virtual double KeyFloor(const JobRecord& /*job*/) const {
+    return -std::numeric_limits<double>::infinity();
+  }
+  virtual bool has_key_floor() const { return false; }
+  // How fast every job's key falls with time alike (aging), per second.
+  virtual double KeyDrift() const { return 0; }
 };
 
 // Names with a one-line description each, for --help and errors.

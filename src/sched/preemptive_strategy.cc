@@ -23,7 +23,13 @@ PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core, bool by_class)
                 !core.options().space_sharing),
       fill_(core),
       clock_(core.options().preempt_interval_s),
-      plan_(core.options().lp_solver ? core.options().lp_solver : MakeClpSolver()) {}
+      plan_(core.options().lp_solver ? core.options().lp_solver : MakeClpSolver()) {
+  // The running order needs key floors, and tenants order jobs by turns instead of keys.
+  if (by_class_ && core.tenants() == nullptr && core.policy().has_key_floor()) {
+    order_ = std::make_unique<RunningOrder>(core.state().type_count());
+    core.TrackRunningChanges();
+  }
+}
 
 void PreemptiveStrategy::Decide(double now_s, Decision& out) {
   if (gavel_rebuilds_) {
@@ -162,27 +168,31 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
   if (indexed) ++indexed_decisions_;
   // The running jobs the indexed walk moves, ahead of the queued ones in selected_.
   const size_t moving = selected_.size();
-  Pool pool = indexed ? std::move(*indexed) : OpenPool(now_s);
-  const int32_t types = static_cast<int32_t>(pool.free.size());
-  std::vector<int32_t> initial(types);
-  for (int32_t t = 0; t < types; ++t) initial[t] = pool.free[t] + pool.held[t];
-  const bool planned = core_.policy().type_choice() == TypeChoice::kPlanned && SolvePlan(pool);
+  Pool pool;
+  std::vector<int32_t> initial;
   // Who may lose its place: every running job, or those the indexed walk or SelectByClass
   // moves (the others keep their types), in the order of core_.running() either way.
   std::vector<int32_t> candidates;
-  if (!(planned && !keys_sorted_ && SelectByClass(now_s, pool, candidates))) {
-    SortKeys(now_s);
-    SelectInOrder(now_s, pool, /*queued_only=*/indexed.has_value(), planned);
-    if (indexed) {
-      candidates.assign(selected_.begin(), selected_.begin() + static_cast<std::ptrdiff_t>(moving));
-      SortByRunningPosition(candidates);
-    } else {
-      candidates = core_.running();
+  if (order_ == nullptr || !SelectByOrder(now_s, pool, initial, candidates)) {
+    pool = indexed ? std::move(*indexed) : OpenPool(now_s);
+    initial.resize(pool.free.size());
+    for (size_t t = 0; t < initial.size(); ++t) initial[t] = pool.free[t] + pool.held[t];
+    const bool planned = core_.policy().type_choice() == TypeChoice::kPlanned && SolvePlan(pool);
+    if (!(planned && !keys_sorted_ && SelectByClass(now_s, pool, candidates))) {
+      SortKeys(now_s);
+      SelectInOrder(now_s, pool, /*queued_only=*/indexed.has_value(), planned);
+      if (indexed) {
+        candidates.assign(selected_.begin(),
+                          selected_.begin() + static_cast<std::ptrdiff_t>(moving));
+        SortByRunningPosition(candidates);
+      } else {
+        candidates = core_.running();
+      }
     }
   }
   const std::vector<int32_t> assigned = AssignTypes(initial, now_s);
   // Devices per type that jobs preempted now still hold while they write their checkpoints.
-  std::vector<int32_t> releasing(types, 0);
+  std::vector<int32_t> releasing(initial.size(), 0);
   const std::vector<int32_t> moved = PreemptDisplaced(now_s, assigned, candidates, releasing, out);
   StartSelected(now_s, assigned, releasing, out);
   for (int32_t id : moved) moved_flag_[id] = 0;
@@ -421,6 +431,13 @@ PreemptiveStrategy::RowWalk PreemptiveStrategy::RowsToWalk() const {
       ++waiting[row];
     }
   }
+  return WalkRows(waiting, holding);
+}
+
+PreemptiveStrategy::RowWalk PreemptiveStrategy::WalkRows(
+    const std::vector<int32_t>& waiting, const std::vector<int32_t>& holding) const {
+  const int32_t types = core_.state().type_count();
+  const int32_t rows = plan_.rows();
   RowWalk walk;
   walk.rows.assign(rows, 0);
   for (int32_t row = 0; row < rows; ++row) {
@@ -450,6 +467,17 @@ bool PreemptiveStrategy::SelectByClass(double now_s, Pool& pool, std::vector<int
   int64_t free_devices = 0;
   for (int32_t t = 0; t < types; ++t) free_devices += pool.free[t];
   if (walk.waiting_devices > free_devices) return false;
+  std::vector<SchedulerCore::QueueKey> order;
+  for (const auto& k : keys_) {
+    const int32_t row = plan_.RowOf(std::get<3>(k));
+    if (row >= 0 && walk.rows[row]) order.push_back(k);
+  }
+  return WalkByClass(now_s, walk, std::move(order), pool, candidates);
+}
+
+bool PreemptiveStrategy::WalkByClass(double now_s, const RowWalk& walk,
+                                     std::vector<SchedulerCore::QueueKey> order, Pool& pool,
+                                     std::vector<int32_t>& candidates) {
   // Under a plan, a job's type depends on the jobs of other classes only through the pool's
   // room (Pick's free + held; a running job's own devices, held until it is reached). The jobs
   // of covered classes keep their types (RowsToWalk); those of the others are walked here in
@@ -459,11 +487,7 @@ bool PreemptiveStrategy::SelectByClass(double now_s, Pool& pool, std::vector<int
   // keeps max_gang devices nobody holds to the end: then such a type has room in both, and no
   // take reaches the devices running jobs hold. Checked after the walk; budgets are the same
   // in both, as each class's jobs come in the same order.
-  std::vector<SchedulerCore::QueueKey> order;
-  for (const auto& k : keys_) {
-    const int32_t row = plan_.RowOf(std::get<3>(k));
-    if (row >= 0 && walk.rows[row]) order.push_back(k);
-  }
+  const int32_t types = static_cast<int32_t>(pool.free.size());
   std::sort(order.begin(), order.end());
   const std::vector<double> budgets = plan_.budgets();
   const Pool before = pool;

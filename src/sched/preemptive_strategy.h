@@ -8,11 +8,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "sched/queue_order_strategy.h"
 #include "sched/reservations.h"
+#include "sched/running_order.h"
 #include "sched/scheduler_core.h"
 #include "sched/strategy.h"
 #include "sched/throughput_plan.h"
@@ -34,8 +38,13 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // somewhere (IndexedPool).
   int64_t full_decisions() const { return full_decisions_; }
   int64_t indexed_decisions() const { return indexed_decisions_; }
-  // Full decisions SelectByClass made.
+  // Full decisions SelectByClass made, and how many of them SelectByOrder.
   int64_t by_class_decisions() const { return by_class_decisions_; }
+  int64_t ordered_decisions() const { return ordered_decisions_; }
+  // Over the full decisions SelectByOrder tried: the running jobs it could have moved, and how
+  // many of their keys it evaluated to find each class's least.
+  int64_t movable_in_order() const { return movable_in_order_; }
+  int64_t least_keys_evaluated() const { return least_keys_evaluated_; }
 
  private:
   // Devices a full decision hands out, by type: `free`, nobody holds them; `held`, running
@@ -98,6 +107,36 @@ class PreemptiveStrategy final : public DecisionStrategy {
     int64_t waiting_devices = 0;
   };
   RowWalk RowsToWalk() const;
+  // RowsToWalk's rule on the counts: per row, its queued jobs (`waiting`), and its running
+  // jobs by the type they hold (`holding`, rows x types).
+  RowWalk WalkRows(const std::vector<int32_t>& waiting, const std::vector<int32_t>& holding) const;
+  // SelectByClass's walk of `order` (the keyed jobs of the rows `walk` walks, any order).
+  bool WalkByClass(double now_s, const RowWalk& walk, std::vector<SchedulerCore::QueueKey> order,
+                   Pool& pool, std::vector<int32_t>& candidates);
+  // The full decision of SelectByClass, its pool (`initial`: free and held by type, as
+  // Reallocate counts it) and plan made from the running order (order_) instead of every
+  // running job: what the decision needs of the jobs it may move is each class's count on
+  // each type and least key. False, with nothing selected, where it cannot tell or
+  // SelectByClass would walk everyone (the caller then does).
+  bool SelectByOrder(double now_s, Pool& pool, std::vector<int32_t>& initial,
+                     std::vector<int32_t>& candidates);
+  // SelectByOrder's pool, `initial` as Reallocate counts it and the capacity SolvePlan plans,
+  // from order_ and the `kept` running jobs; false when one type alone is on offer (no plan).
+  bool OpenOrderPool(const std::vector<int32_t>& kept, Pool& pool, std::vector<int32_t>& initial,
+                     std::vector<int32_t>& capacity) const;
+  // Brings order_ up to the core's running jobs: files those that changed since the last call,
+  // or every running job afresh when the plan's known classes changed.
+  void SyncRunningOrder(double now_s);
+  // Files running `id` in order_, or with the jobs it keeps apart.
+  void FileRunning(int32_t id, double now_s);
+  // The running jobs SelectByOrder may not move: not preemptible, or inside their quantum
+  // (those counted per class and type in `kept_count`), in the order of core_.running().
+  std::vector<int32_t> KeptRunning(double now_s, std::vector<int32_t>& kept_count);
+  // Each class's keyed jobs for the plan: the queued (listed in `queued`, with their classes)
+  // and the running ones SelectByOrder may move, each class's least key found by the floors.
+  std::vector<ThroughputPlan::ClassJobs> ClassesToPlan(
+      double now_s, const std::vector<int32_t>& kept_count,
+      std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued);
   // Orders running job ids as core_.running() does.
   void SortByRunningPosition(std::vector<int32_t>& ids) const;
   // SelectInOrder's step for one job under kPlanned: the type the plan gives it (its own when
@@ -158,6 +197,18 @@ class PreemptiveStrategy final : public DecisionStrategy {
   int64_t full_decisions_ = 0;
   int64_t indexed_decisions_ = 0;
   int64_t by_class_decisions_ = 0;
+  int64_t ordered_decisions_ = 0;
+  int64_t movable_in_order_ = 0, least_keys_evaluated_ = 0;
+  // SelectByOrder's index of the running jobs (null where it does not decide: a policy
+  // without key floors, or SelectByClass off), good while the plan's known classes are those
+  // it was filed with.
+  std::unique_ptr<RunningOrder> order_;
+  bool order_filed_ = false;
+  int64_t order_generation_ = -1;
+  // Running jobs it files apart: not preemptible (kept where they are), and those whose class
+  // moves with their progress (SelectByOrder then does not decide).
+  std::set<int32_t> unpreemptible_, unfixed_;
+  std::vector<char> synced_;  // by JobId: seen in this sync's changes
 };
 
 }  // namespace hetsched::sched

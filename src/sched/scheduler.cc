@@ -395,6 +395,7 @@ void Scheduler::SetProgress(JobId job, double rate, double since_s) {
   if (since_s > r.progress_since_s) r.done_work = r.DoneAt(since_s);
   r.rate = rate;
   r.progress_since_s = since_s;
+  core_->NoteRunningChanged(job.value());
 }
 
 void Scheduler::Finish(JobId job, double now_s) { Leave(job, now_s, /*completed=*/true); }

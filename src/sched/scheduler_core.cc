@@ -114,6 +114,7 @@ void SchedulerCore::AddRunning(int32_t id) {
   pos_[id] = static_cast<int32_t>(running_.size());
   running_.push_back(id);
   if (moves_) FileMoveCandidate(id);
+  NoteRunningChanged(id);
 }
 
 void SchedulerCore::FileMoveCandidate(int32_t id) {
@@ -146,6 +147,7 @@ void SchedulerCore::RemoveRunning(int32_t id) {
   running_[p] = running_.back();
   pos_[running_[p]] = p;
   running_.pop_back();
+  NoteRunningChanged(id);
 }
 
 void SchedulerCore::BeginDecision(double now_s) {

@@ -163,6 +163,15 @@ class SchedulerCore {
   // order does not change with time and whose scores depend on the job alone, rigid jobs and
   // no space sharing (elsewhere null): filed as they start, forgotten as they stop.
   const MoveCandidates* move_candidates() const { return moves_.get(); }
+  // For a strategy that keeps its own index of running jobs (sched/running_order.h): once
+  // turned on, the ids of jobs that started or stopped running, or whose progress rate was
+  // set, are kept (repeats included) until taken.
+  void TrackRunningChanges() { track_running_changes_ = true; }
+  void NoteRunningChanged(int32_t id) {
+    if (track_running_changes_) running_changes_.push_back(id);
+  }
+  const std::vector<int32_t>& running_changes() const { return running_changes_; }
+  void ClearRunningChanges() { running_changes_.clear(); }
 
  private:
   // Stops a running job: it is queued, or kStopping under stop_holds_devices.
@@ -199,6 +208,8 @@ class SchedulerCore {
   std::unique_ptr<TenantShares> tenants_;
   std::unique_ptr<MoveCandidates> moves_;
   int64_t job_set_version_ = 0;
+  bool track_running_changes_ = false;
+  std::vector<int32_t> running_changes_;
 };
 
 }  // namespace hetsched::sched

@@ -14,8 +14,8 @@ namespace {
 constexpr size_t kMaxKnown = 1 << 16;
 }  // namespace
 
-void ThroughputPlan::Begin(const SchedulerCore& core, const std::vector<int32_t>& capacity) {
-  types_ = static_cast<int32_t>(capacity.size());
+void ThroughputPlan::ForgetIfFull(const SchedulerCore& core) {
+  types_ = core.state().type_count();
   if (class_of_.size() < core.slots()) class_of_.resize(core.slots(), -1);
   if (cached_.size() < core.slots()) cached_.resize(core.slots());
   if (known_keys_.size() > kMaxKnown) {
@@ -23,8 +23,51 @@ void ThroughputPlan::Begin(const SchedulerCore& core, const std::vector<int32_t>
     known_index_.clear();
     row_of_known_.clear();
     std::fill(cached_.begin(), cached_.end(), CachedClass{});
+    ++generation_;
   }
+}
+
+void ThroughputPlan::Begin(const SchedulerCore& core, const std::vector<int32_t>& capacity,
+                           bool may_forget) {
+  if (may_forget) ForgetIfFull(core);
+  types_ = static_cast<int32_t>(capacity.size());
+  std::fill(row_of_known_.begin(), row_of_known_.end(), -1);
   budget_.clear();
+}
+
+std::optional<int32_t> ThroughputPlan::FixedClassOf(const SchedulerCore& core, int32_t slot,
+                                                    const JobRecord& r) {
+  const int32_t known = ClassOf(core, slot, r);
+  // ClassOf keeps only fixed classes.
+  const CachedClass& cached = cached_[slot];
+  const bool fixed = cached.seq == r.seq && cached.type == (r.type.valid() ? r.type.value() : -1) &&
+                     cached.running == (r.phase == JobPhase::kRunning);
+  if (!fixed) return std::nullopt;
+  return known;
+}
+
+util::Status ThroughputPlan::SolveByClass(const SchedulerCore& core, std::vector<ClassJobs> classes,
+                                          const std::vector<int32_t>& after,
+                                          const std::vector<int32_t>& capacity) {
+  // The caller's classes were found after its ForgetIfFull.
+  Begin(core, capacity, /*may_forget=*/false);
+  for (int32_t id : after) class_of_[id] = -1;
+  // Rows in the order of each class's least key, as SolveByKey orders them.
+  std::sort(classes.begin(), classes.end(),
+            [](const ClassJobs& a, const ClassJobs& b) { return a.least < b.least; });
+  AllocationProblem problem;
+  problem.capacity.assign(capacity.begin(), capacity.end());
+  for (const ClassJobs& c : classes) {
+    const int32_t id = std::get<3>(c.least);
+    AddToRow(problem, id, core.record(id), c.known);
+    problem.jobs.back().count = c.count;
+  }
+  for (int32_t id : after) {
+    const JobRecord& r = core.record(id);
+    const int32_t known = ClassOf(core, id, r);
+    if (known >= 0) AddToRow(problem, id, r, known);
+  }
+  return SolveRows(problem, core);
 }
 
 util::Status ThroughputPlan::Solve(const SchedulerCore& core, const std::vector<int32_t>& jobs,
@@ -108,7 +151,6 @@ void ThroughputPlan::AddToRow(AllocationProblem& problem, int32_t id, const JobR
 
 util::Status ThroughputPlan::SolveRows(const AllocationProblem& problem,
                                        const SchedulerCore& core) {
-  std::fill(row_of_known_.begin(), row_of_known_.end(), -1);
   if (problem.jobs.empty()) return util::Status::Ok();
   auto solved =
       ComputeAllocation(problem, Objective::kMaxThroughput, *solver_, core.options().allocation);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -35,6 +36,36 @@ class ThroughputPlan {
   util::Status SolveByKey(const SchedulerCore& core,
                           const std::vector<SchedulerCore::QueueKey>& keyed,
                           const std::vector<int32_t>& after, const std::vector<int32_t>& capacity);
+  // One class's jobs for SolveByClass: the least key among them, its known class
+  // (FixedClassOf), and how many there are.
+  struct ClassJobs {
+    SchedulerCore::QueueKey least;
+    int32_t known = -1;
+    int32_t count = 0;
+  };
+  // The same plan as SolveByKey over keyed jobs grouped by class in `classes` (any order),
+  // followed by `after`. Gives no job its row: SetRow does, for the jobs the caller looks at.
+  util::Status SolveByClass(const SchedulerCore& core, std::vector<ClassJobs> classes,
+                            const std::vector<int32_t>& after,
+                            const std::vector<int32_t>& capacity);
+  // The job in `slot`, of known class `known`, is planned in its class's row of the last solve
+  // (-1 for none).
+  void SetRow(int32_t slot, int32_t known) {
+    class_of_[slot] = known >= 0 ? row_of_known_[known] : -1;
+  }
+  // The row of known class `known` in the last solve; -1: none.
+  int32_t RowOfClass(int32_t known) const { return row_of_known_[known]; }
+  // KnownClassOf when it stays the same while the job runs or waits as now; nullopt when it
+  // moves with the job's progress. Both valid until generation() changes.
+  std::optional<int32_t> FixedClassOf(const SchedulerCore& core, int32_t slot, const JobRecord& r);
+  // Changes when the known classes are forgotten (their indices then mean other classes).
+  int64_t generation() const { return generation_; }
+  // Forgets the known classes when there are too many (Solve and SolveByKey do it first).
+  void ForgetIfFull(const SchedulerCore& core);
+  // The known class of `r` (in `slot`) for SolveByClass; -1 when it progresses nowhere.
+  int32_t KnownClassOf(const SchedulerCore& core, int32_t slot, const JobRecord& r) {
+    return ClassOf(core, slot, r);
+  }
   // The type `r` (in `slot`) should take: `prefer` when its class still has budget there, else
   // the type where its class has the most budget left; only types with room for its gang
   // (free[t] + held[t], the devices nobody holds and those it may take). -1 where its class
@@ -86,9 +117,10 @@ class ThroughputPlan {
   int32_t ClassOf(const SchedulerCore& core, int32_t slot, const JobRecord& r);
   // The index of `key` in known_keys_, added when new.
   int32_t Known(const ClassKey& key);
-  // Solve's first step: forgets the last plan's classes of `jobs`, and the known classes when
-  // there are too many.
-  void Begin(const SchedulerCore& core, const std::vector<int32_t>& capacity);
+  // A solve's first step: forgets the last plan's rows, and (`may_forget`) the known classes
+  // when there are too many.
+  void Begin(const SchedulerCore& core, const std::vector<int32_t>& capacity,
+             bool may_forget = true);
   // Counts job `id` of known class `known` in its row, adding the row when new.
   void AddToRow(AllocationProblem& problem, int32_t id, const JobRecord& r, int32_t known);
   // Solves `problem` (its rows added) into budget_.
@@ -99,7 +131,7 @@ class ThroughputPlan {
   std::vector<ClassKey> known_keys_;
   std::unordered_map<ClassKey, int32_t, ClassKeyHash> known_index_;
   std::vector<CachedClass> cached_;  // by slot
-  // Solve's LP row of each known class (-1: none yet), reset after each Solve.
+  // The last solve's LP row of each known class (-1: none), reset as each solve begins.
   std::vector<int32_t> row_of_known_;
   // SolveByKey's scratch: by known class, the index in `keyed` of its least-keyed job (-1: none
   // yet); by entry of `keyed`, its known class.
@@ -109,6 +141,7 @@ class ThroughputPlan {
   std::vector<int32_t> class_of_;  // by slot; -1: not planned
   std::vector<double> budget_;     // classes x types: devices still to hand out
   std::vector<int32_t> row_gang_;  // by class
+  int64_t generation_ = 0;
 };
 
 }  // namespace hetsched::sched

@@ -93,9 +93,12 @@ class CoreHarness {
     return out;
   }
 
-  // The job completed (Scheduler::Finish without learning its size).
-  void Finish(sched::DecisionStrategy& strategy, int id, double now_s) {
-    if (core_->record(id).phase == sched::JobPhase::kRunning) core_->Leave(id, now_s);
+  // The job completed (Scheduler::Finish, learning its size only when `learn`).
+  void Finish(sched::DecisionStrategy& strategy, int id, double now_s, bool learn = false) {
+    if (core_->record(id).phase == sched::JobPhase::kRunning) {
+      core_->Leave(id, now_s);
+      if (learn) core_->belief().Observe(core_->record(id));
+    }
     if (core_->record(id).phase == sched::JobPhase::kQueued) core_->Dequeue(id);
     core_->Retire(id);
     strategy.OnJobLeft(id);

@@ -1,6 +1,6 @@
-// PreemptiveStrategy::SelectByClass against the full walk it stands in for: the throughput-plan
-// policy (srpt-het-fair) on random arrivals and completions, each followed by a full decision,
-// once with it and once walking every job.
+// PreemptiveStrategy::SelectByClass and SelectByOrder against the full walk they stand in for:
+// the throughput-plan policy (srpt-het-fair) on random arrivals and completions, each followed
+// by a full decision, once with them and once walking every job.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -20,7 +20,8 @@ using testing::MakeCluster;
 using testing::MakeJob;
 
 struct Counts {
-  int64_t full = 0, by_class = 0, preempted = 0, placed = 0;
+  int64_t full = 0, by_class = 0, ordered = 0, least_keys = 0, movable = 0, preempted = 0,
+          placed = 0;
 };
 
 void ExpectSame(const Decision& a, const Decision& b, int step, Counts& counts) {
@@ -41,8 +42,11 @@ model::Job RandomJob(int id, double now_s, std::mt19937& rng) {
 
 // `cost_s`: what a preemption costs (0: free, no quantum; else the default quantum of 40 costs
 // keeps started jobs in place, and the plan favours running jobs on their type). `max_gap_s`:
-// the longest time between arrivals; `arrivals_per_completion` above 1 piles jobs up.
-void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, Counts& counts) {
+// the longest time between arrivals. `learn`: completed jobs' sizes are learned (Gittins ranks
+// from tables that change as jobs complete), else estimates are exact and the others ranked by
+// attained service.
+void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool learn,
+                             Counts& counts) {
   const auto c =
       MakeCluster({{"fast", "cuda", 2, 4}, {"mid", "cuda", 2, 4}, {"slow", "cuda", 3, 4}});
   SchedulerOptions options;
@@ -64,8 +68,8 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, Counts
     for (int k = static_cast<int>(rng() % 3); k > 0 && !live.empty(); --k) {
       const size_t at = rng() % live.size();
       if (a.record(live[at]).phase != JobPhase::kRunning) continue;
-      a.Finish(by_class, live[at], now);
-      b.Finish(walked, live[at], now);
+      a.Finish(by_class, live[at], now, learn);
+      b.Finish(walked, live[at], now, learn);
       live.erase(live.begin() + static_cast<std::ptrdiff_t>(at));
       ASSERT_NO_FATAL_FAILURE(
           ExpectSame(a.Decide(by_class, now), b.Decide(walked, now), id, counts));
@@ -75,27 +79,37 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, Counts
   }
   EXPECT_EQ(by_class.full_decisions(), walked.full_decisions());
   EXPECT_EQ(walked.by_class_decisions(), 0);
+  EXPECT_EQ(walked.ordered_decisions(), 0);
   counts.full += by_class.full_decisions();
   counts.by_class += by_class.by_class_decisions();
+  counts.ordered += by_class.ordered_decisions();
+  counts.least_keys += by_class.least_keys_evaluated();
+  counts.movable += by_class.movable_in_order();
 }
 
 // Loaded (arrivals faster than the 28 devices finish them: queues, moves and preemptions) and
-// light (room on most types), with free and costly preemptions, on five seeds each.
+// light (room on most types), with free and costly preemptions, sizes learned or not, on five
+// seeds each.
 TEST(SelectByClass, DecidesAsTheFullWalk) {
   int64_t preempted = 0;
-  for (double cost_s : {0.0, 30.0}) {
-    for (int max_gap_s : {20, 400}) {
-      Counts counts;
-      for (uint32_t seed : {1u, 2u, 3u, 4u, 5u}) {
-        ExpectSameAsTheFullWalk(seed, cost_s, max_gap_s, counts);
-        ASSERT_FALSE(HasFatalFailure()) << "cost " << cost_s << " gap " << max_gap_s;
+  for (bool learn : {false, true}) {
+    for (double cost_s : {0.0, 30.0}) {
+      for (int max_gap_s : {20, 400}) {
+        Counts counts;
+        SCOPED_TRACE(::testing::Message()
+                     << "cost " << cost_s << " gap " << max_gap_s << " learn " << learn);
+        for (uint32_t seed : {1u, 2u, 3u, 4u, 5u}) {
+          ExpectSameAsTheFullWalk(seed, cost_s, max_gap_s, learn, counts);
+          ASSERT_FALSE(HasFatalFailure());
+        }
+        // Every way was taken, and the decisions compared did something.
+        EXPECT_GT(counts.ordered, 0);
+        EXPECT_LE(counts.ordered, counts.by_class);
+        EXPECT_LE(counts.least_keys, counts.movable);
+        EXPECT_LT(counts.by_class, counts.full);
+        EXPECT_GT(counts.placed, 100);
+        preempted += counts.preempted;
       }
-      SCOPED_TRACE(::testing::Message() << "cost " << cost_s << " gap " << max_gap_s);
-      // Both ways were taken, and the decisions compared did something.
-      EXPECT_GT(counts.by_class, 0);
-      EXPECT_LT(counts.by_class, counts.full);
-      EXPECT_GT(counts.placed, 100);
-      preempted += counts.preempted;
     }
   }
   EXPECT_GT(preempted, 10);  // moves and stops were among the decisions compared

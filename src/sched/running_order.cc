@@ -1,0 +1,58 @@
+#include "sched/running_order.h"
+
+#include <algorithm>
+
+namespace hetsched::sched {
+
+void RunningOrder::Clear() {
+  std::fill(held_.begin(), held_.end(), 0);
+  for (std::vector<Filed>& heap : heaps_) heap.clear();
+  std::fill(live_.begin(), live_.end(), 0);
+  std::fill(count_.begin(), count_.end(), 0);
+  starts_.clear();
+  cleared_at_ = next_serial_++;
+}
+
+void RunningOrder::Add(int32_t id, int32_t cls, int32_t type, int32_t devices, double floor,
+                       double start_s) {
+  Remove(id);
+  if (static_cast<size_t>(id) >= entries_.size()) entries_.resize(id + 1);
+  const int64_t serial = next_serial_++;
+  entries_[id] = Entry{serial, cls, type, devices, floor, start_s};
+  held_[type] += devices;
+  if (start_s >= 0) starts_.emplace(start_s, id);
+  if (cls < 0) return;
+  if (static_cast<size_t>(cls) >= heaps_.size()) {
+    heaps_.resize(cls + 1);
+    live_.resize(cls + 1, 0);
+    count_.resize(heaps_.size() * types_, 0);
+  }
+  heaps_[cls].push_back(Filed{floor, id, serial});
+  std::push_heap(heaps_[cls].begin(), heaps_[cls].end(), std::greater<>());
+  ++live_[cls];
+  ++count_[static_cast<size_t>(cls) * types_ + type];
+}
+
+void RunningOrder::Remove(int32_t id) {
+  if (static_cast<size_t>(id) >= entries_.size() || entries_[id].serial <= cleared_at_) return;
+  Entry& e = entries_[id];
+  held_[e.type] -= e.devices;
+  if (e.start_s >= 0) starts_.erase({e.start_s, id});
+  const int32_t cls = e.cls;
+  if (cls >= 0) --count_[static_cast<size_t>(cls) * types_ + e.type];
+  e = Entry{};
+  if (cls >= 0) {
+    --live_[cls];
+    Compact(cls);
+  }
+}
+
+void RunningOrder::Compact(int32_t cls) {
+  std::vector<Filed>& heap = heaps_[cls];
+  if (heap.size() < 64 || static_cast<size_t>(live_[cls]) * 2 >= heap.size()) return;
+  heap.erase(std::remove_if(heap.begin(), heap.end(), [&](const Filed& f) { return !Live(f); }),
+             heap.end());
+  std::make_heap(heap.begin(), heap.end(), std::greater<>());
+}
+
+}  // namespace hetsched::sched

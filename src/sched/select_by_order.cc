@@ -1,0 +1,231 @@
+// PreemptiveStrategy::SelectByOrder and its steps: SelectByClass's full decision with the
+// running jobs' part taken from the running order (sched/running_order.h), kept up to date as
+// jobs start and stop, instead of a pass over every running job.
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+
+#include "sched/preemptive_strategy.h"
+
+namespace hetsched::sched {
+
+using model::DeviceTypeId;
+
+namespace {
+
+// A floor is under the key in real numbers; the key as computed is a few roundings away.
+double Slack(double floor, double drift, double least) {
+  return 1e-6 + 1e-9 * (std::abs(floor) + std::abs(drift) + std::abs(least));
+}
+
+}  // namespace
+
+void PreemptiveStrategy::SyncRunningOrder(double now_s) {
+  const std::vector<int32_t>& changes = core_.running_changes();
+  if (!order_filed_ || plan_.generation() != order_generation_ ||
+      changes.size() > core_.running().size()) {
+    order_->Clear();
+    unpreemptible_.clear();
+    unfixed_.clear();
+    order_filed_ = true;
+    order_generation_ = plan_.generation();
+    for (int32_t id : core_.running()) FileRunning(id, now_s);
+  } else {
+    if (synced_.size() < core_.slots()) synced_.resize(core_.slots(), 0);
+    for (int32_t id : changes) {
+      if (synced_[id]) continue;
+      synced_[id] = 1;
+      order_->Remove(id);
+      unpreemptible_.erase(id);
+      unfixed_.erase(id);
+      if (core_.record(id).phase == JobPhase::kRunning) FileRunning(id, now_s);
+    }
+    for (int32_t id : changes) synced_[id] = 0;
+  }
+  core_.ClearRunningChanges();
+}
+
+void PreemptiveStrategy::FileRunning(int32_t id, double now_s) {
+  const JobRecord& r = core_.record(id);
+  if (!r.preemptible) {
+    unpreemptible_.insert(id);
+    return;
+  }
+  const std::optional<int32_t> known = plan_.FixedClassOf(core_, id, r);
+  if (!known) {
+    unfixed_.insert(id);
+    return;
+  }
+  // A job past its quantum stays past it while it runs.
+  const bool in_quantum = time_slices_ && !core_.QuantumOver(r, now_s);
+  order_->Add(id, *known, r.type.value(), static_cast<int32_t>(r.devices.size()),
+              core_.policy().KeyFloor(r), in_quantum ? r.run_start_s : -1);
+}
+
+std::vector<int32_t> PreemptiveStrategy::KeptRunning(double now_s,
+                                                     std::vector<int32_t>& kept_count) {
+  const int32_t types = core_.state().type_count();
+  std::vector<int32_t> kept(unpreemptible_.begin(), unpreemptible_.end());
+  kept_count.assign(static_cast<size_t>(order_->classes()) * types, 0);
+  // The jobs inside their quantum are the latest started; those before are past it for good.
+  std::set<std::pair<double, int32_t>>& starts = order_->starts();
+  auto first = starts.end();
+  while (first != starts.begin() && core_.price().InQuantum(std::prev(first)->first, now_s)) {
+    --first;
+    const int32_t id = first->second;
+    kept.push_back(id);
+    const int32_t cls = order_->class_of(id);
+    if (cls >= 0) ++kept_count[static_cast<size_t>(cls) * types + order_->type_of(id)];
+  }
+  starts.erase(starts.begin(), first);
+  SortByRunningPosition(kept);
+  return kept;
+}
+
+std::vector<ThroughputPlan::ClassJobs> PreemptiveStrategy::ClassesToPlan(
+    double now_s, const std::vector<int32_t>& kept_count,
+    std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued) {
+  const int32_t types = core_.state().type_count();
+  std::vector<ThroughputPlan::ClassJobs> classes;
+  std::vector<int32_t> index;  // by known class: its place in `classes`; -1: none yet
+  const auto add = [&](int32_t known, const SchedulerCore::QueueKey& key, int32_t count) {
+    if (index.size() <= static_cast<size_t>(known)) index.resize(known + 1, -1);
+    if (index[known] < 0) {
+      index[known] = static_cast<int32_t>(classes.size());
+      classes.push_back({key, known, 0});
+    }
+    ThroughputPlan::ClassJobs& c = classes[index[known]];
+    c.least = std::min(c.least, key);
+    c.count += count;
+  };
+  for (int32_t id : core_.queue()) {
+    const JobRecord& r = core_.record(id);
+    const int32_t known = plan_.KnownClassOf(core_, id, r);
+    queued.emplace_back(core_.KeyOf(r, now_s), known);
+    if (known >= 0) add(known, queued.back().first, 1);
+  }
+  // A class's running jobs by floor (less the keys' common drift since time 0): past the first
+  // whose floor lies above the least key found, no key can be less.
+  const double lower = core_.policy().KeyDrift() * now_s;
+  int64_t evaluated = 0, movable_jobs = 0;
+  for (int32_t cls = 0; cls < order_->classes(); ++cls) {
+    int32_t movable = 0;
+    for (int32_t t = 0; t < types; ++t) {
+      movable += order_->count(cls, t) - kept_count[static_cast<size_t>(cls) * types + t];
+    }
+    if (movable == 0) continue;
+    std::optional<SchedulerCore::QueueKey> least;
+    order_->VisitByFloor(cls, [&](double floor, int32_t id) {
+      if (least) {
+        const double key = std::get<0>(*least);
+        if (floor - lower > key + Slack(floor, lower, key)) return false;
+      }
+      const JobRecord& r = core_.record(id);
+      if (time_slices_ && !core_.QuantumOver(r, now_s)) return true;  // kept
+      const SchedulerCore::QueueKey key = core_.KeyOf(r, now_s);
+      ++evaluated;
+      if (!least || key < *least) least = key;
+      return true;
+    });
+    add(cls, *least, movable);
+    movable_jobs += movable;
+  }
+  least_keys_evaluated_ += evaluated;
+  movable_in_order_ += movable_jobs;
+  return classes;
+}
+
+bool PreemptiveStrategy::OpenOrderPool(const std::vector<int32_t>& kept, Pool& pool,
+                                       std::vector<int32_t>& initial,
+                                       std::vector<int32_t>& capacity) const {
+  const int32_t types = core_.state().type_count();
+  // OpenPool's pool: the devices of the running jobs it may move are held.
+  pool = Pool{};
+  pool.free.resize(types);
+  pool.held.resize(types);
+  for (int32_t t = 0; t < types; ++t) pool.held[t] = order_->held(t);
+  capacity.assign(types, 0);  // SolvePlan's: the pool, and the kept jobs' devices
+  for (int32_t id : kept) {
+    const JobRecord& r = core_.record(id);
+    const int32_t devices = static_cast<int32_t>(r.devices.size());
+    if (r.preemptible) pool.held[r.type.value()] -= devices;
+    capacity[r.type.value()] += devices;
+  }
+  int32_t types_offered = 0;
+  initial.resize(types);
+  for (int32_t t = 0; t < types; ++t) {
+    pool.free[t] = core_.state().FreeOfType(DeviceTypeId(t));
+    pool.total += pool.free[t] + pool.held[t];
+    initial[t] = pool.free[t] + pool.held[t];
+    capacity[t] += initial[t];
+    types_offered += initial[t] > 0 ? 1 : 0;
+  }
+  return types_offered > 1;  // else no plan (SolvePlan)
+}
+
+bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int32_t>& initial,
+                                       std::vector<int32_t>& candidates) {
+  plan_ok_ = false;
+  // SelectByClass's first test, before any other work: queued jobs asking for more devices
+  // than are free (here all of them; SelectByClass leaves out those that progress nowhere).
+  const int32_t types = core_.state().type_count();
+  int64_t free_devices = 0, asked = 0;
+  for (int32_t t = 0; t < types; ++t) free_devices += core_.state().FreeOfType(DeviceTypeId(t));
+  for (int32_t id : core_.queue()) {
+    asked += std::max(1, core_.record(id).job->gang_size);
+    if (asked <= free_devices) continue;
+    // Changes not taken for long cost more to replay than filing every job afresh.
+    if (core_.running_changes().size() > core_.running().size()) {
+      core_.ClearRunningChanges();
+      order_filed_ = false;
+    }
+    return false;
+  }
+  plan_.ForgetIfFull(core_);
+  SyncRunningOrder(now_s);
+  if (!unfixed_.empty()) return false;
+  std::vector<int32_t> kept_count;
+  const std::vector<int32_t> kept = KeptRunning(now_s, kept_count);
+  std::vector<int32_t> capacity;
+  if (!OpenOrderPool(kept, pool, initial, capacity)) return false;
+  std::vector<std::pair<SchedulerCore::QueueKey, int32_t>> queued;  // key, known class
+  std::vector<ThroughputPlan::ClassJobs> classes = ClassesToPlan(now_s, kept_count, queued);
+  if (!plan_.SolveByClass(core_, std::move(classes), kept, capacity).ok()) return false;
+  plan_ok_ = true;
+  for (int32_t id : kept) plan_.Take(id, core_.record(id), core_.record(id).type.value());
+  // RowsToWalk's counts, then the jobs of the rows walked.
+  const int32_t rows = plan_.rows();
+  std::vector<int32_t> waiting(rows, 0), holding(static_cast<size_t>(rows) * types, 0);
+  for (const auto& [key, known] : queued) {
+    plan_.SetRow(std::get<3>(key), known);
+    if (known >= 0) ++waiting[plan_.RowOfClass(known)];
+  }
+  for (int32_t cls = 0; cls < order_->classes(); ++cls) {
+    const int32_t row = plan_.RowOfClass(cls);
+    if (row < 0) continue;
+    for (int32_t t = 0; t < types; ++t) {
+      holding[static_cast<size_t>(row) * types + t] +=
+          order_->count(cls, t) - kept_count[static_cast<size_t>(cls) * types + t];
+    }
+  }
+  const RowWalk walk = WalkRows(waiting, holding);
+  std::vector<SchedulerCore::QueueKey> order;
+  for (const auto& [key, known] : queued) {
+    if (known >= 0 && walk.rows[plan_.RowOfClass(known)]) order.push_back(key);
+  }
+  for (int32_t cls = 0; cls < order_->classes(); ++cls) {
+    const int32_t row = plan_.RowOfClass(cls);
+    if (row < 0 || !walk.rows[row]) continue;
+    order_->VisitAll(cls, [&](int32_t id) {
+      const JobRecord& r = core_.record(id);
+      if (time_slices_ && !core_.QuantumOver(r, now_s)) return;  // kept
+      plan_.SetRow(id, cls);
+      order.push_back(core_.KeyOf(r, now_s));
+    });
+  }
+  if (!WalkByClass(now_s, walk, std::move(order), pool, candidates)) return false;
+  ++ordered_decisions_;
+  return true;
+}
+
+}  // namespace hetsched::sched

@@ -1,0 +1,127 @@
+// RunningOrder's tables as jobs come and go, and the floor srpt-het-fair files jobs under.
+#include "sched/running_order.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "sched/job_record.h"
+#include "sched/policy.h"
+#include "sched/size_belief.h"
+
+namespace hetsched::sched {
+namespace {
+
+struct Filed {
+  int32_t cls, type, devices;
+  double floor;
+};
+
+// Random files, refiles and removals against a plain map: counts, held devices, and each
+// class's jobs by floor, visited in full and stopped early.
+TEST(RunningOrder, KeepsClassesInFloorOrderAsJobsComeAndGo) {
+  std::mt19937 rng(3);
+  RunningOrder order(3);
+  std::map<int32_t, Filed> truth;
+  for (int step = 0; step < 20000; ++step) {
+    const int32_t id = static_cast<int32_t>(rng() % 400);
+    if (rng() % 3 == 0) {
+      order.Remove(id);
+      truth.erase(id);
+    } else {
+      // Few distinct floors: ties go by id.
+      const Filed f{static_cast<int32_t>(rng() % 6) - 1, static_cast<int32_t>(rng() % 3),
+                    1 + static_cast<int32_t>(rng() % 4), static_cast<double>(rng() % 50)};
+      order.Add(id, f.cls, f.type, f.devices, f.floor, -1);
+      truth[id] = f;
+    }
+    if (step % 500 == 0 && step > 0 && rng() % 4 == 0) {
+      order.Clear();
+      truth.clear();
+    }
+    if (step % 97 != 0) continue;
+    for (int32_t t = 0; t < 3; ++t) {
+      int32_t held = 0;
+      for (const auto& [job, f] : truth) held += f.type == t ? f.devices : 0;
+      ASSERT_EQ(order.held(t), held) << "step " << step;
+    }
+    for (int32_t cls = 0; cls < order.classes(); ++cls) {
+      std::vector<std::pair<double, int32_t>> expected;
+      for (const auto& [job, f] : truth) {
+        if (f.cls == cls) expected.emplace_back(f.floor, job);
+      }
+      std::sort(expected.begin(), expected.end());
+      std::vector<std::pair<double, int32_t>> visited;
+      order.VisitByFloor(cls, [&](double floor, int32_t job) {
+        visited.emplace_back(floor, job);
+        return true;
+      });
+      ASSERT_EQ(visited, expected) << "step " << step << " class " << cls;
+      std::vector<std::pair<double, int32_t>> first3;
+      order.VisitByFloor(cls, [&](double floor, int32_t job) {
+        first3.emplace_back(floor, job);
+        return first3.size() < 3;
+      });
+      expected.resize(std::min<size_t>(expected.size(), 3));
+      ASSERT_EQ(first3, expected);
+      int32_t all = 0, by_type = 0;
+      order.VisitAll(cls, [&](int32_t) { ++all; });
+      for (int32_t t = 0; t < 3; ++t) by_type += order.count(cls, t);
+      ASSERT_EQ(all, static_cast<int32_t>(visited.size()));
+      ASSERT_EQ(by_type, all);
+    }
+  }
+}
+
+// srpt-het-fair's floor is under its key at any time, with and without estimates, before and
+// after the belief learned sizes (Gittins ranks from tables), and close to it for a job that has
+// just started with a short estimate (not a floor far below every key).
+TEST(RunningOrder, FairPolicyKeysStayAboveTheirFloor) {
+  auto policy = MakePolicy("srpt-het-fair");
+  ASSERT_TRUE(policy.ok());
+  const Policy& p = **policy;
+  ASSERT_TRUE(p.has_key_floor());
+  SizeBelief belief;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> unit(0, 1);
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 3000; ++i) {
+      JobRecord r;
+      r.job = std::make_unique<model::Job>();
+      r.phase = JobPhase::kRunning;
+      r.ref_speed = r.best_speed = 1;
+      r.arrival_s = 1e5 * unit(rng);
+      r.done_work = 5000 * unit(rng);
+      r.rate = unit(rng);
+      r.progress_since_s = r.arrival_s;
+      if (i % 2 == 0) {
+        r.estimated_work = 10 + 4000 * unit(rng);
+        r.estimate_source = EstimateSource::kUser;
+      }
+      const double t = r.arrival_s + 1e5 * unit(rng);
+      const double floor = p.KeyFloor(r) - p.KeyDrift() * t;
+      const double key = p.Key(r, t, belief);
+      ASSERT_GE(key, floor - 1e-6) << "job " << i << " round " << round;
+      if (round == 0) {
+        r.done_work = r.DoneAt(t);
+        belief.Observe(r);  // its size, as if it ended at t
+      }
+    }
+    belief.Refresh();
+  }
+  JobRecord fresh;
+  fresh.job = std::make_unique<model::Job>();
+  fresh.ref_speed = fresh.best_speed = 1;
+  fresh.arrival_s = 100;
+  fresh.estimated_work = 1;
+  fresh.estimate_source = EstimateSource::kUser;
+  EXPECT_NEAR(p.Key(fresh, 100, belief), p.KeyFloor(fresh) - p.KeyDrift() * 100, 5);
+}
+
+}  // namespace
+}  // namespace hetsched::sched
