@@ -35,7 +35,7 @@ class Reservations {
   void Add(SchedulerCore& core, int32_t id, model::DeviceTypeId type);
   // Starts, in the order they were added, the reserved jobs whose devices (held and released)
   // are free now; keeps those still waiting, holding what came free of their type; drops those
-  // that started elsewhere or ended. O(reservations + held devices).
+  // that started elsewhere or ended. O(reservations) placements.
   void StartFree(SchedulerCore& core, double now_s, Decision& out);
 
  private:
