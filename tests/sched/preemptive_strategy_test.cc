@@ -25,6 +25,15 @@ SchedulerOptions EveryDecision() {
   return o;
 }
 
+// Full decisions at most every 10 s; a preempted job holds its devices while it writes its
+// checkpoint (until the harness's Stopped).
+SchedulerOptions CheckpointsHoldDevices() {
+  SchedulerOptions o;
+  o.preempt_interval_s = 10;
+  o.stop_holds_devices = true;
+  return o;
+}
+
 model::Job Prioritized(int id, double arrival_s, int priority, int gang = 1,
                        bool preemptible = true) {
   model::Job j = NvJob(id, arrival_s, gang);
@@ -364,10 +373,7 @@ TEST(PreemptiveStrategy, NeverPreemptsForAJobThatCannotRunThere) {
 
 TEST(PreemptiveStrategy, ReservedJobStartsFirstOnDevicesFreedByACheckpoint) {
   const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
-  SchedulerOptions o;
-  o.preempt_interval_s = 10;
-  o.stop_holds_devices = true;
-  CoreHarness h(c, "priority", o);
+  CoreHarness h(c, "priority", CheckpointsHoldDevices());
   PreemptiveStrategy s(h.core());
   h.Admit(Prioritized(0, 0, 0), 0);
   h.Decide(s, 0);
@@ -391,10 +397,7 @@ TEST(PreemptiveStrategy, ReservedJobStartsFirstOnDevicesFreedByACheckpoint) {
 // decision nor the ones before the checkpoint is written give them to the jobs behind it.
 TEST(PreemptiveStrategy, ReservedGangKeepsTheFreeDevicesItWasCounted) {
   const auto c = MakeCluster({{"nv", "cuda", 1, 4}});
-  SchedulerOptions o;
-  o.preempt_interval_s = 10;
-  o.stop_holds_devices = true;
-  CoreHarness h(c, "priority", o);
+  CoreHarness h(c, "priority", CheckpointsHoldDevices());
   PreemptiveStrategy s(h.core());
   h.Admit(Prioritized(0, 0, 0, /*gang=*/2), 0);
   ASSERT_EQ(h.Decide(s, 0).placed.size(), 1u);
@@ -419,10 +422,7 @@ TEST(PreemptiveStrategy, ReservedGangKeepsTheFreeDevicesItWasCounted) {
 // pair, one free and one being checkpointed.
 TEST(PreemptiveStrategy, ReservedGangIsNotStartedElsewhereByTheFill) {
   const auto c = MakeCluster({{"fast", "cuda", 1, 2}, {"slow", "cuda", 1, 4}});
-  SchedulerOptions o;
-  o.preempt_interval_s = 10;
-  o.stop_holds_devices = true;
-  CoreHarness h(c, "priority", o);
+  CoreHarness h(c, "priority", CheckpointsHoldDevices());
   PreemptiveStrategy s(h.core());
   h.Admit(MakeJob(0, 0, 0, {{"fast", 1.0}}), 0);
   ASSERT_EQ(h.Decide(s, 0).placed.size(), 1u);
