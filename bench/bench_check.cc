@@ -44,12 +44,16 @@ using namespace hetsched;  // NOLINT: benchmark file
 // (was about 43), full/fifo-het 3,702-4,287 (was about 21,000), sim/default 105-118 and
 // full/default 90,500-96,500; their bounds went to about twice those medians (16, 8,000, 240
 // and 190,000), so a 3x slowdown from the new level fails. The event cases are unchanged.
+// sim/default tightened again 2026-12-06 (issue 33, branch h-perf-default, commit 988b4ac)
+// after default's full decisions began to walk only the classes the plan does not cover: 3
+// runs beside other engineers' work (load average about 5) read 88.0-90.1, so its bound went
+// to 180 (about twice that); the others read as before and keep theirs.
 struct Bound {
   const char* name;
   double max_ratio;
 };
 constexpr Bound kBounds[] = {
-    {"sim/fifo-het", 16},  {"sim/default", 240},     {"event/fifo-het", 20},
+    {"sim/fifo-het", 16},  {"sim/default", 180},     {"event/fifo-het", 20},
     {"event/default", 24}, {"full/fifo-het", 8'000}, {"full/default", 190'000},
 };
 

@@ -7,7 +7,10 @@
 # published endpoints; midway the daemon is killed with SIGKILL and restarted on the same
 # database. Everything listens on 127.0.0.1 only.
 #
-#   scripts/serving-replay.sh OUT_DIR [MINUTES]     (MINUTES of replay, default 20)
+#   scripts/serving-replay.sh OUT_DIR [MINUTES] [HOLD]
+#
+# MINUTES of replay (default 20); HOLD, the config's serving.hold_taken_back (default the
+# daemon's, 10m: the serving loop here runs 3x faster, so 200s holds as long in its terms).
 #
 # Writes OUT_DIR/{requests.csv,timeline.jsonl,summary.json} (the load generator's),
 # OUT_DIR/daemon-{1,2}.log, OUT_DIR/train.log (each training job's starts and notices),
@@ -16,8 +19,9 @@
 # OUT_DIR/report.txt (replay-serving-trace --report: per minute, requests, share within the
 # SLO, devices of serving and of training).
 set -euo pipefail
-out=${1:?usage: serving-replay.sh OUT_DIR [MINUTES]}
+out=${1:?usage: serving-replay.sh OUT_DIR [MINUTES] [HOLD]}
 minutes=${2:-20}
+hold=${3:+  hold_taken_back: $3}
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${HETSCHED:-$root/build/hetsched}
 mkdir -p "$out"
@@ -38,6 +42,7 @@ serving:
   replan_every: 20s   # the simulator's 60 s, 3x faster like the trace
   window: 20s
   endpoints_file: upstreams.conf
+$hold
 EOF
 pids=()
 cleanup() {

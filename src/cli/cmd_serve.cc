@@ -370,6 +370,7 @@ int RunKubernetesExtender(svc::ServeConfig& c) {
   o.locality_weight = k.locality;
   o.node_cache = k.node_cache;
   o.group_timeout_s = k.group_timeout_s;
+  o.tenants = c.tenants;
   if (client) {
     o.binder = [api = client.get()](const std::string& ns, const std::string& name,
                                     const std::string& uid, const std::string& node) {

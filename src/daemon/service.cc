@@ -391,6 +391,7 @@ util::Result<Service::Entry*> Service::Admit(model::Job job, std::string spec_js
   e->job = std::move(job);
   if (by_slot_.size() <= static_cast<size_t>(slot.value())) by_slot_.resize(slot.value() + 1);
   by_slot_[slot.value()] = e.get();
+  BecameLive(*e);
   attempts_->Track(slot, e->name, e->job.time_limit_s);
   Entry* out = e.get();
   jobs_[out->name] = std::move(e);
@@ -481,6 +482,7 @@ void Service::CommitSubmissions(double now) {
     if (!st.ok()) {
       scheduler_->Drop(e->slot, now);
       slots_.Release(e->slot);
+      LeftLive(*e);
       by_slot_[e->slot.value()] = nullptr;
       jobs_.erase(e->name);
       p->status = util::Status::Unavailable(

@@ -50,20 +50,21 @@ void Service::BackendFailed(JobId job, const std::string& call, const util::Stat
 util::Status Service::Record(const sched::Decision& d, double now) {
   (void)now;
   // Write ahead: what is about to happen is on disk before the backend hears of it.
-  std::vector<Entry*> stops, starts;
+  std::vector<Entry*> starts;
+  std::vector<std::pair<Entry*, JobState>> stops;  // with the state each had before
   util::Status st = store_->Begin();
   for (JobId id : d.preempted) {
     Entry* e = by_slot_[id.value()];
     if (StopCauseOf(*e) != drive::StopCause::kNone) continue;  // stopping already
     ++e->preemptions;
-    stops.push_back(e);
+    stops.push_back({e, e->state});
     if (st.ok()) st = PersistStopping(*e, drive::StopCause::kPreempt);
   }
   for (const sched::Placement& p : d.placed) {
     Entry* e = by_slot_[p.job.value()];
     e->attempt = attempts_->next_attempt(p.job);
     e->message.clear();  // a job's message is its latest attempt's
-    e->state = JobState::kStarting;
+    SetState(*e, JobState::kStarting);
     e->device_type = cluster_.catalog.Get(p.type).name;
     e->devices = p.devices;
     if (p.restarted) e->done_work = 0;
@@ -77,10 +78,15 @@ util::Status Service::Record(const sched::Decision& d, double now) {
   logger_->Error("storing a decision failed; nothing was started or stopped",
                  {{"error", st.message()}});
   for (Entry* e : starts) {
-    e->state = JobState::kQueued;
+    SetState(*e, JobState::kQueued);
     e->devices.clear();
   }
-  for (Entry* e : stops) e->state = JobState::kQueued;
+  // The stops are taken back too: those jobs run on in the state they had (marked queued,
+  // the next reconciliation would stop them as strays).
+  for (auto [e, before] : stops) {
+    --e->preemptions;
+    SetState(*e, before);
+  }
   return st;
 }
 
@@ -123,7 +129,7 @@ void Service::Launching(const sched::Placement& p, std::vector<LaunchSpec>& spec
 
 void Service::Running(JobId job, double now) {
   Entry& e = *by_slot_[job.value()];
-  e.state = JobState::kRunning;
+  SetState(e, JobState::kRunning);
   if (e.started_s < 0) e.started_s = WallNow();
   // Progress counts from now, when the backend says it runs.
   scheduler_->SetProgress(e.slot, scheduler_->SpeedNow(e.slot), now);
@@ -168,8 +174,31 @@ void Service::Requeued(JobId job, drive::AttemptEnd end, const std::string& why,
   MarkQueued(e);
 }
 
+void Service::SetState(Entry& e, JobState next) {
+  LeftLive(e);
+  e.state = next;
+  BecameLive(e);
+}
+
+void Service::BecameLive(Entry& e) {
+  ++live_counts_[JobStateIndex(e.state)];
+  if (e.state != JobState::kQueued) placed_.insert(&e);
+}
+
+void Service::LeftLive(Entry& e) {
+  --live_counts_[JobStateIndex(e.state)];
+  placed_.erase(&e);
+}
+
+std::vector<Service::Entry*> Service::PlacedBySlot() const {
+  std::vector<Entry*> out(placed_.begin(), placed_.end());
+  std::sort(out.begin(), out.end(),
+            [](const Entry* a, const Entry* b) { return a->slot.value() < b->slot.value(); });
+  return out;
+}
+
 void Service::MarkQueued(Entry& e) {
-  e.state = JobState::kQueued;
+  SetState(e, JobState::kQueued);
   if (power_) power_->SetBusy(e.devices, false, 1, SchedNow());
   demand_changed_ = true;
   e.devices.clear();
@@ -187,6 +216,7 @@ void Service::Ended(JobId job, drive::JobEnd how, std::optional<int> exit_status
                                                           : JobState::kCancelled;
   attempts_->Untrack(e.slot);
   slots_.Release(e.slot);
+  LeftLive(e);
   by_slot_[e.slot.value()] = nullptr;
   e.slot = JobId();
   e.state = state;
@@ -210,10 +240,11 @@ void Service::Ended(JobId job, drive::JobEnd how, std::optional<int> exit_status
 }
 
 void Service::MarkTimeLimitStops() {
-  for (Entry* e : by_slot_) {
-    if (e == nullptr || e->state == JobState::kStopping) continue;
+  // Only jobs with an attempt can be stopped for their time limit.
+  for (Entry* e : PlacedBySlot()) {
+    if (e->state == JobState::kStopping) continue;
     if (StopCauseOf(*e) != drive::StopCause::kTimeLimit) continue;
-    e->state = JobState::kStopping;
+    SetState(*e, JobState::kStopping);
     if (auto st = Persist(*e); !st.ok()) {
       logger_->Error("storing a time-limit stop failed",
                      {{"job", e->name}, {"error", st.message()}});

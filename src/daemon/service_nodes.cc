@@ -142,10 +142,17 @@ void Service::RemoveNode(model::NodeId node, double now) {
   logger_->Warn("node left the cluster", {{"node", n.name}});
 }
 
+std::string Service::NodeAddress(const std::string& node) const {
+  std::lock_guard lock(mu_);
+  auto it = node_addresses_.find(node);
+  return it == node_addresses_.end() ? "" : it->second;
+}
+
 void Service::SyncNodes(const std::vector<BackendNode>& listed, double now) {
   std::set<std::string> names;
   for (const BackendNode& b : listed) {
     names.insert(b.name);
+    node_addresses_[b.name] = b.address;
     if (!b.problem.empty() && !cluster_.FindNode(b.name)) {
       // Said once per problem, not at every reconciliation.
       if (node_problems_.insert(b.name + ": " + b.problem).second) {

@@ -66,9 +66,8 @@ void Service::Reconcile(double now) {
       logger_->Error("stopping a stray attempt failed", {{"job", key}, {"error", st.message()}});
     }
   }
-  for (Entry* e : by_slot_) {
-    // Live jobs only are in by_slot_; queued ones hold nothing to lose.
-    if (e == nullptr || e->state == JobState::kQueued) continue;
+  // Queued jobs hold nothing to lose.
+  for (Entry* e : PlacedBySlot()) {
     if (running.count({e->name, e->attempt}) != 0) continue;
     // The backend does not know it: it vanished (a lost node, a restart of the backend).
     Event("repair", e->name, fmt::format("attempt {} vanished; requeued", e->attempt));
@@ -82,6 +81,7 @@ util::Status Service::Recover() {
   RETURN_IF_ERROR(RestoreClockAndBelief());
   RETURN_IF_ERROR(RestoreNodes());
   ASSIGN_OR_RETURN(auto stored, store_->LoadJobs(/*include_ended=*/false));
+  RETURN_IF_ERROR(CheckStoredTenants(stored));
   // Growing the tables by name one job at a time rehashes them over and over: a fifth of a
   // restart at 200,000 live jobs (docs/benchmarks.md, "The daemon at scale").
   slots_.Reserve(stored.size());
@@ -93,8 +93,8 @@ util::Status Service::Recover() {
     if (live) ++recovered;
   }
   // Stops asked for before the restart may not have reached the backend.
-  for (Entry* e : by_slot_) {
-    if (e != nullptr && e->state == JobState::kStopping) StopAttempt(*e);
+  for (Entry* e : PlacedBySlot()) {
+    if (e->state == JobState::kStopping) StopAttempt(*e);
   }
   last_reconcile_wall_s_ = WallNow();
   RETURN_IF_ERROR(store_->Begin());
@@ -187,6 +187,7 @@ util::Result<bool> Service::RecoverJob(const StoredJob& s, double now) {
     by_slot_.resize(e->slot.value() + 1);
   }
   by_slot_[e->slot.value()] = e.get();
+  BecameLive(*e);
   attempts_->Track(e->slot, e->name, e->job.time_limit_s, e->attempt);
   if (e->state != JobState::kQueued) AdoptPlacement(*e, s, now);
   if (!s.policy_state.empty()) {
@@ -208,7 +209,7 @@ void Service::AdoptPlacement(Entry& e, const StoredJob& s, double now) {
   if (auto st = scheduler_->Adopt(e.slot, e.devices, e.done_work, now); !st.ok()) {
     logger_->Warn("a recovered placement does not fit; requeued",
                   {{"job", e.name}, {"error", st.message()}});
-    e.state = JobState::kQueued;
+    SetState(e, JobState::kQueued);
     e.devices.clear();
     return;
   }
@@ -232,7 +233,7 @@ util::Status Service::Persist(const Entry& e, bool insert) {
 }
 
 util::Status Service::PersistStopping(Entry& e, drive::StopCause cause) {
-  e.state = JobState::kStopping;
+  SetState(e, JobState::kStopping);
   StoredJob s = StoredOf(e);
   s.stop = cause;
   return store_->UpdateJob(s);
@@ -259,6 +260,7 @@ StoredJob Service::StoredOf(const Entry& e) const {
   s.preemptions = e.preemptions;
   s.stop = StopCauseOf(e);
   s.message = e.message;
+  s.tenant = e.job.tenant;
   if (e.slot.valid()) s.policy_state = HistoryJson(scheduler_->History(e.slot, SchedNow()));
   return s;
 }

@@ -1,5 +1,8 @@
 // Service's tenants: GET /v1/tenants' view, the gauges by tenant, and the fair share's usage
 // kept across restarts.
+#include <fmt/format.h>
+
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "daemon/service.h"
@@ -117,6 +120,30 @@ util::Status Service::RestoreTenantUsage() {
   // Tenants gone from the config are ignored; new ones start from none.
   scheduler_->RestoreTenantUsage(usage, j["sched_s"].get<double>());
   return util::Status::Ok();
+}
+
+util::Status Service::CheckStoredTenants(const std::vector<StoredJob>& stored) const {
+  if (!options_.scheduler.tenants) return util::Status::Ok();
+  const model::Tenants& tenants = *options_.scheduler.tenants;
+  std::map<std::string, std::vector<std::string>> jobs;  // by tenant no longer usable
+  for (const StoredJob& s : stored) {
+    if (s.tenant.empty()) continue;
+    const int i = tenants.Find(s.tenant);
+    if (i < 0 || tenants.HasChildren(i)) jobs[s.tenant].push_back(s.name);
+  }
+  if (jobs.empty()) return util::Status::Ok();
+  const auto& [tenant, names] = *jobs.begin();
+  std::string listed;
+  for (size_t k = 0; k < names.size() && k < 5; ++k) listed += (k ? ", " : "") + names[k];
+  if (names.size() > 5) listed += fmt::format(" and {} more", names.size() - 5);
+  const bool parent = tenants.Find(tenant) >= 0;
+  return util::Status::InvalidArgument(fmt::format(
+      "{}: live job(s) {} of tenant '{}', which {} (expected the tenants: the jobs were "
+      "submitted under, with '{}' a tenant without children; cancel them under that config "
+      "before changing it)",
+      store_->path(), listed, tenant,
+      parent ? "has child tenants in this config" : "this config's tenants: does not list",
+      tenant));
 }
 
 }  // namespace hetsched::svc

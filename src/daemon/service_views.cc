@@ -384,11 +384,8 @@ ClusterView Service::ClusterNow() {
     metrics_->devices_offered.Get({s.type})->Set(s.offered);
     metrics_->power_w.Get({s.type})->Set(s.power_w);
   }
-  v.jobs = ended_counts_;
-  for (const auto& [name, e] : jobs_) {
-    // Ended ones not yet forgotten are in ended_counts_.
-    if (!IsEnded(e->state)) ++v.jobs[JobStateIndex(e->state)];
-  }
+  // Ended ones not yet forgotten are in ended_counts_, not in live_counts_.
+  for (size_t i = 0; i < v.jobs.size(); ++i) v.jobs[i] = ended_counts_[i] + live_counts_[i];
   if (power_) {
     power_->Advance(SchedNow());
     const power::EnergyMeter& meter = power_->meter();

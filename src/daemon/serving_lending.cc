@@ -1,10 +1,14 @@
 // Lending serving's idle devices to training (docs/serving-live.md#lending-to-training): the
 // plan counts devices that preemptible jobs hold as its own, and a replica that needs them is
-// pinned to them while the jobs holding them are preempted with the daemon's stop_grace.
+// pinned to them while the jobs holding them are preempted with the daemon's stop_grace; the
+// service then drains no replica for a while, so that training is not preempted at every rise.
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "daemon/service.h"
 #include "daemon/serving_loop.h"
+#include "daemon/serving_loop_internal.h"
 
 namespace hetsched::svc {
 
@@ -39,6 +43,15 @@ std::optional<ServingLoop::Reclaim> ServingLoop::ReclaimFor(const sched::Service
     if (!best || r.jobs.size() < best->jobs.size()) best = std::move(r);
   }
   return best;
+}
+
+std::vector<int32_t> ServingLoop::HoldTakenBack(Served& s, std::vector<int32_t> drain, double now) {
+  if (drain.empty() || now >= s.drains_held_until_s) return drain;
+  s.plan.why += fmt::format(
+      " {} replica(s) the plan drops kept: the service took devices back from training less "
+      "than {:g} s ago (serving.hold_taken_back).",
+      drain.size(), options_.hold_taken_back_s);
+  return {};
 }
 
 }  // namespace hetsched::svc

@@ -9,9 +9,9 @@
 #include <set>
 #include <utility>
 
-#include "daemon/job_request.h"
 #include "daemon/service.h"
 #include "daemon/serving_endpoints.h"
+#include "daemon/serving_loop_internal.h"
 #include "daemon/serving_replica_io.h"
 #include "sched/replica_plan.h"
 #include "util/file.h"
@@ -23,8 +23,6 @@ namespace {
 // A replica is ready after loading its weights: the simulator's figures (sim/serving.h).
 constexpr double kStartupFixedS = 30;
 constexpr double kLoadBandwidth = 2e9;  // bytes/s
-// Where the services are kept in the database (Service::PutValue).
-constexpr const char* kServicesKey = "serving_services";
 // The replica plan's solver gets this long (wall seconds).
 constexpr double kPlanSeconds = 5;
 
@@ -57,34 +55,7 @@ std::string ShapeName(const model::DeviceCatalog& catalog, const sched::ServiceS
 
 }  // namespace
 
-struct ServingLoop::Replica {
-  int32_t id = 0;
-  std::string job;
-  int port = 0;
-  int32_t shape = 0;
-  std::string state = "queued";
-  std::string node;
-  std::string device_type;
-  std::string message;
-  double submitted_s = 0;  // wall
-  bool ready_once = false;
-  bool draining = false;   // the plan dropped it: stopped once the others are ready
-  bool cancelled = false;  // its stop was asked for
-  bool late_reported = false;
-  double handed_over_s = 0;  // draining: when every other replica was ready (0: not yet)
-  double next_scrape_s = 0;
-  std::optional<ServerLoad> last;  // the last read
-};
-
 namespace {
-
-// What the service's replicas reported between two reads, summed.
-struct Round {
-  double at_s = 0;
-  bool counted = false;  // a replica's metrics counted completed requests
-  double requests = 0, prompt_tokens = 0, generation_tokens = 0;
-  LatencyHistogram ttft, tpot;
-};
 
 // What one replica reported since its previous read, added to its service's round.
 void AddToRound(Round& round, const ServerLoad& now, const ServerLoad& before) {
@@ -97,31 +68,6 @@ void AddToRound(Round& round, const ServerLoad& now, const ServerLoad& before) {
 }
 
 }  // namespace
-
-struct ServingLoop::Served {
-  model::Job job;
-  std::string spec_json;  // as accepted: what a restarted daemon reads it back from
-  cost::ServedModel served;
-  cost::ServingSlo slo;
-  std::optional<model::RateCurve> rate;
-  double input_tokens = 1, output_tokens = 1;  // per request, until measured
-  std::vector<sched::ServiceShape> shapes;
-  std::vector<double> capacity;  // per shape: requests/s one replica carries (at the last plan)
-  std::vector<Replica> replicas;
-  int32_t next_id = 0;
-  int32_t failed_starts = 0;  // replicas in a row that ended before they were ready
-  std::string last_failure;
-  std::deque<Round> rounds;
-  std::optional<double> first_read_s;            // when a replica's metrics were first read
-  std::deque<std::pair<double, double>> pushed;  // (when, requests/s) from a gateway
-  // Per replan interval, newest last: its rate, and where it came from.
-  enum class From { kCurve, kReplicas, kGateway };
-  std::vector<std::pair<double, From>> interval_rates;
-  double interval_start_s = 0;  // 0: before the first plan
-  double next_plan_s = 0;       // 0: at once
-  PlanView plan;
-  std::string message;
-};
 
 struct ServingLoop::ScrapeResult {
   std::string service;
@@ -170,6 +116,7 @@ void ServingLoop::Tick() {
   struct Target {
     std::string service;
     int32_t replica;
+    std::string host;
     int port;
   };
   std::vector<Target> targets;
@@ -178,9 +125,9 @@ void ServingLoop::Tick() {
     for (auto& [name, s] : services_) {
       Refresh(*s, now);
       for (Replica& r : s->replicas) {
-        if (r.state == "queued" || now < r.next_scrape_s) continue;
+        if (r.state == "queued" || r.host.empty() || now < r.next_scrape_s) continue;
         r.next_scrape_s = now + options_.scrape_every_s;
-        targets.push_back({name, r.id, r.port});
+        targets.push_back({name, r.id, r.host, r.port});
       }
     }
   }
@@ -188,7 +135,7 @@ void ServingLoop::Tick() {
   std::vector<ScrapeResult> results;
   for (const Target& t : targets) {
     ScrapeResult result{t.service, t.replica, util::Status::Ok(), {}};
-    auto load = Scrape(options_.host, t.port);
+    auto load = Scrape(t.host, t.port);
     if (load.ok()) {
       result.load = *std::move(load);
     } else {
@@ -239,6 +186,13 @@ void ServingLoop::PublishEndpoints(double now) {
 void ServingLoop::ApplyScrape(Served& s, Replica& r, const ScrapeResult& result, double now) {
   if (r.state == "queued") return;  // stopped and queued again while it was read
   if (!result.status.ok()) {
+    // Logged once, not at every read: a page that is no model server's at any time, no answer
+    // once it was ready (before, no answer is its start-up).
+    if (r.message != result.status.message() && !r.cancelled &&
+        (r.ready_once || result.status.code() == util::StatusCode::kInvalidArgument)) {
+      logger_->Warn("replica metrics unreadable",
+                    {{"service", s.job.name}, {"job", r.job}, {"error", result.status.message()}});
+    }
     r.message = result.status.message();
     if (r.ready_once) r.state = "unreachable";
     if (!r.ready_once && !r.late_reported && now - r.submitted_s > options_.ready_timeout_s) {
@@ -249,10 +203,9 @@ void ServingLoop::ApplyScrape(Served& s, Replica& r, const ScrapeResult& result,
     return;
   }
   if (!r.ready_once) {
-    logger_->Info("service replica ready",
-                  {{"service", s.job.name},
-                   {"job", r.job},
-                   {"endpoint", fmt::format("{}:{}", options_.host, r.port)}});
+    logger_->Info("service replica ready", {{"service", s.job.name},
+                                            {"job", r.job},
+                                            {"endpoint", fmt::format("{}:{}", r.host, r.port)}});
   }
   r.ready_once = true;
   r.message.clear();
@@ -263,6 +216,7 @@ void ServingLoop::ApplyScrape(Served& s, Replica& r, const ScrapeResult& result,
 }
 
 void ServingLoop::Problem(Served& s, const std::string& message) {
+  if (s.message == message) return;  // said already (e.g. no start, at every plan)
   s.message = message;
   logger_->Warn("service", {{"service", s.job.name}, {"problem", message}});
 }
@@ -298,11 +252,17 @@ util::Result<std::unique_ptr<ServingLoop::Served>> ServingLoop::MakeServed(model
 
 util::Result<ServingView> ServingLoop::Add(model::Job job, std::string spec_json) {
   ASSIGN_OR_RETURN(ClusterView cluster, service_->Cluster());
-  if (cluster.backend != "local") {
+  if (cluster.backend != "local" && cluster.backend != "slurm") {
     return util::Status::InvalidArgument(fmt::format(
-        "request body: kind: 'service' runs its replicas on the local backend only (this "
-        "daemon's backend is {}: a port picked here is not known to be free on a node it "
-        "starts a replica on)",
+        "request body: kind: 'service' runs its replicas as jobs of a backend that runs commands "
+        "(local, slurm); this daemon's backend is {}",
+        cluster.backend));
+  }
+  if (cluster.backend != "local" && options_.port_first == 0) {
+    return util::Status::InvalidArgument(fmt::format(
+        "request body: kind: 'service' on the {} backend needs serving.ports in the daemon's "
+        "config (the ports replicas may listen on, on any node, like 20000-20999): a port "
+        "free on the daemon's machine says nothing of the node a replica runs on",
         cluster.backend));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<Served> s, MakeServed(std::move(job), std::move(spec_json)));
@@ -317,78 +277,6 @@ util::Result<ServingView> ServingLoop::Add(model::Job job, std::string spec_json
   Persist();
   wake_.notify_all();
   return ViewOf(*services_[name], service_->WallNow());
-}
-
-void ServingLoop::Persist() {
-  nlohmann::json all = nlohmann::json::array();
-  for (const auto& [name, s] : services_) {
-    nlohmann::json replicas = nlohmann::json::array();
-    for (const Replica& r : s->replicas) {
-      replicas.push_back({{"id", r.id},
-                          {"job", r.job},
-                          {"port", r.port},
-                          {"shape", r.shape},
-                          {"draining", r.draining}});
-    }
-    nlohmann::json intervals = nlohmann::json::array();
-    for (const auto& [rate, source] : s->interval_rates) {
-      intervals.push_back({rate, static_cast<int>(source)});
-    }
-    all.push_back({{"spec", s->spec_json},
-                   {"next_id", s->next_id},
-                   {"replicas", replicas},
-                   {"interval_rates", intervals}});
-  }
-  if (auto st = service_->PutValue(kServicesKey, all.dump()); !st.ok()) {
-    logger_->Error("saving the services failed", {{"error", st.message()}});
-  }
-  dirty_ = false;
-}
-
-void ServingLoop::Restore() {
-  auto stored = service_->GetValue(kServicesKey);
-  if (!stored.ok() || !*stored) return;
-  const nlohmann::json all = nlohmann::json::parse(**stored, nullptr, false);
-  if (!all.is_array()) return;
-  const double now = service_->WallNow();
-  for (const nlohmann::json& entry : all) {
-    // Written by Persist: a service as it was accepted, its replicas as they were started.
-    const std::string spec = entry.value("spec", "");
-    auto request = ParseJobRequest(spec, service_->cluster().catalog);
-    auto s = request.ok() ? MakeServed(std::move(request->job), spec)
-                          : util::Result<std::unique_ptr<Served>>(request.status());
-    if (!s.ok()) {
-      logger_->Error("a stored service no longer reads", {{"error", s.status().message()}});
-      continue;
-    }
-    Served& served = **s;
-    served.next_id = entry.value("next_id", 0);
-    for (const nlohmann::json& r : entry.value("interval_rates", nlohmann::json::array())) {
-      if (!r.is_array() || r.size() != 2 || !r[0].is_number() || !r[1].is_number_integer())
-        continue;
-      const int source = r[1].get<int>();
-      if (source < 0 || source > static_cast<int>(Served::From::kGateway)) continue;
-      served.interval_rates.emplace_back(r[0].get<double>(), static_cast<Served::From>(source));
-    }
-    for (const nlohmann::json& r : entry.value("replicas", nlohmann::json::array())) {
-      Replica replica;
-      replica.id = r.value("id", 0);
-      replica.job = r.value("job", "");
-      replica.port = r.value("port", 0);
-      replica.shape = r.value("shape", 0);
-      replica.draining = r.value("draining", false);
-      replica.state = "starting";
-      replica.submitted_s = now;
-      if (replica.shape < 0 || replica.shape >= static_cast<int32_t>(served.shapes.size()))
-        continue;
-      served.replicas.push_back(std::move(replica));
-    }
-    logger_->Info(
-        "service recovered",
-        {{"service", served.job.name}, {"replicas", static_cast<int64_t>(served.replicas.size())}});
-    const std::string name = served.job.name;
-    services_[name] = std::move(*s);
-  }
 }
 
 util::Result<ServingView> ServingLoop::Get(const std::string& name) {
@@ -446,9 +334,11 @@ void ServingLoop::Refresh(Served& s, double now) {
     if (!IsEnded(job->state)) {
       if (job->state == JobState::kQueued) r.state = "queued";
       if (job->state != JobState::kQueued && r.state == "queued") r.state = "starting";
-      if (!job->devices.empty()) {  // placed: where
+      if (!job->devices.empty()) {  // placed: where, and the node's address as the backend has it
         r.device_type = job->device_type;
         r.node = job->devices.front().substr(0, job->devices.front().rfind('/'));
+        const std::string address = service_->NodeAddress(r.node);
+        r.host = address.empty() ? options_.host : address;
       }
       return false;
     }
@@ -456,8 +346,14 @@ void ServingLoop::Refresh(Served& s, double now) {
       dirty_ = true;
       return true;
     }
-    const std::string how =
+    std::string how =
         fmt::format("replica {} {} ({})", r.job, JobStateName(job->state), job->message);
+    if (!r.ready_once && !r.node.empty()) {
+      how += fmt::format(
+          " before it was ready, on {} with port {} (a port taken there ends a "
+          "replica so; the next one gets another port)",
+          r.node, r.port);
+    }
     if (!r.ready_once) {
       ++s.failed_starts;
       s.last_failure = how;
@@ -479,12 +375,7 @@ void ServingLoop::StartReplica(Served& s, int32_t shape, double now) {
   }
   const sched::ServiceShape& sh = s.shapes[shape];
   const std::string& type = service_->cluster().catalog.Get(sh.type).name;
-  std::set<int> taken;
-  for (const Replica& r : s.replicas) taken.insert(r.port);
-  util::Result<int> port = FreePort(options_.host);
-  for (int tries = 0; port.ok() && taken.count(*port) != 0 && tries < 10; ++tries) {
-    port = FreePort(options_.host);
-  }
+  const util::Result<int> port = PickPort();
   if (!port.ok()) return Problem(s, "no port for a replica: " + port.status().message());
   model::Job job;
   job.kind = model::JobKind::kInference;
@@ -516,6 +407,9 @@ void ServingLoop::StartReplica(Served& s, int32_t shape, double now) {
       r.shape = shape;
       r.device_type = type;
       r.submitted_s = now;
+      if (reclaim && !reclaim->jobs.empty()) {
+        s.drains_held_until_s = now + options_.hold_taken_back_s;
+      }
       s.replicas.push_back(std::move(r));
       dirty_ = true;
       logger_->Info("service replica submitted",
@@ -538,6 +432,31 @@ void ServingLoop::StartReplica(Served& s, int32_t shape, double now) {
     }
   }
   Problem(s, "no free job name for a replica");
+}
+
+util::Result<int> ServingLoop::PickPort() {
+  std::set<int> held;
+  for (const auto& [name, s] : services_) {
+    for (const Replica& r : s->replicas) held.insert(r.port);
+  }
+  if (options_.port_first == 0) {
+    util::Result<int> port = FreePort(options_.host);
+    for (int tries = 0; port.ok() && held.count(*port) != 0 && tries < 10; ++tries) {
+      port = FreePort(options_.host);
+    }
+    return port;
+  }
+  const int count = options_.port_last - options_.port_first + 1;
+  for (int i = 1; i <= count; ++i) {
+    const int port =
+        options_.port_first + (std::max(last_port_ - options_.port_first, -1) + i) % count;
+    if (held.count(port) != 0) continue;
+    last_port_ = port;
+    return port;
+  }
+  return util::Status::Unavailable(
+      fmt::format("every port of serving.ports ({}-{}) is held by a replica", options_.port_first,
+                  options_.port_last));
 }
 
 void ServingLoop::RetireDrained(Served& s, double now) {
@@ -618,7 +537,7 @@ void ServingLoop::Replan(Served& s, double now) {
     live[r.shape].live.push_back({r.id, static_cast<int64_t>(outstanding)});
   }
   const sched::ReplicaChanges changes = sched::ChangesToward({live}, {*targets});
-  for (int32_t id : changes.drain[0]) {
+  for (int32_t id : HoldTakenBack(s, changes.drain[0], now)) {
     for (Replica& r : s.replicas) r.draining = r.draining || r.id == id;
     dirty_ = true;
   }
@@ -628,9 +547,10 @@ void ServingLoop::Replan(Served& s, double now) {
 std::optional<std::vector<int32_t>> ServingLoop::PlanTargets(Served& s, double forecast) {
   const model::Cluster& cluster = service_->cluster();
   const MeasuredLoad measured = Measure(s, service_->WallNow());
-  const double input = measured.mean_input_tokens > 0 ? measured.mean_input_tokens : s.input_tokens;
-  const double output =
-      measured.mean_output_tokens > 0 ? measured.mean_output_tokens : s.output_tokens;
+  if (measured.mean_input_tokens > 0) s.measured_input_tokens = measured.mean_input_tokens;
+  if (measured.mean_output_tokens > 0) s.measured_output_tokens = measured.mean_output_tokens;
+  const double input = s.measured_input_tokens > 0 ? s.measured_input_tokens : s.input_tokens;
+  const double output = s.measured_output_tokens > 0 ? s.measured_output_tokens : s.output_tokens;
   sched::ServiceDemand demand;
   demand.requests_per_s = forecast;
   demand.startup_h = (kStartupFixedS + s.served.weight_bytes / kLoadBandwidth) / 3600;
@@ -749,7 +669,7 @@ ServingView ServingLoop::ViewOf(const Served& s, double now) const {
     const double capacity =
         r.shape < static_cast<int32_t>(s.capacity.size()) ? s.capacity[r.shape] : 1;
     v.replicas.push_back(
-        {r.job, fmt::format("http://{}:{}", options_.host, r.port),
+        {r.job, r.host.empty() ? "" : fmt::format("http://{}:{}", r.host, r.port),
          r.draining ? "draining" : r.state, r.node, r.device_type, s.shapes[r.shape].tp, r.message,
          published ? std::max(1, static_cast<int32_t>(std::lround(capacity))) : 0});
   }

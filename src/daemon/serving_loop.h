@@ -42,13 +42,22 @@ struct LiveServingOptions {
   // New replicas are not started after this many replicas in a row ended before they were
   // ready (a command that cannot start); a replica that becomes ready resets the count.
   int32_t max_failed_starts = 3;
-  std::string host = "127.0.0.1";  // where replicas listen (the local backend's node)
+  std::string host = "127.0.0.1";  // where replicas listen on the local backend (this machine)
+  // serving.ports: the ports replicas listen on, on whatever node they run; each replica gets
+  // one no other replica of this daemon holds. 0: a port the kernel finds free here (the local
+  // backend only; on Slurm that says nothing of the node).
+  int port_first = 0, port_last = 0;
   // When set, the ready replicas of every service are written there as nginx upstream blocks
   // whenever they change (serving_endpoints.h).
   std::string endpoints_file;
   // A draining replica is stopped this long after it left the published endpoints, so that a
   // gateway has reloaded them before it goes.
   double unpublished_before_stop_s = 5;
+  // After a replica of a service took devices back from preemptible jobs, the plan drains
+  // none of the service's replicas for this long (a drained one would hand its devices to
+  // training), so that a load hovering at a replica boundary does not preempt training again
+  // at each rise (0: no hold).
+  double hold_taken_back_s = 600;
 };
 
 // Thread-safe: Add, Get and Remove may be called from any thread while the loop runs.
@@ -65,8 +74,9 @@ class ServingLoop {
   // Takes a service parsed from POST /v1/jobs (kind service, its command holding {port}) and
   // the request as stored (JobRequest::spec_json), kept in the database with its replicas so
   // that a restarted daemon carries on with them (Start reads them back).
-  // kInvalidArgument when the backend is not local, the model is no preset, or no device type
-  // of the cluster meets its SLO (saying why, per type); kAlreadyExists when the name is taken.
+  // kInvalidArgument when the backend runs no commands (or is Slurm without port_first), the
+  // model is no preset, or no device type of the cluster meets its SLO (saying why, per type);
+  // kAlreadyExists when the name is taken.
   util::Result<ServingView> Add(model::Job job, std::string spec_json);
   util::Result<ServingView> Get(const std::string& name);
   // Every service, by name.
@@ -100,6 +110,10 @@ class ServingLoop {
   // The replica counts the plan asks for, per shape; nullopt when none was found (why set).
   std::optional<std::vector<int32_t>> PlanTargets(Served& s, double forecast);
   void StartReplica(Served& s, int32_t shape, double now);
+  // The port a new replica listens on (mu_ held): the next of options_' range after the last
+  // one given that no replica holds, so that a port just found taken on a node is not given
+  // again at once; else one free on this machine.
+  util::Result<int> PickPort();
   // Where a new replica of `shape` goes when no node has tp devices of its type free: a node
   // where free devices and those preemptible jobs hold make up tp. The devices to pin it to
   // and the jobs to preempt; nullopt when none is needed or none can be had (the replica
@@ -111,6 +125,10 @@ class ServingLoop {
   std::optional<Reclaim> ReclaimFor(const sched::ServiceShape& shape);
   // Whether job `name` is a preemptible job of the daemon (training lent a device).
   bool Lendable(const std::string& name);
+  // `drain` (replica ids the plan drops), or none while the service's drains are held (it took
+  // devices back from training within options_.hold_taken_back_s; s.plan.why then says how many
+  // were kept). serving_lending.cc.
+  std::vector<int32_t> HoldTakenBack(Served& s, std::vector<int32_t> drain, double now);
   // Draining replicas are stopped once every other replica of the service is ready and they
   // have been unpublished for options_.unpublished_before_stop_s.
   void RetireDrained(Served& s, double now);
@@ -129,6 +147,7 @@ class ServingLoop {
   bool stopping_ = false;
   bool dirty_ = false;     // replicas started, ended or drained since the last Persist
   std::string published_;  // what options_.endpoints_file holds
+  int last_port_ = 0;      // the range's port PickPort gave last
   std::condition_variable wake_;
   std::thread loop_;
 };

@@ -17,8 +17,18 @@ const char* SynchronousMode(bool full) { return full ? "FULL" : "NORMAL"; }
 // other applications instead of adding tables to them.
 constexpr int64_t kApplicationId = 0x68736368;
 // PRAGMA user_version: the schema this build writes, and the newest it reads.
-// Version 2 added jobs.policy_state and nodes.spec; a version 1 file is upgraded when opened.
-constexpr int64_t kSchemaVersion = 2;
+// Version 2 added jobs.policy_state and nodes.spec, version 3 jobs.tenant (the spec's tenant,
+// indexed: a tenant's ended jobs are listed without reading every spec); files of versions 1
+// and 2 are upgraded when opened (Store::Upgrade).
+constexpr int64_t kSchemaVersion = 3;
+// Version 3's column, filled from the specs of the jobs a file holds, and its index.
+constexpr const char* kTenantColumn = R"sql(
+ALTER TABLE jobs ADD COLUMN tenant TEXT NOT NULL DEFAULT '';
+UPDATE jobs SET tenant = json_extract(spec_json, '$.tenant')
+  WHERE json_valid(spec_json) AND json_type(spec_json, '$.tenant') = 'text';
+CREATE INDEX jobs_by_tenant ON jobs (tenant, submitted_s, name);
+PRAGMA user_version = 3;
+)sql";
 // Orders GET /v1/jobs's pages of ended jobs. Added after schema 2 without a version change (an
 // index changes nothing an older build reads), so every file gets it when opened.
 constexpr const char* kSubmissionIndex =
@@ -66,10 +76,12 @@ CREATE TABLE jobs (
   arrival_s REAL NOT NULL,
   attempt INTEGER NOT NULL,
   stop_reason TEXT NOT NULL,
-  policy_state TEXT NOT NULL DEFAULT ''
+  policy_state TEXT NOT NULL DEFAULT '',
+  tenant TEXT NOT NULL DEFAULT ''
 );
 CREATE UNIQUE INDEX jobs_by_seq ON jobs (seq);
 CREATE INDEX jobs_by_state ON jobs (state, seq);
+CREATE INDEX jobs_by_tenant ON jobs (tenant, submitted_s, name);
 CREATE TABLE nodes (
   name TEXT PRIMARY KEY NOT NULL,
   drained INTEGER NOT NULL,
@@ -91,34 +103,34 @@ CREATE TABLE kv (
 );
 )sql";
 
-// Job statements share parameter numbers ?1..?18 (BindJob) and, for reads, column order
-// 0..17 (ReadJob). A new job goes after every job stored: MAX(seq) + 1. The live and the ended
+// Job statements share parameter numbers ?1..?19 (BindJob) and, for reads, column order
+// 0..18 (ReadJob). A new job goes after every job stored: MAX(seq) + 1. The live and the ended
 // states are bound as parameters (BindStates), named as JobStateName names them.
 constexpr std::string_view kInsertJob =
     "INSERT INTO jobs (seq, name, spec_json, idempotency_key, state, submitted_s, started_s, "
     "ended_s, exit_status, device_type, node, devices, done_work, preemptions, message, "
-    "arrival_s, attempt, stop_reason, policy_state) VALUES "
+    "arrival_s, attempt, stop_reason, policy_state, tenant) VALUES "
     "((SELECT IFNULL(MAX(seq), 0) + 1 FROM jobs), "
-    "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
+    "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)";
 constexpr std::string_view kUpdateJob =
     "UPDATE jobs SET spec_json = ?2, idempotency_key = ?3, state = ?4, submitted_s = ?5, "
     "started_s = ?6, ended_s = ?7, exit_status = ?8, device_type = ?9, node = ?10, "
     "devices = ?11, done_work = ?12, preemptions = ?13, message = ?14, arrival_s = ?15, "
-    "attempt = ?16, stop_reason = ?17, policy_state = ?18 WHERE name = ?1";
+    "attempt = ?16, stop_reason = ?17, policy_state = ?18, tenant = ?19 WHERE name = ?1";
 constexpr std::string_view kGetJob =
     "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
-    "attempt, stop_reason, policy_state "
+    "attempt, stop_reason, policy_state, tenant "
     "FROM jobs WHERE name = ?1";
 constexpr std::string_view kLoadAllJobs =
     "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
-    "attempt, stop_reason, policy_state "
+    "attempt, stop_reason, policy_state, tenant "
     "FROM jobs ORDER BY seq";
 constexpr std::string_view kLoadActiveJobs =
     "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
-    "attempt, stop_reason, policy_state "
+    "attempt, stop_reason, policy_state, tenant "
     "FROM jobs WHERE state IN (?1, ?2, ?3, ?4) ORDER BY seq";
 // Ended jobs (?1..?3: the states asked for) on one side of a time (?4; ?5 = 1: ended by then,
 // 0: after it), after a position in submission order (?6, ?7), at most ?8 of them. The unary
@@ -127,10 +139,9 @@ constexpr std::string_view kLoadActiveJobs =
 constexpr std::string_view kEndedJobs =
     "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
-    "attempt, stop_reason, policy_state "
+    "attempt, stop_reason, policy_state, tenant "
     "FROM jobs WHERE +state IN (?1, ?2, ?3) AND (ended_s <= ?4) = ?5 "
-    "AND (submitted_s, name) > (?6, ?7) AND (?9 IS NULL OR ?9 IS "
-    "CASE WHEN json_valid(spec_json) THEN json_extract(spec_json, '$.tenant') END) "
+    "AND (submitted_s, name) > (?6, ?7) "
     "ORDER BY submitted_s, name LIMIT ?8";
 constexpr std::string_view kPruneJobs =
     "DELETE FROM jobs WHERE state IN (?1, ?2, ?3) AND ended_s < ?4";
@@ -293,7 +304,8 @@ void BindJob(Query& q, const StoredJob& job) {
       .Real(job.arrival_s)
       .Int(job.attempt)
       .Text(StopCauseText(job.stop))
-      .Text(job.policy_state);
+      .Text(job.policy_state)
+      .Text(job.tenant);
 }
 
 util::Result<StoredJob> ReadJob(const Query& q, const std::string& path) {
@@ -336,6 +348,7 @@ util::Result<StoredJob> ReadJob(const Query& q, const std::string& path) {
   }
   job.stop = *parsed_stop;
   job.policy_state = q.BytesAt(17);
+  job.tenant = q.BytesAt(18);
   return job;
 }
 
@@ -379,12 +392,8 @@ util::Status Store::Initialize(bool synchronous_full) {
     return util::Status::InvalidArgument(
         fmt::format("{} is not a hetsched database (application_id {}, user_version {})", path_,
                     application_id, version));
-  } else if (version == 1) {
-    // Version 1 files lack policy_state: added, empty for the jobs already there.
-    RETURN_IF_ERROR(
-        Exec("ALTER TABLE jobs ADD COLUMN policy_state TEXT NOT NULL DEFAULT ''; "
-             "PRAGMA user_version = 2;",
-             "upgrading the schema from version 1"));
+  } else if (version < kSchemaVersion) {
+    RETURN_IF_ERROR(Upgrade(version));
   } else if (version > kSchemaVersion) {
     return util::Status::InvalidArgument(
         fmt::format("{} was written by a newer hetsched (schema {}, this build reads up to {})",
@@ -493,7 +502,8 @@ util::Result<std::vector<StoredJob>> Store::LoadJobs(bool include_ended) {
 }
 
 util::Result<std::vector<StoredJob>> Store::EndedJobs(const EndedJobsQuery& query) {
-  ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(kEndedJobs));
+  ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
+                   Prepared(query.tenant ? kEndedJobsOfTenantSql : kEndedJobs));
   Query q(stmt);
   if (query.state) {
     for (int i = 0; i < 3; ++i) q.Text(JobStateName(*query.state));
@@ -507,11 +517,7 @@ util::Result<std::vector<StoredJob>> Store::EndedJobs(const EndedJobsQuery& quer
     q.Real(std::numeric_limits<double>::lowest()).Text("");
   }
   q.Int(static_cast<int64_t>(std::min<size_t>(query.limit, INT64_MAX)));
-  if (query.tenant) {
-    q.Text(*query.tenant);
-  } else {
-    q.Null();
-  }
+  if (query.tenant) q.Text(*query.tenant);
   std::vector<StoredJob> jobs;
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
@@ -701,6 +707,29 @@ util::Result<sqlite3_stmt*> Store::Prepared(std::string_view sql) {
   }
   statements_.emplace(std::string(sql), stmt);
   return stmt;
+}
+
+util::Status Store::Upgrade(int64_t version) {
+  const std::string doing = fmt::format("upgrading the schema from version {}", version);
+  if (version == 1) {
+    // Version 1 files lack policy_state: added, empty for the jobs already there.
+    RETURN_IF_ERROR(
+        Exec("ALTER TABLE jobs ADD COLUMN policy_state TEXT NOT NULL DEFAULT ''", doing));
+  }
+  // nodes.spec came with version 2 files written after it without a version change: files of
+  // version 1, and of version 2 from before it, lack it.
+  ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
+                   Prepared("SELECT COUNT(*) FROM pragma_table_info('nodes') WHERE name = 'spec'"));
+  int64_t has_spec = 0;
+  {
+    Query q(stmt);  // reset before the table changes
+    if (q.Step() != SQLITE_ROW) return Error(doing);
+    has_spec = q.IntAt(0);
+  }
+  if (has_spec == 0) {
+    RETURN_IF_ERROR(Exec("ALTER TABLE nodes ADD COLUMN spec TEXT NOT NULL DEFAULT ''", doing));
+  }
+  return Exec(kTenantColumn, doing);
 }
 
 util::Status Store::Exec(const char* sql, std::string_view doing) {

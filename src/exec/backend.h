@@ -98,6 +98,9 @@ struct BackendNode {
   std::string problem;
   // Drained by the backend's own operators: its jobs run on, nothing new starts there.
   bool drained = false;
+  // Where the node is reached over the network, as the backend knows it (Slurm's NodeAddr);
+  // "" when it says none (the local backend: this machine).
+  std::string address;
 };
 
 // Called from one thread (the driver's loop); implementations may run their own threads and

@@ -115,6 +115,14 @@ class FilterAnswer {
     return k8s::Reply(200, out);
   }
 
+  // The pod's own problem, the answer on every node: unresolvable, so that kube-scheduler does
+  // not preempt for it.
+  ExtenderReply Refuse(const std::vector<std::string>& names, const std::string& reason) {
+    failed = Json::object();
+    for (const std::string& n : names) unresolvable[n] = reason;
+    return Reply("");
+  }
+
   Json failed = Json::object();        // node -> why it fails
   Json unresolvable = Json::object();  // node -> why preempting there would not help
 
@@ -143,6 +151,7 @@ util::Result<std::unique_ptr<Extender>> Extender::Create(ExtenderOptions options
     return util::Status::InvalidArgument(fmt::format(
         "kubernetes.cpu_type: '{}' is not a catalog device type", options.mapping.cpu_type));
   }
+  RETURN_IF_ERROR(CheckTenants(options));
   return std::unique_ptr<Extender>(new Extender(std::move(options), std::move(scorers)));
 }
 
@@ -295,10 +304,7 @@ ExtenderReply Extender::Filter(std::string_view body) {
         "this extender has no node cache (kubernetes.node_cache: false): set nodeCacheCapable: "
         "false in the scheduler's extender config so that requests carry the nodes");
   }
-  if (!needs.ok()) {
-    for (const std::string& n : args->names) answer.unresolvable[n] = needs.status().message();
-    return answer.Reply("");
-  }
+  if (!needs.ok()) return answer.Refuse(args->names, needs.status().message());
 
   // Described outside the lock: thousands of nodes take milliseconds, and need no state.
   const std::vector<NodeInfo> described = Describe(args->names_form, args->nodes);
@@ -313,8 +319,12 @@ ExtenderReply Extender::Filter(std::string_view body) {
   for (const std::string& name : unknown) {
     answer.failed[name] = "not in hetsched's node cache yet (its watch has not seen this node)";
   }
+  int tenant = -1;
+  if (std::string refused = TenantCheck(args->pod, *needs, &tenant); !refused.empty()) {
+    return answer.Refuse(args->names, refused);  // evicting others gives its tenant no room
+  }
   if (seen_.size() > 100000) seen_.clear();
-  seen_[UidOf(*needs)] = *needs;
+  seen_[UidOf(*needs)] = {*needs, tenant};
 
   // A pod group member goes where its group's plan put it.
   const Slot* slot = nullptr;
@@ -333,6 +343,7 @@ ExtenderReply Extender::Filter(std::string_view body) {
       return answer.Reply("");
     }
     slot = *s;
+    if (slot) groups_[needs->group].tenant = tenant;
   }
   bool any_fits = false;
   for (const Candidate& c : candidates) {
@@ -505,8 +516,9 @@ ExtenderReply Extender::Bind(std::string_view body) {
     RemovePod(uid);
     BoundPod& p = pods_[uid];
     p.node = fields[3];
-    p.count = it->second.count;
-    p.group = it->second.group;
+    p.count = it->second.needs.count;
+    p.group = it->second.needs.group;
+    p.tenant = it->second.tenant;
     if (auto n = nodes_.find(p.node); n != nodes_.end()) n->second.used += p.count;
     MarkBound(uid, p.group);
   }

@@ -26,6 +26,7 @@
 #include "k8s/objects.h"
 #include "model/catalog.h"
 #include "model/profile.h"
+#include "model/tenant.h"
 #include "sched/filters.h"
 #include "sched/scorers.h"
 #include "util/status.h"
@@ -52,6 +53,11 @@ struct ExtenderOptions {
       binder;
   // Seconds, for group timeouts; steady_clock by default (injectable for tests).
   std::function<double()> clock;
+  // Teams (serve's tenants:): each accelerator pod belongs to the tenant its namespace (or
+  // Mapping::tenant_label) names, through Mapping::tenant_map; a pod of no tenant is refused, and
+  // one that would take its tenant past its borrow_limit, or into guarantees others do not lend,
+  // waits. Quotas per device type only; needs the node cache. Empty: no tenants.
+  model::Tenants tenants;
 };
 
 // An answer: HTTP status (200, or 400 for a request that does not read) and JSON body.
@@ -105,6 +111,7 @@ class Extender {
     std::string node;
     double count = 0;   // accelerators
     std::string group;  // namespace/group, "" for none
+    int tenant = -1;    // position in options_.tenants, -1 for none
   };
   struct Slot {
     std::string node;
@@ -115,6 +122,7 @@ class Extender {
   struct GroupPlan {
     std::vector<Slot> slots;
     double expires_s = 0;
+    int tenant = -1;  // whose quota its places count against
   };
   // Each candidate node of one request: what it is and, with the cache, how busy.
   struct Candidate {
@@ -192,6 +200,19 @@ class Extender {
   void MarkBound(const std::string& uid, const std::string& group);  // needs mu_
   double TypeScore(const PodNeeds& needs, const std::vector<Candidate>& candidates,
                    const NodeInfo& info) const;
+  // Tenants (extender_tenants.cc). Per-type quotas naming catalog types (made canonical), and
+  // the node cache on; errors located at the quota.
+  static util::Status CheckTenants(ExtenderOptions& options);
+  // The tenant an accelerator pod belongs to (its position in
+  // options_.tenants; -1 without tenants or for a CPU pod), or why it belongs to none.
+  util::Result<int> TenantOf(const Pod& pod, bool accelerator_pod) const;
+  // Why `tenant` may not take `devices` more accelerators for `needs` now, "" when it may: beyond
+  // its guarantee (the quota of the types the pod can use) by more than its borrow_limit, or
+  // into guarantees others keep. Counts bound pods and unbound places of group plans. Needs mu_.
+  std::string TenantRefusal(const PodNeeds& needs, int tenant, double devices) const;
+  // The pod's tenant refusal for Filter (unknown tenant or over its limits, "" when none);
+  // a group member that makes its group's plan asks for all the members still missing. Needs mu_.
+  std::string TenantCheck(const Pod& pod, const PodNeeds& needs, int* tenant) const;
   double Now() const;
 
   ExtenderOptions options_;
@@ -202,8 +223,12 @@ class Extender {
   std::unordered_map<std::string, CachedNode> nodes_;
   std::unordered_map<std::string, BoundPod> pods_;  // by uid (else namespace/name)
   std::map<std::string, GroupPlan> groups_;         // by namespace/group
-  // Needs seen by filter, for bind (its request names the pod only); bounded.
-  std::unordered_map<std::string, PodNeeds> seen_;
+  // Needs and tenant seen by filter, for bind (its request names the pod only); bounded.
+  struct SeenPod {
+    PodNeeds needs;
+    int tenant = -1;
+  };
+  std::unordered_map<std::string, SeenPod> seen_;
 };
 
 }  // namespace hetsched::svc::k8s

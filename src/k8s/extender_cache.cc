@@ -28,6 +28,8 @@ void Extender::AddPod(const Pod& pod) {
   p.node = pod.node_name;
   p.count = AcceleratorsOf(pod);
   if (auto needs = NeedsOf(pod, options_.catalog); needs.ok()) p.group = needs->group;
+  auto tenant = TenantOf(pod, p.count > 0);
+  p.tenant = tenant.ok() ? *tenant : -1;  // a pod of no tenant that runs anyway holds no quota
   if (auto n = nodes_.find(p.node); n != nodes_.end()) n->second.used += p.count;
   if (!p.group.empty()) MarkBound(uid, p.group);
 }

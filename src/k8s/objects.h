@@ -100,6 +100,12 @@ struct Mapping {
   std::string cpu_type = "xeon-8380";
   // The label naming a node's rack (locality; gangs prefer one).
   std::string rack_label = std::string(kDefaultRackLabel);
+  // With tenants: where a pod's tenant comes from: its namespace, or the value of this label
+  // when set (kubernetes.tenant_from: label:KEY).
+  std::string tenant_label;
+  // A namespace (or label value) to the tenant its pods belong to (kubernetes.tenant_map); one
+  // not listed names the tenant of its own name, as slurm.accounts maps Slurm accounts.
+  std::map<std::string, std::string> tenant_map;
 };
 
 // The extended resources that name accelerators, and the software stack a pod that requests

@@ -1,5 +1,8 @@
 #include "model/tenant.h"
 
+#include <algorithm>
+#include <limits>
+
 namespace hetsched::model {
 
 int Tenants::Find(const std::string& name) const {
@@ -48,6 +51,19 @@ std::vector<double> Tenants::Shares(const std::vector<char>& active) const {
     share[i] = above * list[i].weight / sibling_weight[parent[i] < 0 ? n : parent[i]];
   }
   return share;
+}
+
+double Tenants::Borrowable(double devices, const std::vector<double>& held,
+                           const std::vector<double>& demand) const {
+  double borrowable = devices;
+  for (size_t t = 0; t < held.size(); ++t) {
+    const double guarantee = Guarantee(t);
+    const double idle = std::max(0.0, guarantee - demand[t]);
+    const double lent =
+        std::min(idle, list[t].lend_limit.value_or(std::numeric_limits<double>::infinity()));
+    borrowable -= guarantee - lent + std::max(0.0, held[t] - guarantee);
+  }
+  return borrowable;
 }
 
 }  // namespace hetsched::model

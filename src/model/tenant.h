@@ -70,6 +70,11 @@ struct Tenants {
   // against its siblings' with jobs (a parent has jobs when a child has), times its parent's
   // share; 0 for the others.
   std::vector<double> Shares(const std::vector<char>& active) const;
+  // Capacity others may borrow from `devices`: less, for each tenant, its guarantee but what of
+  // its idle guarantee (below its `demand`) it lends (all of it without lend_limit), less what
+  // it holds (`held`) beyond its guarantee. In the guarantees' units; by position in `list`.
+  double Borrowable(double devices, const std::vector<double>& held,
+                    const std::vector<double>& demand) const;
 };
 
 }  // namespace hetsched::model

@@ -108,6 +108,7 @@ nlohmann::json TenantsJson(const std::map<std::string, sim::TenantResult>& tenan
                {"jobs_completed", t.jobs_completed},
                {"borrowed_device_hours", t.borrowed_device_hours},
                {"lent_device_hours", t.lent_device_hours},
+               {"lent_device_hours_by_type", t.lent_device_hours_by_type},
                {"preempted_runs", t.preempted_runs},
                {"reclaim_wait_s", t.reclaim_wait_s},
                {"rho", t.rho}};

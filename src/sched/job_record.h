@@ -50,17 +50,17 @@ struct JobRecord {
   // scheduler sees estimates, never the truth). Null before submission and after it ends.
   std::unique_ptr<const model::Job> job;
   bool submitted = false;  // admitted once (stays true after it ends)
-  int64_t seq = 0;         // submission order: ties are broken by it, never by slot id
+  // The fields up to `ref_speed` are those a full decision reads for every job (its policy key,
+  // whether it may move, its class in a plan): together they take the record's first 96 bytes,
+  // two or three cache lines. `id`, `arrival_s` and `preemptible` are copies of the job's, set
+  // by SchedulerCore::Admit: read from the job each would be one more cache miss.
+  bool preemptible = true;
+  // Space sharing: a guest runs on the devices its partner (below) holds.
+  bool guest = false;
+  int64_t seq = 0;  // submission order: ties are broken by it, never by slot id
   JobPhase phase = JobPhase::kQueued;
-  // Per device type (catalog id): gang steps/s there, 0 where the job may not run there
-  // (filtered out, or no throughput known).
-  std::vector<double> speed;
-  double best_speed = 0;  // max over speed
-  // Types the job is allowed to be placed on (filters passed, or any type under ignore-compat).
-  std::vector<char> allowed;
-  // Under ignore-compat: types the job cannot actually run on (placing it there fails).
-  std::vector<char> incompatible;
-
+  int32_t id = -1;
+  double arrival_s = 0;
   // Progress, evaluated lazily: while running, work advances at `rate` steps/s from
   // `progress_since_s` (later than the start when a restore or start-up delay applies). This is
   // what the scheduler observes (time run at a known speed), not the job's size.
@@ -71,7 +71,18 @@ struct JobRecord {
   // submission) turns steps into seconds on the fastest type, the unit of sched/size_belief.h.
   double estimated_work = 0;
   EstimateSource estimate_source = EstimateSource::kNone;
+  model::DeviceTypeId type;  // while running
+  double run_start_s = 0;    // when its current (or last) run started
   double ref_speed = 0;
+
+  // Per device type (catalog id): gang steps/s there, 0 where the job may not run there
+  // (filtered out, or no throughput known).
+  std::vector<double> speed;
+  double best_speed = 0;  // max over speed
+  // Types the job is allowed to be placed on (filters passed, or any type under ignore-compat).
+  std::vector<char> allowed;
+  // Under ignore-compat: types the job cannot actually run on (placing it there fails).
+  std::vector<char> incompatible;
   // Attained service in device-seconds, and the same weighted by speed on the type relative
   // to the job's best type (heterogeneity-aware LAS). Accumulated up to `service_since_s`.
   double attained_s = 0;
@@ -80,8 +91,6 @@ struct JobRecord {
 
   double queued_since_s = 0;
   double first_start_s = -1;
-  double run_start_s = 0;                // when its current (or last) run started
-  model::DeviceTypeId type;              // while running
   std::vector<model::DeviceId> devices;  // while running
   int32_t preemptions = 0;
   // Preempted to move to another type while it writes its checkpoint: its next start counts
@@ -91,10 +100,10 @@ struct JobRecord {
   // between decisions do not start it elsewhere.
   bool reserved = false;
   // Space sharing: the job running on the same devices (-1: none). The host holds the devices'
-  // allocation; its guest joined them and holds nothing (when the host leaves first, the guest
-  // becomes the holder). While paired, `pair_speed` is its gang steps/s there instead of speed.
+  // allocation; its guest (`guest`, above) joined them and holds nothing (when the host leaves
+  // first, the guest becomes the holder). While paired, `pair_speed` is its gang steps/s there
+  // instead of speed.
   int32_t partner = -1;
-  bool guest = false;
   double pair_speed = 0;
 
   // Elastic training (sched/elastic.h): the gang sizes the job may run at, ascending, each with

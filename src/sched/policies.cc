@@ -82,7 +82,7 @@ class Srpt final : public Policy {
   double Key(const JobRecord& job, double now_s, const SizeBelief& belief) const override {
     const double remaining = belief.Rank(job, now_s);
     if (!fair_) return remaining;
-    return remaining - aging_ * (now_s - job.job->arrival_s);
+    return remaining - aging_ * (now_s - job.arrival_s);
   }
 
  private:

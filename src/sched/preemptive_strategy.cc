@@ -14,10 +14,13 @@ namespace hetsched::sched {
 using model::DeviceId;
 using model::DeviceTypeId;
 
-PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core)
+PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core, bool by_class)
     : core_(core),
       time_slices_(core.policy().time_slices()),
       gavel_rebuilds_(core.options().gavel_rebuilds && core.policy().in_order_only()),
+      by_class_(by_class && core.policy().type_choice() == TypeChoice::kPlanned &&
+                !core.policy().in_order_only() && !core.options().elastic &&
+                !core.options().space_sharing),
       fill_(core),
       clock_(core.options().preempt_interval_s),
       plan_(core.options().lp_solver ? core.options().lp_solver : MakeClpSolver()) {}
@@ -165,21 +168,23 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
   const int32_t types = static_cast<int32_t>(pool.free.size());
   std::vector<int32_t> initial(types);
   for (int32_t t = 0; t < types; ++t) initial[t] = pool.free[t] + pool.held[t];
-  SelectInOrder(now_s, pool, /*queued_only=*/indexed.has_value());
+  const bool planned = core_.policy().type_choice() == TypeChoice::kPlanned && SolvePlan(pool);
+  // Who may lose its place: every running job, or those the indexed walk or SelectByClass
+  // moves (the others keep their types), in the order of core_.running() either way.
+  std::vector<int32_t> candidates;
+  if (!(planned && !keys_sorted_ && SelectByClass(now_s, pool, candidates))) {
+    SortKeys(now_s);
+    SelectInOrder(now_s, pool, /*queued_only=*/indexed.has_value(), planned);
+    if (indexed) {
+      candidates.assign(selected_.begin(), selected_.begin() + static_cast<std::ptrdiff_t>(moving));
+      SortByRunningPosition(candidates);
+    } else {
+      candidates = core_.running();
+    }
+  }
   const std::vector<int32_t> assigned = AssignTypes(initial, now_s);
   // Devices per type that jobs preempted now still hold while they write their checkpoints.
   std::vector<int32_t> releasing(types, 0);
-  // Who may lose its place: every running job, or those the indexed walk moves (the others
-  // keep their types), in the order of core_.running() either way.
-  std::vector<int32_t> candidates;
-  if (indexed) {
-    candidates.assign(selected_.begin(), selected_.begin() + static_cast<std::ptrdiff_t>(moving));
-    std::sort(candidates.begin(), candidates.end(), [&](int32_t a, int32_t b) {
-      return core_.running_position(a) < core_.running_position(b);
-    });
-  } else {
-    candidates = core_.running();
-  }
   const std::vector<int32_t> moved = PreemptDisplaced(now_s, assigned, candidates, releasing, out);
   StartSelected(now_s, assigned, releasing, out);
   for (int32_t id : moved) moved_flag_[id] = 0;
@@ -228,6 +233,7 @@ std::optional<PreemptiveStrategy::Pool> PreemptiveStrategy::IndexedPool(double n
     for (int32_t n = 0; n < pool.total && end != queued.end(); ++n) ++end;
   }
   keys_.assign(queued.begin(), end);
+  keys_sorted_ = true;
   return pool;
 }
 
@@ -244,7 +250,7 @@ int32_t PreemptiveStrategy::FasterFreeType(const JobRecord& r, const std::vector
 bool PreemptiveStrategy::Movable(int32_t id, double now_s) const {
   const JobRecord& r = core_.record(id);
   const bool reclaimed = static_cast<size_t>(id) < reclaim_.size() && reclaim_[id] != 0;
-  return r.job->preemptible && SchedulerCore::HoldsDevices(r) &&
+  return r.preemptible && SchedulerCore::HoldsDevices(r) &&
          (!time_slices_ || core_.QuantumOver(r, now_s) || reclaimed);
 }
 
@@ -278,12 +284,19 @@ PreemptiveStrategy::Pool PreemptiveStrategy::OpenPool(double now_s) {
     pool.held[r.type.value()] += static_cast<int32_t>(r.devices.size());
     keys.push_back(core_.KeyOf(r, now_s));
   }
-  std::sort(keys.begin(), keys.end());
-  if (core_.tenants() != nullptr) {
-    core_.tenants()->Order(core_.records(), core_.running(), now_s, keys);
-  }
+  keys_sorted_ = false;
+  if (!by_class_ || core_.tenants() != nullptr) SortKeys(now_s);
   for (int32_t t = 0; t < types; ++t) pool.total += pool.free[t] + pool.held[t];
   return pool;
+}
+
+void PreemptiveStrategy::SortKeys(double now_s) {
+  if (keys_sorted_) return;
+  std::sort(keys_.begin(), keys_.end());
+  if (core_.tenants() != nullptr) {
+    core_.tenants()->Order(core_.records(), core_.running(), now_s, keys_);
+  }
+  keys_sorted_ = true;
 }
 
 bool PreemptiveStrategy::SolvePlan(const Pool& pool) {
@@ -298,22 +311,26 @@ bool PreemptiveStrategy::SolvePlan(const Pool& pool) {
   // classes of equal worth would only bend the order: the walk is the policy's order alone.
   plan_ok_ = false;
   if (types_offered <= 1) return false;
-  std::vector<int32_t> ids;
-  ids.reserve(keys_.size());
-  for (const auto& k : keys_) ids.push_back(std::get<3>(k));
   // Running jobs inside their quantum keep their devices, but the plan is made for the whole
   // cluster: planned over the part left to this decision alone, each class's budget would
   // shift with whichever jobs' quanta happen to be over, and move jobs for nothing.
   // OpenPool listed them (kept).
   const std::vector<int32_t>& kept = scratch_ids_;
   for (int32_t id : kept) {
-    ids.push_back(id);
     capacity[core_.record(id).type.value()] +=
         static_cast<int32_t>(core_.record(id).devices.size());
   }
   // Without a plan this decision assigns types by regret, as kMaxThroughput does; the
   // failures are counted (plan_failures: simulate warns about them).
-  plan_ok_ = plan_.Solve(core_, ids, capacity).ok();
+  if (keys_sorted_) {
+    std::vector<int32_t> ids;
+    ids.reserve(keys_.size() + kept.size());
+    for (const auto& k : keys_) ids.push_back(std::get<3>(k));
+    ids.insert(ids.end(), kept.begin(), kept.end());
+    plan_ok_ = plan_.Solve(core_, ids, capacity).ok();
+  } else {
+    plan_ok_ = plan_.SolveByKey(core_, keys_, kept, capacity).ok();
+  }
   if (!plan_ok_) {
     ++plan_failures_;
     return false;
@@ -322,13 +339,12 @@ bool PreemptiveStrategy::SolvePlan(const Pool& pool) {
   return true;
 }
 
-void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_only) {
+void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_only, bool planned) {
   const int32_t types = static_cast<int32_t>(pool.free.size());
   const TypeChoice choice = core_.policy().type_choice();
   std::vector<int32_t>& selected = selected_;
   std::vector<int32_t>& tentative = tentative_;
   std::vector<int32_t> both(types);
-  const bool planned = choice == TypeChoice::kPlanned && SolvePlan(pool);
   bool blocked = false;  // in_order_only: an earlier job did not fit; later queued jobs wait
   for (const auto& k : keys_) {
     if (pool.total <= 0) break;
@@ -389,6 +405,115 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_onl
     selected.push_back(id);
     tentative.push_back(t);
   }
+}
+
+PreemptiveStrategy::RowWalk PreemptiveStrategy::RowsToWalk() const {
+  const int32_t types = core_.state().type_count();
+  const int32_t rows = plan_.rows();
+  // Per row: its jobs not running (queued), and its running jobs by the type they hold.
+  std::vector<int32_t> waiting(rows, 0), holding(static_cast<size_t>(rows) * types, 0);
+  for (const auto& k : keys_) {
+    const int32_t id = std::get<3>(k);
+    const int32_t row = plan_.RowOf(id);
+    if (row < 0) continue;  // planned nowhere: it keeps its devices, or is not selected
+    const JobRecord& r = core_.record(id);
+    if (r.phase == JobPhase::kRunning) {
+      ++holding[static_cast<size_t>(row) * types + r.type.value()];
+    } else {
+      ++waiting[row];
+    }
+  }
+  RowWalk walk;
+  walk.rows.assign(rows, 0);
+  for (int32_t row = 0; row < rows; ++row) {
+    const int32_t gang = plan_.RowGang(row);
+    bool covered = waiting[row] == 0;
+    // The last of n running jobs on type t keeps it when the budget left after the n - 1
+    // before it (each taking its gang, in whatever order) is at least half a gang, as Pick
+    // asks. (Subtracting whole gangs from a positive budget is exact in doubles.)
+    for (int32_t t = 0; t < types && covered; ++t) {
+      const int32_t n = holding[static_cast<size_t>(row) * types + t];
+      covered = n == 0 || plan_.Budget(row, t) - (n - 1) * gang >= gang * 0.5;
+    }
+    if (covered) continue;
+    walk.rows[row] = 1;
+    walk.max_gang = std::max(walk.max_gang, gang);
+    walk.waiting_devices += static_cast<int64_t>(waiting[row]) * gang;
+  }
+  return walk;
+}
+
+bool PreemptiveStrategy::SelectByClass(double now_s, Pool& pool, std::vector<int32_t>& candidates) {
+  if (core_.tenants() != nullptr) return false;
+  const int32_t types = static_cast<int32_t>(pool.free.size());
+  const RowWalk walk = RowsToWalk();
+  // Queued jobs asking for more devices than are free: the room likely runs short, and the
+  // check after the walk would fail (the full walk is exact either way; this spares the work).
+  int64_t free_devices = 0;
+  for (int32_t t = 0; t < types; ++t) free_devices += pool.free[t];
+  if (walk.waiting_devices > free_devices) return false;
+  // Under a plan, a job's type depends on the jobs of other classes only through the pool's
+  // room (Pick's free + held; a running job's own devices, held until it is reached). The jobs
+  // of covered classes keep their types (RowsToWalk); those of the others are walked here in
+  // their policy order, as the full walk would reach them, but with the covered jobs' devices
+  // still held. Both walks give every job the same type when each type that some walked job
+  // could take by its class's budget (other than its own, which it keeps by its own devices)
+  // keeps max_gang devices nobody holds to the end: then such a type has room in both, and no
+  // take reaches the devices running jobs hold. Checked after the walk; budgets are the same
+  // in both, as each class's jobs come in the same order.
+  std::vector<SchedulerCore::QueueKey> order;
+  for (const auto& k : keys_) {
+    const int32_t row = plan_.RowOf(std::get<3>(k));
+    if (row >= 0 && walk.rows[row]) order.push_back(k);
+  }
+  std::sort(order.begin(), order.end());
+  const std::vector<double> budgets = plan_.budgets();
+  const Pool before = pool;
+  std::vector<int32_t> taken(types, 0);
+  std::vector<char> wanted(types, 0);  // some walked job could take it by its class's budget
+  for (const auto& k : order) {
+    const int32_t id = std::get<3>(k);
+    const JobRecord& r = core_.record(id);
+    const bool running = r.phase == JobPhase::kRunning;
+    const int32_t own = running ? r.type.value() : -1;
+    const int32_t row = plan_.RowOf(id);
+    const int32_t gang = plan_.RowGang(row);
+    // Pick looks past its own type only when its class has no budget left there.
+    if (!running || plan_.Budget(row, own) < gang * 0.5) {
+      for (int32_t t = 0; t < types; ++t) {
+        if (t != own && plan_.Budget(row, t) >= gang * 0.5) wanted[t] = 1;
+      }
+    }
+    const int32_t t = SelectPlanned(id, now_s, pool);
+    if (t < 0) {
+      if (running) candidates.push_back(id);  // it loses its place
+      continue;
+    }
+    selected_.push_back(id);
+    tentative_.push_back(t);
+    if (!running || t != own) {
+      taken[t] += gang;
+      if (running) candidates.push_back(id);
+    }
+  }
+  for (int32_t t = 0; t < types; ++t) {
+    if (!wanted[t] || before.free[t] - taken[t] >= walk.max_gang) continue;
+    plan_.RestoreBudgets(budgets);
+    pool = before;
+    selected_.clear();
+    tentative_.clear();
+    candidates.clear();
+    return false;
+  }
+  SortByRunningPosition(candidates);
+  ++by_class_decisions_;
+  return true;
+}
+
+void PreemptiveStrategy::SortByRunningPosition(std::vector<int32_t>& ids) const {
+  std::sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) {
+    return core_.running_position(a) < core_.running_position(b);
+  });
 }
 
 int32_t PreemptiveStrategy::SelectPlanned(int32_t id, double now_s, Pool& pool) {

@@ -22,7 +22,8 @@ namespace hetsched::sched {
 // Keeps a reference to `core`.
 class PreemptiveStrategy final : public DecisionStrategy {
  public:
-  explicit PreemptiveStrategy(SchedulerCore& core);
+  // `by_class` false: full decisions always walk every job (SelectByClass's reference in tests).
+  explicit PreemptiveStrategy(SchedulerCore& core, bool by_class = true);
 
   void Decide(double now_s, Decision& out) override;
   void Upgrade(double now_s, Decision& out) override;
@@ -33,6 +34,8 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // somewhere (IndexedPool).
   int64_t full_decisions() const { return full_decisions_; }
   int64_t indexed_decisions() const { return indexed_decisions_; }
+  // Full decisions SelectByClass made.
+  int64_t by_class_decisions() const { return by_class_decisions_; }
 
  private:
   // Devices a full decision hands out, by type: `free`, nobody holds them; `held`, running
@@ -63,17 +66,40 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // (under a time-slicing policy) past its quantum or reclaimed for a tenant whose guarantee it
   // borrows (reclaim_). The others keep their devices as they are.
   bool Movable(int32_t id, double now_s) const;
-  // The pool at `now_s`; sorts keys_: the queued jobs and the movable running ones, in policy
-  // order; lists in scratch_ids_ the running jobs holding devices it may not move.
+  // The pool at `now_s`; keys_: the queued jobs and the movable running ones, sorted in policy
+  // order unless by_class_ (SortKeys sorts them when needed); lists in scratch_ids_ the running
+  // jobs holding devices it may not move.
   Pool OpenPool(double now_s);
-  // Which jobs run: walks keys_ while the pool lasts, appending to selected_, with the type each
-  // takes in tentative_. `queued_only`: keys_ holds no running job.
-  void SelectInOrder(double now_s, Pool& pool, bool queued_only);
-  // TypeChoice::kPlanned: solves the throughput plan over keys_ and `pool`, and the running
-  // jobs OpenPool kept (inside their quantum, or not preemptible) on the devices they hold
-  // (booked to their classes); false
-  // (plan_ok_ false) when one type alone is on offer or the LP failed (counted).
+  // Sorts keys_ in policy order (tenants: their turns) unless they are.
+  void SortKeys(double now_s);
+  // Which jobs run: walks the sorted keys_ while the pool lasts, appending to selected_, with the
+  // type each takes in tentative_. `queued_only`: keys_ holds no running job. `planned`: types
+  // come from the solved throughput plan.
+  void SelectInOrder(double now_s, Pool& pool, bool queued_only, bool planned);
+  // TypeChoice::kPlanned: solves the throughput plan over keys_ (sorted or not) and `pool`, and
+  // the running jobs OpenPool kept (inside their quantum, or not preemptible) on the devices they
+  // hold (booked to their classes); false (plan_ok_ false) when one type alone is on offer or
+  // the LP failed (counted).
   bool SolvePlan(const Pool& pool);
+  // SelectInOrder's result under a solved plan without sorting keys_, when the pool has room
+  // enough that no job's type depends on another class's jobs: only the jobs of classes whose
+  // budget does not cover them as they are (those with a waiting job, or fewer devices on a
+  // type than their running jobs hold there) are walked, in policy order; the others keep their
+  // types. `candidates` gets the running jobs that move, in the order of core_.running(). False,
+  // with the pool and the plan as they were and nothing selected, when the room may run short
+  // (the caller then walks everyone).
+  bool SelectByClass(double now_s, Pool& pool, std::vector<int32_t>& candidates);
+  // SelectByClass's first step: per plan row, whether its jobs must be walked (1) or all keep
+  // the types they run on (0); the largest gang of the rows walked, and the devices their
+  // queued jobs ask for.
+  struct RowWalk {
+    std::vector<char> rows;
+    int32_t max_gang = 0;
+    int64_t waiting_devices = 0;
+  };
+  RowWalk RowsToWalk() const;
+  // Orders running job ids as core_.running() does.
+  void SortByRunningPosition(std::vector<int32_t>& ids) const;
   // SelectInOrder's step for one job under kPlanned: the type the plan gives it (its own when
   // it runs and its class keeps budget there), -1 when none. Takes from `pool`.
   int32_t SelectPlanned(int32_t id, double now_s, Pool& pool);
@@ -103,8 +129,11 @@ class PreemptiveStrategy final : public DecisionStrategy {
                      const std::vector<int32_t>& releasing, Decision& out);
 
   SchedulerCore& core_;
-  const bool time_slices_;        // the policy's time_slices()
-  const bool gavel_rebuilds_;     // SchedulerOptions::gavel_rebuilds, for an in-order policy
+  const bool time_slices_;     // the policy's time_slices()
+  const bool gavel_rebuilds_;  // SchedulerOptions::gavel_rebuilds, for an in-order policy
+  // SelectByClass may decide: a planned policy, rigid jobs, no space sharing (no tenants is
+  // checked as it decides).
+  const bool by_class_;
   int64_t rebuilt_version_ = -1;  // core's job_set_version() at the last rebuild
   QueueOrderStrategy fill_;
   ReallocationClock clock_;
@@ -112,6 +141,7 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // cost page faults). By JobId: scratch_ the type assigned in a decision (-2: none),
   // moved_flag_ preempted to move in this decision.
   std::vector<SchedulerCore::QueueKey> keys_;
+  bool keys_sorted_ = false;
   std::vector<int32_t> selected_, tentative_;
   std::vector<int32_t> scratch_;
   std::vector<int32_t> scratch_ids_;  // OpenPool's kept running jobs, SolvePlan books as they are
@@ -127,6 +157,7 @@ class PreemptiveStrategy final : public DecisionStrategy {
   int64_t plan_failures_ = 0;
   int64_t full_decisions_ = 0;
   int64_t indexed_decisions_ = 0;
+  int64_t by_class_decisions_ = 0;
 };
 
 }  // namespace hetsched::sched

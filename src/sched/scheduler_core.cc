@@ -59,6 +59,9 @@ void SchedulerCore::Admit(int32_t id, JobRecord record, std::vector<DeviceId> pi
   records_[id] = std::move(record);
   pinned_[id] = std::move(pinned);
   const model::Job& job = *records_[id].job;
+  records_[id].id = id;
+  records_[id].arrival_s = job.arrival_s;
+  records_[id].preemptible = job.preemptible;
   hints_[id] = job.data_bytes > 0 || !job.data_location.empty()
                    ? HintsFor(cluster_, job.data_location)
                    : PlacementHints{};
@@ -79,7 +82,7 @@ void SchedulerCore::Retire(int32_t id) {
 }
 
 SchedulerCore::QueueKey SchedulerCore::KeyOf(const JobRecord& r, double now_s) const {
-  return {policy_->Key(r, now_s, belief_), r.job->arrival_s, r.seq, r.job->id.value()};
+  return {policy_->Key(r, now_s, belief_), r.arrival_s, r.seq, r.id};
 }
 
 void SchedulerCore::AddNode(model::NodeId node) {

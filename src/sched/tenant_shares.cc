@@ -172,13 +172,7 @@ void TenantShares::Reclaimable(const std::vector<JobRecord>& records,
 
 double TenantShares::Borrowable(const std::vector<double>& held,
                                 const std::vector<double>& demand) const {
-  double borrowable = devices_;
-  for (size_t t = 0; t < held.size(); ++t) {
-    const double idle = std::max(0.0, guarantee_[t] - demand[t]);
-    const double lent = std::min(idle, tenants_.list[t].lend_limit.value_or(kInf));
-    borrowable -= guarantee_[t] - lent + std::max(0.0, held[t] - guarantee_[t]);
-  }
-  return borrowable;
+  return tenants_.Borrowable(devices_, held, demand);
 }
 
 void TenantShares::Order(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,

@@ -14,8 +14,7 @@ namespace {
 constexpr size_t kMaxKnown = 1 << 16;
 }  // namespace
 
-util::Status ThroughputPlan::Solve(const SchedulerCore& core, const std::vector<int32_t>& jobs,
-                                   const std::vector<int32_t>& capacity) {
+void ThroughputPlan::Begin(const SchedulerCore& core, const std::vector<int32_t>& capacity) {
   types_ = static_cast<int32_t>(capacity.size());
   if (class_of_.size() < core.slots()) class_of_.resize(core.slots(), -1);
   if (cached_.size() < core.slots()) cached_.resize(core.slots());
@@ -25,8 +24,13 @@ util::Status ThroughputPlan::Solve(const SchedulerCore& core, const std::vector<
     row_of_known_.clear();
     std::fill(cached_.begin(), cached_.end(), CachedClass{});
   }
-  for (int32_t id : jobs) class_of_[id] = -1;
   budget_.clear();
+}
+
+util::Status ThroughputPlan::Solve(const SchedulerCore& core, const std::vector<int32_t>& jobs,
+                                   const std::vector<int32_t>& capacity) {
+  Begin(core, capacity);
+  for (int32_t id : jobs) class_of_[id] = -1;
   // One LP row per class of identical jobs, standing for all its members (AllocJob::count),
   // weighted by its gang: work is counted per device, so the plan does not favour small jobs
   // (which job runs first is the order's business). The LP's size is that of the job mix,
@@ -36,32 +40,86 @@ util::Status ThroughputPlan::Solve(const SchedulerCore& core, const std::vector<
   for (int32_t id : jobs) {
     const JobRecord& r = core.record(id);
     const int32_t known = ClassOf(core, id, r);
-    if (known < 0) continue;  // it waits for its own vendor: no budget anywhere
-    int32_t& row = row_of_known_[known];
-    if (row < 0) {
-      row = static_cast<int32_t>(problem.jobs.size());
-      const ClassKey& key = known_keys_[known];
-      AllocJob job;
-      job.name = r.job->name;
-      job.speed = key.speeds;
-      job.gang = key.gang;
-      job.weight = key.gang;
-      job.count = 0;
-      problem.jobs.push_back(std::move(job));
-    }
-    class_of_[id] = row;
-    ++problem.jobs[row].count;
+    if (known >= 0) AddToRow(problem, id, r, known);  // else it waits for its own vendor
   }
+  return SolveRows(problem, core);
+}
+
+util::Status ThroughputPlan::SolveByKey(const SchedulerCore& core,
+                                        const std::vector<SchedulerCore::QueueKey>& keyed,
+                                        const std::vector<int32_t>& after,
+                                        const std::vector<int32_t>& capacity) {
+  Begin(core, capacity);
+  for (const auto& key : keyed) class_of_[std::get<3>(key)] = -1;
+  for (int32_t id : after) class_of_[id] = -1;
+  // Each class's least-keyed job (its first in sorted order) and its place in `keyed`.
+  known_of_keyed_.resize(keyed.size());
+  std::vector<size_t> firsts;
+  for (size_t i = 0; i < keyed.size(); ++i) {
+    const int32_t id = std::get<3>(keyed[i]);
+    const int32_t known = ClassOf(core, id, core.record(id));
+    known_of_keyed_[i] = known;
+    if (known < 0) continue;
+    if (least_at_.size() < known_keys_.size()) least_at_.resize(known_keys_.size(), -1);
+    int32_t& least = least_at_[known];
+    if (least < 0) firsts.push_back(static_cast<size_t>(known));
+    if (least < 0 || keyed[i] < keyed[least]) least = static_cast<int32_t>(i);
+  }
+  for (size_t& known : firsts) known = static_cast<size_t>(least_at_[known]);
+  std::sort(firsts.begin(), firsts.end(), [&](size_t a, size_t b) { return keyed[a] < keyed[b]; });
+  AllocationProblem problem;
+  problem.capacity.assign(capacity.begin(), capacity.end());
+  for (size_t i : firsts) {
+    const int32_t id = std::get<3>(keyed[i]);
+    AddToRow(problem, id, core.record(id), known_of_keyed_[i]);
+  }
+  for (size_t i = 0; i < keyed.size(); ++i) {
+    const int32_t known = known_of_keyed_[i];
+    if (known < 0 || least_at_[known] == static_cast<int32_t>(i)) continue;
+    const int32_t id = std::get<3>(keyed[i]);
+    AddToRow(problem, id, core.record(id), known);
+  }
+  for (size_t i : firsts) least_at_[known_of_keyed_[i]] = -1;
+  for (int32_t id : after) {
+    const JobRecord& r = core.record(id);
+    const int32_t known = ClassOf(core, id, r);
+    if (known >= 0) AddToRow(problem, id, r, known);
+  }
+  return SolveRows(problem, core);
+}
+
+void ThroughputPlan::AddToRow(AllocationProblem& problem, int32_t id, const JobRecord& r,
+                              int32_t known) {
+  int32_t& row = row_of_known_[known];
+  if (row < 0) {
+    row = static_cast<int32_t>(problem.jobs.size());
+    const ClassKey& key = known_keys_[known];
+    AllocJob job;
+    job.name = r.job->name;
+    job.speed = key.speeds;
+    job.gang = key.gang;
+    job.weight = key.gang;
+    job.count = 0;
+    problem.jobs.push_back(std::move(job));
+  }
+  class_of_[id] = row;
+  ++problem.jobs[row].count;
+}
+
+util::Status ThroughputPlan::SolveRows(const AllocationProblem& problem,
+                                       const SchedulerCore& core) {
   std::fill(row_of_known_.begin(), row_of_known_.end(), -1);
   if (problem.jobs.empty()) return util::Status::Ok();
   auto solved =
       ComputeAllocation(problem, Objective::kMaxThroughput, *solver_, core.options().allocation);
   if (!solved.ok()) {
-    for (int32_t id : jobs) class_of_[id] = -1;
+    std::fill(class_of_.begin(), class_of_.end(), -1);
     return solved.status();
   }
   budget_.assign(problem.jobs.size() * types_, 0);
+  row_gang_.resize(problem.jobs.size());
   for (size_t c = 0; c < problem.jobs.size(); ++c) {
+    row_gang_[c] = problem.jobs[c].gang;
     for (int32_t t = 0; t < types_; ++t) {
       budget_[c * types_ + t] = solved->At(c, t) * problem.jobs[c].gang * problem.jobs[c].count;
     }

@@ -15,11 +15,10 @@
 #include "sched/allocation.h"
 #include "sched/job_record.h"
 #include "sched/lp_solver.h"
+#include "sched/scheduler_core.h"
 #include "util/status.h"
 
 namespace hetsched::sched {
-
-class SchedulerCore;
 
 class ThroughputPlan {
  public:
@@ -31,6 +30,11 @@ class ThroughputPlan {
   // Pick answers -1) and the error is returned for the caller to log.
   util::Status Solve(const SchedulerCore& core, const std::vector<int32_t>& jobs,
                      const std::vector<int32_t>& capacity);
+  // The same plan as Solve over the jobs of `keyed` sorted by key followed by `after`, without
+  // sorting `keyed` (any order): each class's row comes where its least-keyed job would put it.
+  util::Status SolveByKey(const SchedulerCore& core,
+                          const std::vector<SchedulerCore::QueueKey>& keyed,
+                          const std::vector<int32_t>& after, const std::vector<int32_t>& capacity);
   // The type `r` (in `slot`) should take: `prefer` when its class still has budget there, else
   // the type where its class has the most budget left; only types with room for its gang
   // (free[t] + held[t], the devices nobody holds and those it may take). -1 where its class
@@ -39,6 +43,20 @@ class ThroughputPlan {
                const std::vector<int32_t>& held, int32_t prefer) const;
   // Books `r`'s gang on type t against its class's budget.
   void Take(int32_t slot, const JobRecord& r, int32_t type);
+  // The LP row (class) the last Solve gave the job in `slot`; -1: planned nowhere.
+  int32_t RowOf(int32_t slot) const {
+    return static_cast<size_t>(slot) < class_of_.size() ? class_of_[slot] : -1;
+  }
+  int32_t rows() const { return types_ > 0 ? static_cast<int32_t>(budget_.size()) / types_ : 0; }
+  // The gang of `row`'s jobs.
+  int32_t RowGang(int32_t row) const { return row_gang_[row]; }
+  // Devices of type t still to hand out to `row`'s jobs.
+  double Budget(int32_t row, int32_t t) const {
+    return budget_[static_cast<size_t>(row) * types_ + t];
+  }
+  // What is left to hand out, for a caller that books tentatively and may need to go back.
+  const std::vector<double>& budgets() const { return budget_; }
+  void RestoreBudgets(const std::vector<double>& budgets) { budget_ = budgets; }
 
  private:
   // Jobs with the same speeds and gang are one class (the LP cannot tell them apart); running
@@ -68,6 +86,13 @@ class ThroughputPlan {
   int32_t ClassOf(const SchedulerCore& core, int32_t slot, const JobRecord& r);
   // The index of `key` in known_keys_, added when new.
   int32_t Known(const ClassKey& key);
+  // Solve's first step: forgets the last plan's classes of `jobs`, and the known classes when
+  // there are too many.
+  void Begin(const SchedulerCore& core, const std::vector<int32_t>& capacity);
+  // Counts job `id` of known class `known` in its row, adding the row when new.
+  void AddToRow(AllocationProblem& problem, int32_t id, const JobRecord& r, int32_t known);
+  // Solves `problem` (its rows added) into budget_.
+  util::Status SolveRows(const AllocationProblem& problem, const SchedulerCore& core);
 
   std::shared_ptr<LpSolver> solver_;
   // Every class seen (forgotten past kMaxKnown, with the cache), and each job's class.
@@ -76,9 +101,14 @@ class ThroughputPlan {
   std::vector<CachedClass> cached_;  // by slot
   // Solve's LP row of each known class (-1: none yet), reset after each Solve.
   std::vector<int32_t> row_of_known_;
+  // SolveByKey's scratch: by known class, the index in `keyed` of its least-keyed job (-1: none
+  // yet); by entry of `keyed`, its known class.
+  std::vector<int32_t> least_at_;
+  std::vector<int32_t> known_of_keyed_;
   int32_t types_ = 0;
   std::vector<int32_t> class_of_;  // by slot; -1: not planned
   std::vector<double> budget_;     // classes x types: devices still to hand out
+  std::vector<int32_t> row_gang_;  // by class
 };
 
 }  // namespace hetsched::sched

@@ -223,7 +223,7 @@ std::vector<exec::BackendNode> SimBackend::ListNodes() {
   std::vector<exec::BackendNode> out;
   out.reserve(nodes_.size());
   for (size_t n = 0; n < nodes_.size(); ++n) {
-    out.push_back({cluster_.nodes[n].name, nodes_[n].power == Power::kOn, {}, "", "", false});
+    out.push_back({cluster_.nodes[n].name, nodes_[n].power == Power::kOn, {}, "", "", false, ""});
   }
   return out;
 }

@@ -153,13 +153,14 @@ void TenantBooks::Lending(std::pair<double, double> window, std::vector<TenantRe
     double time_s;
     int tenant;
     double devices, normalized;
+    int32_t type;
   };
   std::vector<Change> changes;
   for (const Span& s : spans_) {
     const double from = std::max(s.from_s, window.first), to = std::min(s.to_s, window.second);
     if (!(to > from)) continue;
-    changes.push_back({from, s.tenant, 1.0 * s.devices, s.normalized});
-    changes.push_back({to, s.tenant, -1.0 * s.devices, -s.normalized});
+    changes.push_back({from, s.tenant, 1.0 * s.devices, s.normalized, s.type.value()});
+    changes.push_back({to, s.tenant, -1.0 * s.devices, -s.normalized, s.type.value()});
   }
   std::sort(changes.begin(), changes.end(),
             [](const Change& a, const Change& b) { return a.time_s < b.time_s; });
@@ -167,9 +168,13 @@ void TenantBooks::Lending(std::pair<double, double> window, std::vector<TenantRe
   for (const auto& [type, count] : cluster_.DeviceTypeCounts()) unguaranteed += count;
   for (double g : guarantee_) unguaranteed -= g;
   std::vector<double> devices(n, 0), normalized(n, 0), idle(n, 0);
+  const size_t types = cluster_.catalog.size();
+  std::vector<std::vector<double>> by_type(n, std::vector<double>(types, 0));  // devices held
+  std::vector<double> beyond_devices(n, 0), beyond_by_type(types, 0);
   for (size_t c = 0; c < changes.size(); ++c) {
     devices[changes[c].tenant] += changes[c].devices;
     normalized[changes[c].tenant] += changes[c].normalized;
+    by_type[changes[c].tenant][changes[c].type] += changes[c].devices;
     const double dt_h =
         c + 1 < changes.size() ? (changes[c + 1].time_s - changes[c].time_s) / 3600 : 0;
     if (dt_h <= 0) continue;
@@ -178,15 +183,32 @@ void TenantBooks::Lending(std::pair<double, double> window, std::vector<TenantRe
       const bool by_worth = tenants_.list[t].normalized.has_value();
       const double held = by_worth ? normalized[t] : devices[t];
       const double beyond = std::max(0.0, held - guarantee_[t]);
-      const double beyond_devices = by_worth && held > 0 ? devices[t] * beyond / held : beyond;
-      out[t].borrowed_device_hours += beyond_devices * dt_h;
-      borrowed += beyond_devices;
+      beyond_devices[t] = by_worth && held > 0 ? devices[t] * beyond / held : beyond;
+      out[t].borrowed_device_hours += beyond_devices[t] * dt_h;
+      borrowed += beyond_devices[t];
       idle[t] = std::max(0.0, guarantee_[t] - held);
       idle_total += idle[t];
     }
     const double lent = std::min(idle_total, std::max(0.0, borrowed - std::max(0.0, unguaranteed)));
     if (lent <= 0) continue;
     for (size_t t = 0; t < n; ++t) out[t].lent_device_hours += lent * idle[t] / idle_total * dt_h;
+    // By type: as the devices borrowers hold beyond their guarantees are spread over the types.
+    std::fill(beyond_by_type.begin(), beyond_by_type.end(), 0.0);
+    for (size_t t = 0; t < n; ++t) {
+      if (!(beyond_devices[t] > 0)) continue;
+      for (size_t x = 0; x < types; ++x) {
+        beyond_by_type[x] += beyond_devices[t] * by_type[t][x] / devices[t];
+      }
+    }
+    for (size_t x = 0; x < types; ++x) {
+      if (!(beyond_by_type[x] > 0)) continue;
+      const std::string& name = cluster_.catalog.Get(model::DeviceTypeId(int32_t(x))).name;
+      for (size_t t = 0; t < n; ++t) {
+        if (!(idle[t] > 0)) continue;
+        out[t].lent_device_hours_by_type[name] +=
+            lent * idle[t] / idle_total * beyond_by_type[x] / borrowed * dt_h;
+      }
+    }
   }
 }
 
@@ -227,6 +249,9 @@ std::map<std::string, TenantResult> TenantBooks::Summarize(
     out[p].normalized_device_hours += out[i].normalized_device_hours;
     out[p].borrowed_device_hours += out[i].borrowed_device_hours;
     out[p].lent_device_hours += out[i].lent_device_hours;
+    for (const auto& [type, h] : out[i].lent_device_hours_by_type) {
+      out[p].lent_device_hours_by_type[type] += h;
+    }
     out[p].jobs_completed += out[i].jobs_completed;
     out[p].preempted_runs += out[i].preempted_runs;
     out[p].reclaim_wait_s = std::max(out[p].reclaim_wait_s, out[i].reclaim_wait_s);

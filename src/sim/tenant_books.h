@@ -30,6 +30,10 @@ struct TenantResult {
   // integrated over the measured window (see Summarize).
   double borrowed_device_hours = 0;
   double lent_device_hours = 0;
+  // lent_device_hours by device type: at each moment, what it lent split over the types as the
+  // devices borrowers held beyond their guarantees were (each borrower's beyond its guarantee
+  // in proportion to its devices of each type).
+  std::map<std::string, double> lent_device_hours_by_type;
   // Runs of its jobs stopped by preemption over the whole run: each wrote its checkpoint and
   // resumes from it.
   int64_t preempted_runs = 0;

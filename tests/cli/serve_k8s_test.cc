@@ -107,6 +107,77 @@ TEST(ServeKubernetes, AnswersTheVerbsFromItsNodeCacheAndBindsThroughTheApi) {
   EXPECT_EQ(daemon->Terminate(SIGTERM, 10), 0);
 }
 
+TEST(ServeKubernetes, PodsBelongToTheTenantTheirNamespaceNames) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  FakeKubeApi api;
+  auto nodes =
+      hetsched::util::ReadFile(std::string(HETSCHED_SOURCE_DIR) + "/tests/data/k8s/nodelist.json");
+  ASSERT_TRUE(nodes.ok());
+  api.SetBody("/api/v1/nodes", *nodes);
+  api.SetWatch("/api/v1/nodes", {}, true);
+  // Namespace cv's pod holds vision's whole guarantee.
+  const Json held = {
+      {"metadata", {{"name", "v0"}, {"namespace", "cv"}, {"uid", "u-v0"}}},
+      {"spec",
+       {{"nodeName", "gpu-a100-1"},
+        {"containers", {{{"name", "c"}, {"resources", {{"limits", {{"nvidia.com/gpu", "8"}}}}}}}}}},
+      {"status", {{"phase", "Running"}}}};
+  api.SetBody("/api/v1/pods",
+              Json{{"kind", "PodList"}, {"metadata", {{"resourceVersion", "7"}}}, {"items", {held}}}
+                  .dump());
+  api.SetWatch("/api/v1/pods", {}, true);
+  ASSERT_TRUE(api.WriteKubeconfig(dir.File("kubeconfig")));
+  const std::string config =
+      "backend: kubernetes\n"
+      "tenants:\n"
+      "  - {name: vision, quota: {a100-80g: 8}, borrow_limit: 0}\n"
+      "  - {name: llm, quota: {a100-80g: 8}}\n"
+      "kubernetes:\n  api: kubeconfig\n  kubeconfig: kubeconfig\n  node_cache: true\n"
+      "  tenant_map: {cv: vision}\n";
+  ASSERT_TRUE(hetsched::util::WriteFile(dir.File("extender.yaml"), config).ok());
+  std::string error;
+  auto daemon = Daemon::Start({dir.path(), {"--config", dir.File("extender.yaml")}}, &error);
+  ASSERT_NE(daemon, nullptr) << error;
+  httplib::Client client(daemon->url());
+  ASSERT_TRUE(WaitUntil([&] {
+    auto res = client.Get("/healthz");
+    return res && res->status == 200;
+  })) << daemon->Stderr();
+  const auto filter = [&](const std::string& ns) {
+    const Json pod = {
+        {"metadata", {{"name", "p"}, {"namespace", ns}, {"uid", "u-p-" + ns}}},
+        {"spec",
+         {{"containers",
+           {{{"name", "c"}, {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}}}}}}};
+    auto res = client.Post(
+        "/k8s/filter", Json{{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", {"gpu-a100-2"}}}.dump(),
+        "application/json");
+    EXPECT_TRUE(res && res->status == 200);
+    return res ? Json::parse(res->body) : Json();
+  };
+  EXPECT_EQ(filter("llm")["NodeNames"], Json({"gpu-a100-2"}));
+  EXPECT_THAT(filter("cv")["FailedAndUnresolvableNodes"]["gpu-a100-2"].get<std::string>(),
+              ::testing::HasSubstr("tenant vision holds 8 device(s)"));
+  EXPECT_THAT(filter("ml")["FailedAndUnresolvableNodes"]["gpu-a100-2"].get<std::string>(),
+              ::testing::HasSubstr("namespace 'ml' is not a tenant (expected one of vision, llm"));
+  EXPECT_EQ(daemon->Terminate(SIGTERM, 10), 0);
+
+  // A normalized quota cannot be counted here: the start stops, located at the quota.
+  ASSERT_TRUE(hetsched::util::WriteFile(
+                  dir.File("normalized.yaml"),
+                  "backend: kubernetes\ntenants:\n  - {name: vision, quota: {normalized: 4}}\n"
+                  "kubernetes: {api: kubeconfig, kubeconfig: kubeconfig, node_cache: true}\n")
+                  .ok());
+  auto r = hetsched::testing::RunCommand({HETSCHED_BINARY, "serve", "--config",
+                                          dir.File("normalized.yaml"), "--listen", "127.0.0.1:0"},
+                                         {}, 30, dir.path().string());
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_THAT(r.err, ::testing::HasSubstr("normalized.yaml:3:"));
+  EXPECT_THAT(r.err, ::testing::HasSubstr("tenant vision: quota.normalized: the extender counts "
+                                          "devices per type"));
+}
+
 TEST(ServeKubernetes, AKubeconfigThatDoesNotReadStopsTheStart) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());

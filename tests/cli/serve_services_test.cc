@@ -341,6 +341,37 @@ TEST(ServeServices, BadReplicasAreReportedAndImpossibleSlosRefused) {
       << dies["message"];
   EXPECT_TRUE(dies["replicas"].empty()) << dies.dump(2);
 
+  // The dashboard shows both, as rendered by a browser (its DOM escapes '<').
+  const fs::path out =
+      fs::path(HETSCHED_BINARY).parent_path() / "test-artifacts" / "services-dashboard";
+  std::error_code ec;
+  fs::remove_all(out, ec);
+  const CommandResult check = RunCommand(
+      {"/bin/bash", std::string(HETSCHED_SOURCE_DIR) + "/tests/daemon/api/dashboard_check.sh",
+       d->printed_url(), out.string()},
+      {}, 180);
+  if (check.status != 77) {
+    EXPECT_EQ(check.status, 0) << check.out << check.err;
+    const std::string dom = ReadFileText(out / "dashboard.dom.html");
+    EXPECT_NE(dom.find("class=\"service-row\" data-service=\"garbage\""), std::string::npos);
+    EXPECT_NE(dom.find("no new replica started: 3 in a row ended before they were ready"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(dom.find("/metrics: line 1: column 1: '&lt;' (expected metric name)"),
+              std::string::npos)
+        << out;
+  }
+  // Each problem is logged once, though the plan and the reads that find it repeat.
+  const std::string log = d->Stderr();
+  const auto count = [&log](const std::string& text) {
+    size_t n = 0;
+    for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("no new replica started"), 1u) << log;
+  EXPECT_EQ(count("\"msg\":\"replica metrics unreadable\""), 1u) << log;
+  EXPECT_EQ(count("is not ready after"), 1u) << log;
+
   res = client.Delete("/v1/services/garbage");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 202) << res->body;
@@ -418,8 +449,10 @@ TEST(ServeServices, ScalesUpToTheForecastAndDownWhenTheLoadIsGone) {
 }
 
 // A daemon killed with SIGKILL keeps its services: restarted on the same database, it reads
-// them back and carries on with the replica that still serves, starting none twice.
+// them back and carries on with the replica that still serves, starting none twice, and plans
+// for the tokens per request its replicas measured before.
 TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
+  constexpr char kMeasuredTokens[] = "for requests of 40 prompt and 16 generated tokens";
   TempDir tmp;
   ASSERT_TRUE(tmp.ok());
   ReplicaReaper reaper{tmp.path()};
@@ -440,7 +473,28 @@ TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
     ASSERT_EQ(res->status, 201) << res->body;
     first = WaitForReady(client, "chat", view);
     ASSERT_FALSE(first.is_null()) << view.dump(2) << "\n" << d->Stderr();
+    // Requests of 40 prompt and 16 generated tokens, not the 8 and 8 submitted: a plan rates
+    // the replicas for those.
+    httplib::Client replica(first["endpoint"].get<std::string>());
+    replica.set_read_timeout(10);
+    std::string prompt;
+    for (int w = 0; w < 40; ++w) prompt += w == 0 ? "w" : " w";
+    for (int i = 0; i < 3; ++i) {
+      auto r =
+          replica.Post("/v1/completions", json({{"prompt", prompt}, {"max_tokens", 16}}).dump(),
+                       "application/json");
+      ASSERT_TRUE(r && r->status == 200);
+    }
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          view = ServiceView(client, "chat");
+          return view.contains("plan") &&
+                 view["plan"]["why"].get<std::string>().find(kMeasuredTokens) != std::string::npos;
+        },
+        10, 100))
+        << view.dump(2);
   }
+  const json plan_before = view["plan"]["replicas"];
   const std::string port =
       first["endpoint"].get<std::string>().substr(std::string("http://127.0.0.1:").size());
   const int pid = std::stoi(ReadFileText(tmp.File("replica-" + port + ".pid")));
@@ -449,6 +503,17 @@ TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
   ASSERT_NE(d, nullptr) << error;
   httplib::Client client(d->url());
   Authorize(client, *d);
+  // The first plan after the restart, before any replica was read: for the tokens measured.
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        view = ServiceView(client, "chat");
+        return view.contains("plan") && view["plan"]["planned_at"].is_number();
+      },
+      10, 20))
+      << view.dump(2);
+  EXPECT_NE(view["plan"]["why"].get<std::string>().find(kMeasuredTokens), std::string::npos)
+      << view["plan"];
+  EXPECT_EQ(view["plan"]["replicas"], plan_before) << view["plan"];
   const json again = WaitForReady(client, "chat", view);
   ASSERT_FALSE(again.is_null()) << view.dump(2) << "\n" << d->Stderr();
   EXPECT_EQ(again["job"], first["job"]) << view.dump(2);
@@ -585,13 +650,15 @@ TEST(ServeServices, PublishesReadyReplicasAndTakesAGatewaysRate) {
 
 // Devices serving does not need are lent to a preemptible training job; when the load rises,
 // the new replica takes its device back by preempting the job, which gets SIGTERM (its notice
-// to write a checkpoint) and runs again once serving has shrunk.
+// to write a checkpoint) and runs again once serving has shrunk, which it does only
+// hold_taken_back after the take-back.
 TEST(ServeServices, LendsIdleDevicesToTrainingAndTakesThemBack) {
   TempDir tmp;
   ASSERT_TRUE(tmp.ok());
   ReplicaReaper reaper{tmp.path()};
   std::ofstream(tmp.File("serve.yaml"))
-      << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\nstop_grace: 5s\n";
+      << "serving:\n  scrape_every: 200ms\n  replan_every: 1s\n  hold_taken_back: 10s\n"
+      << "stop_grace: 5s\n";
   std::string error;
   std::unique_ptr<Daemon> d = StartOnTwoA100s(tmp, &error);
   ASSERT_NE(d, nullptr) << error;
@@ -646,7 +713,22 @@ TEST(ServeServices, LendsIdleDevicesToTrainingAndTakesThemBack) {
   EXPECT_EQ(job.value("preemptions", 0), 1) << job.dump(2);
   EXPECT_EQ(ReadFileText(log), "start\nnotice\n");
 
-  // The load falls: serving shrinks to one replica and the training job runs again.
+  // The load falls: the plan would drain a replica after 3 intervals, but none is drained for
+  // hold_taken_back after the take-back, and the training job waits meanwhile...
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        client.Post("/v1/services/chat/load", R"({"requests_per_s": 0})", "application/json");
+        view = ServiceView(client, "chat");
+        return view.contains("plan") &&
+               view["plan"]["why"].get<std::string>().find(
+                   "1 replica(s) the plan drops kept: the service took devices back from "
+                   "training less than 10 s ago (serving.hold_taken_back).") != std::string::npos;
+      },
+      10, 200))
+      << view.dump(2);
+  EXPECT_EQ(ReplicaIn(view, "draining"), json()) << view.dump(2);
+  EXPECT_NE(job_state(), "running") << job.dump(2);
+  // ... then serving shrinks to one replica and the training job runs again.
   ASSERT_TRUE(WaitUntil(
       [&] {
         client.Post("/v1/services/chat/load", R"({"requests_per_s": 0})", "application/json");

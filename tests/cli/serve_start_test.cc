@@ -74,14 +74,45 @@ TEST(ServeStart, AStartWithAnUnknownPolicyLeavesNothingItMade) {
   EXPECT_EQ(Tree(dir.path()), std::set<std::string>{}) << Join(Tree(dir.path()));
 }
 
-// Tenants are checked against the cluster before anything is made: a quota larger than it, or
-// a token of a tenant the config does not have, exits 2 with the place in the file.
+// Tenants are checked against the cluster before anything is made: a quota larger than it, a
+// cycle or an unknown parent, a weight, limit or quota below zero, or a token of a tenant the
+// config does not have, exits 2 with the place in the file.
 TEST(ServeStart, BadTenantsExitTwoAndLeaveNothing) {
   TempDir dir, config_dir;
   const std::string config = (config_dir.path() / "serve.yaml").string();
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"cluster: v100=2\ntenants:\n  - {name: vision, quota: {v100: 3}}\n",
        "serve.yaml:3:27: tenant vision: quota.v100: 3 is more than the cluster's 2"},
+      {"cluster: v100=2\ntenants:\n  - {name: a, quota: {v100: 2}}\n  - {name: b, quota: "
+       "{v100: 1}}\n",
+       "serve.yaml:4:22: tenant b: quota.v100-32g: the roots guarantee 3 together, more than the 2 "
+       "there are"},
+      {"cluster: v100=4\ntenants:\n  - {name: p, quota: {v100: 2}}\n  - {name: c1, parent: p, "
+       "quota: {v100: 2}}\n  - {name: c2, parent: p, quota: {v100: 1}}\n",
+       "serve.yaml:5:34: tenant c2: quota.v100-32g: the children of p guarantee 3 together, more "
+       "than the 2 there are"},
+      {"cluster: v100=2\ntenants:\n  - {name: a, quota: {normalized: 3}}\n",
+       "serve.yaml:3:22: tenant a: quota.normalized: the roots guarantee 3 reference devices "
+       "together, more than 2"},
+      {"tenants:\n  - {name: a, parent: b}\n  - {name: b, parent: a}\n",
+       "serve.yaml:2:23: tenants[0].parent: 'a' is in a cycle of parents (expected a tree: no "
+       "tenant its own ancestor)"},
+      {"tenants:\n  - {name: a, parent: nobody}\n",
+       "serve.yaml:2:23: tenants[0].parent: 'nobody' is not a tenant (expected one of a)"},
+      {"tenants:\n  - {name: a, weight: -1}\n",
+       "serve.yaml:2:23: tenants[0].weight: is -1 (expected a positive number)"},
+      {"tenants:\n  - {name: a, borrow_limit: -2}\n",
+       "serve.yaml:2:29: tenants[0].borrow_limit: is '-2' (expected a number >= 0, in the unit of "
+       "the tenant's quota)"},
+      {"tenants:\n  - {name: a, lend_limit: -0.5}\n",
+       "serve.yaml:2:27: tenants[0].lend_limit: is '-0.5' (expected a number >= 0"},
+      {"tenants:\n  - {name: a, quota: {v100: -1}}\n",
+       "serve.yaml:2:29: tenants[0].quota.v100: -1 is out of range (expected a whole number from "
+       "0"},
+      {"tenants:\n  - {name: a, quota: {normalized: -3}}\n",
+       "serve.yaml:2:35: tenants[0].quota.normalized: is '-3' (expected reference devices, a "
+       "number "
+       ">= 0)"},
       {"tenants:\n  - {name: vision}\ntokens:\n  - {token: t-0123456789abcdef, role: read, "
        "tenant: llm}\n",
        "serve.yaml:4:53: tokens[0].tenant: 'llm' is not a tenant (expected one of vision)"}};

@@ -337,6 +337,71 @@ TEST(ServeCli, SubmitNamesTheJobsTenant) {
   EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
 }
 
+// Jobs belong to tenants without children: one naming a parent is refused, and not stored.
+TEST(ServeCli, AJobOfAParentTenantIsRefused) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  std::ofstream(tmp.File("tree.yaml"))
+      << "tenants:\n  - {name: llm}\n  - {name: llm-sft, parent: llm}\n";
+  ASSERT_DAEMON_STARTS(d, tmp.path(), "--config", tmp.File("tree.yaml"), "--cluster", "v100=2");
+  const auto submit = [&](const std::string& name, const std::string& tenant) {
+    return d->Client(
+        {"submit", "--name", name, "--stacks", "cuda", "--duration", "1m", "--tenant", tenant});
+  };
+  CommandResult r = submit("p1", "llm");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("'llm' has child tenants (expected a tenant without children)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(submit("c1", "llm-sft").status, 0);
+  const std::map<std::string, json> jobs = JobsByName(*d);
+  EXPECT_EQ(jobs.count("p1"), 0u);
+  EXPECT_EQ(jobs.count("c1"), 1u);
+  EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+}
+
+// Live jobs of a tenant that a restart's config no longer has would run outside every tenant's
+// limits: the start stops with exit status 2, naming them, and the database keeps them; the
+// config they were submitted under starts again with every job.
+TEST(ServeCli, ARestartWithoutTheTenantOfLiveJobsStopsAndKeepsThem) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  std::ofstream(tmp.File("two.yaml")) << "tenants:\n  - {name: vision}\n  - {name: llm}\n";
+  std::ofstream(tmp.File("one.yaml")) << "tenants:\n  - {name: vision}\n";
+  std::ofstream(tmp.File("parent.yaml"))
+      << "tenants:\n  - {name: vision}\n  - {name: llm}\n  - {name: llm-sft, parent: llm}\n";
+  {
+    ASSERT_DAEMON_STARTS(d, tmp.path(), "--config", tmp.File("two.yaml"), "--cluster", "v100=1");
+    for (const char* name : {"l1", "l2"}) {
+      const CommandResult r = d->Client(
+          {"submit", "--name", name, "--stacks", "cuda", "--duration", "10h", "--tenant", "llm"});
+      ASSERT_EQ(r.status, 0) << r.err;
+    }
+    ASSERT_EQ(d->Client({"submit", "--name", "v1", "--stacks", "cuda", "--duration", "10h",
+                         "--tenant", "vision"})
+                  .status,
+              0);
+    EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
+  }
+  const std::string db = tmp.File("h.db");
+  for (const auto& [config, why] :
+       {std::pair<std::string, std::string>{"one.yaml", "this config's tenants: does not list"},
+        {"parent.yaml", "has child tenants in this config"}}) {
+    const CommandResult r = RunCommand({HETSCHED_BINARY, "serve", "--listen", "127.0.0.1:0", "--db",
+                                        db, "--config", tmp.File(config), "--cluster", "v100=1"},
+                                       {}, 30, tmp.path().string());
+    EXPECT_EQ(r.status, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find(db + ": live job(s) l1, l2 of tenant 'llm', which " + why),
+              std::string::npos)
+        << r.err;
+  }
+  ASSERT_DAEMON_STARTS(again, tmp.path(), "--config", tmp.File("two.yaml"), "--cluster", "v100=1");
+  const std::map<std::string, json> jobs = JobsByName(*again);
+  EXPECT_EQ(jobs.size(), 3u);
+  for (const char* name : {"l1", "l2", "v1"}) EXPECT_EQ(jobs.count(name), 1u) << name;
+  EXPECT_EQ(again->Terminate(SIGTERM, 10), 0) << again->Stderr();
+}
+
 // ---- 2. The local backend runs real commands ----------------------------------------------
 
 TEST(ServeLocal, CpuNodeRunsCommandsKeepsExitStatusAndCancels) {

@@ -2,15 +2,24 @@
 // scripts/slurm-testbed.sh (7 nodes: nv1-2 a100 x4, amd1-2 mi250x x4, asc1 910b x8, cpu1-2),
 // one bed per test, torn down even when the test fails. Jobs check the node they land on the
 // way a vendor's binary would: one built for another stack exits 1.
+#include <arpa/inet.h>
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -309,6 +318,142 @@ TEST_F(SlurmBackendTest, AJobOfANodeThatDiesIsPlacedAgainAndCompletes) {
   const std::string second = first == "nv1" ? "nv2" : "nv1";
   EXPECT_THAT(Output(id), HasSubstr("ran on " + second + " "));
   EXPECT_THAT(daemon_->Stderr(), HasSubstr(R"("msg":"node down","node":")" + first));
+}
+
+// A listening socket on 127.0.0.1 at a port the kernel picked, closed when it goes: a port
+// that some other program holds on every node of the bed (all of them are 127.0.0.1).
+struct HeldPort {
+  HeldPort() {
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+        listen(fd, 1) == 0 && getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+      port = ntohs(addr.sin_port);
+    }
+  }
+  ~HeldPort() {
+    if (fd >= 0) close(fd);
+  }
+  int fd = -1;
+  int port = 0;
+};
+
+// An inference service whose replicas are Slurm jobs: placed by hetsched on the bed's a100
+// nodes, reached at the node's NodeAddr on a port of serving.ports, scaled up and down with a
+// gateway's rate. The range's first port is taken on the nodes: the replica given it fails and
+// is replaced on the next port.
+TEST_F(SlurmBackendTest, RunsAServicesReplicasAsSlurmJobsWhereItPlacedThem) {
+  HeldPort taken;
+  ASSERT_NE(taken.port, 0) << std::strerror(errno);
+  ASSERT_NO_FATAL_FAILURE(
+      StartDaemon(fmt::format("serving:\n  scrape_every: 200ms\n  replan_every: 1s\n"
+                              "  ports: {}-{}\n",
+                              taken.port, taken.port + 20)));
+  httplib::Client api(daemon_->url());
+  api.set_read_timeout(10);
+  api.set_bearer_token_auth(daemon_->token().c_str());
+  // llama.cpp's names: the replicas count no requests, so the gateway's rate drives the plan;
+  // one replica carries about 170 requests/s of these.
+  const nlohmann::json service = {
+      {"name", "chat"},
+      {"kind", "service"},
+      {"model", "llama-7b"},
+      {"stacks", {"cuda"}},
+      {"rate", {{0, 1}}},
+      {"tokens", {{"input", 64}, {"output", 16}}},
+      {"command",
+       {"python3", std::string(HETSCHED_SOURCE_DIR) + "/tests/testing/stand_in_model_server.py",
+        "--port", "{port}", "--prefill-s", "0.01", "--decode-step-s", "0.04", "--metrics",
+        "llamacpp"}}};
+  auto res = api.Post("/v1/jobs", service.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+
+  nlohmann::json view;
+  // Pushes `rate` and reads the service; its replicas in state `state`.
+  const auto replicas_in = [&](double rate, const std::string& state) {
+    api.Post("/v1/services/chat/load", fmt::format(R"({{"requests_per_s": {}}})", rate),
+             "application/json");
+    auto r = api.Get("/v1/services/chat");
+    view =
+        r && r->status == 200 ? nlohmann::json::parse(r->body, nullptr, false) : nlohmann::json();
+    std::vector<nlohmann::json> out;
+    for (const nlohmann::json& replica : view.value("replicas", nlohmann::json::array())) {
+      if (replica["state"] == state) out.push_back(replica);
+    }
+    return out;
+  };
+  // Slurm's running jobs of the service: job name -> node.
+  const auto slurm_replicas = [&] {
+    std::map<std::string, std::string> out;
+    std::istringstream lines(bed_->Slurm({"squeue", "-h", "-t", "running", "-o", "%j %N"}).out);
+    std::string name, node;
+    while (lines >> name >> node) {
+      if (name.rfind("hetsched:chat.", 0) == 0) out[name.substr(9, name.rfind(':') - 9)] = node;
+    }
+    return out;
+  };
+  // Every ready replica runs as a Slurm job on the node hetsched placed it on, and is reached
+  // at that node's address on its own port.
+  const auto check_placed = [&](const std::vector<nlohmann::json>& ready) {
+    const auto running = slurm_replicas();
+    std::set<std::string> endpoints;
+    for (const nlohmann::json& r : ready) {
+      const std::string job = r["job"];
+      EXPECT_THAT(r["node"].get<std::string>(), ::testing::MatchesRegex("nv[12]")) << r;
+      EXPECT_EQ(r["device_type"], "a100-80g") << r;
+      ASSERT_TRUE(running.count(job)) << job << " is no running Slurm job";
+      EXPECT_EQ(running.at(job), r["node"]) << job;
+      EXPECT_THAT(r["endpoint"].get<std::string>(),
+                  ::testing::MatchesRegex(R"(http://127\.0\.0\.1:[0-9]+)"));
+      endpoints.insert(r["endpoint"]);
+    }
+    EXPECT_EQ(endpoints.size(), ready.size()) << view.dump(2);
+  };
+
+  // The first replica got the taken port: it fails, and the next one gets the next port.
+  std::vector<nlohmann::json> ready;
+  ASSERT_TRUE(WaitUntil([&] { return !(ready = replicas_in(0, "ready")).empty(); }, 30, 200))
+      << view.dump(2) << daemon_->Stderr();
+  EXPECT_THAT(view["message"].get<std::string>(),
+              ::testing::ContainsRegex(fmt::format(
+                  R"(^replica chat\.r0 failed \(.*\) before it was ready, on nv[12] with port {} )"
+                  R"(\(a port taken there ends a replica so; the next one gets another port\))",
+                  taken.port)))
+      << view["message"];
+  // The next port (or one further, should the next be taken on this machine too).
+  const std::string endpoint = ready[0]["endpoint"];
+  const int port = std::atoi(endpoint.substr(endpoint.rfind(':') + 1).c_str());
+  EXPECT_GT(port, taken.port) << endpoint;
+  EXPECT_LE(port, taken.port + 20) << endpoint;
+  check_placed(ready);
+
+  // 400 requests/s: three replicas, each a Slurm job on the node the plan's placement chose.
+  // (The forecast's trend may ask for more at first: the rate rose from 0 in one interval.)
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        ready = replicas_in(400, "ready");
+        return ready.size() == 3 && view["replicas"].size() == 3 && slurm_replicas().size() == 3;
+      },
+      40, 200))
+      << view.dump(2);
+  check_placed(ready);
+  EXPECT_THAT(view["plan"]["why"].get<std::string>(), HasSubstr("Chosen: a100-80g x 3"));
+
+  // No load: drained back to one replica, whose Slurm jobs are cancelled.
+  ASSERT_TRUE(WaitUntil(
+      [&] { return replicas_in(0, "ready").size() == 1 && slurm_replicas().size() == 1; }, 30, 200))
+      << view.dump(2) << "\n"
+      << bed_->Slurm({"squeue", "-h", "-o", "%j %T %N"}).out;
+  check_placed(replicas_in(0, "ready"));
+  res = api.Delete("/v1/services/chat");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 202) << res->body;
+  EXPECT_TRUE(WaitUntil([&] { return slurm_replicas().empty(); }, 15));
+  EXPECT_EQ(daemon_->Terminate(SIGTERM, 10), 0) << daemon_->Stderr();
 }
 
 }  // namespace

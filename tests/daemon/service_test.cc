@@ -478,7 +478,7 @@ TEST(Service, NodesJoinAndLeaveAsTheBackendListsThem) {
     for (const model::Node& n : c->nodes) vo.nodes.push_back(n.name);
     vo.time_scale = 1000;
     auto b = std::make_unique<VirtualBackend>(vo);
-    if (with_v100) b->AddNode({"v100-new", true, {{"v100", 2}}, "", "", false});
+    if (with_v100) b->AddNode({"v100-new", true, {{"v100", 2}}, "", "", false, ""});
     *backend = b.get();
     ServiceOptions so;
     so.policy = "fifo";
@@ -500,7 +500,7 @@ TEST(Service, NodesJoinAndLeaveAsTheBackendListsThem) {
   ASSERT_TRUE(req.ok()) << req.status().ToString();
   EXPECT_EQ(service->Submit(req->job, req->spec_json, "").status().code(),
             util::StatusCode::kInvalidArgument);  // no V100 yet: refused, with the reason
-  backend->AddNode({"v100-new", true, {{"v100", 2}}, "", "", false});
+  backend->AddNode({"v100-new", true, {{"v100", 2}}, "", "", false, ""});
   ASSERT_TRUE(WaitUntil([&] { return service->Node("v100-new", 10).ok(); }));
   auto joined = service->Node("v100-new", 10);
   ASSERT_EQ(joined->node.devices.size(), 2u);
@@ -597,6 +597,62 @@ TEST(Service, AnElasticJobRunsAtTheSizeTheSchedulerPicksAndGivesWay) {
   ASSERT_TRUE(grow.ok());
   EXPECT_EQ(grow->devices.size(), 2u);
   EXPECT_GE(grow->preemptions, 1);
+}
+
+// The cluster's job counts are kept as jobs change state, not counted by walking them: at
+// every moment they equal what listing every job counts, through starts, preemptions (an
+// elastic job shrinking), cancels, time-limit stops, completions and a restart.
+TEST(Service, JobCountsByStateFollowEveryChangeOfState) {
+  TempDir dir;
+  const std::string db = dir.File("h.db");
+  // Equal counts from both views, retried while a pass changes states between the two reads.
+  // Ended jobs count since the daemon started: compared only before the restart.
+  const auto counts_agree = [](Service& s, bool with_ended = true) {
+    return WaitUntil([&] {
+      auto c = s.Cluster();
+      auto list = s.List({});
+      if (!c.ok() || !list.ok()) return false;
+      std::map<JobState, int64_t> listed;
+      for (const JobView& j : list->jobs) ++listed[j.state];
+      for (const JobState state : kJobStates) {
+        if ((with_ended || !IsEnded(state)) && c->jobs_in(state) != listed[state]) return false;
+      }
+      return true;
+    });
+  };
+  ServiceOptions so;
+  so.scheduler.elastic = true;
+  {
+    auto d = StartDaemon(db, "v100=4", 1000, "default", so);
+    ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"grow","stacks":["cuda"],"work":1e8,)"
+                                        R"("gang_size":1,"elastic":{"min":1,"max":4}})")
+                    .ok());
+    ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "grow") == "running"; }));
+    EXPECT_TRUE(counts_agree(*d->service));
+    ASSERT_TRUE(
+        SubmitJson(*d->service, R"({"name":"pair","stacks":["cuda"],"work":1e7,"gang_size":2})")
+            .ok());
+    auto limited = SubmitJson(*d->service,
+                              R"({"name":"limited","stacks":["cuda"],"work":1e7,"time_limit":60})");
+    ASSERT_TRUE(limited.ok()) << limited.status().ToString();
+    for (int i = 0; i < 4; ++i) {
+      ASSERT_TRUE(SubmitJson(*d->service,
+                             fmt::format(R"({{"name":"w{}","stacks":["cuda"],"work":1e7}})", i))
+                      .ok());
+    }
+    ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "pair") == "running"; }));
+    EXPECT_GE(d->service->Get("grow")->preemptions, 1);
+    EXPECT_TRUE(counts_agree(*d->service));
+    ASSERT_TRUE(d->service->Cancel("w3").ok());
+    ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "limited") == "failed"; }));
+    EXPECT_TRUE(counts_agree(*d->service));
+  }
+  // After a restart: recovered jobs counted once, the vanished attempts requeued.
+  auto d = StartDaemon(db, "v100=4", 1000, "default", so);
+  EXPECT_TRUE(counts_agree(*d->service, /*with_ended=*/false));
+  ASSERT_TRUE(d->service->Cancel("pair").ok());
+  ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "pair") == "cancelled"; }));
+  EXPECT_TRUE(counts_agree(*d->service, /*with_ended=*/false));
 }
 
 TEST(Service, CancelEndsQueuedAndRunningJobs) {

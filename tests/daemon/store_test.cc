@@ -50,7 +50,7 @@ std::string RawSql(const std::string& path, const std::string& sql) {
 auto Fields(const StoredJob& j) {
   return std::tie(j.name, j.spec_json, j.idempotency_key, j.state, j.submitted_s, j.started_s,
                   j.ended_s, j.exit_status, j.device_type, j.node, j.devices, j.done_work,
-                  j.preemptions, j.message, j.arrival_s, j.attempt, j.stop);
+                  j.preemptions, j.message, j.arrival_s, j.attempt, j.stop, j.tenant);
 }
 
 auto Fields(const StoredNode& n) {
@@ -103,6 +103,7 @@ TEST_F(StoreTest, RoundTripsEveryJobField) {
   full.arrival_s = 12345.678;
   full.attempt = 3;
   full.stop = drive::StopCause::kPreempt;
+  full.tenant = "vision";
   StoredJob bare = Job("bare");  // no exit status, no devices, empty strings, -1 times
 
   auto store = OpenStore();
@@ -523,7 +524,7 @@ TEST_F(StoreTest, TheFileIsInWalModeAndIdentifiesItself) {
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(RawSql(path_, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(RawSql(path_, "PRAGMA application_id"), std::to_string(0x68736368));
-  EXPECT_EQ(RawSql(path_, "PRAGMA user_version"), "2");
+  EXPECT_EQ(RawSql(path_, "PRAGMA user_version"), "3");
   EXPECT_EQ(store->path(), path_);
 }
 
@@ -572,12 +573,12 @@ TEST_F(StoreTest, AnUnmarkedDatabaseWithTablesIsNotOurs) {
 
 TEST_F(StoreTest, ANewerSchemaIsRefused) {
   ASSERT_NE(OpenStore(), nullptr);
-  RawSql(path_, "PRAGMA user_version = 3");
+  RawSql(path_, "PRAGMA user_version = 4");
   auto store = Store::Open(path_);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store.status().message(),
-            path_ + " was written by a newer hetsched (schema 3, this build reads up to 2)");
+            path_ + " was written by a newer hetsched (schema 4, this build reads up to 3)");
 }
 
 TEST_F(StoreTest, AVersion1FileIsUpgradedKeepingItsJobs) {
@@ -586,13 +587,19 @@ TEST_F(StoreTest, AVersion1FileIsUpgradedKeepingItsJobs) {
     ASSERT_NE(store, nullptr);
     ASSERT_TRUE(store->InsertJob(Job("old")).ok());
   }
-  // What a version 1 daemon left: no policy_state column.
+  // What a version 1 daemon left: no policy_state, nodes.spec or tenant columns.
   RawSql(path_,
          "ALTER TABLE jobs DROP COLUMN policy_state; ALTER TABLE nodes DROP COLUMN spec; "
+         "DROP INDEX jobs_by_tenant; ALTER TABLE jobs DROP COLUMN tenant; "
+         "INSERT INTO nodes (name, drained, power_state, since_s) VALUES ('n1', 0, 'on', 5); "
          "PRAGMA user_version = 1;");
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(RawSql(path_, "PRAGMA user_version"), "2");
+  EXPECT_EQ(RawSql(path_, "PRAGMA user_version"), "3");
+  auto nodes = store->LoadNodes();
+  ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
+  ASSERT_EQ(nodes->size(), 1u);
+  EXPECT_EQ((*nodes)[0].spec, "");
   auto old = store->GetJob("old");
   ASSERT_TRUE(old.ok() && old->has_value());
   EXPECT_EQ((*old)->policy_state, "");
@@ -600,6 +607,72 @@ TEST_F(StoreTest, AVersion1FileIsUpgradedKeepingItsJobs) {
   j.policy_state = R"({"attained_s":5})";
   ASSERT_TRUE(store->InsertJob(j).ok());
   EXPECT_EQ((*store->GetJob("new"))->policy_state, j.policy_state);
+}
+
+// The detail column of EXPLAIN QUERY PLAN `sql`, one row after another.
+std::string QueryPlan(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  std::string plan;
+  auto keep = [](void* out, int columns, char** values, char**) {
+    if (columns > 3 && values[3] != nullptr)
+      *static_cast<std::string*>(out) += values[3] + std::string("; ");
+    return 0;
+  };
+  EXPECT_EQ(sqlite3_exec(db, ("EXPLAIN QUERY PLAN " + sql).c_str(), keep, &plan, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  return plan;
+}
+
+TEST_F(StoreTest, AVersion2FileGetsTheTenantColumnFromItsSpecsAndListsByTenant) {
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    const auto ended = [](const std::string& name, const std::string& spec, double submitted_s) {
+      StoredJob j = Job(name, JobState::kCompleted, 100);
+      j.spec_json = spec;
+      j.submitted_s = submitted_s;
+      return j;
+    };
+    for (const StoredJob& j :
+         {ended("a", R"({"name":"a","tenant":"vision"})", 1),
+          ended("b", R"({"name":"b","tenant":"llm"})", 2),
+          ended("c", R"({"name":"c","tenant":"vision"})", 3),
+          ended("no-tenant", R"({"name":"no-tenant"})", 4),
+          ended("not-text", R"({"name":"not-text","tenant":7})", 5), ended("damaged", "{", 6)}) {
+      ASSERT_TRUE(store->InsertJob(j).ok()) << j.name;
+    }
+  }
+  // What a version 2 daemon left: the tenant in the specs only.
+  RawSql(path_,
+         "DROP INDEX jobs_by_tenant; ALTER TABLE jobs DROP COLUMN tenant; "
+         "PRAGMA user_version = 2;");
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(RawSql(path_, "PRAGMA user_version"), "3");
+  EXPECT_EQ(RawSql(path_,
+                   "SELECT group_concat(name || '=' || tenant, ',') FROM "
+                   "(SELECT name, tenant FROM jobs ORDER BY seq)"),
+            "a=vision,b=llm,c=vision,no-tenant=,not-text=,damaged=");
+  EndedJobsQuery q;
+  q.as_of_s = 1000;
+  q.limit = 10;
+  q.tenant = "vision";
+  auto vision = store->EndedJobs(q);
+  ASSERT_TRUE(vision.ok()) << vision.status().ToString();
+  EXPECT_THAT(Names(*vision), ElementsAre("a", "c"));
+  q.after = SubmissionKey{1, "a"};
+  EXPECT_THAT(Names(*store->EndedJobs(q)), ElementsAre("c"));
+  q.tenant = "llm";
+  q.after.reset();
+  EXPECT_THAT(Names(*store->EndedJobs(q)), ElementsAre("b"));
+  q.tenant.reset();
+  EXPECT_EQ(store->EndedJobs(q)->size(), 6u);
+  // A tenant's listing reads its own rows through the index, not every job's spec.
+  const std::string plan = QueryPlan(path_, std::string(Store::kEndedJobsOfTenantSql));
+  EXPECT_THAT(plan, HasSubstr("USING INDEX jobs_by_tenant"));
+  EXPECT_THAT(plan, ::testing::Not(HasSubstr("TEMP B-TREE")));
 }
 
 TEST_F(StoreTest, ADamagedDevicesColumnIsAnErrorNotACrash) {

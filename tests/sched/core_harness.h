@@ -139,4 +139,16 @@ inline std::vector<int> PreemptedIds(const sched::Decision& d) {
   return out;
 }
 
+// Two decisions preempted the same jobs and placed the same jobs on the same types and devices,
+// in the same order (`step` names the decision in a failure).
+inline void ExpectSameDecision(const sched::Decision& a, const sched::Decision& b, int step) {
+  ASSERT_EQ(PreemptedIds(a), PreemptedIds(b)) << "step " << step;
+  ASSERT_EQ(a.placed.size(), b.placed.size()) << "step " << step;
+  for (size_t i = 0; i < a.placed.size(); ++i) {
+    ASSERT_EQ(a.placed[i].job, b.placed[i].job) << "step " << step;
+    ASSERT_EQ(a.placed[i].type, b.placed[i].type) << "step " << step;
+    ASSERT_EQ(a.placed[i].devices, b.placed[i].devices) << "step " << step;
+  }
+}
+
 }  // namespace hetsched::testing

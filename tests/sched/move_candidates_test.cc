@@ -98,13 +98,7 @@ struct Counts {
 
 void ExpectSame(const Decision& a, const Decision& b, int job, Counts& counts) {
   counts.preempted += static_cast<int64_t>(a.preempted.size());
-  ASSERT_EQ(testing::PreemptedIds(a), testing::PreemptedIds(b)) << "job " << job;
-  ASSERT_EQ(a.placed.size(), b.placed.size()) << "job " << job;
-  for (size_t i = 0; i < a.placed.size(); ++i) {
-    ASSERT_EQ(a.placed[i].job, b.placed[i].job) << "job " << job;
-    ASSERT_EQ(a.placed[i].type, b.placed[i].type) << "job " << job;
-    ASSERT_EQ(a.placed[i].devices, b.placed[i].devices) << "job " << job;
-  }
+  testing::ExpectSameDecision(a, b, job);
 }
 
 // Random arrivals, completions and full decisions (preempt interval 0) of a preemptive

@@ -88,6 +88,24 @@ TEST(TenantBooks, AnIdleGuaranteeIsLentToWhoBorrows) {
   EXPECT_DOUBLE_EQ(a.borrowed_device_hours, 0);
   EXPECT_DOUBLE_EQ(b.lent_device_hours, 0);
   EXPECT_TRUE(a.device_hours.empty());
+  EXPECT_EQ(a.lent_device_hours_by_type.size(), 1u);
+  EXPECT_NEAR(a.lent_device_hours_by_type.at("slow"), 20, 1e-6);
+  EXPECT_TRUE(b.lent_device_hours_by_type.empty());
+}
+
+TEST(TenantBooks, LentDeviceHoursSplitByTypeAsBorrowersHoldThem) {
+  // b borrows all 8 devices, 4 of each type; 6 are guaranteed to nobody, a's 2 are idle and
+  // lent: over 10 h, 20 device-hours, half on each type as b's devices are.
+  const auto c = MakeCluster({{"fast", "cuda", 1, 4}, {"slow", "cuda", 1, 4}});
+  model::Workload w;
+  AddJobs(w, "b", 8);
+  const SimResult r = RunSim(c, w, WithTenants({Team("a", 1, /*quota=*/2), Team("b", 1)}, 36000));
+  const TenantResult& a = r.tenants.at("a");
+  ASSERT_NEAR(r.tenants.at("b").device_hours.at("fast"), 40, 1e-6);
+  EXPECT_NEAR(a.lent_device_hours, 20, 1e-6);
+  ASSERT_EQ(a.lent_device_hours_by_type.size(), 2u);
+  EXPECT_NEAR(a.lent_device_hours_by_type.at("fast"), 10, 1e-6);
+  EXPECT_NEAR(a.lent_device_hours_by_type.at("slow"), 10, 1e-6);
 }
 
 // a guaranteed 4 devices, b nothing, under `policy` with the shipped preemption costs (a 30 s

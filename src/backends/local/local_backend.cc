@@ -228,7 +228,7 @@ util::Status LocalBackend::SetNodePower(const std::string& node, bool on) {
 }
 
 std::vector<BackendNode> LocalBackend::ListNodes() {
-  return {BackendNode{options_.node_name, true, {}, "", "", false}};
+  return {BackendNode{options_.node_name, true, {}, "", "", false, ""}};
 }
 
 std::vector<BackendJob> LocalBackend::ListJobs() {

@@ -149,6 +149,7 @@ util::Result<std::vector<Node>> ParseSinfoJson(std::string_view text) {
     Node n;
     ASSIGN_OR_RETURN(n.name, f.String("name"));
     if (n.name.empty()) return f.Error("name", "is missing");
+    ASSIGN_OR_RETURN(n.address, f.String("address"));
     ASSIGN_OR_RETURN(n.state, f.String("state"));
     std::transform(n.state.begin(), n.state.end(), n.state.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -269,6 +270,7 @@ BackendNode DescribeNode(const Node& node, const Mapping& mapping,
                          const model::DeviceCatalog& catalog) {
   BackendNode out;
   out.name = node.name;
+  out.address = node.address;
   out.up = NodeUsable(node);
   out.drained = NodeDrained(node);
   for (const Gres& g : node.gres) {

@@ -36,6 +36,7 @@ struct Node {
   int32_t sockets = 1;
   int32_t cpus = 1;
   std::string reason;
+  std::string address;  // NodeAddr (Slurm makes it the name when none is set)
 };
 
 struct Job {

@@ -16,7 +16,8 @@ VirtualBackend::VirtualBackend(VirtualBackendOptions options) : options_(std::mo
     };
   }
   for (const std::string& n : options_.nodes) {
-    if (nodes_.emplace(n, BackendNode{n, true, {}, "", "", false}).second) node_order_.push_back(n);
+    if (nodes_.emplace(n, BackendNode{n, true, {}, "", "", false, ""}).second)
+      node_order_.push_back(n);
   }
   start_wall_s_ = options_.clock();
   for (size_t i = 0; i < options_.faults.size(); ++i) {

@@ -196,11 +196,18 @@ util::Result<std::unique_ptr<HttpApi>> HttpApi::Create(HttpApiOptions options, S
 }
 
 void HttpApi::Start() {
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  thread_ = std::thread([this] {
+    server_->listen_after_bind();
+    listen_ended_ = true;
+  });
 }
 
 void HttpApi::Stop() {
   if (!thread_.joinable()) return;
+  // stop() does nothing before the server runs: right after Start, join would wait forever.
+  while (!server_->is_running() && !listen_ended_) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   server_->stop();
   thread_.join();
 }

@@ -2,6 +2,7 @@
 // summary, Prometheus metrics, the OpenAPI document and the dashboard, with bearer tokens.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -126,6 +127,7 @@ class HttpApi {
   ServingLoop* serving_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
+  std::atomic<bool> listen_ended_{false};                    // the server's listen returned
   std::vector<std::pair<std::regex, std::string>> methods_;  // path pattern, method
   std::string openapi_;                                      // ServedOpenApi(), once routed
   std::optional<HistogramFamily> latency_;                   // by route (from Route on)

@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <limits>
 #include <set>
+#include <string_view>
+#include <tuple>
+#include <utility>
 
 #include "model/io/document.h"
 #include "model/io/tenants_reader.h"
@@ -70,15 +73,47 @@ util::Status ParseListen(std::string_view text, ServeConfig* config) {
 
 namespace {
 
+// "FIRST-LAST", two ports from 1 to 65535, FIRST <= LAST.
+util::Result<std::pair<int, int>> PortRange(const Reader& r, const DocValue& v,
+                                            const std::string& at) {
+  const std::string expected = "a port range like 20000-20999 (FIRST-LAST, from 1 to 65535)";
+  ASSIGN_OR_RETURN(const std::string text, r.Scalar(v, at, expected));
+  const size_t dash = text.find('-');
+  int first = 0, last = 0;
+  const auto whole = [](std::string_view s, int& out) {
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && end == s.data() + s.size() && out >= 1 && out <= 65535;
+  };
+  if (dash == std::string::npos || !whole(std::string_view(text).substr(0, dash), first) ||
+      !whole(std::string_view(text).substr(dash + 1), last)) {
+    return r.Error(v, at, fmt::format("is '{}'", text), expected);
+  }
+  if (first > last) {
+    return r.Error(v, at, fmt::format("is '{}': {} is above {}", text, first, last), expected);
+  }
+  return std::pair{first, last};
+}
+
 // serving: how the daemon runs inference services (daemon/serving_loop.h).
 util::Status ParseServing(const Reader& r, const DocValue& node, const std::string& base_dir,
                           LiveServingOptions& out) {
   RETURN_IF_ERROR(r.Mapping(node, "serving", "fields like scrape_every: 5s"));
   static const std::set<std::string, std::less<>> kServingFields = {
-      "scrape_every", "replan_every", "window", "ready_timeout", "endpoints_file"};
+      "scrape_every",   "replan_every", "window",         "ready_timeout",
+      "endpoints_file", "ports",        "hold_taken_back"};
   for (const DocValue::Field& kv : node.fields) {
     const std::string at = "serving." + kv.key;
     RETURN_IF_ERROR(r.KnownField(kv, at, kServingFields));
+    if (kv.key == "ports") {
+      ASSIGN_OR_RETURN(const auto range, PortRange(r, kv.value, at));
+      std::tie(out.port_first, out.port_last) = range;
+      continue;
+    }
+    if (kv.key == "hold_taken_back") {
+      ASSIGN_OR_RETURN(out.hold_taken_back_s, r.Duration(kv.value, at, 0, 86400, "a duration",
+                                                         "a duration from 0 to 1d, like 10m"));
+      continue;
+    }
     if (kv.key == "endpoints_file") {
       ASSIGN_OR_RETURN(const std::string path, r.NonEmptyString(kv.value, at));
       out.endpoints_file = Resolve(base_dir, path);
@@ -152,6 +187,17 @@ util::Result<std::vector<std::string>> StringList(const Reader& r, const DocValu
   return out;
 }
 
+// A string at `v` that names one of `tenants`.
+util::Result<std::string> TenantName(const Reader& r, const DocValue& v, const std::string& at,
+                                     const model::Tenants& tenants) {
+  ASSIGN_OR_RETURN(std::string tenant, r.String(v, at));
+  if (tenants.Find(tenant) < 0) {
+    return r.Error(v, at, fmt::format("'{}' is not a tenant", tenant),
+                   tenants.empty() ? "a tenants: list that names it" : "one of " + tenants.Names());
+  }
+  return tenant;
+}
+
 // The `slurm:` mapping (docs/slurm.md); `accounts` name tenants of `tenants`.
 util::Status ParseSlurm(const Reader& r, const DocValue& node, const std::string& base_dir,
                         const model::Tenants& tenants, ServeConfig::Slurm& out) {
@@ -191,13 +237,8 @@ util::Status ParseSlurm(const Reader& r, const DocValue& node, const std::string
     } else if (key == "accounts") {
       RETURN_IF_ERROR(r.Mapping(v, at, "Slurm account: tenant"));
       for (const DocValue::Field& m : v.fields) {
-        ASSIGN_OR_RETURN(std::string tenant, r.String(m.value, at + "." + m.key));
-        if (tenants.Find(tenant) < 0) {
-          return r.Error(
-              m.value, at + "." + m.key, fmt::format("'{}' is not a tenant", tenant),
-              tenants.empty() ? "a tenants: list that names it" : "one of " + tenants.Names());
-        }
-        out.mapping.account_tenants[m.key] = tenant;
+        ASSIGN_OR_RETURN(out.mapping.account_tenants[m.key],
+                         TenantName(r, m.value, at + "." + m.key, tenants));
       }
     } else {  // device_types
       RETURN_IF_ERROR(r.Mapping(v, at, "GRES type or feature: catalog type"));
@@ -212,11 +253,12 @@ util::Status ParseSlurm(const Reader& r, const DocValue& node, const std::string
 
 // The `kubernetes:` mapping (docs/kubernetes.md).
 util::Status ParseKubernetes(const Reader& r, const DocValue& node, const std::string& base_dir,
-                             ServeConfig::Kubernetes& out) {
+                             const model::Tenants& tenants, ServeConfig::Kubernetes& out) {
   RETURN_IF_ERROR(r.Mapping(node, "kubernetes", "fields like api: in-cluster"));
   static const std::set<std::string, std::less<>> kKubernetesFields = {
-      "prefix",   "api",        "kubeconfig", "context", "node_cache", "device_types",
-      "cpu_type", "rack_label", "scorers",    "packing", "locality",   "group_timeout"};
+      "prefix",       "api",           "kubeconfig",  "context",   "node_cache",
+      "device_types", "cpu_type",      "rack_label",  "scorers",   "packing",
+      "locality",     "group_timeout", "tenant_from", "tenant_map"};
   for (const DocValue::Field& kv : node.fields) {
     const std::string key = kv.key;
     const std::string at = "kubernetes." + key;
@@ -257,6 +299,21 @@ util::Status ParseKubernetes(const Reader& r, const DocValue& node, const std::s
     } else if (key == "group_timeout") {
       ASSIGN_OR_RETURN(out.group_timeout_s, r.Duration(v, at, 1, 86400, "a timeout",
                                                        "a duration from 1s to 1d, like 60s"));
+    } else if (key == "tenant_from") {
+      ASSIGN_OR_RETURN(std::string s, r.String(v, at));
+      constexpr std::string_view kLabel = "label:";
+      if (s.rfind(kLabel, 0) == 0 && s.size() > kLabel.size()) {
+        out.mapping.tenant_label = s.substr(kLabel.size());
+      } else if (s != "namespace") {
+        return r.Error(v, at, fmt::format("'{}' is unknown", s),
+                       "namespace, or label:KEY such as label:hetsched.io/tenant");
+      }
+    } else if (key == "tenant_map") {
+      RETURN_IF_ERROR(r.Mapping(v, at, "namespace (or label value): tenant"));
+      for (const DocValue::Field& m : v.fields) {
+        ASSIGN_OR_RETURN(out.mapping.tenant_map[m.key],
+                         TenantName(r, m.value, at + "." + m.key, tenants));
+      }
     } else {  // device_types
       RETURN_IF_ERROR(r.Mapping(v, at, "product label value: catalog type"));
       for (const DocValue::Field& m : v.fields) {
@@ -400,12 +457,7 @@ util::Result<std::vector<ApiToken>> ParseTokens(const Reader& r, const DocValue&
         if (!parsed.ok()) return r.Error(f.value, at + ".role", parsed.status().message());
         token.role = *parsed;
       } else if (fk == "tenant") {
-        ASSIGN_OR_RETURN(token.tenant, r.String(f.value, at + ".tenant"));
-        if (tenants.Find(token.tenant) < 0) {
-          return r.Error(
-              f.value, at + ".tenant", fmt::format("'{}' is not a tenant", token.tenant),
-              tenants.empty() ? "a tenants: list that names it" : "one of " + tenants.Names());
-        }
+        ASSIGN_OR_RETURN(token.tenant, TenantName(r, f.value, at + ".tenant", tenants));
       } else {
         return r.Error(f, at + "." + fk, "unknown field", "token, role or tenant");
       }
@@ -453,7 +505,7 @@ util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::str
     } else if (key == "slurm") {
       RETURN_IF_ERROR(ParseSlurm(r, v, base_dir, c.tenants, c.slurm));
     } else if (key == "kubernetes") {
-      RETURN_IF_ERROR(ParseKubernetes(r, v, base_dir, c.kubernetes));
+      RETURN_IF_ERROR(ParseKubernetes(r, v, base_dir, c.tenants, c.kubernetes));
     } else if (key == "tenants" || key == "fair_share") {
       continue;  // read above
     } else if (key == "tokens") {

@@ -54,7 +54,8 @@ struct ServeConfig {
   // power: {policy, suspend_time, suspend_timeout, resume_timeout, suspend_rate, resume_rate,
   // exclude_nodes, headroom} (docs/operations.md); always-on by default.
   power::PowerOptions power;
-  // serving: {scrape_every, replan_every, window, ready_timeout} (docs/serving-live.md).
+  // serving: {scrape_every, replan_every, window, ready_timeout, endpoints_file, ports}
+  // (docs/serving-live.md).
   LiveServingOptions serving;     // ended jobs deleted from the database this long after (0: never)
   bool synchronous_full = false;  // fsync every commit (survives power loss), else NORMAL
   std::string local_state_dir = "hetsched-local";  // local backend: logs, pid and exit files
@@ -71,7 +72,8 @@ struct ServeConfig {
     double start_timeout_s = 120;
   } slurm;
   // kubernetes: {prefix, api, kubeconfig, context, node_cache, device_types, cpu_type,
-  // rack_label, scorers, packing, locality, group_timeout} (docs/kubernetes.md).
+  // rack_label, scorers, packing, locality, group_timeout, tenant_from, tenant_map}
+  // (docs/kubernetes.md).
   struct Kubernetes {
     std::string prefix = "/k8s";
     std::string api = "none";  // none | in-cluster | kubeconfig

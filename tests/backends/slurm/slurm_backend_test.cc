@@ -345,15 +345,17 @@ TEST_F(FakeSlurmTest, StartsAGpuJobHeldOnItsNodeAndReleasesIt) {
 
 TEST_F(FakeSlurmTest, AnAscendJobSeesTheNpusSlurmAllocated) {
   nodes_.push_back(NodeRecord("asc1", "idle", "gpu:910b:8"));
-  auto b = Create();
-  ASSERT_NE(b, nullptr);
   // This sbatch runs the batch script the way Slurm's gres/gpu would: with the devices it
-  // allocated (not necessarily those hetsched chose) in CUDA_VISIBLE_DEVICES.
+  // allocated (not necessarily those hetsched chose) in CUDA_VISIBLE_DEVICES. Written before
+  // the backend's reader thread starts: a child it forks meanwhile would hold the script open
+  // for writing, and running it would fail with ETXTBSY.
   const std::string d = dir_.path().string();
   Tool("sbatch",
        "for a in \"$@\"; do case \"$a\" in --wrap=*) w=\"${a#--wrap=}\";; esac; done\n"
        "CUDA_VISIBLE_DEVICES=3,4 sh -c \"$w\" > '" +
            d + "/job.out'\necho 101");
+  auto b = Create();
+  ASSERT_NE(b, nullptr);
   LaunchSpec spec;
   spec.job = "npu";
   spec.attempt = 1;
@@ -363,7 +365,8 @@ TEST_F(FakeSlurmTest, AnAscendJobSeesTheNpusSlurmAllocated) {
   spec.node_devices = {0, 1};
   spec.visible_devices = {0, 1};
   spec.command = {"sh", "-c", "echo \"npu $ASCEND_RT_VISIBLE_DEVICES\""};
-  ASSERT_TRUE(b->Start(spec).ok());
+  const util::Status started = b->Start(spec);
+  ASSERT_TRUE(started.ok()) << started.ToString();
   EXPECT_THAT(FileLines("job.out"), ElementsAre("npu 3,4"));
 
   // Other vendors' jobs are left to what Slurm sets.

@@ -72,6 +72,7 @@ TEST(SlurmNodes, ReadsTheTestBedsNodes) {
   const BackendNode nv = DescribeNode(by_name.at("nv1"), TestBedMapping(), Catalog());
   EXPECT_EQ(nv.problem, "");
   EXPECT_THAT(nv.devices, ElementsAre(Pair("a100-80g", 4)));  // the catalog's alias
+  EXPECT_EQ(nv.address, "127.0.0.1");  // its NodeAddr: where a replica there is reached
   EXPECT_THAT(DescribeNode(asc, TestBedMapping(), Catalog()).devices,
               ElementsAre(Pair("ascend-910b", 8)));
   EXPECT_TRUE(DescribeNode(asc, TestBedMapping(), Catalog()).drained);
@@ -198,9 +199,9 @@ TEST(SlurmJobs, WithTenantsTheAccountNamesTheTenant) {
 }
 
 TEST(SlurmJobs, GpusThatNoNodeHoldsAreRefusedNamingTheLargestNode) {
-  Node nv{"nv1", "idle", {}, {}, {"het"}, {{"gpu", "a100", 4}}, 2, 16, ""};
-  Node asc{"asc1", "idle", {}, {}, {"het"}, {{"gpu", "910b", 8}}, 2, 16, ""};
-  Node cpu{"cpu1", "idle", {}, {}, {"het"}, {}, 2, 16, ""};
+  Node nv{"nv1", "idle", {}, {}, {"het"}, {{"gpu", "a100", 4}}, 2, 16, "", ""};
+  Node asc{"asc1", "idle", {}, {}, {"het"}, {{"gpu", "910b", 8}}, 2, 16, "", ""};
+  Node cpu{"cpu1", "idle", {}, {}, {"het"}, {}, 2, 16, "", ""};
   const std::vector<Node> nodes = {cpu, nv, asc};
   Job j;
   j.id = 5;
@@ -269,8 +270,8 @@ TEST(SlurmRecords, BadOutputIsAPreciseError) {
 
 TEST(SlurmRecords, ClusterOfNodesLeavesOutWhatItCannotDescribe) {
   std::vector<std::string> problems;
-  BackendNode good{"n1", true, {{"a100-80g", 4}}, "", "", false};
-  BackendNode bad{"n2", true, {}, "", "GRES type 'x' maps to nothing", false};
+  BackendNode good{"n1", true, {{"a100-80g", 4}}, "", "", false, ""};
+  BackendNode bad{"n2", true, {}, "", "GRES type 'x' maps to nothing", false, ""};
   auto cluster = ClusterOfNodes({good, bad}, 60, 30, &problems);
   ASSERT_TRUE(cluster.ok()) << cluster.status().message();
   EXPECT_EQ(cluster->nodes.size(), 1u);

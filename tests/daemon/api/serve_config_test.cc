@@ -42,6 +42,15 @@ TEST(ServeConfig, ReadsTheServingPeriods) {
             "/etc/hetsched/up.conf");
   EXPECT_EQ(Parse("serving:\n  endpoints_file: /run/up.conf\n", "/etc")->serving.endpoints_file,
             "/run/up.conf");
+  // The ports replicas listen on, on any node (none: a port free on this machine).
+  EXPECT_EQ(Parse("policy: fifo\n")->serving.port_first, 0);
+  c = Parse("serving:\n  ports: 20000-20999\n");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->serving.port_first, 20000);
+  EXPECT_EQ(c->serving.port_last, 20999);
+  // A replica that took devices back from training is held 10 minutes, unless said otherwise.
+  EXPECT_DOUBLE_EQ(c->serving.hold_taken_back_s, 600);
+  EXPECT_DOUBLE_EQ(Parse("serving:\n  hold_taken_back: 0s\n")->serving.hold_taken_back_s, 0);
 }
 
 TEST(ServeConfig, ReadsAFullConfig) {
@@ -266,8 +275,17 @@ TEST(ServeConfig, EachBadValueNamesTheFieldAtItsLineAndColumn) {
       {"policy: fifo\nhistory_every: 2h\n", "cfg.yaml:2:16: history_every: ", "is not an interval"},
       {"policy: fifo\nserving: 5s\n", "cfg.yaml:2:10: serving: ", "is not a mapping"},
       {"policy: fifo\nserving:\n  scrape: 1s\n", "cfg.yaml:3:3: serving.scrape: ",
-       "unknown field (expected one of: endpoints_file, ready_timeout, replan_every, scrape_every, "
-       "window)"},
+       "unknown field (expected one of: endpoints_file, hold_taken_back, ports, ready_timeout, "
+       "replan_every, scrape_every, window)"},
+      {"policy: fifo\nserving:\n  hold_taken_back: -1s\n",
+       "cfg.yaml:3:20: serving.hold_taken_back: ",
+       "'-1s' is not a duration (expected a duration from 0 to 1d, like 10m)"},
+      {"policy: fifo\nserving:\n  ports: 2000\n", "cfg.yaml:3:10: serving.ports: ",
+       "is '2000' (expected a port range like 20000-20999 (FIRST-LAST, from 1 to 65535))"},
+      {"policy: fifo\nserving:\n  ports: 2000-70000\n",
+       "cfg.yaml:3:10: serving.ports: ", "is '2000-70000' (expected a port range"},
+      {"policy: fifo\nserving:\n  ports: 3000-2000\n", "cfg.yaml:3:10: serving.ports: ",
+       "is '3000-2000': 3000 is above 2000 (expected a port range"},
       {"policy: fifo\nserving:\n  endpoints_file: \"\"\n",
        "cfg.yaml:3:19: serving.endpoints_file: ", "empty"},
       {"policy: fifo\nserving:\n  window: 10ms\n", "cfg.yaml:3:11: serving.window: ",
@@ -351,6 +369,25 @@ TEST(ServeConfig, SlurmAccountsNameTenants) {
   auto none = ParseServeConfig("slurm:\n  partitions: [gpu]\n", "cfg.yaml", "");
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->slurm.mapping.tenants);
+}
+
+TEST(ServeConfig, KubernetesNamespacesOrALabelNameTenants) {
+  const std::string tenants = "tenants:\n  - {name: vision}\n  - {name: llm}\n";
+  auto by_namespace =
+      ParseServeConfig(tenants + "kubernetes:\n  tenant_map: {cv: vision}\n", "cfg.yaml", "");
+  ASSERT_TRUE(by_namespace.ok()) << by_namespace.status().ToString();
+  EXPECT_EQ(by_namespace->kubernetes.mapping.tenant_label, "");
+  EXPECT_EQ(by_namespace->kubernetes.mapping.tenant_map.at("cv"), "vision");
+  auto by_label = ParseServeConfig(tenants + "kubernetes:\n  tenant_from: label:example.com/team\n",
+                                   "cfg.yaml", "");
+  ASSERT_TRUE(by_label.ok()) << by_label.status().ToString();
+  EXPECT_EQ(by_label->kubernetes.mapping.tenant_label, "example.com/team");
+  EXPECT_EQ(ErrorOf(tenants + "kubernetes:\n  tenant_map: {cv: cv-lab}\n"),
+            "cfg.yaml:5:20: kubernetes.tenant_map.cv: 'cv-lab' is not a tenant (expected one of "
+            "vision, llm)");
+  EXPECT_EQ(ErrorOf(tenants + "kubernetes:\n  tenant_from: owner\n"),
+            "cfg.yaml:5:16: kubernetes.tenant_from: 'owner' is unknown (expected namespace, or "
+            "label:KEY such as label:hetsched.io/tenant)");
 }
 
 TEST(ServeConfig, ATokenOfAnUnknownTenantOrABadTenantListIsLocated) {

@@ -274,8 +274,8 @@ TEST_F(TenantApiTest, NodesShowOnlyTheTenantsOwnJobNames) {
   for (const json& d : detail.body["devices"]) EXPECT_NE(d["job"], "b1") << detail.body.dump();
 }
 
-// Services run on the local backend only (tests/cli/serve_services_test.cc); here the routes are
-// served and a tenant's token is answered as for a service that does not exist.
+// Services run on the local and Slurm backends only (tests/cli/serve_services_test.cc); here
+// the routes are served and a tenant's token is answered as for a service that does not exist.
 TEST_F(TenantApiTest, ServicesAreUnknownToATenantsToken) {
   for (const char* method : {"GET", "DELETE"}) {
     const Answer a = Send(method, "/v1/services/chat", kVision);

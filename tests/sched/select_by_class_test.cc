@@ -1,0 +1,105 @@
+// PreemptiveStrategy::SelectByClass against the full walk it stands in for: the throughput-plan
+// policy (srpt-het-fair) on random arrivals and completions, each followed by a full decision,
+// once with it and once walking every job.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sched/core_harness.h"
+#include "sched/preemptive_strategy.h"
+#include "sched/test_cluster.h"
+
+namespace hetsched::sched {
+namespace {
+
+using testing::CoreHarness;
+using testing::MakeCluster;
+using testing::MakeJob;
+
+struct Counts {
+  int64_t full = 0, by_class = 0, preempted = 0, placed = 0;
+};
+
+void ExpectSame(const Decision& a, const Decision& b, int step, Counts& counts) {
+  counts.preempted += static_cast<int64_t>(a.preempted.size());
+  counts.placed += static_cast<int64_t>(a.placed.size());
+  testing::ExpectSameDecision(a, b, step);
+}
+
+// A job of a few classes (speeds from small sets, gangs 1, 2 and 4), half with an estimate.
+model::Job RandomJob(int id, double now_s, std::mt19937& rng) {
+  const double fast = 1.0 + static_cast<double>(rng() % 3), mid = 1.0 + (rng() % 2) * 0.5;
+  model::Job j = MakeJob(id, now_s, 0, {{"fast", fast}, {"mid", mid}, {"slow", 1.0}},
+                         1 << static_cast<int>(rng() % 3));
+  if (rng() % 2 == 0) j.estimate_s = 100.0 + static_cast<double>(rng() % 2000);
+  j.preemptible = rng() % 10 != 0;
+  return j;
+}
+
+// `cost_s`: what a preemption costs (0: free, no quantum; else the default quantum of 40 costs
+// keeps started jobs in place, and the plan favours running jobs on their type). `max_gap_s`:
+// the longest time between arrivals; `arrivals_per_completion` above 1 piles jobs up.
+void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, Counts& counts) {
+  const auto c =
+      MakeCluster({{"fast", "cuda", 2, 4}, {"mid", "cuda", 2, 4}, {"slow", "cuda", 3, 4}});
+  SchedulerOptions options;
+  options.preempt_interval_s = 0;
+  options.preemption_cost_s = cost_s;
+  CoreHarness a(c, "srpt-het-fair", options), b(c, "srpt-het-fair", options);
+  PreemptiveStrategy by_class(a.core()), walked(b.core(), /*by_class=*/false);
+  std::mt19937 rng(seed);
+  std::vector<int> live;
+  double now = 0;
+  for (int id = 0; id < 300; ++id) {
+    now += static_cast<double>(rng() % max_gap_s);
+    const model::Job j = RandomJob(id, now, rng);
+    a.Admit(j, now);
+    b.Admit(j, now);
+    live.push_back(id);
+    // Up to two completions, each followed by a decision, then the arrival's decision; every
+    // third arrival waits for the next decision, so that queues build up.
+    for (int k = static_cast<int>(rng() % 3); k > 0 && !live.empty(); --k) {
+      const size_t at = rng() % live.size();
+      if (a.record(live[at]).phase != JobPhase::kRunning) continue;
+      a.Finish(by_class, live[at], now);
+      b.Finish(walked, live[at], now);
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(at));
+      ASSERT_NO_FATAL_FAILURE(
+          ExpectSame(a.Decide(by_class, now), b.Decide(walked, now), id, counts));
+    }
+    if (rng() % 3 == 0) continue;
+    ASSERT_NO_FATAL_FAILURE(ExpectSame(a.Decide(by_class, now), b.Decide(walked, now), id, counts));
+  }
+  EXPECT_EQ(by_class.full_decisions(), walked.full_decisions());
+  EXPECT_EQ(walked.by_class_decisions(), 0);
+  counts.full += by_class.full_decisions();
+  counts.by_class += by_class.by_class_decisions();
+}
+
+// Loaded (arrivals faster than the 28 devices finish them: queues, moves and preemptions) and
+// light (room on most types), with free and costly preemptions, on five seeds each.
+TEST(SelectByClass, DecidesAsTheFullWalk) {
+  int64_t preempted = 0;
+  for (double cost_s : {0.0, 30.0}) {
+    for (int max_gap_s : {20, 400}) {
+      Counts counts;
+      for (uint32_t seed : {1u, 2u, 3u, 4u, 5u}) {
+        ExpectSameAsTheFullWalk(seed, cost_s, max_gap_s, counts);
+        ASSERT_FALSE(HasFatalFailure()) << "cost " << cost_s << " gap " << max_gap_s;
+      }
+      SCOPED_TRACE(::testing::Message() << "cost " << cost_s << " gap " << max_gap_s);
+      // Both ways were taken, and the decisions compared did something.
+      EXPECT_GT(counts.by_class, 0);
+      EXPECT_LT(counts.by_class, counts.full);
+      EXPECT_GT(counts.placed, 100);
+      preempted += counts.preempted;
+    }
+  }
+  EXPECT_GT(preempted, 10);  // moves and stops were among the decisions compared
+}
+
+}  // namespace
+}  // namespace hetsched::sched
