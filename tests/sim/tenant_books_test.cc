@@ -118,13 +118,21 @@ SimOptions ReclaimOptions(const char* policy) {
   return o;
 }
 
-// The owner waited, for the decision or the borrowers' checkpoints, and no longer than the
-// bound (docs/simulator.md, "Reclaim"): the next full decision (one preempt interval) and the
-// borrowers' checkpoint writes.
-void ExpectReclaimWithinTheBound(const SimOptions& o, const TenantResult& owner,
-                                 const char* policy) {
-  EXPECT_GT(owner.reclaim_wait_s, 0) << policy;
-  EXPECT_LE(owner.reclaim_wait_s, o.sched.preempt_interval_s + o.checkpoint_save_s) << policy;
+// Runs `w` on `c` under `policy` (ReclaimOptions). The owner a waited, for the decision or the
+// borrowers' checkpoints, and no longer than the bound (docs/simulator.md, "Reclaim"): the
+// next full decision (one preempt interval) and the borrowers' checkpoint writes; a's `a_jobs`
+// and b's 16 jobs completed, and no work was lost.
+SimResult ExpectReclaimWithinTheBound(const model::Cluster& c, const model::Workload& w,
+                                      const char* policy, int a_jobs) {
+  const SimOptions o = ReclaimOptions(policy);
+  SimResult r = RunSim(c, w, o);
+  const TenantResult& a = r.tenants.at("a");
+  EXPECT_GT(a.reclaim_wait_s, 0) << policy;
+  EXPECT_LE(a.reclaim_wait_s, o.sched.preempt_interval_s + o.checkpoint_save_s) << policy;
+  EXPECT_EQ(a.jobs_completed, a_jobs) << policy;
+  EXPECT_EQ(r.tenants.at("b").jobs_completed, 16) << policy;
+  EXPECT_DOUBLE_EQ(r.lost_device_hours, 0) << policy;
+  return r;
 }
 
 TEST(TenantBooks, AnOwnerTakesItsGuaranteeBackWithinTheBound) {
@@ -143,17 +151,10 @@ TEST(TenantBooks, AnOwnerTakesItsGuaranteeBackWithinTheBound) {
     w.jobs.push_back(std::move(j));
   }
   for (const char* policy : {"default", "las-het", "fifo-het"}) {
-    const SimOptions o = ReclaimOptions(policy);
-    const SimResult r = RunSim(c, w, o);
-    const TenantResult& a = r.tenants.at("a");
-    const TenantResult& b = r.tenants.at("b");
-    ExpectReclaimWithinTheBound(o, a, policy);
-    EXPECT_EQ(a.jobs_completed, 4) << policy;
-    // b's stopped runs resumed from their checkpoints: every job done, no work lost.
-    EXPECT_GE(b.preempted_runs, 4) << policy;
-    EXPECT_EQ(b.jobs_completed, 16) << policy;
-    EXPECT_DOUBLE_EQ(r.lost_device_hours, 0) << policy;
-    EXPECT_EQ(a.preempted_runs, 0) << policy;
+    const SimResult r = ExpectReclaimWithinTheBound(c, w, policy, /*a_jobs=*/4);
+    // b's stopped runs resumed from their checkpoints (every job done, no work lost above).
+    EXPECT_GE(r.tenants.at("b").preempted_runs, 4) << policy;
+    EXPECT_EQ(r.tenants.at("a").preempted_runs, 0) << policy;
   }
 }
 
@@ -175,13 +176,7 @@ TEST(TenantBooks, AnOwnersGangTakesItsGuaranteeBackWithinTheBound) {
     w.jobs.push_back(std::move(j));
   }
   for (const char* policy : {"default", "las-het", "fifo-het"}) {
-    const SimOptions o = ReclaimOptions(policy);
-    const SimResult r = RunSim(c, w, o);
-    const TenantResult& a = r.tenants.at("a");
-    ExpectReclaimWithinTheBound(o, a, policy);
-    EXPECT_EQ(a.jobs_completed, 1) << policy;
-    EXPECT_EQ(r.tenants.at("b").jobs_completed, 16) << policy;
-    EXPECT_DOUBLE_EQ(r.lost_device_hours, 0) << policy;
+    ExpectReclaimWithinTheBound(c, w, policy, /*a_jobs=*/1);
   }
 }
 
