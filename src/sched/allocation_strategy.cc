@@ -101,6 +101,8 @@ void AllocationStrategy::ImportHistory(int32_t id, const JobHistory& history) {
 // room (work conservation, which Gavel's mechanism lacks). Placement is the usual topology-aware
 // gang placement (PlaceOn). The LP is solved again only when the set of jobs or devices changed.
 void AllocationStrategy::Allocate(double now_s, Decision& out) {
+  // What earlier allocations held for their reserved jobs counts as free again.
+  reservations_.Replan(core_);
   const Pool pool = GatherPool();
   BookTime(now_s, pool);
   if (pool.active != jobs_ || pool.capacity != capacity_ || slot_reused_) Resolve(now_s, pool);
@@ -333,7 +335,6 @@ void AllocationStrategy::Realize(double now_s, const std::vector<int32_t>& activ
                                  const std::vector<int32_t>& choice, Decision& out) {
   const ClusterState& state = core_.state();
   const int32_t types = state.type_count();
-  reservations_.Replan(core_);
   std::vector<char> moved(core_.slots(), 0);
   std::vector<int32_t> releasing(types, 0);
   const std::vector<int32_t> running_now = core_.running();
@@ -351,7 +352,7 @@ void AllocationStrategy::Realize(double now_s, const std::vector<int32_t>& activ
     if (choice[id] >= 0) {
       moved[id] = 1;
       r.migrating = r.phase == JobPhase::kStopping;
-      if (r.migrating) reservations_.Add(id, r, DeviceTypeId(choice[id]));
+      if (r.migrating) reservations_.Add(core_, id, DeviceTypeId(choice[id]));
     }
   }
   std::vector<int32_t> starts;
@@ -367,7 +368,7 @@ void AllocationStrategy::Realize(double now_s, const std::vector<int32_t>& activ
     DeviceTypeId type(choice[id]);
     std::optional<std::vector<DeviceId>> devs = core_.PlaceOn(r, type);
     if (!devs && releasing[type.value()] > 0) {  // they are still being checkpointed
-      reservations_.Add(id, r, type);
+      reservations_.Add(core_, id, type);
       continue;
     }
     if (!devs) {  // fragmentation or pinned devices: another type with room

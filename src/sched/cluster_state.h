@@ -68,13 +68,14 @@ class ClusterState {
   // driver releases the job running there first).
   void SetDown(model::DeviceId device);
   void SetUp(model::DeviceId device);
-  // Reserved devices (pinned by some job) are kept out of the free index for everyone else.
+  // Reserved devices (pinned by some job, or held for a job a full decision reserved them for:
+  // sched/reservations.h) are kept out of the free index for everyone else.
   // Counted: a device pinned by two jobs stays reserved until both Unreserve it.
   void Reserve(model::DeviceId device);
   void Unreserve(model::DeviceId device);
   bool IsReserved(model::DeviceId device) const { return reserved_[device.value()] > 0; }
-  // Devices some job pins (free or not): while there are any, a pinned job may start when the
-  // free index is empty.
+  // Devices some job pins or a reservation holds (free or not): while there are any, a pinned
+  // job may start when the free index is empty.
   int32_t reserved_devices() const { return reserved_devices_; }
   // Powered-off nodes offer nothing.
   void SetNodeOn(model::NodeId node, bool on);

@@ -96,6 +96,9 @@ struct JobRecord {
   // Preempted to move to another type while it writes its checkpoint: its next start counts
   // as a migration.
   bool migrating = false;
+  // Waits for devices a full decision reserved for it (sched/reservations.h): the fills
+  // between decisions do not start it elsewhere.
+  bool reserved = false;
   // Space sharing: the job running on the same devices (-1: none). The host holds the devices'
   // allocation; its guest (`guest`, above) joined them and holds nothing (when the host leaves
   // first, the guest becomes the holder). While paired, `pair_speed` is its gang steps/s there

@@ -154,6 +154,8 @@ std::vector<int32_t> PreemptiveStrategy::AssignByRegret(const std::vector<int32_
 }
 
 void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
+  // What earlier decisions held for their reserved jobs counts as free again.
+  reservations_.Replan(core_);
   if (core_.tenants() != nullptr && time_slices_) {
     std::vector<int32_t> free(core_.state().type_count());
     for (size_t t = 0; t < free.size(); ++t) free[t] = core_.state().FreeOfType(DeviceTypeId(t));
@@ -621,13 +623,12 @@ void PreemptiveStrategy::StartSelected(double now_s, const std::vector<int32_t>&
                                        const std::vector<int32_t>& releasing, Decision& out) {
   const ClusterState& state = core_.state();
   const int32_t types = state.type_count();
-  reservations_.Replan(core_);
   for (size_t i = 0; i < selected_.size(); ++i) {
     const int32_t id = selected_[i];
     scratch_[id] = -2;
     const JobRecord& r = core_.record(id);
     if (assigned[i] >= 0 && r.phase == JobPhase::kStopping) {
-      reservations_.Add(id, r, DeviceTypeId(assigned[i]));
+      reservations_.Add(core_, id, DeviceTypeId(assigned[i]));
       continue;
     }
     // Running, or not given a type.
@@ -638,7 +639,7 @@ void PreemptiveStrategy::StartSelected(double now_s, const std::vector<int32_t>&
     // Its devices are still being checkpointed by the jobs it displaced: it waits for them
     // rather than settling on a slower type it would then hold for a quantum.
     if (!devs && releasing[assigned[i]] > 0) {
-      reservations_.Add(id, r, type);
+      reservations_.Add(core_, id, type);
       continue;
     }
     if (!devs) {  // fragmentation: another type with room, in preference order

@@ -71,6 +71,12 @@ void QueueOrderStrategy::StartInOrder(double now_s, bool fill, Decision& out) {
   while ((free_total > 0 || state.reserved_devices() > 0) && more()) {
     const int32_t id = std::get<3>(by_tenant ? turns[turn++] : *next++);
     const JobRecord& r = core_.record(id);
+    // It waits for the devices a full decision reserved for it (sched/reservations.h): in
+    // order, nobody behind it starts before it does.
+    if (r.reserved) {
+      if (!fill) break;
+      continue;
+    }
     for (int32_t t = 0; t < state.type_count(); ++t) free[t] = state.FreeOfType(DeviceTypeId(t));
     std::optional<std::pair<DeviceTypeId, std::vector<DeviceId>>> chosen;
     for (DeviceTypeId t : core_.TypePreference(r, choice, free)) {

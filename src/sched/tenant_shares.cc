@@ -34,6 +34,24 @@ DeviceTypeId CountedType(const JobRecord& r) {
   return r.phase == JobPhase::kQueued ? DeviceTypeId(FastestType(r)) : r.type;
 }
 
+// Where an owner's queued job `r` (of `gang` devices) is owed its devices: the fastest type it
+// may use whose `free` devices hold its gang (nothing to reclaim), else the fastest whose free
+// devices and those borrowers hold there (`lendable`) together do (`reclaims`: the decision gives
+// an owner's job its fastest type with room, free or held by jobs it may stop); -1 when no type
+// holds it even with every borrower stopped (stopping them would not start it).
+int32_t OwedType(const JobRecord& r, int32_t gang, const std::vector<int32_t>& free,
+                 const std::vector<int32_t>& lendable, bool& reclaims) {
+  int32_t from_free = -1, from_both = -1;
+  for (size_t t = 0; t < free.size(); ++t) {
+    if (!r.allowed[t]) continue;
+    const auto faster = [&](int32_t than) { return than < 0 || r.speed[t] > r.speed[than]; };
+    if (free[t] >= gang && faster(from_free)) from_free = static_cast<int32_t>(t);
+    if (free[t] + lendable[t] >= gang && faster(from_both)) from_both = static_cast<int32_t>(t);
+  }
+  reclaims = from_free < 0;
+  return reclaims ? from_both : from_free;
+}
+
 }  // namespace
 
 double NormalizedRate(const JobRecord& r, DeviceTypeId type, int32_t devices,
@@ -129,10 +147,24 @@ void TenantShares::Reclaimable(const std::vector<JobRecord>& records,
     const int t = TenantOf(*records[id].job);
     if (t >= 0 && !records[id].guest) held[t] += Units(t, records[id]);  // a guest holds none
   }
-  // What owners are owed, and the types that would pay it.
+  // Borrowers' running jobs, and the devices they hold by type: what a reclaim may stop.
+  std::vector<int32_t> borrowed;
+  std::vector<int32_t> lendable(free.size(), 0);
+  for (int32_t id : running) {
+    const JobRecord& r = records[id];
+    const int t = TenantOf(*r.job);
+    if (t >= 0 && r.phase == JobPhase::kRunning && r.job->preemptible && !r.guest &&
+        held[t] > guarantee_[t]) {
+      borrowed.push_back(id);
+      lendable[r.type.value()] += Gang(r);
+    }
+  }
+  // What owners are owed, by type (OwedType): a gang runs on one type, so each owed job is
+  // counted on one, and only the borrowers there are stopped for it.
+  std::vector<int32_t> left = free;
+  std::vector<int32_t> owed(free.size(), 0);
   std::vector<double> wanted(n, 0);
-  std::vector<char> usable(free.size(), 0);
-  double owed = 0;
+  bool any = false;
   for (int32_t id : queue) {
     const JobRecord& r = records[id];
     const int t = TenantOf(*r.job);
@@ -140,32 +172,34 @@ void TenantShares::Reclaimable(const std::vector<JobRecord>& records,
     const double units = Units(t, r);
     if (held[t] + wanted[t] + units > GuaranteeFor(t, r) + kSlack) continue;
     wanted[t] += units;
-    owed += Gang(r);
-    for (size_t type = 0; type < usable.size(); ++type) usable[type] |= r.allowed[type];
-  }
-  for (size_t type = 0; type < free.size(); ++type) owed -= usable[type] ? free[type] : 0;
-  if (owed <= kSlack) return;
-  std::vector<int32_t> borrowed;
-  for (int32_t id : running) {
-    const JobRecord& r = records[id];
-    const int t = TenantOf(*r.job);
-    if (t >= 0 && r.phase == JobPhase::kRunning && r.job->preemptible && !r.guest &&
-        usable[r.type.value()] && held[t] > guarantee_[t]) {
-      borrowed.push_back(id);
+    const int32_t gang = Gang(r);
+    bool reclaims = false;
+    const int32_t type = OwedType(r, gang, left, lendable, reclaims);
+    if (type < 0) continue;
+    if (!reclaims) {
+      left[type] -= gang;
+      continue;
     }
+    const int32_t owe = gang - left[type];
+    owed[type] += owe;
+    lendable[type] -= owe;
+    left[type] = 0;
+    any = true;
   }
+  if (!any) return;
   std::sort(borrowed.begin(), borrowed.end(), [&](int32_t a, int32_t b) {
     return std::tie(records[b].run_start_s, records[a].seq) <
            std::tie(records[a].run_start_s, records[b].seq);
   });
   for (int32_t id : borrowed) {
-    if (owed <= kSlack) break;
     const JobRecord& r = records[id];
+    int32_t& owe = owed[r.type.value()];
+    if (owe <= 0) continue;
     const int t = TenantOf(*r.job);
     const double units = Units(t, r);
     if (held[t] - units < guarantee_[t] - kSlack) continue;
     held[t] -= units;
-    owed -= Gang(r);
+    owe -= Gang(r);
     out[id] = 1;
   }
 }

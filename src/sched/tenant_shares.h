@@ -86,12 +86,14 @@ class TenantShares {
   }
   // Reclaim: the running jobs of borrowers that owners' queued jobs take back at this decision,
   // even inside their quantum, marked in `out` (by job id; sized to `records`). Owed: the
-  // devices the owners' queued jobs (`queue`) are guaranteed beyond what their tenants hold;
-  // less the free devices (`free`, by type id) of types those jobs may use, that many devices
-  // are marked, youngest run first (Kueue's order among preemption candidates: the most
-  // recently admitted first; each stop costs one PreemptionPrice::cost_s() per device whichever
-  // job it is), on types owed jobs may use, never taking a borrower below its guarantee.
-  // O(queue + running log running).
+  // devices the owners' queued jobs (`queue`) are guaranteed beyond what their tenants hold,
+  // counted per type, as a gang runs on one: each such job on the fastest type it may use whose
+  // free devices (`free`, by type id) hold it (owing nothing), else on the fastest whose free
+  // and borrowed devices together do, owing what the free ones lack. On each type, that many
+  // devices of borrowers' jobs are marked, youngest run first (Kueue's order among preemption
+  // candidates: the most recently admitted first; each stop costs one
+  // PreemptionPrice::cost_s() per device whichever job it is), never taking a borrower below
+  // its guarantee. O(queue x types + running log running).
   void Reclaimable(const std::vector<JobRecord>& records, const std::vector<int32_t>& queue,
                    const std::vector<int32_t>& running, const std::vector<int32_t>& free,
                    std::vector<char>& out) const;

@@ -25,6 +25,15 @@ SchedulerOptions EveryDecision() {
   return o;
 }
 
+// Full decisions at most every 10 s; a preempted job holds its devices while it writes its
+// checkpoint (until the harness's Stopped).
+SchedulerOptions CheckpointsHoldDevices() {
+  SchedulerOptions o;
+  o.preempt_interval_s = 10;
+  o.stop_holds_devices = true;
+  return o;
+}
+
 model::Job Prioritized(int id, double arrival_s, int priority, int gang = 1,
                        bool preemptible = true) {
   model::Job j = NvJob(id, arrival_s, gang);
@@ -364,10 +373,7 @@ TEST(PreemptiveStrategy, NeverPreemptsForAJobThatCannotRunThere) {
 
 TEST(PreemptiveStrategy, ReservedJobStartsFirstOnDevicesFreedByACheckpoint) {
   const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
-  SchedulerOptions o;
-  o.preempt_interval_s = 10;
-  o.stop_holds_devices = true;
-  CoreHarness h(c, "priority", o);
+  CoreHarness h(c, "priority", CheckpointsHoldDevices());
   PreemptiveStrategy s(h.core());
   h.Admit(Prioritized(0, 0, 0), 0);
   h.Decide(s, 0);
@@ -384,6 +390,55 @@ TEST(PreemptiveStrategy, ReservedJobStartsFirstOnDevicesFreedByACheckpoint) {
   ASSERT_EQ(d.placed.size(), 1u);
   EXPECT_EQ(d.placed[0].job.value(), 1);
   EXPECT_EQ(h.record(2).phase, JobPhase::kQueued);
+}
+
+// A gang of 4 that needs the 2 free devices and the 2 that job 0, preempted for it, writes its
+// checkpoint on: the free ones are held for it, so neither the fill right after the full
+// decision nor the ones before the checkpoint is written give them to the jobs behind it.
+TEST(PreemptiveStrategy, ReservedGangKeepsTheFreeDevicesItWasCounted) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 4}});
+  CoreHarness h(c, "priority", CheckpointsHoldDevices());
+  PreemptiveStrategy s(h.core());
+  h.Admit(Prioritized(0, 0, 0, /*gang=*/2), 0);
+  ASSERT_EQ(h.Decide(s, 0).placed.size(), 1u);
+  h.Admit(Prioritized(1, 10, 5, /*gang=*/4), 10);
+  h.Admit(Prioritized(2, 10, 1), 10);
+  Decision d = h.Decide(s, 10);  // full: job 0 stops for job 1
+  EXPECT_EQ(PreemptedIds(d), (std::vector<int>{0}));
+  EXPECT_TRUE(d.placed.empty());
+  EXPECT_EQ(h.core().state().FreeOfType(model::DeviceTypeId(0)), 0);
+  h.Admit(Prioritized(3, 12, 1), 12);
+  EXPECT_TRUE(h.Decide(s, 12).placed.empty());  // between full decisions: only the fill
+  h.Stopped(0, 15);
+  d = h.Decide(s, 15);
+  ASSERT_EQ(d.placed.size(), 1u);
+  EXPECT_EQ(d.placed[0].job.value(), 1);
+  EXPECT_EQ(d.placed[0].devices.size(), 4u);
+  EXPECT_EQ(h.record(2).phase, JobPhase::kQueued);
+  EXPECT_EQ(h.record(3).phase, JobPhase::kQueued);
+}
+
+// The fills do not settle a reserved gang on a slower type with room: it waits for the fast
+// pair, one free and one being checkpointed.
+TEST(PreemptiveStrategy, ReservedGangIsNotStartedElsewhereByTheFill) {
+  const auto c = MakeCluster({{"fast", "cuda", 1, 2}, {"slow", "cuda", 1, 4}});
+  CoreHarness h(c, "priority", CheckpointsHoldDevices());
+  PreemptiveStrategy s(h.core());
+  h.Admit(MakeJob(0, 0, 0, {{"fast", 1.0}}), 0);
+  ASSERT_EQ(h.Decide(s, 0).placed.size(), 1u);
+  model::Job gang = MakeJob(1, 10, 0, {{"fast", 4.0}, {"slow", 1.0}}, /*gang=*/2);
+  gang.priority = 5;
+  h.Admit(gang, 10);
+  Decision d = h.Decide(s, 10);
+  EXPECT_EQ(PreemptedIds(d), (std::vector<int>{0}));
+  EXPECT_TRUE(d.placed.empty());
+  EXPECT_EQ(h.record(1).phase, JobPhase::kQueued);
+  EXPECT_TRUE(h.Decide(s, 12).placed.empty());
+  h.Stopped(0, 15);
+  d = h.Decide(s, 15);
+  ASSERT_EQ(d.placed.size(), 1u);
+  EXPECT_EQ(d.placed[0].job.value(), 1);
+  EXPECT_EQ(d.placed[0].type, model::DeviceTypeId(0));
 }
 
 }  // namespace

@@ -22,6 +22,8 @@ using testing::MakeJob;
 struct Counts {
   int64_t full = 0, by_class = 0, ordered = 0, least_keys = 0, movable = 0, preempted = 0,
           placed = 0;
+  // Decisions by class, and of those by running order, begun with devices held for reserved jobs.
+  int64_t by_class_with_held = 0, ordered_with_held = 0;
 };
 
 void ExpectSame(const Decision& a, const Decision& b, int step, Counts& counts) {
@@ -44,21 +46,44 @@ model::Job RandomJob(int id, double now_s, std::mt19937& rng) {
 // keeps started jobs in place, and the plan favours running jobs on their type). `max_gap_s`:
 // the longest time between arrivals. `learn`: completed jobs' sizes are learned (Gittins ranks
 // from tables that change as jobs complete), else estimates are exact and the others ranked by
-// attained service.
+// attained service. `checkpointed`: a preempted job keeps its devices while it writes its
+// checkpoint, until the next arrival (stop_holds_devices): the jobs a decision gave those
+// devices, and those moving, wait reserved, with the free devices of their type held for them
+// (sched/reservations.h), so later decisions see held devices.
 void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool learn,
-                             Counts& counts) {
+                             Counts& counts, bool checkpointed = false) {
   const auto c =
       MakeCluster({{"fast", "cuda", 2, 4}, {"mid", "cuda", 2, 4}, {"slow", "cuda", 3, 4}});
   SchedulerOptions options;
   options.preempt_interval_s = 0;
   options.preemption_cost_s = cost_s;
+  options.stop_holds_devices = checkpointed;
   CoreHarness a(c, "srpt-het-fair", options), b(c, "srpt-het-fair", options);
   PreemptiveStrategy by_class(a.core()), walked(b.core(), /*by_class=*/false);
   std::mt19937 rng(seed);
   std::vector<int> live;
+  std::vector<int> stopping;  // writing their checkpoints
   double now = 0;
+  // Both decide, the same way; the jobs they stop write their checkpoints until the next arrival.
+  const auto decide = [&](int step) {
+    const bool held = a.core().state().reserved_devices() > 0;
+    const int64_t class_before = by_class.by_class_decisions();
+    const int64_t ordered_before = by_class.ordered_decisions();
+    const Decision d = a.Decide(by_class, now);
+    if (held && by_class.by_class_decisions() > class_before) ++counts.by_class_with_held;
+    if (held && by_class.ordered_decisions() > ordered_before) ++counts.ordered_with_held;
+    ExpectSame(d, b.Decide(walked, now), step, counts);
+    for (model::JobId id : d.preempted) {
+      if (a.record(id.value()).phase == JobPhase::kStopping) stopping.push_back(id.value());
+    }
+  };
   for (int id = 0; id < 300; ++id) {
     now += static_cast<double>(rng() % max_gap_s);
+    for (int s : stopping) {
+      a.Stopped(s, now);
+      b.Stopped(s, now);
+    }
+    stopping.clear();
     const model::Job j = RandomJob(id, now, rng);
     a.Admit(j, now);
     b.Admit(j, now);
@@ -71,11 +96,10 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
       a.Finish(by_class, live[at], now, learn);
       b.Finish(walked, live[at], now, learn);
       live.erase(live.begin() + static_cast<std::ptrdiff_t>(at));
-      ASSERT_NO_FATAL_FAILURE(
-          ExpectSame(a.Decide(by_class, now), b.Decide(walked, now), id, counts));
+      ASSERT_NO_FATAL_FAILURE(decide(id));
     }
     if (rng() % 3 == 0) continue;
-    ASSERT_NO_FATAL_FAILURE(ExpectSame(a.Decide(by_class, now), b.Decide(walked, now), id, counts));
+    ASSERT_NO_FATAL_FAILURE(decide(id));
   }
   EXPECT_EQ(by_class.full_decisions(), walked.full_decisions());
   EXPECT_EQ(walked.by_class_decisions(), 0);
@@ -113,6 +137,30 @@ TEST(SelectByClass, DecidesAsTheFullWalk) {
     }
   }
   EXPECT_GT(preempted, 10);  // moves and stops were among the decisions compared
+}
+
+// With checkpoints written between decisions, devices held for reserved jobs (moving ones, and
+// those waiting for the devices being checkpointed) are not free to the class path's walk or
+// to its room check, as they are not to the full walk: the decisions stay the same.
+TEST(SelectByClass, DecidesAsTheFullWalkWhileDevicesAreHeldForReservedJobs) {
+  int64_t ordered_with_held = 0;
+  for (bool learn : {false, true}) {
+    for (int max_gap_s : {20, 400}) {
+      Counts counts;
+      for (uint32_t seed : {1u, 2u, 3u, 4u, 5u}) {
+        ExpectSameAsTheFullWalk(seed, /*cost_s=*/0.0, max_gap_s, learn, counts,
+                                /*checkpointed=*/true);
+        ASSERT_FALSE(HasFatalFailure()) << "gap " << max_gap_s << " learn " << learn;
+      }
+      SCOPED_TRACE(::testing::Message() << "gap " << max_gap_s << " learn " << learn);
+      EXPECT_GT(counts.by_class, 0);
+      EXPECT_LT(counts.by_class, counts.full);
+      EXPECT_GT(counts.by_class_with_held, 10);
+      EXPECT_GT(counts.preempted, 10);
+      ordered_with_held += counts.ordered_with_held;
+    }
+  }
+  EXPECT_GT(ordered_with_held, 0);  // SelectByOrder decided with devices held too
 }
 
 }  // namespace

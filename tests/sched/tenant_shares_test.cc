@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sched/scheduler.h"
 #include "sched/test_cluster.h"
@@ -161,6 +163,38 @@ SchedulerOptions Accounted(std::vector<model::Tenant> list, bool kueue,
   tenants->fair_share.reference_type = reference;
   o.tenants = std::move(tenants);
   return o;
+}
+
+// What an owner is owed is counted per type: its gang of 4 runs on one type. Two devices are
+// free on each type and b borrows the other two of each, inside its quantum; summed over the
+// types, the four free devices would cover the gang and nothing would be reclaimed, and the
+// gang would wait for b's runs to end. Counted per type, b's two runs on the type the gang is
+// fastest on are stopped, and the gang starts there.
+TEST(TenantShares, AnOwnersGangIsOwedItsDevicesOnOneType) {
+  const auto c = MakeCluster({{"fast", "cuda", 1, 4}, {"slow", "cuda", 1, 4}});
+  model::Tenant a = Team("a", 1);
+  a.per_type = {{"fast", 2}, {"slow", 2}};
+  SchedulerOptions o = Accounted({a, Team("b", 1)}, /*kueue=*/false, "fast");
+  o.preemption_cost_s = 30;  // a quantum of 40 costs: b's runs may be stopped only to reclaim
+  auto s = Scheduler::Create(c, nullptr, "las-het", o);
+  ASSERT_TRUE(s.ok());
+  for (int i = 0; i < 4; ++i) {  // 0 and 1 run on fast only, 2 and 3 on slow only
+    model::Job j = MakeJob(i, 0, 1e6, {{i < 2 ? "fast" : "slow", 1.0}});
+    j.tenant = "b";
+    ASSERT_TRUE((*s)->Submit(j, 0).accepted);
+  }
+  ASSERT_EQ((*s)->Decide(0).placed.size(), 4u);
+  model::Job gang = MakeJob(4, 400, 1e6, {{"fast", 2.0}, {"slow", 1.0}}, /*gang=*/4);
+  gang.tenant = "a";
+  ASSERT_TRUE((*s)->Submit(gang, 400).accepted);
+  const Decision d = (*s)->Decide(400);  // past the preempt interval: a full decision
+  std::vector<int> preempted;
+  for (model::JobId id : d.preempted) preempted.push_back(id.value());
+  std::sort(preempted.begin(), preempted.end());
+  EXPECT_EQ(preempted, (std::vector<int>{0, 1}));
+  ASSERT_EQ(Placed(d, 4, 5), 1);
+  EXPECT_EQ(d.placed.back().type, c.catalog.FindId("fast").value());
+  EXPECT_EQ(d.placed.back().devices.size(), 4u);
 }
 
 TEST(TenantShares, KueueStyleCountsDevicesWhateverTheyAreWorth) {
