@@ -360,6 +360,14 @@ TEST(ServeCli, AJobOfAParentTenantIsRefused) {
   EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
 }
 
+// `serve` on database `db` of one V100 with `config`, where the start is expected to stop with an
+// error (so it exits on its own; bounded at 30 s otherwise).
+CommandResult ServeRefused(const TempDir& tmp, const std::string& db, const std::string& config) {
+  return RunCommand({HETSCHED_BINARY, "serve", "--listen", "127.0.0.1:0", "--db", db, "--config",
+                     config, "--cluster", "v100=1"},
+                    {}, 30, tmp.path().string());
+}
+
 // Live jobs of a tenant that a restart's config no longer has would run outside every tenant's
 // limits: the start stops with exit status 2, naming them, and the database keeps them; the
 // config they were submitted under starts again with every job.
@@ -387,9 +395,7 @@ TEST(ServeCli, ARestartWithoutTheTenantOfLiveJobsStopsAndKeepsThem) {
   for (const auto& [config, why] :
        {std::pair<std::string, std::string>{"one.yaml", "this config's tenants: does not list"},
         {"parent.yaml", "has child tenants in this config"}}) {
-    const CommandResult r = RunCommand({HETSCHED_BINARY, "serve", "--listen", "127.0.0.1:0", "--db",
-                                        db, "--config", tmp.File(config), "--cluster", "v100=1"},
-                                       {}, 30, tmp.path().string());
+    const CommandResult r = ServeRefused(tmp, db, tmp.File(config));
     EXPECT_EQ(r.status, 2) << r.out << r.err;
     EXPECT_NE(r.err.find(db + ": live job(s) l1, l2 of tenant 'llm', which " + why),
               std::string::npos)
@@ -415,9 +421,7 @@ TEST(ServeCli, ARestartThatAddsTenantsUnderJobsWithoutOneStopsAndKeepsThem) {
     EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
   }
   const std::string db = tmp.File("h.db");
-  const CommandResult r = RunCommand({HETSCHED_BINARY, "serve", "--listen", "127.0.0.1:0", "--db",
-                                      db, "--config", tmp.File("two.yaml"), "--cluster", "v100=1"},
-                                     {}, 30, tmp.path().string());
+  const CommandResult r = ServeRefused(tmp, db, tmp.File("two.yaml"));
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   EXPECT_NE(r.err.find(db + ": live job(s) n1 name no tenant"), std::string::npos) << r.err;
   ASSERT_DAEMON_STARTS(again, tmp.path(), "--cluster", "v100=1");
