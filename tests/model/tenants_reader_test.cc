@@ -108,7 +108,8 @@ TEST(TenantsReader, NoQuotaIsLargerThanTheCluster) {
             std::string::npos);
   EXPECT_NE(ResolveErrorOf("tenants:\n  - {name: a, quota: {v100: 2}}\n  - {name: b, quota: "
                            "{v100: 2}}\n")
-                .find("the roots guarantee 4 together, more than the 3 there are"),
+                .find("the roots guarantee 4 together, more than the 3 there are (expected "
+                      "quotas of v100-32g summing to at most 3)"),
             std::string::npos);
   // Each fits the cluster, but not the parent's guarantee together.
   EXPECT_NE(ResolveErrorOf("tenants:\n  - {name: p, quota: {v100: 2}}\n"
@@ -116,7 +117,8 @@ TEST(TenantsReader, NoQuotaIsLargerThanTheCluster) {
                            "  - {name: c2, parent: p, quota: {v100: 1}}\n")
                 .find("the children of p guarantee 3 together, more than the 2 there are"),
             std::string::npos);
-  EXPECT_NE(ResolveErrorOf("tenants:\n  - {name: a, quota: {normalized: 9}}\n").find("more than 8"),
+  EXPECT_NE(ResolveErrorOf("tenants:\n  - {name: a, quota: {normalized: 9}}\n")
+                .find("more than 8 (expected normalized quotas summing to at most 8)"),
             std::string::npos);
   EXPECT_NE(ResolveErrorOf("tenants:\n  - {name: a}\nfair_share: {reference_type: a100-80g}\n")
                 .find("fair_share.reference_type: 'a100-80g' is not a device type of the cluster"),

@@ -165,7 +165,8 @@ Status CheckSiblings(const Cluster& cluster, const Tenants& tenants, const std::
     if (n > room) {
       return util::InputError(
           last->quota_where, "tenant " + last->name + ": quota." + name,
-          fmt::format("{} guarantee {} together, more than the {} there are", whose, n, room));
+          fmt::format("{} guarantee {} together, more than the {} there are", whose, n, room),
+          fmt::format("quotas of {} summing to at most {}", name, room));
     }
   }
   double room = DeviceCount(cluster);
@@ -174,7 +175,8 @@ Status CheckSiblings(const Cluster& cluster, const Tenants& tenants, const std::
     return util::InputError(last->quota_where, "tenant " + last->name + ": quota.normalized",
                             fmt::format("{} guarantee {} reference devices together, more than "
                                         "{}",
-                                        whose, normalized, room));
+                                        whose, normalized, room),
+                            fmt::format("normalized quotas summing to at most {}", room));
   }
   return Status::Ok();
 }
