@@ -176,7 +176,7 @@ util::Result<std::unique_ptr<svc::Backend>> MakeBackend(const svc::ServeConfig& 
   }
   svc::LocalBackendOptions o;
   o.node_name = cluster.nodes[0].name;
-  o.state_dir = c.local_state_dir;
+  o.state_dir = svc::LocalStateDir(c);
   ASSIGN_OR_RETURN(auto backend, svc::LocalBackend::Create(std::move(o)));
   return std::unique_ptr<svc::Backend>(std::move(backend));
 }
@@ -288,7 +288,7 @@ void WatchStartPaths(const svc::ServeConfig& c, StartLeftovers& leftovers) {
   }
   if (c.backend == "slurm") leftovers.Watch(c.slurm.output_dir);
   if (c.backend == "local") {
-    const std::filesystem::path state = c.local_state_dir;
+    const std::filesystem::path state = svc::LocalStateDir(c);
     leftovers.Watch(state);
     leftovers.Watch(state / "logs");
     leftovers.Watch(state / "run");

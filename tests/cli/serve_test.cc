@@ -487,7 +487,8 @@ TEST(ServeLocal, CpuNodeRunsCommandsKeepsExitStatusAndCancels) {
   EXPECT_EQ(jobs["sleeper"]["exit_status"], 128 + SIGTERM) << jobs["sleeper"];
   EXPECT_TRUE(WaitUntil([&] { return ProcessGone(reaper.pid); }, 5))
       << "the job's process " << reaper.pid << " runs still";
-  // Its output is kept in the local backend's state folder (./hetsched-local by default).
+  // Its output is kept in the local backend's state folder (hetsched-local beside the database
+  // by default).
   EXPECT_TRUE(fs::exists(tmp.path() / "hetsched-local" / "logs" / "ok.1.log"));
 
   EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();

@@ -526,4 +526,9 @@ util::Result<ServeConfig> LoadServeConfig(const std::string& path) {
   return ParseServeConfig(text, path, std::filesystem::path(path).parent_path().string());
 }
 
+std::string LocalStateDir(const ServeConfig& config) {
+  if (!config.local_state_dir.empty()) return config.local_state_dir;
+  return (std::filesystem::path(config.database).parent_path() / "hetsched-local").string();
+}
+
 }  // namespace hetsched::svc

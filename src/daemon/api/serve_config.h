@@ -59,7 +59,9 @@ struct ServeConfig {
   // (docs/serving-live.md).
   LiveServingOptions serving;     // ended jobs deleted from the database this long after (0: never)
   bool synchronous_full = false;  // fsync every commit (survives power loss), else NORMAL
-  std::string local_state_dir = "hetsched-local";  // local backend: logs, pid and exit files
+  // Local backend: logs, pid and exit files. Empty: `hetsched-local` beside the database, like
+  // the token file, so a daemon's files stay together whatever its working directory.
+  std::string local_state_dir;
   // slurm: {conf, bin_dir, partitions, device_types, cpu_type, default_stacks, output_dir,
   // poll_interval, start_timeout, accounts} (docs/slurm.md).
   struct Slurm {
@@ -95,6 +97,9 @@ struct ServeConfig {
 util::Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& file_name,
                                            const std::string& base_dir);
 util::Result<ServeConfig> LoadServeConfig(const std::string& path);
+
+// The local backend's state folder: `local_state_dir`, or `hetsched-local` beside the database.
+std::string LocalStateDir(const ServeConfig& config);
 
 // "HOST:PORT" with PORT 0..65535 (0: any free port) into the config's host and port.
 util::Status ParseListen(std::string_view text, ServeConfig* config);

@@ -466,6 +466,13 @@ TEST(ServeConfig, RelativePathsAreResolvedAgainstTheConfigFolder) {
   EXPECT_EQ(c->cluster, "/c/lab.yaml");
   EXPECT_EQ(c->database, "/d/h.db");
   EXPECT_EQ(c->local_state_dir, "/l");
+  EXPECT_EQ(LocalStateDir(*c), "/l");
+  // Without local_state_dir the local backend's files go beside the database, wherever the
+  // daemon's working directory is.
+  c = Parse("database: /d/h.db\n", "/srv/h");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(LocalStateDir(*c), "/d/hetsched-local");
+  EXPECT_EQ(LocalStateDir(ServeConfig{}), "hetsched-local");
   // A cluster shorthand is not a path.
   c = Parse("cluster: v100=4,k80=4\n", "/srv/h");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
