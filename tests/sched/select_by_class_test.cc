@@ -22,6 +22,9 @@ using testing::MakeJob;
 struct Counts {
   int64_t full = 0, by_class = 0, ordered = 0, least_keys = 0, movable = 0, preempted = 0,
           placed = 0;
+  // By-class decisions while the queue asked for more devices than were free, and full walks
+  // SelectByOrder made with its own plan (the walk by class found running jobs displaced).
+  int64_t past_free = 0, ordered_full_walks = 0;
   // Decisions by class, and of those by running order, begun with devices held for reserved jobs.
   int64_t by_class_with_held = 0, ordered_with_held = 0;
 };
@@ -109,13 +112,16 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
   counts.ordered += by_class.ordered_decisions();
   counts.least_keys += by_class.least_keys_evaluated();
   counts.movable += by_class.movable_in_order();
+  counts.past_free += by_class.past_free_decisions();
+  counts.ordered_full_walks += by_class.ordered_full_walks();
 }
 
 // Loaded (arrivals faster than the 28 devices finish them: queues, moves and preemptions) and
 // light (room on most types), with free and costly preemptions, sizes learned or not, on five
-// seeds each.
+// seeds each. Among the decisions by class are some whose queued jobs ask for more devices
+// than are free (their room then depends on the running jobs keyed after them).
 TEST(SelectByClass, DecidesAsTheFullWalk) {
-  int64_t preempted = 0;
+  int64_t preempted = 0, ordered_full_walks = 0;
   for (bool learn : {false, true}) {
     for (double cost_s : {0.0, 30.0}) {
       for (int max_gap_s : {20, 400}) {
@@ -132,11 +138,16 @@ TEST(SelectByClass, DecidesAsTheFullWalk) {
         EXPECT_LE(counts.least_keys, counts.movable);
         EXPECT_LT(counts.by_class, counts.full);
         EXPECT_GT(counts.placed, 100);
+        // Walks by class decided where the queue asked for more than was free.
+        EXPECT_GT(counts.past_free, 10);
+        ordered_full_walks += counts.ordered_full_walks;
         preempted += counts.preempted;
       }
     }
   }
   EXPECT_GT(preempted, 10);  // moves and stops were among the decisions compared
+  // SelectByOrder walked every job with its own plan where the full walk displaces running jobs.
+  EXPECT_GT(ordered_full_walks, 100);
 }
 
 // With checkpoints written between decisions, devices held for reserved jobs (moving ones, and
