@@ -82,9 +82,9 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // (under a time-slicing policy) past its quantum or reclaimed for a tenant whose guarantee it
   // borrows (reclaim_). The others keep their devices as they are.
   bool Movable(int32_t id, double now_s) const;
-  // The pool at `now_s`; keys_: the queued jobs and the movable running ones, sorted in policy
-  // order unless by_class_ (SortKeys sorts them when needed); lists in scratch_ids_ the running
-  // jobs holding devices it may not move.
+  // The pool at `now_s`; keys_: the queued jobs (in the order of core_.queue()), then the
+  // movable running ones, sorted in policy order unless by_class_ (SortKeys sorts them when
+  // needed); lists in scratch_ids_ the running jobs holding devices it may not move.
   Pool OpenPool(double now_s);
   // Sorts keys_ in policy order (tenants: their turns) unless they are.
   void SortKeys(double now_s);
@@ -159,12 +159,12 @@ class PreemptiveStrategy final : public DecisionStrategy {
                     const std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued,
                     const std::vector<int32_t>& kept_count,
                     std::vector<SchedulerCore::QueueKey>& order);
-  // Whether the full walk surely displaces a running job (some row's first queued job comes
-  // before every movable running job and finds room only in held devices): SelectByOrder then
-  // walks every job at once (a guess that saves the walk by class; WalkEveryJob is exact).
-  bool SurelyDisplaces(const std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued,
-                       const std::optional<SchedulerCore::QueueKey>& running_least,
-                       const Pool& pool) const;
+  // Whether the full walk surely displaces a running job: some row's least-keyed queued job
+  // (`first`, by row; null: none) comes before every movable running job (`running_least`)
+  // and finds room only in held devices. A guess that spares the walk by class where it would
+  // give up (the full walk decides either way).
+  bool SurelyDisplaces(const std::vector<const SchedulerCore::QueueKey*>& first,
+                       const SchedulerCore::QueueKey& running_least, const Pool& pool) const;
   // SelectByOrder's full walk where the full walk displaces running jobs (found by the walk by
   // class, or SurelyDisplaces): SelectInOrder over `queued` and the movable running jobs, with
   // the plan and pool as they are. False, with nothing selected, when the keys do not account

@@ -54,6 +54,22 @@ PreemptiveStrategy::RowWalk PreemptiveStrategy::WalkRows(
 
 bool PreemptiveStrategy::SelectByClass(double now_s, Pool& pool, std::vector<int32_t>& candidates) {
   if (core_.tenants() != nullptr) return false;
+  // Each row's least-keyed queued job, and the least key of the running jobs (OpenPool keyed
+  // the queued jobs first).
+  std::vector<const SchedulerCore::QueueKey*> first(plan_.rows(), nullptr);
+  const SchedulerCore::QueueKey* running_least = nullptr;
+  for (size_t i = 0; i < keys_.size(); ++i) {
+    const SchedulerCore::QueueKey& k = keys_[i];
+    if (i >= core_.queue().size()) {
+      if (running_least == nullptr || k < *running_least) running_least = &k;
+    } else if (const int32_t row = plan_.RowOf(std::get<3>(k)); row >= 0) {
+      if (first[row] == nullptr || k < *first[row]) first[row] = &k;
+    }
+  }
+  if (running_least != nullptr && SurelyDisplaces(first, *running_least, pool)) {
+    displaces_ = true;
+    return false;
+  }
   const RowWalk walk = RowsToWalk();
   std::vector<SchedulerCore::QueueKey> order;
   for (const auto& k : keys_) {
@@ -194,6 +210,29 @@ bool PreemptiveStrategy::WalkByClass(double now_s, const RowWalk& walk,
   SortByRunningPosition(candidates);
   ++by_class_decisions_;
   return true;
+}
+
+bool PreemptiveStrategy::SurelyDisplaces(const std::vector<const SchedulerCore::QueueKey*>& first,
+                                         const SchedulerCore::QueueKey& running_least,
+                                         const Pool& pool) const {
+  const int32_t types = static_cast<int32_t>(pool.free.size());
+  // A row's first queued job keyed before every movable running job is reached before any of
+  // them and before the other jobs of its row: it finds its row's budgets whole and the
+  // running jobs' devices all held. Where every type it has budget on lacks a gang's free
+  // devices and one has a gang held, it takes held devices.
+  for (int32_t row = 0; row < plan_.rows(); ++row) {
+    if (first[row] == nullptr || !(*first[row] < running_least)) continue;
+    const int32_t gang = plan_.RowGang(row);
+    bool budgeted = false, all_short = true, held = false;
+    for (int32_t t = 0; t < types; ++t) {
+      if (plan_.Budget(row, t) < gang * 0.5) continue;
+      budgeted = true;
+      all_short = all_short && pool.free[t] < gang;
+      held = held || pool.held[t] >= gang;
+    }
+    if (budgeted && all_short && held) return true;
+  }
+  return false;
 }
 
 bool PreemptiveStrategy::ShortOfFree(int32_t row, int32_t own, const Pool& pool) const {

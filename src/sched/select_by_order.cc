@@ -13,6 +13,10 @@ using model::DeviceTypeId;
 
 namespace {
 
+// Running jobs started or stopped since the last full decision past which SelectByOrder leaves
+// the decision to the full walk, if they are also more than an eighth of the running jobs.
+constexpr size_t kManyChanges = 4096;
+
 // A floor is under the key in real numbers; the key as computed is a few roundings away.
 double Slack(double floor, double drift, double least) {
   return 1e-6 + 1e-9 * (std::abs(floor) + std::abs(drift) + std::abs(least));
@@ -168,6 +172,16 @@ bool PreemptiveStrategy::OpenOrderPool(const std::vector<int32_t>& kept, Pool& p
 bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int32_t>& initial,
                                        std::vector<int32_t>& candidates) {
   plan_ok_ = false;
+  // Many jobs started or stopped since the last full decision (thousands, and more than an
+  // eighth of those running), as after one that displaced many: filing them costs about what
+  // walking every job from OpenPool does, and such decisions come in runs. They are filed
+  // afresh later.
+  const size_t changes = core_.running_changes().size();
+  if (changes > kManyChanges && changes > core_.running().size() / 8) {
+    core_.ClearRunningChanges();
+    order_filed_ = false;
+    return false;
+  }
   plan_.ForgetIfFull(core_);
   SyncRunningOrder(now_s);
   if (!unfixed_.empty()) return false;
@@ -198,7 +212,12 @@ bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int
     }
     keys.insert(keys.end(), running->begin(), running->end());
   };
-  if (SurelyDisplaces(queued, running_least, pool)) {
+  std::vector<const SchedulerCore::QueueKey*> first(plan_.rows(), nullptr);
+  for (const auto& [key, known] : queued) {
+    const int32_t row = known >= 0 ? plan_.RowOfClass(known) : -1;
+    if (row >= 0 && (first[row] == nullptr || key < *first[row])) first[row] = &key;
+  }
+  if (running_least && SurelyDisplaces(first, *running_least, pool)) {
     return WalkEveryJob(now_s, queued, running_keys, pool, candidates);
   }
   std::vector<SchedulerCore::QueueKey> order;
@@ -244,37 +263,6 @@ PreemptiveStrategy::RowWalk PreemptiveStrategy::OrderRows(
     });
   }
   return walk;
-}
-
-bool PreemptiveStrategy::SurelyDisplaces(
-    const std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued,
-    const std::optional<SchedulerCore::QueueKey>& running_least, const Pool& pool) const {
-  if (!running_least) return false;
-  const int32_t types = static_cast<int32_t>(pool.free.size());
-  // Each row's least-keyed queued job that comes before every movable running job.
-  std::vector<const SchedulerCore::QueueKey*> first(plan_.rows(), nullptr);
-  for (const auto& [key, known] : queued) {
-    const int32_t row = known >= 0 ? plan_.RowOfClass(known) : -1;
-    if (row >= 0 && key < *running_least && (first[row] == nullptr || key < *first[row])) {
-      first[row] = &key;
-    }
-  }
-  // Reached before any running job and before the other jobs of its row, such a job finds its
-  // row's budgets whole and the running jobs' devices all held: where every type it has budget
-  // on lacks a gang's free devices and one has a gang held, it takes held devices.
-  for (int32_t row = 0; row < plan_.rows(); ++row) {
-    if (first[row] == nullptr) continue;
-    const int32_t gang = plan_.RowGang(row);
-    bool budgeted = false, all_short = true, held = false;
-    for (int32_t t = 0; t < types; ++t) {
-      if (plan_.Budget(row, t) < gang * 0.5) continue;
-      budgeted = true;
-      all_short = all_short && pool.free[t] < gang;
-      held = held || pool.held[t] >= gang;
-    }
-    if (budgeted && all_short && held) return true;
-  }
-  return false;
 }
 
 bool PreemptiveStrategy::WalkEveryJob(
