@@ -14,7 +14,7 @@ namespace hetsched::sched {
 using model::DeviceId;
 using model::DeviceTypeId;
 
-PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core, bool by_class)
+PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core, bool by_class, bool by_order)
     : core_(core),
       time_slices_(core.policy().time_slices()),
       gavel_rebuilds_(core.options().gavel_rebuilds && core.policy().in_order_only()),
@@ -25,7 +25,7 @@ PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core, bool by_class)
       clock_(core.options().preempt_interval_s),
       plan_(core.options().lp_solver ? core.options().lp_solver : MakeClpSolver()) {
   // The running order needs key floors, and tenants order jobs by turns instead of keys.
-  if (by_class_ && core.tenants() == nullptr && core.policy().has_key_floor()) {
+  if (by_class_ && by_order && core.tenants() == nullptr && core.policy().has_key_floor()) {
     order_ = std::make_unique<RunningOrder>(core.state().type_count());
     core.TrackRunningChanges();
   }

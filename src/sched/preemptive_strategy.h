@@ -27,8 +27,9 @@ namespace hetsched::sched {
 // Keeps a reference to `core`.
 class PreemptiveStrategy final : public DecisionStrategy {
  public:
-  // `by_class` false: full decisions always walk every job (SelectByClass's reference in tests).
-  explicit PreemptiveStrategy(SchedulerCore& core, bool by_class = true);
+  // `by_class` false: full decisions always walk every job (SelectByClass's reference in tests);
+  // `by_order` false: SelectByClass decides without the running order (SelectByOrder off).
+  explicit PreemptiveStrategy(SchedulerCore& core, bool by_class = true, bool by_order = true);
 
   void Decide(double now_s, Decision& out) override;
   void Upgrade(double now_s, Decision& out) override;

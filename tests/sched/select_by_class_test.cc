@@ -25,6 +25,9 @@ struct Counts {
   // By-class decisions while the queue asked for more devices than were free, and full walks
   // SelectByOrder made with its own plan (the walk by class found running jobs displaced).
   int64_t past_free = 0, ordered_full_walks = 0;
+  // Decisions by class of the strategy without the running order, and of those the ones with
+  // the queue asking for more than was free.
+  int64_t class_only = 0, class_only_past_free = 0;
   // Decisions by class, and of those by running order, begun with devices held for reserved jobs.
   int64_t by_class_with_held = 0, ordered_with_held = 0;
 };
@@ -61,13 +64,16 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
   options.preempt_interval_s = 0;
   options.preemption_cost_s = cost_s;
   options.stop_holds_devices = checkpointed;
-  CoreHarness a(c, "srpt-het-fair", options), b(c, "srpt-het-fair", options);
-  PreemptiveStrategy by_class(a.core()), walked(b.core(), /*by_class=*/false);
+  CoreHarness a(c, "srpt-het-fair", options), b(c, "srpt-het-fair", options),
+      o(c, "srpt-het-fair", options);
+  PreemptiveStrategy by_class(a.core()), walked(b.core(), /*by_class=*/false),
+      class_only(o.core(), /*by_class=*/true, /*by_order=*/false);
   std::mt19937 rng(seed);
   std::vector<int> live;
   std::vector<int> stopping;  // writing their checkpoints
   double now = 0;
-  // Both decide, the same way; the jobs they stop write their checkpoints until the next arrival.
+  // All three decide, the same way; the jobs they stop write their checkpoints until the next
+  // arrival.
   const auto decide = [&](int step) {
     const bool held = a.core().state().reserved_devices() > 0;
     const int64_t class_before = by_class.by_class_decisions();
@@ -75,7 +81,9 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
     const Decision d = a.Decide(by_class, now);
     if (held && by_class.by_class_decisions() > class_before) ++counts.by_class_with_held;
     if (held && by_class.ordered_decisions() > ordered_before) ++counts.ordered_with_held;
-    ExpectSame(d, b.Decide(walked, now), step, counts);
+    const Decision full = b.Decide(walked, now);
+    ExpectSame(d, full, step, counts);
+    testing::ExpectSameDecision(o.Decide(class_only, now), full, step);
     for (model::JobId id : d.preempted) {
       if (a.record(id.value()).phase == JobPhase::kStopping) stopping.push_back(id.value());
     }
@@ -85,11 +93,13 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
     for (int s : stopping) {
       a.Stopped(s, now);
       b.Stopped(s, now);
+      o.Stopped(s, now);
     }
     stopping.clear();
     const model::Job j = RandomJob(id, now, rng);
     a.Admit(j, now);
     b.Admit(j, now);
+    o.Admit(j, now);
     live.push_back(id);
     // Up to two completions, each followed by a decision, then the arrival's decision; every
     // third arrival waits for the next decision, so that queues build up.
@@ -98,6 +108,7 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
       if (a.record(live[at]).phase != JobPhase::kRunning) continue;
       a.Finish(by_class, live[at], now, learn);
       b.Finish(walked, live[at], now, learn);
+      o.Finish(class_only, live[at], now, learn);
       live.erase(live.begin() + static_cast<std::ptrdiff_t>(at));
       ASSERT_NO_FATAL_FAILURE(decide(id));
     }
@@ -107,6 +118,9 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
   EXPECT_EQ(by_class.full_decisions(), walked.full_decisions());
   EXPECT_EQ(walked.by_class_decisions(), 0);
   EXPECT_EQ(walked.ordered_decisions(), 0);
+  EXPECT_EQ(class_only.ordered_decisions(), 0);
+  counts.class_only += class_only.by_class_decisions();
+  counts.class_only_past_free += class_only.past_free_decisions();
   counts.full += by_class.full_decisions();
   counts.by_class += by_class.by_class_decisions();
   counts.ordered += by_class.ordered_decisions();
@@ -140,6 +154,8 @@ TEST(SelectByClass, DecidesAsTheFullWalk) {
         EXPECT_GT(counts.placed, 100);
         // Walks by class decided where the queue asked for more than was free.
         EXPECT_GT(counts.past_free, 10);
+        EXPECT_GT(counts.class_only_past_free, 10);  // and without the running order
+        EXPECT_LT(counts.class_only, counts.full);
         ordered_full_walks += counts.ordered_full_walks;
         preempted += counts.preempted;
       }
