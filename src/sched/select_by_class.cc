@@ -3,6 +3,7 @@
 // them as they run, and stands for the walk over every job only where it is sure to decide the
 // same (WalkByClass).
 #include <algorithm>
+#include <cstddef>
 #include <optional>
 #include <utility>
 
@@ -76,11 +77,10 @@ bool PreemptiveStrategy::SelectByClass(double now_s, Pool& pool, std::vector<int
     const int32_t row = plan_.RowOf(std::get<3>(k));
     if (row >= 0 && walk.rows[row]) order.push_back(k);
   }
-  // The movable running jobs are keys_'s running ones.
+  // The movable running jobs are keys_'s running ones, after the queued.
   const auto running_keys = [&](std::vector<SchedulerCore::QueueKey>& keys) {
-    for (const auto& k : keys_) {
-      if (core_.record(std::get<3>(k)).phase == JobPhase::kRunning) keys.push_back(k);
-    }
+    keys.insert(keys.end(), keys_.begin() + static_cast<std::ptrdiff_t>(core_.queue().size()),
+                keys_.end());
   };
   return WalkByClass(now_s, walk, std::move(order), running_keys, pool, candidates);
 }
@@ -88,15 +88,16 @@ bool PreemptiveStrategy::SelectByClass(double now_s, Pool& pool, std::vector<int
 void PreemptiveStrategy::DropQueuedPastBudget(std::vector<SchedulerCore::QueueKey>& order) const {
   const int32_t types = core_.state().type_count();
   const int32_t rows = plan_.rows();
-  // How many of a row's jobs its budgets can give a type: one per gang while a type keeps at
-  // least half a gang (Pick), plus one for the rounding of the budgets as they are taken.
+  // How many of a row's jobs its budgets can give a type: on each type, one per gang while
+  // at least half a gang is left (Pick), and one more for the rounding of the budgets as they
+  // are taken.
   std::vector<int64_t> takes(rows, 0), queued(rows, 0);
   for (int32_t row = 0; row < rows; ++row) {
-    const int32_t gang = plan_.RowGang(row);
+    const double gang = plan_.RowGang(row);
     for (int32_t t = 0; t < types; ++t) {
       const double budget = plan_.Budget(row, t);
-      if (budget >= gang * 0.5)
-        takes[row] += static_cast<int64_t>((budget - gang * 0.5) / gang) + 2;
+      if (budget < gang * 0.5) continue;
+      takes[row] += static_cast<int64_t>((budget - gang * 0.5) / gang) + 2;
     }
   }
   const auto row_of_queued = [&](const SchedulerCore::QueueKey& k) {
