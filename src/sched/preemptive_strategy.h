@@ -150,8 +150,9 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // The full decision of SelectByClass, its pool (`initial`: free and held by type, as
   // Reallocate counts it) and plan made from the running order (order_) instead of every
   // running job: what the decision needs of the jobs it may move is each class's count on
-  // each type and least key. False, with nothing selected, where it cannot tell or
-  // SelectByClass would walk everyone (the caller then does).
+  // each type and least key. Where the full walk displaces running jobs it walks every job
+  // itself, with that plan (WalkEveryJob). False, with nothing selected, where it cannot tell,
+  // or many running jobs started or stopped since the last full decision (the caller walks).
   bool SelectByOrder(double now_s, Pool& pool, std::vector<int32_t>& initial,
                      std::vector<int32_t>& candidates);
   // SelectByOrder's plan rows: per row, walked or not (RowsToWalk's rule), with the keys of the
