@@ -23,7 +23,7 @@ struct Counts {
   int64_t full = 0, by_class = 0, ordered = 0, least_keys = 0, movable = 0, preempted = 0,
           placed = 0;
   // By-class decisions while the queue asked for more devices than were free, and full walks
-  // SelectByOrder made with its own plan (the walk by class found running jobs displaced).
+  // SelectByOrder made with its own plan (where the full walk displaces running jobs).
   int64_t past_free = 0, ordered_full_walks = 0;
   // Decisions by class of the strategy without the running order, and of those the ones with
   // the queue asking for more than was free.
