@@ -14,7 +14,7 @@ namespace hetsched::sched {
 using model::DeviceId;
 using model::DeviceTypeId;
 
-PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core, bool by_class)
+PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core, bool by_class, bool by_order)
     : core_(core),
       time_slices_(core.policy().time_slices()),
       gavel_rebuilds_(core.options().gavel_rebuilds && core.policy().in_order_only()),
@@ -25,7 +25,7 @@ PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core, bool by_class)
       clock_(core.options().preempt_interval_s),
       plan_(core.options().lp_solver ? core.options().lp_solver : MakeClpSolver()) {
   // The running order needs key floors, and tenants order jobs by turns instead of keys.
-  if (by_class_ && core.tenants() == nullptr && core.policy().has_key_floor()) {
+  if (by_class_ && by_order && core.tenants() == nullptr && core.policy().has_key_floor()) {
     order_ = std::make_unique<RunningOrder>(core.state().type_count());
     core.TrackRunningChanges();
   }
@@ -175,12 +175,14 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
   // Who may lose its place: every running job, or those the indexed walk or SelectByClass
   // moves (the others keep their types), in the order of core_.running() either way.
   std::vector<int32_t> candidates;
+  displaces_ = false;
   if (order_ == nullptr || !SelectByOrder(now_s, pool, initial, candidates)) {
     pool = indexed ? std::move(*indexed) : OpenPool(now_s);
     initial.resize(pool.free.size());
     for (size_t t = 0; t < initial.size(); ++t) initial[t] = pool.free[t] + pool.held[t];
     const bool planned = core_.policy().type_choice() == TypeChoice::kPlanned && SolvePlan(pool);
-    if (!(planned && !keys_sorted_ && SelectByClass(now_s, pool, candidates))) {
+    // A walk by class that found a running job losing its place would find it again.
+    if (!(planned && !keys_sorted_ && !displaces_ && SelectByClass(now_s, pool, candidates))) {
       SortKeys(now_s);
       SelectInOrder(now_s, pool, /*queued_only=*/indexed.has_value(), planned);
       if (indexed) {
@@ -364,7 +366,7 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_onl
     // Gavel's rebuild ends its walk there: the running jobs behind get nothing either.
     if (blocked && (gavel_rebuilds_ || r.phase != JobPhase::kRunning)) continue;
     if (planned) {
-      const int32_t t = SelectPlanned(id, now_s, pool);
+      const int32_t t = SelectPlanned(id, now_s, pool, pool.held);
       if (t >= 0) {
         selected.push_back(id);
         tentative.push_back(t);
@@ -417,135 +419,19 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_onl
   }
 }
 
-PreemptiveStrategy::RowWalk PreemptiveStrategy::RowsToWalk() const {
-  const int32_t types = core_.state().type_count();
-  const int32_t rows = plan_.rows();
-  // Per row: its jobs not running (queued), and its running jobs by the type they hold.
-  std::vector<int32_t> waiting(rows, 0), holding(static_cast<size_t>(rows) * types, 0);
-  for (const auto& k : keys_) {
-    const int32_t id = std::get<3>(k);
-    const int32_t row = plan_.RowOf(id);
-    if (row < 0) continue;  // planned nowhere: it keeps its devices, or is not selected
-    const JobRecord& r = core_.record(id);
-    if (r.phase == JobPhase::kRunning) {
-      ++holding[static_cast<size_t>(row) * types + r.type.value()];
-    } else {
-      ++waiting[row];
-    }
-  }
-  return WalkRows(waiting, holding);
-}
-
-PreemptiveStrategy::RowWalk PreemptiveStrategy::WalkRows(
-    const std::vector<int32_t>& waiting, const std::vector<int32_t>& holding) const {
-  const int32_t types = core_.state().type_count();
-  const int32_t rows = plan_.rows();
-  RowWalk walk;
-  walk.rows.assign(rows, 0);
-  for (int32_t row = 0; row < rows; ++row) {
-    const int32_t gang = plan_.RowGang(row);
-    bool covered = waiting[row] == 0;
-    // The last of n running jobs on type t keeps it when the budget left after the n - 1
-    // before it (each taking its gang, in whatever order) is at least half a gang, as Pick
-    // asks. (Subtracting whole gangs from a positive budget is exact in doubles.)
-    for (int32_t t = 0; t < types && covered; ++t) {
-      const int32_t n = holding[static_cast<size_t>(row) * types + t];
-      covered = n == 0 || plan_.Budget(row, t) - (n - 1) * gang >= gang * 0.5;
-    }
-    if (covered) continue;
-    walk.rows[row] = 1;
-    walk.max_gang = std::max(walk.max_gang, gang);
-    walk.waiting_devices += static_cast<int64_t>(waiting[row]) * gang;
-  }
-  return walk;
-}
-
-bool PreemptiveStrategy::SelectByClass(double now_s, Pool& pool, std::vector<int32_t>& candidates) {
-  if (core_.tenants() != nullptr) return false;
-  const int32_t types = static_cast<int32_t>(pool.free.size());
-  const RowWalk walk = RowsToWalk();
-  // Queued jobs asking for more devices than are free: the room likely runs short, and the
-  // check after the walk would fail (the full walk is exact either way; this spares the work).
-  int64_t free_devices = 0;
-  for (int32_t t = 0; t < types; ++t) free_devices += pool.free[t];
-  if (walk.waiting_devices > free_devices) return false;
-  std::vector<SchedulerCore::QueueKey> order;
-  for (const auto& k : keys_) {
-    const int32_t row = plan_.RowOf(std::get<3>(k));
-    if (row >= 0 && walk.rows[row]) order.push_back(k);
-  }
-  return WalkByClass(now_s, walk, std::move(order), pool, candidates);
-}
-
-bool PreemptiveStrategy::WalkByClass(double now_s, const RowWalk& walk,
-                                     std::vector<SchedulerCore::QueueKey> order, Pool& pool,
-                                     std::vector<int32_t>& candidates) {
-  // Under a plan, a job's type depends on the jobs of other classes only through the pool's
-  // room (Pick's free + held; a running job's own devices, held until it is reached). The jobs
-  // of covered classes keep their types (RowsToWalk); those of the others are walked here in
-  // their policy order, as the full walk would reach them, but with the covered jobs' devices
-  // still held. Both walks give every job the same type when each type that some walked job
-  // could take by its class's budget (other than its own, which it keeps by its own devices)
-  // keeps max_gang devices nobody holds to the end: then such a type has room in both, and no
-  // take reaches the devices running jobs hold. Checked after the walk; budgets are the same
-  // in both, as each class's jobs come in the same order.
-  const int32_t types = static_cast<int32_t>(pool.free.size());
-  std::sort(order.begin(), order.end());
-  const std::vector<double> budgets = plan_.budgets();
-  const Pool before = pool;
-  std::vector<int32_t> taken(types, 0);
-  std::vector<char> wanted(types, 0);  // some walked job could take it by its class's budget
-  for (const auto& k : order) {
-    const int32_t id = std::get<3>(k);
-    const JobRecord& r = core_.record(id);
-    const bool running = r.phase == JobPhase::kRunning;
-    const int32_t own = running ? r.type.value() : -1;
-    const int32_t row = plan_.RowOf(id);
-    const int32_t gang = plan_.RowGang(row);
-    // Pick looks past its own type only when its class has no budget left there.
-    if (!running || plan_.Budget(row, own) < gang * 0.5) {
-      for (int32_t t = 0; t < types; ++t) {
-        if (t != own && plan_.Budget(row, t) >= gang * 0.5) wanted[t] = 1;
-      }
-    }
-    const int32_t t = SelectPlanned(id, now_s, pool);
-    if (t < 0) {
-      if (running) candidates.push_back(id);  // it loses its place
-      continue;
-    }
-    selected_.push_back(id);
-    tentative_.push_back(t);
-    if (!running || t != own) {
-      taken[t] += gang;
-      if (running) candidates.push_back(id);
-    }
-  }
-  for (int32_t t = 0; t < types; ++t) {
-    if (!wanted[t] || before.free[t] - taken[t] >= walk.max_gang) continue;
-    plan_.RestoreBudgets(budgets);
-    pool = before;
-    selected_.clear();
-    tentative_.clear();
-    candidates.clear();
-    return false;
-  }
-  SortByRunningPosition(candidates);
-  ++by_class_decisions_;
-  return true;
-}
-
 void PreemptiveStrategy::SortByRunningPosition(std::vector<int32_t>& ids) const {
   std::sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) {
     return core_.running_position(a) < core_.running_position(b);
   });
 }
 
-int32_t PreemptiveStrategy::SelectPlanned(int32_t id, double now_s, Pool& pool) {
+int32_t PreemptiveStrategy::SelectPlanned(int32_t id, double now_s, Pool& pool,
+                                          const std::vector<int32_t>& held) {
   const JobRecord& r = core_.record(id);
   const int32_t gang = std::max(1, r.job->gang_size);
   const bool running = r.phase == JobPhase::kRunning;
   const int32_t own = running ? r.type.value() : -1;
-  int32_t t = plan_.Pick(id, r, pool.free, pool.held, own);
+  int32_t t = plan_.Pick(id, r, pool.free, held, own);
   if (running && pool.held[own] >= gang) {
     // The plan says where jobs run, not who stops: a running job whose class has no budget
     // left keeps its devices (only the policy's order, past the quantum, stops it). One the

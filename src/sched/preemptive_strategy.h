@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -26,8 +27,9 @@ namespace hetsched::sched {
 // Keeps a reference to `core`.
 class PreemptiveStrategy final : public DecisionStrategy {
  public:
-  // `by_class` false: full decisions always walk every job (SelectByClass's reference in tests).
-  explicit PreemptiveStrategy(SchedulerCore& core, bool by_class = true);
+  // `by_class` false: full decisions always walk every job (SelectByClass's reference in tests);
+  // `by_order` false: SelectByClass decides without the running order (SelectByOrder off).
+  explicit PreemptiveStrategy(SchedulerCore& core, bool by_class = true, bool by_order = true);
 
   void Decide(double now_s, Decision& out) override;
   void Upgrade(double now_s, Decision& out) override;
@@ -41,6 +43,12 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // Full decisions SelectByClass made, and how many of them SelectByOrder.
   int64_t by_class_decisions() const { return by_class_decisions_; }
   int64_t ordered_decisions() const { return ordered_decisions_; }
+  // Of the by-class decisions, those whose walked classes' queued jobs asked for more devices
+  // than were free (some of them then wait while others run).
+  int64_t past_free_decisions() const { return past_free_decisions_; }
+  // Full decisions SelectByOrder made by walking every job (the walk displaces running jobs),
+  // with the plan and keys it had made.
+  int64_t ordered_full_walks() const { return ordered_full_walks_; }
   // Over the full decisions SelectByOrder tried: the running jobs it could have moved, and how
   // many of their keys it evaluated to find each class's least.
   int64_t movable_in_order() const { return movable_in_order_; }
@@ -75,9 +83,9 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // (under a time-slicing policy) past its quantum or reclaimed for a tenant whose guarantee it
   // borrows (reclaim_). The others keep their devices as they are.
   bool Movable(int32_t id, double now_s) const;
-  // The pool at `now_s`; keys_: the queued jobs and the movable running ones, sorted in policy
-  // order unless by_class_ (SortKeys sorts them when needed); lists in scratch_ids_ the running
-  // jobs holding devices it may not move.
+  // The pool at `now_s`; keys_: the queued jobs (in the order of core_.queue()), then the
+  // movable running ones, sorted in policy order unless by_class_ (SortKeys sorts them when
+  // needed); lists in scratch_ids_ the running jobs holding devices it may not move.
   Pool OpenPool(double now_s);
   // Sorts keys_ in policy order (tenants: their turns) unless they are.
   void SortKeys(double now_s);
@@ -93,33 +101,79 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // SelectInOrder's result under a solved plan without sorting keys_, when the pool has room
   // enough that no job's type depends on another class's jobs: only the jobs of classes whose
   // budget does not cover them as they are (those with a waiting job, or fewer devices on a
-  // type than their running jobs hold there) are walked, in policy order; the others keep their
-  // types. `candidates` gets the running jobs that move, in the order of core_.running(). False,
-  // with the pool and the plan as they were and nothing selected, when the room may run short
-  // (the caller then walks everyone).
+  // type than their running jobs hold there) are walked, in policy order, and of their queued
+  // jobs only those the budgets could give a type (DropQueuedPastBudget); the others keep
+  // their types. `candidates` gets the running jobs that move, in the order of
+  // core_.running(). False, with the pool and the plan as they were and nothing selected, when
+  // a walked job could take devices a running job holds (the caller then walks everyone).
   bool SelectByClass(double now_s, Pool& pool, std::vector<int32_t>& candidates);
   // SelectByClass's first step: per plan row, whether its jobs must be walked (1) or all keep
-  // the types they run on (0); the largest gang of the rows walked, and the devices their
-  // queued jobs ask for.
+  // the types they run on (0); the devices the queued jobs of the rows walked ask for.
   struct RowWalk {
     std::vector<char> rows;
-    int32_t max_gang = 0;
     int64_t waiting_devices = 0;
   };
   RowWalk RowsToWalk() const;
   // RowsToWalk's rule on the counts: per row, its queued jobs (`waiting`), and its running
   // jobs by the type they hold (`holding`, rows x types).
   RowWalk WalkRows(const std::vector<int32_t>& waiting, const std::vector<int32_t>& holding) const;
-  // SelectByClass's walk of `order` (the keyed jobs of the rows `walk` walks, any order).
+  // Leaves in `order` (keyed jobs of walked rows) every running job and, of each row's queued
+  // jobs, only the least-keyed ones its budgets could give a type (at most one per gang a type
+  // holds at least half of, plus one): the walk gives the others nothing. A queued job takes
+  // a type while its row has budget on one with room and, as WalkByClass walks (every type
+  // with budget has room, or it gives up), the first one that finds none leaves none for
+  // those behind it (budgets only shrink).
+  void DropQueuedPastBudget(std::vector<SchedulerCore::QueueKey>& order) const;
+  // Lists the keys of the running jobs a full decision may move (all of them, any order).
+  using RunningKeys = std::function<void(std::vector<SchedulerCore::QueueKey>&)>;
+  // The devices the full walk finds held when it reaches a job, while no running job has lost
+  // its place: by type, those of the movable running jobs keyed at or after it.
+  struct RunningRoom {
+    // Made from `running_keys`; ok false when their devices fall short of `held` (by type: a
+    // running job was left out).
+    static RunningRoom Of(const RunningKeys& running_keys, const SchedulerCore& core,
+                          const std::vector<int32_t>& held);
+    // Held devices of type t of the jobs keyed `k` or later.
+    int32_t HeldFrom(int32_t t, const SchedulerCore::QueueKey& k) const;
+    bool ok = true;
+    // By type: the jobs' keys with their devices, in key order, and the devices from each on.
+    std::vector<std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>> keys;
+    std::vector<std::vector<int64_t>> after;
+  };
+  // Whether a job of plan row `row` (running on `own`, or -1) may be offered a type, other than
+  // its own, that lacks a gang's free devices: its room there is in held devices.
+  bool ShortOfFree(int32_t row, int32_t own, const Pool& pool) const;
+  // SelectByClass's walk of `order` (the keyed jobs of the rows `walk` walks, any order);
+  // `running_keys` lists the movable running jobs for RunningRoom.
   bool WalkByClass(double now_s, const RowWalk& walk, std::vector<SchedulerCore::QueueKey> order,
-                   Pool& pool, std::vector<int32_t>& candidates);
+                   const RunningKeys& running_keys, Pool& pool, std::vector<int32_t>& candidates);
   // The full decision of SelectByClass, its pool (`initial`: free and held by type, as
   // Reallocate counts it) and plan made from the running order (order_) instead of every
   // running job: what the decision needs of the jobs it may move is each class's count on
-  // each type and least key. False, with nothing selected, where it cannot tell or
-  // SelectByClass would walk everyone (the caller then does).
+  // each type and least key. Where the full walk displaces running jobs it walks every job
+  // itself, with that plan (WalkEveryJob). False, with nothing selected, where it cannot tell,
+  // or many running jobs started or stopped since the last full decision (the caller walks).
   bool SelectByOrder(double now_s, Pool& pool, std::vector<int32_t>& initial,
                      std::vector<int32_t>& candidates);
+  // SelectByOrder's plan rows: per row, walked or not (RowsToWalk's rule), with the keys of the
+  // walked rows' jobs appended to `order`; `queued` (keys and known classes) get their rows.
+  RowWalk OrderRows(double now_s,
+                    const std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued,
+                    const std::vector<int32_t>& kept_count,
+                    std::vector<SchedulerCore::QueueKey>& order);
+  // Whether the full walk surely displaces a running job: some row's least-keyed queued job
+  // (`first`, by row; null: none) comes before every movable running job (`running_least`)
+  // and finds room only in held devices. A guess that spares the walk by class where it would
+  // give up (the full walk decides either way).
+  bool SurelyDisplaces(const std::vector<const SchedulerCore::QueueKey*>& first,
+                       const SchedulerCore::QueueKey& running_least, const Pool& pool) const;
+  // SelectByOrder's full walk where the full walk displaces running jobs (found by the walk by
+  // class, or SurelyDisplaces): SelectInOrder over `queued` and the movable running jobs, with
+  // the plan and pool as they are. False, with nothing selected, when the keys do not account
+  // for every held device.
+  bool WalkEveryJob(double now_s,
+                    const std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued,
+                    const RunningKeys& running_keys, Pool& pool, std::vector<int32_t>& candidates);
   // SelectByOrder's pool, `initial` as Reallocate counts it and the capacity SolvePlan plans,
   // from order_ and the `kept` running jobs; false when one type alone is on offer (no plan).
   bool OpenOrderPool(const std::vector<int32_t>& kept, Pool& pool, std::vector<int32_t>& initial,
@@ -134,14 +188,17 @@ class PreemptiveStrategy final : public DecisionStrategy {
   std::vector<int32_t> KeptRunning(double now_s, std::vector<int32_t>& kept_count);
   // Each class's keyed jobs for the plan: the queued (listed in `queued`, with their classes)
   // and the running ones SelectByOrder may move, each class's least key found by the floors.
+  // `running_least`: the least key of the running jobs it may move (none: no such job).
   std::vector<ThroughputPlan::ClassJobs> ClassesToPlan(
       double now_s, const std::vector<int32_t>& kept_count,
-      std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued);
+      std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued,
+      std::optional<SchedulerCore::QueueKey>& running_least);
   // Orders running job ids as core_.running() does.
   void SortByRunningPosition(std::vector<int32_t>& ids) const;
   // SelectInOrder's step for one job under kPlanned: the type the plan gives it (its own when
-  // it runs and its class keeps budget there), -1 when none. Takes from `pool`.
-  int32_t SelectPlanned(int32_t id, double now_s, Pool& pool);
+  // it runs and its class keeps budget there), -1 when none. Takes from `pool`; the plan looks
+  // for room in pool.free and `held` (pool.held, or what the full walk would hold).
+  int32_t SelectPlanned(int32_t id, double now_s, Pool& pool, const std::vector<int32_t>& held);
   // The type of each selected job (-1: none): tentative_, or under kMaxThroughput the regret
   // pass over the `initial` pool (by type), its misfits keeping their tentative type where
   // that still has room.
@@ -198,6 +255,11 @@ class PreemptiveStrategy final : public DecisionStrategy {
   int64_t indexed_decisions_ = 0;
   int64_t by_class_decisions_ = 0;
   int64_t ordered_decisions_ = 0;
+  int64_t past_free_decisions_ = 0;
+  int64_t ordered_full_walks_ = 0;
+  // This full decision's walk by class gave up where a take reached a running job's devices:
+  // the full walk displaces running jobs, and walking by class again would give up again.
+  bool displaces_ = false;
   int64_t movable_in_order_ = 0, least_keys_evaluated_ = 0;
   // SelectByOrder's index of the running jobs (null where it does not decide: a policy
   // without key floors, or SelectByClass off), good while the plan's known classes are those

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -155,11 +156,26 @@ void SchedulerCore::BeginDecision(double now_s) {
   if (now_s - last_refresh_s_ < options_.preempt_interval_s) return;
   last_refresh_s_ = now_s;
   if (!belief_.Refresh() || !policy_->key_uses_belief()) return;
-  sorted_queue_.clear();
+  std::vector<QueueKey> keys;
+  keys.reserve(queue_.size());
   for (int32_t id : queue_) {
     queue_key_[id] = KeyOf(records_[id], 0);
-    sorted_queue_.insert(queue_key_[id]);
+    keys.push_back(queue_key_[id]);
   }
+  std::sort(keys.begin(), keys.end());
+  // Every queued job re-filed under its new key: the old entries' nodes take the new keys in
+  // order, each appended at the end (constant time with the hint, no allocation).
+  std::set<QueueKey> sorted;
+  for (const QueueKey& key : keys) {
+    if (sorted_queue_.empty()) {
+      sorted.insert(sorted.end(), key);
+      continue;
+    }
+    auto node = sorted_queue_.extract(sorted_queue_.begin());
+    node.value() = key;
+    sorted.insert(sorted.end(), std::move(node));
+  }
+  sorted_queue_.swap(sorted);
 }
 
 bool SchedulerCore::MarkRunning(int32_t id, DeviceTypeId type, std::vector<DeviceId> devices,

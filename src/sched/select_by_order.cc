@@ -13,6 +13,10 @@ using model::DeviceTypeId;
 
 namespace {
 
+// Running jobs started or stopped since the last full decision past which SelectByOrder leaves
+// the decision to the full walk, if they are also more than an eighth of the running jobs.
+constexpr size_t kManyChanges = 4096;
+
 // A floor is under the key in real numbers; the key as computed is a few roundings away.
 double Slack(double floor, double drift, double least) {
   return 1e-6 + 1e-9 * (std::abs(floor) + std::abs(drift) + std::abs(least));
@@ -84,7 +88,8 @@ std::vector<int32_t> PreemptiveStrategy::KeptRunning(double now_s,
 
 std::vector<ThroughputPlan::ClassJobs> PreemptiveStrategy::ClassesToPlan(
     double now_s, const std::vector<int32_t>& kept_count,
-    std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued) {
+    std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued,
+    std::optional<SchedulerCore::QueueKey>& running_least) {
   const int32_t types = core_.state().type_count();
   std::vector<ThroughputPlan::ClassJobs> classes;
   std::vector<int32_t> index;  // by known class: its place in `classes`; -1: none yet
@@ -128,6 +133,7 @@ std::vector<ThroughputPlan::ClassJobs> PreemptiveStrategy::ClassesToPlan(
       return true;
     });
     add(cls, *least, movable);
+    if (!running_least || *least < *running_least) running_least = least;
     movable_jobs += movable;
   }
   least_keys_evaluated_ += evaluated;
@@ -166,19 +172,14 @@ bool PreemptiveStrategy::OpenOrderPool(const std::vector<int32_t>& kept, Pool& p
 bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int32_t>& initial,
                                        std::vector<int32_t>& candidates) {
   plan_ok_ = false;
-  // SelectByClass's first test, before any other work: queued jobs asking for more devices
-  // than are free (here all of them; SelectByClass leaves out those that progress nowhere).
-  const int32_t types = core_.state().type_count();
-  int64_t free_devices = 0, asked = 0;
-  for (int32_t t = 0; t < types; ++t) free_devices += core_.state().FreeOfType(DeviceTypeId(t));
-  for (int32_t id : core_.queue()) {
-    asked += std::max(1, core_.record(id).job->gang_size);
-    if (asked <= free_devices) continue;
-    // Changes not taken for long cost more to replay than filing every job afresh.
-    if (core_.running_changes().size() > core_.running().size()) {
-      core_.ClearRunningChanges();
-      order_filed_ = false;
-    }
+  // Many jobs started or stopped since the last full decision (thousands, and more than an
+  // eighth of those running), as after one that displaced many: filing them costs about what
+  // walking every job from OpenPool does, and such decisions come in runs. They are filed
+  // afresh later.
+  const size_t changes = core_.running_changes().size();
+  if (changes > kManyChanges && changes > core_.running().size() / 8) {
+    core_.ClearRunningChanges();
+    order_filed_ = false;
     return false;
   }
   plan_.ForgetIfFull(core_);
@@ -189,11 +190,50 @@ bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int
   std::vector<int32_t> capacity;
   if (!OpenOrderPool(kept, pool, initial, capacity)) return false;
   std::vector<std::pair<SchedulerCore::QueueKey, int32_t>> queued;  // key, known class
-  std::vector<ThroughputPlan::ClassJobs> classes = ClassesToPlan(now_s, kept_count, queued);
+  std::optional<SchedulerCore::QueueKey> running_least;             // of the movable running jobs
+  std::vector<ThroughputPlan::ClassJobs> classes =
+      ClassesToPlan(now_s, kept_count, queued, running_least);
   if (!plan_.SolveByClass(core_, std::move(classes), kept, capacity).ok()) return false;
   plan_ok_ = true;
   for (int32_t id : kept) plan_.Take(id, core_.record(id), core_.record(id).type.value());
+  // The movable running jobs (each given its row), keyed once, where a walk needs them.
+  std::optional<std::vector<SchedulerCore::QueueKey>> running;
+  const auto running_keys = [&](std::vector<SchedulerCore::QueueKey>& keys) {
+    if (!running) {
+      running.emplace();
+      for (int32_t cls = 0; cls < order_->classes(); ++cls) {
+        order_->VisitAll(cls, [&](int32_t id) {
+          const JobRecord& r = core_.record(id);
+          if (time_slices_ && !core_.QuantumOver(r, now_s)) return;  // kept
+          plan_.SetRow(id, cls);
+          running->push_back(core_.KeyOf(r, now_s));
+        });
+      }
+    }
+    keys.insert(keys.end(), running->begin(), running->end());
+  };
+  std::vector<const SchedulerCore::QueueKey*> first(plan_.rows(), nullptr);
+  for (const auto& [key, known] : queued) {
+    const int32_t row = known >= 0 ? plan_.RowOfClass(known) : -1;
+    if (row >= 0 && (first[row] == nullptr || key < *first[row])) first[row] = &key;
+  }
+  if (running_least && SurelyDisplaces(first, *running_least, pool)) {
+    return WalkEveryJob(now_s, queued, running_keys, pool, candidates);
+  }
+  std::vector<SchedulerCore::QueueKey> order;
+  const RowWalk walk = OrderRows(now_s, queued, kept_count, order);
+  if (WalkByClass(now_s, walk, std::move(order), running_keys, pool, candidates)) {
+    ++ordered_decisions_;
+    return true;
+  }
+  return displaces_ && WalkEveryJob(now_s, queued, running_keys, pool, candidates);
+}
+
+PreemptiveStrategy::RowWalk PreemptiveStrategy::OrderRows(
+    double now_s, const std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued,
+    const std::vector<int32_t>& kept_count, std::vector<SchedulerCore::QueueKey>& order) {
   // RowsToWalk's counts, then the jobs of the rows walked.
+  const int32_t types = core_.state().type_count();
   const int32_t rows = plan_.rows();
   std::vector<int32_t> waiting(rows, 0), holding(static_cast<size_t>(rows) * types, 0);
   for (const auto& [key, known] : queued) {
@@ -209,7 +249,6 @@ bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int
     }
   }
   const RowWalk walk = WalkRows(waiting, holding);
-  std::vector<SchedulerCore::QueueKey> order;
   for (const auto& [key, known] : queued) {
     if (known >= 0 && walk.rows[plan_.RowOfClass(known)]) order.push_back(key);
   }
@@ -223,8 +262,32 @@ bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int
       order.push_back(core_.KeyOf(r, now_s));
     });
   }
-  if (!WalkByClass(now_s, walk, std::move(order), pool, candidates)) return false;
-  ++ordered_decisions_;
+  return walk;
+}
+
+bool PreemptiveStrategy::WalkEveryJob(
+    double now_s, const std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued,
+    const RunningKeys& running_keys, Pool& pool, std::vector<int32_t>& candidates) {
+  keys_.clear();
+  for (const auto& [key, known] : queued) {
+    plan_.SetRow(std::get<3>(key), known);
+    keys_.push_back(key);
+  }
+  const size_t queued_count = keys_.size();
+  running_keys(keys_);
+  // OpenPool's keys: every held device is a keyed job's, unless a running job planned nowhere
+  // (filed apart) holds some; then the caller walks from OpenPool.
+  std::vector<int32_t> held(pool.held.size(), 0);
+  for (size_t i = queued_count; i < keys_.size(); ++i) {
+    const JobRecord& r = core_.record(std::get<3>(keys_[i]));
+    held[r.type.value()] += static_cast<int32_t>(r.devices.size());
+  }
+  if (held != pool.held) return false;
+  keys_sorted_ = false;
+  SortKeys(now_s);
+  SelectInOrder(now_s, pool, /*queued_only=*/false, /*planned=*/true);
+  candidates = core_.running();
+  ++ordered_full_walks_;
   return true;
 }
 

@@ -176,8 +176,11 @@ int32_t ThroughputPlan::ClassOf(const SchedulerCore& core, int32_t slot, const J
   if (cached.seq == r.seq && cached.type == type && cached.running == running) {
     return cached.known;
   }
-  ClassKey key;
+  // Built in a kept key: classes are looked up far more often than new ones are added.
+  ClassKey& key = lookup_key_;
   key.speeds.assign(types_, 0);
+  key.gang = 0;
+  key.own = -1;
   bool any = false;
   bool fixed = r.sizes.empty();
   for (int32_t t = 0; t < types_; ++t) {
@@ -204,12 +207,12 @@ int32_t ThroughputPlan::ClassOf(const SchedulerCore& core, int32_t slot, const J
 }
 
 int32_t ThroughputPlan::Known(const ClassKey& key) {
-  auto [it, added] = known_index_.emplace(key, static_cast<int32_t>(known_keys_.size()));
-  if (added) {
-    known_keys_.push_back(key);
-    row_of_known_.push_back(-1);
-  }
-  return it->second;
+  if (auto it = known_index_.find(key); it != known_index_.end()) return it->second;
+  const int32_t known = static_cast<int32_t>(known_keys_.size());
+  known_index_.emplace(key, known);
+  known_keys_.push_back(key);
+  row_of_known_.push_back(-1);
+  return known;
 }
 
 size_t ThroughputPlan::ClassKeyHash::operator()(const ClassKey& key) const {

@@ -129,6 +129,7 @@ class ThroughputPlan {
   std::shared_ptr<LpSolver> solver_;
   // Every class seen (forgotten past kMaxKnown, with the cache), and each job's class.
   std::vector<ClassKey> known_keys_;
+  ClassKey lookup_key_;  // ClassOf's scratch
   std::unordered_map<ClassKey, int32_t, ClassKeyHash> known_index_;
   std::vector<CachedClass> cached_;  // by slot
   // The last solve's LP row of each known class (-1: none), reset as each solve begins.

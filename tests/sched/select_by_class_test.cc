@@ -22,6 +22,12 @@ using testing::MakeJob;
 struct Counts {
   int64_t full = 0, by_class = 0, ordered = 0, least_keys = 0, movable = 0, preempted = 0,
           placed = 0;
+  // By-class decisions while the queue asked for more devices than were free, and full walks
+  // SelectByOrder made with its own plan (where the full walk displaces running jobs).
+  int64_t past_free = 0, ordered_full_walks = 0;
+  // Decisions by class of the strategy without the running order, and of those the ones with
+  // the queue asking for more than was free.
+  int64_t class_only = 0, class_only_past_free = 0;
   // Decisions by class, and of those by running order, begun with devices held for reserved jobs.
   int64_t by_class_with_held = 0, ordered_with_held = 0;
 };
@@ -58,13 +64,16 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
   options.preempt_interval_s = 0;
   options.preemption_cost_s = cost_s;
   options.stop_holds_devices = checkpointed;
-  CoreHarness a(c, "srpt-het-fair", options), b(c, "srpt-het-fair", options);
-  PreemptiveStrategy by_class(a.core()), walked(b.core(), /*by_class=*/false);
+  CoreHarness a(c, "srpt-het-fair", options), b(c, "srpt-het-fair", options),
+      o(c, "srpt-het-fair", options);
+  PreemptiveStrategy by_class(a.core()), walked(b.core(), /*by_class=*/false),
+      class_only(o.core(), /*by_class=*/true, /*by_order=*/false);
   std::mt19937 rng(seed);
   std::vector<int> live;
   std::vector<int> stopping;  // writing their checkpoints
   double now = 0;
-  // Both decide, the same way; the jobs they stop write their checkpoints until the next arrival.
+  // All three decide, the same way; the jobs they stop write their checkpoints until the next
+  // arrival.
   const auto decide = [&](int step) {
     const bool held = a.core().state().reserved_devices() > 0;
     const int64_t class_before = by_class.by_class_decisions();
@@ -72,7 +81,9 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
     const Decision d = a.Decide(by_class, now);
     if (held && by_class.by_class_decisions() > class_before) ++counts.by_class_with_held;
     if (held && by_class.ordered_decisions() > ordered_before) ++counts.ordered_with_held;
-    ExpectSame(d, b.Decide(walked, now), step, counts);
+    const Decision full = b.Decide(walked, now);
+    ExpectSame(d, full, step, counts);
+    testing::ExpectSameDecision(o.Decide(class_only, now), full, step);
     for (model::JobId id : d.preempted) {
       if (a.record(id.value()).phase == JobPhase::kStopping) stopping.push_back(id.value());
     }
@@ -82,11 +93,13 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
     for (int s : stopping) {
       a.Stopped(s, now);
       b.Stopped(s, now);
+      o.Stopped(s, now);
     }
     stopping.clear();
     const model::Job j = RandomJob(id, now, rng);
     a.Admit(j, now);
     b.Admit(j, now);
+    o.Admit(j, now);
     live.push_back(id);
     // Up to two completions, each followed by a decision, then the arrival's decision; every
     // third arrival waits for the next decision, so that queues build up.
@@ -95,6 +108,7 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
       if (a.record(live[at]).phase != JobPhase::kRunning) continue;
       a.Finish(by_class, live[at], now, learn);
       b.Finish(walked, live[at], now, learn);
+      o.Finish(class_only, live[at], now, learn);
       live.erase(live.begin() + static_cast<std::ptrdiff_t>(at));
       ASSERT_NO_FATAL_FAILURE(decide(id));
     }
@@ -104,18 +118,24 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
   EXPECT_EQ(by_class.full_decisions(), walked.full_decisions());
   EXPECT_EQ(walked.by_class_decisions(), 0);
   EXPECT_EQ(walked.ordered_decisions(), 0);
+  EXPECT_EQ(class_only.ordered_decisions(), 0);
+  counts.class_only += class_only.by_class_decisions();
+  counts.class_only_past_free += class_only.past_free_decisions();
   counts.full += by_class.full_decisions();
   counts.by_class += by_class.by_class_decisions();
   counts.ordered += by_class.ordered_decisions();
   counts.least_keys += by_class.least_keys_evaluated();
   counts.movable += by_class.movable_in_order();
+  counts.past_free += by_class.past_free_decisions();
+  counts.ordered_full_walks += by_class.ordered_full_walks();
 }
 
 // Loaded (arrivals faster than the 28 devices finish them: queues, moves and preemptions) and
 // light (room on most types), with free and costly preemptions, sizes learned or not, on five
-// seeds each.
+// seeds each. Among the decisions by class are some whose queued jobs ask for more devices
+// than are free (their room then depends on the running jobs keyed after them).
 TEST(SelectByClass, DecidesAsTheFullWalk) {
-  int64_t preempted = 0;
+  int64_t preempted = 0, ordered_full_walks = 0;
   for (bool learn : {false, true}) {
     for (double cost_s : {0.0, 30.0}) {
       for (int max_gap_s : {20, 400}) {
@@ -132,11 +152,18 @@ TEST(SelectByClass, DecidesAsTheFullWalk) {
         EXPECT_LE(counts.least_keys, counts.movable);
         EXPECT_LT(counts.by_class, counts.full);
         EXPECT_GT(counts.placed, 100);
+        // Walks by class decided where the queue asked for more than was free.
+        EXPECT_GT(counts.past_free, 10);
+        EXPECT_GT(counts.class_only_past_free, 10);  // and without the running order
+        EXPECT_LT(counts.class_only, counts.full);
+        ordered_full_walks += counts.ordered_full_walks;
         preempted += counts.preempted;
       }
     }
   }
   EXPECT_GT(preempted, 10);  // moves and stops were among the decisions compared
+  // SelectByOrder walked every job with its own plan where the full walk displaces running jobs.
+  EXPECT_GT(ordered_full_walks, 100);
 }
 
 // With checkpoints written between decisions, devices held for reserved jobs (moving ones, and
