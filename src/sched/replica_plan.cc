@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "sched/integer_program.h"
@@ -23,10 +24,10 @@ double ArrivalsIn(std::span<const model::InferenceRequest> arrivals, double from
                              std::lower_bound(arrivals.begin(), arrivals.end(), from_s, cmp));
 }
 
-}  // namespace
-
-double ForecastAt(std::span<const model::InferenceRequest> arrivals, double now_s,
-                  double interval_s, double headroom) {
+// The mean rates of the last kScaleDownIntervals intervals before `now_s` and the rates over
+// kBurstWindowS windows of the same span (ForecastAt).
+std::pair<std::vector<double>, std::vector<double>> RecentAndBursts(
+    std::span<const model::InferenceRequest> arrivals, double now_s, double interval_s) {
   const double dt = interval_s;
   std::vector<double> recent, bursts;
   if (now_s < dt) {
@@ -42,7 +43,30 @@ double ForecastAt(std::span<const model::InferenceRequest> arrivals, double now_
        t += kBurstWindowS) {
     bursts.push_back(ArrivalsIn(arrivals, t, t + kBurstWindowS) / kBurstWindowS);
   }
-  return ForecastRequestRate(recent, bursts, kBurstWindowS, headroom);
+  return {std::move(recent), std::move(bursts)};
+}
+
+// The burst term of ForecastRequestRate: the windows' mean rate plus how far their 99th
+// percentile exceeds Poisson's at that mean; 0 without windows.
+double BurstRate(std::vector<double> burst_rates, double burst_window_s) {
+  if (burst_rates.empty() || burst_window_s <= 0) return 0;
+  double mean = 0;
+  for (double r : burst_rates) mean += r;
+  mean /= static_cast<double>(burst_rates.size());
+  const size_t k = static_cast<size_t>(0.99 * static_cast<double>(burst_rates.size() - 1));
+  std::nth_element(burst_rates.begin(), burst_rates.begin() + k, burst_rates.end());
+  const double poisson =
+      static_cast<double>(PoissonQuantile(mean * burst_window_s, 0.99)) / burst_window_s;
+  return mean + std::max(0.0, burst_rates[k] - poisson);
+}
+
+}  // namespace
+
+Forecast ForecastAt(std::span<const model::InferenceRequest> arrivals, double now_s,
+                    double interval_s, double headroom) {
+  auto [recent, bursts] = RecentAndBursts(arrivals, now_s, interval_s);
+  return {ForecastRequestRate(recent, bursts, kBurstWindowS, headroom),
+          MeasuredRequestRate(recent, bursts, kBurstWindowS)};
 }
 
 double PeakIntervalRate(std::span<const model::InferenceRequest> arrivals, double horizon_s,
@@ -81,18 +105,14 @@ double ForecastRequestRate(const std::vector<double>& recent_rates, std::vector<
     const double before = recent_rates[recent_rates.size() - 2];
     rate = std::max(rate, 2 * last - before);
   }
-  rate *= 1 + headroom;
-  if (!burst_rates.empty() && burst_window_s > 0) {
-    double mean = 0;
-    for (double r : burst_rates) mean += r;
-    mean /= static_cast<double>(burst_rates.size());
-    const size_t k = static_cast<size_t>(0.99 * static_cast<double>(burst_rates.size() - 1));
-    std::nth_element(burst_rates.begin(), burst_rates.begin() + k, burst_rates.end());
-    const double poisson =
-        static_cast<double>(PoissonQuantile(mean * burst_window_s, 0.99)) / burst_window_s;
-    rate = std::max(rate, mean + std::max(0.0, burst_rates[k] - poisson));
-  }
-  return rate;
+  return std::max(rate * (1 + headroom), BurstRate(std::move(burst_rates), burst_window_s));
+}
+
+double MeasuredRequestRate(const std::vector<double>& recent_rates, std::vector<double> burst_rates,
+                           double burst_window_s) {
+  double rate = 0;
+  for (double r : recent_rates) rate = std::max(rate, r);
+  return std::max(rate, BurstRate(std::move(burst_rates), burst_window_s));
 }
 
 namespace {
@@ -183,6 +203,52 @@ std::vector<ServiceDemand> OnlyType(std::vector<ServiceDemand> services, int32_t
   return services;
 }
 
+// `services` with each one's shapes that cost more than kHeadroomCostMargin over its cheapest
+// per request/s made unusable.
+std::vector<ServiceDemand> OnlyCheapShapes(std::vector<ServiceDemand> services) {
+  for (ServiceDemand& service : services) {
+    double cheapest = std::numeric_limits<double>::infinity();
+    for (const ReplicaShape& shape : service.shapes) {
+      if (shape.capacity > 0) cheapest = std::min(cheapest, shape.usd_per_hour / shape.capacity);
+    }
+    for (ReplicaShape& shape : service.shapes) {
+      if (shape.capacity > 0 &&
+          shape.usd_per_hour / shape.capacity > cheapest * (1 + kHeadroomCostMargin) + 1e-12) {
+        shape.capacity = 0;
+      }
+    }
+  }
+  return services;
+}
+
+// The demands PlanReplicas plans for: where a service's cheap shapes cannot carry its whole
+// forecast, the forecast's headroom beyond what they carry is dropped (down to the measured
+// rate) and recorded in `headroom_left`.
+std::vector<ServiceDemand> WithoutCostlyHeadroom(
+    std::vector<ServiceDemand> services,
+    const std::map<std::pair<int32_t, int32_t>, int32_t>& free_devices, double max_seconds,
+    std::vector<double>& headroom_left) {
+  headroom_left.assign(services.size(), 0);
+  bool headroom = false;
+  for (const ServiceDemand& service : services) {
+    headroom |= service.measured_requests_per_s >= 0 &&
+                service.measured_requests_per_s < service.requests_per_s;
+  }
+  if (!headroom) return services;
+  const ReplicaPlan cheap = SolvePlan(OnlyCheapShapes(services), free_devices, max_seconds);
+  if (!cheap.solved) return services;
+  for (size_t s = 0; s < services.size(); ++s) {
+    ServiceDemand& service = services[s];
+    if (service.measured_requests_per_s < 0 || cheap.uncovered[s] <= 0) continue;
+    const double demand =
+        std::max(service.measured_requests_per_s, service.requests_per_s - cheap.uncovered[s]);
+    if (demand >= service.requests_per_s) continue;
+    headroom_left[s] = service.requests_per_s - demand;
+    service.requests_per_s = demand;
+  }
+  return services;
+}
+
 // Whether `plan` leaves no more of any service's demand uncovered than `than` does.
 bool CoversAsMuch(const ReplicaPlan& plan, const ReplicaPlan& than) {
   for (size_t s = 0; s < plan.uncovered.size(); ++s) {
@@ -224,10 +290,14 @@ void WeighSingleType(ReplicaPlan& plan, const ReplicaPlan& single, int32_t type)
 ReplicaPlan PlanReplicas(const std::vector<ServiceDemand>& services,
                          const std::map<std::pair<int32_t, int32_t>, int32_t>& free_devices,
                          double max_seconds) {
-  ReplicaPlan plan = SolvePlan(services, free_devices, max_seconds);
+  std::vector<double> headroom_left;
+  const std::vector<ServiceDemand> demands =
+      WithoutCostlyHeadroom(services, free_devices, max_seconds, headroom_left);
+  ReplicaPlan plan = SolvePlan(demands, free_devices, max_seconds);
   if (!plan.solved) return plan;
+  plan.headroom_left = std::move(headroom_left);
   std::set<int32_t> types;
-  for (const ServiceDemand& service : services) {
+  for (const ServiceDemand& service : demands) {
     for (const ReplicaShape& shape : service.shapes) {
       if (shape.capacity > 0) types.insert(shape.type);
     }
@@ -238,7 +308,7 @@ ReplicaPlan PlanReplicas(const std::vector<ServiceDemand>& services,
     return plan;
   }
   for (int32_t type : types) {
-    const ReplicaPlan single = SolvePlan(OnlyType(services, type), free_devices, max_seconds);
+    const ReplicaPlan single = SolvePlan(OnlyType(demands, type), free_devices, max_seconds);
     if (single.solved) WeighSingleType(plan, single, type);
   }
   return plan;

@@ -275,12 +275,22 @@ void Simulator::Autoscale(double now_s) {
           "t={:.0f}s: {}: {:.2f} requests/s of forecast load find no room in the cluster", now_s,
           services_[s].job->name, plan.uncovered[s]));
     }
+    if (plan.headroom_left[s] > 0) {
+      notes_.push_back(fmt::format(
+          "t={:.0f}s: {}: {:.2f} requests/s of forecast headroom left uncovered: only costlier "
+          "types had room",
+          now_s, services_[s].job->name, plan.headroom_left[s]));
+    }
   }
   ApplyChanges(sched::ChangesToward(live, plan.replicas), now_s);
 }
 
 void Simulator::Audit(const sched::ReplicaPlan& plan) {
   ++audit_.plans;
+  if (std::any_of(plan.headroom_left.begin(), plan.headroom_left.end(),
+                  [](double left) { return left > 0; })) {
+    ++audit_.headroom_left;
+  }
   if (plan.single_type < 0) return;
   ++audit_.single_type_covers;
   audit_.mix_usd_per_hour += plan.usd_per_hour;
@@ -296,10 +306,14 @@ sched::ServiceDemand Simulator::DemandOf(int32_t service, double now_s,
   const bool hindsight = options_.mode == ServingMode::kStaticPeak;
   sched::ServiceDemand demand;
   // Hindsight: the busiest interval of the day, as an operator provisions from history.
-  demand.requests_per_s =
-      hindsight
-          ? sched::PeakIntervalRate(*st.requests, options_.horizon_s, dt) * (1 + options_.headroom)
-          : sched::ForecastAt(*st.requests, now_s, dt, options_.headroom);
+  if (hindsight) {
+    demand.requests_per_s =
+        sched::PeakIntervalRate(*st.requests, options_.horizon_s, dt) * (1 + options_.headroom);
+  } else {
+    const sched::Forecast forecast = sched::ForecastAt(*st.requests, now_s, dt, options_.headroom);
+    demand.requests_per_s = forecast.requests_per_s;
+    demand.measured_requests_per_s = forecast.measured_requests_per_s;
+  }
   demand.startup_h =
       (options_.startup_fixed_s + st.served.weight_bytes / options_.load_bandwidth) / 3600;
   // Token means of every request seen so far (the whole day's for the static plan); the
