@@ -221,29 +221,43 @@ std::vector<ServiceDemand> OnlyCheapShapes(std::vector<ServiceDemand> services) 
   return services;
 }
 
+// Whether `service` has a shape that OnlyCheapShapes makes unusable.
+bool HasCostlyShape(const ServiceDemand& service, const ServiceDemand& cheap) {
+  for (size_t k = 0; k < service.shapes.size(); ++k) {
+    if (service.shapes[k].capacity > 0 && cheap.shapes[k].capacity <= 0) return true;
+  }
+  return false;
+}
+
 // The demands PlanReplicas plans for: where a service's cheap shapes cannot carry its whole
-// forecast, the forecast's headroom beyond what they carry is dropped (down to the measured
-// rate) and recorded in `headroom_left`.
+// forecast, the part beyond what they carry is dropped (down to the measured rate); `dropped`
+// says how much, per service.
 std::vector<ServiceDemand> WithoutCostlyHeadroom(
     std::vector<ServiceDemand> services,
     const std::map<std::pair<int32_t, int32_t>, int32_t>& free_devices, double max_seconds,
-    std::vector<double>& headroom_left) {
-  headroom_left.assign(services.size(), 0);
+    std::vector<double>& dropped) {
+  dropped.assign(services.size(), 0);
+  const std::vector<ServiceDemand> cheap_only = OnlyCheapShapes(services);
   bool headroom = false;
-  for (const ServiceDemand& service : services) {
+  for (size_t s = 0; s < services.size(); ++s) {
+    const ServiceDemand& service = services[s];
     headroom |= service.measured_requests_per_s >= 0 &&
-                service.measured_requests_per_s < service.requests_per_s;
+                service.measured_requests_per_s < service.requests_per_s &&
+                HasCostlyShape(service, cheap_only[s]);
   }
   if (!headroom) return services;
-  const ReplicaPlan cheap = SolvePlan(OnlyCheapShapes(services), free_devices, max_seconds);
+  const ReplicaPlan cheap = SolvePlan(cheap_only, free_devices, max_seconds);
   if (!cheap.solved) return services;
   for (size_t s = 0; s < services.size(); ++s) {
     ServiceDemand& service = services[s];
-    if (service.measured_requests_per_s < 0 || cheap.uncovered[s] <= 0) continue;
+    if (service.measured_requests_per_s < 0 || cheap.uncovered[s] <= 0 ||
+        !HasCostlyShape(service, cheap_only[s])) {
+      continue;
+    }
     const double demand =
         std::max(service.measured_requests_per_s, service.requests_per_s - cheap.uncovered[s]);
     if (demand >= service.requests_per_s) continue;
-    headroom_left[s] = service.requests_per_s - demand;
+    dropped[s] = service.requests_per_s - demand;
     service.requests_per_s = demand;
   }
   return services;
@@ -255,6 +269,30 @@ bool CoversAsMuch(const ReplicaPlan& plan, const ReplicaPlan& than) {
     if (plan.uncovered[s] > than.uncovered[s] + 1e-6) return false;
   }
   return true;
+}
+
+// The plan for `demands` weighed against every single type (PlanReplicas).
+ReplicaPlan SolveAndWeigh(const std::vector<ServiceDemand>& demands,
+                          const std::map<std::pair<int32_t, int32_t>, int32_t>& free_devices,
+                          double max_seconds) {
+  ReplicaPlan plan = SolvePlan(demands, free_devices, max_seconds);
+  if (!plan.solved) return plan;
+  std::set<int32_t> types;
+  for (const ServiceDemand& service : demands) {
+    for (const ReplicaShape& shape : service.shapes) {
+      if (shape.capacity > 0) types.insert(shape.type);
+    }
+  }
+  if (types.size() == 1) {  // the mix is that type's plan
+    plan.single_type = *types.begin();
+    plan.single_type_usd_per_hour = plan.usd_per_hour;
+    return plan;
+  }
+  for (int32_t type : types) {
+    const ReplicaPlan single = SolvePlan(OnlyType(demands, type), free_devices, max_seconds);
+    if (single.solved) WeighSingleType(plan, single, type);
+  }
+  return plan;
 }
 
 }  // namespace
@@ -290,26 +328,21 @@ void WeighSingleType(ReplicaPlan& plan, const ReplicaPlan& single, int32_t type)
 ReplicaPlan PlanReplicas(const std::vector<ServiceDemand>& services,
                          const std::map<std::pair<int32_t, int32_t>, int32_t>& free_devices,
                          double max_seconds) {
-  std::vector<double> headroom_left;
+  std::vector<double> dropped;
   const std::vector<ServiceDemand> demands =
-      WithoutCostlyHeadroom(services, free_devices, max_seconds, headroom_left);
-  ReplicaPlan plan = SolvePlan(demands, free_devices, max_seconds);
+      WithoutCostlyHeadroom(services, free_devices, max_seconds, dropped);
+  ReplicaPlan plan = SolveAndWeigh(demands, free_devices, max_seconds);
   if (!plan.solved) return plan;
-  plan.headroom_left = std::move(headroom_left);
-  std::set<int32_t> types;
-  for (const ServiceDemand& service : demands) {
-    for (const ReplicaShape& shape : service.shapes) {
-      if (shape.capacity > 0) types.insert(shape.type);
-    }
-  }
-  if (types.size() == 1) {  // the mix is that type's plan
-    plan.single_type = *types.begin();
-    plan.single_type_usd_per_hour = plan.usd_per_hour;
-    return plan;
-  }
-  for (int32_t type : types) {
-    const ReplicaPlan single = SolvePlan(OnlyType(demands, type), free_devices, max_seconds);
-    if (single.solved) WeighSingleType(plan, single, type);
+  plan.headroom_left.assign(services.size(), 0);
+  if (std::all_of(dropped.begin(), dropped.end(), [](double d) { return d <= 0; })) return plan;
+  // Of what was dropped, only the part the costly shapes had room for is headroom left; the
+  // rest found no room on any shape and is reported uncovered, as without the rule.
+  const ReplicaPlan full = SolvePlan(services, free_devices, max_seconds);
+  for (size_t s = 0; s < services.size(); ++s) {
+    const double coverable =
+        full.solved ? services[s].requests_per_s - full.uncovered[s] : services[s].requests_per_s;
+    plan.headroom_left[s] = std::clamp(coverable - demands[s].requests_per_s, 0.0, dropped[s]);
+    plan.uncovered[s] += dropped[s] - plan.headroom_left[s];
   }
   return plan;
 }

@@ -210,6 +210,23 @@ TEST(PlanReplicas, BuysTheForecastsHeadroomOnlyOnCheapShapes) {
   p = PlanReplicas({Chat(6, 5.5)}, ChatRoom(4));
   EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{4, 1}));
   EXPECT_NEAR(p.headroom_left[0], 0.5, 1e-6);
+  // What no shape has room for is uncovered, not headroom left: with type 1 unusable, or full.
+  ServiceDemand cheap_only = Chat(6, 5);
+  cheap_only.shapes[1].capacity = 0;
+  p = PlanReplicas({cheap_only}, ChatRoom(4));
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{4, 0}));
+  EXPECT_NEAR(p.uncovered[0], 0.8, 1e-6);
+  EXPECT_DOUBLE_EQ(p.headroom_left[0], 0);
+  p = PlanReplicas({Chat(6, 5)}, {{{0, 0}, 32}, {{1, 1}, 0}});
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{4, 0}));
+  EXPECT_NEAR(p.uncovered[0], 0.8, 1e-6);
+  EXPECT_DOUBLE_EQ(p.headroom_left[0], 0);
+  // Room for one type-1 replica of the two the headroom would take: 0.5 of it left there,
+  // the other 0.3 uncovered.
+  p = PlanReplicas({Chat(6, 5)}, {{{0, 0}, 32}, {{1, 1}, 8}});
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{4, 0}));
+  EXPECT_NEAR(p.headroom_left[0], 0.5, 1e-6);
+  EXPECT_NEAR(p.uncovered[0], 0.3, 1e-6);
   // With room for a fifth cheap replica the headroom is bought there.
   p = PlanReplicas({Chat(6, 5)}, ChatRoom(5));
   EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{5, 0}));
