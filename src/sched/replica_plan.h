@@ -131,10 +131,11 @@ inline constexpr double kHeadroomCostMargin = kMixSavingsNeeded;
 // a service's forecast exceeds what was measured, with only its cheap shapes (within
 // kHeadroomCostMargin of its cheapest per request/s): where they leave part of the forecast
 // uncovered, the service's demand drops to what they covered, but not below the measured
-// rate (headroom_left says by how much). Then once for the mix of all shapes and, when the
-// shapes span several device types, once per type with that type's shapes alone
-// (WeighSingleType): the mix is kept only when it costs kMixSavingsNeeded less than every
-// single type that covers as much, so no plan costs more than such a type's.
+// rate (of the drop, what costly shapes had room for is headroom_left, the rest uncovered).
+// Then once for the mix of all shapes and, when the shapes span several device types, once
+// per type with that type's shapes alone (WeighSingleType): the mix is kept only when it
+// costs kMixSavingsNeeded less than every single type that covers as much, so no plan costs
+// more than such a type's.
 ReplicaPlan PlanReplicas(const std::vector<ServiceDemand>& services,
                          const std::map<std::pair<int32_t, int32_t>, int32_t>& free_devices,
                          double max_seconds = 10);
