@@ -179,7 +179,7 @@ TEST(PlanReplicas, NamesTheCheapestSingleTypeThatCoversTheDemand) {
 
 // Chat on the seed cluster, in round numbers: type 0 (MI250X-like) carries 1.3 requests/s per
 // tp-8 replica for $16/h and has room for `cheap_slots` of them; type 1 (A100-like) carries
-// 0.5 for $32/h (4x the price per request) and has room for four.
+// 0.5 for $32/h (5x the price per request) and has room for four.
 ServiceDemand Chat(double forecast, double measured) {
   ServiceDemand d;
   d.requests_per_s = forecast;
