@@ -49,12 +49,17 @@ double PrefillCommSeconds(const ServedModel& m, double n, double len, int32_t tp
 // their wait plus their own prefill (`own_s`) stays within the TTFT target at the SLO's
 // percentile, at most kTargetUtilisation of mu. The wait's tail is taken as M/M/1's
 // (P(wait > t) = rho e^-(mu - lambda) t: conservative for a steady stream).
-double QueueLimitedRate(double mu, double own_s, const ServingSlo& slo) {
+// The TTFT at the SLO's percentile of prompts arriving at `lambda`/s to a chunk stream serving
+// `mu`/s, waiting `own_s` for their own prefill: M/M/1's waiting-time tail,
+// P(wait > t) = rho e^-(mu - lambda) t.
+double QueuedTtft(double lambda, double mu, double own_s, const ServingSlo& slo) {
   const double tail = std::max(1e-9, 1 - slo.percentile / 100);
-  auto ttft_at = [&](double lambda) {
-    const double rho = lambda / mu;
-    return rho <= tail ? own_s : own_s + std::log(rho / tail) / (mu - lambda);
-  };
+  const double rho = lambda / mu;
+  return rho <= tail ? own_s : own_s + std::log(rho / tail) / (mu - lambda);
+}
+
+double QueueLimitedRate(double mu, double own_s, const ServingSlo& slo) {
+  auto ttft_at = [&](double lambda) { return QueuedTtft(lambda, mu, own_s, slo); };
   double ok = 0, too_much = mu * ServingModel::kTargetUtilisation;
   if (ttft_at(too_much) <= slo.ttft_s) return too_much;
   for (int i = 0; i < 50; ++i) {
@@ -237,7 +242,8 @@ ReplicaCapacity ServingModel::CapacityAt(const ServingSlo& slo, double mean_inpu
     // and the batch decodes at most kTargetUtilisation of its tokens.
     const double queued =
         QueueLimitedRate(chunk / input / step, std::max(prefill_time, long_prefill), slo);
-    const double rate = std::min(queued, kTargetUtilisation * b / output / step);
+    const double decode_rate = kTargetUtilisation * b / output / step;
+    const double rate = std::min(queued, decode_rate);
     if (rate > best.requests_per_s) {
       best.feasible = true;
       best.batch = b;
@@ -245,10 +251,39 @@ ReplicaCapacity ServingModel::CapacityAt(const ServingSlo& slo, double mean_inpu
       best.step_s = step;
       best.decode_step_s = decode;
       best.requests_per_s = rate;
+      best.prompt_rate = chunk / input / step;
+      best.own_s = std::max(prefill_time, long_prefill);
+      best.decode_rate = decode_rate;
     }
   }
   if (!best.feasible) best.why_not = miss.Why(slo, long_prompt);
   return best;
+}
+
+double CalibratedRate(const ReplicaCapacity& capacity, const ServingSlo& slo,
+                      const ReplicaMeasurement& measured) {
+  const double tail = std::max(1e-9, 1 - slo.percentile / 100);
+  const double lambda = measured.requests_per_s;
+  if (!capacity.feasible || lambda <= 0 || measured.ttft_s > slo.ttft_s ||
+      static_cast<double>(measured.requests) * tail < kMinCalibrationTail) {
+    return capacity.requests_per_s;
+  }
+  // The model's TTFT at the measured load falls as the stream's rate rises, to own_s once
+  // lambda / mu is within the tail (at mu = lambda / tail).
+  const double mu_model = capacity.prompt_rate;
+  if (lambda < mu_model && QueuedTtft(lambda, mu_model, capacity.own_s, slo) <= measured.ttft_s) {
+    return capacity.requests_per_s;  // the model waits no longer than was measured
+  }
+  // Bisect for the rate whose TTFT at lambda is the measured one (none beyond lambda / tail).
+  double slow = std::max(mu_model, lambda * (1 + 1e-9)), fast = lambda / tail;
+  if (slow >= fast) return capacity.requests_per_s;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = (slow + fast) / 2;
+    (QueuedTtft(lambda, mid, capacity.own_s, slo) > measured.ttft_s ? slow : fast) = mid;
+  }
+  const double rate = std::min({QueueLimitedRate(fast, capacity.own_s, slo), capacity.decode_rate,
+                                kMaxCalibratedRaise * lambda});
+  return std::max(capacity.requests_per_s, rate);
 }
 
 // ---- Measurements ---------------------------------------------------------------------------

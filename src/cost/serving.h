@@ -104,8 +104,39 @@ struct ReplicaCapacity {
   double requests_per_s = 0;  // sustained at the SLO (with the utilisation margin)
   double decode_step_s = 0;   // at that batch
   double prefill_s = 0;       // of one mean prompt
-  std::string why_not;        // when !feasible: which target is missed and by how much
+  // The two bounds the rate is the lesser of: the chunk stream's prompts/s (mu) with the
+  // prefill a prompt waits for on top of its queueing (`own_s`), and the decode cap.
+  double prompt_rate = 0;
+  double own_s = 0;
+  double decode_rate = 0;
+  std::string why_not;  // when !feasible: which target is missed and by how much
 };
+
+// What the replicas of one shape were measured doing over a span: requests/s per replica
+// that was up, and their time to first token at the SLO's percentile, over `requests`.
+struct ReplicaMeasurement {
+  double requests_per_s = 0;
+  double ttft_s = 0;
+  int64_t requests = 0;
+};
+
+// The rate `capacity` is raised to by what its replicas were measured doing. The model's
+// queue (M/M/1 tail plus the long prompt's prefill, each at the SLO's percentile) is
+// conservative; when the replicas, at `measured.requests_per_s`, met the TTFT target with a
+// wait shorter than the model's, the chunk stream's rate is the one under which the model's
+// TTFT at that load is the measured one, and the rating is the model's queue limit at that
+// rate, still capped by the decode cap and at kMaxCalibratedRaise times the load measured.
+// Only raises: a measured wait longer than the model's is left to the forecast (bursts have
+// their own term there). Unchanged unless the percentile was taken over at least
+// kMinCalibrationTail requests beyond it and the measured TTFT met the target.
+double CalibratedRate(const ReplicaCapacity& capacity, const ServingSlo& slo,
+                      const ReplicaMeasurement& measured);
+// A measurement speaks for loads near the one measured: a rating rises to at most this
+// multiple of it.
+inline constexpr double kMaxCalibratedRaise = 2;
+// Requests beyond the SLO's percentile a measurement needs (at p99: 1,000 requests), so that
+// the percentile is not one request's.
+inline constexpr double kMinCalibrationTail = 10;
 
 class ServingModel {
  public:

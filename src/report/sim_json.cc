@@ -32,6 +32,7 @@ nlohmann::json ServingJson(const sim::ServingResult& sv) {
             {"single_type_covers", a.single_type_covers},
             {"mix_cheaper", a.mix_cheaper},
             {"single_type_kept", a.single_type_kept},
+            {"headroom_left", a.headroom_left},
             {"mix_usd_per_hour", a.mix_usd_per_hour},
             {"single_type_usd_per_hour", a.single_type_usd_per_hour}}},
           {"requests", sv.requests},

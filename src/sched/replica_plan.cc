@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "sched/integer_program.h"
@@ -23,10 +24,10 @@ double ArrivalsIn(std::span<const model::InferenceRequest> arrivals, double from
                              std::lower_bound(arrivals.begin(), arrivals.end(), from_s, cmp));
 }
 
-}  // namespace
-
-double ForecastAt(std::span<const model::InferenceRequest> arrivals, double now_s,
-                  double interval_s, double headroom) {
+// The mean rates of the last kScaleDownIntervals intervals before `now_s` and the rates over
+// kBurstWindowS windows of the same span (ForecastAt).
+std::pair<std::vector<double>, std::vector<double>> RecentAndBursts(
+    std::span<const model::InferenceRequest> arrivals, double now_s, double interval_s) {
   const double dt = interval_s;
   std::vector<double> recent, bursts;
   if (now_s < dt) {
@@ -42,7 +43,30 @@ double ForecastAt(std::span<const model::InferenceRequest> arrivals, double now_
        t += kBurstWindowS) {
     bursts.push_back(ArrivalsIn(arrivals, t, t + kBurstWindowS) / kBurstWindowS);
   }
-  return ForecastRequestRate(recent, bursts, kBurstWindowS, headroom);
+  return {std::move(recent), std::move(bursts)};
+}
+
+// The burst term of ForecastRequestRate: the windows' mean rate plus how far their 99th
+// percentile exceeds Poisson's at that mean; 0 without windows.
+double BurstRate(std::vector<double> burst_rates, double burst_window_s) {
+  if (burst_rates.empty() || burst_window_s <= 0) return 0;
+  double mean = 0;
+  for (double r : burst_rates) mean += r;
+  mean /= static_cast<double>(burst_rates.size());
+  const size_t k = static_cast<size_t>(0.99 * static_cast<double>(burst_rates.size() - 1));
+  std::nth_element(burst_rates.begin(), burst_rates.begin() + k, burst_rates.end());
+  const double poisson =
+      static_cast<double>(PoissonQuantile(mean * burst_window_s, 0.99)) / burst_window_s;
+  return mean + std::max(0.0, burst_rates[k] - poisson);
+}
+
+}  // namespace
+
+Forecast ForecastAt(std::span<const model::InferenceRequest> arrivals, double now_s,
+                    double interval_s, double headroom) {
+  auto [recent, bursts] = RecentAndBursts(arrivals, now_s, interval_s);
+  return {ForecastRequestRate(recent, bursts, kBurstWindowS, headroom),
+          MeasuredRequestRate(recent, bursts, kBurstWindowS)};
 }
 
 double PeakIntervalRate(std::span<const model::InferenceRequest> arrivals, double horizon_s,
@@ -81,18 +105,14 @@ double ForecastRequestRate(const std::vector<double>& recent_rates, std::vector<
     const double before = recent_rates[recent_rates.size() - 2];
     rate = std::max(rate, 2 * last - before);
   }
-  rate *= 1 + headroom;
-  if (!burst_rates.empty() && burst_window_s > 0) {
-    double mean = 0;
-    for (double r : burst_rates) mean += r;
-    mean /= static_cast<double>(burst_rates.size());
-    const size_t k = static_cast<size_t>(0.99 * static_cast<double>(burst_rates.size() - 1));
-    std::nth_element(burst_rates.begin(), burst_rates.begin() + k, burst_rates.end());
-    const double poisson =
-        static_cast<double>(PoissonQuantile(mean * burst_window_s, 0.99)) / burst_window_s;
-    rate = std::max(rate, mean + std::max(0.0, burst_rates[k] - poisson));
-  }
-  return rate;
+  return std::max(rate * (1 + headroom), BurstRate(std::move(burst_rates), burst_window_s));
+}
+
+double MeasuredRequestRate(const std::vector<double>& recent_rates, std::vector<double> burst_rates,
+                           double burst_window_s) {
+  double rate = 0;
+  for (double r : recent_rates) rate = std::max(rate, r);
+  return std::max(rate, BurstRate(std::move(burst_rates), burst_window_s));
 }
 
 namespace {
@@ -183,12 +203,96 @@ std::vector<ServiceDemand> OnlyType(std::vector<ServiceDemand> services, int32_t
   return services;
 }
 
+// `services` with each one's shapes that cost more than kHeadroomCostMargin over its cheapest
+// per request/s made unusable.
+std::vector<ServiceDemand> OnlyCheapShapes(std::vector<ServiceDemand> services) {
+  for (ServiceDemand& service : services) {
+    double cheapest = std::numeric_limits<double>::infinity();
+    for (const ReplicaShape& shape : service.shapes) {
+      if (shape.capacity > 0) cheapest = std::min(cheapest, shape.usd_per_hour / shape.capacity);
+    }
+    for (ReplicaShape& shape : service.shapes) {
+      if (shape.capacity > 0 &&
+          shape.usd_per_hour / shape.capacity > cheapest * (1 + kHeadroomCostMargin) + 1e-12) {
+        shape.capacity = 0;
+      }
+    }
+  }
+  return services;
+}
+
+// Whether `service` has a shape that OnlyCheapShapes makes unusable.
+bool HasCostlyShape(const ServiceDemand& service, const ServiceDemand& cheap) {
+  for (size_t k = 0; k < service.shapes.size(); ++k) {
+    if (service.shapes[k].capacity > 0 && cheap.shapes[k].capacity <= 0) return true;
+  }
+  return false;
+}
+
+// The demands PlanReplicas plans for: where a service's cheap shapes cannot carry its whole
+// forecast, the part beyond what they carry is dropped (down to the measured rate); `dropped`
+// says how much, per service.
+std::vector<ServiceDemand> WithoutCostlyHeadroom(
+    std::vector<ServiceDemand> services,
+    const std::map<std::pair<int32_t, int32_t>, int32_t>& free_devices, double max_seconds,
+    std::vector<double>& dropped) {
+  dropped.assign(services.size(), 0);
+  const std::vector<ServiceDemand> cheap_only = OnlyCheapShapes(services);
+  bool headroom = false;
+  for (size_t s = 0; s < services.size(); ++s) {
+    const ServiceDemand& service = services[s];
+    headroom |= service.measured_requests_per_s >= 0 &&
+                service.measured_requests_per_s < service.requests_per_s &&
+                HasCostlyShape(service, cheap_only[s]);
+  }
+  if (!headroom) return services;
+  const ReplicaPlan cheap = SolvePlan(cheap_only, free_devices, max_seconds);
+  if (!cheap.solved) return services;
+  for (size_t s = 0; s < services.size(); ++s) {
+    ServiceDemand& service = services[s];
+    if (service.measured_requests_per_s < 0 || cheap.uncovered[s] <= 0 ||
+        !HasCostlyShape(service, cheap_only[s])) {
+      continue;
+    }
+    const double demand =
+        std::max(service.measured_requests_per_s, service.requests_per_s - cheap.uncovered[s]);
+    if (demand >= service.requests_per_s) continue;
+    dropped[s] = service.requests_per_s - demand;
+    service.requests_per_s = demand;
+  }
+  return services;
+}
+
 // Whether `plan` leaves no more of any service's demand uncovered than `than` does.
 bool CoversAsMuch(const ReplicaPlan& plan, const ReplicaPlan& than) {
   for (size_t s = 0; s < plan.uncovered.size(); ++s) {
     if (plan.uncovered[s] > than.uncovered[s] + 1e-6) return false;
   }
   return true;
+}
+
+// The plan for `demands` weighed against every single type (PlanReplicas).
+ReplicaPlan SolveAndWeigh(const std::vector<ServiceDemand>& demands,
+                          const std::map<std::pair<int32_t, int32_t>, int32_t>& free_devices,
+                          double max_seconds) {
+  ReplicaPlan plan = SolvePlan(demands, free_devices, max_seconds);
+  if (!plan.solved) return plan;
+  std::set<int32_t> types;
+  for (const ServiceDemand& service : demands) {
+    for (const ReplicaShape& shape : service.shapes) {
+      if (shape.capacity > 0) types.insert(shape.type);
+    }
+  }
+  if (types.size() == 1) {  // the mix is that type's plan
+    plan.single_type = *types.begin();
+    plan.single_type_usd_per_hour = plan.usd_per_hour;
+    return plan;
+  }
+  for (int32_t type : types) {
+    const ReplicaPlan single = SolvePlan(OnlyType(demands, type), free_devices, max_seconds);
+    if (single.solved) WeighSingleType(plan, single, type);
+  }
+  return plan;
 }
 
 }  // namespace
@@ -224,22 +328,21 @@ void WeighSingleType(ReplicaPlan& plan, const ReplicaPlan& single, int32_t type)
 ReplicaPlan PlanReplicas(const std::vector<ServiceDemand>& services,
                          const std::map<std::pair<int32_t, int32_t>, int32_t>& free_devices,
                          double max_seconds) {
-  ReplicaPlan plan = SolvePlan(services, free_devices, max_seconds);
+  std::vector<double> dropped;
+  const std::vector<ServiceDemand> demands =
+      WithoutCostlyHeadroom(services, free_devices, max_seconds, dropped);
+  ReplicaPlan plan = SolveAndWeigh(demands, free_devices, max_seconds);
   if (!plan.solved) return plan;
-  std::set<int32_t> types;
-  for (const ServiceDemand& service : services) {
-    for (const ReplicaShape& shape : service.shapes) {
-      if (shape.capacity > 0) types.insert(shape.type);
-    }
-  }
-  if (types.size() == 1) {  // the mix is that type's plan
-    plan.single_type = *types.begin();
-    plan.single_type_usd_per_hour = plan.usd_per_hour;
-    return plan;
-  }
-  for (int32_t type : types) {
-    const ReplicaPlan single = SolvePlan(OnlyType(services, type), free_devices, max_seconds);
-    if (single.solved) WeighSingleType(plan, single, type);
+  plan.headroom_left.assign(services.size(), 0);
+  if (std::all_of(dropped.begin(), dropped.end(), [](double d) { return d <= 0; })) return plan;
+  // Of what was dropped, only the part the costly shapes had room for is headroom left; the
+  // rest found no room on any shape and is reported uncovered, as without the rule.
+  const ReplicaPlan full = SolvePlan(services, free_devices, max_seconds);
+  for (size_t s = 0; s < services.size(); ++s) {
+    const double coverable =
+        full.solved ? services[s].requests_per_s - full.uncovered[s] : services[s].requests_per_s;
+    plan.headroom_left[s] = std::clamp(coverable - demands[s].requests_per_s, 0.0, dropped[s]);
+    plan.uncovered[s] += dropped[s] - plan.headroom_left[s];
   }
   return plan;
 }

@@ -33,13 +33,24 @@ inline constexpr int kScaleDownIntervals = 3;
 // Arrivals are counted over windows this long to see bursts.
 inline constexpr double kBurstWindowS = 10;
 
-// ForecastRequestRate at `now_s` from `arrivals` (sorted by arrival time): the mean rates of the
-// last kScaleDownIntervals intervals of `interval_s` (those from t = 0 on) and the rates over
+// The part of a forecast that arrived: the busiest of `recent_rates` or the burst term of
+// ForecastRequestRate, whichever is higher; neither the trend nor the headroom.
+double MeasuredRequestRate(const std::vector<double>& recent_rates, std::vector<double> burst_rates,
+                           double burst_window_s);
+
+// Requests/s to provision for, and the part of it that was measured.
+struct Forecast {
+  double requests_per_s = 0;           // ForecastRequestRate
+  double measured_requests_per_s = 0;  // MeasuredRequestRate of the same rates
+};
+
+// The forecast at `now_s` from `arrivals` (sorted by arrival time): the mean rates of the last
+// kScaleDownIntervals intervals of `interval_s` (those from t = 0 on) and the rates over
 // kBurstWindowS windows of the same span. Before one interval has passed, the arrivals of the
 // first interval stand in for that history (a look ahead, as a service running since yesterday
 // has seen such a day).
-double ForecastAt(std::span<const model::InferenceRequest> arrivals, double now_s,
-                  double interval_s, double headroom);
+Forecast ForecastAt(std::span<const model::InferenceRequest> arrivals, double now_s,
+                    double interval_s, double headroom);
 
 // The highest mean rate of an interval of `interval_s` over [0, horizon_s): what a replica set
 // sized once, from hindsight, provisions for.
@@ -60,7 +71,10 @@ struct ReplicaShape {
 
 struct ServiceDemand {
   double requests_per_s = 0;  // to provision for
-  double startup_h = 0;       // a new replica's start-up, charged once at its hourly cost
+  // The part of requests_per_s that was measured (MeasuredRequestRate); the rest, the
+  // forecast's headroom, goes only on cheap shapes (PlanReplicas). < 0: all of it.
+  double measured_requests_per_s = -1;
+  double startup_h = 0;  // a new replica's start-up, charged once at its hourly cost
   std::vector<ReplicaShape> shapes;
 };
 
@@ -69,7 +83,10 @@ struct ReplicaPlan {
   std::string message;                         // the solver's, when not solved
   std::vector<std::vector<int32_t>> replicas;  // per service and shape: how many to run
   std::vector<double> uncovered;               // per service: requests/s with no room
-  double usd_per_hour = 0;                     // PlanCostPerHour of `replicas`
+  // Per service: requests/s of the forecast's headroom left uncovered because only shapes
+  // costlier than kHeadroomCostMargin over the cheapest had room for it.
+  std::vector<double> headroom_left;
+  double usd_per_hour = 0;  // PlanCostPerHour of `replicas`
   // The cheapest plan with every replica on one device type that covers as much of each
   // service's demand as this one: its type (-1 when no single type does) and cost.
   int32_t single_type = -1;
@@ -97,15 +114,28 @@ inline constexpr double kMixSavingsNeeded = 0.02;
 // `plan` plus kMixSavingsNeeded, its replicas replace plan's (single_type_kept).
 void WeighSingleType(ReplicaPlan& plan, const ReplicaPlan& single, int32_t type);
 
+// A forecast's headroom (beyond what was measured) is insurance against load not yet seen,
+// and the replica ratings are conservative already (cost/serving.h): it is bought only on
+// shapes that cost at most this much more per request/s than the service's cheapest shape
+// (the margin below which kMixSavingsNeeded calls two plans equally cheap). On the seed
+// cluster, spilling it onto A100s cost 4.4x MI250X's price per request for chat, and the
+// load that came did not need it (docs/results.md).
+inline constexpr double kHeadroomCostMargin = kMixSavingsNeeded;
+
 // Replica counts per service and shape. Minimises PlanCostPerHour subject to: each service's
 // demand carried (or reported uncovered, at a prohibitive cost); each service keeping at least
 // one replica; a type giving at most its free devices; and replicas of tp devices numbering at
 // most the sum over nodes of free / tp (a replica stays within one node).
 // `free_devices[{type, node}]` counts the devices no replica holds plus those of the live
-// replicas (the plan may keep or drop them). Solved by CBC within `max_seconds`, once for the
-// mix of all shapes and, when the shapes span several device types, once per type with that
-// type's shapes alone (WeighSingleType): the mix is kept only when it costs kMixSavingsNeeded
-// less than every single type that covers as much, so no plan costs more than such a type's.
+// replicas (the plan may keep or drop them). Solved by CBC within `max_seconds`. First, when
+// a service's forecast exceeds what was measured, with only its cheap shapes (within
+// kHeadroomCostMargin of its cheapest per request/s): where they leave part of the forecast
+// uncovered, the service's demand drops to what they covered, but not below the measured
+// rate (of the drop, what costly shapes had room for is headroom_left, the rest uncovered).
+// Then once for the mix of all shapes and, when the shapes span several device types, once
+// per type with that type's shapes alone (WeighSingleType): the mix is kept only when it
+// costs kMixSavingsNeeded less than every single type that covers as much, so no plan costs
+// more than such a type's.
 ReplicaPlan PlanReplicas(const std::vector<ServiceDemand>& services,
                          const std::map<std::pair<int32_t, int32_t>, int32_t>& free_devices,
                          double max_seconds = 10);

@@ -1,7 +1,6 @@
 #include "sim/serving.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +9,6 @@
 #include <memory>
 #include <optional>
 #include <queue>
-#include <set>
 #include <span>
 #include <utility>
 
@@ -75,6 +73,7 @@ struct ServiceState {
   size_t next = 0;                 // next request to arrive
   std::vector<float> ttft, tpot;   // per request; +infinity: never served
   std::vector<int32_t> prefilled;  // per request: prompt tokens prefilled so far
+  std::vector<int32_t> shape_of;   // per request: the shape of the replica it was routed to
   std::vector<int32_t> replicas;   // indices into Simulator::replicas_ (all, ever)
   ServiceOutcome outcome;
   double static_rate = -1;  // kStaticPeak: the rate it is provisioned for
@@ -103,10 +102,12 @@ std::string ServiceError(const model::Job& job, const std::string& problem) {
                                 fmt::format("service '{}': {}", job.name, problem));
 }
 
-// The 99th percentile of `v` (reordered), 0 when empty.
-double Percentile99(std::vector<float>& v) {
+// The `percentile` of `v` (reordered), 0 when empty.
+double Percentile(std::vector<float>& v, double percentile) {
   if (v.empty()) return 0;
-  const size_t k = std::min(v.size() - 1, static_cast<size_t>(std::ceil(0.99 * v.size())) - 1);
+  const size_t k = std::min(
+      v.size() - 1,
+      static_cast<size_t>(std::ceil(percentile / 100 * static_cast<double>(v.size()))) - 1);
   std::nth_element(v.begin(), v.begin() + k, v.end());
   return v[k];
 }
@@ -152,6 +153,8 @@ class Simulator {
   }
   // Releases a retired replica once it has nothing left to do.
   void ReleaseIfDone(int32_t replica, double now_s);
+  // What the replicas of `shape` of `service` did over the forecast's span before now_s.
+  cost::ReplicaMeasurement Measure(int32_t service, int32_t shape, double now_s) const;
   // Adds what `st` served, what its replicas cost, and the devices they held to `result`.
   void Book(const ServiceState& st, ServingResult& result) const;
 
@@ -184,6 +187,7 @@ util::Status Simulator::AddService(const model::Job& job,
   s.ttft.assign(reqs.size(), std::numeric_limits<float>::infinity());
   s.tpot.assign(reqs.size(), std::numeric_limits<float>::infinity());
   s.prefilled.assign(reqs.size(), 0);
+  s.shape_of.assign(reqs.size(), -1);
   s.outcome.name = job.name;
   // The shapes are chosen once, for the first interval's requests (standing in for the
   // service's history).
@@ -275,12 +279,22 @@ void Simulator::Autoscale(double now_s) {
           "t={:.0f}s: {}: {:.2f} requests/s of forecast load find no room in the cluster", now_s,
           services_[s].job->name, plan.uncovered[s]));
     }
+    if (plan.headroom_left[s] > 0) {
+      notes_.push_back(fmt::format(
+          "t={:.0f}s: {}: {:.2f} requests/s of forecast headroom left uncovered: only costlier "
+          "types had room",
+          now_s, services_[s].job->name, plan.headroom_left[s]));
+    }
   }
   ApplyChanges(sched::ChangesToward(live, plan.replicas), now_s);
 }
 
 void Simulator::Audit(const sched::ReplicaPlan& plan) {
   ++audit_.plans;
+  if (std::any_of(plan.headroom_left.begin(), plan.headroom_left.end(),
+                  [](double left) { return left > 0; })) {
+    ++audit_.headroom_left;
+  }
   if (plan.single_type < 0) return;
   ++audit_.single_type_covers;
   audit_.mix_usd_per_hour += plan.usd_per_hour;
@@ -296,10 +310,14 @@ sched::ServiceDemand Simulator::DemandOf(int32_t service, double now_s,
   const bool hindsight = options_.mode == ServingMode::kStaticPeak;
   sched::ServiceDemand demand;
   // Hindsight: the busiest interval of the day, as an operator provisions from history.
-  demand.requests_per_s =
-      hindsight
-          ? sched::PeakIntervalRate(*st.requests, options_.horizon_s, dt) * (1 + options_.headroom)
-          : sched::ForecastAt(*st.requests, now_s, dt, options_.headroom);
+  if (hindsight) {
+    demand.requests_per_s =
+        sched::PeakIntervalRate(*st.requests, options_.horizon_s, dt) * (1 + options_.headroom);
+  } else {
+    const sched::Forecast forecast = sched::ForecastAt(*st.requests, now_s, dt, options_.headroom);
+    demand.requests_per_s = forecast.requests_per_s;
+    demand.measured_requests_per_s = forecast.measured_requests_per_s;
+  }
   demand.startup_h =
       (options_.startup_fixed_s + st.served.weight_bytes / options_.load_bandwidth) / 3600;
   // Token means of every request seen so far (the whole day's for the static plan); the
@@ -310,11 +328,46 @@ sched::ServiceDemand Simulator::DemandOf(int32_t service, double now_s,
     const model::DeviceType& type = cluster_.catalog.Get(sh.type);
     const cost::ServingModel m(st.served, type, sh.tp, options_.calibrations.For(type.name),
                                sh.link_bandwidth);
-    demand.shapes.push_back({sh.type.value(), sh.tp, sh.usd_per_hour,
-                             m.CapacityAt(st.slo, st.tokens.input, st.tokens.output).requests_per_s,
+    // The model's rating, raised where the replicas were measured doing better
+    // (cost::CalibratedRate).
+    const double capacity =
+        cost::CalibratedRate(m.CapacityAt(st.slo, st.tokens.input, st.tokens.output), st.slo,
+                             Measure(service, static_cast<int32_t>(k), now_s));
+    demand.shapes.push_back({sh.type.value(), sh.tp, sh.usd_per_hour, capacity,
                              static_cast<int32_t>(live[k].live.size())});
   }
   return demand;
+}
+
+cost::ReplicaMeasurement Simulator::Measure(int32_t service, int32_t shape, double now_s) const {
+  const ServiceState& st = services_[service];
+  const double from_s = std::max(0.0, now_s - sched::kScaleDownIntervals * options_.interval_s);
+  // Seconds that replicas of the shape were up (ready, not yet retired) in [from_s, now_s).
+  double replica_s = 0;
+  for (int32_t id : st.replicas) {
+    const Replica& r = replicas_[id];
+    if (r.shape != shape) continue;
+    const double end = r.released_s >= 0 ? r.released_s : std::min(now_s, r.retire_s);
+    replica_s += std::max(0.0, std::min(end, now_s) - std::max(r.ready_s, from_s));
+  }
+  // Time to first token of the requests that arrived then and went to the shape; one still
+  // waiting counts as waiting until now.
+  const auto& reqs = *st.requests;
+  auto before = [](const model::InferenceRequest& q, double t) { return q.arrival_s < t; };
+  const auto lo = std::lower_bound(reqs.begin(), reqs.end(), from_s, before) - reqs.begin();
+  const auto hi = std::lower_bound(reqs.begin(), reqs.end(), now_s, before) - reqs.begin();
+  std::vector<float> ttft;
+  for (auto q = lo; q < hi; ++q) {
+    if (st.shape_of[q] != shape) continue;
+    ttft.push_back(std::isfinite(st.ttft[q]) ? st.ttft[q]
+                                             : static_cast<float>(now_s - reqs[q].arrival_s));
+  }
+  cost::ReplicaMeasurement m;
+  if (ttft.empty() || replica_s <= 0) return m;
+  m.requests = static_cast<int64_t>(ttft.size());
+  m.requests_per_s = static_cast<double>(ttft.size()) / replica_s;
+  m.ttft_s = Percentile(ttft, st.slo.percentile);
+  return m;
 }
 
 void Simulator::ApplyChanges(const sched::ReplicaChanges& changes, double now_s) {
@@ -434,6 +487,7 @@ void Simulator::Route(int32_t service, int32_t request, double now_s) {
     }
   }
   if (best < 0) return;  // no replica at all: the request is never served (counted as a miss)
+  st.shape_of[request] = replicas_[best].shape;
   replicas_[best].waiting.push_back(request);
   MaybeStart(best, now_s);
 }
@@ -544,8 +598,8 @@ void Simulator::Book(const ServiceState& st, ServingResult& result) const {
     if (ttft[q] <= st.slo.ttft_s && tpot[q] <= st.slo.tpot_s) ++o.within_slo;
     if (!std::isfinite(tpot[q])) ++o.unserved;
   }
-  o.ttft_p99_s = Percentile99(ttft);
-  o.tpot_p99_s = Percentile99(tpot);
+  o.ttft_p99_s = Percentile(ttft, 99);
+  o.tpot_p99_s = Percentile(tpot, 99);
   // Replicas alive at once, from their hold intervals.
   std::vector<std::pair<double, int>> edges;
   for (int32_t id : st.replicas) {
@@ -654,45 +708,6 @@ util::Result<ServingResult> Simulator::Run() {
 }
 
 }  // namespace
-
-std::string_view ServingModeName(ServingMode mode) {
-  switch (mode) {
-    case ServingMode::kHetsched:
-      return "hetsched";
-    case ServingMode::kStrongest:
-      return "strongest";
-    case ServingMode::kStaticPeak:
-      return "static-peak";
-    case ServingMode::kSingleType:
-      return "single";
-  }
-  return "unknown";
-}
-
-util::Result<ServingChoice> ParseServingMode(std::string_view text) {
-  for (ServingMode m :
-       {ServingMode::kHetsched, ServingMode::kStrongest, ServingMode::kStaticPeak}) {
-    if (text == ServingModeName(m)) return ServingChoice{m, ""};
-  }
-  constexpr std::string_view kSingle = "single:";
-  if (text.starts_with(kSingle) && text.size() > kSingle.size()) {
-    return ServingChoice{ServingMode::kSingleType, std::string(text.substr(kSingle.size()))};
-  }
-  return util::Status::InvalidArgument(fmt::format(
-      "unknown serving mode '{}' (expected hetsched, strongest, static-peak or single:TYPE)",
-      text));
-}
-
-util::Status CheckSingleType(const model::Cluster& cluster, const ServingOptions& options) {
-  if (options.mode != ServingMode::kSingleType) return util::Status::Ok();
-  std::set<std::string> types;
-  for (const model::Device& d : cluster.devices) types.insert(cluster.catalog.Get(d.type).name);
-  const auto id = cluster.catalog.FindId(options.single_type);
-  if (id && types.count(cluster.catalog.Get(*id).name) > 0) return util::Status::Ok();
-  return util::Status::InvalidArgument(
-      fmt::format("single:{}: the cluster has no device of type {} (its types: {})",
-                  options.single_type, options.single_type, fmt::join(types, ", ")));
-}
 
 util::Result<ServingResult> SimulateServing(
     const model::Cluster& cluster, const std::vector<const model::Job*>& services,

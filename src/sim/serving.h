@@ -81,11 +81,12 @@ struct ServiceOutcome {
 // device type that covers as much of the forecast (sched::ReplicaPlan::single_type), by the
 // planner's own cost measure (sched::PlanCostPerHour).
 struct PlanAudit {
-  int32_t plans = 0;                    // plans solved
-  int32_t single_type_covers = 0;       // of them, those some single type covered
-  int32_t mix_cheaper = 0;              // of those, the ones where the plan cost less
-  int32_t single_type_kept = 0;         // of those, the ones where a mix saved too little to keep
-  double mix_usd_per_hour = 0;          // summed over the plans a single type covered
+  int32_t plans = 0;               // plans solved
+  int32_t single_type_covers = 0;  // of them, those some single type covered
+  int32_t mix_cheaper = 0;         // of those, the ones where the plan cost less
+  int32_t single_type_kept = 0;    // of those, the ones where a mix saved too little to keep
+  int32_t headroom_left = 0;    // plans that left headroom to costly types uncovered (any service)
+  double mix_usd_per_hour = 0;  // summed over the plans a single type covered
   double single_type_usd_per_hour = 0;  // the single types' plans for the same intervals
 };
 

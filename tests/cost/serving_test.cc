@@ -121,6 +121,64 @@ TEST(ServingModel, ALongPromptAtThePercentileCostsCapacityOrRulesTheShapeOut) {
       << none.why_not;
 }
 
+TEST(ServingModel, CapacityNamesTheBoundsItsRateIsTheLesserOf) {
+  const cost::ServingModel m(*ServedPreset("llama-13b"), A100(), 1, {}, 300e9);
+  const ServingSlo slo{2, 0.1, 99};
+  const ReplicaCapacity c = m.CapacityAt(slo, 1000, 200);
+  ASSERT_TRUE(c.feasible) << c.why_not;
+  EXPECT_DOUBLE_EQ(c.prompt_rate, static_cast<double>(c.chunk) / 1000 / c.step_s);
+  EXPECT_DOUBLE_EQ(c.decode_rate, ServingModel::kTargetUtilisation * c.batch / 200 / c.step_s);
+  EXPECT_GE(c.own_s, std::ceil(1000.0 / static_cast<double>(c.chunk)) * c.step_s - 1e-12);
+  EXPECT_LE(c.requests_per_s, c.decode_rate + 1e-12);
+  EXPECT_LE(c.requests_per_s, ServingModel::kTargetUtilisation * c.prompt_rate + 1e-12);
+}
+
+// A tp-8 MI250X replica of llama-70b for the 20-minute window of Azure's conversation trace
+// (docs/results.md), in round numbers: a chunk stream of 3.4 prompts/s, 0.36 s of prefill on
+// top of the wait, and a decode cap out of the way. M/M/1's p99 TTFT reaches 2 s at 1.218
+// requests/s, the model's rating.
+ReplicaCapacity WindowReplica() {
+  ReplicaCapacity c;
+  c.feasible = true;
+  c.prompt_rate = 3.4;
+  c.own_s = 0.36;
+  c.decode_rate = 10;
+  c.requests_per_s = 1.2179;
+  return c;
+}
+
+TEST(CalibratedRate, AMeasuredWaitShorterThanTheModelsRaisesTheRating) {
+  const ServingSlo slo{2, 0.1, 99};
+  ReplicaCapacity c = WindowReplica();
+  // Four replicas carried 5.5 requests/s, 1.375 each, at a p99 TTFT of 1.53 s, where the
+  // model says 2.19 s. The stream rate under which M/M/1 gives 1.53 s at 1.375 is 4.33
+  // prompts/s, and at that rate the TTFT reaches 2 s at 1.995 requests/s (by hand, bisection).
+  const ReplicaMeasurement window{1.375, 1.53, 3301};
+  EXPECT_NEAR(CalibratedRate(c, slo, window), 1.995, 1e-3);
+  // Still capped by the decode cap.
+  c.decode_rate = 1.78;
+  EXPECT_DOUBLE_EQ(CalibratedRate(c, slo, window), 1.78);
+  // A measurement at 0.9 requests/s with no wait at all says nothing beyond twice 0.9.
+  c.decode_rate = 10;
+  EXPECT_DOUBLE_EQ(CalibratedRate(c, slo, {0.9, 0.36, 3000}), kMaxCalibratedRaise * 0.9);
+}
+
+TEST(CalibratedRate, LeavesTheModelsRatingWithoutEvidenceOrWhenTheModelWaitsNoLonger) {
+  const ServingSlo slo{2, 0.1, 99};
+  const ReplicaCapacity c = WindowReplica();
+  // The TTFT target missed, or a p99 over fewer than 1,000 requests.
+  EXPECT_DOUBLE_EQ(CalibratedRate(c, slo, {1.375, 2.1, 3301}), c.requests_per_s);
+  EXPECT_DOUBLE_EQ(CalibratedRate(c, slo, {1.375, 1.53, 999}), c.requests_per_s);
+  EXPECT_DOUBLE_EQ(CalibratedRate(c, slo, {}), c.requests_per_s);
+  // At 0.5 requests/s the model's p99 TTFT is 1.29 s; 1.6 s measured only says the model is
+  // not pessimistic there, and the rating is never lowered.
+  EXPECT_DOUBLE_EQ(CalibratedRate(c, slo, {0.5, 1.6, 3000}), c.requests_per_s);
+  // Twice a low load measured stays below the model's rating: the rating stands.
+  EXPECT_DOUBLE_EQ(CalibratedRate(c, slo, {0.3, 0.36, 3000}), c.requests_per_s);
+  ReplicaCapacity infeasible;
+  EXPECT_DOUBLE_EQ(CalibratedRate(infeasible, slo, {1.375, 1.53, 3301}), 0);
+}
+
 TEST(ServingModel, TheLargestChunkIsTheLastWithinTheStepLimit) {
   const ServingModel r(*ServedPreset("llama-7b"), A100(), 1, {}, 0);
   int64_t previous = std::numeric_limits<int64_t>::max();

@@ -53,7 +53,7 @@ TEST(BurstWindows, GiveTheSimulatorsForecastForTheSameArrivals) {
   EXPECT_DOUBLE_EQ(length, 10);
   EXPECT_DOUBLE_EQ(closed[5].rate, 8);  // [50, 60): 20 spaced out and the burst's 60
   const double forecast = sched::ForecastRequestRate(recent, rates, length, headroom);
-  EXPECT_DOUBLE_EQ(forecast, sched::ForecastAt(arrivals, now, interval_s, headroom));
+  EXPECT_DOUBLE_EQ(forecast, sched::ForecastAt(arrivals, now, interval_s, headroom).requests_per_s);
   // The interval means (3, 2, 3 requests/s) give the newest one's trend, 4, plus 20 %; the
   // bursts raise it above that.
   const double steady = sched::ForecastRequestRate(recent, {}, 0, headroom);

@@ -33,6 +33,16 @@ TEST(ForecastRequestRate, BusiestRecentOrTrendPlusHeadroomAndAtLeastTheBursts) {
   EXPECT_DOUBLE_EQ(ForecastRequestRate({}, {}, 10, 0.2), 0);
 }
 
+TEST(MeasuredRequestRate, TheBusiestRecentRateOrTheBurstsWithoutTrendOrHeadroom) {
+  EXPECT_DOUBLE_EQ(MeasuredRequestRate({1, 2, 3}, {}, 10), 3);
+  EXPECT_DOUBLE_EQ(MeasuredRequestRate({5, 2, 1}, {}, 10), 5);
+  std::vector<double> bursts(101, 1.0);  // as above: the bursts ask for mean + 9 - 2.6
+  bursts[7] = 50;
+  bursts[8] = 9;
+  EXPECT_DOUBLE_EQ(MeasuredRequestRate({1}, bursts, 10), (99 + 50 + 9) / 101.0 + 9 - 2.6);
+  EXPECT_DOUBLE_EQ(MeasuredRequestRate({}, {}, 10), 0);
+}
+
 // Evenly spaced arrivals: 1/s over [0, 100 s), 2/s, 3/s, then 1/s again over [300, 400).
 std::vector<model::InferenceRequest> Steps() {
   std::vector<model::InferenceRequest> arrivals;
@@ -48,16 +58,17 @@ std::vector<model::InferenceRequest> Steps() {
 TEST(ForecastAt, TheLastThreeIntervalsAndTheirWindows) {
   const std::vector<model::InferenceRequest> arrivals = Steps();
   // At t = 0 the first interval stands in for the history: 1/s, plus 20 %.
-  EXPECT_DOUBLE_EQ(ForecastAt(arrivals, 0, 100, 0.2), 1.2);
+  EXPECT_DOUBLE_EQ(ForecastAt(arrivals, 0, 100, 0.2).requests_per_s, 1.2);
   // At 100 s only [0, 100) has passed: what comes next is not seen.
-  EXPECT_DOUBLE_EQ(ForecastAt(arrivals, 100, 100, 0.2), 1.2);
+  EXPECT_DOUBLE_EQ(ForecastAt(arrivals, 100, 100, 0.2).requests_per_s, 1.2);
   // Rising 1, 2, 3: the trend, 4/s, plus 20 %.
-  EXPECT_DOUBLE_EQ(ForecastAt(arrivals, 300, 100, 0.2), 4.8);
+  EXPECT_DOUBLE_EQ(ForecastAt(arrivals, 300, 100, 0.2).requests_per_s, 4.8);
+  EXPECT_DOUBLE_EQ(ForecastAt(arrivals, 300, 100, 0.2).measured_requests_per_s, 3);
   // Falling to 1/s: the busiest of the last three intervals (3/s) holds the replicas.
   // Steady 10-second windows add nothing beyond Poisson's spread.
-  EXPECT_DOUBLE_EQ(ForecastAt(arrivals, 400, 100, 0.2), 3.6);
+  EXPECT_DOUBLE_EQ(ForecastAt(arrivals, 400, 100, 0.2).requests_per_s, 3.6);
   // 400 s later the window holds only the quiet intervals.
-  EXPECT_DOUBLE_EQ(ForecastAt(arrivals, 700, 100, 0.2), 0);
+  EXPECT_DOUBLE_EQ(ForecastAt(arrivals, 700, 100, 0.2).requests_per_s, 0);
 }
 
 TEST(PeakIntervalRate, TheBusiestIntervalWithinTheHorizon) {
@@ -166,6 +177,69 @@ TEST(PlanReplicas, NamesTheCheapestSingleTypeThatCoversTheDemand) {
   EXPECT_EQ(p.single_type, -1);
 }
 
+// Chat on the seed cluster, in round numbers: type 0 (MI250X-like) carries 1.3 requests/s per
+// tp-8 replica for $16/h and has room for `cheap_slots` of them; type 1 (A100-like) carries
+// 0.5 for $32/h (5x the price per request) and has room for four.
+ServiceDemand Chat(double forecast, double measured) {
+  ServiceDemand d;
+  d.requests_per_s = forecast;
+  d.measured_requests_per_s = measured;
+  d.shapes = {{0, 8, 16, 1.3, 0}, {1, 8, 32, 0.5, 0}};
+  return d;
+}
+std::map<std::pair<int32_t, int32_t>, int32_t> ChatRoom(int32_t cheap_slots) {
+  return {{{0, 0}, 8 * cheap_slots}, {{1, 1}, 32}};
+}
+
+TEST(PlanReplicas, BuysTheForecastsHeadroomOnlyOnCheapShapes) {
+  // Forecast 6 (5 measured plus headroom), room for four cheap replicas (5.2): they carry the
+  // measured rate, and the 0.8 of headroom beyond them is not bought on type 1.
+  ReplicaPlan p = PlanReplicas({Chat(6, 5)}, ChatRoom(4));
+  ASSERT_TRUE(p.solved) << p.message;
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{4, 0}));
+  EXPECT_NEAR(p.headroom_left[0], 0.8, 1e-6);
+  EXPECT_DOUBLE_EQ(p.uncovered[0], 0);
+  // The whole forecast measured (or no measured rate given): two type-1 replicas carry it.
+  for (double measured : {6.0, -1.0}) {
+    p = PlanReplicas({Chat(6, measured)}, ChatRoom(4));
+    EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{4, 2})) << measured;
+    EXPECT_DOUBLE_EQ(p.headroom_left[0], 0) << measured;
+  }
+  // Measured 5.5, beyond the cheap replicas' 5.2: one type-1 replica for the measured rate,
+  // none for the headroom (0.5 of it left).
+  p = PlanReplicas({Chat(6, 5.5)}, ChatRoom(4));
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{4, 1}));
+  EXPECT_NEAR(p.headroom_left[0], 0.5, 1e-6);
+  // What no shape has room for is uncovered, not headroom left: with type 1 unusable, or full.
+  ServiceDemand cheap_only = Chat(6, 5);
+  cheap_only.shapes[1].capacity = 0;
+  p = PlanReplicas({cheap_only}, ChatRoom(4));
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{4, 0}));
+  EXPECT_NEAR(p.uncovered[0], 0.8, 1e-6);
+  EXPECT_DOUBLE_EQ(p.headroom_left[0], 0);
+  p = PlanReplicas({Chat(6, 5)}, {{{0, 0}, 32}, {{1, 1}, 0}});
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{4, 0}));
+  EXPECT_NEAR(p.uncovered[0], 0.8, 1e-6);
+  EXPECT_DOUBLE_EQ(p.headroom_left[0], 0);
+  // Room for one type-1 replica of the two the headroom would take: 0.5 of it left there,
+  // the other 0.3 uncovered.
+  p = PlanReplicas({Chat(6, 5)}, {{{0, 0}, 32}, {{1, 1}, 8}});
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{4, 0}));
+  EXPECT_NEAR(p.headroom_left[0], 0.5, 1e-6);
+  EXPECT_NEAR(p.uncovered[0], 0.3, 1e-6);
+  // With room for a fifth cheap replica the headroom is bought there.
+  p = PlanReplicas({Chat(6, 5)}, ChatRoom(5));
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{5, 0}));
+  EXPECT_DOUBLE_EQ(p.headroom_left[0], 0);
+  // A type within kHeadroomCostMargin of the cheapest per request counts as cheap.
+  ServiceDemand near = Chat(6, 5);
+  near.shapes[1].capacity = 1.3;
+  near.shapes[1].usd_per_hour = 16 * (1 + kHeadroomCostMargin / 2);
+  p = PlanReplicas({near}, ChatRoom(4));
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{4, 1}));
+  EXPECT_DOUBLE_EQ(p.headroom_left[0], 0);
+}
+
 // A solved plan with `replicas` of one service costing `usd`, leaving `uncovered`.
 ReplicaPlan Solved(std::vector<int32_t> replicas, double usd, double uncovered) {
   ReplicaPlan p;
@@ -210,14 +284,16 @@ TEST(WeighSingleType, KeepsTheMixOnlyWhenItSavesEnoughOverASingleTypeCoveringAsM
 // single-type baselines"): for any interval, the plan costs no more than the cheapest plan
 // with every replica on one type that covers as much of each service's forecast, costs
 // counted the same way (PlanCostPerHour: start-ups and replicas kept). Random services,
-// shapes, live replicas and free devices; the single-type plans are solved here on their own.
+// shapes, live replicas and free devices, forecasts with and without headroom beyond the
+// measured rate; the single-type plans are solved here on their own, for the forecast the
+// plan covers (less the headroom it left to costly shapes).
 TEST(PlanReplicas, NeverCostsMoreThanTheCheapestSingleTypeCoveringTheSameForecast) {
   std::mt19937 rng(35);
   auto uniform = [&](double lo, double hi) {
     return std::uniform_real_distribution<double>(lo, hi)(rng);
   };
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  int compared = 0, mix_cheaper = 0;
+  int compared = 0, mix_cheaper = 0, headroom_left = 0;
   for (int round = 0; round < 150; ++round) {
     std::map<std::pair<int32_t, int32_t>, int32_t> free;
     for (int32_t type = 0; type < 3; ++type) {
@@ -226,6 +302,8 @@ TEST(PlanReplicas, NeverCostsMoreThanTheCheapestSingleTypeCoveringTheSameForecas
     std::vector<ServiceDemand> services(pick(1, 3));
     for (ServiceDemand& d : services) {
       d.requests_per_s = uniform(0, 12);
+      // Half the services' forecasts carry headroom beyond the measured rate.
+      d.measured_requests_per_s = pick(0, 1) == 0 ? -1 : d.requests_per_s / uniform(1, 1.5);
       d.startup_h = uniform(0, 0.1);
       for (int32_t type = 0; type < 3; ++type) {
         const int32_t tp = 1 << pick(0, 2);
@@ -237,9 +315,20 @@ TEST(PlanReplicas, NeverCostsMoreThanTheCheapestSingleTypeCoveringTheSameForecas
     const ReplicaPlan plan = PlanReplicas(services, free);
     ASSERT_TRUE(plan.solved) << plan.message;
     EXPECT_NEAR(plan.usd_per_hour, PlanCostPerHour(services, plan.replicas), 1e-9);
+    // The forecast the plan covers: each service's, less the headroom left to costly shapes,
+    // never below the measured rate.
+    std::vector<ServiceDemand> planned = services;
+    for (size_t s = 0; s < services.size(); ++s) {
+      planned[s].requests_per_s -= plan.headroom_left[s];
+      planned[s].measured_requests_per_s = -1;
+      if (plan.headroom_left[s] > 0) {
+        EXPECT_GE(planned[s].requests_per_s, services[s].measured_requests_per_s - 1e-9);
+        ++headroom_left;
+      }
+    }
     double cheapest_single = -1;
     for (int32_t type = 0; type < 3; ++type) {
-      std::vector<ServiceDemand> only = services;
+      std::vector<ServiceDemand> only = planned;
       for (ServiceDemand& d : only) {
         for (ReplicaShape& sh : d.shapes) sh.capacity = sh.type == type ? sh.capacity : 0;
       }
@@ -270,9 +359,11 @@ TEST(PlanReplicas, NeverCostsMoreThanTheCheapestSingleTypeCoveringTheSameForecas
       EXPECT_EQ(plan.single_type, -1) << "round " << round;
     }
   }
-  // The cases exercise both sides: single types that cover, and mixes that beat them.
+  // The cases exercise both sides: single types that cover, and mixes that beat them; and
+  // plans that left headroom uncovered.
   EXPECT_GT(compared, 100);
   EXPECT_GT(mix_cheaper, 20);
+  EXPECT_GT(headroom_left, 10);
 }
 
 }  // namespace
