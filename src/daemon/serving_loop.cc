@@ -565,6 +565,8 @@ std::string ServingLoop::Forecast(Served& s, double now) {
   const double steady = sched::ForecastRequestRate(plan.interval_rates, {}, 0, options_.headroom);
   plan.forecast_requests_per_s = sched::ForecastRequestRate(plan.interval_rates, plan.burst_rates,
                                                             plan.burst_window_s, options_.headroom);
+  plan.measured_requests_per_s =
+      sched::MeasuredRequestRate(plan.interval_rates, plan.burst_rates, plan.burst_window_s);
   if (windows.empty()) return "; no burst window measured";
   const std::string counted = fmt::format("{} window(s) of {:.3g} s measured on the replicas",
                                           windows.size(), plan.burst_window_s);
@@ -583,6 +585,7 @@ std::optional<std::vector<int32_t>> ServingLoop::PlanTargets(Served& s, double f
   const double output = s.measured_output_tokens > 0 ? s.measured_output_tokens : s.output_tokens;
   sched::ServiceDemand demand;
   demand.requests_per_s = forecast;
+  demand.measured_requests_per_s = std::min(forecast, s.plan.measured_requests_per_s);
   demand.startup_h = (kStartupFixedS + s.served.weight_bytes / kLoadBandwidth) / 3600;
   std::string capacities;
   std::map<std::pair<int32_t, int32_t>, int32_t> free;
@@ -646,6 +649,12 @@ std::optional<std::vector<int32_t>> ServingLoop::PlanTargets(Served& s, double f
         " {} device(s) that preemptible jobs hold counted as free: a replica placed there "
         "preempts them.",
         lent);
+  }
+  if (plan.headroom_left[0] > 0) {
+    s.plan.why += fmt::format(
+        " {:.3g} requests/s of the forecast's headroom left uncovered: only device types costing "
+        "more than {:g} % over the cheapest per request had room for it.",
+        plan.headroom_left[0], sched::kHeadroomCostMargin * 100);
   }
   if (plan.uncovered[0] > 0) {
     s.plan.why += fmt::format(" {:.3g} requests/s find no room in the cluster.", plan.uncovered[0]);

@@ -42,6 +42,9 @@ struct MeasuredLoad {
 struct PlanView {
   double planned_at_s = 0;  // unix seconds; 0: not planned yet
   double forecast_requests_per_s = 0;
+  // The part of the forecast that arrived (sched::MeasuredRequestRate: neither trend nor
+  // headroom); the rest is bought only on cheap device types (sched::PlanReplicas).
+  double measured_requests_per_s = 0;
   // What the forecast was made from: the last intervals' mean rates (oldest first) and the
   // rates over the short windows of the same span in which a replica counted requests, with
   // their mean length.

@@ -564,6 +564,10 @@ TEST(ServeServices, ProvisionsForBurstsBeyondTheMeanLoad) {
     EXPECT_DOUBLE_EQ(plan["forecast_requests_per_s"].get<double>(),
                      hetsched::sched::ForecastRequestRate(intervals, bursts, window, headroom))
         << plan.dump(2);
+    // What the plan may buy on costly types: the bursts' term, without trend or headroom.
+    EXPECT_DOUBLE_EQ(plan["measured_requests_per_s"].get<double>(),
+                     hetsched::sched::MeasuredRequestRate(intervals, bursts, window))
+        << plan.dump(2);
     EXPECT_EQ(plan["replicas"], json({{"a100-80g", 2}})) << plan.dump(2);
     EXPECT_NE(plan["why"].get<std::string>().find(", raised from "), std::string::npos)
         << plan.dump(2);

@@ -52,6 +52,7 @@ json ServingJson(const ServingView& v) {
           {"plan",
            {{"planned_at", v.plan.planned_at_s > 0 ? json(v.plan.planned_at_s) : json(nullptr)},
             {"forecast_requests_per_s", v.plan.forecast_requests_per_s},
+            {"measured_requests_per_s", v.plan.measured_requests_per_s},
             {"interval_rates", v.plan.interval_rates},
             {"burst_rates", v.plan.burst_rates},
             {"burst_window_s", v.plan.burst_window_s},
