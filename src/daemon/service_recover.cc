@@ -1,9 +1,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "daemon/job_request.h"
 #include "daemon/service.h"
@@ -26,8 +28,35 @@ std::string HistoryJson(const sched::JobHistory& h) {
   return j.dump();
 }
 
+// A number of `text` from `at`, which moves past it; nullopt when none starts there.
+std::optional<double> NumberAt(std::string_view text, size_t& at) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data() + at, text.data() + text.size(), value);
+  if (ec != std::errc()) return std::nullopt;
+  at = static_cast<size_t>(end - text.data());
+  return value;
+}
+
+// What HistoryJson writes for a job without service per type (every job but under the LP
+// policies), read without building a JSON document: a restart reads one per live job.
+std::optional<sched::JobHistory> ParsePlainHistory(std::string_view text) {
+  constexpr std::string_view kNorm = "{\"attained_norm_s\":", kAttained = ",\"attained_s\":";
+  if (!text.starts_with(kNorm)) return std::nullopt;
+  size_t at = kNorm.size();
+  sched::JobHistory h;
+  const std::optional<double> norm = NumberAt(text, at);
+  if (!norm || text.compare(at, kAttained.size(), kAttained) != 0) return std::nullopt;
+  at += kAttained.size();
+  const std::optional<double> attained = NumberAt(text, at);
+  if (!attained || text.substr(at) != "}") return std::nullopt;
+  h.attained_norm_s = *norm;
+  h.attained_s = *attained;
+  return h;
+}
+
 // What HistoryJson wrote; nullopt for anything else (the job then starts without history).
 std::optional<sched::JobHistory> ParseHistory(const std::string& text) {
+  if (auto plain = ParsePlainHistory(text)) return plain;
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.value("attained_s", nlohmann::json()).is_number() ||
       !j.value("attained_norm_s", nlohmann::json()).is_number()) {
@@ -88,7 +117,7 @@ util::Status Service::Recover() {
   attempts_->Reserve(stored.size());
   const double now = SchedNow();
   int64_t recovered = 0;
-  for (const StoredJob& s : stored) {
+  for (StoredJob& s : stored) {
     ASSIGN_OR_RETURN(const bool live, RecoverJob(s, now));
     if (live) ++recovered;
   }
@@ -147,25 +176,26 @@ util::Status Service::RestoreNodes() {
   return util::Status::Ok();
 }
 
-util::Result<bool> Service::RecoverJob(const StoredJob& s, double now) {
+util::Result<bool> Service::RecoverJob(StoredJob& s, double now) {
   auto e = std::make_unique<Entry>();
-  e->name = s.name;
-  e->spec_json = s.spec_json;
-  e->idempotency_key = s.idempotency_key;
+  // Moved, not copied: `s` is read once (a restart's jobs take most of its memory).
+  e->name = std::move(s.name);
+  e->spec_json = std::move(s.spec_json);
+  e->idempotency_key = std::move(s.idempotency_key);
   e->state = s.state;
   e->submitted_s = s.submitted_s;
   e->started_s = s.started_s;
   e->ended_s = s.ended_s;
   e->exit_status = s.exit_status;
-  e->device_type = s.device_type;
+  e->device_type = std::move(s.device_type);
   e->attempt = s.attempt;
   e->preemptions = s.preemptions;
   e->done_work = s.done_work;
-  e->message = s.message;
-  auto req = ParseJobRequest(s.spec_json, cluster_.catalog);
+  e->message = std::move(s.message);
+  auto req = ParseStoredJobRequest(e->spec_json, cluster_.catalog);
   if (!req.ok()) {
     return util::Status::Internal(fmt::format("{}: stored job '{}' no longer parses: {}",
-                                              store_->path(), s.name, req.status().message()));
+                                              store_->path(), e->name, req.status().message()));
   }
   e->job = std::move(req->job);
   e->job.arrival_s = s.arrival_s;

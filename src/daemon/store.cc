@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <utility>
@@ -132,6 +133,9 @@ constexpr std::string_view kLoadActiveJobs =
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
     "attempt, stop_reason, policy_state, tenant "
     "FROM jobs WHERE state IN (?1, ?2, ?3, ?4) ORDER BY seq";
+constexpr std::string_view kCountAllJobs = "SELECT COUNT(*) FROM jobs";
+constexpr std::string_view kCountActiveJobs =
+    "SELECT COUNT(*) FROM jobs WHERE state IN (?1, ?2, ?3, ?4)";
 // Ended jobs (?1..?3: the states asked for) on one side of a time (?4; ?5 = 1: ended by then,
 // 0: after it), after a position in submission order (?6, ?7), at most ?8 of them. The unary
 // + keeps SQLite from reading them by state and sorting them all: it walks jobs_by_submission
@@ -488,10 +492,20 @@ util::Result<std::optional<StoredJob>> Store::GetJob(const std::string& name) {
 }
 
 util::Result<std::vector<StoredJob>> Store::LoadJobs(bool include_ended) {
+  std::vector<StoredJob> jobs;
+  {
+    // Counted first (from an index): growing the vector would move every job read so far,
+    // 100 MB at 230,000 live jobs.
+    ASSIGN_OR_RETURN(sqlite3_stmt * count,
+                     Prepared(include_ended ? kCountAllJobs : kCountActiveJobs));
+    Query q(count);
+    if (!include_ended) BindStates(q, /*ended=*/false);
+    if (q.Step() != SQLITE_ROW) return Error("counting jobs");
+    jobs.reserve(static_cast<size_t>(std::max<int64_t>(0, q.IntAt(0))));
+  }
   ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(include_ended ? kLoadAllJobs : kLoadActiveJobs));
   Query q(stmt);
   if (!include_ended) BindStates(q, /*ended=*/false);
-  std::vector<StoredJob> jobs;
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
     ASSIGN_OR_RETURN(StoredJob job, ReadJob(q, path_));
