@@ -48,6 +48,10 @@ struct Options {
 struct Sample {
   double latency_s = 0;   // send to acknowledgement
   double from_due_s = 0;  // due time to acknowledgement
+  double sent_s = 0;      // when it was sent, from the start
+  // The first request on its connection, which opens it: its latency includes the TCP
+  // handshake (a SYN the listener's full queue dropped is sent again after 1 s).
+  bool opened = false;
 };
 
 struct Tally {
@@ -96,7 +100,8 @@ std::vector<Tally> Send(const Options& o, const std::vector<std::string>& bodies
         auto res = client.Post("/v1/jobs", headers, bodies[i], "application/json");
         const auto acked = Clock::now();
         if (res && res->status == 201) {
-          t.acked.push_back({Seconds(acked - sent).count(), Seconds(acked - due).count()});
+          t.acked.push_back({Seconds(acked - sent).count(), Seconds(acked - due).count(),
+                             Seconds(sent - start).count(), t.acked.empty() && t.errors == 0});
           continue;
         }
         if (t.errors++ == 0) {
@@ -122,10 +127,12 @@ long Report(const std::vector<Tally>& tallies, double wall_s) {
   std::vector<double> latency, from_due;
   long errors = 0;
   std::string first_error;
+  Sample slowest;
   for (const Tally& t : tallies) {
     for (const Sample& s : t.acked) {
       latency.push_back(s.latency_s * 1e3);
       from_due.push_back(s.from_due_s * 1e3);
+      if (s.from_due_s > slowest.from_due_s) slowest = s;
     }
     errors += t.errors;
     if (first_error.empty()) first_error = t.first_error;
@@ -136,12 +143,16 @@ long Report(const std::vector<Tally>& tallies, double wall_s) {
       "from due: p99 %.2f max %.2f\n",
       latency.size(), wall_s, rate, errors, Percentile(latency, 0.5), Percentile(latency, 0.99),
       Percentile(latency, 1), Percentile(from_due, 0.99), Percentile(from_due, 1));
+  std::printf("slowest from due: %.2f ms, sent %.3f s after the start%s\n",
+              slowest.from_due_s * 1e3, slowest.sent_s,
+              slowest.opened ? ", the first request of its connection (it opened it)" : "");
   if (!first_error.empty()) std::printf("first error: %s\n", first_error.c_str());
   std::printf(
       "acked=%zu seconds=%.2f rate=%.1f errors=%ld p50_ms=%.3f p99_ms=%.3f max_ms=%.3f "
-      "due_p99_ms=%.3f due_max_ms=%.3f\n",
+      "due_p99_ms=%.3f due_max_ms=%.3f slowest_sent_s=%.3f slowest_opened=%d\n",
       latency.size(), wall_s, rate, errors, Percentile(latency, 0.5), Percentile(latency, 0.99),
-      Percentile(latency, 1), Percentile(from_due, 0.99), Percentile(from_due, 1));
+      Percentile(latency, 1), Percentile(from_due, 0.99), Percentile(from_due, 1),
+      slowest.sent_s, slowest.opened ? 1 : 0);
   return errors;
 }
 
