@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -174,6 +175,16 @@ int WaitReady(int port, double limit_s) {
   return 1;
 }
 
+// Reads all of `text` as a number into `out`; false (out unchanged) for anything else.
+template <typename T>
+bool ReadNumber(const std::string& text, T& out) {
+  T value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return false;
+  out = value;
+  return true;
+}
+
 int Usage() {
   std::fprintf(stderr,
                "usage: daemon_load_bench --port P --token-file F [--rate R] [--seconds S] "
@@ -191,32 +202,38 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (i + 1 >= argc) return Usage();
     const std::string v = argv[++i];
+    bool number = true;
     if (a == "--port")
-      o.port = std::stoi(v);
+      number = ReadNumber(v, o.port);
     else if (a == "--token-file")
       o.token_file = v;
     else if (a == "--rate")
-      o.rate = std::stod(v);
+      number = ReadNumber(v, o.rate);
     else if (a == "--seconds")
-      o.seconds = std::stod(v);
+      number = ReadNumber(v, o.seconds);
     else if (a == "--count")
-      o.count = std::stol(v);
+      number = ReadNumber(v, o.count);
     else if (a == "--connections")
-      o.connections = std::stoi(v);
+      number = ReadNumber(v, o.connections);
     else if (a == "--prefix")
       o.prefix = v;
     else if (a == "--gang")
-      o.gang = std::stoi(v);
+      number = ReadNumber(v, o.gang);
     else if (a == "--work-min")
-      o.work_min = std::stod(v);
+      number = ReadNumber(v, o.work_min);
     else if (a == "--work-max")
-      o.work_max = std::stod(v);
+      number = ReadNumber(v, o.work_max);
     else if (a == "--seed")
-      o.seed = static_cast<unsigned>(std::stoul(v));
+      number = ReadNumber(v, o.seed);
     else if (a == "--wait-ready")
-      o.wait_ready = std::stod(v);
+      number = ReadNumber(v, o.wait_ready);
     else
       return Usage();
+    if (!number) {
+      std::fprintf(stderr, "daemon_load_bench: %s: '%s' is not a number of that kind\n", a.c_str(),
+                   v.c_str());
+      return 2;
+    }
   }
   if (o.port <= 0) return Usage();
   if (o.wait_ready > 0) return WaitReady(o.port, o.wait_ready);

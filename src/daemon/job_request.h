@@ -47,7 +47,7 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
 // ParseJobRequest made of it, checked against `catalog` as it is now, with its errors. It
 // skips the checks of the text that a stored request passed when it was accepted (its size,
 // nesting, keys given twice: the daemon wrote it with each key once) and leaves spec_json
-// empty; a restart reads every live job's request this way, in about half the time.
+// empty. A restart reads every live job's request this way, and views of ended jobs theirs.
 util::Result<JobRequest> ParseStoredJobRequest(std::string_view spec_json,
                                                const model::DeviceCatalog& catalog);
 
