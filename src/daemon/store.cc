@@ -128,11 +128,14 @@ constexpr std::string_view kLoadAllJobs =
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
     "attempt, stop_reason, policy_state, tenant "
     "FROM jobs ORDER BY seq";
+// Unordered, with seq last: LoadJobs orders them. Read by jobs_by_state, one run per state,
+// they would be sorted whole rows and all for ORDER BY seq (in sqlite3's shell, 230,000 live
+// jobs read in 0.50 s without the sort, 0.67 s with it).
 constexpr std::string_view kLoadActiveJobs =
     "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
-    "attempt, stop_reason, policy_state, tenant "
-    "FROM jobs WHERE state IN (?1, ?2, ?3, ?4) ORDER BY seq";
+    "attempt, stop_reason, policy_state, tenant, seq "
+    "FROM jobs WHERE state IN (?1, ?2, ?3, ?4)";
 constexpr std::string_view kCountAllJobs = "SELECT COUNT(*) FROM jobs";
 constexpr std::string_view kCountActiveJobs =
     "SELECT COUNT(*) FROM jobs WHERE state IN (?1, ?2, ?3, ?4)";
@@ -276,6 +279,28 @@ std::optional<drive::StopCause> ParseStopCause(std::string_view text) {
     if (StopCauseText(cause) == text) return cause;
   }
   return std::nullopt;
+}
+
+// Puts `jobs` in submission order: `order` holds each one's seq and position. Moves each job
+// once, by following the permutation's cycles, rather than into a second vector of them all.
+void InSubmissionOrder(std::vector<std::pair<int64_t, size_t>> order,
+                       std::vector<StoredJob>& jobs) {
+  std::sort(order.begin(), order.end());
+  // order[i].second: the position of the job that belongs at i. Each cycle is walked once
+  // (a visited position is marked by pointing at itself).
+  for (size_t start = 0; start < order.size(); ++start) {
+    if (order[start].second == start) continue;
+    StoredJob held = std::move(jobs[start]);
+    size_t to = start;
+    while (order[to].second != start) {
+      const size_t from = order[to].second;
+      jobs[to] = std::move(jobs[from]);
+      order[to].second = to;
+      to = from;
+    }
+    jobs[to] = std::move(held);
+    order[to].second = to;
+  }
 }
 
 // Binds the names of the ended states (`ended`) or of the live ones, in order.
@@ -506,12 +531,15 @@ util::Result<std::vector<StoredJob>> Store::LoadJobs(bool include_ended) {
   ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(include_ended ? kLoadAllJobs : kLoadActiveJobs));
   Query q(stmt);
   if (!include_ended) BindStates(q, /*ended=*/false);
+  std::vector<std::pair<int64_t, size_t>> order;  // (seq, position read) of the live jobs
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
     ASSIGN_OR_RETURN(StoredJob job, ReadJob(q, path_));
+    if (!include_ended) order.emplace_back(q.IntAt(19), jobs.size());
     jobs.push_back(std::move(job));
   }
   if (rc != SQLITE_DONE) return Error("loading jobs");
+  if (!include_ended) InSubmissionOrder(std::move(order), jobs);
   return jobs;
 }
 
