@@ -152,8 +152,8 @@ long Report(const std::vector<Tally>& tallies, double wall_s) {
       "acked=%zu seconds=%.2f rate=%.1f errors=%ld p50_ms=%.3f p99_ms=%.3f max_ms=%.3f "
       "due_p99_ms=%.3f due_max_ms=%.3f slowest_sent_s=%.3f slowest_opened=%d\n",
       latency.size(), wall_s, rate, errors, Percentile(latency, 0.5), Percentile(latency, 0.99),
-      Percentile(latency, 1), Percentile(from_due, 0.99), Percentile(from_due, 1),
-      slowest.sent_s, slowest.opened ? 1 : 0);
+      Percentile(latency, 1), Percentile(from_due, 0.99), Percentile(from_due, 1), slowest.sent_s,
+      slowest.opened ? 1 : 0);
   return errors;
 }
 

@@ -23,7 +23,8 @@ int BindServer(httplib::Server& server, const std::string& host, int port, Logge
   if (bound <= 0) return -1;
   // httplib's library was built to listen with a backlog of 5; listening again sets it.
   if (::listen(*listening, SOMAXCONN) != 0) {
-    logger->Warn("the API's listen backlog stays at httplib's 5", {{"error", std::strerror(errno)}});
+    logger->Warn("the API's listen backlog stays at httplib's 5",
+                 {{"error", std::strerror(errno)}});
   }
   return bound;
 }
