@@ -98,8 +98,14 @@ log_lines() { wc -l <"$dir/daemon.log"; }
 slow_passes() {
   python3 - "$dir/daemon.log" "$1" <<'PY'
 import json, sys
-lines = open(sys.argv[1]).readlines()[int(sys.argv[2]):]
-passes = [j for j in map(json.loads, lines) if j["msg"].startswith("a slow pass")]
+passes = []
+for line in open(sys.argv[1]).readlines()[int(sys.argv[2]):]:
+    try:
+        j = json.loads(line)
+    except ValueError:  # not a log line of the daemon's (a crash's message)
+        continue
+    if j.get("msg", "").startswith("a slow pass"):
+        passes.append(j)
 if not passes:
     print("none logged"); sys.exit()
 p = max(passes, key=lambda j: j["wall_ms"])

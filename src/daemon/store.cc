@@ -519,8 +519,8 @@ util::Result<std::optional<StoredJob>> Store::GetJob(const std::string& name) {
 util::Result<std::vector<StoredJob>> Store::LoadJobs(bool include_ended) {
   std::vector<StoredJob> jobs;
   {
-    // Counted first (from an index): growing the vector would move every job read so far,
-    // 100 MB at 230,000 live jobs.
+    // Counted first (from an index): growing the vector would move every job read so far
+    // (360 bytes each, 80 MB at 230,000 live jobs) to fresh memory.
     ASSIGN_OR_RETURN(sqlite3_stmt * count,
                      Prepared(include_ended ? kCountAllJobs : kCountActiveJobs));
     Query q(count);
