@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -48,6 +49,10 @@ struct Options {
 struct Sample {
   double latency_s = 0;   // send to acknowledgement
   double from_due_s = 0;  // due time to acknowledgement
+  double sent_s = 0;      // when it was sent, from the start
+  // The first request on its connection, which opens it: its latency includes the TCP
+  // handshake (a SYN the listener's full queue dropped is sent again after 1 s).
+  bool opened = false;
 };
 
 struct Tally {
@@ -96,7 +101,8 @@ std::vector<Tally> Send(const Options& o, const std::vector<std::string>& bodies
         auto res = client.Post("/v1/jobs", headers, bodies[i], "application/json");
         const auto acked = Clock::now();
         if (res && res->status == 201) {
-          t.acked.push_back({Seconds(acked - sent).count(), Seconds(acked - due).count()});
+          t.acked.push_back({Seconds(acked - sent).count(), Seconds(acked - due).count(),
+                             Seconds(sent - start).count(), t.acked.empty() && t.errors == 0});
           continue;
         }
         if (t.errors++ == 0) {
@@ -122,10 +128,12 @@ long Report(const std::vector<Tally>& tallies, double wall_s) {
   std::vector<double> latency, from_due;
   long errors = 0;
   std::string first_error;
+  Sample slowest;
   for (const Tally& t : tallies) {
     for (const Sample& s : t.acked) {
       latency.push_back(s.latency_s * 1e3);
       from_due.push_back(s.from_due_s * 1e3);
+      if (s.from_due_s > slowest.from_due_s) slowest = s;
     }
     errors += t.errors;
     if (first_error.empty()) first_error = t.first_error;
@@ -136,12 +144,16 @@ long Report(const std::vector<Tally>& tallies, double wall_s) {
       "from due: p99 %.2f max %.2f\n",
       latency.size(), wall_s, rate, errors, Percentile(latency, 0.5), Percentile(latency, 0.99),
       Percentile(latency, 1), Percentile(from_due, 0.99), Percentile(from_due, 1));
+  std::printf("slowest from due: %.2f ms, sent %.3f s after the start%s\n",
+              slowest.from_due_s * 1e3, slowest.sent_s,
+              slowest.opened ? ", the first request of its connection (it opened it)" : "");
   if (!first_error.empty()) std::printf("first error: %s\n", first_error.c_str());
   std::printf(
       "acked=%zu seconds=%.2f rate=%.1f errors=%ld p50_ms=%.3f p99_ms=%.3f max_ms=%.3f "
-      "due_p99_ms=%.3f due_max_ms=%.3f\n",
+      "due_p99_ms=%.3f due_max_ms=%.3f slowest_sent_s=%.3f slowest_opened=%d\n",
       latency.size(), wall_s, rate, errors, Percentile(latency, 0.5), Percentile(latency, 0.99),
-      Percentile(latency, 1), Percentile(from_due, 0.99), Percentile(from_due, 1));
+      Percentile(latency, 1), Percentile(from_due, 0.99), Percentile(from_due, 1), slowest.sent_s,
+      slowest.opened ? 1 : 0);
   return errors;
 }
 
@@ -163,6 +175,16 @@ int WaitReady(int port, double limit_s) {
   return 1;
 }
 
+// Reads all of `text` as a number into `out`; false (out unchanged) for anything else.
+template <typename T>
+bool ReadNumber(const std::string& text, T& out) {
+  T value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return false;
+  out = value;
+  return true;
+}
+
 int Usage() {
   std::fprintf(stderr,
                "usage: daemon_load_bench --port P --token-file F [--rate R] [--seconds S] "
@@ -180,32 +202,38 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (i + 1 >= argc) return Usage();
     const std::string v = argv[++i];
+    bool number = true;
     if (a == "--port")
-      o.port = std::stoi(v);
+      number = ReadNumber(v, o.port);
     else if (a == "--token-file")
       o.token_file = v;
     else if (a == "--rate")
-      o.rate = std::stod(v);
+      number = ReadNumber(v, o.rate);
     else if (a == "--seconds")
-      o.seconds = std::stod(v);
+      number = ReadNumber(v, o.seconds);
     else if (a == "--count")
-      o.count = std::stol(v);
+      number = ReadNumber(v, o.count);
     else if (a == "--connections")
-      o.connections = std::stoi(v);
+      number = ReadNumber(v, o.connections);
     else if (a == "--prefix")
       o.prefix = v;
     else if (a == "--gang")
-      o.gang = std::stoi(v);
+      number = ReadNumber(v, o.gang);
     else if (a == "--work-min")
-      o.work_min = std::stod(v);
+      number = ReadNumber(v, o.work_min);
     else if (a == "--work-max")
-      o.work_max = std::stod(v);
+      number = ReadNumber(v, o.work_max);
     else if (a == "--seed")
-      o.seed = static_cast<unsigned>(std::stoul(v));
+      number = ReadNumber(v, o.seed);
     else if (a == "--wait-ready")
-      o.wait_ready = std::stod(v);
+      number = ReadNumber(v, o.wait_ready);
     else
       return Usage();
+    if (!number) {
+      std::fprintf(stderr, "daemon_load_bench: %s: '%s' is not a number of that kind\n", a.c_str(),
+                   v.c_str());
+      return 2;
+    }
   }
   if (o.port <= 0) return Usage();
   if (o.wait_ready > 0) return WaitReady(o.port, o.wait_ready);

@@ -85,6 +85,36 @@ wait_listening() {
 
 peak_rss_mib() { awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status"; }
 
+# Connections refused since boot because a listener's accept queue was full (TcpExt
+# ListenOverflows, the whole machine's): the client sends its SYN again after 1 s.
+listen_overflows() {
+  awk '/^TcpExt:/ { if (!seen) { for (i = 1; i <= NF; i++) col[$i] = i; seen = 1 }
+                    else print $(col["ListenOverflows"]) }' /proc/net/netstat
+}
+
+# The control loop's passes of 100 ms or more logged after line `$1` of the daemon's log (it
+# logs each at warn), and the longest: wall and CPU milliseconds, and where its wall time went.
+log_lines() { wc -l <"$dir/daemon.log"; }
+slow_passes() {
+  python3 - "$dir/daemon.log" "$1" <<'PY'
+import json, sys
+passes = []
+for line in open(sys.argv[1]).readlines()[int(sys.argv[2]):]:
+    try:
+        j = json.loads(line)
+    except ValueError:  # not a log line of the daemon's (a crash's message)
+        continue
+    if j.get("msg", "").startswith("a slow pass"):
+        passes.append(j)
+if not passes:
+    print("none logged"); sys.exit()
+p = max(passes, key=lambda j: j["wall_ms"])
+parts = ", ".join(f"{k[:-3]} {p[k]:.0f}" for k in p if k.endswith("_ms") and k not in ("wall_ms", "cpu_ms"))
+print(f"{len(passes)}; longest {p['wall_ms']:.0f} ms wall, {p['cpu_ms']:.0f} ms CPU at {p['ts']} "
+      f"({p['submissions']} submissions; ms: {parts})")
+PY
+}
+
 jobs_by_state() {
   curl -s "http://127.0.0.1:$port/v1/cluster" |
     python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"]; print(" ".join(f"{k}={v}" for k,v in j.items() if v))'
@@ -97,14 +127,18 @@ port=$(wait_listening)
 token="$dir/hetsched.token"
 
 echo "== fill: $nodes running + $queued queued gang-8 jobs, as fast as the API takes them"
+overflows=$(listen_overflows) from=$(log_lines)
 "$load" --port "$port" --token-file "$token" --connections "$connections" --rate 0 \
   --count $((nodes + queued)) --seconds 100000 --prefix q --gang 8 --work-min 60 --work-max 1200
 echo "jobs: $(jobs_by_state)"
+echo "listen queue overflows: $(($(listen_overflows) - overflows)); slow passes: $(slow_passes "$from")"
 
 echo "== timed load: $rate/s for $seconds s, single-device jobs of 60 s"
+overflows=$(listen_overflows) from=$(log_lines)
 "$load" --port "$port" --token-file "$token" --connections "$connections" --rate "$rate" \
   --seconds "$seconds" --prefix j --work-min 60 --work-max 60
 echo "jobs: $(jobs_by_state)"
+echo "listen queue overflows: $(($(listen_overflows) - overflows)); slow passes: $(slow_passes "$from")"
 curl -s "http://127.0.0.1:$port/metrics" | awk '
   /^hetsched_decision_seconds_(sum|count)/ {v[$1] = $2}
   END {c = v["hetsched_decision_seconds_count"]; s = v["hetsched_decision_seconds_sum"];
@@ -113,6 +147,7 @@ echo "peak RSS: $(peak_rss_mib) MiB"
 
 echo "== restart after kill -9, on the same database and port"
 stop_daemon
+from=$(log_lines)
 start=$(date +%s.%N)
 start_daemon "$port"
 "$load" --port "$port" --wait-ready "$ready_limit" >/dev/null
@@ -123,3 +158,5 @@ echo "restart to ready (/healthz 200): $(echo "$ready - $start" | bc -l | xargs 
   "(daemon CPU $cpu s)"
 echo "jobs: $(jobs_by_state)"
 echo "peak RSS after restart: $(peak_rss_mib) MiB"
+sleep 5  # the restarted daemon's first passes: it starts the jobs that ran before
+echo "slow passes in the 5 s after ready: $(slow_passes "$from")"

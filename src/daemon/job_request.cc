@@ -189,9 +189,12 @@ std::string WithoutEntryPrefix(std::string message) {
   return message;
 }
 
-util::Result<JobRequest> ParseJobRequest(std::string_view body,
-                                         const model::DeviceCatalog& catalog) {
-  ASSIGN_OR_RETURN(nlohmann::json doc, ParseBodyObject(body, "one job object"));
+namespace {
+
+// Everything ParseJobRequest does after reading the body: the fields checked and the job built
+// (spec_json left empty).
+util::Result<JobRequest> JobOfObject(const nlohmann::json& doc,
+                                     const model::DeviceCatalog& catalog) {
   if (doc.contains("arrival")) {
     return util::Status::InvalidArgument(
         "request body: arrival: is set by the daemon (expected no arrival)");
@@ -209,10 +212,14 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
   }
   // The workload reader checks every field, with the JSON types kept: "2" is no number.
   const bool stand_in = !HasWork(doc);
-  nlohmann::json read = doc;
-  if (stand_in) read["work"] = kStandInWork;
   model::io::DocValue fields;
-  RETURN_IF_ERROR(model::io::FromJson(read, {"request body", 1, 0}, &fields, /*typed=*/true));
+  if (stand_in) {
+    nlohmann::json read = doc;
+    read["work"] = kStandInWork;
+    RETURN_IF_ERROR(model::io::FromJson(read, {"request body", 1, 0}, &fields, /*typed=*/true));
+  } else {
+    RETURN_IF_ERROR(model::io::FromJson(doc, {"request body", 1, 0}, &fields, /*typed=*/true));
+  }
   auto workload = model::io::ParseWorkloadJob(fields, "request body", catalog);
   if (!workload.ok()) {
     return util::Status::InvalidArgument(WithoutEntryPrefix(workload.status().message()));
@@ -228,8 +235,6 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
   JobRequest out;
   out.job = std::move(workload->jobs[0]);
   if (stand_in) out.job.work = 0;
-  out.spec_json =
-      doc.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
   model::Job& job = out.job;
   if (job.kind != model::JobKind::kService && job.throughput.empty() && job.job_type.empty() &&
       !job.ops) {
@@ -240,6 +245,27 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
   }
   RETURN_IF_ERROR(CheckRunTime(job, doc));
   return out;
+}
+
+}  // namespace
+
+util::Result<JobRequest> ParseJobRequest(std::string_view body,
+                                         const model::DeviceCatalog& catalog) {
+  ASSIGN_OR_RETURN(const nlohmann::json doc, ParseBodyObject(body, "one job object"));
+  ASSIGN_OR_RETURN(JobRequest out, JobOfObject(doc, catalog));
+  out.spec_json =
+      doc.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
+  return out;
+}
+
+util::Result<JobRequest> ParseStoredJobRequest(std::string_view spec_json,
+                                               const model::DeviceCatalog& catalog) {
+  const nlohmann::json doc = nlohmann::json::parse(spec_json, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) {
+    // Not what the daemon stored: the full reader says where and how it breaks.
+    return ParseJobRequest(spec_json, catalog);
+  }
+  return JobOfObject(doc, catalog);
 }
 
 util::Status CheckJobTenant(const model::Tenants& tenants, const model::Job& job) {

@@ -43,6 +43,14 @@ struct JobRequest {
 util::Result<JobRequest> ParseJobRequest(std::string_view body,
                                          const model::DeviceCatalog& catalog);
 
+// A request the daemon stored (JobRequest::spec_json of a job it accepted) read back: the job
+// ParseJobRequest made of it, checked against `catalog` as it is now, with its errors. It
+// skips the checks of the text that a stored request passed when it was accepted (its size,
+// nesting, keys given twice: the daemon wrote it with each key once) and leaves spec_json
+// empty. A restart reads every live job's request this way, and views of ended jobs theirs.
+util::Result<JobRequest> ParseStoredJobRequest(std::string_view spec_json,
+                                               const model::DeviceCatalog& catalog);
+
 // With `tenants` configured, `job` (but a service, which belongs to no tenant) must name one
 // without children: kInvalidArgument "request body: tenant: ..." listing the known names, as
 // simulate checks a workload's jobs (model::io::CheckJobTenants).

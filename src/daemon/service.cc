@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <ctime>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -36,6 +37,40 @@ util::Status CheckClockAndHistory(const ServiceOptions& options) {
   }
   return util::Status::Ok();
 }
+
+// The control loop holds the service's lock for a whole pass, so a pass this long (wall
+// seconds) delays every submission meanwhile by as much: it is logged with where it went.
+constexpr double kSlowPassS = 0.1;
+
+// Wall and thread CPU time of a control-loop pass, part by part. The CPU time tells a pass that
+// worked from one that waited: for a core on a busy machine, or for the disk.
+class PassClock {
+ public:
+  enum Part { kSubmissions, kBackend, kCommit, kDecide, kPower, kForget, kParts };
+
+  PassClock() : start_(std::chrono::steady_clock::now()), last_(start_), cpu_start_(CpuNow()) {}
+
+  // The time since the last lap (or the start) went to `part`.
+  void Lap(Part part) {
+    const auto now = std::chrono::steady_clock::now();
+    ms_[part] += std::chrono::duration<double, std::milli>(now - last_).count();
+    last_ = now;
+  }
+  double wall_s() const { return std::chrono::duration<double>(last_ - start_).count(); }
+  double cpu_s() const { return CpuNow() - cpu_start_; }
+  double ms(Part part) const { return ms_[part]; }
+
+ private:
+  static double CpuNow() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  }
+
+  std::chrono::steady_clock::time_point start_, last_;
+  double cpu_start_;
+  double ms_[kParts] = {};
+};
 
 }  // namespace
 
@@ -256,14 +291,18 @@ void Service::Loop() {
 }
 
 void Service::Step() {
+  PassClock clock;
   const double now = SchedNow();
+  const size_t submissions = pending_.size();
   CommitSubmissions(now);
+  clock.Lap(PassClock::kSubmissions);
   // What the backend's events change is recorded in one transaction per pass (thousands of
   // jobs may end at once); nothing here acts on the backend before it is stored except stops,
   // which are safe to repeat.
   const bool grouped = store_->Begin().ok();
   const double wall = WallNow();
-  if (wall - last_reconcile_wall_s_ >= options_.reconcile_every_s) {
+  const bool reconcile = wall - last_reconcile_wall_s_ >= options_.reconcile_every_s;
+  if (reconcile) {
     last_reconcile_wall_s_ = wall;
     Reconcile(now);
     SaveClock();
@@ -273,16 +312,34 @@ void Service::Step() {
   }
   SampleHistory(wall);
   if (attempts_->EnforceTimeLimits(now).stopped > 0) MarkTimeLimitStops();
+  clock.Lap(PassClock::kBackend);
   if (grouped) {
     if (auto st = store_->Commit(); !st.ok()) {
       logger_->Error("storing job changes failed", {{"error", st.message()}});
     }
   }
+  clock.Lap(PassClock::kCommit);
   if (backend_->Available()) {
     DecideAndAct(now);
+    clock.Lap(PassClock::kDecide);
     ManagePower(now);
+    clock.Lap(PassClock::kPower);
   }
   ForgetEnded();
+  clock.Lap(PassClock::kForget);
+  if (clock.wall_s() >= kSlowPassS) {
+    logger_->Warn("a slow pass of the control loop (submissions waited for it)",
+                  {{"wall_ms", 1e3 * clock.wall_s()},
+                   {"cpu_ms", 1e3 * clock.cpu_s()},
+                   {"submissions", submissions},
+                   {"submissions_ms", clock.ms(PassClock::kSubmissions)},
+                   {"reconciled", reconcile},
+                   {"backend_ms", clock.ms(PassClock::kBackend)},
+                   {"commit_ms", clock.ms(PassClock::kCommit)},
+                   {"decide_ms", clock.ms(PassClock::kDecide)},
+                   {"power_ms", clock.ms(PassClock::kPower)},
+                   {"forget_ms", clock.ms(PassClock::kForget)}});
+  }
 }
 
 void Service::PruneEnded() {

@@ -360,7 +360,8 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   // left as it is.
   util::Status CheckStoredTenants(const std::vector<StoredJob>& stored) const;
   util::Status RestoreNodes();
-  util::Result<bool> RecoverJob(const StoredJob& s, double now);
+  // Adopts one stored job (moving its strings out of `s`); false when it can no longer run.
+  util::Result<bool> RecoverJob(StoredJob& s, double now);
   void AdoptPlacement(Entry& e, const StoredJob& s, double now);
   // The power controller, from the state recovered (busy devices, nodes left off).
   util::Status StartPower();

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "daemon/job_request.h"
+#include "daemon/policy_state.h"
 #include "daemon/service.h"
 #include "daemon/service_internal.h"
 
@@ -13,38 +14,6 @@ namespace hetsched::svc {
 
 using model::DeviceId;
 using model::JobId;
-
-namespace {
-
-std::string HistoryJson(const sched::JobHistory& h) {
-  nlohmann::json j = {{"attained_s", h.attained_s}, {"attained_norm_s", h.attained_norm_s}};
-  if (!h.received_s.empty()) {
-    nlohmann::json received = nlohmann::json::object();
-    for (const auto& [type, seconds] : h.received_s) received[type] = seconds;
-    j["received_s"] = received;
-  }
-  return j.dump();
-}
-
-// What HistoryJson wrote; nullopt for anything else (the job then starts without history).
-std::optional<sched::JobHistory> ParseHistory(const std::string& text) {
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.value("attained_s", nlohmann::json()).is_number() ||
-      !j.value("attained_norm_s", nlohmann::json()).is_number()) {
-    return std::nullopt;
-  }
-  sched::JobHistory h;
-  h.attained_s = j["attained_s"].get<double>();
-  h.attained_norm_s = j["attained_norm_s"].get<double>();
-  if (auto it = j.find("received_s"); it != j.end() && it->is_object()) {
-    for (const auto& [type, seconds] : it->items()) {
-      if (seconds.is_number()) h.received_s.push_back({type, seconds.get<double>()});
-    }
-  }
-  return h;
-}
-
-}  // namespace
 
 void Service::Reconcile(double now) {
   // What runs before the events are applied: an attempt that ends in between is reported by
@@ -88,7 +57,7 @@ util::Status Service::Recover() {
   attempts_->Reserve(stored.size());
   const double now = SchedNow();
   int64_t recovered = 0;
-  for (const StoredJob& s : stored) {
+  for (StoredJob& s : stored) {
     ASSIGN_OR_RETURN(const bool live, RecoverJob(s, now));
     if (live) ++recovered;
   }
@@ -147,25 +116,26 @@ util::Status Service::RestoreNodes() {
   return util::Status::Ok();
 }
 
-util::Result<bool> Service::RecoverJob(const StoredJob& s, double now) {
+util::Result<bool> Service::RecoverJob(StoredJob& s, double now) {
   auto e = std::make_unique<Entry>();
-  e->name = s.name;
-  e->spec_json = s.spec_json;
-  e->idempotency_key = s.idempotency_key;
+  // Moved, not copied: `s` is read once (a restart's jobs take most of its memory).
+  e->name = std::move(s.name);
+  e->spec_json = std::move(s.spec_json);
+  e->idempotency_key = std::move(s.idempotency_key);
   e->state = s.state;
   e->submitted_s = s.submitted_s;
   e->started_s = s.started_s;
   e->ended_s = s.ended_s;
   e->exit_status = s.exit_status;
-  e->device_type = s.device_type;
+  e->device_type = std::move(s.device_type);
   e->attempt = s.attempt;
   e->preemptions = s.preemptions;
   e->done_work = s.done_work;
-  e->message = s.message;
-  auto req = ParseJobRequest(s.spec_json, cluster_.catalog);
+  e->message = std::move(s.message);
+  auto req = ParseStoredJobRequest(e->spec_json, cluster_.catalog);
   if (!req.ok()) {
     return util::Status::Internal(fmt::format("{}: stored job '{}' no longer parses: {}",
-                                              store_->path(), s.name, req.status().message()));
+                                              store_->path(), e->name, req.status().message()));
   }
   e->job = std::move(req->job);
   e->job.arrival_s = s.arrival_s;

@@ -140,7 +140,7 @@ JobView Service::ViewOfStored(const StoredJob& s) const {
   v.name = s.name;
   v.state = s.state;
   // What the job asked for is in its submission; a stored spec parsed when it was accepted.
-  if (auto req = ParseJobRequest(s.spec_json, cluster_.catalog); req.ok()) {
+  if (auto req = ParseStoredJobRequest(s.spec_json, cluster_.catalog); req.ok()) {
     v.tenant = req->job.tenant;
     v.kind = std::string(model::JobKindName(req->job.kind));
     v.gang = req->job.gang_size;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <utility>
@@ -127,11 +128,17 @@ constexpr std::string_view kLoadAllJobs =
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
     "attempt, stop_reason, policy_state, tenant "
     "FROM jobs ORDER BY seq";
+// Unordered, with seq last: LoadJobs orders them. Read by jobs_by_state, one run per state,
+// they would be sorted whole rows and all for ORDER BY seq (in sqlite3's shell, 230,000 live
+// jobs read in 0.50 s without the sort, 0.67 s with it).
 constexpr std::string_view kLoadActiveJobs =
     "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
-    "attempt, stop_reason, policy_state, tenant "
-    "FROM jobs WHERE state IN (?1, ?2, ?3, ?4) ORDER BY seq";
+    "attempt, stop_reason, policy_state, tenant, seq "
+    "FROM jobs WHERE state IN (?1, ?2, ?3, ?4)";
+constexpr std::string_view kCountAllJobs = "SELECT COUNT(*) FROM jobs";
+constexpr std::string_view kCountActiveJobs =
+    "SELECT COUNT(*) FROM jobs WHERE state IN (?1, ?2, ?3, ?4)";
 // Ended jobs (?1..?3: the states asked for) on one side of a time (?4; ?5 = 1: ended by then,
 // 0: after it), after a position in submission order (?6, ?7), at most ?8 of them. The unary
 // + keeps SQLite from reading them by state and sorting them all: it walks jobs_by_submission
@@ -272,6 +279,28 @@ std::optional<drive::StopCause> ParseStopCause(std::string_view text) {
     if (StopCauseText(cause) == text) return cause;
   }
   return std::nullopt;
+}
+
+// Puts `jobs` in submission order: `order` holds each one's seq and position. Moves each job
+// once, by following the permutation's cycles, rather than into a second vector of them all.
+void InSubmissionOrder(std::vector<std::pair<int64_t, size_t>> order,
+                       std::vector<StoredJob>& jobs) {
+  std::sort(order.begin(), order.end());
+  // order[i].second: the position of the job that belongs at i. Each cycle is walked once
+  // (a visited position is marked by pointing at itself).
+  for (size_t start = 0; start < order.size(); ++start) {
+    if (order[start].second == start) continue;
+    StoredJob held = std::move(jobs[start]);
+    size_t to = start;
+    while (order[to].second != start) {
+      const size_t from = order[to].second;
+      jobs[to] = std::move(jobs[from]);
+      order[to].second = to;
+      to = from;
+    }
+    jobs[to] = std::move(held);
+    order[to].second = to;
+  }
 }
 
 // Binds the names of the ended states (`ended`) or of the live ones, in order.
@@ -488,16 +517,29 @@ util::Result<std::optional<StoredJob>> Store::GetJob(const std::string& name) {
 }
 
 util::Result<std::vector<StoredJob>> Store::LoadJobs(bool include_ended) {
+  std::vector<StoredJob> jobs;
+  {
+    // Counted first (from an index): growing the vector would move every job read so far
+    // (360 bytes each, 80 MB at 230,000 live jobs) to fresh memory.
+    ASSIGN_OR_RETURN(sqlite3_stmt * count,
+                     Prepared(include_ended ? kCountAllJobs : kCountActiveJobs));
+    Query q(count);
+    if (!include_ended) BindStates(q, /*ended=*/false);
+    if (q.Step() != SQLITE_ROW) return Error("counting jobs");
+    jobs.reserve(static_cast<size_t>(std::max<int64_t>(0, q.IntAt(0))));
+  }
   ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(include_ended ? kLoadAllJobs : kLoadActiveJobs));
   Query q(stmt);
   if (!include_ended) BindStates(q, /*ended=*/false);
-  std::vector<StoredJob> jobs;
+  std::vector<std::pair<int64_t, size_t>> order;  // (seq, position read) of the live jobs
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
     ASSIGN_OR_RETURN(StoredJob job, ReadJob(q, path_));
+    if (!include_ended) order.emplace_back(q.IntAt(19), jobs.size());
     jobs.push_back(std::move(job));
   }
   if (rc != SQLITE_DONE) return Error("loading jobs");
+  if (!include_ended) InSubmissionOrder(std::move(order), jobs);
   return jobs;
 }
 

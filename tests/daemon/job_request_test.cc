@@ -3,9 +3,13 @@
 // a 400 naming the field and what was expected.
 #include "daemon/job_request.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "model/catalog.h"
 
@@ -107,6 +111,79 @@ TEST(JobRequest, AKeyGivenTwiceIsRefusedNamingIt) {
                     kStacks + "}")
                 .find("given twice"),
             std::string::npos);
+}
+
+// Every field of `job` a request sets, as text: two jobs read the same when these are equal.
+std::string Fields(const model::Job& job) {
+  auto opt = [](const std::optional<double>& v) { return v ? fmt::format("{}", *v) : "-"; };
+  std::vector<std::string> stacks;
+  for (const auto& s : job.stacks) stacks.push_back(s.name + ">=" + s.min_version);
+  std::string out = fmt::format(
+      "name={} kind={} type={} gang={} workers={}..{} stacks={} memory={} cores={} host={} "
+      "work={} throughput={} sync={} priority={} weight={} tenant={} deadline={} slo={} "
+      "preemptible={} estimate={} limit={} portable={} data={}/{}@{} pinned={} command={}",
+      job.name, model::JobKindName(job.kind), job.job_type, job.gang_size, job.min_workers,
+      job.max_workers, stacks, job.memory_per_worker, job.cores_per_worker,
+      job.host_memory_per_worker, job.work, job.throughput, job.sync_bytes_per_step, job.priority,
+      job.priority_weight, job.tenant, opt(job.deadline_s), opt(job.slo_factor), job.preemptible,
+      opt(job.estimate_s), opt(job.time_limit_s), job.portable_checkpoint, job.data_bytes,
+      job.checkpoint_bytes, job.data_location, job.pinned_devices, job.command);
+  if (job.ops) {
+    out += fmt::format(" ops={}/{}/{}", job.ops->flops_per_step, job.ops->bytes_per_step,
+                       job.ops->low_precision);
+  }
+  if (job.service) {
+    out += fmt::format(" service={} ttft={} tpot={} p={} rate={} tokens={}/{}", job.service->model,
+                       job.service->ttft_s, job.service->tpot_s, job.service->percentile,
+                       job.service->rate, job.service->input_tokens, job.service->output_tokens);
+  }
+  return out;
+}
+
+// A restart reads each live job's stored request back (ParseStoredJobRequest): it must be the
+// job the submission made, every field of it.
+TEST(JobRequest, AStoredRequestReadsBackAsTheSubmittedJob) {
+  const model::DeviceCatalog& catalog = model::DeviceCatalog::BuiltIn();
+  for (
+      const std::string& body : std::vector<std::string>{
+          R"({"name":"plain","work":100,)" + kStacks + "}",
+          R"({"name":"timed","estimate":"20m","time_limit":"1h",)" + kStacks + "}",
+          R"({"name":"full","kind":"batch","gang_size":4,"stacks":["cuda>=11.8","rocm"],)"
+          R"("memory_per_worker":"8GiB","cores":4,"host_memory":"16GiB","duration":"2h",)"
+          R"("reference_device":"v100","throughput":{"v100":2,"k80":0.5},"sync_bytes_per_step":1000,"priority":7,)"
+          R"("priority_weight":2.5,"tenant":"vision","deadline":86400,"estimate":"3h",)"
+          R"("time_limit":"4h","preemptible":false,"portable_checkpoint":true,)"
+          R"("data":{"size":"1GiB","checkpoint":"2GiB","location":"rack-1"},)"
+          R"("command":["train.py","--lr","0.1"],"pinned_devices":["n1/0"]})",
+          R"({"name":"elastic","elastic":{"min":1,"max":8},"work":1e6,)"
+          R"("throughput":{"v100":3,"k80":1},)" +
+              kStacks + "}",
+          R"({"name":"svc","kind":"service","model":"llama-7b","command":["serve","{port}"],)"
+          R"("slo":{"ttft":"1s","tpot":"50ms"},"rate":[[0,5],[43200,20]],)"
+          R"("tokens":{"input":512,"output":128},)" +
+              kStacks + "}",
+      }) {
+    auto submitted = ParseJobRequest(body, catalog);
+    ASSERT_TRUE(submitted.ok()) << body << ": " << submitted.status().ToString();
+    auto stored = ParseStoredJobRequest(submitted->spec_json, catalog);
+    ASSERT_TRUE(stored.ok()) << submitted->spec_json << ": " << stored.status().ToString();
+    EXPECT_EQ(Fields(stored->job), Fields(submitted->job)) << body;
+    EXPECT_EQ(stored->speed_assumed, submitted->speed_assumed) << body;
+  }
+}
+
+// A stored request is still checked against the cluster as it is now, and a broken one is
+// refused as a submission would be.
+TEST(JobRequest, AStoredRequestIsCheckedAgainstTheCatalog) {
+  auto stored =
+      ParseStoredJobRequest(R"({"name":"a","work":1,"throughput":{"tpu-v9":1},)" + kStacks + "}",
+                            model::DeviceCatalog::BuiltIn());
+  ASSERT_FALSE(stored.ok());
+  EXPECT_NE(stored.status().message().find("throughput"), std::string::npos)
+      << stored.status().message();
+  stored = ParseStoredJobRequest(R"({"name":"a","work":)", model::DeviceCatalog::BuiltIn());
+  ASSERT_FALSE(stored.ok());
+  EXPECT_EQ(stored.status().message(), "request body: byte 20: not JSON (expected one job object)");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "daemon/service.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -774,6 +775,60 @@ TEST(Service, ARestartRecoversEveryJobExactlyOnce) {
   auto r0 = d->service->Get("r0");
   ASSERT_TRUE(r0.ok());
   EXPECT_GE(r0->attempt, 2) << "r0 ran before the restart and again after";
+}
+
+// Every field of a job's view but those a restart may change for a job that ran (its state,
+// attempt, devices, start, message), as text.
+std::string Fields(const JobView& v) {
+  return fmt::format(
+      "name={} tenant={} kind={} gang={} stacks={} submitted={} ended={} exit={} preemptions={} "
+      "command={} preemptible={}",
+      v.name, v.tenant, v.kind, v.gang, fmt::join(v.stacks, ","), v.submitted_s, v.ended_s,
+      v.exit_status.value_or(-999), v.preemptions, v.has_command, v.preemptible);
+}
+
+// A restart reads the live jobs back by a path of its own (Service::RecoverJob): nothing of a
+// job may be lost on the way, whatever it asked for.
+TEST(Service, ARestartKeepsEveryFieldOfEveryLiveJob) {
+  TempDir dir;
+  const std::string db = dir.File("h.db");
+  const std::vector<std::string> bodies = {
+      R"({"name":"runs","stacks":["cuda"],"work":1e7})",
+      R"({"name":"timed","kind":"inference","stacks":["cuda>=11.0"],"estimate":"20m",)"
+      R"("time_limit":"1h","preemptible":false,"priority":3})",
+      R"({"name":"cmd","stacks":["cuda"],"command":["train.py","--lr","0.1"],"gang_size":1})",
+      R"({"name":"sized","stacks":["cuda"],"work":50,"throughput":{"v100":2}})",
+  };
+  std::map<std::string, JobView> before;
+  {
+    auto d = StartDaemon(db, "v100=1", 1);
+    for (size_t i = 0; i < bodies.size(); ++i) {
+      auto submitted = SubmitJson(*d->service, bodies[i], fmt::format("key-{}", i));
+      ASSERT_TRUE(submitted.ok()) << bodies[i] << ": " << submitted.status().ToString();
+      if (i == 0) {
+        ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "runs") == "running"; }));
+      }
+    }
+    auto list = d->service->List({});
+    ASSERT_TRUE(list.ok());
+    for (const JobView& v : list->jobs) before[v.name] = v;
+  }
+  ASSERT_EQ(before.size(), bodies.size());
+  auto d = StartDaemon(db, "v100=1", 1);
+  for (const auto& [name, was] : before) {
+    auto now = d->service->Get(name);
+    ASSERT_TRUE(now.ok()) << name;
+    EXPECT_EQ(Fields(*now), Fields(was));
+    if (name == "runs") continue;  // its attempt vanished with the old backend: requeued
+    EXPECT_EQ(now->state, JobState::kQueued) << name;
+    EXPECT_EQ(now->attempt, 0) << name;
+    EXPECT_EQ(now->message, was.message) << name;
+  }
+  // The idempotency keys came back too: a retry returns the job rather than a conflict.
+  auto retry = SubmitJson(*d->service, bodies[2], "key-2");
+  ASSERT_TRUE(retry.ok()) << retry.status().ToString();
+  EXPECT_FALSE(retry->created);
+  EXPECT_FALSE(SubmitJson(*d->service, bodies[2], "another key").ok());
 }
 
 // The samples behind GET /v1/history are the database's: a restarted daemon still has them,

@@ -182,6 +182,29 @@ TEST_F(StoreTest, LoadJobsKeepsSubmissionOrderAndFiltersEndedJobs) {
   EXPECT_THAT(Names(*store->LoadJobs(false)), ElementsAre("alpha", "mid", "omega", "new"));
 }
 
+// The live jobs come back grouped by state and are put in submission order after: with many
+// of each state, interleaved, every job is moved along long cycles.
+TEST_F(StoreTest, LoadJobsPutsManyInterleavedLiveJobsInSubmissionOrder) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const JobState live[] = {JobState::kRunning, JobState::kQueued, JobState::kStopping,
+                           JobState::kStarting, JobState::kQueued};
+  std::vector<std::string> expected;
+  ASSERT_TRUE(store->Begin().ok());
+  for (int i = 0; i < 500; ++i) {
+    const std::string name = fmt::format("j{}", (i * 7919) % 1000);  // not in name order
+    const JobState state = (i % 9 == 4) ? JobState::kCompleted : live[(i * 3 + i / 7) % 5];
+    ASSERT_TRUE(store->InsertJob(Job(name, state, IsEnded(state) ? 100 : -1)).ok()) << name;
+    if (!IsEnded(state)) expected.push_back(name);
+  }
+  ASSERT_TRUE(store->Commit().ok());
+  auto loaded = store->LoadJobs(false);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(Names(*loaded), expected);
+  // Each job's row stays whole when it moves.
+  for (const StoredJob& job : *loaded) EXPECT_EQ(job.spec_json, Job(job.name).spec_json);
+}
+
 // Pages of GET /v1/jobs read ended jobs on one side of a time, after a position in
 // submission order (submitted_s, then name), whatever order they were inserted in.
 TEST_F(StoreTest, EndedJobsPageInSubmissionOrderOnEitherSideOfATime) {

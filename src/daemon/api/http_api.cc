@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
-#include <sys/socket.h>
 
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "daemon/api/embedded.h"
+#include "daemon/api/listen.h"
 #include "daemon/api/paging.h"
 #include "daemon/api/replies.h"
 #include "daemon/api/serving_json.h"
@@ -174,18 +174,8 @@ util::Result<std::unique_ptr<HttpApi>> HttpApi::Create(HttpApiOptions options, S
   const auto timeout = std::chrono::duration<double>(api->options_.request_timeout_s);
   s.set_read_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
   s.set_write_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
-  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second daemon binds
-  // the same port and the kernel splits connections between the two.
-  s.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
   const std::string& host = api->options_.host;
-  if (api->options_.port == 0) {
-    api->port_ = s.bind_to_any_port(host);
-  } else {
-    api->port_ = s.bind_to_port(host, api->options_.port) ? api->options_.port : -1;
-  }
+  api->port_ = BindServer(s, host, api->options_.port, logger);
   if (api->port_ <= 0) {
     return util::Status::InvalidArgument(
         fmt::format("cannot listen on {}:{}: the port is in use (another hetsched serve?), or the "
