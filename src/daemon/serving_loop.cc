@@ -67,6 +67,27 @@ void AddToRound(Round& round, const ServerLoad& now, const ServerLoad& before) {
   if (now.tpot && before.tpot) AddHistogram(round.tpot, HistogramSince(*now.tpot, *before.tpot));
 }
 
+// What `plan.why` adds after the choice: devices lent by training, load left without room.
+std::string PlanCaveats(const sched::ReplicaPlan& plan, int32_t lent) {
+  std::string caveats;
+  if (lent > 0) {
+    caveats += fmt::format(
+        " {} device(s) that preemptible jobs hold counted as free: a replica placed there "
+        "preempts them.",
+        lent);
+  }
+  if (plan.headroom_left[0] > 0) {
+    caveats += fmt::format(
+        " {:.3g} requests/s of the forecast's headroom left uncovered: only device types costing "
+        "more than {:g} % over the cheapest per request had room for it.",
+        plan.headroom_left[0], sched::kHeadroomCostMargin * 100);
+  }
+  if (plan.uncovered[0] > 0) {
+    caveats += fmt::format(" {:.3g} requests/s find no room in the cluster.", plan.uncovered[0]);
+  }
+  return caveats;
+}
+
 }  // namespace
 
 struct ServingLoop::ScrapeResult {
@@ -644,21 +665,7 @@ std::optional<std::vector<int32_t>> ServingLoop::PlanTargets(Served& s, double f
       "tokens: {}. Chosen: {}, the least hourly cost that carries the forecast (a service keeps "
       "at least one replica).",
       input, output, capacities, chosen);
-  if (lent > 0) {
-    s.plan.why += fmt::format(
-        " {} device(s) that preemptible jobs hold counted as free: a replica placed there "
-        "preempts them.",
-        lent);
-  }
-  if (plan.headroom_left[0] > 0) {
-    s.plan.why += fmt::format(
-        " {:.3g} requests/s of the forecast's headroom left uncovered: only device types costing "
-        "more than {:g} % over the cheapest per request had room for it.",
-        plan.headroom_left[0], sched::kHeadroomCostMargin * 100);
-  }
-  if (plan.uncovered[0] > 0) {
-    s.plan.why += fmt::format(" {:.3g} requests/s find no room in the cluster.", plan.uncovered[0]);
-  }
+  s.plan.why += PlanCaveats(plan, lent);
   return plan.replicas[0];
 }
 
