@@ -369,8 +369,7 @@ Engine::Step Engine::TakeEvents(Micros at, double now_s) {
         if (e.time >= time_limit_at_) time_limit_at_ = std::numeric_limits<Micros>::max();
         break;
       case EventKind::kDecisionDue:
-        // Not yet due when the due time moved since, or rounding put the event a hair early
-        // (WakeForDueDecision arms the next).
+        // Not due when the due time moved later since (WakeForDueDecision arms the next).
         if (e.time == decision_due_at_) {
           decision_due_at_ = std::numeric_limits<Micros>::max();
           step.changed = sched_->NextDecisionDue() <= now_s || step.changed;
@@ -407,6 +406,7 @@ size_t Engine::DecideNow(double now_s) {
   result_.sched_wall_s += took_s;
   decision_us_.push_back(static_cast<float>(took_s * 1e6));
   result_.decisions++;
+  last_decision_s_ = now_s;
   Apply(d, now_s);
   return d.placed.size();
 }

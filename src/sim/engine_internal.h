@@ -188,11 +188,14 @@ class Engine final : private drive::Effects, private drive::PowerEffects {
   size_t DecideNow(double now_s);
   // Events alone would let a due reallocation wait for the next one, hours in a quiet
   // stretch (an owner's reclaim with them): keeps one kDecisionDue event at the time the
-  // scheduler names, after `at`.
+  // scheduler names (a microsecond after, so that rounding never puts it a hair early), after
+  // `at`. None when the last decision was made at or after that time: it was a reallocation
+  // (with no interval, `--preempt-interval 0`, every decision is one), and the next event
+  // decides again.
   void WakeForDueDecision(Micros at) {
     const double due = sched_->NextDecisionDue();
-    if (due == kInf) return;
-    const Micros wake = std::max(ToMicros(std::max(due, 0.0)), at + 1);
+    if (due == kInf || due <= last_decision_s_) return;
+    const Micros wake = std::max(ToMicros(due) + 1, at + 1);
     if (wake >= decision_due_at_) return;
     decision_due_at_ = wake;
     queue_.Push(wake, EventKind::kDecisionDue);
@@ -424,6 +427,7 @@ class Engine final : private drive::Effects, private drive::PowerEffects {
   Micros time_limit_at_ = std::numeric_limits<Micros>::max();  // the pending kTimeLimit's time
   // The pending kDecisionDue's time (earlier ones are stale: the due time moved).
   Micros decision_due_at_ = std::numeric_limits<Micros>::max();
+  double last_decision_s_ = -kInf;  // when DecideNow last ran
 };
 
 }  // namespace hetsched::sim::internal

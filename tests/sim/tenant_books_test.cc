@@ -195,8 +195,17 @@ TEST(TenantBooks, AnOwnerTakesItsGuaranteeBackWithinTheBoundInAQuietStretch) {
   }
   for (const char* policy : {"default", "las-het", "fifo-het"}) {
     const SimResult r = ExpectReclaimWithinTheBound(c, w, policy, /*a_jobs=*/4);
+    // The decision due at 300 s (woken a microsecond after), then b's checkpoint writes (30 s).
+    EXPECT_NEAR(r.tenants.at("a").reclaim_wait_s, 270, 1e-5) << policy;
     EXPECT_GE(r.tenants.at("b").preempted_runs, 4) << policy;
   }
+  // With no interval every decision reallocates, and only events bring decisions: nothing to
+  // wake for (a wake-up a microsecond after each decision would never end).
+  SimOptions o = ReclaimOptions("las-het");
+  o.sched.preempt_interval_s = 0;
+  const SimResult r = RunSim(c, w, o);
+  EXPECT_EQ(r.tenants.at("a").jobs_completed, 4);
+  EXPECT_LT(r.decisions, 200);
 }
 
 TEST(TenantBooks, JainAndRhoFollowTheirDefinitions) {
