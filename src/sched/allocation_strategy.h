@@ -27,6 +27,9 @@ class AllocationStrategy final : public DecisionStrategy {
 
   void Decide(double now_s, Decision& out) override;
   void Upgrade(double now_s, Decision& out) override;
+  double NextReallocationAt(bool queued) const override {
+    return queued ? clock_.NextFullAt() : clock_.NextUpgradeAt();
+  }
   std::optional<std::string> RejectAtSubmit(const JobRecord& r, double now_s) const override;
   void OnSlotReused(int32_t id) override;
   void OnJobLeft(int32_t id) override;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
@@ -34,6 +35,14 @@ class PreemptiveStrategy final : public DecisionStrategy {
   void Decide(double now_s, Decision& out) override;
   void Upgrade(double now_s, Decision& out) override;
   void Fill(double now_s, Decision& out) override;
+  double NextReallocationAt(bool queued) const override {
+    // Gavel's rebuilds wait for a change in the set of jobs, and go by the full clock alone.
+    if (gavel_rebuilds_) {
+      return core_.job_set_version() == rebuilt_version_ ? std::numeric_limits<double>::infinity()
+                                                         : clock_.NextFullAt();
+    }
+    return queued ? clock_.NextFullAt() : clock_.NextUpgradeAt();
+  }
   // Full decisions whose throughput plan (TypeChoice::kPlanned) could not be solved.
   int64_t plan_failures() const { return plan_failures_; }
   // Full decisions made, and how many of them visited only the running jobs that gain

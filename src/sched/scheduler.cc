@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 #include <map>
 #include <optional>
 #include <utility>
@@ -385,6 +386,13 @@ bool Scheduler::HasWork() const {
   if (elastic_ && elastic_->MayGrow()) return true;
   if (core_->running().empty() || !core_->policy().preemptive()) return false;
   return core_->TotalFree() > 0;
+}
+
+double Scheduler::NextDecisionDue() const {
+  if (core_->running().empty()) return std::numeric_limits<double>::infinity();
+  const bool queued = !core_->queue().empty();
+  if (!queued && !HasWork()) return std::numeric_limits<double>::infinity();
+  return strategy_->NextReallocationAt(queued);
 }
 
 // ---- Events from the driver ------------------------------------------------------------------

@@ -140,6 +140,12 @@ class Scheduler {
   // True when a decision now could change something: jobs wait, guests could move, or (for
   // preemptive and allocation policies) a running job could move to a free faster device.
   bool HasWork() const;
+  // When the next decision falls due that may stop or move running jobs, where one could
+  // change something: jobs run, and jobs wait (a full decision) or HasWork (an upgrade).
+  // +inf when none: nothing runs, nothing to do, or a family that never moves running jobs
+  // (queue order), or Gavel's rebuilds with the set of jobs unchanged. A driver that decides only
+  // at events decides then too, as the daemon's ticks do (sim/engine.h).
+  double NextDecisionDue() const;
   const JobRecord& record(model::JobId job) const;
   bool HasAllowedType(model::JobId job) const;
   // Why a queued job is not running, in words; names the types whose free devices sit on

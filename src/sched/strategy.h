@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -44,6 +45,12 @@ class DecisionStrategy {
   // What the family remembers of live job `id` (Scheduler::History), and the same restored.
   virtual void ExportHistory(int32_t /*id*/, double /*now_s*/, JobHistory& /*out*/) const {}
   virtual void ImportHistory(int32_t /*id*/, const JobHistory& /*history*/) {}
+  // When the next decision that may move running jobs falls due (`queued`: a full decision,
+  // jobs wait; else an upgrade), for a driver that decides only at events (sim/engine.h).
+  // +inf for families that move running jobs at no time.
+  virtual double NextReallocationAt(bool /*queued*/) const {
+    return std::numeric_limits<double>::infinity();
+  }
 };
 
 // When a family that moves running jobs may do so (SchedulerOptions::preempt_interval_s): a
@@ -65,6 +72,9 @@ class ReallocationClock {
     last_upgrade_s_ = now_s;
     return true;
   }
+  // The first time FullDue and UpgradeDue can be true.
+  double NextFullAt() const { return last_full_s_ + interval_s_; }
+  double NextUpgradeAt() const { return std::max(last_full_s_, last_upgrade_s_) + interval_s_; }
 
  private:
   double interval_s_;

@@ -1,8 +1,11 @@
 // The discrete-event simulator: drives the scheduling core (sched/scheduler.h) through virtual
 // time over a workload on a cluster, with faults, rounds and preemption costs, and measures
 // what happened. Jobs start, stop and exit, and nodes switch power, through an exec::Backend
-// in virtual time (sim/sim_backend.h), as in the daemon. Deterministic for a given input and
-// seed.
+// in virtual time (sim/sim_backend.h), as in the daemon. It decides after each batch of
+// simultaneous events and, where no event falls then, at the time the scheduler names for a
+// due reallocation (Scheduler::NextDecisionDue), where the daemon's ticks find it; in rounds
+// (SimOptions::round_s) at round boundaries instead, and when a checkpoint write frees devices.
+// Deterministic for a given input and seed.
 #pragma once
 
 #include <cstdint>

@@ -186,6 +186,20 @@ class Engine final : private drive::Effects, private drive::PowerEffects {
   bool Arrive(Micros at, double now_s);
   // A scheduler decision carried out; the placements it made.
   size_t DecideNow(double now_s);
+  // Events alone would let a due reallocation wait for the next one, hours in a quiet
+  // stretch (an owner's reclaim with them): keeps one kDecisionDue event at the time the
+  // scheduler names (a microsecond after, so that rounding never puts it a hair early), after
+  // `at`. None when the last decision was made at or after that time: it was a reallocation
+  // (with no interval, `--preempt-interval 0`, every decision is one), and the next event
+  // decides again.
+  void WakeForDueDecision(Micros at) {
+    const double due = sched_->NextDecisionDue();
+    if (due == kInf || due <= last_decision_s_) return;
+    const Micros wake = std::max(ToMicros(due) + 1, at + 1);
+    if (wake >= decision_due_at_) return;
+    decision_due_at_ = wake;
+    queue_.Push(wake, EventKind::kDecisionDue);
+  }
   // The queued jobs can never start (nothing that could free or bring devices is left).
   bool Stuck(size_t placed, bool decided) const;
   void ReportProgress();
@@ -411,6 +425,9 @@ class Engine final : private drive::Effects, private drive::PowerEffects {
   drive::Attempts attempts_;
   bool freed_ = false;  // a preempted job's checkpoint was written since the last Dispatch
   Micros time_limit_at_ = std::numeric_limits<Micros>::max();  // the pending kTimeLimit's time
+  // The pending kDecisionDue's time (earlier ones are stale: the due time moved).
+  Micros decision_due_at_ = std::numeric_limits<Micros>::max();
+  double last_decision_s_ = -kInf;  // when DecideNow last ran
 };
 
 }  // namespace hetsched::sim::internal

@@ -26,6 +26,7 @@ enum class EventKind : uint8_t {
                    // is the network's current epoch)
   kTimeLimit,      // a running job may have reached its time limit (drive/attempts.h)
   kCancel,         // job `target` is cancelled (SimOptions::cancels)
+  kDecisionDue,    // a decision that may move running jobs falls due (Scheduler::NextDecisionDue)
   // The machines' (sim/sim_backend.h), handed to SimBackend::Fire; `generation` is stale when
   // the attempt or the node was told something since.
   kAttemptEnd,           // job `target`'s attempt exits: its work is done, or its stop is

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <limits>
 #include <random>
 #include <set>
 
@@ -50,6 +51,44 @@ TEST(Filters, UnknownFilterAndScorerAreErrors) {
   EXPECT_FALSE(MakeScorers("speed,luck").ok());
   EXPECT_FALSE(MakeScorers("speed:-1").ok());
   EXPECT_TRUE(MakeScorers("speed:1,energy:0.5").ok());
+}
+
+// A driver that decides only at events (the simulator) asks when the next decision that may
+// move running jobs falls due, and decides then; the daemon's ticks find it on their own.
+TEST(NextDecisionDue, NamesTheNextReallocationWhileItCouldChangeSomething) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const auto c = MakeCluster({{"fast", "cuda", 1, 1}, {"slow", "cuda", 1, 1}});
+  SchedulerOptions o;
+  o.preempt_interval_s = 300;
+  for (const char* policy : {"las-het", "max-throughput"}) {
+    auto s = Make(c, policy, o);
+    EXPECT_EQ(s->NextDecisionDue(), kInf) << policy << ": nothing runs";
+    ASSERT_TRUE(s->Submit(MakeJob(0, 0, 1e6, {{"fast", 2.0}, {"slow", 1.0}}), 0).accepted);
+    ASSERT_TRUE(s->Submit(MakeJob(1, 0, 1e6, {{"fast", 2.0}, {"slow", 1.0}}), 0).accepted);
+    ASSERT_EQ(s->Decide(0).placed.size(), 2u) << policy;
+    EXPECT_EQ(s->NextDecisionDue(), kInf) << policy << ": nobody waits, nothing is free";
+    ASSERT_TRUE(s->Submit(MakeJob(2, 60, 1e6, {{"fast", 2.0}, {"slow", 1.0}}), 60).accepted);
+    s->Decide(60);  // a fill: nothing is free
+    EXPECT_EQ(s->NextDecisionDue(), 300) << policy << ": the full decision after the one at 0";
+    s->Decide(300);
+    EXPECT_EQ(s->NextDecisionDue(), 600) << policy;
+  }
+  // With nobody waiting, a free device that a running job could move to: an upgrade.
+  auto s = Make(c, "las-het", o);
+  ASSERT_TRUE(s->Submit(MakeJob(0, 0, 100, {{"fast", 2.0}, {"slow", 1.0}}), 0).accepted);
+  ASSERT_TRUE(s->Submit(MakeJob(1, 0, 1e6, {{"fast", 2.0}, {"slow", 1.0}}), 0).accepted);
+  ASSERT_EQ(s->Decide(0).placed.size(), 2u);
+  const model::JobId on_fast = *s->JobOn(model::DeviceId(0));
+  s->Finish(on_fast, 50);
+  s->Decide(50);  // inside the interval: nothing moves yet
+  EXPECT_EQ(s->NextDecisionDue(), 300);
+  // A family that never moves running jobs names no time.
+  auto fifo = Make(c, "fifo", o);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(fifo->Submit(MakeJob(i, 0, 1e6, {{"fast", 2.0}, {"slow", 1.0}}), 0).accepted);
+  }
+  fifo->Decide(0);
+  EXPECT_EQ(fifo->NextDecisionDue(), kInf);
 }
 
 TEST(Compat, CudaJobNeverLandsOnAmd) {

@@ -326,12 +326,14 @@ TEST(Simulate, UnknownPolicyIsAnError) {
 TEST(Estimates, WhatTheSchedulerIsToldChangesItsOrder) {
   // A long and a short job arrive together on one device. Told nothing, the scheduler cannot
   // tell them apart and runs them in arrival order; told the truth (oracle), it runs the short
-  // one first.
+  // one first. No full decision after the first (whose due time would wake the simulator):
+  // at 300 s the long job's attained service would tell them apart even under `none`.
   const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
   model::Workload w;
   w.jobs = {MakeJob(0, 0, 1000, {{"nv", 1.0}}), MakeJob(1, 0, 10, {{"nv", 1.0}})};
   SimOptions o;
   o.policy = "srpt-het";
+  o.sched.preempt_interval_s = 2000;
   o.estimates.kind = EstimateMode::kNone;
   EXPECT_DOUBLE_EQ(RunSim(c, w, o).avg_jct_s, (1000 + 1010) / 2.0);
   o.estimates.kind = EstimateMode::kOracle;

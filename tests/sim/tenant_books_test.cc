@@ -180,6 +180,34 @@ TEST(TenantBooks, AnOwnersGangTakesItsGuaranteeBackWithinTheBound) {
   }
 }
 
+TEST(TenantBooks, AnOwnerTakesItsGuaranteeBackWithinTheBoundInAQuietStretch) {
+  // b's 16 CUDA jobs of 10 h arrive at 0: 8 run, 8 wait. a submits 4 jobs of 1 h a minute
+  // after the full decision at 0, and then nothing happens until b's first runs end at 10 h.
+  // The next full decision falls due at 300 s with no event there: the simulator wakes for it
+  // (Scheduler::NextDecisionDue), as the daemon decides on its ticks, rather than at 10 h.
+  const auto c = MakeCluster({{"slow", "cuda", 1, 8}, {"amd", "rocm", 1, 4}});
+  model::Workload w;
+  for (int i = 0; i < 20; ++i) {
+    const bool of_a = i >= 16;
+    model::Job j = MakeJob(i, of_a ? 60 : 0, (of_a ? 1 : 10) * 3600, {{"slow", 1.0}});
+    j.tenant = of_a ? "a" : "b";
+    w.jobs.push_back(std::move(j));
+  }
+  for (const char* policy : {"default", "las-het", "fifo-het"}) {
+    const SimResult r = ExpectReclaimWithinTheBound(c, w, policy, /*a_jobs=*/4);
+    // The decision due at 300 s (woken a microsecond after), then b's checkpoint writes (30 s).
+    EXPECT_NEAR(r.tenants.at("a").reclaim_wait_s, 270, 1e-5) << policy;
+    EXPECT_GE(r.tenants.at("b").preempted_runs, 4) << policy;
+  }
+  // With no interval every decision reallocates, and only events bring decisions: nothing to
+  // wake for (a wake-up a microsecond after each decision would never end).
+  SimOptions o = ReclaimOptions("las-het");
+  o.sched.preempt_interval_s = 0;
+  const SimResult r = RunSim(c, w, o);
+  EXPECT_EQ(r.tenants.at("a").jobs_completed, 4);
+  EXPECT_LT(r.decisions, 200);
+}
+
 TEST(TenantBooks, JainAndRhoFollowTheirDefinitions) {
   const auto c = MakeCluster({{"slow", "cuda", 1, 4}});
   model::Workload w;
