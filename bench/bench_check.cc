@@ -48,12 +48,16 @@ using namespace hetsched;  // NOLINT: benchmark file
 // after default's full decisions began to walk only the classes the plan does not cover: 3
 // runs beside other engineers' work (load average about 5) read 88.0-90.1, so its bound went
 // to 180 (about twice that); the others read as before and keep theirs.
+// sim/default raised 2026-12-06 (issue 34, commit c679bf4) when the simulator began to wake
+// for due full decisions: more full decisions per event, the same work each. Beside 563de03's
+// binary on a quiet machine it read 85.0 / 90.1 there and 133.4 / 142.4 on main (29e8e03), so
+// its bound went to 280 (about twice that); a 3x slowdown from the new level still fails.
 struct Bound {
   const char* name;
   double max_ratio;
 };
 constexpr Bound kBounds[] = {
-    {"sim/fifo-het", 16},  {"sim/default", 180},     {"event/fifo-het", 20},
+    {"sim/fifo-het", 16},  {"sim/default", 280},     {"event/fifo-het", 20},
     {"event/default", 24}, {"full/fifo-het", 8'000}, {"full/default", 190'000},
 };
 
