@@ -67,6 +67,16 @@ void Authorize(httplib::Client& client, const Daemon& d) {
   client.set_bearer_token_auth(d.token().c_str());
 }
 
+// `job` submitted through `client`: 201, or a failure that says what came back.
+::testing::AssertionResult Submitted(httplib::Client& client, const json& job) {
+  auto res = client.Post("/v1/jobs", job.dump(), "application/json");
+  if (!res) return ::testing::AssertionFailure() << "no answer to POST /v1/jobs";
+  if (res->status != 201) {
+    return ::testing::AssertionFailure() << "POST /v1/jobs: " << res->status << " " << res->body;
+  }
+  return ::testing::AssertionSuccess();
+}
+
 std::string StandInServer() {
   return (fs::path(HETSCHED_SOURCE_DIR) / "tests/testing/stand_in_model_server.py").string();
 }
@@ -195,9 +205,7 @@ TEST(ServeServices, LocalReplicasServeAreMeasuredAndReplaced) {
   EXPECT_EQ(res->status, 400) << res->body;
   EXPECT_NE(res->body.find("command: no argument holds {port}"), std::string::npos) << res->body;
 
-  res = client.Post("/v1/jobs", service.dump(), "application/json");
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 201) << res->body;
+  ASSERT_TRUE(Submitted(client, service));
 
   // One replica (the plan's cheapest mix for 1 request/s), ready once its metrics answer.
   json view;
@@ -430,9 +438,7 @@ TEST(ServeServices, ScalesUpToTheForecastAndDownWhenTheLoadIsGone) {
       {"command",
        {"python3", server, "--port", "{port}", "--prefill-s", "0.2", "--decode-step-s", "0.07",
         "--pid-file", tmp.File("replica-{port}.pid")}}};
-  auto res = client.Post("/v1/jobs", service.dump(), "application/json");
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 201) << res->body;
+  ASSERT_TRUE(Submitted(client, service));
 
   json view;
   ASSERT_TRUE(WaitUntil(
@@ -467,7 +473,7 @@ TEST(ServeServices, ScalesUpToTheForecastAndDownWhenTheLoadIsGone) {
                 "the rates of the last 3 interval(s) of 1 s (3 measured on the replicas"),
             std::string::npos)
       << view["plan"];
-  res = client.Delete("/v1/services/cpu-chat");
+  auto res = client.Delete("/v1/services/cpu-chat");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 202) << res->body;
   EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
@@ -521,9 +527,7 @@ TEST(ServeServices, ProvisionsForBurstsBeyondTheMeanLoad) {
                          page_dir + "/ && echo $$ > " + tmp.File("replica-{port}.pid") +
                          " && exec python3 -m http.server {port} --bind 127.0.0.1 --directory " +
                          page_dir};
-  auto res = client.Post("/v1/jobs", chat.dump(), "application/json");
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 201) << res->body;
+  ASSERT_TRUE(Submitted(client, chat));
   json view;
   const json replica = WaitForReady(client, "chat", view);
   ASSERT_FALSE(replica.is_null()) << view.dump(2) << "\n" << d->Stderr();
@@ -577,7 +581,7 @@ TEST(ServeServices, ProvisionsForBurstsBeyondTheMeanLoad) {
   EXPECT_EQ(plans, 2) << view.dump(2) << "\n" << d->Stderr();
   // The first measured interval is a rise from the curve's rate; the second is not.
   EXPECT_GE(carried_by_one_on_average, 1) << view.dump(2);
-  res = client.Delete("/v1/services/chat");
+  auto res = client.Delete("/v1/services/chat");
   ASSERT_TRUE(res);
   EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
 }
@@ -604,9 +608,7 @@ TEST(ServeServices, ADaemonKilledMidRunKeepsItsServicesAndReplicas) {
   {
     httplib::Client client(d->url());
     Authorize(client, *d);
-    auto res = client.Post("/v1/jobs", service.dump(), "application/json");
-    ASSERT_TRUE(res);
-    ASSERT_EQ(res->status, 201) << res->body;
+    ASSERT_TRUE(Submitted(client, service));
     first = WaitForReady(client, "chat", view);
     ASSERT_FALSE(first.is_null()) << view.dump(2) << "\n" << d->Stderr();
     // Requests of 40 prompt and 16 generated tokens, not the 8 and 8 submitted: a plan rates
@@ -689,22 +691,18 @@ TEST(ServeServices, PublishesReadyReplicasAndTakesAGatewaysRate) {
   httplib::Client client(d->url());
   Authorize(client, *d);
   const json chat = QuickChat(tmp);
-  auto res = client.Post("/v1/jobs", chat.dump(), "application/json");
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 201) << res->body;
+  ASSERT_TRUE(Submitted(client, chat));
   json quiet = chat;  // its replicas never read as a model server's: they count nothing
   quiet["name"] = "quiet";
   quiet["command"] = HtmlMetricsCommand(tmp);
-  res = client.Post("/v1/jobs", quiet.dump(), "application/json");
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 201) << res->body;
+  ASSERT_TRUE(Submitted(client, quiet));
 
   json view;
   const json ready = WaitForReady(client, "chat", view);
   ASSERT_FALSE(ready.is_null()) << view.dump(2) << "\n" << d->Stderr();
   const int weight = ready["weight"];
   EXPECT_GT(weight, 1) << ready;  // the requests/s one a100-80g carries within the SLO
-  res = client.Get("/v1/services");
+  auto res = client.Get("/v1/services");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
   const json list = json::parse(res->body, nullptr, false);
@@ -803,9 +801,7 @@ TEST(ServeServices, LendsIdleDevicesToTrainingAndTakesThemBack) {
   ASSERT_NE(d, nullptr) << error;
   httplib::Client client(d->url());
   Authorize(client, *d);
-  auto res = client.Post("/v1/jobs", LlamaCppChat(tmp, 1).dump(), "application/json");
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 201) << res->body;
+  ASSERT_TRUE(Submitted(client, LlamaCppChat(tmp, 1)));
   json view;
   ASSERT_FALSE(WaitForReady(client, "chat", view).is_null()) << view.dump(2) << "\n" << d->Stderr();
   // The training job takes the other device, and notes each start and each notice.
@@ -817,9 +813,7 @@ TEST(ServeServices, LendsIdleDevicesToTrainingAndTakesThemBack) {
                        {"/bin/sh", "-c",
                         "echo start >> " + log + "; trap 'echo notice >> " + log +
                             "; exit 0' TERM; sleep 600 & wait"}}};
-  res = client.Post("/v1/jobs", train.dump(), "application/json");
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 201) << res->body;
+  ASSERT_TRUE(Submitted(client, train));
   json job;
   auto job_state = [&] {
     auto r = client.Get("/v1/jobs/train");
@@ -829,7 +823,8 @@ TEST(ServeServices, LendsIdleDevicesToTrainingAndTakesThemBack) {
   ASSERT_TRUE(WaitUntil([&] { return job_state() == "running"; }, 10, 100)) << job.dump(2);
 
   // The load rises past what one replica carries: the second replica preempts the training.
-  res = client.Post("/v1/services/chat/load", R"({"requests_per_s": 250})", "application/json");
+  auto res =
+      client.Post("/v1/services/chat/load", R"({"requests_per_s": 250})", "application/json");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
   ASSERT_TRUE(WaitUntil(
@@ -896,9 +891,7 @@ TEST(ServeServices, TakesDevicesBackFromTrainingOnlyWhenTheLoadNeedsThem) {
   ASSERT_NE(d, nullptr) << error;
   httplib::Client client(d->url());
   Authorize(client, *d);
-  auto res = client.Post("/v1/jobs", SleepingTraining("train").dump(), "application/json");
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 201) << res->body;
+  ASSERT_TRUE(Submitted(client, SleepingTraining("train")));
   json job;
   const auto train_job = [&] {
     auto r = client.Get("/v1/jobs/train");
@@ -909,9 +902,7 @@ TEST(ServeServices, TakesDevicesBackFromTrainingOnlyWhenTheLoadNeedsThem) {
       << job.dump(2);
   // 150 requests/s (the rate curve's, and a gateway's): 180 with the headroom, more than the
   // 169 one replica carries, so the plan asks for two; the second would preempt training.
-  res = client.Post("/v1/jobs", LlamaCppChat(tmp, 150).dump(), "application/json");
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 201) << res->body;
+  ASSERT_TRUE(Submitted(client, LlamaCppChat(tmp, 150)));
   constexpr char kDeferred[] =
       "A replica not started: it would preempt 1 job(s) holding 1 device(s) (priced at 90 "
       "device-seconds of their work), while the replicas kept carry 169 requests/s, the forecast "
@@ -950,7 +941,7 @@ TEST(ServeServices, TakesDevicesBackFromTrainingOnlyWhenTheLoadNeedsThem) {
       << d->Stderr();
   EXPECT_EQ(train_job().value("preemptions", 0), 1) << job.dump(2);
   EXPECT_NE(job.value("state", ""), "running") << job.dump(2);
-  res = client.Delete("/v1/services/chat");
+  auto res = client.Delete("/v1/services/chat");
   ASSERT_TRUE(res);
   res = client.Delete("/v1/jobs/train");
   ASSERT_TRUE(res);
@@ -975,16 +966,12 @@ TEST(ServeServices, ReplicasStartedTogetherTakeBackOnlyWhatTheLoadNeeds) {
   httplib::Client client(d->url());
   Authorize(client, *d);
   // 120 requests/s, which one replica carries; training takes the other 3 devices.
-  auto res = client.Post("/v1/jobs", LlamaCppChat(tmp, 120).dump(), "application/json");
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 201) << res->body;
+  ASSERT_TRUE(Submitted(client, LlamaCppChat(tmp, 120)));
   json view;
   ASSERT_FALSE(WaitForReady(client, "chat", view).is_null()) << view.dump(2) << "\n" << d->Stderr();
   const std::vector<std::string> trains = {"train-a", "train-b", "train-c"};
   for (const std::string& name : trains) {
-    res = client.Post("/v1/jobs", SleepingTraining(name).dump(), "application/json");
-    ASSERT_TRUE(res);
-    ASSERT_EQ(res->status, 201) << res->body;
+    ASSERT_TRUE(Submitted(client, SleepingTraining(name)));
   }
   std::map<std::string, json> jobs;
   const auto read_jobs = [&] {
@@ -1016,7 +1003,7 @@ TEST(ServeServices, ReplicasStartedTogetherTakeBackOnlyWhatTheLoadNeeds) {
   int preempted = 0;
   for (const std::string& name : trains) preempted += jobs[name].value("preemptions", 0);
   EXPECT_EQ(preempted, 2);
-  res = client.Delete("/v1/services/chat");
+  auto res = client.Delete("/v1/services/chat");
   ASSERT_TRUE(res);
   for (const std::string& name : trains) client.Delete(("/v1/jobs/" + name).c_str());
   EXPECT_EQ(d->Terminate(SIGTERM, 10), 0) << d->Stderr();
