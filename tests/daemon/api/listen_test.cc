@@ -16,6 +16,14 @@
 namespace hetsched::svc {
 namespace {
 
+// Closes what it holds however the test ends, so a failed assertion leaks no socket.
+struct OpenSockets {
+  std::vector<int> fds;
+  ~OpenSockets() {
+    for (const int fd : fds) ::close(fd);
+  }
+};
+
 TEST(BindServer, ConnectionsOpenedAtOnceWaitInTheQueueRatherThanBeDropped) {
   Logger logger{LogLevel::kError, [](std::string_view) {}};
   httplib::Server server;
@@ -23,11 +31,11 @@ TEST(BindServer, ConnectionsOpenedAtOnceWaitInTheQueueRatherThanBeDropped) {
   ASSERT_GT(port, 0);
   // The server is bound but not started: nothing accepts, so each connection stays in the
   // listen queue. With httplib's backlog of 5 the seventh one's SYN would be dropped.
-  std::vector<int> sockets;
+  OpenSockets sockets;
   for (int i = 0; i < 32; ++i) {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     ASSERT_GE(fd, 0) << std::strerror(errno);
-    sockets.push_back(fd);
+    sockets.fds.push_back(fd);
     const timeval limit{0, 300'000};  // a dropped SYN is sent again after 1 s
     ASSERT_EQ(::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit)), 0);
     sockaddr_in to{};
@@ -37,7 +45,6 @@ TEST(BindServer, ConnectionsOpenedAtOnceWaitInTheQueueRatherThanBeDropped) {
     EXPECT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof(to)), 0)
         << "connection " << i + 1 << ": " << std::strerror(errno);
   }
-  for (const int fd : sockets) ::close(fd);
 }
 
 TEST(BindServer, APortInUseIsRefused) {
