@@ -14,8 +14,9 @@
 # WORKLOADs: any of the four names (default: all). Writes OUT_DIR/WORKLOAD-MODE.json (simulate's
 # --json) or OUT_DIR/WORKLOAD-MODE.err (why a mode cannot serve the workload) and prints one
 # table per workload: requests within SLO, serving cost and energy, plans that left forecast
-# load without room, replicas started, and how hetsched's plans compared with the cheapest
-# single type covering the same forecast. HETSCHED names the binary (default build/hetsched).
+# load without room, plans that left forecast headroom uncovered because only costlier types
+# had room for it (serving.plans.headroom_left), replicas started, and how hetsched's plans
+# compared with the cheapest single type covering the same forecast. HETSCHED names the binary (default build/hetsched).
 set -euo pipefail
 out=${1:?usage: serving-baselines.sh OUT_DIR [WORKLOAD ...]}
 shift
@@ -83,8 +84,8 @@ modes = ["hetsched"] + ["single:" + t for t in
                         ("a100-80g", "ascend-910b", "epyc-7763", "mi250x", "xeon-8380")] + ["static-peak"]
 for w in workloads:
     print(f"\n{w}")
-    print("| serving | requests within SLO | serving cost USD | serving energy kWh | plans with forecast load without room | replicas started |")
-    print("|---|---|---|---|---|---|")
+    print("| serving | requests within SLO | serving cost USD | serving energy kWh | plans with forecast load without room | plans with headroom left | replicas started |")
+    print("|---|---|---|---|---|---|---|")
     refused = []
     for m in modes:
         path = os.path.join(out, f"{w}-{m}.json")
@@ -97,7 +98,8 @@ for w in workloads:
         no_room = len({n.split(":")[0] for n in sv["notes"] if "find no room" in n})
         started = sum(s["replicas_started"] for s in sv["services"])
         print(f"| {m} | {100 * j['slo_attainment']:.3f} % ({sv['requests'] and sum(s['within_slo'] for s in sv['services'])} of {sv['requests']}) "
-              f"| {j['serving_cost_usd']:,.2f} | {j['serving_energy_kwh']:,.1f} | {no_room} of {sv['plans']['solved']} | {started} |")
+              f"| {j['serving_cost_usd']:,.2f} | {j['serving_energy_kwh']:,.1f} | {no_room} of {sv['plans']['solved']} "
+              f"| {sv['plans']['headroom_left']} | {started} |")
     for m, why in refused:
         print(f"refused {m}: {why}")
     p = json.load(open(os.path.join(out, f"{w}-hetsched.json")))["serving"]["plans"]

@@ -330,9 +330,19 @@ sched::ServiceDemand Simulator::DemandOf(int32_t service, double now_s,
                                sh.link_bandwidth);
     // The model's rating, raised where the replicas were measured doing better
     // (cost::CalibratedRate).
-    const double capacity =
-        cost::CalibratedRate(m.CapacityAt(st.slo, st.tokens.input, st.tokens.output), st.slo,
-                             Measure(service, static_cast<int32_t>(k), now_s));
+    const cost::ReplicaMeasurement measured = Measure(service, static_cast<int32_t>(k), now_s);
+    const double capacity = cost::CalibratedRate(
+        m.CapacityAt(st.slo, st.tokens.input, st.tokens.output), st.slo, measured);
+    // Load beyond the rating is what the forecast left without room, or a burst: worth saying,
+    // as a plan that leaves load without room relies on the replicas carrying it.
+    if (measured.requests > 0 && measured.requests_per_s > capacity) {
+      notes_.push_back(fmt::format(
+          "t={:.0f}s: {}: its {} (tp {}) replicas carried {:.2f} requests/s each over the last "
+          "{:.0f} s, above their rating of {:.2f} (TTFT p{:g} {:.2f} s)",
+          now_s, st.job->name, type.name, sh.tp, measured.requests_per_s,
+          std::min(now_s, sched::kScaleDownIntervals * dt), capacity, st.slo.percentile,
+          measured.ttft_s));
+    }
     demand.shapes.push_back({sh.type.value(), sh.tp, sh.usd_per_hour, capacity,
                              static_cast<int32_t>(live[k].live.size())});
   }

@@ -3,7 +3,10 @@
 // services lending their devices to training.
 #include "sim/serving.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "model/io/azure_trace_reader.h"
 #include "model/io/cluster_reader.h"
@@ -282,6 +285,45 @@ TEST(Serving, ABacklogServesPromptsThatCanStillMeetTheTargetFirst) {
   EXPECT_EQ(s.unserved, 0);  // late prompts are still answered
   EXPECT_GT(s.within_slo, s.requests / 4) << s.within_slo << " of " << s.requests;
   EXPECT_LT(s.within_slo, s.requests / 2);
+}
+
+// A plan that leaves load without room relies on the replicas carrying more than their rating;
+// the notes say where they did, and by how much (docs/results.md: how `single:mi250x` meets the
+// seed day's SLO with fewer chat replicas than hetsched).
+TEST(Serving, ReplicasCarryingMoreThanTheirRatingAreNoted) {
+  auto c = model::io::ParseClusterYaml(kOneGpu, "one.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const model::Workload w = Parse(kService, *c);
+  const auto& a100 = *c->catalog.Find("a100-80g");
+  const cost::ServingModel m(*cost::ServedPreset("llama-7b"), a100, 1, {}, 0);
+  const cost::ReplicaCapacity capacity = m.CapacityAt({2, 0.1, 99}, 1000, 100);
+  ASSERT_TRUE(capacity.feasible) << capacity.why_not;
+  // The one A100's replica cannot be joined by another: evenly spaced arrivals at 1.1 x its
+  // decode cap (which bounds any rating, measured or not) are above its rating at every plan.
+  auto arrivals = [](double rate) {
+    std::vector<model::InferenceRequest> reqs;
+    for (double t = 0; t < 900; t += 1 / rate) reqs.push_back({t, 1000, 100});
+    return reqs;
+  };
+  ServingOptions o;
+  o.horizon_s = 900;
+  auto over = SimulateServing(*c, {&w.jobs[0]}, {arrivals(1.1 * capacity.decode_rate)}, o);
+  ASSERT_TRUE(over.ok()) << over.status().ToString();
+  const std::string first = fmt::format(
+      "t=300s: chat: its a100-80g (tp 1) replicas carried {:.2f} requests/s each over the last "
+      "300 s, above their rating of {:.2f} (TTFT p99 ",
+      1.1 * capacity.decode_rate, capacity.requests_per_s);
+  int noted = 0;
+  for (const std::string& note : over->notes) noted += note.find("above their rating") != note.npos;
+  EXPECT_EQ(noted, 2);  // the plans at 300 and 600 s (the one at 0 has nothing measured)
+  EXPECT_TRUE(std::any_of(over->notes.begin(), over->notes.end(), [&](const std::string& n) {
+    return n.starts_with(first);
+  })) << first;
+  // At half its rating, nothing is noted.
+  auto under = SimulateServing(*c, {&w.jobs[0]}, {arrivals(0.5 * capacity.requests_per_s)}, o);
+  ASSERT_TRUE(under.ok()) << under.status().ToString();
+  for (const std::string& note : under->notes)
+    EXPECT_EQ(note.find("above their rating"), note.npos);
 }
 
 TEST(Serving, AReplicaMovedToAnotherTypeServesUntilItsReplacementIsReady) {
