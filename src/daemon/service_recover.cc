@@ -52,9 +52,12 @@ util::Status Service::Recover() {
   ASSIGN_OR_RETURN(auto stored, store_->LoadJobs(/*include_ended=*/false));
   RETURN_IF_ERROR(CheckStoredTenants(stored));
   // Growing the tables by name one job at a time rehashes them over and over: a fifth of a
-  // restart at 200,000 live jobs (docs/benchmarks.md, "The daemon at scale").
+  // restart at 200,000 live jobs (docs/benchmarks.md, "The daemon at scale"). The tables by
+  // slot are sized once too: grown, they would move every record admitted so far.
   slots_.Reserve(stored.size());
   attempts_->Reserve(stored.size());
+  scheduler_->Reserve(stored.size());
+  by_slot_.reserve(stored.size());
   const double now = SchedNow();
   int64_t recovered = 0;
   for (StoredJob& s : stored) {
