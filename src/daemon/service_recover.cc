@@ -49,7 +49,8 @@ void Service::Reconcile(double now) {
   }
   quiet_losses_ = false;
   // After a restart on the virtual backend every attempt that ran vanishes: a line per job
-  // (10,000 at scale) would bury the log. The events (GET /v1/events) keep each one.
+  // (10,000 at scale) would bury the log. The database's event log keeps each one (a
+  // "repair" and a "lost" event about the job).
   if (vanished > 0) {
     logger_->Warn("attempts vanished from the backend; requeued",
                   {{"attempts", vanished}, {"first_job", first_vanished}});
