@@ -6,6 +6,7 @@
 #
 #   scripts/daemon-scale.sh [--full] [--nodes N] [--queued N] [--rate R] [--seconds S]
 #                           [--connections C] [--policy P] [--build DIR] [--keep]
+#                           [--restart-db DB [--restarts N]]
 #
 # Defaults are small (100 nodes, 1,000 queued, 200/s for 5 s); --full is issue 33's scale:
 # 10,000 nodes (80,000 devices), 100,000 queued, 2,000/s for 60 s. The fill is one gang-8 job
@@ -16,9 +17,16 @@
 # phase's figures and the daemon's peak RSS (VmHWM).
 # --keep leaves the database (and the daemon's log) in the folder it names, e.g. to profile a
 # restart on it.
+# --restart-db DB skips the fill and the load: it restarts the daemon --restarts times (default
+# 3), each on a fresh copy of DB (a database kept with --keep, and its -wal file if any; give
+# the same --nodes or --full it was made with), and prints each restart's wall and CPU seconds
+# until /healthz answered 200.
+# The daemon inherits the environment: GLIBC_TUNABLES=glibc.malloc.hugetlb=1 times it with its
+# heap on transparent huge pages (docs/operations.md, "A restart's time at scale").
 set -euo pipefail
 
 nodes=100 queued=1000 rate=200 seconds=5 connections=8 policy=default build=build keep=0
+restart_db="" restarts=3
 ready_limit=60  # seconds a restart may take before the script gives up
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -31,7 +39,9 @@ while [[ $# -gt 0 ]]; do
     --policy) policy="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
-    *) sed -n '2,18p' "$0" >&2; exit 2 ;;
+    --restart-db) restart_db="$2"; shift 2 ;;
+    --restarts) restarts="$2"; shift 2 ;;
+    *) sed -n '2,25p' "$0" >&2; exit 2 ;;
   esac
 done
 
@@ -120,8 +130,38 @@ jobs_by_state() {
     python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"]; print(" ".join(f"{k}={v}" for k,v in j.items() if v))'
 }
 
+# Starts the daemon on the database in $dir and port `$port`, and prints how long it took
+# until /healthz answered 200, with the daemon's CPU time until then (user + system: steadier
+# than the wall time on a shared machine) and the machine's load average.
+timed_restart() {
+  local start ready cpu
+  start=$(date +%s.%N)
+  start_daemon "$port"
+  "$load" --port "$port" --wait-ready "$ready_limit" >/dev/null
+  ready=$(date +%s.%N)
+  cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$pid/stat")
+  echo "restart to ready (/healthz 200): $(echo "$ready - $start" | bc -l | xargs printf '%.2f') s" \
+    "(daemon CPU $cpu s; load average $(cut -d' ' -f1 /proc/loadavg); peak RSS $(peak_rss_mib) MiB)"
+}
+
 echo "daemon-scale: $nodes nodes ($cluster), policy $policy, $(nproc) cores," \
   "load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+if [[ -n "$restart_db" ]]; then
+  [[ -f "$restart_db" ]] || { echo "daemon-scale: no database $restart_db" >&2; exit 1; }
+  # A port nothing listens on now, for the daemon to take.
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  for ((i = 1; i <= restarts; i++)); do
+    # A fresh copy each time: a restart requeues what ran and writes events.
+    rm -f "$dir"/h.db*
+    cp "$restart_db" "$dir/h.db"
+    [[ -f "$restart_db-wal" ]] && cp "$restart_db-wal" "$dir/h.db-wal"
+    timed_restart
+    echo "jobs: $(jobs_by_state)"
+    stop_daemon
+  done
+  exit 0
+fi
 start_daemon 0
 port=$(wait_listening)
 token="$dir/hetsched.token"
@@ -148,15 +188,7 @@ echo "peak RSS: $(peak_rss_mib) MiB"
 echo "== restart after kill -9, on the same database and port"
 stop_daemon
 from=$(log_lines)
-start=$(date +%s.%N)
-start_daemon "$port"
-"$load" --port "$port" --wait-ready "$ready_limit" >/dev/null
-ready=$(date +%s.%N)
-# The daemon's CPU time until then: steadier than the wall time on a shared machine.
-cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$pid/stat")
-echo "restart to ready (/healthz 200): $(echo "$ready - $start" | bc -l | xargs printf '%.2f') s" \
-  "(daemon CPU $cpu s)"
+timed_restart
 echo "jobs: $(jobs_by_state)"
-echo "peak RSS after restart: $(peak_rss_mib) MiB"
 sleep 5  # the restarted daemon's first passes: it starts the jobs that ran before
 echo "slow passes in the 5 s after ready: $(slow_passes "$from")"

@@ -478,6 +478,9 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   double sched_base_s_ = 0;  // scheduler time at wall_start_s_
   double wall_start_s_ = 0;
   double last_reconcile_wall_s_ = 0;
+  // While Reconcile requeues vanished attempts: it logs one warning for all of them, so each
+  // loss is logged at debug.
+  bool quiet_losses_ = false;
   std::optional<double> last_sample_wall_s_;  // none before the first sample
   // Jobs that ended since the daemon started, by state (JobStateIndex).
   std::array<int64_t, kJobStates.size()> ended_counts_{};

@@ -156,8 +156,8 @@ bool Service::AttemptOver(JobId job, drive::AttemptEnd end, const std::string& m
     logger_->Warn("start failed", {{"job", e.name}, {"attempt", e.attempt}, {"why", message}});
   } else if (end == drive::AttemptEnd::kLost) {
     e.message = message;
-    logger_->Warn("an attempt was lost",
-                  {{"job", e.name}, {"attempt", e.attempt}, {"why", message}});
+    logger_->Log(quiet_losses_ ? LogLevel::kDebug : LogLevel::kWarn, "an attempt was lost",
+                 {{"job", e.name}, {"attempt", e.attempt}, {"why", message}});
     Event("lost", e.name, message);
   }
   return true;  // nothing is held after the exit: the checkpoint is the job's to write

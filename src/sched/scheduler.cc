@@ -606,6 +606,8 @@ std::optional<JobId> Scheduler::JobOn(DeviceId device) const {
   return JobId(o);
 }
 
+void Scheduler::Reserve(size_t jobs) { core_->Reserve(jobs); }
+
 bool Scheduler::Known(JobId job) const {
   return job.value() >= 0 && static_cast<size_t>(job.value()) < core_->slots() &&
          core_->record(job.value()).submitted;

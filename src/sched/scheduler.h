@@ -61,6 +61,9 @@ class Scheduler {
   // else (history_estimates) the history predictor, else nothing.
   Admission Submit(const model::Job& job, double now_s,
                    std::optional<SizeEstimate> estimate = std::nullopt);
+  // Room for jobs with ids below `jobs` (a daemon about to recover that many): the tables by
+  // JobId are allocated once rather than reallocated and moved as they grow.
+  void Reserve(size_t jobs);
   // One scheduling pass. Updates the scheduler's own state (devices allocated / released).
   Decision Decide(double now_s);
   // Preempts running, preemptible `job` now, outside a pass: the driver takes its devices back

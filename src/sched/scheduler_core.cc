@@ -55,6 +55,14 @@ void SchedulerCore::Grow(int32_t id) {
   hints_.resize(id + 1);
 }
 
+void SchedulerCore::Reserve(size_t jobs) {
+  records_.reserve(jobs);
+  pinned_.reserve(jobs);
+  pos_.reserve(jobs);
+  queue_key_.reserve(jobs);
+  hints_.reserve(jobs);
+}
+
 void SchedulerCore::Admit(int32_t id, JobRecord record, std::vector<DeviceId> pinned,
                           double now_s) {
   records_[id] = std::move(record);

@@ -96,6 +96,9 @@ class SchedulerCore {
   // Admission: Grow before building the record (the tables cover `id`), Admit once accepted
   // (reserves its pinned devices and queues it), Retire when it ends (its slot may be reused).
   void Grow(int32_t id);
+  // Room for ids below `jobs` in every table indexed by JobId, so that admitting that many
+  // (a daemon's restart) reallocates none of them as Grow goes.
+  void Reserve(size_t jobs);
   void Admit(int32_t id, JobRecord record, std::vector<model::DeviceId> pinned, double now_s);
   void Retire(int32_t id);
   // Counts admissions and retirements: changes when the set of jobs does.

@@ -39,7 +39,8 @@ struct Daemon {
 std::unique_ptr<Daemon> StartDaemon(const std::string& db,
                                     const std::string& cluster = "v100=2,k80=2",
                                     double scale = 1000, std::string policy = "fifo",
-                                    ServiceOptions so = {}, std::vector<VirtualFault> faults = {}) {
+                                    ServiceOptions so = {}, std::vector<VirtualFault> faults = {},
+                                    Logger* logger = nullptr) {
   auto d = std::make_unique<Daemon>();
   auto c = model::io::LoadCluster(cluster);
   EXPECT_TRUE(c.ok()) << c.status().ToString();
@@ -54,7 +55,7 @@ std::unique_ptr<Daemon> StartDaemon(const std::string& db,
   so.tick_s = 0.005;
   so.analysis = cli::ServeAnalysisHooks();
   auto s = Service::Create(std::move(c).value(), std::make_unique<VirtualBackend>(vo),
-                           std::move(store).value(), so, &d->logger, &d->metrics);
+                           std::move(store).value(), so, logger ? logger : &d->logger, &d->metrics);
   EXPECT_TRUE(s.ok()) << s.status().ToString();
   d->service = std::move(s).value();
   EXPECT_TRUE(d->service->Start().ok());
@@ -775,6 +776,70 @@ TEST(Service, ARestartRecoversEveryJobExactlyOnce) {
   auto r0 = d->service->Get("r0");
   ASSERT_TRUE(r0.ok());
   EXPECT_GE(r0->attempt, 2) << "r0 ran before the restart and again after";
+}
+
+// After a restart on the virtual backend every attempt that ran has vanished: one warning
+// counts them (at scale a line per job buried the log), each is at debug, and every job keeps
+// its events.
+TEST(Service, VanishedAttemptsAreOneWarningAndAnEventPerJob) {
+  TempDir dir;
+  const std::string db = dir.File("h.db");
+  const auto all_run = [](Service& s) {
+    return WaitUntil([&] {
+      for (int i = 0; i < 3; ++i) {
+        if (State(s, fmt::format("v{}", i)) != "running") return false;
+      }
+      return true;
+    });
+  };
+  {
+    auto d = StartDaemon(db, "v100=3", 1);
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(SubmitJson(*d->service,
+                             fmt::format(R"({{"name":"v{}","stacks":["cuda"],"work":1e6}})", i))
+                      .ok());
+    }
+    ASSERT_TRUE(all_run(*d->service));
+  }
+  std::mutex mu;
+  std::vector<std::string> lines;
+  auto log_at = [&](LogLevel level) {
+    return Logger(level, [&](std::string_view line) {
+      std::lock_guard lock(mu);
+      lines.emplace_back(line);
+    });
+  };
+  const auto count = [&](std::string_view text) {
+    std::lock_guard lock(mu);
+    return std::count_if(lines.begin(), lines.end(),
+                         [&](const std::string& l) { return l.find(text) != std::string::npos; });
+  };
+  {
+    Logger warn = log_at(LogLevel::kWarn);
+    auto d = StartDaemon(db, "v100=3", 1, "fifo", {}, {}, &warn);
+    EXPECT_EQ(count(R"("msg":"attempts vanished from the backend; requeued","attempts":3,)"), 1);
+    EXPECT_EQ(count("an attempt vanished"), 0);
+    EXPECT_EQ(count("an attempt was lost"), 0);
+    ASSERT_TRUE(all_run(*d->service));  // started again, to vanish at the next restart
+  }
+  lines.clear();
+  {
+    // At debug each one is there, twice (the vanished attempt, then its loss).
+    Logger debug = log_at(LogLevel::kDebug);
+    auto d = StartDaemon(db, "v100=3", 1, "fifo", {}, {}, &debug);
+    EXPECT_EQ(count("an attempt vanished; requeued"), 3);
+    EXPECT_EQ(count("an attempt was lost"), 3);
+  }
+  auto store = Store::Open(db);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  for (int i = 0; i < 3; ++i) {
+    auto events = (*store)->Events(fmt::format("v{}", i), 100);
+    ASSERT_TRUE(events.ok());
+    EXPECT_EQ(std::count_if(events->begin(), events->end(),
+                            [](const StoredEvent& e) { return e.kind == "repair"; }),
+              2)
+        << "one per restart";
+  }
 }
 
 // Every field of a job's view but those a restart may change for a job that ran (its state,
