@@ -209,12 +209,47 @@ double TenantShares::Borrowable(const std::vector<double>& held,
   return tenants_.Borrowable(devices_, held, demand);
 }
 
+namespace {
+
+// One tenant's jobs in policy order during TenantShares::Order, and which of them takes its
+// next turn: the first not yet taken that fits in its guarantee, else the first not yet taken.
+// A gang the guarantee no longer holds does not keep a smaller job of the same tenant that it
+// holds waiting behind the borrowers (Reclaimable counts that job as owed and marks borrowers'
+// runs for it). Both cursors only move forward: what a tenant holds only grows in Order, so a
+// job found beyond its guarantee stays beyond. O(jobs) over a whole Order.
+struct TenantTurns {
+  std::vector<TenantShares::Key> jobs;
+  std::vector<char> taken;  // by position in jobs
+  size_t first = 0, first_within = 0;
+  size_t chosen = 0;  // the next turn's job; jobs.size() when none is left
+
+  // Picks the next turn's job; true when it fits in the guarantee (`fits`, by key).
+  template <typename Fits>
+  bool Next(const Fits& fits) {
+    taken.resize(jobs.size(), 0);
+    while (first < jobs.size() && taken[first]) ++first;
+    while (first_within < jobs.size() && (taken[first_within] || !fits(jobs[first_within]))) {
+      ++first_within;
+    }
+    chosen = first_within < jobs.size() ? first_within : first;
+    return first_within < jobs.size();
+  }
+  bool Done() const { return chosen >= jobs.size(); }
+  // The chosen job, now taken.
+  const TenantShares::Key& Take() {
+    taken[chosen] = 1;
+    return jobs[chosen];
+  }
+};
+
+}  // namespace
+
 void TenantShares::Order(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
                          double now_s, std::vector<Key>& keys) {
   Book(records, running, now_s);
   const size_t n = tenants_.list.size();
   std::vector<double> held(n, 0), rate(n, 0), demand(n, 0);
-  std::vector<std::vector<Key>> jobs(n);
+  std::vector<TenantTurns> jobs(n);
   std::vector<Key> out;
   out.reserve(keys.size());
   std::vector<char> listed(records.size(), 0);
@@ -227,7 +262,7 @@ void TenantShares::Order(const std::vector<JobRecord>& records, const std::vecto
       out.push_back(k);  // no tenant: first, in policy order
       continue;
     }
-    jobs[t].push_back(k);
+    jobs[t].jobs.push_back(k);
     demand[t] += Units(t, r);
   }
   for (int32_t id : running) {
@@ -245,14 +280,17 @@ void TenantShares::Order(const std::vector<JobRecord>& records, const std::vecto
   const std::vector<double> share = tenants_.Shares(active);
   double borrowable = Borrowable(held, demand);
   // Tenants by (over their guarantee, standing against their share): usage with what they get
-  // now, or under Kueue-style accounting what they hold beyond their quota.
+  // now, or under Kueue-style accounting what they hold beyond their quota; each tenant's turn
+  // for the job TenantTurns picks.
   using Turn = std::tuple<int, double, int>;
   std::priority_queue<Turn, std::vector<Turn>, std::greater<>> turns;
-  std::vector<size_t> next(n, 0);
   const auto push = [&](int t) {
-    if (next[t] >= jobs[t].size()) return;
-    const JobRecord& r = records[std::get<3>(jobs[t][next[t]])];
-    const bool within = held[t] + Units(t, r) <= GuaranteeFor(t, r) + kSlack;
+    const bool within = jobs[t].Next([&](const Key& k) {
+      const JobRecord& r = records[std::get<3>(k)];
+      return held[t] + Units(t, r) <= GuaranteeFor(t, r) + kSlack;
+    });
+    if (jobs[t].Done()) return;
+    const JobRecord& r = records[std::get<3>(jobs[t].jobs[jobs[t].chosen])];
     // Kueue: devices beyond its whole quota once this job runs (the share with the preemptor
     // admitted, as its LessThanOrEqualToFinalShare compares).
     const double standing = tenants_.fair_share.kueue
@@ -265,7 +303,7 @@ void TenantShares::Order(const std::vector<JobRecord>& records, const std::vecto
     const int t = std::get<2>(turns.top());
     const bool within = std::get<0>(turns.top()) == 0;
     turns.pop();
-    const Key& k = jobs[t][next[t]++];
+    const Key& k = jobs[t].Take();
     const JobRecord& r = records[std::get<3>(k)];
     const double units = Units(t, r);
     const double guarantee = GuaranteeFor(t, r);
