@@ -5,6 +5,7 @@
 #include <limits>
 #include <queue>
 #include <tuple>
+#include <utility>
 
 namespace hetsched::sched {
 
@@ -186,21 +187,34 @@ void TenantShares::Reclaimable(const std::vector<JobRecord>& records,
     left[type] = 0;
     any = true;
   }
-  if (!any) return;
+  if (any) MarkStops(records, std::move(borrowed), owed, held, out);
+}
+
+void TenantShares::MarkStops(const std::vector<JobRecord>& records, std::vector<int32_t> borrowed,
+                             std::vector<int32_t>& owed, std::vector<double>& held,
+                             std::vector<char>& out) const {
   std::sort(borrowed.begin(), borrowed.end(), [&](int32_t a, int32_t b) {
     return std::tie(records[b].run_start_s, records[a].seq) <
            std::tie(records[a].run_start_s, records[b].seq);
   });
-  for (int32_t id : borrowed) {
-    const JobRecord& r = records[id];
-    int32_t& owe = owed[r.type.value()];
-    if (owe <= 0) continue;
-    const int t = TenantOf(*r.job);
-    const double units = Units(t, r);
-    if (held[t] - units < guarantee_[t] - kSlack) continue;
-    held[t] -= units;
-    owe -= Gang(r);
-    out[id] = 1;
+  // First the stops that leave each borrower at least its own guarantee. Then, where an owner
+  // is still owed devices, runs of tenants still beyond their guarantees whatever their stop
+  // leaves them: gangs are indivisible, so both guarantees cannot always hold, and the owner's,
+  // whose jobs ask for what it was promised, wins (a borrower 4 devices over its guarantee
+  // that runs only 8-device gangs would otherwise give nothing back until a run ends).
+  for (const bool below_guarantee : {false, true}) {
+    for (int32_t id : borrowed) {
+      const JobRecord& r = records[id];
+      int32_t& owe = owed[r.type.value()];
+      if (owe <= 0 || out[id]) continue;
+      const int t = TenantOf(*r.job);
+      const double units = Units(t, r);
+      if (!(held[t] > guarantee_[t] + kSlack)) continue;  // no longer borrows
+      if (!below_guarantee && held[t] - units < guarantee_[t] - kSlack) continue;
+      held[t] -= units;
+      owe -= Gang(r);
+      out[id] = 1;
+    }
   }
 }
 

@@ -95,8 +95,10 @@ class TenantShares {
   // together do, owing what the free ones lack. On each type, that many devices of borrowers'
   // jobs are marked, youngest run first (Kueue's order among preemption candidates: the most
   // recently admitted first; each stop costs one PreemptionPrice::cost_s() per device
-  // whichever job it is), never taking a borrower below its guarantee.
-  // O(queue x types + running log running).
+  // whichever job it is), first those whose stop leaves their tenant at least its own
+  // guarantee, then, where an owner is still owed devices, runs of borrowers still beyond their
+  // guarantees even where the stop takes them below (gangs are indivisible: the owner's
+  // guarantee wins). O(queue x types + running log running).
   void Reclaimable(const std::vector<JobRecord>& records, const std::vector<int32_t>& queue,
                    const std::vector<int32_t>& running, const std::vector<int32_t>& free,
                    std::vector<char>& out) const;
@@ -117,6 +119,11 @@ class TenantShares {
   // but what it lends of it idle, by `demand`), less what its running jobs that stay (`held`)
   // already borrow. A reference device counts as one device here.
   double Borrowable(const std::vector<double>& held, const std::vector<double>& demand) const;
+  // Reclaimable's stops: marks in `out` runs of `borrowed` (youngest first) on each type until
+  // `owed` there (devices, by type id) is covered, updating `held` (by tenant).
+  void MarkStops(const std::vector<JobRecord>& records, std::vector<int32_t> borrowed,
+                 std::vector<int32_t>& owed, std::vector<double>& held,
+                 std::vector<char>& out) const;
   // Fills each standing's borrowed_devices and lent_devices from its borrowed, lent and devices.
   void SpreadOverTypes(std::vector<TenantStanding>& out) const;
   // Books usage of the `running` jobs up to `now_s`, decaying what was booked before.

@@ -247,6 +247,35 @@ TEST(TenantShares, WhatIsOwedIsCountedInPolicyOrder) {
   EXPECT_EQ(Placed(d, 7, 8), 0);
 }
 
+// b is guaranteed the 4 "amd" devices and borrows all 8 "nv" devices with one gang of 8 while
+// a, guaranteed 4 of them, is idle: b is 4 over its guarantee, and stopping its gang would take
+// it 4 below. When a's gang of 4 arrives the owner's guarantee wins: the gang is stopped,
+// inside its quantum, and a's starts. Keeping b at its guarantee instead, a waited for b's run
+// to end.
+TEST(TenantShares, AnOwnersGuaranteeWinsOverABorrowersIndivisibleGang) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 8}, {"amd", "cuda", 1, 4}});
+  model::Tenant a = Team("a", 1, /*quota=*/4);
+  model::Tenant b = Team("b", 1);
+  b.per_type["amd"] = 4;
+  SchedulerOptions o = WithTenants({a, b});
+  o.preemption_cost_s = 30;  // a quantum of 40 costs: b's run may be stopped only to reclaim
+  auto s = Scheduler::Create(c, nullptr, "las-het", o);
+  ASSERT_TRUE(s.ok());
+  model::Job wide = MakeJob(0, 0, 1e6, {{"nv", 1.0}, {"amd", 1.0}}, /*gang=*/8);
+  wide.tenant = "b";
+  ASSERT_TRUE((*s)->Submit(wide, 0).accepted);
+  const Decision first = (*s)->Decide(0);
+  ASSERT_EQ(first.placed.size(), 1u);
+  ASSERT_EQ(first.placed[0].type, c.catalog.FindId("nv").value());
+  model::Job owner = MakeJob(1, 400, 1e6, {{"nv", 1.0}}, /*gang=*/4);
+  owner.tenant = "a";
+  ASSERT_TRUE((*s)->Submit(owner, 400).accepted);
+  const Decision d = (*s)->Decide(400);  // past the preempt interval: a full decision
+  ASSERT_EQ(d.preempted.size(), 1u);
+  EXPECT_EQ(d.preempted[0].value(), 0);
+  EXPECT_EQ(Placed(d, 1, 2), 1);
+}
+
 TEST(TenantShares, KueueStyleCountsDevicesWhateverTheyAreWorth) {
   // a's jobs run 4x faster on the slow type than on the reference; b's alike on both. Measured,
   // one device of a's is worth four of b's; Kueue-style, a device is a device.
