@@ -156,11 +156,7 @@ std::vector<int32_t> PreemptiveStrategy::AssignByRegret(const std::vector<int32_
 void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
   // What earlier decisions held for their reserved jobs counts as free again.
   reservations_.Replan(core_);
-  if (core_.tenants() != nullptr && time_slices_) {
-    std::vector<int32_t> free(core_.state().type_count());
-    for (size_t t = 0; t < free.size(); ++t) free[t] = core_.state().FreeOfType(DeviceTypeId(t));
-    core_.tenants()->Reclaimable(core_.records(), core_.queue(), core_.running(), free, reclaim_);
-  }
+  if (core_.tenants() != nullptr && time_slices_) MarkReclaimed(now_s);
   ++full_decisions_;
   if (scratch_.size() < core_.slots()) scratch_.resize(core_.slots(), -2);
   if (moved_flag_.size() < core_.slots()) moved_flag_.resize(core_.slots(), 0);
@@ -200,6 +196,21 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
   const std::vector<int32_t> moved = PreemptDisplaced(now_s, assigned, candidates, releasing, out);
   StartSelected(now_s, assigned, releasing, out);
   for (int32_t id : moved) moved_flag_[id] = 0;
+}
+
+void PreemptiveStrategy::MarkReclaimed(double now_s) {
+  std::vector<int32_t> free(core_.state().type_count());
+  for (size_t t = 0; t < free.size(); ++t) free[t] = core_.state().FreeOfType(DeviceTypeId(t));
+  // The queue in policy order, the order in which TenantShares::Order gives each tenant's jobs
+  // their turns: what is owed is counted for the jobs the walk takes inside their guarantees.
+  std::vector<SchedulerCore::QueueKey> keys;
+  keys.reserve(core_.queue().size());
+  for (int32_t id : core_.queue()) keys.push_back(core_.KeyOf(core_.record(id), now_s));
+  std::sort(keys.begin(), keys.end());
+  std::vector<int32_t> queue;
+  queue.reserve(keys.size());
+  for (const auto& k : keys) queue.push_back(std::get<3>(k));
+  core_.tenants()->Reclaimable(core_.records(), queue, core_.running(), free, reclaim_);
 }
 
 std::optional<PreemptiveStrategy::Pool> PreemptiveStrategy::IndexedPool(double now_s) {

@@ -92,6 +92,8 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // (under a time-slicing policy) past its quantum or reclaimed for a tenant whose guarantee it
   // borrows (reclaim_). The others keep their devices as they are.
   bool Movable(int32_t id, double now_s) const;
+  // Fills reclaim_ (TenantShares::Reclaimable) for the queued jobs in policy order.
+  void MarkReclaimed(double now_s);
   // The pool at `now_s`; keys_: the queued jobs (in the order of core_.queue()), then the
   // movable running ones, sorted in policy order unless by_class_ (SortKeys sorts them when
   // needed); lists in scratch_ids_ the running jobs holding devices it may not move.

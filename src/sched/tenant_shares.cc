@@ -5,6 +5,7 @@
 #include <limits>
 #include <queue>
 #include <tuple>
+#include <utility>
 
 namespace hetsched::sched {
 
@@ -186,21 +187,34 @@ void TenantShares::Reclaimable(const std::vector<JobRecord>& records,
     left[type] = 0;
     any = true;
   }
-  if (!any) return;
+  if (any) MarkStops(records, std::move(borrowed), owed, held, out);
+}
+
+void TenantShares::MarkStops(const std::vector<JobRecord>& records, std::vector<int32_t> borrowed,
+                             std::vector<int32_t>& owed, std::vector<double>& held,
+                             std::vector<char>& out) const {
   std::sort(borrowed.begin(), borrowed.end(), [&](int32_t a, int32_t b) {
     return std::tie(records[b].run_start_s, records[a].seq) <
            std::tie(records[a].run_start_s, records[b].seq);
   });
-  for (int32_t id : borrowed) {
-    const JobRecord& r = records[id];
-    int32_t& owe = owed[r.type.value()];
-    if (owe <= 0) continue;
-    const int t = TenantOf(*r.job);
-    const double units = Units(t, r);
-    if (held[t] - units < guarantee_[t] - kSlack) continue;
-    held[t] -= units;
-    owe -= Gang(r);
-    out[id] = 1;
+  // First the stops that leave each borrower at least its own guarantee. Then, where an owner
+  // is still owed devices, runs of tenants still beyond their guarantees whatever their stop
+  // leaves them: gangs are indivisible, so both guarantees cannot always hold, and the owner's,
+  // whose jobs ask for what it was promised, wins (a borrower 4 devices over its guarantee
+  // that runs only 8-device gangs would otherwise give nothing back until a run ends).
+  for (const bool below_guarantee : {false, true}) {
+    for (int32_t id : borrowed) {
+      const JobRecord& r = records[id];
+      int32_t& owe = owed[r.type.value()];
+      if (owe <= 0 || out[id]) continue;
+      const int t = TenantOf(*r.job);
+      const double units = Units(t, r);
+      if (!(held[t] > guarantee_[t] + kSlack)) continue;  // no longer borrows
+      if (!below_guarantee && held[t] - units < guarantee_[t] - kSlack) continue;
+      held[t] -= units;
+      owe -= Gang(r);
+      out[id] = 1;
+    }
   }
 }
 
@@ -209,12 +223,47 @@ double TenantShares::Borrowable(const std::vector<double>& held,
   return tenants_.Borrowable(devices_, held, demand);
 }
 
+namespace {
+
+// One tenant's jobs in policy order during TenantShares::Order, and which of them takes its
+// next turn: the first not yet taken that fits in its guarantee, else the first not yet taken.
+// A gang the guarantee no longer holds does not keep a smaller job of the same tenant that it
+// holds waiting behind the borrowers (Reclaimable counts that job as owed and marks borrowers'
+// runs for it). Both cursors only move forward: what a tenant holds only grows in Order, so a
+// job found beyond its guarantee stays beyond. O(jobs) over a whole Order.
+struct TenantTurns {
+  std::vector<TenantShares::Key> jobs;
+  std::vector<char> taken;  // by position in jobs
+  size_t first = 0, first_within = 0;
+  size_t chosen = 0;  // the next turn's job; jobs.size() when none is left
+
+  // Picks the next turn's job; true when it fits in the guarantee (`fits`, by key).
+  template <typename Fits>
+  bool Next(const Fits& fits) {
+    taken.resize(jobs.size(), 0);
+    while (first < jobs.size() && taken[first]) ++first;
+    while (first_within < jobs.size() && (taken[first_within] || !fits(jobs[first_within]))) {
+      ++first_within;
+    }
+    chosen = first_within < jobs.size() ? first_within : first;
+    return first_within < jobs.size();
+  }
+  bool Done() const { return chosen >= jobs.size(); }
+  // The chosen job, now taken.
+  const TenantShares::Key& Take() {
+    taken[chosen] = 1;
+    return jobs[chosen];
+  }
+};
+
+}  // namespace
+
 void TenantShares::Order(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
                          double now_s, std::vector<Key>& keys) {
   Book(records, running, now_s);
   const size_t n = tenants_.list.size();
   std::vector<double> held(n, 0), rate(n, 0), demand(n, 0);
-  std::vector<std::vector<Key>> jobs(n);
+  std::vector<TenantTurns> jobs(n);
   std::vector<Key> out;
   out.reserve(keys.size());
   std::vector<char> listed(records.size(), 0);
@@ -227,7 +276,7 @@ void TenantShares::Order(const std::vector<JobRecord>& records, const std::vecto
       out.push_back(k);  // no tenant: first, in policy order
       continue;
     }
-    jobs[t].push_back(k);
+    jobs[t].jobs.push_back(k);
     demand[t] += Units(t, r);
   }
   for (int32_t id : running) {
@@ -245,14 +294,17 @@ void TenantShares::Order(const std::vector<JobRecord>& records, const std::vecto
   const std::vector<double> share = tenants_.Shares(active);
   double borrowable = Borrowable(held, demand);
   // Tenants by (over their guarantee, standing against their share): usage with what they get
-  // now, or under Kueue-style accounting what they hold beyond their quota.
+  // now, or under Kueue-style accounting what they hold beyond their quota; each tenant's turn
+  // for the job TenantTurns picks.
   using Turn = std::tuple<int, double, int>;
   std::priority_queue<Turn, std::vector<Turn>, std::greater<>> turns;
-  std::vector<size_t> next(n, 0);
   const auto push = [&](int t) {
-    if (next[t] >= jobs[t].size()) return;
-    const JobRecord& r = records[std::get<3>(jobs[t][next[t]])];
-    const bool within = held[t] + Units(t, r) <= GuaranteeFor(t, r) + kSlack;
+    const bool within = jobs[t].Next([&](const Key& k) {
+      const JobRecord& r = records[std::get<3>(k)];
+      return held[t] + Units(t, r) <= GuaranteeFor(t, r) + kSlack;
+    });
+    if (jobs[t].Done()) return;
+    const JobRecord& r = records[std::get<3>(jobs[t].jobs[jobs[t].chosen])];
     // Kueue: devices beyond its whole quota once this job runs (the share with the preemptor
     // admitted, as its LessThanOrEqualToFinalShare compares).
     const double standing = tenants_.fair_share.kueue
@@ -265,7 +317,7 @@ void TenantShares::Order(const std::vector<JobRecord>& records, const std::vecto
     const int t = std::get<2>(turns.top());
     const bool within = std::get<0>(turns.top()) == 0;
     turns.pop();
-    const Key& k = jobs[t][next[t]++];
+    const Key& k = jobs[t].Take();
     const JobRecord& r = records[std::get<3>(k)];
     const double units = Units(t, r);
     const double guarantee = GuaranteeFor(t, r);

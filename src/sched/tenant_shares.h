@@ -66,9 +66,11 @@ class TenantShares {
   void OnLeave(const JobRecord& r, double now_s);
   // Reorders `keys` (the policy's order, by SchedulerCore::KeyOf) for one decision at `now_s`,
   // and drops the jobs that would take a tenant past its borrowing limit or into capacity others
-  // do not lend. `records` by job id; the jobs of `running` that are not in `keys` keep what
-  // they hold and count first. Assumes each job the new order puts ahead runs (the walk that
-  // follows may skip some that do not fit). O((keys + running) log tenants + records).
+  // do not lend. A tenant's jobs that fit in its guarantee take their turns first, in policy
+  // order, ahead of its jobs that do not. `records` by job id; the jobs of `running` that are not
+  // in `keys` keep what they hold and count first. Assumes each job the new order puts ahead runs
+  // (the walk that follows may skip some that do not fit). O((keys + running) log tenants +
+  // records).
   void Order(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
              double now_s, std::vector<Key>& keys);
   // Every tenant's standing at `now_s` (by position in the tenants' list), from the same
@@ -86,14 +88,17 @@ class TenantShares {
   }
   // Reclaim: the running jobs of borrowers that owners' queued jobs take back at this decision,
   // even inside their quantum, marked in `out` (by job id; sized to `records`). Owed: the
-  // devices the owners' queued jobs (`queue`) are guaranteed beyond what their tenants hold,
-  // counted per type, as a gang runs on one: each such job on the fastest type it may use whose
-  // free devices (`free`, by type id) hold it (owing nothing), else on the fastest whose free
-  // and borrowed devices together do, owing what the free ones lack. On each type, that many
-  // devices of borrowers' jobs are marked, youngest run first (Kueue's order among preemption
-  // candidates: the most recently admitted first; each stop costs one
-  // PreemptionPrice::cost_s() per device whichever job it is), never taking a borrower below
-  // its guarantee. O(queue x types + running log running).
+  // devices the owners' queued jobs (`queue`, in policy order: the order in which Order gives
+  // them their turns) are guaranteed beyond what their tenants hold, counted per type, as a
+  // gang runs on one: each such job on the fastest type it may use whose free devices (`free`,
+  // by type id) hold it (owing nothing), else on the fastest whose free and borrowed devices
+  // together do, owing what the free ones lack. On each type, that many devices of borrowers'
+  // jobs are marked, youngest run first (Kueue's order among preemption candidates: the most
+  // recently admitted first; each stop costs one PreemptionPrice::cost_s() per device
+  // whichever job it is), first those whose stop leaves their tenant at least its own
+  // guarantee, then, where an owner is still owed devices, runs of borrowers still beyond their
+  // guarantees even where the stop takes them below (gangs are indivisible: the owner's
+  // guarantee wins). O(queue x types + running log running).
   void Reclaimable(const std::vector<JobRecord>& records, const std::vector<int32_t>& queue,
                    const std::vector<int32_t>& running, const std::vector<int32_t>& free,
                    std::vector<char>& out) const;
@@ -114,6 +119,11 @@ class TenantShares {
   // but what it lends of it idle, by `demand`), less what its running jobs that stay (`held`)
   // already borrow. A reference device counts as one device here.
   double Borrowable(const std::vector<double>& held, const std::vector<double>& demand) const;
+  // Reclaimable's stops: marks in `out` runs of `borrowed` (youngest first) on each type until
+  // `owed` there (devices, by type id) is covered, updating `held` (by tenant).
+  void MarkStops(const std::vector<JobRecord>& records, std::vector<int32_t> borrowed,
+                 std::vector<int32_t>& owed, std::vector<double>& held,
+                 std::vector<char>& out) const;
   // Fills each standing's borrowed_devices and lent_devices from its borrowed, lent and devices.
   void SpreadOverTypes(std::vector<TenantStanding>& out) const;
   // Books usage of the `running` jobs up to `now_s`, decaying what was booked before.

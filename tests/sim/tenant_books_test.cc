@@ -108,10 +108,10 @@ TEST(TenantBooks, LentDeviceHoursSplitByTypeAsBorrowersHoldThem) {
   EXPECT_NEAR(a.lent_device_hours_by_type.at("slow"), 10, 1e-6);
 }
 
-// a guaranteed 4 devices, b nothing, under `policy` with the shipped preemption costs (a 30 s
-// checkpoint write that holds the devices, a 60 s restore).
-SimOptions ReclaimOptions(const char* policy) {
-  SimOptions o = WithTenants({Team("a", 1, /*quota=*/4), Team("b", 1)}, 0);
+// a guaranteed 4 devices, b (of weight `b_weight`) nothing, under `policy` with the shipped
+// preemption costs (a 30 s checkpoint write that holds the devices, a 60 s restore).
+SimOptions ReclaimOptions(const char* policy, double b_weight = 1) {
+  SimOptions o = WithTenants({Team("a", 1, /*quota=*/4), Team("b", b_weight)}, 0);
   o.policy = policy;
   o.checkpoint_save_s = 30;
   o.restore_s = 60;
@@ -206,6 +206,40 @@ TEST(TenantBooks, AnOwnerTakesItsGuaranteeBackWithinTheBoundInAQuietStretch) {
   const SimResult r = RunSim(c, w, o);
   EXPECT_EQ(r.tenants.at("a").jobs_completed, 4);
   EXPECT_LT(r.decisions, 200);
+}
+
+TEST(TenantBooks, AnOwnersSmallJobTakesItsGuaranteeBackWithinTheBoundBehindAGangBeyondIt) {
+  // a (guaranteed 4) runs one job from 0; b, weighing ten times as much, borrows the other six
+  // NVIDIA devices with runs of 10 h, and the AMD devices nobody runs on leave it room to
+  // borrow. At 6 min a submits a gang of 4 (beyond its guarantee with what it holds) and then
+  // a gang of 2 (within it), between two full decisions and inside b's quantum. The gang of 2
+  // is owed 2 devices; it must take its turn inside the guarantee ahead of b's runs, not wait
+  // behind its tenant's gang of 4, whose turn comes after b's (a has used more against its
+  // share). Before, it waited for b's quantum to end (the four-team day's 630 s,
+  // docs/results.md).
+  const auto c = MakeCluster({{"slow", "cuda", 1, 7}, {"amd", "rocm", 1, 4}});
+  model::Workload w;
+  const auto add = [&](const char* tenant, double arrival_s, double hours, int gang) {
+    const int id = static_cast<int>(w.jobs.size());
+    model::Job j = MakeJob(id, arrival_s, hours * 3600, {{"slow", 1.0}}, gang);
+    j.tenant = tenant;
+    w.jobs.push_back(std::move(j));
+  };
+  add("a", 0, 10, 1);
+  for (int i = 0; i < 6; ++i) add("b", 0, 10, 1);
+  add("a", 360, 1, 4);
+  add("a", 361, 1, 2);
+  for (const char* policy : {"default", "las-het", "fifo-het"}) {
+    const SimOptions o = ReclaimOptions(policy, /*b_weight=*/10);
+    const SimResult r = RunSim(c, w, o);
+    const TenantResult& a = r.tenants.at("a");
+    EXPECT_GT(a.reclaim_wait_s, 0) << policy;
+    EXPECT_LE(a.reclaim_wait_s, o.sched.preempt_interval_s + o.checkpoint_save_s) << policy;
+    EXPECT_EQ(a.jobs_completed, 3) << policy;
+    EXPECT_EQ(r.tenants.at("b").jobs_completed, 6) << policy;
+    EXPECT_GE(r.tenants.at("b").preempted_runs, 2) << policy;
+    EXPECT_DOUBLE_EQ(r.lost_device_hours, 0) << policy;
+  }
 }
 
 TEST(TenantBooks, JainAndRhoFollowTheirDefinitions) {
