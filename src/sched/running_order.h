@@ -50,7 +50,7 @@ class RunningOrder {
   // returns false.
   template <typename Visit>
   void VisitByFloor(int32_t cls, Visit&& visit) const;
-  // Calls visit(id) for each of class `cls`'s jobs, in no particular order.
+  // Calls visit(floor, id) for each of class `cls`'s jobs, in no particular order.
   template <typename Visit>
   void VisitAll(int32_t cls, Visit&& visit) const;
 
@@ -105,7 +105,7 @@ void RunningOrder::VisitByFloor(int32_t cls, Visit&& visit) const {
 template <typename Visit>
 void RunningOrder::VisitAll(int32_t cls, Visit&& visit) const {
   for (const Filed& f : heaps_[cls]) {
-    if (Live(f)) visit(f.id);
+    if (Live(f)) visit(f.floor, f.id);
   }
 }
 

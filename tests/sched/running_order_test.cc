@@ -70,7 +70,7 @@ TEST(RunningOrder, KeepsClassesInFloorOrderAsJobsComeAndGo) {
       expected.resize(std::min<size_t>(expected.size(), 3));
       ASSERT_EQ(first3, expected);
       int32_t all = 0, by_type = 0;
-      order.VisitAll(cls, [&](int32_t) { ++all; });
+      order.VisitAll(cls, [&](double, int32_t) { ++all; });
       for (int32_t t = 0; t < 3; ++t) by_type += order.count(cls, t);
       ASSERT_EQ(all, static_cast<int32_t>(visited.size()));
       ASSERT_EQ(by_type, all);
