@@ -73,16 +73,14 @@ std::vector<int32_t> PreemptiveStrategy::KeptRunning(double now_s,
   std::vector<int32_t> kept(unpreemptible_.begin(), unpreemptible_.end());
   kept_count.assign(static_cast<size_t>(order_->classes()) * types, 0);
   // The jobs inside their quantum are the latest started; those before are past it for good.
-  std::set<std::pair<double, int32_t>>& starts = order_->starts();
-  auto first = starts.end();
-  while (first != starts.begin() && core_.price().InQuantum(std::prev(first)->first, now_s)) {
-    --first;
-    const int32_t id = first->second;
-    kept.push_back(id);
-    const int32_t cls = order_->class_of(id);
-    if (cls >= 0) ++kept_count[static_cast<size_t>(cls) * types + order_->type_of(id)];
-  }
-  starts.erase(starts.begin(), first);
+  order_->VisitInQuantum([&](double start_s) { return core_.price().InQuantum(start_s, now_s); },
+                         [&](int32_t id) {
+                           kept.push_back(id);
+                           const int32_t cls = order_->class_of(id);
+                           if (cls >= 0) {
+                             ++kept_count[static_cast<size_t>(cls) * types + order_->type_of(id)];
+                           }
+                         });
   SortByRunningPosition(kept);
   return kept;
 }
