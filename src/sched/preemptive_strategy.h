@@ -62,6 +62,11 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // many of their keys it evaluated to find each class's least.
   int64_t movable_in_order() const { return movable_in_order_; }
   int64_t least_keys_evaluated() const { return least_keys_evaluated_; }
+  // Of those classes' least keys, how many were found by a plain pass over the class's jobs
+  // (its floors pruned nothing the time before); and how many times a walk took a class's
+  // running keys from the ones keyed for its least instead of keying them again.
+  int64_t least_by_pass() const { return least_by_pass_; }
+  int64_t keys_reused() const { return keys_reused_; }
 
  private:
   // Devices a full decision hands out, by type: `free`, nobody holds them; `held`, running
@@ -128,13 +133,14 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // RowsToWalk's rule on the counts: per row, its queued jobs (`waiting`), and its running
   // jobs by the type they hold (`holding`, rows x types).
   RowWalk WalkRows(const std::vector<int32_t>& waiting, const std::vector<int32_t>& holding) const;
-  // Leaves in `order` (keyed jobs of walked rows) every running job and, of each row's queued
-  // jobs, only the least-keyed ones its budgets could give a type (at most one per gang a type
-  // holds at least half of, plus one): the walk gives the others nothing. A queued job takes
-  // a type while its row has budget on one with room and, as WalkByClass walks (every type
-  // with budget has room, or it gives up), the first one that finds none leaves none for
-  // those behind it (budgets only shrink).
-  void DropQueuedPastBudget(std::vector<SchedulerCore::QueueKey>& order) const;
+  // Leaves in `order` (keyed jobs of walked rows: its first `queued_count` queued, then the
+  // running ones) every running job and, of each row's queued jobs, only the least-keyed ones
+  // its budgets could give a type (at most one per gang a type holds at least half of, plus
+  // one): the walk gives the others nothing. A queued job takes a type while its row has
+  // budget on one with room and, as WalkByClass walks (every type with budget has room, or it
+  // gives up), the first one that finds none leaves none for those behind it (budgets only
+  // shrink).
+  void DropQueuedPastBudget(std::vector<SchedulerCore::QueueKey>& order, size_t queued_count) const;
   // Lists the keys of the running jobs a full decision may move (all of them, any order).
   using RunningKeys = std::function<void(std::vector<SchedulerCore::QueueKey>&)>;
   // The devices the full walk finds held when it reaches a job, while no running job has lost
@@ -154,10 +160,12 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // Whether a job of plan row `row` (running on `own`, or -1) may be offered a type, other than
   // its own, that lacks a gang's free devices: its room there is in held devices.
   bool ShortOfFree(int32_t row, int32_t own, const Pool& pool) const;
-  // SelectByClass's walk of `order` (the keyed jobs of the rows `walk` walks, any order);
-  // `running_keys` lists the movable running jobs for RunningRoom.
+  // SelectByClass's walk of `order` (the keyed jobs of the rows `walk` walks: the first
+  // `queued_count` queued, then the running ones, each part in any order); `running_keys` lists
+  // the movable running jobs for RunningRoom.
   bool WalkByClass(double now_s, const RowWalk& walk, std::vector<SchedulerCore::QueueKey> order,
-                   const RunningKeys& running_keys, Pool& pool, std::vector<int32_t>& candidates);
+                   size_t queued_count, const RunningKeys& running_keys, Pool& pool,
+                   std::vector<int32_t>& candidates);
   // The full decision of SelectByClass, its pool (`initial`: free and held by type, as
   // Reallocate counts it) and plan made from the running order (order_) instead of every
   // running job: what the decision needs of the jobs it may move is each class's count on
@@ -167,11 +175,12 @@ class PreemptiveStrategy final : public DecisionStrategy {
   bool SelectByOrder(double now_s, Pool& pool, std::vector<int32_t>& initial,
                      std::vector<int32_t>& candidates);
   // SelectByOrder's plan rows: per row, walked or not (RowsToWalk's rule), with the keys of the
-  // walked rows' jobs appended to `order`; `queued` (keys and known classes) get their rows.
+  // walked rows' jobs appended to `order` (the queued ones first: `queued_count` of them);
+  // `queued` (keys and known classes) get their rows.
   RowWalk OrderRows(double now_s,
                     const std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued,
                     const std::vector<int32_t>& kept_count,
-                    std::vector<SchedulerCore::QueueKey>& order);
+                    std::vector<SchedulerCore::QueueKey>& order, size_t& queued_count);
   // Whether the full walk surely displaces a running job: some row's least-keyed queued job
   // (`first`, by row; null: none) comes before every movable running job (`running_least`)
   // and finds room only in held devices. A guess that spares the walk by class where it would
@@ -204,6 +213,13 @@ class PreemptiveStrategy final : public DecisionStrategy {
       double now_s, const std::vector<int32_t>& kept_count,
       std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued,
       std::optional<SchedulerCore::QueueKey>& running_least);
+  // The least key of class `cls`'s running jobs SelectByOrder may move (it has some), keying
+  // them in floor order as far as the floors allow (movable_keys_, movable_keyed_), or all of
+  // them where the floors pruned nothing the last time; `evaluated` counts the keys.
+  SchedulerCore::QueueKey LeastMovableKey(int32_t cls, double now_s, int64_t& evaluated);
+  // Appends the keys of class `cls`'s running jobs SelectByOrder may move, giving each its row:
+  // those ClassesToPlan keyed when it keyed them all, else keyed now.
+  void AppendMovableKeys(int32_t cls, double now_s, std::vector<SchedulerCore::QueueKey>& keys);
   // Orders running job ids as core_.running() does.
   void SortByRunningPosition(std::vector<int32_t>& ids) const;
   // SelectInOrder's step for one job under kPlanned: the type the plan gives it (its own when
@@ -271,7 +287,7 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // This full decision's walk by class gave up where a take reached a running job's devices:
   // the full walk displaces running jobs, and walking by class again would give up again.
   bool displaces_ = false;
-  int64_t movable_in_order_ = 0, least_keys_evaluated_ = 0;
+  int64_t movable_in_order_ = 0, least_keys_evaluated_ = 0, least_by_pass_ = 0, keys_reused_ = 0;
   // SelectByOrder's index of the running jobs (null where it does not decide: a policy
   // without key floors, or SelectByClass off), good while the plan's known classes are those
   // it was filed with.
@@ -282,6 +298,14 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // moves with their progress (SelectByOrder then does not decide).
   std::set<int32_t> unpreemptible_, unfixed_;
   std::vector<char> synced_;  // by JobId: seen in this sync's changes
+  // By class of order_, for the full decision under way: the keys of its running jobs that may
+  // move, where ClassesToPlan evaluated every one of them (movable_keyed_ 1) to find the least
+  // (their floors all lay under it): the walks reuse them instead of keying again.
+  std::vector<std::vector<SchedulerCore::QueueKey>> movable_keys_;
+  std::vector<char> movable_keyed_;
+  // By class of order_: at the last full decision some floor lay above the least key (1 until
+  // a decision found otherwise): visit in floor order, which may stop early.
+  std::vector<char> floors_prune_;
 };
 
 }  // namespace hetsched::sched

@@ -1,6 +1,7 @@
 #include "sched/running_order.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace hetsched::sched {
 
@@ -10,6 +11,8 @@ void RunningOrder::Clear() {
   std::fill(live_.begin(), live_.end(), 0);
   std::fill(count_.begin(), count_.end(), 0);
   starts_.clear();
+  starts_sorted_ = true;
+  live_starts_ = 0;
   cleared_at_ = next_serial_++;
 }
 
@@ -20,7 +23,12 @@ void RunningOrder::Add(int32_t id, int32_t cls, int32_t type, int32_t devices, d
   const int64_t serial = next_serial_++;
   entries_[id] = Entry{serial, cls, type, devices, floor, start_s};
   held_[type] += devices;
-  if (start_s >= 0) starts_.emplace(start_s, id);
+  if (start_s >= 0) {
+    const Started started{start_s, id, serial};
+    if (!starts_.empty() && started < starts_.back()) starts_sorted_ = false;
+    starts_.push_back(started);
+    ++live_starts_;
+  }
   if (cls < 0) return;
   if (static_cast<size_t>(cls) >= heaps_.size()) {
     heaps_.resize(cls + 1);
@@ -37,10 +45,19 @@ void RunningOrder::Remove(int32_t id) {
   if (static_cast<size_t>(id) >= entries_.size() || entries_[id].serial <= cleared_at_) return;
   Entry& e = entries_[id];
   held_[e.type] -= e.devices;
-  if (e.start_s >= 0) starts_.erase({e.start_s, id});
+  const bool started = e.start_s >= 0;
   const int32_t cls = e.cls;
   if (cls >= 0) --count_[static_cast<size_t>(cls) * types_ + e.type];
   e = Entry{};
+  if (started) {
+    --live_starts_;
+    // Stale run starts are dropped once they outnumber the live ones.
+    if (starts_.size() >= 64 && static_cast<size_t>(live_starts_) * 2 < starts_.size()) {
+      starts_.erase(std::remove_if(starts_.begin(), starts_.end(),
+                                   [&](const Started& s) { return !Live(s.id, s.serial); }),
+                    starts_.end());
+    }
+  }
   if (cls >= 0) {
     --live_[cls];
     Compact(cls);

@@ -7,11 +7,10 @@
 // every running job.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <queue>
-#include <set>
 #include <utility>
 #include <vector>
 
@@ -25,8 +24,8 @@ class RunningOrder {
   void Clear();
   // Files running job `id`: of plan class `cls` (-1: planned nowhere), on `type`, holding
   // `devices`, `floor` under its key (less the policy's drift); `start_s`: its run start when it
-  // may still be inside its quantum (listed in starts()), else negative. Replaces what was filed
-  // under `id`.
+  // may still be inside its quantum (VisitInQuantum visits it), else negative. Replaces what was
+  // filed under `id`.
   void Add(int32_t id, int32_t cls, int32_t type, int32_t devices, double floor, double start_s);
   // Forgets `id`; nothing when it is not filed.
   void Remove(int32_t id);
@@ -42,15 +41,17 @@ class RunningOrder {
   // What was filed of `id`.
   int32_t class_of(int32_t id) const { return entries_[id].cls; }
   int32_t type_of(int32_t id) const { return entries_[id].type; }
-  // The jobs filed with a run start, by start and id; the caller may erase those past their
-  // quantum.
-  std::set<std::pair<double, int32_t>>& starts() { return starts_; }
+  // Calls visit(id) for the filed jobs with a run start, latest start first, while
+  // in_quantum(start) holds, then forgets the run starts of those before (past their quantum
+  // for good).
+  template <typename InQuantum, typename Visit>
+  void VisitInQuantum(InQuantum&& in_quantum, Visit&& visit);
 
   // Calls visit(floor, id) for class `cls`'s jobs in ascending floor (ties by id) until it
   // returns false.
   template <typename Visit>
   void VisitByFloor(int32_t cls, Visit&& visit) const;
-  // Calls visit(id) for each of class `cls`'s jobs, in no particular order.
+  // Calls visit(floor, id) for each of class `cls`'s jobs, in no particular order.
   template <typename Visit>
   void VisitAll(int32_t cls, Visit&& visit) const;
 
@@ -67,10 +68,20 @@ class RunningOrder {
     int32_t cls = -1, type = -1, devices = 0;
     double floor = 0, start_s = -1;
   };
-  bool Live(const Filed& f) const {
-    return static_cast<size_t>(f.id) < entries_.size() && entries_[f.id].serial == f.serial &&
-           f.serial > cleared_at_;
+  // A run start: an element of starts_, stale as a heap element is.
+  struct Started {
+    double start_s;
+    int32_t id;
+    int64_t serial;
+    bool operator<(const Started& o) const {
+      return start_s != o.start_s ? start_s < o.start_s : id < o.id;
+    }
+  };
+  bool Live(int32_t id, int64_t serial) const {
+    return static_cast<size_t>(id) < entries_.size() && entries_[id].serial == serial &&
+           serial > cleared_at_;
   }
+  bool Live(const Filed& f) const { return Live(f.id, f.serial); }
   // Drops class `cls`'s stale elements when they outnumber the live ones.
   void Compact(int32_t cls);
 
@@ -79,7 +90,13 @@ class RunningOrder {
   std::vector<std::vector<Filed>> heaps_;  // by class: min-heaps by floor
   std::vector<int32_t> live_;              // by class: live elements of its heap
   std::vector<int32_t> count_;             // classes x types
-  std::set<std::pair<double, int32_t>> starts_;
+  // Run starts in a plain array, walked from its end at each full decision (tens of thousands
+  // of them at scale: contiguous, not a tree's scattered nodes), in (start, id) order while
+  // starts_sorted_; stale ones stay until they outnumber the live ones or fall past the
+  // quantum.
+  std::vector<Started> starts_;
+  bool starts_sorted_ = true;
+  int32_t live_starts_ = 0;
   std::vector<Entry> entries_;  // by job id
   int64_t next_serial_ = 1, cleared_at_ = 0;
 };
@@ -102,10 +119,29 @@ void RunningOrder::VisitByFloor(int32_t cls, Visit&& visit) const {
   }
 }
 
+template <typename InQuantum, typename Visit>
+void RunningOrder::VisitInQuantum(InQuantum&& in_quantum, Visit&& visit) {
+  if (!starts_sorted_) {
+    std::sort(starts_.begin(), starts_.end());
+    starts_sorted_ = true;
+  }
+  size_t first = starts_.size();
+  while (first > 0 && in_quantum(starts_[first - 1].start_s)) {
+    --first;
+    if (Live(starts_[first].id, starts_[first].serial)) visit(starts_[first].id);
+  }
+  for (size_t i = 0; i < first; ++i) {
+    if (!Live(starts_[i].id, starts_[i].serial)) continue;
+    entries_[starts_[i].id].start_s = -1;  // Remove then has no start to forget
+    --live_starts_;
+  }
+  starts_.erase(starts_.begin(), starts_.begin() + static_cast<std::ptrdiff_t>(first));
+}
+
 template <typename Visit>
 void RunningOrder::VisitAll(int32_t cls, Visit&& visit) const {
   for (const Filed& f : heaps_[cls]) {
-    if (Live(f)) visit(f.id);
+    if (Live(f)) visit(f.floor, f.id);
   }
 }
 

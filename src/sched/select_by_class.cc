@@ -73,19 +73,24 @@ bool PreemptiveStrategy::SelectByClass(double now_s, Pool& pool, std::vector<int
   }
   const RowWalk walk = RowsToWalk();
   std::vector<SchedulerCore::QueueKey> order;
-  for (const auto& k : keys_) {
-    const int32_t row = plan_.RowOf(std::get<3>(k));
-    if (row >= 0 && walk.rows[row]) order.push_back(k);
+  size_t queued_in_order = 0;
+  for (size_t i = 0; i < keys_.size(); ++i) {
+    const int32_t row = plan_.RowOf(std::get<3>(keys_[i]));
+    if (row < 0 || !walk.rows[row]) continue;
+    order.push_back(keys_[i]);
+    if (i < core_.queue().size()) queued_in_order = order.size();
   }
   // The movable running jobs are keys_'s running ones, after the queued.
   const auto running_keys = [&](std::vector<SchedulerCore::QueueKey>& keys) {
     keys.insert(keys.end(), keys_.begin() + static_cast<std::ptrdiff_t>(core_.queue().size()),
                 keys_.end());
   };
-  return WalkByClass(now_s, walk, std::move(order), running_keys, pool, candidates);
+  return WalkByClass(now_s, walk, std::move(order), queued_in_order, running_keys, pool,
+                     candidates);
 }
 
-void PreemptiveStrategy::DropQueuedPastBudget(std::vector<SchedulerCore::QueueKey>& order) const {
+void PreemptiveStrategy::DropQueuedPastBudget(std::vector<SchedulerCore::QueueKey>& order,
+                                              size_t queued_count) const {
   const int32_t types = core_.state().type_count();
   const int32_t rows = plan_.rows();
   // How many of a row's jobs its budgets can give a type: on each type, one per gang while
@@ -100,13 +105,14 @@ void PreemptiveStrategy::DropQueuedPastBudget(std::vector<SchedulerCore::QueueKe
       takes[row] += static_cast<int64_t>((budget - gang * 0.5) / gang) + 2;
     }
   }
-  const auto row_of_queued = [&](const SchedulerCore::QueueKey& k) {
-    const int32_t id = std::get<3>(k);
-    return core_.record(id).phase == JobPhase::kRunning ? -1 : plan_.RowOf(id);
+  // The queued jobs lead `order`: their rows are read from the plan, not from their records
+  // (a record read per job is a cache miss at 100,000 jobs).
+  const auto row_of_queued = [&](size_t i) {
+    return i < queued_count ? plan_.RowOf(std::get<3>(order[i])) : -1;
   };
   bool over = false;
-  for (const auto& k : order) {
-    const int32_t row = row_of_queued(k);
+  for (size_t i = 0; i < queued_count; ++i) {
+    const int32_t row = row_of_queued(i);
     if (row >= 0) over = ++queued[row] > takes[row] || over;
   }
   if (!over) return;
@@ -116,12 +122,12 @@ void PreemptiveStrategy::DropQueuedPastBudget(std::vector<SchedulerCore::QueueKe
   std::vector<SchedulerCore::QueueKey> by_row(static_cast<size_t>(at[rows]));
   std::vector<int64_t> next(at.begin(), at.end() - 1);
   size_t kept = 0;
-  for (const auto& k : order) {
-    const int32_t row = row_of_queued(k);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const int32_t row = row_of_queued(i);
     if (row >= 0) {
-      by_row[next[row]++] = k;
+      by_row[next[row]++] = order[i];
     } else {
-      order[kept++] = k;  // running: every one is walked
+      order[kept++] = order[i];  // running (or planned nowhere): every one is walked
     }
   }
   order.resize(kept);
@@ -136,8 +142,8 @@ void PreemptiveStrategy::DropQueuedPastBudget(std::vector<SchedulerCore::QueueKe
 
 bool PreemptiveStrategy::WalkByClass(double now_s, const RowWalk& walk,
                                      std::vector<SchedulerCore::QueueKey> order,
-                                     const RunningKeys& running_keys, Pool& pool,
-                                     std::vector<int32_t>& candidates) {
+                                     size_t queued_count, const RunningKeys& running_keys,
+                                     Pool& pool, std::vector<int32_t>& candidates) {
   // Under a plan, a job's type depends on the jobs of other classes only through the pool's
   // room (Pick's free + held; a running job's own devices, held until it is reached). The jobs
   // of covered classes keep their types (RowsToWalk); those of the others are walked here in
@@ -151,7 +157,7 @@ bool PreemptiveStrategy::WalkByClass(double now_s, const RowWalk& walk,
   // (RunningRoom, made the first time it is needed). Checked at each job; budgets are the
   // same in both, as each class's jobs come in the same order.
   const int32_t types = static_cast<int32_t>(pool.free.size());
-  DropQueuedPastBudget(order);
+  DropQueuedPastBudget(order, queued_count);
   std::sort(order.begin(), order.end());
   const std::vector<double> budgets = plan_.budgets();
   const Pool before = pool;

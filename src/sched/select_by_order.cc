@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <limits>
 
 #include "sched/preemptive_strategy.h"
 
@@ -72,16 +73,14 @@ std::vector<int32_t> PreemptiveStrategy::KeptRunning(double now_s,
   std::vector<int32_t> kept(unpreemptible_.begin(), unpreemptible_.end());
   kept_count.assign(static_cast<size_t>(order_->classes()) * types, 0);
   // The jobs inside their quantum are the latest started; those before are past it for good.
-  std::set<std::pair<double, int32_t>>& starts = order_->starts();
-  auto first = starts.end();
-  while (first != starts.begin() && core_.price().InQuantum(std::prev(first)->first, now_s)) {
-    --first;
-    const int32_t id = first->second;
-    kept.push_back(id);
-    const int32_t cls = order_->class_of(id);
-    if (cls >= 0) ++kept_count[static_cast<size_t>(cls) * types + order_->type_of(id)];
-  }
-  starts.erase(starts.begin(), first);
+  order_->VisitInQuantum([&](double start_s) { return core_.price().InQuantum(start_s, now_s); },
+                         [&](int32_t id) {
+                           kept.push_back(id);
+                           const int32_t cls = order_->class_of(id);
+                           if (cls >= 0) {
+                             ++kept_count[static_cast<size_t>(cls) * types + order_->type_of(id)];
+                           }
+                         });
   SortByRunningPosition(kept);
   return kept;
 }
@@ -109,36 +108,69 @@ std::vector<ThroughputPlan::ClassJobs> PreemptiveStrategy::ClassesToPlan(
     queued.emplace_back(core_.KeyOf(r, now_s), known);
     if (known >= 0) add(known, queued.back().first, 1);
   }
-  // A class's running jobs by floor (less the keys' common drift since time 0): past the first
-  // whose floor lies above the least key found, no key can be less.
-  const double lower = core_.policy().KeyDrift() * now_s;
   int64_t evaluated = 0, movable_jobs = 0;
+  movable_keys_.resize(order_->classes());
+  movable_keyed_.assign(order_->classes(), 0);
+  // A class whose floors pruned nothing at the last decision is keyed by a plain pass over its
+  // jobs (the visit in floor order costs a heap step per job); the least is the same either way.
+  floors_prune_.resize(order_->classes(), 1);
   for (int32_t cls = 0; cls < order_->classes(); ++cls) {
     int32_t movable = 0;
     for (int32_t t = 0; t < types; ++t) {
       movable += order_->count(cls, t) - kept_count[static_cast<size_t>(cls) * types + t];
     }
+    movable_keys_[cls].clear();
+    movable_keyed_[cls] = 1;  // until the floors stop the visit
     if (movable == 0) continue;
-    std::optional<SchedulerCore::QueueKey> least;
-    order_->VisitByFloor(cls, [&](double floor, int32_t id) {
-      if (least) {
-        const double key = std::get<0>(*least);
-        if (floor - lower > key + Slack(floor, lower, key)) return false;
-      }
-      const JobRecord& r = core_.record(id);
-      if (time_slices_ && !core_.QuantumOver(r, now_s)) return true;  // kept
-      const SchedulerCore::QueueKey key = core_.KeyOf(r, now_s);
-      ++evaluated;
-      if (!least || key < *least) least = key;
-      return true;
-    });
-    add(cls, *least, movable);
-    if (!running_least || *least < *running_least) running_least = least;
+    const SchedulerCore::QueueKey least = LeastMovableKey(cls, now_s, evaluated);
+    add(cls, least, movable);
+    if (!running_least || least < *running_least) running_least = least;
     movable_jobs += movable;
   }
   least_keys_evaluated_ += evaluated;
   movable_in_order_ += movable_jobs;
   return classes;
+}
+
+SchedulerCore::QueueKey PreemptiveStrategy::LeastMovableKey(int32_t cls, double now_s,
+                                                            int64_t& evaluated) {
+  // The class's running jobs by floor (less the keys' common drift since time 0): past the
+  // first whose floor lies above the least key found, no key can be less.
+  const double lower = core_.policy().KeyDrift() * now_s;
+  std::vector<SchedulerCore::QueueKey>& keyed = movable_keys_[cls];
+  std::optional<SchedulerCore::QueueKey> least;
+  const auto key_of = [&](int32_t id) {
+    const JobRecord& r = core_.record(id);
+    if (time_slices_ && !core_.QuantumOver(r, now_s)) return;  // kept
+    keyed.push_back(core_.KeyOf(r, now_s));
+    ++evaluated;
+    if (!least || keyed.back() < *least) least = keyed.back();
+  };
+  // Past the least found (any job's key, up to rounding), a floor proves the key above it.
+  const auto above_least = [&](double floor) {
+    const double key = std::get<0>(*least);
+    return floor - lower > key + Slack(floor, lower, key);
+  };
+  if (floors_prune_[cls]) {
+    order_->VisitByFloor(cls, [&](double floor, int32_t id) {
+      if (least && above_least(floor)) {
+        movable_keyed_[cls] = 0;  // the keys after are not needed for the least
+        return false;
+      }
+      key_of(id);
+      return true;
+    });
+    floors_prune_[cls] = movable_keyed_[cls] ? 0 : 1;
+  } else {
+    double top_floor = -std::numeric_limits<double>::infinity();
+    order_->VisitAll(cls, [&](double floor, int32_t id) {
+      top_floor = std::max(top_floor, floor);
+      key_of(id);
+    });
+    ++least_by_pass_;
+    floors_prune_[cls] = above_least(top_floor) ? 1 : 0;
+  }
+  return *least;
 }
 
 bool PreemptiveStrategy::OpenOrderPool(const std::vector<int32_t>& kept, Pool& pool,
@@ -201,14 +233,7 @@ bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int
   const auto running_keys = [&](std::vector<SchedulerCore::QueueKey>& keys) {
     if (!running) {
       running.emplace();
-      for (int32_t cls = 0; cls < order_->classes(); ++cls) {
-        order_->VisitAll(cls, [&](int32_t id) {
-          const JobRecord& r = core_.record(id);
-          if (time_slices_ && !core_.QuantumOver(r, now_s)) return;  // kept
-          plan_.SetRow(id, cls);
-          running->push_back(core_.KeyOf(r, now_s));
-        });
-      }
+      for (int32_t cls = 0; cls < order_->classes(); ++cls) AppendMovableKeys(cls, now_s, *running);
     }
     keys.insert(keys.end(), running->begin(), running->end());
   };
@@ -221,8 +246,9 @@ bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int
     return WalkEveryJob(now_s, queued, running_keys, pool, candidates);
   }
   std::vector<SchedulerCore::QueueKey> order;
-  const RowWalk walk = OrderRows(now_s, queued, kept_count, order);
-  if (WalkByClass(now_s, walk, std::move(order), running_keys, pool, candidates)) {
+  size_t queued_in_order = 0;
+  const RowWalk walk = OrderRows(now_s, queued, kept_count, order, queued_in_order);
+  if (WalkByClass(now_s, walk, std::move(order), queued_in_order, running_keys, pool, candidates)) {
     ++ordered_decisions_;
     return true;
   }
@@ -231,7 +257,8 @@ bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int
 
 PreemptiveStrategy::RowWalk PreemptiveStrategy::OrderRows(
     double now_s, const std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued,
-    const std::vector<int32_t>& kept_count, std::vector<SchedulerCore::QueueKey>& order) {
+    const std::vector<int32_t>& kept_count, std::vector<SchedulerCore::QueueKey>& order,
+    size_t& queued_count) {
   // RowsToWalk's counts, then the jobs of the rows walked.
   const int32_t types = core_.state().type_count();
   const int32_t rows = plan_.rows();
@@ -252,17 +279,30 @@ PreemptiveStrategy::RowWalk PreemptiveStrategy::OrderRows(
   for (const auto& [key, known] : queued) {
     if (known >= 0 && walk.rows[plan_.RowOfClass(known)]) order.push_back(key);
   }
+  queued_count = order.size();
   for (int32_t cls = 0; cls < order_->classes(); ++cls) {
     const int32_t row = plan_.RowOfClass(cls);
-    if (row < 0 || !walk.rows[row]) continue;
-    order_->VisitAll(cls, [&](int32_t id) {
-      const JobRecord& r = core_.record(id);
-      if (time_slices_ && !core_.QuantumOver(r, now_s)) return;  // kept
-      plan_.SetRow(id, cls);
-      order.push_back(core_.KeyOf(r, now_s));
-    });
+    if (row >= 0 && walk.rows[row]) AppendMovableKeys(cls, now_s, order);
   }
   return walk;
+}
+
+void PreemptiveStrategy::AppendMovableKeys(int32_t cls, double now_s,
+                                           std::vector<SchedulerCore::QueueKey>& keys) {
+  if (movable_keyed_[cls]) {
+    ++keys_reused_;
+    for (const SchedulerCore::QueueKey& key : movable_keys_[cls]) {
+      plan_.SetRow(std::get<3>(key), cls);
+      keys.push_back(key);
+    }
+    return;
+  }
+  order_->VisitAll(cls, [&](double /*floor*/, int32_t id) {
+    const JobRecord& r = core_.record(id);
+    if (time_slices_ && !core_.QuantumOver(r, now_s)) return;  // kept
+    plan_.SetRow(id, cls);
+    keys.push_back(core_.KeyOf(r, now_s));
+  });
 }
 
 bool PreemptiveStrategy::WalkEveryJob(

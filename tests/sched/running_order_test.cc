@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <random>
@@ -70,7 +71,7 @@ TEST(RunningOrder, KeepsClassesInFloorOrderAsJobsComeAndGo) {
       expected.resize(std::min<size_t>(expected.size(), 3));
       ASSERT_EQ(first3, expected);
       int32_t all = 0, by_type = 0;
-      order.VisitAll(cls, [&](int32_t) { ++all; });
+      order.VisitAll(cls, [&](double, int32_t) { ++all; });
       for (int32_t t = 0; t < 3; ++t) by_type += order.count(cls, t);
       ASSERT_EQ(all, static_cast<int32_t>(visited.size()));
       ASSERT_EQ(by_type, all);
@@ -81,6 +82,47 @@ TEST(RunningOrder, KeepsClassesInFloorOrderAsJobsComeAndGo) {
 // srpt-het-fair's floor is under its key at any time, with and without estimates, before and
 // after the belief learned sizes (Gittins ranks from tables), and close to it for a job that has
 // just started with a short estimate (not a floor far below every key).
+// Run starts filed out of order, refiled and removed at random against a plain map: each visit
+// finds exactly the live jobs started within the quantum, latest first, and a start once past
+// the quantum is not visited again, even when its job is removed later.
+TEST(RunningOrder, VisitsTheJobsInsideTheirQuantumLatestFirst) {
+  std::mt19937 rng(5);
+  RunningOrder order(2);
+  std::map<int32_t, double> started;  // live jobs filed with a run start
+  const double quantum = 100;
+  double now = 0;
+  for (int step = 0; step < 4000; ++step) {
+    now += static_cast<double>(rng() % 3);
+    const int32_t id = static_cast<int32_t>(rng() % 300);
+    const uint32_t what = rng() % 10;
+    if (what < 6) {
+      // Mostly started now; some filed afresh with an older start (as a refile does).
+      const double start = what < 4 ? now : std::max(0.0, now - static_cast<double>(rng() % 150));
+      order.Add(id, static_cast<int32_t>(rng() % 2), 0, 1, 0, start);
+      started[id] = start;
+    } else if (what < 8) {
+      order.Remove(id);
+      started.erase(id);
+    } else {
+      order.Add(id, 0, 1, 1, 0, -1);  // past its quantum when filed
+      started.erase(id);
+    }
+    if (step % 7 != 0) continue;
+    std::vector<std::pair<double, int32_t>> expected, visited;
+    for (const auto& [job, start] : started) {
+      if (now - start < quantum) expected.emplace_back(start, job);
+    }
+    std::sort(expected.rbegin(), expected.rend());
+    order.VisitInQuantum([&](double start) { return now - start < quantum; },
+                         [&](int32_t job) { visited.emplace_back(started.at(job), job); });
+    ASSERT_EQ(visited, expected) << "step " << step;
+    // Those past the quantum are forgotten for good.
+    for (auto it = started.begin(); it != started.end();) {
+      it = now - it->second < quantum ? std::next(it) : started.erase(it);
+    }
+  }
+}
+
 TEST(RunningOrder, FairPolicyKeysStayAboveTheirFloor) {
   auto policy = MakePolicy("srpt-het-fair");
   ASSERT_TRUE(policy.ok());

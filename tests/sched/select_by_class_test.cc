@@ -22,6 +22,9 @@ using testing::MakeJob;
 struct Counts {
   int64_t full = 0, by_class = 0, ordered = 0, least_keys = 0, movable = 0, preempted = 0,
           placed = 0;
+  // Classes whose least running key SelectByOrder found by a plain pass (not in floor order),
+  // and walks that took a class's running keys from those keyed for its least.
+  int64_t least_by_pass = 0, keys_reused = 0;
   // By-class decisions while the queue asked for more devices than were free, and full walks
   // SelectByOrder made with its own plan (where the full walk displaces running jobs).
   int64_t past_free = 0, ordered_full_walks = 0;
@@ -125,6 +128,8 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
   counts.by_class += by_class.by_class_decisions();
   counts.ordered += by_class.ordered_decisions();
   counts.least_keys += by_class.least_keys_evaluated();
+  counts.least_by_pass += by_class.least_by_pass();
+  counts.keys_reused += by_class.keys_reused();
   counts.movable += by_class.movable_in_order();
   counts.past_free += by_class.past_free_decisions();
   counts.ordered_full_walks += by_class.ordered_full_walks();
@@ -150,6 +155,10 @@ TEST(SelectByClass, DecidesAsTheFullWalk) {
         EXPECT_GT(counts.ordered, 0);
         EXPECT_LE(counts.ordered, counts.by_class);
         EXPECT_LE(counts.least_keys, counts.movable);
+        // Least keys found by plain passes, and running keys reused by the walks, were among
+        // the decisions compared.
+        EXPECT_GT(counts.least_by_pass, 0);
+        EXPECT_GT(counts.keys_reused, 0);
         EXPECT_LT(counts.by_class, counts.full);
         EXPECT_GT(counts.placed, 100);
         // Walks by class decided where the queue asked for more than was free.
