@@ -572,10 +572,14 @@ TEST_F(ServeServices, ProvisionsForBurstsBeyondTheMeanLoad) {
                      hetsched::sched::MeasuredRequestRate(intervals, bursts, window))
         << plan.dump(2);
     EXPECT_EQ(plan["replicas"], json({{"a100-80g", 2}})) << plan.dump(2);
-    EXPECT_NE(plan["why"].get<std::string>().find(", raised from "), std::string::npos)
-        << plan.dump(2);
-    carried_by_one_on_average +=
-        hetsched::sched::ForecastRequestRate(intervals, {}, 0, headroom) < capacity;
+    // Where the intervals alone (one replica would carry them) do not ask for two, the bursts
+    // did. The first measured interval's rise from the curve's rate may ask for two by its
+    // trend alone, as much as the bursts: the reason is then either.
+    if (hetsched::sched::ForecastRequestRate(intervals, {}, 0, headroom) < capacity) {
+      ++carried_by_one_on_average;
+      EXPECT_NE(plan["why"].get<std::string>().find(", raised from "), std::string::npos)
+          << plan.dump(2);
+    }
   }
   EXPECT_EQ(plans, 2) << view.dump(2) << "\n" << d->Stderr();
   // The first measured interval is a rise from the curve's rate; the second is not.
