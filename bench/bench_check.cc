@@ -52,7 +52,7 @@ using namespace hetsched;  // NOLINT: benchmark file
 // for due full decisions: more full decisions per event, the same work each. Beside 563de03's
 // binary on a quiet machine it read 85.0 / 90.1 there and 133.4 / 142.4 on main (29e8e03), so
 // its bound went to 280 (about twice that); a 3x slowdown from the new level still fails.
-// sim/default raised again 2026-12-06 (night, commit 37c4416) for a new development VM, which
+// sim/default raised again 2026-12-06 (night, commit f023b2a) for a new development VM, which
 // reads it higher for the same code: 4239dc2's binary read 199.7 / 212.3 and main's 229.6 /
 // 249.1 alternating (load 2-3, build-bench), `.ci/run` 212.3 on main, while the simulation's
 // own time per event was the same on both (55-60 us). Its bound went to 450 (about twice those),
