@@ -140,15 +140,16 @@ void VirtualBackend::EndAt(std::map<Key, Run>::iterator run, double end_wall_s) 
 
 util::Status VirtualBackend::Stop(const std::string& job, int64_t attempt, double grace_s) {
   // Each part stops working, writes its checkpoint (unless the grace period cuts that short),
-  // then exits (as the simulator's attempts do). One that already ended keeps its end.
-  const double save_s = std::min(options_.checkpoint_save_s, grace_s);
+  // then exits (as the simulator's attempts do). One that already ended keeps its end. The
+  // write takes modeled seconds, the grace is wall seconds (the daemon's stop_grace_s).
+  const double save_wall_s = std::min(options_.checkpoint_save_s / options_.time_scale, grace_s);
   const double now = options_.clock();
   for (auto it = runs_.lower_bound({job, attempt, ""});
        it != runs_.end() && std::get<0>(it->first) == job && std::get<1>(it->first) == attempt;
        ++it) {
     if (it->second.stopped) continue;
     it->second.stopped = true;
-    if (it->second.end->first > now) EndAt(it, now + save_s / options_.time_scale);
+    if (it->second.end->first > now) EndAt(it, now + save_wall_s);
   }
   return util::Status::Ok();
 }
