@@ -545,7 +545,11 @@ TEST_F(ServeServices, ProvisionsForBurstsBeyondTheMeanLoad) {
   const double first_plan = view["plan"]["planned_at"];
   double requests = 0, next_burst = first_plan + 1.5, last_plan = first_plan;
   int plans = 0, carried_by_one_on_average = 0;
-  while (plans < 2 && UnixNow() < first_plan + 25) {
+  // Two plans at least; up to four until one where the intervals alone fit one replica (on a
+  // loaded machine the bursts' times drift against the plans', and the intervals then carry a
+  // trend of their own).
+  while ((plans < 2 || (carried_by_one_on_average == 0 && plans < 4)) &&
+         UnixNow() < first_plan + 32) {
     if (UnixNow() >= next_burst) {
       WriteVllmCounters(counter, requests += burst);
       next_burst += 3;
@@ -581,8 +585,8 @@ TEST_F(ServeServices, ProvisionsForBurstsBeyondTheMeanLoad) {
           << plan.dump(2);
     }
   }
-  EXPECT_EQ(plans, 2) << view.dump(2) << "\n" << d->Stderr();
-  // The first measured interval is a rise from the curve's rate; the second is not.
+  EXPECT_GE(plans, 2) << view.dump(2) << "\n" << d->Stderr();
+  // The first measured interval is a rise from the curve's rate; a later one is not.
   EXPECT_GE(carried_by_one_on_average, 1) << view.dump(2);
   auto res = client->Delete("/v1/services/chat");
   ASSERT_TRUE(res);
@@ -885,7 +889,9 @@ TEST_F(ServeServices, TakesDevicesBackFromTrainingOnlyWhenTheLoadNeedsThem) {
           return false;
         }
         EXPECT_EQ(view["plan"]["replicas"], json({{"a100-80g", 2}})) << view["plan"];
-        return ++deferred_plans == 3 && !ReplicaIn(view, "ready").is_null();
+        // Seen in three polls at least (a loaded machine may take longer to ready the first
+        // replica: `== 3` would miss it for good).
+        return ++deferred_plans >= 3 && !ReplicaIn(view, "ready").is_null();
       },
       20, 400))
       << view.dump(2) << "\n"
