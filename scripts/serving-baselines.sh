@@ -17,6 +17,8 @@
 # load without room, plans that left forecast headroom uncovered because only costlier types
 # had room for it (serving.plans.headroom_left), replicas started, and how hetsched's plans
 # compared with the cheapest single type covering the same forecast. HETSCHED names the binary (default build/hetsched).
+# Paths in the refusals are printed relative to the repository root, and as OUT_DIR/... for the
+# files written there, so that the output reads the same from any checkout.
 set -euo pipefail
 out=${1:?usage: serving-baselines.sh OUT_DIR [WORKLOAD ...]}
 shift
@@ -77,9 +79,16 @@ for w in "${workloads[@]}"; do
   done
 done
 
-python3 - "$out" "${workloads[@]}" <<'PY'
+python3 - "$root" "$out" "${workloads[@]}" <<'PY'
 import json, os, sys
-out, workloads = sys.argv[1], sys.argv[2:]
+root, out, workloads = sys.argv[1], sys.argv[2], sys.argv[3:]
+
+
+def relative(message):
+    """The message with this checkout's and OUT_DIR's absolute paths taken out."""
+    return message.replace(out + "/", "OUT_DIR/").replace(root + "/", "")
+
+
 modes = ["hetsched"] + ["single:" + t for t in
                         ("a100-80g", "ascend-910b", "epyc-7763", "mi250x", "xeon-8380")] + ["static-peak"]
 for w in workloads:
@@ -91,7 +100,7 @@ for w in workloads:
         path = os.path.join(out, f"{w}-{m}.json")
         if not os.path.exists(path):
             err = open(os.path.join(out, f"{w}-{m}.err")).read().strip().splitlines()
-            refused.append((m, err[-1] if err else "failed"))
+            refused.append((m, relative(err[-1]) if err else "failed"))
             continue
         j = json.load(open(path))
         sv = j["serving"]
