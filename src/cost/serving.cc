@@ -72,7 +72,7 @@ double QueueLimitedRate(double mu, double own_s, const ServingSlo& slo) {
 // How close the batch sizes CapacityAt tried came to the targets, to say why none works.
 struct NearestMiss {
   double fastest_step = kInf;          // an iteration of a one-token chunk
-  double slowest_prefill = 0;          // a mean prompt, in chunks
+  double fastest_prefill = kInf;       // a mean prompt, in chunks
   double fastest_long_prefill = kInf;  // a prompt of the SLO percentile's length, in chunks
 
   std::string Why(const ServingSlo& slo, double long_prompt) const {
@@ -88,8 +88,9 @@ struct NearestMiss {
           long_prompt, slo.percentile, fastest_long_prefill, slo.ttft_s);
     }
     return fmt::format(
-        "a mean prompt's prefill takes {:.3f} s in chunks, over half the TTFT target ({:.3f} s)",
-        slowest_prefill, slo.ttft_s / 2);
+        "a mean prompt's prefill takes at least {:.3f} s in chunks, over half the TTFT target "
+        "({:.3f} s)",
+        fastest_prefill, slo.ttft_s / 2);
   }
 };
 
@@ -233,7 +234,7 @@ ReplicaCapacity ServingModel::CapacityAt(const ServingSlo& slo, double mean_inpu
     const int64_t chunk = LargestChunk(b, mean_context, step_limit);
     const double step = IterationSeconds(b, mean_context, chunk);
     const double prefill_time = std::ceil(input / chunk) * step;
-    miss.slowest_prefill = std::max(miss.slowest_prefill, prefill_time);
+    miss.fastest_prefill = std::min(miss.fastest_prefill, prefill_time);
     if (prefill_time > slo.ttft_s / 2) continue;
     const double long_prefill = std::ceil(long_prompt / chunk) * step;
     miss.fastest_long_prefill = std::min(miss.fastest_long_prefill, long_prefill);

@@ -2,6 +2,7 @@
 // fit recovering coefficients from measurements generated with them.
 #include "cost/serving.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -117,6 +118,24 @@ TEST(ServingModel, ALongPromptAtThePercentileCostsCapacityOrRulesTheShapeOut) {
   const ReplicaCapacity none = r.CapacityAt(slo, 2000, 100, 60000);
   EXPECT_FALSE(none.feasible);
   EXPECT_NE(none.why_not.find("a prompt of 60000 tokens (the p99 length) takes at least"),
+            std::string::npos)
+      << none.why_not;
+}
+
+TEST(ServingModel, AMeanPromptTooLongToPrefillIsToldByItsFastestPrefill) {
+  const ServedModel m = *ServedPreset("llama-13b");
+  const ServingModel r(m, A100(), 1, {}, 0);
+  // Prompts of 40,000 tokens cannot be prefilled within half of a 0.2 s TTFT at any batch.
+  const ServingSlo slo{0.2, 0.05, 99};
+  const ReplicaCapacity none = r.CapacityAt(slo, 40000, 100);
+  ASSERT_FALSE(none.feasible);
+  // The nearest miss: batch 1, whose decode step leaves the largest chunk. Every larger batch
+  // prefills more slowly, so the slowest would overstate how far the shape is from the target.
+  const double context = 40000 + 100 / 2.0;
+  const int64_t chunk = r.LargestChunk(1, context, 0.9 * slo.tpot_s);
+  const double batch_one = std::ceil(40000.0 / chunk) * r.IterationSeconds(1, context, chunk);
+  EXPECT_NE(none.why_not.find(fmt::format(
+                "a mean prompt's prefill takes at least {:.3f} s in chunks", batch_one)),
             std::string::npos)
       << none.why_not;
 }
