@@ -134,13 +134,17 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // jobs by the type they hold (`holding`, rows x types).
   RowWalk WalkRows(const std::vector<int32_t>& waiting, const std::vector<int32_t>& holding) const;
   // Leaves in `order` (keyed jobs of walked rows: its first `queued_count` queued, then the
-  // running ones) every running job and, of each row's queued jobs, only the least-keyed ones
-  // its budgets could give a type (at most one per gang a type holds at least half of, plus
-  // one): the walk gives the others nothing. A queued job takes a type while its row has
-  // budget on one with room and, as WalkByClass walks (every type with budget has room, or it
-  // gives up), the first one that finds none leaves none for those behind it (budgets only
-  // shrink).
-  void DropQueuedPastBudget(std::vector<SchedulerCore::QueueKey>& order, size_t queued_count) const;
+  // running ones) every running job and, of each row's queued jobs, only the QueuedTakes least
+  // keyed: the walk gives the others nothing.
+  void DropQueuedPastBudget(std::vector<SchedulerCore::QueueKey>& order, size_t queued_count,
+                            int64_t room) const;
+  // Per plan row, how many of its least-keyed queued jobs WalkByClass can reach before one
+  // finds no type: the first that finds none leaves none for those behind it (budgets and room
+  // only shrink), so it walks no more than one past those that take a type. They are at most
+  // as many as its budgets give (one per gang a type holds at least half of, plus one for
+  // rounding), and as fit in `room` devices (the free ones: all the queued jobs can take in a
+  // walk that does not give up).
+  std::vector<int64_t> QueuedTakes(int64_t room) const;
   // Lists the keys of the running jobs a full decision may move (all of them, any order).
   using RunningKeys = std::function<void(std::vector<SchedulerCore::QueueKey>&)>;
   // The devices the full walk finds held when it reaches a job, while no running job has lost

@@ -89,14 +89,10 @@ bool PreemptiveStrategy::SelectByClass(double now_s, Pool& pool, std::vector<int
                      candidates);
 }
 
-void PreemptiveStrategy::DropQueuedPastBudget(std::vector<SchedulerCore::QueueKey>& order,
-                                              size_t queued_count) const {
+std::vector<int64_t> PreemptiveStrategy::QueuedTakes(int64_t room) const {
   const int32_t types = core_.state().type_count();
   const int32_t rows = plan_.rows();
-  // How many of a row's jobs its budgets can give a type: on each type, one per gang while
-  // at least half a gang is left (Pick), and one more for the rounding of the budgets as they
-  // are taken.
-  std::vector<int64_t> takes(rows, 0), queued(rows, 0);
+  std::vector<int64_t> takes(rows, 0);
   for (int32_t row = 0; row < rows; ++row) {
     const double gang = plan_.RowGang(row);
     for (int32_t t = 0; t < types; ++t) {
@@ -104,7 +100,16 @@ void PreemptiveStrategy::DropQueuedPastBudget(std::vector<SchedulerCore::QueueKe
       if (budget < gang * 0.5) continue;
       takes[row] += static_cast<int64_t>((budget - gang * 0.5) / gang) + 2;
     }
+    takes[row] = std::min(takes[row], room / plan_.RowGang(row) + 1);
   }
+  return takes;
+}
+
+void PreemptiveStrategy::DropQueuedPastBudget(std::vector<SchedulerCore::QueueKey>& order,
+                                              size_t queued_count, int64_t room) const {
+  const int32_t rows = plan_.rows();
+  const std::vector<int64_t> takes = QueuedTakes(room);
+  std::vector<int64_t> queued(rows, 0);
   // The queued jobs lead `order`: their rows are read from the plan, not from their records
   // (a record read per job is a cache miss at 100,000 jobs).
   const auto row_of_queued = [&](size_t i) {
@@ -157,7 +162,12 @@ bool PreemptiveStrategy::WalkByClass(double now_s, const RowWalk& walk,
   // (RunningRoom, made the first time it is needed). Checked at each job; budgets are the
   // same in both, as each class's jobs come in the same order.
   const int32_t types = static_cast<int32_t>(pool.free.size());
-  DropQueuedPastBudget(order, queued_count);
+  // What the queued jobs can take while no running job loses its devices (else it gives up):
+  // the free devices. A running job that moves takes a gang, free or vacated by another, for
+  // the gang it vacates; the queued jobs get no more than what is left.
+  int64_t queued_room = 0;
+  for (int32_t t = 0; t < types; ++t) queued_room += pool.free[t];
+  DropQueuedPastBudget(order, queued_count, queued_room);
   std::sort(order.begin(), order.end());
   const std::vector<double> budgets = plan_.budgets();
   const Pool before = pool;
