@@ -4,6 +4,7 @@
 // same (WalkByClass).
 #include <algorithm>
 #include <cstddef>
+#include <numeric>
 #include <optional>
 #include <utility>
 
@@ -162,12 +163,9 @@ bool PreemptiveStrategy::WalkByClass(double now_s, const RowWalk& walk,
   // (RunningRoom, made the first time it is needed). Checked at each job; budgets are the
   // same in both, as each class's jobs come in the same order.
   const int32_t types = static_cast<int32_t>(pool.free.size());
-  // What the queued jobs can take while no running job loses its devices (else it gives up):
-  // the free devices. A running job that moves takes a gang, free or vacated by another, for
-  // the gang it vacates; the queued jobs get no more than what is left.
-  int64_t queued_room = 0;
-  for (int32_t t = 0; t < types; ++t) queued_room += pool.free[t];
-  DropQueuedPastBudget(order, queued_count, queued_room);
+  // The queued jobs can take the free devices at most (QueuedTakes).
+  DropQueuedPastBudget(order, queued_count,
+                       std::accumulate(pool.free.begin(), pool.free.end(), int64_t{0}));
   std::sort(order.begin(), order.end());
   const std::vector<double> budgets = plan_.budgets();
   const Pool before = pool;
