@@ -132,6 +132,9 @@ class PreemptiveStrategy final : public DecisionStrategy {
   struct RowWalk {
     std::vector<char> rows;
     int64_t waiting_devices = 0;
+    // Where known: a key below every movable running job's, whose keys account for every held
+    // device (a job keyed below it finds them all held; RunningRoom is not needed).
+    std::optional<SchedulerCore::QueueKey> all_held_below;
   };
   RowWalk RowsToWalk() const;
   // RowsToWalk's rule on the counts: per row, its queued jobs (`waiting`), and its running
@@ -166,6 +169,14 @@ class PreemptiveStrategy final : public DecisionStrategy {
     std::vector<std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>> keys;
     std::vector<std::vector<int64_t>> after;
   };
+  // WalkByClass's held room for the job keyed `k`, by type, into `full_held`: the held devices
+  // (`before_held`) of the movable running jobs keyed k or later (RunningRoom, made into `room`
+  // the first time it is needed; all of them below walk.all_held_below), plus `vacated`, less
+  // `taken`. False when the running keys leave some held devices out.
+  bool HeldRoomAt(const SchedulerCore::QueueKey& k, const RowWalk& walk,
+                  const RunningKeys& running_keys, const std::vector<int32_t>& before_held,
+                  const std::vector<int32_t>& vacated, const std::vector<int32_t>& taken,
+                  std::optional<RunningRoom>& room, std::vector<int32_t>& full_held) const;
   // Whether a job of plan row `row` (running on `own`, or -1) may be offered a type, other than
   // its own, that lacks a gang's free devices: its room there is in held devices.
   bool ShortOfFree(int32_t row, int32_t own, const Pool& pool) const;
@@ -225,8 +236,10 @@ class PreemptiveStrategy final : public DecisionStrategy {
   void LeastQueued(int32_t cls, double now_s, int64_t k,
                    std::vector<SchedulerCore::QueueKey>& keys);
   // The running jobs SelectByOrder may not move: not preemptible, or inside their quantum
-  // (those counted per class and type in `kept_count`), in the order of core_.running().
-  std::vector<int32_t> KeptRunning(double now_s, std::vector<int32_t>& kept_count);
+  // (those counted per class and type in `kept_count`, and the devices of those planned
+  // nowhere by type in `kept_unplanned`), in the order of core_.running().
+  std::vector<int32_t> KeptRunning(double now_s, std::vector<int32_t>& kept_count,
+                                   std::vector<int32_t>& kept_unplanned);
   // Each class's keyed jobs for the plan: the queued (counted in queued_order_, with their
   // least keys listed in `least`, and those filed apart, keyed one by one into `apart`) and the
   // running ones SelectByOrder may move, each class's least key found by the floors.

@@ -82,8 +82,9 @@ void QueuedByClass::Rekey(KeyOf&& key_of) {
   for (List& list : lists_) {
     Order(list);
     std::vector<Filed>& filed = list.filed;
-    filed.erase(std::remove_if(filed.begin(), filed.end(), [&](const Filed& f) { return !Live(f); }),
-                filed.end());
+    filed.erase(
+        std::remove_if(filed.begin(), filed.end(), [&](const Filed& f) { return !Live(f); }),
+        filed.end());
     for (Filed& f : filed) f.key = key_of(std::get<3>(f.key));
     if (!std::is_sorted(filed.begin(), filed.end())) std::sort(filed.begin(), filed.end());
     list.sorted = filed.size();

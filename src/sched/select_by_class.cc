@@ -191,10 +191,8 @@ bool PreemptiveStrategy::WalkByClass(double now_s, const RowWalk& walk,
     const int32_t gang = plan_.RowGang(row);
     const std::vector<int32_t>* held = &pool.held;
     if (ShortOfFree(row, own, pool)) {
-      if (!room) room = RunningRoom::Of(running_keys, core_, before.held);
-      if (!room->ok) return give_up();
-      for (int32_t t = 0; t < types; ++t) {
-        full_held[t] = room->HeldFrom(t, k) + vacated[t] - taken_held[t];
+      if (!HeldRoomAt(k, walk, running_keys, before.held, vacated, taken_held, room, full_held)) {
+        return give_up();
       }
       held = &full_held;
     }
@@ -224,6 +222,23 @@ bool PreemptiveStrategy::WalkByClass(double now_s, const RowWalk& walk,
   if (walk.waiting_devices > free_devices) ++past_free_decisions_;
   SortByRunningPosition(candidates);
   ++by_class_decisions_;
+  return true;
+}
+
+bool PreemptiveStrategy::HeldRoomAt(const SchedulerCore::QueueKey& k, const RowWalk& walk,
+                                    const RunningKeys& running_keys,
+                                    const std::vector<int32_t>& before_held,
+                                    const std::vector<int32_t>& vacated,
+                                    const std::vector<int32_t>& taken,
+                                    std::optional<RunningRoom>& room,
+                                    std::vector<int32_t>& full_held) const {
+  const bool all_held = walk.all_held_below && k < *walk.all_held_below;
+  if (!all_held && !room) room = RunningRoom::Of(running_keys, core_, before_held);
+  if (!all_held && !room->ok) return false;
+  for (size_t t = 0; t < full_held.size(); ++t) {
+    const int32_t t32 = static_cast<int32_t>(t);
+    full_held[t] = (all_held ? before_held[t] : room->HeldFrom(t32, k)) + vacated[t] - taken[t];
+  }
   return true;
 }
 

@@ -131,11 +131,12 @@ void PreemptiveStrategy::FileRunning(int32_t id, double now_s) {
               core_.policy().KeyFloor(r), in_quantum ? r.run_start_s : -1);
 }
 
-std::vector<int32_t> PreemptiveStrategy::KeptRunning(double now_s,
-                                                     std::vector<int32_t>& kept_count) {
+std::vector<int32_t> PreemptiveStrategy::KeptRunning(double now_s, std::vector<int32_t>& kept_count,
+                                                     std::vector<int32_t>& kept_unplanned) {
   const int32_t types = core_.state().type_count();
   std::vector<int32_t> kept(unpreemptible_.begin(), unpreemptible_.end());
   kept_count.assign(static_cast<size_t>(order_->classes()) * types, 0);
+  kept_unplanned.assign(types, 0);
   // The jobs inside their quantum are the latest started; those before are past it for good.
   order_->VisitInQuantum([&](double start_s) { return core_.price().InQuantum(start_s, now_s); },
                          [&](int32_t id) {
@@ -143,6 +144,8 @@ std::vector<int32_t> PreemptiveStrategy::KeptRunning(double now_s,
                            const int32_t cls = order_->class_of(id);
                            if (cls >= 0) {
                              ++kept_count[static_cast<size_t>(cls) * types + order_->type_of(id)];
+                           } else {
+                             kept_unplanned[order_->type_of(id)] += order_->devices_of(id);
                            }
                          });
   SortByRunningPosition(kept);
@@ -289,8 +292,8 @@ bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int
   SyncRunningOrder(now_s);
   SyncQueuedOrder();
   if (!unfixed_.empty()) return false;
-  std::vector<int32_t> kept_count;
-  const std::vector<int32_t> kept = KeptRunning(now_s, kept_count);
+  std::vector<int32_t> kept_count, kept_unplanned;
+  const std::vector<int32_t> kept = KeptRunning(now_s, kept_count, kept_unplanned);
   std::vector<int32_t> capacity;
   if (!OpenOrderPool(kept, pool, initial, capacity)) return false;
   KeyedQueued least, apart;  // of the queued jobs: each class's least; those filed apart
@@ -321,7 +324,13 @@ bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int
   }
   std::vector<SchedulerCore::QueueKey> order;
   size_t queued_in_order = 0;
-  const RowWalk walk = OrderRows(now_s, apart, kept_count, pool, order, queued_in_order);
+  RowWalk walk = OrderRows(now_s, apart, kept_count, pool, order, queued_in_order);
+  // The movable running jobs planned nowhere hold no device: the keyed ones hold them all.
+  bool all_keyed = running_least.has_value();
+  for (size_t t = 0; t < kept_unplanned.size(); ++t) {
+    all_keyed = all_keyed && order_->unplanned_held(static_cast<int32_t>(t)) == kept_unplanned[t];
+  }
+  if (all_keyed) walk.all_held_below = running_least;
   if (WalkByClass(now_s, walk, std::move(order), queued_in_order, running_keys, pool, candidates)) {
     ++ordered_decisions_;
     if (!apart.empty()) ++ordered_with_apart_;
