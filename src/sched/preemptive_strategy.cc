@@ -28,6 +28,8 @@ PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core, bool by_class, bool 
   if (by_class_ && by_order && core.tenants() == nullptr && core.policy().has_key_floor()) {
     order_ = std::make_unique<RunningOrder>(core.state().type_count());
     core.TrackRunningChanges();
+    queued_order_ = std::make_unique<QueuedByClass>();
+    core.TrackQueueChanges();
   }
 }
 

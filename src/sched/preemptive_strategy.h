@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sched/queue_order_strategy.h"
+#include "sched/queued_by_class.h"
 #include "sched/reservations.h"
 #include "sched/running_order.h"
 #include "sched/scheduler_core.h"
@@ -66,6 +67,9 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // (its floors pruned nothing the time before); and how many times a walk took a class's
   // running keys from the ones keyed for its least instead of keying them again.
   int64_t least_by_pass() const { return least_by_pass_; }
+  // Of SelectByOrder's decisions, those with queued jobs whose class moves with their progress
+  // (keyed one by one, not from its index of the queue).
+  int64_t ordered_with_apart() const { return ordered_with_apart_; }
   int64_t keys_reused() const { return keys_reused_; }
 
  private:
@@ -128,19 +132,27 @@ class PreemptiveStrategy final : public DecisionStrategy {
   struct RowWalk {
     std::vector<char> rows;
     int64_t waiting_devices = 0;
+    // Where known: a key below every movable running job's, whose keys account for every held
+    // device (a job keyed below it finds them all held; RunningRoom is not needed).
+    std::optional<SchedulerCore::QueueKey> all_held_below;
   };
   RowWalk RowsToWalk() const;
   // RowsToWalk's rule on the counts: per row, its queued jobs (`waiting`), and its running
   // jobs by the type they hold (`holding`, rows x types).
   RowWalk WalkRows(const std::vector<int32_t>& waiting, const std::vector<int32_t>& holding) const;
   // Leaves in `order` (keyed jobs of walked rows: its first `queued_count` queued, then the
-  // running ones) every running job and, of each row's queued jobs, only the least-keyed ones
-  // its budgets could give a type (at most one per gang a type holds at least half of, plus
-  // one): the walk gives the others nothing. A queued job takes a type while its row has
-  // budget on one with room and, as WalkByClass walks (every type with budget has room, or it
-  // gives up), the first one that finds none leaves none for those behind it (budgets only
-  // shrink).
-  void DropQueuedPastBudget(std::vector<SchedulerCore::QueueKey>& order, size_t queued_count) const;
+  // running ones) every running job and, of each row's queued jobs, only the QueuedTakes least
+  // keyed: the walk gives the others nothing.
+  void DropQueuedPastBudget(std::vector<SchedulerCore::QueueKey>& order, size_t queued_count,
+                            int64_t room) const;
+  // Per plan row, how many of its least-keyed queued jobs WalkByClass can reach before one
+  // finds no type: the first that finds none leaves none for those behind it (budgets and room
+  // only shrink), so it walks no more than one past those that take a type. They are at most
+  // as many as its budgets give (one per gang a type holds at least half of, plus one for
+  // rounding), and as fit in `room` devices, the free ones: a walk that does not give up takes
+  // no held device beyond those running jobs moved away from, and each job that moves takes as
+  // many as it vacates, so what the queued jobs take comes out of the free devices.
+  std::vector<int64_t> QueuedTakes(int64_t room) const;
   // Lists the keys of the running jobs a full decision may move (all of them, any order).
   using RunningKeys = std::function<void(std::vector<SchedulerCore::QueueKey>&)>;
   // The devices the full walk finds held when it reaches a job, while no running job has lost
@@ -157,6 +169,14 @@ class PreemptiveStrategy final : public DecisionStrategy {
     std::vector<std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>> keys;
     std::vector<std::vector<int64_t>> after;
   };
+  // WalkByClass's held room for the job keyed `k`, by type, into `full_held`: the held devices
+  // (`before_held`) of the movable running jobs keyed k or later (RunningRoom, made into `room`
+  // the first time it is needed; all of them below walk.all_held_below), plus `vacated`, less
+  // `taken`. False when the running keys leave some held devices out.
+  bool HeldRoomAt(const SchedulerCore::QueueKey& k, const RowWalk& walk,
+                  const RunningKeys& running_keys, const std::vector<int32_t>& before_held,
+                  const std::vector<int32_t>& vacated, const std::vector<int32_t>& taken,
+                  std::optional<RunningRoom>& room, std::vector<int32_t>& full_held) const;
   // Whether a job of plan row `row` (running on `own`, or -1) may be offered a type, other than
   // its own, that lacks a gang's free devices: its room there is in held devices.
   bool ShortOfFree(int32_t row, int32_t own, const Pool& pool) const;
@@ -174,13 +194,15 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // or many running jobs started or stopped since the last full decision (the caller walks).
   bool SelectByOrder(double now_s, Pool& pool, std::vector<int32_t>& initial,
                      std::vector<int32_t>& candidates);
+  // A queued job's key (or a class's least) with its known class (-1: planned nowhere).
+  using KeyedQueued = std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>;
   // SelectByOrder's plan rows: per row, walked or not (RowsToWalk's rule), with the keys of the
-  // walked rows' jobs appended to `order` (the queued ones first: `queued_count` of them);
-  // `queued` (keys and known classes) get their rows.
-  RowWalk OrderRows(double now_s,
-                    const std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued,
-                    const std::vector<int32_t>& kept_count,
-                    std::vector<SchedulerCore::QueueKey>& order, size_t& queued_count);
+  // walked rows' jobs appended to `order`, each given its row: the queued ones first
+  // (`queued_count` of them: of each row only the QueuedTakes least, from queued_order_, and
+  // the jobs filed apart, `apart`), then the running ones. `pool`: the decision's.
+  RowWalk OrderRows(double now_s, const KeyedQueued& apart, const std::vector<int32_t>& kept_count,
+                    const Pool& pool, std::vector<SchedulerCore::QueueKey>& order,
+                    size_t& queued_count);
   // Whether the full walk surely displaces a running job: some row's least-keyed queued job
   // (`first`, by row; null: none) comes before every movable running job (`running_least`)
   // and finds room only in held devices. A guess that spares the walk by class where it would
@@ -191,9 +213,8 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // class, or SurelyDisplaces): SelectInOrder over `queued` and the movable running jobs, with
   // the plan and pool as they are. False, with nothing selected, when the keys do not account
   // for every held device.
-  bool WalkEveryJob(double now_s,
-                    const std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued,
-                    const RunningKeys& running_keys, Pool& pool, std::vector<int32_t>& candidates);
+  bool WalkEveryJob(double now_s, const RunningKeys& running_keys, Pool& pool,
+                    std::vector<int32_t>& candidates);
   // SelectByOrder's pool, `initial` as Reallocate counts it and the capacity SolvePlan plans,
   // from order_ and the `kept` running jobs; false when one type alone is on offer (no plan).
   bool OpenOrderPool(const std::vector<int32_t>& kept, Pool& pool, std::vector<int32_t>& initial,
@@ -203,15 +224,28 @@ class PreemptiveStrategy final : public DecisionStrategy {
   void SyncRunningOrder(double now_s);
   // Files running `id` in order_, or with the jobs it keeps apart.
   void FileRunning(int32_t id, double now_s);
+  // Brings queued_order_ up to the core's queue: files the jobs queued or taken off it since
+  // the last call, or every queued job afresh when the queue was re-filed (new keys) or the
+  // plan's known classes changed.
+  void SyncQueuedOrder();
+  // Files queued job std::get<3>(key) in queued_order_ under `key` (its key at time 0), or
+  // apart (unfixed_queued_) when its class moves with its progress; not at all when it is
+  // planned nowhere.
+  void FileQueued(const SchedulerCore::QueueKey& key);
+  // Appends the keys at `now_s` of class `cls`'s `k` least-keyed queued jobs (all when fewer).
+  void LeastQueued(int32_t cls, double now_s, int64_t k,
+                   std::vector<SchedulerCore::QueueKey>& keys);
   // The running jobs SelectByOrder may not move: not preemptible, or inside their quantum
-  // (those counted per class and type in `kept_count`), in the order of core_.running().
-  std::vector<int32_t> KeptRunning(double now_s, std::vector<int32_t>& kept_count);
-  // Each class's keyed jobs for the plan: the queued (listed in `queued`, with their classes)
-  // and the running ones SelectByOrder may move, each class's least key found by the floors.
+  // (those counted per class and type in `kept_count`, and the devices of those planned
+  // nowhere by type in `kept_unplanned`), in the order of core_.running().
+  std::vector<int32_t> KeptRunning(double now_s, std::vector<int32_t>& kept_count,
+                                   std::vector<int32_t>& kept_unplanned);
+  // Each class's keyed jobs for the plan: the queued (counted in queued_order_, with their
+  // least keys listed in `least`, and those filed apart, keyed one by one into `apart`) and the
+  // running ones SelectByOrder may move, each class's least key found by the floors.
   // `running_least`: the least key of the running jobs it may move (none: no such job).
   std::vector<ThroughputPlan::ClassJobs> ClassesToPlan(
-      double now_s, const std::vector<int32_t>& kept_count,
-      std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued,
+      double now_s, const std::vector<int32_t>& kept_count, KeyedQueued& least, KeyedQueued& apart,
       std::optional<SchedulerCore::QueueKey>& running_least);
   // The least key of class `cls`'s running jobs SelectByOrder may move (it has some), keying
   // them in floor order as far as the floors allow (movable_keys_, movable_keyed_), or all of
@@ -284,6 +318,7 @@ class PreemptiveStrategy final : public DecisionStrategy {
   int64_t ordered_decisions_ = 0;
   int64_t past_free_decisions_ = 0;
   int64_t ordered_full_walks_ = 0;
+  int64_t ordered_with_apart_ = 0;
   // This full decision's walk by class gave up where a take reached a running job's devices:
   // the full walk displaces running jobs, and walking by class again would give up again.
   bool displaces_ = false;
@@ -297,6 +332,13 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // Running jobs it files apart: not preemptible (kept where they are), and those whose class
   // moves with their progress (SelectByOrder then does not decide).
   std::set<int32_t> unpreemptible_, unfixed_;
+  // SelectByOrder's index of the queued jobs by class (with order_), good while the plan's
+  // known classes are those it was filed with and the core has not re-filed its queue; the
+  // queued jobs whose class moves with their progress, filed apart.
+  std::unique_ptr<QueuedByClass> queued_order_;
+  bool queued_filed_ = false;
+  int64_t queued_generation_ = -1, queued_refiles_ = -1;
+  std::set<int32_t> unfixed_queued_;
   std::vector<char> synced_;  // by JobId: seen in this sync's changes
   // By class of order_, for the full decision under way: the keys of its running jobs that may
   // move, where ClassesToPlan evaluated every one of them (movable_keyed_ 1) to find the least

@@ -7,6 +7,7 @@ namespace hetsched::sched {
 
 void RunningOrder::Clear() {
   std::fill(held_.begin(), held_.end(), 0);
+  std::fill(unplanned_held_.begin(), unplanned_held_.end(), 0);
   for (std::vector<Filed>& heap : heaps_) heap.clear();
   std::fill(live_.begin(), live_.end(), 0);
   std::fill(count_.begin(), count_.end(), 0);
@@ -23,6 +24,7 @@ void RunningOrder::Add(int32_t id, int32_t cls, int32_t type, int32_t devices, d
   const int64_t serial = next_serial_++;
   entries_[id] = Entry{serial, cls, type, devices, floor, start_s};
   held_[type] += devices;
+  if (cls < 0) unplanned_held_[type] += devices;
   if (start_s >= 0) {
     const Started started{start_s, id, serial};
     if (!starts_.empty() && started < starts_.back()) starts_sorted_ = false;
@@ -45,6 +47,7 @@ void RunningOrder::Remove(int32_t id) {
   if (static_cast<size_t>(id) >= entries_.size() || entries_[id].serial <= cleared_at_) return;
   Entry& e = entries_[id];
   held_[e.type] -= e.devices;
+  if (e.cls < 0) unplanned_held_[e.type] -= e.devices;
   const bool started = e.start_s >= 0;
   const int32_t cls = e.cls;
   if (cls >= 0) --count_[static_cast<size_t>(cls) * types_ + e.type];

@@ -18,7 +18,8 @@ namespace hetsched::sched {
 
 class RunningOrder {
  public:
-  explicit RunningOrder(int32_t types) : types_(types), held_(types, 0) {}
+  explicit RunningOrder(int32_t types)
+      : types_(types), held_(types, 0), unplanned_held_(types, 0) {}
 
   // Forgets every job (in time proportional to the classes, not the jobs).
   void Clear();
@@ -30,8 +31,9 @@ class RunningOrder {
   // Forgets `id`; nothing when it is not filed.
   void Remove(int32_t id);
 
-  // Devices the filed jobs hold on type t.
+  // Devices the filed jobs hold on type t; of them, those of jobs planned nowhere (class -1).
   int32_t held(int32_t t) const { return held_[t]; }
+  int32_t unplanned_held(int32_t t) const { return unplanned_held_[t]; }
   // Classes with room in the tables (some may have no jobs).
   int32_t classes() const { return static_cast<int32_t>(heaps_.size()); }
   // Filed jobs of class `cls` on type t.
@@ -41,6 +43,7 @@ class RunningOrder {
   // What was filed of `id`.
   int32_t class_of(int32_t id) const { return entries_[id].cls; }
   int32_t type_of(int32_t id) const { return entries_[id].type; }
+  int32_t devices_of(int32_t id) const { return entries_[id].devices; }
   // Calls visit(id) for the filed jobs with a run start, latest start first, while
   // in_quantum(start) holds, then forgets the run starts of those before (past their quantum
   // for good).
@@ -86,10 +89,10 @@ class RunningOrder {
   void Compact(int32_t cls);
 
   const int32_t types_;
-  std::vector<int32_t> held_;              // by type
-  std::vector<std::vector<Filed>> heaps_;  // by class: min-heaps by floor
-  std::vector<int32_t> live_;              // by class: live elements of its heap
-  std::vector<int32_t> count_;             // classes x types
+  std::vector<int32_t> held_, unplanned_held_;  // by type
+  std::vector<std::vector<Filed>> heaps_;       // by class: min-heaps by floor
+  std::vector<int32_t> live_;                   // by class: live elements of its heap
+  std::vector<int32_t> count_;                  // classes x types
   // Run starts in a plain array, walked from its end at each full decision (tens of thousands
   // of them at scale: contiguous, not a tree's scattered nodes), in (start, id) order while
   // starts_sorted_; stale ones stay until they outnumber the live ones or fall past the

@@ -107,6 +107,7 @@ void SchedulerCore::Enqueue(int32_t id, double now_s) {
   queue_.push_back(id);
   queue_key_[id] = KeyOf(r, 0);
   sorted_queue_.insert(queue_key_[id]);
+  if (track_queue_changes_) queue_changes_.push_back(id);
 }
 
 void SchedulerCore::Dequeue(int32_t id) {
@@ -117,6 +118,7 @@ void SchedulerCore::Dequeue(int32_t id) {
   // The key it was filed under (its belief may have moved since only through BeginDecision,
   // which re-files every queued job).
   sorted_queue_.erase(queue_key_[id]);
+  if (track_queue_changes_) queue_changes_.push_back(id);
 }
 
 void SchedulerCore::AddRunning(int32_t id) {
@@ -164,6 +166,7 @@ void SchedulerCore::BeginDecision(double now_s) {
   if (now_s - last_refresh_s_ < options_.preempt_interval_s) return;
   last_refresh_s_ = now_s;
   if (!belief_.Refresh() || !policy_->key_uses_belief()) return;
+  ++queue_refiles_;
   std::vector<QueueKey> keys;
   keys.reserve(queue_.size());
   for (int32_t id : queue_) {

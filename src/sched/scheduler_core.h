@@ -79,11 +79,20 @@ class SchedulerCore {
   size_t slots() const { return records_.size(); }
   const std::vector<int32_t>& queue() const { return queue_; }      // queued ids, unordered
   const std::vector<int32_t>& running() const { return running_; }  // running ids, unordered
+  // Whether `id` is in queue().
+  bool InQueue(int32_t id) const {
+    const size_t p = static_cast<size_t>(pos_[id]);
+    return records_[id].phase == JobPhase::kQueued && p < queue_.size() && queue_[p] == id;
+  }
   // Where running `id` is in running().
   int32_t running_position(int32_t id) const { return pos_[id]; }
   // Queued jobs by KeyOf(job, 0), i.e. in policy order. Starting a job erases only its own
   // entry, so a walk may start jobs as it goes.
   const std::set<QueueKey>& sorted_queue() const { return sorted_queue_; }
+  // Queued `id`'s key in sorted_queue().
+  const QueueKey& queue_key(int32_t id) const { return queue_key_[id]; }
+  // Counts BeginDecision's re-filings of the queue (every queued job's key moved).
+  int64_t queue_refiles() const { return queue_refiles_; }
   int32_t owner(model::DeviceId device) const { return owner_[device.value()]; }  // -1: none
   // A node appended to the cluster: the state and the owner table cover its devices.
   void AddNode(model::NodeId node);
@@ -175,6 +184,11 @@ class SchedulerCore {
   }
   const std::vector<int32_t>& running_changes() const { return running_changes_; }
   void ClearRunningChanges() { running_changes_.clear(); }
+  // The same for the queue: once turned on, the ids of jobs queued or taken off the queue are
+  // kept (repeats included) until taken.
+  void TrackQueueChanges() { track_queue_changes_ = true; }
+  const std::vector<int32_t>& queue_changes() const { return queue_changes_; }
+  void ClearQueueChanges() { queue_changes_.clear(); }
 
  private:
   // Stops a running job: it is queued, or kStopping under stop_holds_devices.
@@ -213,6 +227,9 @@ class SchedulerCore {
   int64_t job_set_version_ = 0;
   bool track_running_changes_ = false;
   std::vector<int32_t> running_changes_;
+  int64_t queue_refiles_ = 0;
+  bool track_queue_changes_ = false;
+  std::vector<int32_t> queue_changes_;
 };
 
 }  // namespace hetsched::sched

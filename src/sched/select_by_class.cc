@@ -4,6 +4,7 @@
 // same (WalkByClass).
 #include <algorithm>
 #include <cstddef>
+#include <numeric>
 #include <optional>
 #include <utility>
 
@@ -89,14 +90,10 @@ bool PreemptiveStrategy::SelectByClass(double now_s, Pool& pool, std::vector<int
                      candidates);
 }
 
-void PreemptiveStrategy::DropQueuedPastBudget(std::vector<SchedulerCore::QueueKey>& order,
-                                              size_t queued_count) const {
+std::vector<int64_t> PreemptiveStrategy::QueuedTakes(int64_t room) const {
   const int32_t types = core_.state().type_count();
   const int32_t rows = plan_.rows();
-  // How many of a row's jobs its budgets can give a type: on each type, one per gang while
-  // at least half a gang is left (Pick), and one more for the rounding of the budgets as they
-  // are taken.
-  std::vector<int64_t> takes(rows, 0), queued(rows, 0);
+  std::vector<int64_t> takes(rows, 0);
   for (int32_t row = 0; row < rows; ++row) {
     const double gang = plan_.RowGang(row);
     for (int32_t t = 0; t < types; ++t) {
@@ -104,7 +101,16 @@ void PreemptiveStrategy::DropQueuedPastBudget(std::vector<SchedulerCore::QueueKe
       if (budget < gang * 0.5) continue;
       takes[row] += static_cast<int64_t>((budget - gang * 0.5) / gang) + 2;
     }
+    takes[row] = std::min(takes[row], room / plan_.RowGang(row) + 1);
   }
+  return takes;
+}
+
+void PreemptiveStrategy::DropQueuedPastBudget(std::vector<SchedulerCore::QueueKey>& order,
+                                              size_t queued_count, int64_t room) const {
+  const int32_t rows = plan_.rows();
+  const std::vector<int64_t> takes = QueuedTakes(room);
+  std::vector<int64_t> queued(rows, 0);
   // The queued jobs lead `order`: their rows are read from the plan, not from their records
   // (a record read per job is a cache miss at 100,000 jobs).
   const auto row_of_queued = [&](size_t i) {
@@ -157,7 +163,9 @@ bool PreemptiveStrategy::WalkByClass(double now_s, const RowWalk& walk,
   // (RunningRoom, made the first time it is needed). Checked at each job; budgets are the
   // same in both, as each class's jobs come in the same order.
   const int32_t types = static_cast<int32_t>(pool.free.size());
-  DropQueuedPastBudget(order, queued_count);
+  // The queued jobs can take the free devices at most (QueuedTakes).
+  DropQueuedPastBudget(order, queued_count,
+                       std::accumulate(pool.free.begin(), pool.free.end(), int64_t{0}));
   std::sort(order.begin(), order.end());
   const std::vector<double> budgets = plan_.budgets();
   const Pool before = pool;
@@ -183,10 +191,8 @@ bool PreemptiveStrategy::WalkByClass(double now_s, const RowWalk& walk,
     const int32_t gang = plan_.RowGang(row);
     const std::vector<int32_t>* held = &pool.held;
     if (ShortOfFree(row, own, pool)) {
-      if (!room) room = RunningRoom::Of(running_keys, core_, before.held);
-      if (!room->ok) return give_up();
-      for (int32_t t = 0; t < types; ++t) {
-        full_held[t] = room->HeldFrom(t, k) + vacated[t] - taken_held[t];
+      if (!HeldRoomAt(k, walk, running_keys, before.held, vacated, taken_held, room, full_held)) {
+        return give_up();
       }
       held = &full_held;
     }
@@ -216,6 +222,23 @@ bool PreemptiveStrategy::WalkByClass(double now_s, const RowWalk& walk,
   if (walk.waiting_devices > free_devices) ++past_free_decisions_;
   SortByRunningPosition(candidates);
   ++by_class_decisions_;
+  return true;
+}
+
+bool PreemptiveStrategy::HeldRoomAt(const SchedulerCore::QueueKey& k, const RowWalk& walk,
+                                    const RunningKeys& running_keys,
+                                    const std::vector<int32_t>& before_held,
+                                    const std::vector<int32_t>& vacated,
+                                    const std::vector<int32_t>& taken,
+                                    std::optional<RunningRoom>& room,
+                                    std::vector<int32_t>& full_held) const {
+  const bool all_held = walk.all_held_below && k < *walk.all_held_below;
+  if (!all_held && !room) room = RunningRoom::Of(running_keys, core_, before_held);
+  if (!all_held && !room->ok) return false;
+  for (size_t t = 0; t < full_held.size(); ++t) {
+    const int32_t t32 = static_cast<int32_t>(t);
+    full_held[t] = (all_held ? before_held[t] : room->HeldFrom(t32, k)) + vacated[t] - taken[t];
+  }
   return true;
 }
 

@@ -50,6 +50,70 @@ void PreemptiveStrategy::SyncRunningOrder(double now_s) {
   core_.ClearRunningChanges();
 }
 
+void PreemptiveStrategy::SyncQueuedOrder() {
+  const std::vector<int32_t>& changes = core_.queue_changes();
+  if (!queued_filed_ || plan_.generation() != queued_generation_ ||
+      changes.size() > core_.queue().size()) {
+    queued_order_->Clear();
+    unfixed_queued_.clear();
+    queued_filed_ = true;
+    queued_generation_ = plan_.generation();
+    for (const SchedulerCore::QueueKey& key : core_.sorted_queue()) FileQueued(key);
+  } else {
+    if (synced_.size() < core_.slots()) synced_.resize(core_.slots(), 0);
+    for (int32_t id : changes) {
+      if (synced_[id]) continue;
+      synced_[id] = 1;
+      queued_order_->Remove(id);
+      unfixed_queued_.erase(id);
+      if (core_.InQueue(id)) FileQueued(core_.queue_key(id));
+    }
+    for (int32_t id : changes) synced_[id] = 0;
+    // Every queued job has a new key (the jobs just filed have theirs already).
+    if (core_.queue_refiles() != queued_refiles_) {
+      queued_order_->Rekey([&](int32_t id) { return core_.queue_key(id); });
+    }
+  }
+  queued_refiles_ = core_.queue_refiles();
+  core_.ClearQueueChanges();
+}
+
+void PreemptiveStrategy::FileQueued(const SchedulerCore::QueueKey& key) {
+  const int32_t id = std::get<3>(key);
+  const std::optional<int32_t> known = plan_.FixedClassOf(core_, id, core_.record(id));
+  if (!known) {
+    unfixed_queued_.insert(id);
+  } else if (*known >= 0) {
+    queued_order_->Add(*known, key);
+  }
+}
+
+void PreemptiveStrategy::LeastQueued(int32_t cls, double now_s, int64_t k,
+                                     std::vector<SchedulerCore::QueueKey>& keys) {
+  if (k <= 0) return;
+  // The class's jobs by key at time 0: a queued job's key now is that less the same shift for
+  // all (up to rounding), read off the first. Once k are keyed, a job whose key at time 0 less
+  // the shift lies above the greatest of the first k keyed (so above the k-th least) cannot be
+  // among the k least, nor can any after it.
+  std::vector<SchedulerCore::QueueKey> keyed;
+  double shift = 0, cut = -std::numeric_limits<double>::infinity();
+  queued_order_->VisitInOrder(cls, [&](const SchedulerCore::QueueKey& at_zero) {
+    const double zero = std::get<0>(at_zero);
+    if (static_cast<int64_t>(keyed.size()) >= k && zero - shift > cut + Slack(zero, shift, cut)) {
+      return false;
+    }
+    const int32_t id = std::get<3>(at_zero);
+    keyed.push_back(core_.KeyOf(core_.record(id), now_s));
+    if (keyed.size() == 1) shift = zero - std::get<0>(keyed.back());
+    if (static_cast<int64_t>(keyed.size()) <= k) cut = std::max(cut, std::get<0>(keyed.back()));
+    return true;
+  });
+  const auto end =
+      keyed.begin() + std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(k), std::ssize(keyed));
+  std::nth_element(keyed.begin(), end, keyed.end());
+  keys.insert(keys.end(), keyed.begin(), end);
+}
+
 void PreemptiveStrategy::FileRunning(int32_t id, double now_s) {
   const JobRecord& r = core_.record(id);
   if (!r.preemptible) {
@@ -67,11 +131,12 @@ void PreemptiveStrategy::FileRunning(int32_t id, double now_s) {
               core_.policy().KeyFloor(r), in_quantum ? r.run_start_s : -1);
 }
 
-std::vector<int32_t> PreemptiveStrategy::KeptRunning(double now_s,
-                                                     std::vector<int32_t>& kept_count) {
+std::vector<int32_t> PreemptiveStrategy::KeptRunning(double now_s, std::vector<int32_t>& kept_count,
+                                                     std::vector<int32_t>& kept_unplanned) {
   const int32_t types = core_.state().type_count();
   std::vector<int32_t> kept(unpreemptible_.begin(), unpreemptible_.end());
   kept_count.assign(static_cast<size_t>(order_->classes()) * types, 0);
+  kept_unplanned.assign(types, 0);
   // The jobs inside their quantum are the latest started; those before are past it for good.
   order_->VisitInQuantum([&](double start_s) { return core_.price().InQuantum(start_s, now_s); },
                          [&](int32_t id) {
@@ -79,6 +144,8 @@ std::vector<int32_t> PreemptiveStrategy::KeptRunning(double now_s,
                            const int32_t cls = order_->class_of(id);
                            if (cls >= 0) {
                              ++kept_count[static_cast<size_t>(cls) * types + order_->type_of(id)];
+                           } else {
+                             kept_unplanned[order_->type_of(id)] += order_->devices_of(id);
                            }
                          });
   SortByRunningPosition(kept);
@@ -86,8 +153,7 @@ std::vector<int32_t> PreemptiveStrategy::KeptRunning(double now_s,
 }
 
 std::vector<ThroughputPlan::ClassJobs> PreemptiveStrategy::ClassesToPlan(
-    double now_s, const std::vector<int32_t>& kept_count,
-    std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued,
+    double now_s, const std::vector<int32_t>& kept_count, KeyedQueued& least, KeyedQueued& apart,
     std::optional<SchedulerCore::QueueKey>& running_least) {
   const int32_t types = core_.state().type_count();
   std::vector<ThroughputPlan::ClassJobs> classes;
@@ -102,11 +168,19 @@ std::vector<ThroughputPlan::ClassJobs> PreemptiveStrategy::ClassesToPlan(
     c.least = std::min(c.least, key);
     c.count += count;
   };
-  for (int32_t id : core_.queue()) {
+  std::vector<SchedulerCore::QueueKey> first;
+  for (int32_t cls = 0; cls < queued_order_->classes(); ++cls) {
+    if (queued_order_->count(cls) == 0) continue;
+    first.clear();
+    LeastQueued(cls, now_s, 1, first);
+    least.emplace_back(first.front(), cls);
+    add(cls, first.front(), queued_order_->count(cls));
+  }
+  for (int32_t id : unfixed_queued_) {
     const JobRecord& r = core_.record(id);
     const int32_t known = plan_.KnownClassOf(core_, id, r);
-    queued.emplace_back(core_.KeyOf(r, now_s), known);
-    if (known >= 0) add(known, queued.back().first, 1);
+    apart.emplace_back(core_.KeyOf(r, now_s), known);
+    if (known >= 0) add(known, apart.back().first, 1);
   }
   int64_t evaluated = 0, movable_jobs = 0;
   movable_keys_.resize(order_->classes());
@@ -216,15 +290,16 @@ bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int
   }
   plan_.ForgetIfFull(core_);
   SyncRunningOrder(now_s);
+  SyncQueuedOrder();
   if (!unfixed_.empty()) return false;
-  std::vector<int32_t> kept_count;
-  const std::vector<int32_t> kept = KeptRunning(now_s, kept_count);
+  std::vector<int32_t> kept_count, kept_unplanned;
+  const std::vector<int32_t> kept = KeptRunning(now_s, kept_count, kept_unplanned);
   std::vector<int32_t> capacity;
   if (!OpenOrderPool(kept, pool, initial, capacity)) return false;
-  std::vector<std::pair<SchedulerCore::QueueKey, int32_t>> queued;  // key, known class
-  std::optional<SchedulerCore::QueueKey> running_least;             // of the movable running jobs
+  KeyedQueued least, apart;  // of the queued jobs: each class's least; those filed apart
+  std::optional<SchedulerCore::QueueKey> running_least;  // of the movable running jobs
   std::vector<ThroughputPlan::ClassJobs> classes =
-      ClassesToPlan(now_s, kept_count, queued, running_least);
+      ClassesToPlan(now_s, kept_count, least, apart, running_least);
   if (!plan_.SolveByClass(core_, std::move(classes), kept, capacity).ok()) return false;
   plan_ok_ = true;
   for (int32_t id : kept) plan_.Take(id, core_.record(id), core_.record(id).type.value());
@@ -238,33 +313,43 @@ bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int
     keys.insert(keys.end(), running->begin(), running->end());
   };
   std::vector<const SchedulerCore::QueueKey*> first(plan_.rows(), nullptr);
-  for (const auto& [key, known] : queued) {
-    const int32_t row = known >= 0 ? plan_.RowOfClass(known) : -1;
-    if (row >= 0 && (first[row] == nullptr || key < *first[row])) first[row] = &key;
+  for (const KeyedQueued* queued : {&least, &apart}) {
+    for (const auto& [key, known] : *queued) {
+      const int32_t row = known >= 0 ? plan_.RowOfClass(known) : -1;
+      if (row >= 0 && (first[row] == nullptr || key < *first[row])) first[row] = &key;
+    }
   }
   if (running_least && SurelyDisplaces(first, *running_least, pool)) {
-    return WalkEveryJob(now_s, queued, running_keys, pool, candidates);
+    return WalkEveryJob(now_s, running_keys, pool, candidates);
   }
   std::vector<SchedulerCore::QueueKey> order;
   size_t queued_in_order = 0;
-  const RowWalk walk = OrderRows(now_s, queued, kept_count, order, queued_in_order);
+  RowWalk walk = OrderRows(now_s, apart, kept_count, pool, order, queued_in_order);
+  // The movable running jobs planned nowhere hold no device: the keyed ones hold them all.
+  bool all_keyed = running_least.has_value();
+  for (size_t t = 0; t < kept_unplanned.size(); ++t) {
+    all_keyed = all_keyed && order_->unplanned_held(static_cast<int32_t>(t)) == kept_unplanned[t];
+  }
+  if (all_keyed) walk.all_held_below = running_least;
   if (WalkByClass(now_s, walk, std::move(order), queued_in_order, running_keys, pool, candidates)) {
     ++ordered_decisions_;
+    if (!apart.empty()) ++ordered_with_apart_;
     return true;
   }
-  return displaces_ && WalkEveryJob(now_s, queued, running_keys, pool, candidates);
+  return displaces_ && WalkEveryJob(now_s, running_keys, pool, candidates);
 }
 
 PreemptiveStrategy::RowWalk PreemptiveStrategy::OrderRows(
-    double now_s, const std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued,
-    const std::vector<int32_t>& kept_count, std::vector<SchedulerCore::QueueKey>& order,
-    size_t& queued_count) {
+    double now_s, const KeyedQueued& apart, const std::vector<int32_t>& kept_count,
+    const Pool& pool, std::vector<SchedulerCore::QueueKey>& order, size_t& queued_count) {
   // RowsToWalk's counts, then the jobs of the rows walked.
   const int32_t types = core_.state().type_count();
   const int32_t rows = plan_.rows();
   std::vector<int32_t> waiting(rows, 0), holding(static_cast<size_t>(rows) * types, 0);
-  for (const auto& [key, known] : queued) {
-    plan_.SetRow(std::get<3>(key), known);
+  for (int32_t cls = 0; cls < queued_order_->classes(); ++cls) {
+    if (queued_order_->count(cls) > 0) waiting[plan_.RowOfClass(cls)] += queued_order_->count(cls);
+  }
+  for (const auto& [key, known] : apart) {
     if (known >= 0) ++waiting[plan_.RowOfClass(known)];
   }
   for (int32_t cls = 0; cls < order_->classes(); ++cls) {
@@ -276,10 +361,23 @@ PreemptiveStrategy::RowWalk PreemptiveStrategy::OrderRows(
     }
   }
   const RowWalk walk = WalkRows(waiting, holding);
-  for (const auto& [key, known] : queued) {
+  // Of each walked row's queued jobs, those WalkByClass can reach (it trims those apart).
+  int64_t free_devices = 0;
+  for (int32_t t = 0; t < types; ++t) free_devices += pool.free[t];
+  const std::vector<int64_t> takes = QueuedTakes(free_devices);
+  for (int32_t cls = 0; cls < queued_order_->classes(); ++cls) {
+    if (queued_order_->count(cls) == 0) continue;
+    const int32_t row = plan_.RowOfClass(cls);
+    if (walk.rows[row]) LeastQueued(cls, now_s, takes[row], order);
+  }
+  for (const auto& [key, known] : apart) {
     if (known >= 0 && walk.rows[plan_.RowOfClass(known)]) order.push_back(key);
   }
   queued_count = order.size();
+  for (size_t i = 0; i < queued_count; ++i) {
+    const int32_t id = std::get<3>(order[i]);
+    plan_.SetRow(id, plan_.KnownClassOf(core_, id, core_.record(id)));
+  }
   for (int32_t cls = 0; cls < order_->classes(); ++cls) {
     const int32_t row = plan_.RowOfClass(cls);
     if (row >= 0 && walk.rows[row]) AppendMovableKeys(cls, now_s, order);
@@ -305,13 +403,13 @@ void PreemptiveStrategy::AppendMovableKeys(int32_t cls, double now_s,
   });
 }
 
-bool PreemptiveStrategy::WalkEveryJob(
-    double now_s, const std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& queued,
-    const RunningKeys& running_keys, Pool& pool, std::vector<int32_t>& candidates) {
+bool PreemptiveStrategy::WalkEveryJob(double now_s, const RunningKeys& running_keys, Pool& pool,
+                                      std::vector<int32_t>& candidates) {
   keys_.clear();
-  for (const auto& [key, known] : queued) {
-    plan_.SetRow(std::get<3>(key), known);
-    keys_.push_back(key);
+  for (int32_t id : core_.queue()) {
+    const JobRecord& r = core_.record(id);
+    plan_.SetRow(id, plan_.KnownClassOf(core_, id, r));
+    keys_.push_back(core_.KeyOf(r, now_s));
   }
   const size_t queued_count = keys_.size();
   running_keys(keys_);

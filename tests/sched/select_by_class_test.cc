@@ -28,6 +28,8 @@ struct Counts {
   // By-class decisions while the queue asked for more devices than were free, and full walks
   // SelectByOrder made with its own plan (where the full walk displaces running jobs).
   int64_t past_free = 0, ordered_full_walks = 0;
+  // SelectByOrder's decisions with queued jobs whose class moves with their progress.
+  int64_t ordered_with_apart = 0;
   // Decisions by class of the strategy without the running order, and of those the ones with
   // the queue asking for more than was free.
   int64_t class_only = 0, class_only_past_free = 0;
@@ -42,12 +44,18 @@ void ExpectSame(const Decision& a, const Decision& b, int step, Counts& counts) 
 }
 
 // A job of a few classes (speeds from small sets, gangs 1, 2 and 4), half with an estimate.
-model::Job RandomJob(int id, double now_s, std::mt19937& rng) {
+// `mixed`: one in six may also run on rocm (the slow type's stack), its checkpoint loading there
+// or not (a class that moves with its progress once it ran).
+model::Job RandomJob(int id, double now_s, std::mt19937& rng, bool mixed) {
   const double fast = 1.0 + static_cast<double>(rng() % 3), mid = 1.0 + (rng() % 2) * 0.5;
   model::Job j = MakeJob(id, now_s, 0, {{"fast", fast}, {"mid", mid}, {"slow", 1.0}},
                          1 << static_cast<int>(rng() % 3));
   if (rng() % 2 == 0) j.estimate_s = 100.0 + static_cast<double>(rng() % 2000);
   j.preemptible = rng() % 10 != 0;
+  if (mixed && rng() % 6 == 0) {
+    j.stacks.push_back({"rocm", ""});
+    j.portable_checkpoint = rng() % 2 == 0;
+  }
   return j;
 }
 
@@ -58,11 +66,12 @@ model::Job RandomJob(int id, double now_s, std::mt19937& rng) {
 // attained service. `checkpointed`: a preempted job keeps its devices while it writes its
 // checkpoint, until the next arrival (stop_holds_devices): the jobs a decision gave those
 // devices, and those moving, wait reserved, with the free devices of their type held for them
-// (sched/reservations.h), so later decisions see held devices.
+// (sched/reservations.h), so later decisions see held devices. `mixed`: the slow type runs
+// rocm, which some jobs can also run on (RandomJob).
 void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool learn,
-                             Counts& counts, bool checkpointed = false) {
-  const auto c =
-      MakeCluster({{"fast", "cuda", 2, 4}, {"mid", "cuda", 2, 4}, {"slow", "cuda", 3, 4}});
+                             Counts& counts, bool checkpointed = false, bool mixed = false) {
+  const auto c = MakeCluster(
+      {{"fast", "cuda", 2, 4}, {"mid", "cuda", 2, 4}, {"slow", mixed ? "rocm" : "cuda", 3, 4}});
   SchedulerOptions options;
   options.preempt_interval_s = 0;
   options.preemption_cost_s = cost_s;
@@ -99,7 +108,7 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
       o.Stopped(s, now);
     }
     stopping.clear();
-    const model::Job j = RandomJob(id, now, rng);
+    const model::Job j = RandomJob(id, now, rng, mixed);
     a.Admit(j, now);
     b.Admit(j, now);
     o.Admit(j, now);
@@ -133,6 +142,7 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
   counts.movable += by_class.movable_in_order();
   counts.past_free += by_class.past_free_decisions();
   counts.ordered_full_walks += by_class.ordered_full_walks();
+  counts.ordered_with_apart += by_class.ordered_with_apart();
 }
 
 // Loaded (arrivals faster than the 28 devices finish them: queues, moves and preemptions) and
@@ -197,6 +207,23 @@ TEST(SelectByClass, DecidesAsTheFullWalkWhileDevicesAreHeldForReservedJobs) {
     }
   }
   EXPECT_GT(ordered_with_held, 0);  // SelectByOrder decided with devices held too
+}
+
+// Some jobs may also run on another vendor's type, where their checkpoints may not load: once
+// they ran, their class moves with their progress. SelectByOrder leaves the decision to the
+// walk while such a job runs; while one waits it keys it apart from its index of the queue.
+TEST(SelectByClass, DecidesAsTheFullWalkWithQueuedJobsOfMovingClasses) {
+  Counts counts;
+  for (bool learn : {false, true}) {
+    for (uint32_t seed : {1u, 2u, 3u, 4u, 5u}) {
+      ExpectSameAsTheFullWalk(seed, /*cost_s=*/0.0, /*max_gap_s=*/20, learn, counts,
+                              /*checkpointed=*/false, /*mixed=*/true);
+      ASSERT_FALSE(HasFatalFailure()) << "seed " << seed << " learn " << learn;
+    }
+  }
+  EXPECT_GT(counts.ordered, 0);
+  EXPECT_LT(counts.ordered, counts.full);
+  EXPECT_GT(counts.ordered_with_apart, 0);
 }
 
 }  // namespace
