@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
@@ -13,6 +14,8 @@
 #include "model/io/workload_reader.h"
 
 namespace hetsched::svc {
+
+using model::io::DocValue;
 
 namespace {
 
@@ -66,7 +69,7 @@ std::string DuplicateKey(std::string_view body) {
 // A job whose work takes more than 10 years on its fastest device type with all its workers
 // is a typo (1e308 steps, "999999999999h"); the scheduler would hold it forever. Jobs sized by
 // a profile (job_type) or by operators are not checked here.
-util::Status CheckRunTime(const model::Job& job, const nlohmann::json& doc) {
+util::Status CheckRunTime(const model::Job& job, const DocValue& doc) {
   double fastest = 0;
   for (const auto& [type, steps_per_s] : job.throughput) fastest = std::max(fastest, steps_per_s);
   if (job.work <= 0 || fastest <= 0) return util::Status::Ok();
@@ -75,7 +78,7 @@ util::Status CheckRunTime(const model::Job& job, const nlohmann::json& doc) {
   return util::Status::InvalidArgument(fmt::format(
       "request body: {}: the job would run {:.3g} s on its fastest device type, more than 10 "
       "years (expected a job that ends within 10 years)",
-      doc.contains("duration") ? "duration" : "work", seconds));
+      doc.Has("duration") ? "duration" : "work", seconds));
 }
 
 // A job's size, for the backends that model run times (virtual): `work` (or `duration` with
@@ -86,23 +89,26 @@ util::Status CheckRunTime(const model::Job& job, const nlohmann::json& doc) {
 // stand-in work, dropped after.
 constexpr double kStandInWork = 1;
 
-bool HasWork(const nlohmann::json& doc) {
-  return doc.contains("work") || doc.contains("duration") || doc.contains("command") ||
-         // A service's size is its request stream. value() with a json default never throws,
-         // whatever type `kind` has (the reader refuses a kind that is no string).
-         doc.value("kind", nlohmann::json()) == "service";
+// Whether `doc` has the field `key` and it is the JSON string `text`.
+bool IsString(const DocValue& doc, std::string_view key, std::string_view text) {
+  const DocValue& v = doc[key];
+  return v.IsScalar() && v.type == DocValue::Type::kString && v.text == text;
 }
 
-bool HasTimeSize(const nlohmann::json& doc) {
-  return doc.contains("estimate") || doc.contains("time_limit");
+bool HasWork(const DocValue& doc) {
+  return doc.Has("work") || doc.Has("duration") || doc.Has("command") ||
+         // A service's size is its request stream (the reader refuses a kind that is no string).
+         IsString(doc, "kind", "service");
 }
+
+bool HasTimeSize(const DocValue& doc) { return doc.Has("estimate") || doc.Has("time_limit"); }
 
 // What the daemon needs of a service beyond the workload format: a command that starts one
 // replica on the port hetsched picks, and its load measured rather than read from a trace.
 constexpr size_t kMaxServiceName = 120;
 
-util::Status CheckServiceRequest(const model::Job& job, const nlohmann::json& doc) {
-  if (doc.contains("requests")) {
+util::Status CheckServiceRequest(const model::Job& job, const DocValue& doc) {
+  if (doc.Has("requests")) {
     return util::Status::InvalidArgument(
         "request body: requests: a trace file is for `hetsched simulate` (expected `rate` and "
         "`tokens`: the daemon measures the load on the replicas and forecasts from it)");
@@ -191,49 +197,54 @@ std::string WithoutEntryPrefix(std::string message) {
 
 namespace {
 
+// Where a request's values are, for the workload reader's messages: "request body:1: ...".
+const util::SourceLocation kRequestBody{"request body", 1, 0};
+
+// The file name of every request's job (model::JobOrigin), one string they all share.
+const std::shared_ptr<const std::string>& RequestBodyFile() {
+  static const auto file = std::make_shared<const std::string>(kRequestBody.file);
+  return file;
+}
+
 // Everything ParseJobRequest does after reading the body: the fields checked and the job built
-// (spec_json left empty).
-util::Result<JobRequest> JobOfObject(const nlohmann::json& doc,
-                                     const model::DeviceCatalog& catalog) {
-  if (doc.contains("arrival")) {
+// (spec_json left empty). `doc` is the body read typed (model::io::FromJson, ParseJson).
+util::Result<JobRequest> JobOfObject(DocValue doc, const model::DeviceCatalog& catalog) {
+  if (doc.Has("arrival")) {
     return util::Status::InvalidArgument(
         "request body: arrival: is set by the daemon (expected no arrival)");
   }
-  if (doc.contains("repeat") || doc.contains("every")) {
+  if (doc.Has("repeat") || doc.Has("every")) {
     return util::Status::InvalidArgument(
         "request body: repeat/every: one request submits one job (expected neither)");
   }
-  if (auto name = doc.find("name"); name != doc.end() && name->is_string() &&
-                                    !ValidJobName(name->get_ref<const std::string&>())) {
+  if (const DocValue& name = doc["name"];
+      name.IsScalar() && name.type == DocValue::Type::kString && !ValidJobName(name.text)) {
     return util::Status::InvalidArgument(fmt::format(
         "request body: name: '{}' is not a job id (expected 1 to 128 of A-Z a-z 0-9 . _ -, "
         "starting with a letter or digit)",
-        name->get_ref<const std::string&>()));
+        name.text));
   }
   // The workload reader checks every field, with the JSON types kept: "2" is no number.
   const bool stand_in = !HasWork(doc);
-  model::io::DocValue fields;
   if (stand_in) {
-    nlohmann::json read = doc;
-    read["work"] = kStandInWork;
-    RETURN_IF_ERROR(model::io::FromJson(read, {"request body", 1, 0}, &fields, /*typed=*/true));
-  } else {
-    RETURN_IF_ERROR(model::io::FromJson(doc, {"request body", 1, 0}, &fields, /*typed=*/true));
+    DocValue::Field& work = doc.fields.emplace_back();
+    work.key = "work";
+    work.line = kRequestBody.line;
+    work.value.kind = DocValue::Kind::kScalar;
+    work.value.type = DocValue::Type::kNumber;
+    work.value.text = nlohmann::json(kStandInWork).dump();
+    work.value.line = kRequestBody.line;
   }
-  auto workload = model::io::ParseWorkloadJob(fields, "request body", catalog);
-  if (!workload.ok()) {
-    return util::Status::InvalidArgument(WithoutEntryPrefix(workload.status().message()));
-  }
-  if (workload->jobs[0].kind == model::JobKind::kService) {
-    RETURN_IF_ERROR(CheckServiceRequest(workload->jobs[0], doc));
-  }
+  auto read = model::io::ParseWorkloadJob(doc, RequestBodyFile(), catalog);
+  if (!read.ok()) return util::Status::InvalidArgument(WithoutEntryPrefix(read.status().message()));
+  if (read->kind == model::JobKind::kService) RETURN_IF_ERROR(CheckServiceRequest(*read, doc));
   if (stand_in && !HasTimeSize(doc)) {
     return util::Status::InvalidArgument(
         "request body: work: is missing (expected work (steps), duration with reference_device, "
         "an estimate or a time_limit; a job with a command may leave its size out)");
   }
   JobRequest out;
-  out.job = std::move(workload->jobs[0]);
+  out.job = std::move(read).value();
   if (stand_in) out.job.work = 0;
   model::Job& job = out.job;
   if (job.kind != model::JobKind::kService && job.throughput.empty() && job.job_type.empty() &&
@@ -252,7 +263,9 @@ util::Result<JobRequest> JobOfObject(const nlohmann::json& doc,
 util::Result<JobRequest> ParseJobRequest(std::string_view body,
                                          const model::DeviceCatalog& catalog) {
   ASSIGN_OR_RETURN(const nlohmann::json doc, ParseBodyObject(body, "one job object"));
-  ASSIGN_OR_RETURN(JobRequest out, JobOfObject(doc, catalog));
+  DocValue fields;
+  RETURN_IF_ERROR(model::io::FromJson(doc, kRequestBody, &fields, /*typed=*/true));
+  ASSIGN_OR_RETURN(JobRequest out, JobOfObject(std::move(fields), catalog));
   out.spec_json =
       doc.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
   return out;
@@ -260,12 +273,12 @@ util::Result<JobRequest> ParseJobRequest(std::string_view body,
 
 util::Result<JobRequest> ParseStoredJobRequest(std::string_view spec_json,
                                                const model::DeviceCatalog& catalog) {
-  const nlohmann::json doc = nlohmann::json::parse(spec_json, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object()) {
+  DocValue doc;
+  if (!model::io::ParseJson(spec_json, kRequestBody, &doc, /*typed=*/true).ok() || !doc.IsMap()) {
     // Not what the daemon stored: the full reader says where and how it breaks.
     return ParseJobRequest(spec_json, catalog);
   }
-  return JobOfObject(doc, catalog);
+  return JobOfObject(std::move(doc), catalog);
 }
 
 util::Status CheckJobTenant(const model::Tenants& tenants, const model::Job& job) {

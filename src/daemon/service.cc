@@ -4,8 +4,10 @@
 
 #include <chrono>
 #include <ctime>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <utility>
 
 #include "daemon/job_request.h"
 #include "daemon/service_internal.h"
@@ -433,23 +435,24 @@ util::Result<Service::Entry*> Service::Admit(model::Job job, std::string spec_js
   job.id = slot;
   job.arrival_s = now;
   model::io::ApplyJobClass(options_.classes, job);
-  const sched::Admission a = scheduler_->Submit(job, now);
+  auto e = std::make_unique<Entry>();
+  e->work = std::exchange(job.work, 0);  // the scheduler shares the job: it sees no size
+  e->job = std::make_shared<const model::Job>(std::move(job));
+  const sched::Admission a = scheduler_->Submit(e->job, now);
   if (!a.accepted) {
     slots_.Release(slot);
     return util::Status::InvalidArgument(
-        fmt::format("job '{}' cannot run on this cluster: {}", job.name, a.reason));
+        fmt::format("job '{}' cannot run on this cluster: {}", e->job->name, a.reason));
   }
-  auto e = std::make_unique<Entry>();
-  e->name = job.name;
+  e->name = e->job->name;
   e->spec_json = std::move(spec_json);
   e->idempotency_key = std::move(idempotency_key);
   e->slot = slot;
   e->submitted_s = WallNow();
-  e->job = std::move(job);
   if (by_slot_.size() <= static_cast<size_t>(slot.value())) by_slot_.resize(slot.value() + 1);
   by_slot_[slot.value()] = e.get();
   BecameLive(*e);
-  attempts_->Track(slot, e->name, e->job.time_limit_s);
+  attempts_->Track(slot, e->name, e->job->time_limit_s);
   Entry* out = e.get();
   jobs_[out->name] = std::move(e);
   demand_changed_ = true;
@@ -487,7 +490,7 @@ void Service::AdoptBackendJob(const BackendEvent& ev, double now) {
         }
         metrics_->submitted.Get({})->Inc();
         logger_->Info("adopted a job submitted to the backend",
-                      {{"job", ev.job}, {"gang", (*e)->job.gang_size}});
+                      {{"job", ev.job}, {"gang", (*e)->job->gang_size}});
         return;
       }
       rejected = e.status();
@@ -497,6 +500,7 @@ void Service::AdoptBackendJob(const BackendEvent& ev, double now) {
   // show it) and withdrawn from the backend rather than left waiting there forever.
   Entry failed;
   failed.name = ev.job;
+  failed.job = std::make_shared<const model::Job>();  // none could be read: no tenant, arrival 0
   failed.spec_json = ev.spec.empty() ? nlohmann::json{{"name", ev.job}}.dump() : ev.spec;
   failed.state = JobState::kFailed;
   failed.submitted_s = failed.ended_s = WallNow();
@@ -547,7 +551,7 @@ void Service::CommitSubmissions(double now) {
     } else {
       p->view = ViewOf(*e);
       metrics_->submitted.Get({})->Inc();
-      logger_->Info("submitted", {{"job", e->name}, {"gang", e->job.gang_size}});
+      logger_->Info("submitted", {{"job", e->name}, {"gang", e->job->gang_size}});
     }
     p->done = true;
   }
@@ -559,7 +563,7 @@ util::Result<JobView> Service::Cancel(const std::string& name, const TenantScope
   std::lock_guard lock(mu_);
   RETURN_IF_ERROR(ReadyOrUnavailable());
   auto it = jobs_.find(name);
-  if (it != jobs_.end() && !InScope(it->second->job.tenant, scope)) return NoJob(name);
+  if (it != jobs_.end() && !InScope(it->second->job->tenant, scope)) return NoJob(name);
   if (it == jobs_.end()) {
     ASSIGN_OR_RETURN(auto ended, StoredEnded(name));
     if (!ended) return NoJob(name);

@@ -104,17 +104,17 @@ void Service::Launching(const sched::Placement& p, std::vector<LaunchSpec>& spec
   const double speed =
       scheduler_->SpeedNow(e.slot) > 0 ? scheduler_->SpeedNow(e.slot) : r.speed[r.type.value()];
   double modeled_s = 0;
-  if (e.job.work > 0 && speed > 0) {
-    modeled_s = std::max(0.0, e.job.work - e.done_work) / speed;
-  } else if (e.job.estimate_s) {
-    modeled_s = *e.job.estimate_s;
-  } else if (e.job.time_limit_s) {
+  if (e.work > 0 && speed > 0) {
+    modeled_s = std::max(0.0, e.work - e.done_work) / speed;
+  } else if (e.job->estimate_s) {
+    modeled_s = *e.job->estimate_s;
+  } else if (e.job->time_limit_s) {
     // Only an upper bound: the job runs until its limit stops it (failed, as a job that never
     // ends by itself). Modeled as ending at the limit, it would race the driver's stop.
     modeled_s = std::numeric_limits<double>::infinity();
   }
   for (LaunchSpec& spec : specs) {
-    spec.command = e.job.command;
+    spec.command = e.job->command;
     spec.modeled_s = modeled_s;
   }
   if (power_) power_->SetBusy(e.devices, true, 1, now);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,7 +30,10 @@ inline util::Status NoJob(const std::string& name) {
 
 struct Service::Entry {
   std::string name;
-  model::Job job;  // as submitted, with its true size when the user gave one
+  // As submitted but for its size, shared with the scheduler (which sees no size): its `work`
+  // is 0, and `work` below is the true size when the user gave one. Never null once made.
+  std::shared_ptr<const model::Job> job;
+  double work = 0;  // steps
   std::string spec_json;
   std::string idempotency_key;
   JobState state = JobState::kQueued;

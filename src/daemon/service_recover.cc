@@ -1,9 +1,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "daemon/job_request.h"
 #include "daemon/policy_state.h"
@@ -152,12 +154,14 @@ util::Result<bool> Service::RecoverJob(StoredJob& s, double now) {
     return util::Status::Internal(fmt::format("{}: stored job '{}' no longer parses: {}",
                                               store_->path(), e->name, req.status().message()));
   }
-  e->job = std::move(req->job);
-  e->job.arrival_s = s.arrival_s;
+  model::Job& job = req->job;
+  job.arrival_s = s.arrival_s;
   e->slot = *slots_.Acquire(e->name);
-  e->job.id = e->slot;
+  job.id = e->slot;
   // The configuration's classes as they are now (the stored request is the one submitted).
-  model::io::ApplyJobClass(options_.classes, e->job);
+  model::io::ApplyJobClass(options_.classes, job);
+  e->work = std::exchange(job.work, 0);  // the scheduler shares the job: it sees no size
+  e->job = std::make_shared<const model::Job>(std::move(job));
   const sched::Admission a = scheduler_->Submit(e->job, now);
   if (!a.accepted) {
     slots_.Release(e->slot);
@@ -173,7 +177,7 @@ util::Result<bool> Service::RecoverJob(StoredJob& s, double now) {
   }
   by_slot_[e->slot.value()] = e.get();
   BecameLive(*e);
-  attempts_->Track(e->slot, e->name, e->job.time_limit_s, e->attempt);
+  attempts_->Track(e->slot, e->name, e->job->time_limit_s, e->attempt);
   if (e->state != JobState::kQueued) AdoptPlacement(*e, s, now);
   if (!s.policy_state.empty()) {
     if (auto history = ParseHistory(s.policy_state)) {
@@ -231,7 +235,7 @@ StoredJob Service::StoredOf(const Entry& e) const {
   s.idempotency_key = e.idempotency_key;
   s.state = e.state;
   s.submitted_s = e.submitted_s;
-  s.arrival_s = e.job.arrival_s;
+  s.arrival_s = e.job->arrival_s;
   s.started_s = e.started_s;
   s.ended_s = e.ended_s;
   s.exit_status = e.exit_status;
@@ -245,7 +249,7 @@ StoredJob Service::StoredOf(const Entry& e) const {
   s.preemptions = e.preemptions;
   s.stop = StopCauseOf(e);
   s.message = e.message;
-  s.tenant = e.job.tenant;
+  s.tenant = e.job->tenant;
   if (e.slot.valid()) s.policy_state = HistoryJson(scheduler_->History(e.slot, SchedNow()));
   return s;
 }

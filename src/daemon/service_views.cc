@@ -112,11 +112,11 @@ util::Result<nlohmann::ordered_json> ScheduleDag(const std::string& algo,
 JobView Service::ViewOf(const Entry& e) const {
   JobView v;
   v.name = e.name;
-  v.tenant = e.job.tenant;
+  v.tenant = e.job->tenant;
   v.state = e.state;
-  v.kind = std::string(model::JobKindName(e.job.kind));
-  v.gang = e.job.gang_size;
-  for (const auto& s : e.job.stacks) v.stacks.push_back(model::ToString(s));
+  v.kind = std::string(model::JobKindName(e.job->kind));
+  v.gang = e.job->gang_size;
+  for (const auto& s : e.job->stacks) v.stacks.push_back(model::ToString(s));
   v.submitted_s = e.submitted_s;
   v.started_s = e.started_s;
   v.ended_s = e.ended_s;
@@ -129,8 +129,8 @@ JobView Service::ViewOf(const Entry& e) const {
   v.preemptions = e.preemptions;
   v.attempt = e.attempt;
   v.message = e.message;
-  v.has_command = !e.job.command.empty();
-  v.preemptible = e.job.preemptible;
+  v.has_command = !e.job->command.empty();
+  v.preemptible = e.job->preemptible;
   if (e.slot.valid()) v.attained_s = scheduler_->record(e.slot).AttainedAt(SchedNow());
   return v;
 }
@@ -163,7 +163,7 @@ util::Result<JobView> Service::Get(const std::string& name, const TenantScope& s
   std::lock_guard lock(mu_);
   RETURN_IF_ERROR(ReadyOrUnavailable());
   auto it = jobs_.find(name);
-  if (it != jobs_.end() && InScope(it->second->job.tenant, scope)) return ViewOf(*it->second);
+  if (it != jobs_.end() && InScope(it->second->job->tenant, scope)) return ViewOf(*it->second);
   if (it != jobs_.end()) return NoJob(name);
   ASSIGN_OR_RETURN(auto ended, StoredEnded(name));
   if (!ended) return NoJob(name);
@@ -181,7 +181,7 @@ util::Result<std::vector<JobView>> Service::JobsLiveAt(const JobFilter& filter, 
   if (!filter.state || !IsEnded(*filter.state)) {
     for (const auto& [name, e] : jobs_) {
       if (IsEnded(e->state) || (filter.state && e->state != *filter.state)) continue;
-      if (!InScope(e->job.tenant, filter.tenant)) continue;
+      if (!InScope(e->job->tenant, filter.tenant)) continue;
       if (after_position({e->submitted_s, e->name})) live.push_back(e.get());
     }
   }
@@ -248,7 +248,7 @@ util::Result<std::string> Service::Why(const std::string& name, const TenantScop
   std::lock_guard lock(mu_);
   RETURN_IF_ERROR(ReadyOrUnavailable());
   auto it = jobs_.find(name);
-  if (it != jobs_.end() && !InScope(it->second->job.tenant, scope)) return NoJob(name);
+  if (it != jobs_.end() && !InScope(it->second->job->tenant, scope)) return NoJob(name);
   if (it == jobs_.end()) {
     ASSIGN_OR_RETURN(auto ended, StoredEnded(name));
     if (!ended || !InScope(ViewOfStored(*ended).tenant, scope)) return NoJob(name);
@@ -282,7 +282,7 @@ NodeView Service::NodeViewOf(model::NodeId id, const TenantScope& scope) const {
     if (auto job = scheduler_->JobOn(d); job && by_slot_[job->value()] != nullptr) {
       dv.state = "busy";
       const Entry& holder = *by_slot_[job->value()];
-      if (InScope(holder.job.tenant, scope)) dv.job = holder.name;
+      if (InScope(holder.job->tenant, scope)) dv.job = holder.name;
     } else if (!state.IsUp(d)) {
       dv.state = state.Offers(id) ? "down" : (v.drained ? "drained" : "off");
     } else {
@@ -463,10 +463,10 @@ util::Result<std::vector<WhatIfResult>> Service::WhatIf(const std::string& polic
       if (e == nullptr) continue;
       const sched::JobRecord& r = scheduler_->record(e->slot);
       const double done = e->state == JobState::kQueued ? e->done_work : r.DoneAt(now);
-      double remaining = e->job.work > 0 ? e->job.work - done : 0;
+      double remaining = e->work > 0 ? e->work - done : 0;
       if (remaining <= 0 && r.ref_speed > 0) {
         // No true size: what the user said, in steps on the fastest type.
-        const double said = e->job.estimate_s.value_or(e->job.time_limit_s.value_or(0));
+        const double said = e->job->estimate_s.value_or(e->job->time_limit_s.value_or(0));
         remaining = said * r.ref_speed - done;
       }
       if (!(remaining > 0)) {
@@ -477,7 +477,7 @@ util::Result<std::vector<WhatIfResult>> Service::WhatIf(const std::string& polic
         return util::Status::InvalidArgument(fmt::format(
             "a what-if simulates at most {} live jobs; there are more", kMaxWhatIfJobs));
       }
-      model::Job job = e->job;
+      model::Job job = *e->job;
       job.id = model::JobId(static_cast<int32_t>(workload.jobs.size()));
       job.arrival_s = 0;
       job.deadline_s.reset();

@@ -46,9 +46,10 @@ struct JobHistory {
 };
 
 struct JobRecord {
-  // The scheduler's own copy of the job, without its true size: `work` is 0 there (the
-  // scheduler sees estimates, never the truth). Null before submission and after it ends.
-  std::unique_ptr<const model::Job> job;
+  // The scheduler's copy of the job, without its true size: `work` is 0 there (the scheduler
+  // sees estimates, never the truth); shared with the caller when that one had no size to
+  // hide (Scheduler::Submit). Null before submission and after it ends.
+  std::shared_ptr<const model::Job> job;
   bool submitted = false;  // admitted once (stays true after it ends)
   // The fields up to `ref_speed` are those a full decision reads for every job (its policy key,
   // whether it may move, its class in a plan): together they take the record's first 96 bytes,

@@ -199,9 +199,14 @@ double BestSpeed(const JobRecord& r) {
   return best;
 }
 
-// The scheduler's copy of `job`: everything the user declared, not the true size.
-std::unique_ptr<model::Job> ScheduledCopy(const model::Job& job, const JobRecord& r) {
-  auto copy = std::make_unique<model::Job>(job);
+// The scheduler's copy of `job`: everything the user declared, not the true size. `shared`
+// (`job` itself, or null) serves as it is when there is nothing to change.
+std::shared_ptr<const model::Job> ScheduledCopy(const model::Job& job, const JobRecord& r,
+                                                std::shared_ptr<const model::Job> shared) {
+  const bool resized = !r.sizes.empty() && job.gang_size != r.sizes.back().workers;
+  const bool slo_deadline = job.slo_factor && !job.deadline_s && r.best_speed > 0;
+  if (shared != nullptr && job.work == 0 && !resized && !slo_deadline) return shared;
+  auto copy = std::make_shared<model::Job>(job);
   copy->work = 0;
   if (!r.sizes.empty()) copy->gang_size = r.sizes.back().workers;
   // Gavel's SLO is declared as a multiple of the job's duration: the trace states it, so the
@@ -289,6 +294,17 @@ Scheduler::~Scheduler() = default;
 
 Admission Scheduler::Submit(const model::Job& job, double now_s,
                             std::optional<SizeEstimate> estimate) {
+  return Admit(job, nullptr, now_s, estimate);
+}
+
+Admission Scheduler::Submit(std::shared_ptr<const model::Job> job, double now_s,
+                            std::optional<SizeEstimate> estimate) {
+  const model::Job& read = *job;
+  return Admit(read, std::move(job), now_s, estimate);
+}
+
+Admission Scheduler::Admit(const model::Job& job, std::shared_ptr<const model::Job> shared,
+                           double now_s, std::optional<SizeEstimate> estimate) {
   const int32_t id = job.id.value();
   assert(id >= 0);
   // A slot is reused only once its job ended (the daemon's JobSlots hands out freed ids).
@@ -336,7 +352,7 @@ Admission Scheduler::Submit(const model::Job& job, double now_s,
   }
   r.best_speed = BestSpeed(r);
   r.ref_speed = r.best_speed;
-  r.job = ScheduledCopy(job, r);
+  r.job = ScheduledCopy(job, r, std::move(shared));
   SetEstimate(job, estimate, options, core_->belief(), r);
   if (auto why = strategy_->RejectAtSubmit(r, now_s)) return {false, *why};
   r.submitted = true;

@@ -45,7 +45,7 @@ struct Admission {
 };
 
 // Not thread-safe. Keeps references to `cluster` and `profile` (the caller keeps them alive);
-// copies each submitted job, without its true size.
+// copies each submitted job, without its true size (or shares one that has none).
 class Scheduler {
  public:
   static util::Result<std::unique_ptr<Scheduler>> Create(const model::Cluster& cluster,
@@ -60,6 +60,11 @@ class Scheduler {
   // into a deadline: it sees `estimate` when given, else the job's estimate_s / time_limit_s,
   // else (history_estimates) the history predictor, else nothing.
   Admission Submit(const model::Job& job, double now_s,
+                   std::optional<SizeEstimate> estimate = std::nullopt);
+  // The same for a job the caller keeps too (a daemon's, hundreds of thousands of them): one
+  // whose `work` is 0 (the caller keeps its size apart) is shared rather than copied, unless
+  // the scheduler must change it (an elastic job's gang size, a deadline from slo_factor).
+  Admission Submit(std::shared_ptr<const model::Job> job, double now_s,
                    std::optional<SizeEstimate> estimate = std::nullopt);
   // Room for jobs with ids below `jobs` (a daemon about to recover that many): the tables by
   // JobId are allocated once rather than reallocated and moved as they grow.
@@ -180,6 +185,9 @@ class Scheduler {
   Scheduler(std::unique_ptr<SchedulerCore> core, std::vector<std::unique_ptr<Filter>> filters);
   // Finish and Drop: `completed` jobs teach the size belief.
   void Leave(model::JobId job, double now_s, bool completed);
+  // Both Submits: `shared` is `job` when the caller shares it, else null.
+  Admission Admit(const model::Job& job, std::shared_ptr<const model::Job> shared, double now_s,
+                  std::optional<SizeEstimate> estimate);
   // model::HostedWorkersByType over the nodes not removed, cached by the job's host request
   // (cleared when nodes join or leave): admission checks it for every job that asks.
   const std::vector<int32_t>& HostedWorkers(const model::Job& job);

@@ -169,6 +169,13 @@ TEST(JobRequest, AStoredRequestReadsBackAsTheSubmittedJob) {
     ASSERT_TRUE(stored.ok()) << submitted->spec_json << ": " << stored.status().ToString();
     EXPECT_EQ(Fields(stored->job), Fields(submitted->job)) << body;
     EXPECT_EQ(stored->speed_assumed, submitted->speed_assumed) << body;
+    // Where it was read, for later errors (a what-if's simulation names it).
+    const auto origin = [](const model::Job& j) {
+      return fmt::format("id {} entry {} at {}:{}:{}", j.id.value(), j.origin.entry,
+                         j.origin.file ? *j.origin.file : "-", j.origin.line, j.origin.column);
+    };
+    EXPECT_EQ(origin(stored->job), origin(submitted->job)) << body;
+    EXPECT_EQ(origin(stored->job), "id 0 entry 0 at request body:1:0") << body;
   }
 }
 
@@ -184,6 +191,13 @@ TEST(JobRequest, AStoredRequestIsCheckedAgainstTheCatalog) {
   stored = ParseStoredJobRequest(R"({"name":"a","work":)", model::DeviceCatalog::BuiltIn());
   ASSERT_FALSE(stored.ok());
   EXPECT_EQ(stored.status().message(), "request body: byte 20: not JSON (expected one job object)");
+  // The daemon stores each key once; a stored request with one twice is refused as a
+  // submission is.
+  stored = ParseStoredJobRequest(R"({"name":"a","work":1,"work":2,)" + kStacks + "}",
+                                 model::DeviceCatalog::BuiltIn());
+  ASSERT_FALSE(stored.ok());
+  EXPECT_EQ(stored.status().message(),
+            "request body: work: given twice in one object (expected each key once)");
 }
 
 }  // namespace

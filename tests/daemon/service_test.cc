@@ -896,6 +896,24 @@ TEST(Service, ARestartKeepsEveryFieldOfEveryLiveJob) {
   EXPECT_FALSE(SubmitJson(*d->service, bodies[2], "another key").ok());
 }
 
+// The scheduler sees no job's size; the daemon keeps it apart (Service::Entry::work) and a
+// restart reads it back: the virtual backend models the run from it, so a long job started
+// again does not end at once.
+TEST(Service, ARestartKeepsAJobsTrueSize) {
+  TempDir dir;
+  const std::string db = dir.File("h.db");
+  {
+    auto d = StartDaemon(db, "v100=1", 1);
+    ASSERT_TRUE(SubmitJson(*d->service, R"({"name":"long","stacks":["cuda"],"work":1e7})").ok());
+    ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "long") == "running"; }));
+  }
+  auto d = StartDaemon(db, "v100=1", 1);
+  ASSERT_TRUE(WaitUntil([&] { return State(*d->service, "long") == "running"; }))
+      << State(*d->service, "long");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(State(*d->service, "long"), "running");
+}
+
 // The samples behind GET /v1/history are the database's: a restarted daemon still has them,
 // and adds its own after them.
 TEST(Service, ARestartKeepsTheSampledHistory) {

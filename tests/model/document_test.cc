@@ -1,5 +1,6 @@
 #include "model/io/document.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -92,6 +93,56 @@ TEST(Document, CheckMapNamesTheUnknownFieldAtItsKey) {
             "d.yaml:3:3: link.speed: unknown field (expected one of: bandwidth, latency)");
   EXPECT_EQ(r.CheckMap(doc["link"]["bandwidth"], "link.bandwidth", {"x"}, "a pair").message(),
             "d.yaml:2:14: link.bandwidth: is not a map (expected a pair with fields x)");
+}
+
+// Every value of `v`, its kind, type, text and line, fields with their keys: two documents read
+// the same when these are equal.
+std::string Dump(const DocValue& v) {
+  std::string out = fmt::format("<{} {} {} '{}'", static_cast<int>(v.kind),
+                                static_cast<int>(v.type), v.line, v.text);
+  for (const DocValue& item : v.items) out += " " + Dump(item);
+  for (const DocValue::Field& f : v.fields)
+    out += fmt::format(" {}@{}={}", f.key, f.line, Dump(f.value));
+  return out + ">";
+}
+
+// ParseJson reads a stored request in one pass: what it reads must be what FromJson makes of
+// nlohmann's document, typed or not, keys in nlohmann's order.
+TEST(Document, ParseJsonReadsWhatFromJsonReads) {
+  for (
+      const std::string text : {
+          R"({"gang_size":8,"name":"q0","stacks":["cuda"],"work":212.6})",
+          R"({"work":1e6,"name":"b","a":[1,-2,3.5,1e300,18446744073709551615,-9223372036854775808]})",
+          R"({"z":{"y":{"x":[true,false,null,"s",{"k":"v"}]}},"a":"\u00e9\n","n":0.1})",
+          R"({"t":{"v100":2,"k80":0.5},"e":{},"l":[],"f":1.0,"g":-0.0,"h":12345678901234567890})",
+          R"([1,"2",[3]])",
+          R"("just a string")",
+      }) {
+    for (const bool typed : {false, true}) {
+      DocValue one_pass;
+      const util::Status st = ParseJson(text, {"body", 1, 0}, &one_pass, typed);
+      ASSERT_TRUE(st.ok()) << text << ": " << st.message();
+      EXPECT_EQ(Dump(one_pass), Dump(Json(text, typed))) << text;
+    }
+  }
+}
+
+TEST(Document, ParseJsonRefusesWhatIsNoDocumentWithAPreciseMessage) {
+  DocValue out;
+  EXPECT_EQ(ParseJson(R"({"a":1,"b":)", {"body", 1, 0}, &out).message(),
+            "body:1: not valid JSON: syntax error while parsing value - unexpected end of input; "
+            "expected '[', '{', or a literal");
+  EXPECT_EQ(ParseJson(R"({"a":1,"b":{"c":2,"c":3}})", {"body", 1, 0}, &out).message(),
+            "body:1: 'c' is given twice");
+  EXPECT_EQ(ParseJson(R"({"a":1e400})", {"body", 1, 0}, &out).message(),
+            "body:1: not valid JSON: number overflow parsing '1e400'");
+  // 64 levels below the top are read (as FromJson does), 65 are not.
+  const auto nested = [](int levels) {
+    return std::string(levels, '[') + "1" + std::string(levels, ']');
+  };
+  EXPECT_TRUE(ParseJson(nested(64), {"body", 1, 0}, &out).ok());
+  EXPECT_EQ(ParseJson(nested(65), {"body", 1, 0}, &out).message(),
+            "body:1: nesting deeper than 64");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <random>
 
 #include "model/io/gavel_reader.h"
@@ -119,6 +120,20 @@ TEST(ElasticScheduler, AdmittedByItsSmallestSizeAndStartsAsLargeAsFits) {
   EXPECT_FALSE(rejected.accepted);
   EXPECT_EQ(rejected.reason,
             "no device in the cluster can run it: nv has 1 device(s), the gang needs 2");
+}
+
+// A job the caller shares (Submit of a shared_ptr) is copied when the scheduler changes it:
+// an elastic job's copy has its largest size as gang size, the caller's keeps its own.
+TEST(ElasticScheduler, ASharedJobWhoseSizeChangesIsCopied) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 4}});
+  auto s = Make(c, "fifo");
+  model::Job job = Elastic(0, 0, 2, 1, 4, 1000);
+  job.work = 0;
+  auto shared = std::make_shared<const model::Job>(std::move(job));
+  ASSERT_TRUE(s->Submit(shared, 0).accepted);
+  EXPECT_NE(s->record(model::JobId(0)).job, shared);
+  EXPECT_EQ(s->record(model::JobId(0)).job->gang_size, 4);
+  EXPECT_EQ(shared->gang_size, 2);
 }
 
 TEST(ElasticScheduler, AdoptTakesAnyOfItsSizes) {

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <limits>
+#include <memory>
 #include <random>
 #include <set>
 
@@ -130,6 +131,26 @@ TEST(Admission, JobNoDeviceCanRunIsRejectedWithReason) {
   const model::Job unknown = MakeJob(2, 0, 10, {}, 1);
   EXPECT_FALSE(s->Submit(unknown, 0).accepted);
   EXPECT_EQ(s->queued(), 0u);
+}
+
+// A daemon keeps each job too: one without its size is shared, not copied (a restart admits
+// hundreds of thousands); one with a size is copied without it, as Submit(const Job&) does.
+TEST(Admission, AJobWithoutItsSizeIsSharedAndOneWithItIsCopiedWithout) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 4}});
+  auto s = Make(c, "fifo");
+  auto sized = std::make_shared<const model::Job>(MakeJob(0, 0, 10, {{"nv", 1.0}}));
+  auto unsized = std::make_shared<const model::Job>(MakeJob(1, 0, 0, {{"nv", 1.0}}));
+  ASSERT_TRUE(s->Submit(sized, 0).accepted);
+  ASSERT_TRUE(s->Submit(unsized, 0).accepted);
+  EXPECT_NE(s->record(model::JobId(0)).job, sized);
+  EXPECT_EQ(s->record(model::JobId(0)).job->work, 0);
+  EXPECT_EQ(s->record(model::JobId(0)).job->name, "job-0");
+  EXPECT_EQ(sized->work, 10) << "the caller's job keeps its size";
+  EXPECT_EQ(s->record(model::JobId(1)).job, unsized);
+  // A rejected job is not kept.
+  auto too_big = std::make_shared<const model::Job>(MakeJob(2, 0, 0, {{"nv", 1.0}}, 8));
+  EXPECT_FALSE(s->Submit(too_big, 0).accepted);
+  EXPECT_EQ(too_big.use_count(), 1);
 }
 
 TEST(Gang, AllOrNothing) {

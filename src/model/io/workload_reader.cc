@@ -742,13 +742,24 @@ Result<Workload> ParseWorkloadJsonl(std::string_view text, const std::string& fi
   return Assemble(std::move(templates), file_name);
 }
 
-Result<Workload> ParseWorkloadJob(const DocValue& job, const std::string& file_name,
-                                  const DeviceCatalog& catalog) {
-  JobParser parser(file_name, nullptr, catalog);
+Result<Job> ParseWorkloadJob(const DocValue& job, std::shared_ptr<const std::string> file,
+                             const DeviceCatalog& catalog) {
+  JobParser parser(*file, nullptr, catalog);
   ASSIGN_OR_RETURN(JobTemplate t, parser.Parse(job, 0));
-  std::vector<JobTemplate> templates;
-  templates.push_back(std::move(t));
-  return Assemble(std::move(templates), file_name);
+  if (t.repeated) {
+    const DocValue::Field* repeat = FindField(job, "repeat");
+    return util::InputError({*file, repeat->value.line, repeat->value.column}, "jobs[0].repeat",
+                            "copies a job given alone", "no repeat: one job");
+  }
+  // What Assemble does for one entry that is not repeated.
+  if (!std::isfinite(t.job.arrival_s)) {
+    return util::InputError({*file, t.line, t.column}, "jobs[0].every",
+                            "makes an arrival time overflow");
+  }
+  Job out = std::move(t.job);
+  out.origin = {0, t.line, t.column, std::move(file)};
+  out.id = JobId(0);
+  return out;
 }
 
 Result<Workload> LoadWorkload(const std::string& path, const DeviceCatalog& catalog) {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -51,10 +52,12 @@ util::Result<Workload> ParseWorkloadJsonl(std::string_view text, const std::stri
                                           const DeviceCatalog& catalog = DeviceCatalog::BuiltIn());
 
 // One job given as a document value (the daemon's request body, read with FromJson typed so
-// that a JSON string is no number): the workload of that job alone, errors named like those of
-// a JSON Lines entry ("jobs[0].gang_size") and located as `job`'s values are.
-util::Result<Workload> ParseWorkloadJob(const DocValue& job, const std::string& file_name,
-                                        const DeviceCatalog& catalog);
+// that a JSON string is no number): the job as the workload of it alone would hold it (id 0,
+// its origin entry 0 of `file`), without building that workload: a daemon's restart reads
+// hundreds of thousands this way. Errors are named like those of a JSON Lines entry
+// ("jobs[0].gang_size") and located as `job`'s values are; `repeat` is refused (one job).
+util::Result<Job> ParseWorkloadJob(const DocValue& job, std::shared_ptr<const std::string> file,
+                                   const DeviceCatalog& catalog);
 
 // Reads `path` and picks the reader by extension: .yaml/.yml YAML, .jsonl/.json JSONL,
 // .trace Gavel trace (model/io/gavel_reader.h). Other extensions are an InvalidArgument error.
