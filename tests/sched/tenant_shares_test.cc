@@ -152,6 +152,34 @@ TEST(TenantShares, AFifoBaselineDoesNotMoveWithThePreemptIntervalItDoesNotUse) {
   }
 }
 
+TEST(TenantShares, ATenantKeepsItsTurnForItsNextJob) {
+  // Order's keys: a, b, a, none, b, a (by job id). The walk takes position 0 (a) and finds the
+  // plan gives it no type: a's next jobs are 2, then 5; b's next after 1 is 4.
+  model::Tenants tenants;
+  tenants.list = {Team("a", 1), Team("b", 1)};
+  tenants.fair_share.reference_type = "nv";
+  const TenantShares shares(tenants, Six(), 300);
+  const std::vector<std::string> owner = {"a", "b", "a", "", "b", "a"};
+  std::vector<JobRecord> records(owner.size());
+  std::vector<TenantShares::Key> keys;
+  for (size_t i = 0; i < owner.size(); ++i) {
+    model::Job j = MakeJob(static_cast<int>(i), 0, 1, {{"nv", 1.0}});
+    j.tenant = owner[i];
+    records[i].job = std::make_unique<const model::Job>(j);
+    keys.emplace_back(0.0, 0.0, static_cast<int64_t>(i), static_cast<int32_t>(i));
+  }
+  TenantTurnsKept turns(shares, records, keys);
+  EXPECT_EQ(turns.NextOfTenant(0), 2u);
+  turns.Take(2);
+  EXPECT_EQ(turns.NextOfTenant(2), 5u);
+  EXPECT_EQ(turns.NextOfTenant(1), 4u);
+  EXPECT_TRUE(turns.Taken(2));
+  EXPECT_FALSE(turns.Taken(4));
+  turns.Take(5);
+  EXPECT_EQ(turns.NextOfTenant(5), keys.size());  // a has no job left
+  EXPECT_EQ(turns.NextOfTenant(3), keys.size());  // no tenant
+}
+
 TEST(TenantShares, StandingSpreadsBorrowedAndLentOverTheTypesBorrowersHold) {
   const auto c = MakeCluster({{"nv", "cuda", 1, 4}, {"amd", "cuda", 1, 4}});
   model::Tenant a = Team("a", 1, /*quota=*/2);
