@@ -350,7 +350,13 @@ bool PreemptiveStrategy::SolvePlan(const Pool& pool) {
   if (keys_sorted_) {
     std::vector<int32_t> ids;
     ids.reserve(keys_.size() + kept.size());
-    for (const auto& k : keys_) ids.push_back(std::get<3>(k));
+    // Tenants: the jobs their turns grant, not the ones kept in the order past the capacity
+    // for devices left over; planned over every queued job, classes that some tenants lack
+    // would get budget that only the others' jobs can use, off their shares.
+    const size_t granted = core_.tenants() != nullptr
+                               ? std::min(keys_.size(), core_.tenants()->within_capacity())
+                               : keys_.size();
+    for (size_t i = 0; i < granted; ++i) ids.push_back(std::get<3>(keys_[i]));
     ids.insert(ids.end(), kept.begin(), kept.end());
     plan_ok_ = plan_.Solve(core_, ids, capacity).ok();
   } else {
@@ -371,22 +377,31 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_onl
   std::vector<int32_t>& tentative = tentative_;
   std::vector<int32_t> both(types);
   bool blocked = false;  // in_order_only: an earlier job did not fit; later queued jobs wait
-  for (const auto& k : keys_) {
+  // Tenants under a plan: a tenant whose job the plan gives no type keeps its turn for its next
+  // job the plan places (sched/tenant_shares.h, TenantTurnsKept).
+  std::optional<TenantTurnsKept> kept_turns;
+  if (planned && core_.tenants() != nullptr) {
+    kept_turns.emplace(*core_.tenants(), core_.records(), keys_);
+  }
+  for (size_t at = 0; at < keys_.size(); ++at) {
     if (pool.total <= 0) break;
-    const int32_t id = std::get<3>(k);
+    if (kept_turns && kept_turns->Taken(at)) continue;
+    const int32_t id = std::get<3>(keys_[at]);
     const JobRecord& r = core_.record(id);
     const int32_t gang = std::max(1, r.job->gang_size);
     // Gavel's rebuild ends its walk there: the running jobs behind get nothing either.
     if (blocked && (gavel_rebuilds_ || r.phase != JobPhase::kRunning)) continue;
     if (planned) {
-      const int32_t t = SelectPlanned(id, now_s, pool, pool.held);
+      const bool guaranteed = core_.tenants() != nullptr && core_.tenants()->Guaranteed(id);
+      int32_t chosen = id;
+      TenantTurnsKept* turns = kept_turns && !guaranteed ? &*kept_turns : nullptr;
+      const int32_t t = SelectPlannedInTurn(at, now_s, pool, turns, chosen);
       if (t >= 0) {
-        selected.push_back(id);
+        selected.push_back(chosen);
         tentative.push_back(t);
       }
       // A job in its tenant's guarantee gets devices the plan gave another class: the
       // guarantee comes before throughput (reclaim), on its fastest type with room.
-      const bool guaranteed = core_.tenants() != nullptr && core_.tenants()->Guaranteed(id);
       if (t >= 0 || !guaranteed) continue;
     }
     int32_t t = -1;
@@ -430,6 +445,19 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_onl
     selected.push_back(id);
     tentative.push_back(t);
   }
+}
+
+int32_t PreemptiveStrategy::SelectPlannedInTurn(size_t at, double now_s, Pool& pool,
+                                                TenantTurnsKept* turns, int32_t& chosen) {
+  int32_t t = SelectPlanned(chosen, now_s, pool, pool.held);
+  for (size_t next = at; t < 0 && turns != nullptr;) {
+    next = turns->NextOfTenant(next);
+    if (next >= keys_.size() || core_.tenants()->Guaranteed(std::get<3>(keys_[next]))) break;
+    turns->Take(next);
+    chosen = std::get<3>(keys_[next]);
+    t = SelectPlanned(chosen, now_s, pool, pool.held);
+  }
+  return t;
 }
 
 void PreemptiveStrategy::SortByRunningPosition(std::vector<int32_t>& ids) const {

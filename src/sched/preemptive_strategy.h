@@ -260,6 +260,11 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // it runs and its class keeps budget there), -1 when none. Takes from `pool`; the plan looks
   // for room in pool.free and `held` (pool.held, or what the full walk would hold).
   int32_t SelectPlanned(int32_t id, double now_s, Pool& pool, const std::vector<int32_t>& held);
+  // SelectPlanned for `chosen`, the job at keys_[at]; where the plan gives it no type and
+  // `turns` is set (tenants), its tenant keeps its turn: each of its next jobs in keys_ is
+  // tried in turn (taken), up to one that takes a type, which `chosen` then names.
+  int32_t SelectPlannedInTurn(size_t at, double now_s, Pool& pool, TenantTurnsKept* turns,
+                              int32_t& chosen);
   // The type of each selected job (-1: none): tentative_, or under kMaxThroughput the regret
   // pass over the `initial` pool (by type), its misfits keeping their tentative type where
   // that still has room.

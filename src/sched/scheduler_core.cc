@@ -24,8 +24,12 @@ SchedulerCore::SchedulerCore(const model::Cluster& cluster, const model::Through
       state_(cluster),
       owner_(cluster.devices.size(), -1) {
   if (options.tenants) {
-    tenants_ =
-        std::make_unique<TenantShares>(*options.tenants, cluster, options.preempt_interval_s);
+    // A grant counts until the tenants' turns are next re-dealt: a preemptive policy re-deals
+    // them every preempt interval; the others re-deal nothing, and that interval, which they do
+    // not use, must not move them (docs/simulator.md, "Tenants").
+    const double grant_s =
+        policy_->preemptive() ? options.preempt_interval_s : TenantShares::kGrantWithoutPreemptionS;
+    tenants_ = std::make_unique<TenantShares>(*options.tenants, cluster, grant_s);
   }
   // Scores fixed per job (no state read), keys fixed in time (no time slicing, no belief).
   if (policy_->preemptive() && policy_->type_choice() == TypeChoice::kFastest &&

@@ -65,9 +65,9 @@ double NormalizedRate(const JobRecord& r, DeviceTypeId type, int32_t devices,
 }
 
 TenantShares::TenantShares(const model::Tenants& tenants, const model::Cluster& cluster,
-                           double preempt_interval_s)
+                           double grant_s)
     : tenants_(tenants),
-      horizon_s_(std::max(60.0, preempt_interval_s)),
+      horizon_s_(std::max(60.0, grant_s)),
       usage_(tenants.list.size(), 0),
       pending_(tenants.list.size(), 0),
       reference_(cluster.catalog.FindId(tenants.fair_share.reference_type).value()) {
@@ -223,6 +223,28 @@ double TenantShares::Borrowable(const std::vector<double>& held,
   return tenants_.Borrowable(devices_, held, demand);
 }
 
+TenantShares::Grant TenantShares::GrantOf(int tenant, const JobRecord& r, double held,
+                                          double borrowable, bool queued_past_capacity) const {
+  const double units = Units(tenant, r);
+  const double guarantee = GuaranteeFor(tenant, r);
+  const double beyond = std::max(0.0, held + units - std::max(held, guarantee));
+  const double over = held + units - guarantee;
+  Grant g;
+  g.past_capacity = beyond > 0 && Gang(r) > borrowable + kSlack;
+  g.kept = !(over > tenants_.list[tenant].borrow_limit.value_or(kInf) + kSlack) &&
+           !(g.past_capacity && !(queued_past_capacity && r.phase == JobPhase::kQueued));
+  g.borrowed = beyond > 0 && !g.past_capacity ? Gang(r) : 0;
+  return g;
+}
+
+bool TenantShares::KeepsIdleGuarantee(const std::vector<double>& demand) const {
+  for (size_t t = 0; t < guarantee_.size(); ++t) {
+    const double idle = std::max(0.0, guarantee_[t] - demand[t]);
+    if (idle > tenants_.list[t].lend_limit.value_or(kInf) + kSlack) return true;
+  }
+  return false;
+}
+
 namespace {
 
 // One tenant's jobs in policy order during TenantShares::Order, and which of them takes its
@@ -268,6 +290,7 @@ void TenantShares::Order(const std::vector<JobRecord>& records, const std::vecto
   out.reserve(keys.size());
   std::vector<char> listed(records.size(), 0);
   guaranteed_.assign(records.size(), 0);
+  within_capacity_ = keys.size();
   for (const Key& k : keys) {
     const JobRecord& r = records[std::get<3>(k)];
     listed[std::get<3>(k)] = 1;
@@ -292,7 +315,9 @@ void TenantShares::Order(const std::vector<JobRecord>& records, const std::vecto
     active[t] = demand[t] > 0;
   }
   const std::vector<double> share = tenants_.Shares(active);
+  // Past the capacity others may borrow, queued jobs stay (the header says why and when).
   double borrowable = Borrowable(held, demand);
+  const bool queued_past_capacity = !KeepsIdleGuarantee(demand);
   // Tenants by (over their guarantee, standing against their share): usage with what they get
   // now, or under Kueue-style accounting what they hold beyond their quota; each tenant's turn
   // for the job TenantTurns picks.
@@ -319,21 +344,18 @@ void TenantShares::Order(const std::vector<JobRecord>& records, const std::vecto
     turns.pop();
     const Key& k = jobs[t].Take();
     const JobRecord& r = records[std::get<3>(k)];
-    const double units = Units(t, r);
-    const double guarantee = GuaranteeFor(t, r);
-    const double beyond = std::max(0.0, held[t] + units - std::max(held[t], guarantee));
-    const double over = held[t] + units - guarantee;
-    const bool too_much = over > tenants_.list[t].borrow_limit.value_or(kInf) + kSlack ||
-                          (beyond > 0 && Gang(r) > borrowable + kSlack);
-    if (!too_much) {
+    const Grant g = GrantOf(t, r, held[t], borrowable, queued_past_capacity);
+    if (g.past_capacity) within_capacity_ = std::min(within_capacity_, out.size());
+    if (g.kept) {
       guaranteed_[std::get<3>(k)] = within ? 1 : 0;
       out.push_back(k);
-      held[t] += units;
+      held[t] += Units(t, r);
       rate[t] += UsageRate(r, CountedType(r));
-      if (beyond > 0) borrowable -= Gang(r);
+      borrowable -= g.borrowed;
     }
     push(t);
   }
+  within_capacity_ = std::min(within_capacity_, out.size());
   keys = std::move(out);
 }
 
@@ -415,6 +437,31 @@ void TenantShares::RestoreUsage(const std::map<std::string, double>& usage, doub
     if (auto it = index_.find(name); it != index_.end()) usage_[it->second] = value;
   }
   booked_s_ = at_s;
+}
+
+TenantTurnsKept::TenantTurnsKept(const TenantShares& shares, const std::vector<JobRecord>& records,
+                                 const std::vector<TenantShares::Key>& keys)
+    : tenant_(keys.size(), -1),
+      rank_(keys.size(), 0),
+      positions_(shares.size()),
+      cursor_(shares.size(), 0),
+      taken_(keys.size(), 0) {
+  for (size_t at = 0; at < keys.size(); ++at) {
+    const int t = shares.TenantOf(*records[std::get<3>(keys[at])].job);
+    tenant_[at] = t;
+    if (t < 0) continue;
+    rank_[at] = positions_[t].size();
+    positions_[t].push_back(at);
+  }
+}
+
+size_t TenantTurnsKept::NextOfTenant(size_t at) {
+  const int t = tenant_[at];
+  if (t < 0) return taken_.size();
+  size_t& i = cursor_[t];
+  i = std::max(i, rank_[at] + 1);
+  while (i < positions_[t].size() && taken_[positions_[t][i]]) ++i;
+  return i < positions_[t].size() ? positions_[t][i] : taken_.size();
 }
 
 }  // namespace hetsched::sched

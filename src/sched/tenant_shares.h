@@ -57,22 +57,33 @@ class TenantShares {
  public:
   using Key = std::tuple<double, double, int64_t, int32_t>;  // SchedulerCore::QueueKey
 
+  // What a decision gives a tenant counts for under a policy that never stops a job: its grants
+  // last until the jobs end, which it does not know; the default preempt interval, so that at
+  // default settings both kinds of policy weigh a grant alike.
+  static constexpr double kGrantWithoutPreemptionS = 300;
+
   // `tenants` resolved against `cluster` (model::io::ResolveTenants); what a decision gives a
-  // tenant counts for `preempt_interval_s` (at least 60 s) of usage.
-  TenantShares(const model::Tenants& tenants, const model::Cluster& cluster,
-               double preempt_interval_s);
+  // tenant counts for `grant_s` (at least 60 s) of usage against what it used: the preempt
+  // interval under a preemptive policy, else kGrantWithoutPreemptionS.
+  TenantShares(const model::Tenants& tenants, const model::Cluster& cluster, double grant_s);
 
   // Running `r` leaves its devices at `now_s`: its usage since the last booking is booked.
   void OnLeave(const JobRecord& r, double now_s);
-  // Reorders `keys` (the policy's order, by SchedulerCore::KeyOf) for one decision at `now_s`,
-  // and drops the jobs that would take a tenant past its borrowing limit or into capacity others
-  // do not lend. A tenant's jobs that fit in its guarantee take their turns first, in policy
-  // order, ahead of its jobs that do not. `records` by job id; the jobs of `running` that are not
-  // in `keys` keep what they hold and count first. Assumes each job the new order puts ahead runs
-  // (the walk that follows may skip some that do not fit). O((keys + running) log tenants +
-  // records).
+  // Reorders `keys` (the policy's order, by SchedulerCore::KeyOf) for one decision at `now_s`.
+  // Drops the jobs that would take a tenant past its borrowing limit and, past the capacity
+  // others may borrow, the running ones (they lose their place: the turns re-deal the devices);
+  // queued ones past it stay, after (within_capacity), for devices the walk finds left, unless
+  // an owner keeps idle guarantee beyond its lend limit. A tenant's jobs that fit in its
+  // guarantee take their turns first, in policy order, ahead of its jobs that do not. `records`
+  // by job id; the jobs of `running` that are not in `keys` keep what they hold and count first.
+  // Assumes each job the new order puts ahead runs (the walk that follows may skip some that do
+  // not fit). O((keys + running) log tenants + records).
   void Order(const std::vector<JobRecord>& records, const std::vector<int32_t>& running,
              double now_s, std::vector<Key>& keys);
+  // Tenant position of a job (-1: it names none or an unknown one).
+  int TenantOf(const model::Job& job) const;
+  size_t size() const { return tenants_.list.size(); }
+
   // Every tenant's standing at `now_s` (by position in the tenants' list), from the same
   // records as Order; books nothing. `records` may hold ended jobs (kDone: not counted).
   std::vector<TenantStanding> Standing(const std::vector<JobRecord>& records,
@@ -81,6 +92,9 @@ class TenantShares {
   // usage); names of no tenant are ignored. Call before anything is booked.
   void RestoreUsage(const std::map<std::string, double>& usage, double at_s);
 
+  // How many of the last Order's keys come before the first it kept past the capacity others
+  // may borrow (a queued job, for devices the walk finds left): the jobs the turns grant.
+  size_t within_capacity() const { return within_capacity_; }
   // Whether the last Order put job `id` in its tenant's guarantee (it goes first, whatever a
   // throughput plan would give its class).
   bool Guaranteed(int32_t id) const {
@@ -104,8 +118,6 @@ class TenantShares {
                    std::vector<char>& out) const;
 
  private:
-  // Tenant position of a job (-1: it names none or an unknown one).
-  int TenantOf(const model::Job& job) const;
   // What `r` takes while it runs: devices, or reference devices under a normalized quota;
   // running jobs count what they hold, queued ones their gang on their fastest type.
   double Units(int tenant, const JobRecord& r) const;
@@ -119,6 +131,20 @@ class TenantShares {
   // but what it lends of it idle, by `demand`), less what its running jobs that stay (`held`)
   // already borrow. A reference device counts as one device here.
   double Borrowable(const std::vector<double>& held, const std::vector<double>& demand) const;
+  // Order's rule for one turn: whether job `r` of `tenant` (holding `held`, with `borrowable`
+  // left) stays in the order: not past its borrowing limit, nor (a running job, or any job
+  // unless `queued_past_capacity`) past the capacity others may borrow; and the devices of that
+  // capacity it takes.
+  struct Grant {
+    bool kept = false;
+    bool past_capacity = false;
+    double borrowed = 0;
+  };
+  Grant GrantOf(int tenant, const JobRecord& r, double held, double borrowable,
+                bool queued_past_capacity) const;
+  // Whether some tenant keeps part of its idle guarantee (below its `demand`) from borrowers:
+  // more of it idle than its lend limit.
+  bool KeepsIdleGuarantee(const std::vector<double>& demand) const;
   // Reclaimable's stops: marks in `out` runs of `borrowed` (youngest first) on each type until
   // `owed` there (devices, by type id) is covered, updating `held` (by tenant).
   void MarkStops(const std::vector<JobRecord>& records, std::vector<int32_t> borrowed,
@@ -142,6 +168,30 @@ class TenantShares {
   std::vector<double> billing_;   // by catalog type id; empty: usage in reference devices
   double booked_s_ = 0;           // usage_ holds usage up to this time
   std::vector<char> guaranteed_;  // by job id: in its tenant's guarantee at the last Order
+  size_t within_capacity_ = 0;    // the last Order's keys before the first past capacity
+};
+
+// The tenants' turns as a planned walk takes them (PreemptiveStrategy::SelectInOrder): a
+// tenant whose job the throughput plan gives no type keeps its turn for its next job, instead
+// of handing it to whichever tenant's job comes next in Order's keys (which would go to the
+// tenants whose jobs happen to suit the plan, and off their shares). By position in the keys;
+// O(keys) to build, each tenant's positions visited once over the walk.
+class TenantTurnsKept {
+ public:
+  TenantTurnsKept(const TenantShares& shares, const std::vector<JobRecord>& records,
+                  const std::vector<TenantShares::Key>& keys);
+  bool Taken(size_t at) const { return taken_[at] != 0; }
+  void Take(size_t at) { taken_[at] = 1; }
+  // The first position after `at` of the same tenant's jobs not yet taken; keys.size() when
+  // none, or when the job at `at` has no tenant. Call with `at` no earlier than the walk's.
+  size_t NextOfTenant(size_t at);
+
+ private:
+  std::vector<int> tenant_;                     // by position; -1: none
+  std::vector<size_t> rank_;                    // by position: its index in its tenant's list
+  std::vector<std::vector<size_t>> positions_;  // by tenant, ascending
+  std::vector<size_t> cursor_;                  // by tenant: into positions_, where to look
+  std::vector<char> taken_;                     // by position
 };
 
 }  // namespace hetsched::sched

@@ -127,6 +127,59 @@ TEST(TenantShares, TheOwnersJobsTakeBackWhatWasBorrowed) {
   EXPECT_EQ(Placed(d, 10, 14), 4);
 }
 
+TEST(TenantShares, AFifoBaselineDoesNotMoveWithThePreemptIntervalItDoesNotUse) {
+  // At 2000 s one device frees: a has used 1000 reference-device-seconds and runs one job, b
+  // has used 2000 and runs none. Counting a's running job for 300 s, a comes first; counting it
+  // for a 2,400 s preempt interval, b would. fifo never preempts: the interval must not decide.
+  const auto c = MakeCluster({{"nv", "cuda", 1, 2}});
+  for (const double interval_s : {300.0, 2400.0}) {
+    SchedulerOptions o = WithTenants({Team("a", 1), Team("b", 1)});
+    o.preempt_interval_s = interval_s;
+    auto s = Scheduler::Create(c, nullptr, "fifo", o);
+    ASSERT_TRUE(s.ok());
+    model::Job b0 = MakeJob(0, 0, 2000, {{"nv", 1.0}});
+    b0.tenant = "b";
+    ASSERT_TRUE((*s)->Submit(b0, 0).accepted);
+    ASSERT_EQ((*s)->Decide(0).placed.size(), 1u);
+    SubmitJobs(**s, "a", 1, 1, 1000);
+    ASSERT_EQ((*s)->Decide(1000).placed.size(), 1u);
+    SubmitJobs(**s, "a", 2, 1, 1500);
+    SubmitJobs(**s, "b", 3, 1, 1500);
+    (*s)->Finish(model::JobId(0), 2000);
+    const Decision d = (*s)->Decide(2000);
+    ASSERT_EQ(d.placed.size(), 1u) << interval_s;
+    EXPECT_EQ(d.placed[0].job.value(), 2) << interval_s;  // a's
+  }
+}
+
+TEST(TenantShares, ATenantKeepsItsTurnForItsNextJob) {
+  // Order's keys: a, b, a, none, b, a (by job id). The walk takes position 0 (a) and finds the
+  // plan gives it no type: a's next jobs are 2, then 5; b's next after 1 is 4.
+  model::Tenants tenants;
+  tenants.list = {Team("a", 1), Team("b", 1)};
+  tenants.fair_share.reference_type = "nv";
+  const TenantShares shares(tenants, Six(), 300);
+  const std::vector<std::string> owner = {"a", "b", "a", "", "b", "a"};
+  std::vector<JobRecord> records(owner.size());
+  std::vector<TenantShares::Key> keys;
+  for (size_t i = 0; i < owner.size(); ++i) {
+    model::Job j = MakeJob(static_cast<int>(i), 0, 1, {{"nv", 1.0}});
+    j.tenant = owner[i];
+    records[i].job = std::make_unique<const model::Job>(j);
+    keys.emplace_back(0.0, 0.0, static_cast<int64_t>(i), static_cast<int32_t>(i));
+  }
+  TenantTurnsKept turns(shares, records, keys);
+  EXPECT_EQ(turns.NextOfTenant(0), 2u);
+  turns.Take(2);
+  EXPECT_EQ(turns.NextOfTenant(2), 5u);
+  EXPECT_EQ(turns.NextOfTenant(1), 4u);
+  EXPECT_TRUE(turns.Taken(2));
+  EXPECT_FALSE(turns.Taken(4));
+  turns.Take(5);
+  EXPECT_EQ(turns.NextOfTenant(5), keys.size());  // a has no job left
+  EXPECT_EQ(turns.NextOfTenant(3), keys.size());  // no tenant
+}
+
 TEST(TenantShares, StandingSpreadsBorrowedAndLentOverTheTypesBorrowersHold) {
   const auto c = MakeCluster({{"nv", "cuda", 1, 4}, {"amd", "cuda", 1, 4}});
   model::Tenant a = Team("a", 1, /*quota=*/2);
