@@ -49,6 +49,8 @@ void QueueOrderStrategy::StartInOrder(double now_s, bool fill, Decision& out) {
       policy.type_choice() == TypeChoice::kAgnostic ? TypeChoice::kAgnostic : TypeChoice::kFastest;
   const bool backfill = !fill && policy.blocking() == Blocking::kBackfill;
   int32_t free_total = core_.TotalFree();
+  // No job can start: the index is left unread (after a belief refresh a read sorts it).
+  if (free_total == 0 && state.reserved_devices() == 0 && core_.tenants() == nullptr) return;
   std::vector<int32_t> free(state.type_count());
   bool head_blocked = false;
   DeviceTypeId reserved_type;

@@ -110,7 +110,7 @@ void SchedulerCore::Enqueue(int32_t id, double now_s) {
   pos_[id] = static_cast<int32_t>(queue_.size());
   queue_.push_back(id);
   queue_key_[id] = KeyOf(r, 0);
-  sorted_queue_.insert(queue_key_[id]);
+  if (!sorted_queue_stale_) sorted_queue_.insert(queue_key_[id]);
   if (track_queue_changes_) queue_changes_.push_back(id);
 }
 
@@ -120,8 +120,8 @@ void SchedulerCore::Dequeue(int32_t id) {
   pos_[queue_[p]] = p;
   queue_.pop_back();
   // The key it was filed under (its belief may have moved since only through BeginDecision,
-  // which re-files every queued job).
-  sorted_queue_.erase(queue_key_[id]);
+  // which re-keys every queued job). A stale index is re-filed from the queue when read.
+  if (!sorted_queue_stale_) sorted_queue_.erase(queue_key_[id]);
   if (track_queue_changes_) queue_changes_.push_back(id);
 }
 
@@ -171,26 +171,35 @@ void SchedulerCore::BeginDecision(double now_s) {
   last_refresh_s_ = now_s;
   if (!belief_.Refresh() || !policy_->key_uses_belief()) return;
   ++queue_refiles_;
+  RefileQueue();
+}
+
+void SchedulerCore::RefileQueue() {
+  // Every queued job's key now (the throughput-plan strategy re-keys its class lists by them).
+  // The index is re-sorted only when read: a full decision of that strategy reads none.
+  for (int32_t id : queue_) queue_key_[id] = KeyOf(records_[id], 0);
+  sorted_queue_stale_ = true;
+}
+
+const std::set<SchedulerCore::QueueKey>& SchedulerCore::sorted_queue() const {
+  if (sorted_queue_stale_) SortQueue();
+  return sorted_queue_;
+}
+
+void SchedulerCore::SortQueue() const {
+  sorted_queue_stale_ = false;
   std::vector<QueueKey> keys;
   keys.reserve(queue_.size());
-  for (int32_t id : queue_) {
-    queue_key_[id] = KeyOf(records_[id], 0);
-    keys.push_back(queue_key_[id]);
-  }
+  for (int32_t id : queue_) keys.push_back(queue_key_[id]);
   std::sort(keys.begin(), keys.end());
-  // Every queued job re-filed under its new key: the old entries' nodes take the new keys in
-  // order, each appended at the end (constant time with the hint, no allocation).
-  std::set<QueueKey> sorted;
-  for (const QueueKey& key : keys) {
-    if (sorted_queue_.empty()) {
-      sorted.insert(sorted.end(), key);
-      continue;
-    }
-    auto node = sorted_queue_.extract(sorted_queue_.begin());
-    node.value() = key;
-    sorted.insert(sorted.end(), std::move(node));
-  }
-  sorted_queue_.swap(sorted);
+  // The index's nodes take the new keys in order (the k-th node the k-th least key), so the
+  // tree keeps its shape and no node is rebalanced or allocated; jobs queued or taken off
+  // while it was stale only change how many there are. std::set's nodes hold non-const keys
+  // (its iterators are merely read-only), and the keys never tie (they end with the id).
+  while (sorted_queue_.size() > keys.size()) sorted_queue_.erase(sorted_queue_.begin());
+  auto key = keys.begin();
+  for (const QueueKey& filed : sorted_queue_) const_cast<QueueKey&>(filed) = *key++;
+  for (; key != keys.end(); ++key) sorted_queue_.insert(sorted_queue_.end(), *key);
 }
 
 bool SchedulerCore::MarkRunning(int32_t id, DeviceTypeId type, std::vector<DeviceId> devices,

@@ -87,11 +87,13 @@ class SchedulerCore {
   // Where running `id` is in running().
   int32_t running_position(int32_t id) const { return pos_[id]; }
   // Queued jobs by KeyOf(job, 0), i.e. in policy order. Starting a job erases only its own
-  // entry, so a walk may start jobs as it goes.
-  const std::set<QueueKey>& sorted_queue() const { return sorted_queue_; }
+  // entry, so a walk may start jobs as it goes. After a belief refresh the first read sorts it
+  // (in time O(queued jobs x log)).
+  const std::set<QueueKey>& sorted_queue() const;
   // Queued `id`'s key in sorted_queue().
   const QueueKey& queue_key(int32_t id) const { return queue_key_[id]; }
-  // Counts BeginDecision's re-filings of the queue (every queued job's key moved).
+  // Counts BeginDecision's re-filings of the queue (every queued job's key moved: queue_key is
+  // the new one at once, sorted_queue when next read).
   int64_t queue_refiles() const { return queue_refiles_; }
   int32_t owner(model::DeviceId device) const { return owner_[device.value()]; }  // -1: none
   // A node appended to the cluster: the state and the owner table cover its devices.
@@ -193,6 +195,10 @@ class SchedulerCore {
  private:
   // Stops a running job: it is queued, or kStopping under stop_holds_devices.
   void Stop(int32_t id, double now_s);
+  // After a belief refresh (BeginDecision): every queued job's key anew, the index stale.
+  void RefileQueue();
+  // Re-files the stale index under the queued jobs' keys.
+  void SortQueue() const;
   void AddRunning(int32_t id);
   void RemoveRunning(int32_t id);
   // What MoveCandidates files for running `id`.
@@ -213,10 +219,13 @@ class SchedulerCore {
   std::vector<std::vector<model::DeviceId>> pinned_;  // by JobId: resolved pinned devices
   std::vector<int32_t> queue_, running_;              // ids, unordered
   std::vector<int32_t> pos_;                          // id -> position in queue_ or running_
-  std::set<QueueKey> sorted_queue_;                   // queued jobs by KeyOf(job, 0)
+  mutable std::set<QueueKey> sorted_queue_;           // queued jobs by KeyOf(job, 0)
   std::vector<QueueKey> queue_key_;                   // by JobId: its key in sorted_queue_
   std::vector<int32_t> owner_;                        // device -> job id, -1 if none
   std::vector<PlacementHints> hints_;                 // by JobId: data locality
+  // A refresh re-keyed the queue since sorted_queue_ was last read: until read it is left
+  // alone, neither in order nor holding the queued jobs (SortQueue re-files it).
+  mutable bool sorted_queue_stale_ = false;
   SizeBelief belief_;
   std::vector<int32_t> vendor_of_type_;  // by catalog type id
   // Time of the decision under way (NewWorkShare needs a running job's progress).

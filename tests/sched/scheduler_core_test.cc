@@ -1,0 +1,102 @@
+#include "sched/scheduler_core.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "sched/core_harness.h"
+#include "sched/test_cluster.h"
+
+namespace hetsched::sched {
+namespace {
+
+using testing::CoreHarness;
+using testing::MakeCluster;
+using testing::NvJob;
+
+// Teaches the core's belief that ten jobs without an estimate took `size_s` each.
+void LearnSizes(SchedulerCore& core, double size_s) {
+  for (int i = 0; i < 10; ++i) {
+    JobRecord r;
+    r.job = std::make_unique<model::Job>();
+    r.ref_speed = 1;
+    r.done_work = size_s;
+    core.belief().Observe(r);
+  }
+}
+
+// Queued ids in the queue index's order.
+std::vector<int32_t> IndexOrder(const SchedulerCore& core) {
+  std::vector<int32_t> ids;
+  for (const auto& key : core.sorted_queue()) ids.push_back(std::get<3>(key));
+  return ids;
+}
+
+// Every queued job is filed under its key now, the index is in key order, and each key is
+// found by search (the index is a valid search tree).
+void ExpectFiledByKey(const SchedulerCore& core) {
+  std::vector<SchedulerCore::QueueKey> want;
+  for (int32_t id : core.queue()) {
+    EXPECT_EQ(core.queue_key(id), core.KeyOf(core.record(id), 0)) << "job " << id;
+    EXPECT_EQ(core.sorted_queue().count(core.KeyOf(core.record(id), 0)), 1u) << "job " << id;
+    want.push_back(core.KeyOf(core.record(id), 0));
+  }
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(
+      std::vector<SchedulerCore::QueueKey>(core.sorted_queue().begin(), core.sorted_queue().end()),
+      want);
+}
+
+// Jobs 0, 2, 4 have no estimate, jobs 1, 3, 5 estimates of 10, 20, 30 s. Before anything
+// completed the ones without an estimate rank first (least attained service); once jobs of
+// 1000 s were seen they rank behind the estimated ones: the refresh moves the order.
+TEST(SchedulerCore, RefileAfterARefreshThatMovesTheOrder) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
+  CoreHarness h(c, "default");
+  for (int id = 0; id < 6; ++id) h.Admit(NvJob(id, id, 1, id % 2 ? 10.0 * (id + 1) / 2 : 0), id);
+  h.core().BeginDecision(5);
+  EXPECT_EQ(h.core().queue_refiles(), 0);
+  EXPECT_EQ(IndexOrder(h.core()), (std::vector<int32_t>{0, 2, 4, 1, 3, 5}));
+
+  LearnSizes(h.core(), 1000);
+  h.core().BeginDecision(400);  // a preempt interval (300 s) later: the belief is refreshed
+  EXPECT_EQ(h.core().queue_refiles(), 1);
+  // Jobs leave and join the queue before the index is next read.
+  h.core().Dequeue(3);
+  h.Admit(NvJob(6, 6, 1, 5), 400);
+  h.Admit(NvJob(7, 7), 400);
+  EXPECT_EQ(IndexOrder(h.core()), (std::vector<int32_t>{6, 1, 5, 0, 2, 4, 7}));
+  ExpectFiledByKey(h.core());
+  // Taking jobs off the queue finds them under their new keys.
+  h.core().Dequeue(0);
+  h.core().Dequeue(7);
+  EXPECT_EQ(IndexOrder(h.core()), (std::vector<int32_t>{6, 1, 5, 2, 4}));
+  ExpectFiledByKey(h.core());
+}
+
+// Jobs without an estimate and no progress all rank by the sizes table at 0: a refresh moves
+// their keys alike and the order holds, under new keys.
+TEST(SchedulerCore, RefileAfterARefreshThatKeepsTheOrder) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
+  CoreHarness h(c, "default");
+  for (int id = 0; id < 5; ++id) h.Admit(NvJob(id, 4 - id), 4);
+  h.core().BeginDecision(4);
+  const std::vector<int32_t> before = IndexOrder(h.core());
+  EXPECT_EQ(before, (std::vector<int32_t>{4, 3, 2, 1, 0}));
+  const SchedulerCore::QueueKey old_key = h.core().queue_key(2);
+
+  LearnSizes(h.core(), 1000);
+  h.core().BeginDecision(400);
+  EXPECT_EQ(h.core().queue_refiles(), 1);
+  EXPECT_NE(h.core().queue_key(2), old_key);
+  h.core().Dequeue(2);  // before the index is next read
+  EXPECT_EQ(IndexOrder(h.core()), (std::vector<int32_t>{4, 3, 1, 0}));
+  ExpectFiledByKey(h.core());
+  h.core().Dequeue(4);
+  EXPECT_EQ(IndexOrder(h.core()), (std::vector<int32_t>{3, 1, 0}));
+}
+
+}  // namespace
+}  // namespace hetsched::sched
