@@ -30,6 +30,19 @@ constexpr int kMaxWarmUp = 20;
 
 size_t Actions(const sched::Decision& d) { return d.preempted.size() + d.placed.size(); }
 
+// One decision at `now`, carried out on `filled`: its wall time in microseconds, and the jobs
+// it stopped and started in `actions`.
+double TimedDecision(bench::FilledScheduler& filled, double now, size_t& actions) {
+  const auto t0 = std::chrono::steady_clock::now();
+  sched::Decision d = filled.scheduler->Decide(now);
+  const double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  actions = Actions(d);
+  filled.Record(d);
+  benchmark::DoNotOptimize(d);
+  return us;
+}
+
 // Sets `prefix`p50_us and `prefix`p99_us from `us` (sorted here); nothing when empty.
 void Percentiles(benchmark::State& state, const std::string& prefix, std::vector<double>& us) {
   if (us.empty()) return;
@@ -83,19 +96,15 @@ void BM_Decision(benchmark::State& state, const char* policy, double preempt_int
   double now = 7200;
   for (auto _ : state) {
     if (!filled->FinishNext(now)) break;
-    const auto t0 = std::chrono::steady_clock::now();
-    sched::Decision d = sched.Decide(now);
-    us.push_back(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    if (full && Actions(d) < kSteadyActions) {
+    size_t actions = 0;
+    us.push_back(TimedDecision(*filled, now, actions));
+    if (full && actions < kSteadyActions) {
       steady_us.push_back(us.back());
     } else if (full) {
       mass_us += us.back();
-      mass_actions += static_cast<double>(Actions(d));
+      mass_actions += static_cast<double>(actions);
       ++mass_decisions;
     }
-    filled->Record(d);
-    benchmark::DoNotOptimize(d);
     now += 1;
   }
   Percentiles(state, "", us);
@@ -134,13 +143,9 @@ void BM_SteadyFull(benchmark::State& state, const char* policy) {
   size_t max_actions = 0;
   for (auto _ : state) {
     if (!filled->FinishNext(now)) break;
-    const auto t0 = std::chrono::steady_clock::now();
-    sched::Decision d = sched.Decide(now);
-    us.push_back(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    max_actions = std::max(max_actions, Actions(d));
-    filled->Record(d);
-    benchmark::DoNotOptimize(d);
+    size_t actions = 0;
+    us.push_back(TimedDecision(*filled, now, actions));
+    max_actions = std::max(max_actions, actions);
     now += 1;
   }
   Percentiles(state, "", us);
