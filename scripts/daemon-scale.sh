@@ -132,16 +132,23 @@ jobs_by_state() {
 
 # Starts the daemon on the database in $dir and port `$port`, and prints how long it took
 # until /healthz answered 200, with the daemon's CPU time until then (user + system: steadier
-# than the wall time on a shared machine) and the machine's load average.
+# than the wall time on a shared machine) and the machine's load average; then the recovery
+# alone as the daemon timed it (hetsched_recovery_seconds: without the first scheduling pass,
+# which /healthz may or may not have waited for).
 timed_restart() {
-  local start ready cpu
+  local start ready cpu recovery
   start=$(date +%s.%N)
   start_daemon "$port"
   "$load" --port "$port" --wait-ready "$ready_limit" >/dev/null
   ready=$(date +%s.%N)
   cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$pid/stat")
+  recovery=$(curl -s "http://127.0.0.1:$port/metrics" | awk '
+    /^hetsched_recovery_seconds\{clock="wall"\}/ { wall = $2 }
+    /^hetsched_recovery_seconds\{clock="cpu"\}/ { cpu = $2 }
+    END { printf "%.2f s wall, %.2f s CPU", wall, cpu }')
   echo "restart to ready (/healthz 200): $(echo "$ready - $start" | bc -l | xargs printf '%.2f') s" \
     "(daemon CPU $cpu s; load average $(cut -d' ' -f1 /proc/loadavg); peak RSS $(peak_rss_mib) MiB)"
+  echo "recovery alone (hetsched_recovery_seconds): $recovery"
 }
 
 echo "daemon-scale: $nodes nodes ($cluster), policy $policy, $(nproc) cores," \

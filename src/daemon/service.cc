@@ -146,9 +146,14 @@ util::Result<std::unique_ptr<Service>> Service::Create(model::Cluster cluster,
                                                   "and devices; off nodes at standby)."));
   ASSIGN_OR_RETURN(auto nodes,
                    metrics->AddGauge("hetsched_nodes", "Nodes by power state.", {"power_state"}));
-  service->metrics_ = std::make_unique<Metrics>(Metrics{submitted, placements, preemptions, ended,
-                                                        energy_j, decision_s, jobs, devices_used,
-                                                        devices_offered, power_w, draw_w, nodes});
+  ASSIGN_OR_RETURN(auto recovery_s,
+                   metrics->AddGauge("hetsched_recovery_seconds",
+                                     "What reading the stored state back took at start-up, "
+                                     "before the first scheduling pass: wall or CPU seconds.",
+                                     {"clock"}));
+  service->metrics_ = std::make_unique<Metrics>(
+      Metrics{submitted, placements, preemptions, ended, energy_j, decision_s, jobs, devices_used,
+              devices_offered, power_w, draw_w, nodes, recovery_s});
   RETURN_IF_ERROR(service->AddTenantMetrics());
   return service;
 }

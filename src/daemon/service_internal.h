@@ -65,6 +65,8 @@ struct Service::Metrics {
   CounterFamily submitted, placements, preemptions, ended, energy_j;
   HistogramFamily decision_s;
   GaugeFamily jobs, devices_used, devices_offered, power_w, draw_w, nodes;
+  // What the last recovery of the stored state took: wall and this thread's CPU seconds.
+  GaugeFamily recovery_s;
 };
 
 }  // namespace hetsched::svc

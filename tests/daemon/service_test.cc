@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <regex>
 #include <thread>
 
 #include "backends/local/local_backend.h"
@@ -912,6 +913,34 @@ TEST(Service, ARestartKeepsAJobsTrueSize) {
       << State(*d->service, "long");
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(State(*d->service, "long"), "running");
+}
+
+// What reading the stored state back took is reported apart from the first scheduling pass
+// (which holds the lock /healthz takes too): `hetsched_recovery_seconds{clock}`, wall and CPU.
+TEST(Service, ARestartReportsWhatItsRecoveryTook) {
+  TempDir dir;
+  const std::string db = dir.File("h.db");
+  {
+    auto d = StartDaemon(db, "v100=1", 1);
+    for (int i = 0; i < 200; ++i) {
+      ASSERT_TRUE(SubmitJson(*d->service, fmt::format(R"({{"name":"j{}","stacks":["cuda"],)"
+                                                      R"("work":1e7}})",
+                                                      i))
+                      .ok());
+    }
+  }
+  auto d = StartDaemon(db, "v100=1", 1);
+  const std::string text = d->metrics.Render();
+  const auto value = [&](const std::string& clock) {
+    std::smatch m;
+    const std::regex line("hetsched_recovery_seconds\\{clock=\"" + clock + "\"\\} ([0-9.e+-]+)");
+    EXPECT_TRUE(std::regex_search(text, m, line)) << text;
+    return m.empty() ? -1.0 : std::stod(m[1]);
+  };
+  const double wall = value("wall"), cpu = value("cpu");
+  EXPECT_GT(wall, 0);
+  EXPECT_GT(cpu, 0);
+  EXPECT_LE(cpu, wall + 0.01);  // one thread's CPU: no more than the wall time, give or take a tick
 }
 
 // The samples behind GET /v1/history are the database's: a restarted daemon still has them,
