@@ -76,6 +76,51 @@ class PassClock {
 
 }  // namespace
 
+// The daemon's metric families, registered in `registry`.
+util::Result<std::unique_ptr<Service::Metrics>> Service::NewMetrics(MetricsRegistry& registry) {
+  ASSIGN_OR_RETURN(auto submitted, registry.AddCounter("hetsched_jobs_submitted_total",
+                                                       "Jobs admitted through the API."));
+  ASSIGN_OR_RETURN(
+      auto placements,
+      registry.AddCounter("hetsched_placements_total",
+                          "Job starts the scheduler decided, by device type.", {"device_type"}));
+  ASSIGN_OR_RETURN(auto preemptions, registry.AddCounter("hetsched_preemptions_total",
+                                                         "Running jobs the scheduler stopped."));
+  ASSIGN_OR_RETURN(auto ended, registry.AddCounter("hetsched_jobs_ended_total",
+                                                   "Jobs that ended, by final state.", {"state"}));
+  ASSIGN_OR_RETURN(auto decision_s, registry.AddHistogram("hetsched_decision_seconds",
+                                                          "Wall time of one scheduling decision.",
+                                                          LatencyBuckets()));
+  ASSIGN_OR_RETURN(auto jobs, registry.AddGauge("hetsched_jobs", "Live jobs by state.", {"state"}));
+  ASSIGN_OR_RETURN(auto devices_used, registry.AddGauge("hetsched_devices_used",
+                                                        "Busy devices by type.", {"device_type"}));
+  ASSIGN_OR_RETURN(
+      auto devices_offered,
+      registry.AddGauge("hetsched_devices_offered",
+                        "Devices up on powered, undrained nodes, by type.", {"device_type"}));
+  ASSIGN_OR_RETURN(auto power_w, registry.AddGauge("hetsched_power_watts",
+                                                   "Modeled device draw by type (busy at peak, "
+                                                   "the rest at idle).",
+                                                   {"device_type"}));
+  ASSIGN_OR_RETURN(auto energy_j,
+                   registry.AddCounter("hetsched_energy_joules_total",
+                                       "Modeled energy of every node (base draw and devices, "
+                                       "by power state) since the daemon started."));
+  ASSIGN_OR_RETURN(auto draw_w, registry.AddGauge("hetsched_cluster_power_watts",
+                                                  "Modeled draw of every node now (base draw "
+                                                  "and devices; off nodes at standby)."));
+  ASSIGN_OR_RETURN(auto nodes,
+                   registry.AddGauge("hetsched_nodes", "Nodes by power state.", {"power_state"}));
+  ASSIGN_OR_RETURN(auto recovery_s,
+                   registry.AddGauge("hetsched_recovery_seconds",
+                                     "What reading the stored state back took at start-up, "
+                                     "before the first scheduling pass: wall or CPU seconds.",
+                                     {"clock"}));
+  return std::make_unique<Metrics>(Metrics{submitted, placements, preemptions, ended, energy_j,
+                                           decision_s, jobs, devices_used, devices_offered, power_w,
+                                           draw_w, nodes, recovery_s});
+}
+
 util::Result<std::unique_ptr<Service>> Service::Create(model::Cluster cluster,
                                                        std::unique_ptr<Backend> backend,
                                                        std::unique_ptr<Store> store,
@@ -113,47 +158,7 @@ util::Result<std::unique_ptr<Service>> Service::Create(model::Cluster cluster,
   drive::Effects& effects = *service;
   service->attempts_ = std::make_unique<drive::Attempts>(service->cluster_, *service->scheduler_,
                                                          *service->backend_, effects, rules);
-  ASSIGN_OR_RETURN(auto submitted, metrics->AddCounter("hetsched_jobs_submitted_total",
-                                                       "Jobs admitted through the API."));
-  ASSIGN_OR_RETURN(
-      auto placements,
-      metrics->AddCounter("hetsched_placements_total",
-                          "Job starts the scheduler decided, by device type.", {"device_type"}));
-  ASSIGN_OR_RETURN(auto preemptions, metrics->AddCounter("hetsched_preemptions_total",
-                                                         "Running jobs the scheduler stopped."));
-  ASSIGN_OR_RETURN(auto ended, metrics->AddCounter("hetsched_jobs_ended_total",
-                                                   "Jobs that ended, by final state.", {"state"}));
-  ASSIGN_OR_RETURN(auto decision_s, metrics->AddHistogram("hetsched_decision_seconds",
-                                                          "Wall time of one scheduling decision.",
-                                                          LatencyBuckets()));
-  ASSIGN_OR_RETURN(auto jobs, metrics->AddGauge("hetsched_jobs", "Live jobs by state.", {"state"}));
-  ASSIGN_OR_RETURN(auto devices_used, metrics->AddGauge("hetsched_devices_used",
-                                                        "Busy devices by type.", {"device_type"}));
-  ASSIGN_OR_RETURN(
-      auto devices_offered,
-      metrics->AddGauge("hetsched_devices_offered",
-                        "Devices up on powered, undrained nodes, by type.", {"device_type"}));
-  ASSIGN_OR_RETURN(auto power_w, metrics->AddGauge("hetsched_power_watts",
-                                                   "Modeled device draw by type (busy at peak, "
-                                                   "the rest at idle).",
-                                                   {"device_type"}));
-  ASSIGN_OR_RETURN(auto energy_j,
-                   metrics->AddCounter("hetsched_energy_joules_total",
-                                       "Modeled energy of every node (base draw and devices, "
-                                       "by power state) since the daemon started."));
-  ASSIGN_OR_RETURN(auto draw_w, metrics->AddGauge("hetsched_cluster_power_watts",
-                                                  "Modeled draw of every node now (base draw "
-                                                  "and devices; off nodes at standby)."));
-  ASSIGN_OR_RETURN(auto nodes,
-                   metrics->AddGauge("hetsched_nodes", "Nodes by power state.", {"power_state"}));
-  ASSIGN_OR_RETURN(auto recovery_s,
-                   metrics->AddGauge("hetsched_recovery_seconds",
-                                     "What reading the stored state back took at start-up, "
-                                     "before the first scheduling pass: wall or CPU seconds.",
-                                     {"clock"}));
-  service->metrics_ = std::make_unique<Metrics>(
-      Metrics{submitted, placements, preemptions, ended, energy_j, decision_s, jobs, devices_used,
-              devices_offered, power_w, draw_w, nodes, recovery_s});
+  ASSIGN_OR_RETURN(service->metrics_, NewMetrics(*metrics));
   RETURN_IF_ERROR(service->AddTenantMetrics());
   return service;
 }

@@ -350,6 +350,7 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   // Tenants (daemon/service_tenants.cc): their metric families; the gauges set from their
   // standing now (mu_ held); their decayed usage stored (with the clock) and read back at
   // recovery, so that a restart keeps what fair share remembers.
+  static util::Result<std::unique_ptr<Metrics>> NewMetrics(MetricsRegistry& registry);
   util::Status AddTenantMetrics();
   TenantsView TenantsNow(const TenantScope& scope) const;
   void RefreshTenantGauges();
