@@ -231,8 +231,9 @@ TenantShares::Grant TenantShares::GrantOf(int tenant, const JobRecord& r, double
   const double over = held + units - guarantee;
   Grant g;
   g.past_capacity = beyond > 0 && Gang(r) > borrowable + kSlack;
-  g.kept = !(over > tenants_.list[tenant].borrow_limit.value_or(kInf) + kSlack) &&
-           !(g.past_capacity && !(queued_past_capacity && r.phase == JobPhase::kQueued));
+  const bool past_limit = over > tenants_.list[tenant].borrow_limit.value_or(kInf) + kSlack;
+  const bool stays_past_capacity = queued_past_capacity && r.phase == JobPhase::kQueued;
+  g.kept = !past_limit && (!g.past_capacity || stays_past_capacity);
   g.borrowed = beyond > 0 && !g.past_capacity ? Gang(r) : 0;
   return g;
 }
