@@ -12,97 +12,13 @@
 #include <span>
 #include <utility>
 
-#include "model/io/azure_trace_reader.h"
 #include "sched/replica_placement.h"
 #include "sched/replica_plan.h"
-#include "util/source_location.h"
+#include "sim/serving_internal.h"
 
 namespace hetsched::sim {
-namespace {
+namespace serving_internal {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-struct Running {
-  int32_t request = 0;
-  int32_t left = 0;  // tokens still to generate
-  double first_token_s = 0;
-};
-
-struct Replica {
-  int32_t service = 0;
-  int32_t shape = 0;
-  std::unique_ptr<cost::ServingModel> model;
-  int32_t max_batch = 1;
-  std::vector<model::DeviceId> devices;
-  double held_from_s = 0;
-  double ready_s = 0;
-  double released_s = -1;  // >= 0 once its devices are given back
-  // Dropped by the plan: it takes requests until retire_s (when the replicas started in its
-  // place are ready: make before break), then finishes what it has and gives its devices back.
-  bool draining = false;
-  double retire_s = kInf;
-  bool busy = false;
-  double busy_s = 0;  // time in iterations
-  int64_t chunk = 1;  // prompt tokens prefilled per iteration at the sized batch
-  // Per number of running sequences (0 to max_batch): the prompt tokens an iteration prefills
-  // within the TPOT's step limit. Fewer decodes leave room for a longer chunk (Sarathi-Serve's
-  // token budget counts decode tokens too).
-  std::vector<int64_t> chunk_at;
-  double step_s = 0;            // an iteration at the sized batch and chunk (ReplicaCapacity)
-  std::deque<int32_t> waiting;  // not yet through prefill (ServiceState::prefilled: how far)
-  std::vector<Running> running;
-  double context_sum = 0;  // tokens of context over `running`
-  // The iteration under way: requests at the front of `waiting` whose prefill it completes,
-  // and tokens it prefills of the next one.
-  int32_t completing = 0;
-  int64_t partial_tokens = 0;
-};
-
-// What replicas are sized for: mean token counts of the requests seen so far.
-struct TokenMeans {
-  double input = 1;
-  double output = 1;
-};
-
-struct ServiceState {
-  const model::Job* job = nullptr;
-  cost::ServedModel served;
-  cost::ServingSlo slo;
-  std::vector<sched::ServiceShape> shapes;
-  const std::vector<model::InferenceRequest>* requests = nullptr;
-  size_t next = 0;                 // next request to arrive
-  std::vector<float> ttft, tpot;   // per request; +infinity: never served
-  std::vector<int32_t> prefilled;  // per request: prompt tokens prefilled so far
-  std::vector<int32_t> shape_of;   // per request: the shape of the replica it was routed to
-  std::vector<int32_t> replicas;   // indices into Simulator::replicas_ (all, ever)
-  ServiceOutcome outcome;
-  double static_rate = -1;  // kStaticPeak: the rate it is provisioned for
-  TokenMeans tokens;        // of the last plan
-};
-
-// A replica's iteration ends, it becomes ready (its weights are loaded), or it stops taking
-// requests (it is retired).
-enum class EventKind { kIterationEnd, kReady, kRetire };
-struct Event {
-  double time_s;
-  int32_t replica;
-  EventKind kind;
-  bool operator>(const Event& o) const {
-    if (time_s != o.time_s) return time_s > o.time_s;
-    return replica != o.replica ? replica > o.replica : kind > o.kind;
-  }
-};
-
-std::string ServiceError(const model::Job& job, const std::string& problem) {
-  if (job.origin.line <= 0 || job.origin.file == nullptr) {
-    return fmt::format("service '{}': {}", job.name, problem);
-  }
-  return util::FormatInputError({*job.origin.file, job.origin.line, job.origin.column},
-                                fmt::format("jobs[{}]", job.origin.entry),
-                                fmt::format("service '{}': {}", job.name, problem));
-}
-
-// The `percentile` of `v` (reordered), 0 when empty.
 double Percentile(std::vector<float>& v, double percentile) {
   if (v.empty()) return 0;
   const size_t k = std::min(
@@ -112,66 +28,14 @@ double Percentile(std::vector<float>& v, double percentile) {
   return v[k];
 }
 
-class Simulator {
- public:
-  Simulator(const model::Cluster& cluster, const ServingOptions& options)
-      : cluster_(cluster), options_(options), held_(cluster.devices.size(), 0) {
-    if (options.mode == ServingMode::kSingleType) {
-      single_type_ = cluster.catalog.FindId(options.single_type);
-    }
-  }
-
-  util::Status AddService(const model::Job& job, const std::vector<model::InferenceRequest>& reqs);
-  util::Result<ServingResult> Run();
-
- private:
-  // The requests that arrived in [from, to) (the whole list when none did).
-  std::span<const model::InferenceRequest> Arrived(const ServiceState& s, double from_s,
-                                                   double to_s) const;
-  TokenMeans MeanTokens(const ServiceState& s, double from_s, double to_s) const;
-  // The prompt length at the service's SLO percentile.
-  double LongPrompt(const ServiceState& s, double from_s, double to_s) const;
-  // Plans the replicas for the load to come (sched/replica_plan.h) and applies the plan.
-  void Autoscale(double now_s);
-  // Counts `plan` against the cheapest single-type plan (ServingResult::plans).
-  void Audit(const sched::ReplicaPlan& plan);
-  // What `service` asks of the plan at now_s, with `live` its replicas up now per shape; sizes
-  // the replicas for the mean tokens seen so far.
-  sched::ServiceDemand DemandOf(int32_t service, double now_s,
-                                const std::vector<sched::ShapeReplicas>& live);
-  // Drains the replicas `changes` drops and starts those it adds (make before break).
-  void ApplyChanges(const sched::ReplicaChanges& changes, double now_s);
-  // Starts a replica where sched::PlaceReplica puts it; false when no node has room.
-  bool StartReplica(int32_t service, int32_t shape, double now_s);
-  void Route(int32_t service, int32_t request, double now_s);
-  void MaybeStart(int32_t replica, double now_s);
-  void FinishIteration(int32_t replica, double now_s);
-  void Release(int32_t replica, double now_s);
-  // Whether a replica takes new requests at now_s.
-  bool TakesRequests(const Replica& r, double now_s) const {
-    return r.released_s < 0 && (!r.draining || now_s < r.retire_s);
-  }
-  // Releases a retired replica once it has nothing left to do.
-  void ReleaseIfDone(int32_t replica, double now_s);
-  // What the replicas of `shape` of `service` did over the forecast's span before now_s.
-  cost::ReplicaMeasurement Measure(int32_t service, int32_t shape, double now_s) const;
-  // Adds what `st` served, what its replicas cost, and the devices they held to `result`.
-  void Book(const ServiceState& st, ServingResult& result) const;
-
-  const model::Cluster& cluster_;
-  const ServingOptions& options_;
-  std::vector<ServiceState> services_;
-  std::vector<Replica> replicas_;
-  std::vector<char> held_;  // by device
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
-  std::vector<std::string> notes_;
-  PlanAudit audit_;
-  // kSingleType: the type every replica goes on (nothing otherwise).
-  std::optional<model::DeviceTypeId> single_type_;
-  // (service, shape) the last plan asked for that found no room: started as soon as a
-  // release frees enough devices (as a pending pod is), until the next plan.
-  std::vector<std::pair<int32_t, int32_t>> pending_starts_;
-};
+void Simulator::Track(ServiceState& s, const std::vector<model::InferenceRequest>& reqs) {
+  s.requests = &reqs;
+  s.next = 0;
+  s.ttft.assign(reqs.size(), std::numeric_limits<float>::infinity());
+  s.tpot.assign(reqs.size(), std::numeric_limits<float>::infinity());
+  s.prefilled.assign(reqs.size(), 0);
+  s.shape_of.assign(reqs.size(), -1);
+}
 
 util::Status Simulator::AddService(const model::Job& job,
                                    const std::vector<model::InferenceRequest>& reqs) {
@@ -183,11 +47,13 @@ util::Status Simulator::AddService(const model::Job& job,
     return util::Status::InvalidArgument(ServiceError(job, served.status().message()));
   s.served = *std::move(served);
   s.slo = {spec.ttft_s, spec.tpot_s, spec.percentile};
-  s.requests = &reqs;
-  s.ttft.assign(reqs.size(), std::numeric_limits<float>::infinity());
-  s.tpot.assign(reqs.size(), std::numeric_limits<float>::infinity());
-  s.prefilled.assign(reqs.size(), 0);
-  s.shape_of.assign(reqs.size(), -1);
+  Track(s, reqs);
+  if (!spec.rate.empty()) {
+    auto curve = model::MakeRateCurve(spec.rate);
+    if (!curve.ok())
+      return util::Status::InvalidArgument(ServiceError(job, curve.status().message()));
+    s.curve = *std::move(curve);
+  }
   s.outcome.name = job.name;
   // The shapes are chosen once, for the first interval's requests (standing in for the
   // service's history).
@@ -218,15 +84,25 @@ std::span<const model::InferenceRequest> Simulator::Arrived(const ServiceState& 
   return lo == hi ? std::span(r) : std::span(lo, hi);
 }
 
-TokenMeans Simulator::MeanTokens(const ServiceState& s, double from_s, double to_s) const {
-  const auto arrived = Arrived(s, from_s, to_s);
+TokenMeans MeanTokensOf(std::span<const model::InferenceRequest> requests) {
   double in = 0, out = 0;
-  for (const model::InferenceRequest& q : arrived) {
+  for (const model::InferenceRequest& q : requests) {
     in += q.input_tokens;
     out += q.output_tokens;
   }
-  const double n = std::max<double>(1, static_cast<double>(arrived.size()));
+  const double n = std::max<double>(1, static_cast<double>(requests.size()));
   return {std::max(1.0, in / n), std::max(1.0, out / n)};
+}
+
+TokenMeans Simulator::MeanTokens(const ServiceState& s, double from_s, double to_s) const {
+  return MeanTokensOf(Arrived(s, from_s, to_s));
+}
+
+cost::ServingModel Simulator::ModelOf(const ServiceState& s, int32_t shape) const {
+  const sched::ServiceShape& sh = s.shapes[shape];
+  const model::DeviceType& type = cluster_.catalog.Get(sh.type);
+  return cost::ServingModel(s.served, type, sh.tp, options_.calibrations.For(type.name),
+                            sh.link_bandwidth);
 }
 
 double Simulator::LongPrompt(const ServiceState& s, double from_s, double to_s) const {
@@ -326,13 +202,16 @@ sched::ServiceDemand Simulator::DemandOf(int32_t service, double now_s,
   for (size_t k = 0; k < st.shapes.size(); ++k) {
     const sched::ServiceShape& sh = st.shapes[k];
     const model::DeviceType& type = cluster_.catalog.Get(sh.type);
-    const cost::ServingModel m(st.served, type, sh.tp, options_.calibrations.For(type.name),
-                               sh.link_bandwidth);
+    const cost::ServingModel m = ModelOf(st, static_cast<int32_t>(k));
     // The model's rating, raised where the replicas were measured doing better
     // (cost::CalibratedRate).
+    // and where one replica in the simulation itself carries more: up to the SLO's
+    // percentile of that limit (at p99, 1 % below it), as the SLO lets that share miss.
     const cost::ReplicaMeasurement measured = Measure(service, static_cast<int32_t>(k), now_s);
-    const double capacity = cost::CalibratedRate(
-        m.CapacityAt(st.slo, st.tokens.input, st.tokens.output), st.slo, measured);
+    const cost::ReplicaCapacity modelled = m.CapacityAt(st.slo, st.tokens.input, st.tokens.output);
+    const double limit = SimulatedLimit(service, static_cast<int32_t>(k));
+    const double capacity =
+        std::max(cost::CalibratedRate(modelled, st.slo, measured), st.slo.percentile / 100 * limit);
     // Load beyond the rating is what the forecast left without room, or a burst: worth saying,
     // as a plan that leaves load without room relies on the replicas carrying it.
     if (measured.requests > 0 && measured.requests_per_s > capacity) {
@@ -442,9 +321,7 @@ bool Simulator::StartReplica(int32_t service, int32_t shape, double now_s) {
   Replica r;
   r.service = service;
   r.shape = shape;
-  const model::DeviceType& type = cluster_.catalog.Get(sh.type);
-  r.model = std::make_unique<cost::ServingModel>(
-      st.served, type, sh.tp, options_.calibrations.For(type.name), sh.link_bandwidth);
+  r.model = std::make_unique<cost::ServingModel>(ModelOf(st, shape));
   const TokenMeans& tokens = st.tokens;  // of the last plan
   const cost::ReplicaCapacity capacity = r.model->CapacityAt(st.slo, tokens.input, tokens.output);
   r.max_batch = std::max(1, capacity.batch);
@@ -654,12 +531,9 @@ void Simulator::Book(const ServiceState& st, ServingResult& result) const {
   result.services.push_back(o);
 }
 
-util::Result<ServingResult> Simulator::Run() {
-  ServingResult result;
-  result.mode = std::string(ServingModeName(options_.mode));
-  if (options_.mode == ServingMode::kSingleType) result.mode += ":" + options_.single_type;
+void Simulator::Loop(bool autoscale) {
   double next_tick = 0;
-  bool ticking = true;
+  bool ticking = autoscale;
   while (true) {
     // The next arrival over all services.
     int32_t arriving = -1;
@@ -675,6 +549,16 @@ util::Result<ServingResult> Simulator::Run() {
     const double tick = ticking ? next_tick : kInf;
     const double now = std::min({arrival, event, tick});
     if (!std::isfinite(now)) break;
+    if (probe_.allowed >= 0) {
+      // Requests past their TTFT deadline without a first token by then have missed it.
+      const ServiceState& st = services_[0];
+      const auto& reqs = *st.requests;
+      for (; probe_.decided < reqs.size() && reqs[probe_.decided].arrival_s + st.slo.ttft_s < now;
+           ++probe_.decided) {
+        if (st.ttft[probe_.decided] > st.slo.ttft_s) ++probe_.misses;
+      }
+      if (probe_.misses > probe_.allowed) return;
+    }
     if (tick <= now) {
       Autoscale(now);
       next_tick += options_.interval_s;
@@ -699,6 +583,13 @@ util::Result<ServingResult> Simulator::Run() {
       ++st.next;
     }
   }
+}
+
+util::Result<ServingResult> Simulator::Run() {
+  ServingResult result;
+  result.mode = std::string(ServingModeName(options_.mode));
+  if (options_.mode == ServingMode::kSingleType) result.mode += ":" + options_.single_type;
+  Loop(/*autoscale=*/true);
   // Services end at the horizon: every replica still held is booked as given back then
   // (requests in flight finish on it; the seconds past the horizon are not booked).
   pending_starts_.clear();
@@ -714,10 +605,13 @@ util::Result<ServingResult> Simulator::Run() {
       result.requests > 0 ? static_cast<double>(result.within_slo) / result.requests : 1;
   result.notes = std::move(notes_);
   result.plans = audit_;
+  result.replica_limits = std::move(replica_limits_);
   return result;
 }
 
-}  // namespace
+}  // namespace serving_internal
+
+using serving_internal::Simulator;
 
 util::Result<ServingResult> SimulateServing(
     const model::Cluster& cluster, const std::vector<const model::Job*>& services,
@@ -740,37 +634,6 @@ util::Status CheckService(const model::Cluster& cluster, const model::Job& servi
   RETURN_IF_ERROR(CheckSingleType(cluster, options));
   Simulator sim(cluster, options);
   return sim.AddService(service, requests);
-}
-
-bool HasServices(const model::Workload& workload) {
-  return std::any_of(workload.jobs.begin(), workload.jobs.end(),
-                     [](const model::Job& j) { return j.kind == model::JobKind::kService; });
-}
-
-model::Workload WithoutServices(const model::Workload& workload) {
-  model::Workload rest;
-  for (const model::Job& job : workload.jobs) {
-    if (job.kind == model::JobKind::kService) continue;
-    rest.jobs.push_back(job);
-    rest.jobs.back().id = model::JobId(static_cast<int32_t>(rest.jobs.size() - 1));
-  }
-  return rest;
-}
-
-util::Result<std::vector<model::InferenceRequest>> RequestsOf(const model::Job& service,
-                                                              double horizon_s, uint64_t seed) {
-  const model::ServiceSpec& spec = *service.service;
-  std::vector<model::InferenceRequest> trace;
-  if (!spec.requests_file.empty()) {
-    ASSIGN_OR_RETURN(trace, model::io::LoadAzureTrace(spec.requests_file));
-  }
-  if (spec.rate.empty()) return model::LoopTrace(trace, 0, horizon_s);
-  auto curve = model::MakeRateCurve(spec.rate);
-  if (!curve.ok()) {
-    return util::Status::InvalidArgument(ServiceError(service, curve.status().message()));
-  }
-  return model::GenerateRequests(*curve, 0, horizon_s, trace, spec.input_tokens, spec.output_tokens,
-                                 seed);
 }
 
 }  // namespace hetsched::sim

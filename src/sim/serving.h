@@ -14,8 +14,10 @@
 // simulation (sim/engine.h) as reclaimed devices; everything else is lent to training.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,9 +92,24 @@ struct PlanAudit {
   double single_type_usd_per_hour = 0;  // the single types' plans for the same intervals
 };
 
+// The rate one replica of a shape sustains within the SLO in the serving simulation itself,
+// found once per run for each (service, shape) the autoscaler rates (docs/serving.md, "Ratings
+// from one simulated replica").
+struct ReplicaLimit {
+  std::string service;
+  std::string device_type;
+  int32_t tp = 1;
+  double model_rating = 0;  // the serving model's rating (requests/s) the search started from
+  // The highest rate (requests/s) at which the replica met the SLO, at most
+  // cost::kMaxCalibratedRaise x model_rating; 0 when it missed the SLO at the model's rating.
+  double limit = 0;
+  int32_t runs = 0;  // one-replica simulations the search ran
+};
+
 struct ServingResult {
   std::string mode;  // ServingModeName, or single:TYPE
   PlanAudit plans;
+  std::vector<ReplicaLimit> replica_limits;  // in the order they were found
   std::vector<ServiceOutcome> services;
   int64_t requests = 0;
   int64_t within_slo = 0;
@@ -138,5 +155,14 @@ model::Workload WithoutServices(const model::Workload& workload);
 // rate curve when it has one) or its rate curve with fixed token counts.
 util::Result<std::vector<model::InferenceRequest>> RequestsOf(const model::Job& service,
                                                               double horizon_s, uint64_t seed);
+
+// The first `count` of a service's `requests` (sorted by arrival, as RequestsOf makes them),
+// time-warped to arrive at a constant `rate` (requests/s) from t = 0, their tokens kept: by the
+// expected count of the service's rate `curve` (a trace bent to the curve comes back to its own
+// spacing, Poisson arrivals stay Poisson), or, with no curve, by the requests' own mean rate (a
+// replayed trace, stretched or compressed). Empty when `requests` is or rate <= 0.
+std::vector<model::InferenceRequest> AtConstantRate(
+    std::span<const model::InferenceRequest> requests, const model::RateCurve* curve, double rate,
+    size_t count);
 
 }  // namespace hetsched::sim

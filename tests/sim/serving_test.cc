@@ -86,8 +86,9 @@ TEST(Serving, ALoneRequestTakesOnePrefillAndItsDecodeSteps) {
 TEST(Serving, ReplicasFollowTheLoadAndMeetTheSlo) {
   const model::Cluster c = Cluster();
   model::Workload w = Parse(kService, c);
-  // Quiet for an hour, then a ramp to sixteen times busier over the next hour.
-  w.jobs[0].service->rate = {{0, 0.5}, {3600, 0.5}, {7200, 8}, {10799, 8}};
+  // Quiet for an hour, then a ramp to forty times busier over the next hour: past what one
+  // replica carries in the simulation, to which its rating is raised.
+  w.jobs[0].service->rate = {{0, 0.5}, {3600, 0.5}, {7200, 20}, {10799, 20}};
   ServingOptions o;
   o.horizon_s = 3 * 3600;
   auto reqs = RequestsOf(w.jobs[0], o.horizon_s, 7);
