@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "sim/serving_internal.h"
 
@@ -74,10 +75,15 @@ double Simulator::SimulatedLimit(int32_t service, int32_t shape) {
     found.limit = low;
   }
   limits_[key] = found.limit;
-  notes_.push_back(fmt::format(
-      "{}: one {} (tp {}) replica alone met the SLO up to {:.2f} requests/s in the simulation "
-      "(0: not at the model's rating of {:.2f}; {} runs)",
-      found.service, found.device_type, found.tp, found.limit, rating, found.runs));
+  const std::string replica = fmt::format("{}: one {} (tp {}) replica alone in the simulation",
+                                          found.service, found.device_type, found.tp);
+  notes_.push_back(
+      found.limit > 0
+          ? fmt::format("{}: within the SLO up to {:.2f} requests/s (the model's rating {:.2f}; "
+                        "{} runs)",
+                        replica, found.limit, rating, found.runs)
+          : fmt::format("{}: misses the SLO at the model's rating of {:.2f}, which stands", replica,
+                        rating));
   replica_limits_.push_back(found);
   return found.limit;
 }

@@ -133,7 +133,8 @@ TEST(ReplicaLimit, EachShapeIsSimulatedOncePerRun) {
   std::sort(tps.begin(), tps.end());
   EXPECT_EQ(std::unique(tps.begin(), tps.end()), tps.end());
   int noted = 0;
-  for (const std::string& note : r.notes) noted += note.find("alone met the SLO") != note.npos;
+  for (const std::string& note : r.notes)
+    noted += note.find("replica alone in the simulation") != note.npos;
   EXPECT_EQ(noted, static_cast<int>(r.replica_limits.size()));
 }
 
