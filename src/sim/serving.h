@@ -101,7 +101,8 @@ struct ReplicaLimit {
   int32_t tp = 1;
   double model_rating = 0;  // the serving model's rating (requests/s) the search started from
   // The highest rate (requests/s) at which the replica met the SLO, at most
-  // cost::kMaxCalibratedRaise x model_rating; 0 when it missed the SLO at the model's rating.
+  // cost::kMaxCalibratedRaise x model_rating; 0 when it missed the SLO at the model's rating,
+  // or when the service has too few requests for the SLO's percentile (runs 0).
   double limit = 0;
   int32_t runs = 0;  // one-replica simulations the search ran
 };

@@ -22,7 +22,7 @@ constexpr double kProbePrecision = 0.02;
 
 bool Simulator::OneReplicaMeetsSlo(const ServiceState& st, int32_t shape, const TokenMeans& tokens,
                                    const std::vector<model::InferenceRequest>& requests) const {
-  if (requests.empty()) return true;
+  if (requests.empty()) return false;  // nothing served says nothing
   ServingOptions one = options_;
   one.horizon_s = requests.back().arrival_s + 1;
   Simulator sim(cluster_, one);
@@ -57,7 +57,11 @@ double Simulator::SimulatedLimit(int32_t service, int32_t shape) {
   };
   // The probe's tokens are the same at every rate; the replica is sized for them, as the
   // autoscaler sizes replicas for the mean tokens it has seen.
-  const TokenMeans tokens = MeanTokensOf(at_rate(1));
+  const std::vector<model::InferenceRequest> sample = at_rate(1);
+  const TokenMeans tokens = MeanTokensOf(sample);
+  // As for a measured raise: the percentile must be taken over cost::kMinCalibrationTail
+  // requests beyond it (1,000 requests at p99), or the model's rating stands unprobed.
+  const double needed = cost::kMinCalibrationTail / (1 - st.slo.percentile / 100);
   const double rating =
       ModelOf(st, shape).CapacityAt(st.slo, tokens.input, tokens.output).requests_per_s;
   ReplicaLimit found{st.job->name, cluster_.catalog.Get(sh.type).name, sh.tp, rating};
@@ -66,7 +70,8 @@ double Simulator::SimulatedLimit(int32_t service, int32_t shape) {
     return OneReplicaMeetsSlo(st, shape, tokens, at_rate(rate));
   };
   double low = rating, high = cost::kMaxCalibratedRaise * rating;
-  if (rating > 0 && meets(low)) {
+  const bool enough = static_cast<double>(sample.size()) >= needed;
+  if (enough && rating > 0 && meets(low)) {
     if (meets(high)) low = high;
     while (high - low > kProbePrecision * low) {
       const double mid = (low + high) / 2;
@@ -77,13 +82,20 @@ double Simulator::SimulatedLimit(int32_t service, int32_t shape) {
   limits_[key] = found.limit;
   const std::string replica = fmt::format("{}: one {} (tp {}) replica alone in the simulation",
                                           found.service, found.device_type, found.tp);
-  notes_.push_back(
-      found.limit > 0
-          ? fmt::format("{}: within the SLO up to {:.2f} requests/s (the model's rating {:.2f}; "
-                        "{} runs)",
-                        replica, found.limit, rating, found.runs)
-          : fmt::format("{}: misses the SLO at the model's rating of {:.2f}, which stands", replica,
-                        rating));
+  if (!enough) {
+    notes_.push_back(fmt::format(
+        "{}: not run, {} requests are too few for the SLO's percentile (at least {:.0f}); the "
+        "model's rating of {:.2f} stands",
+        replica, sample.size(), needed, rating));
+  } else {
+    notes_.push_back(
+        found.limit > 0
+            ? fmt::format("{}: within the SLO up to {:.2f} requests/s (the model's rating {:.2f}; "
+                          "{} runs)",
+                          replica, found.limit, rating, found.runs)
+            : fmt::format("{}: misses the SLO at the model's rating of {:.2f}, which stands",
+                          replica, rating));
+  }
   replica_limits_.push_back(found);
   return found.limit;
 }

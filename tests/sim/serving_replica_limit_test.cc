@@ -90,7 +90,7 @@ TEST(ReplicaLimit, ARateOneReplicaCarriesAboveTheModelsRatingRaisesIt) {
   const model::Cluster c = A100s(1);
   // Evenly spaced arrivals: one replica carries them well past the model's rating (its M/M/1
   // queue assumes Poisson's spread).
-  const ServingResult probe = Serve(c, 1, Bursts(1, 1, 900), 900);
+  const ServingResult probe = Serve(c, 1, Bursts(1, 1, 1200), 1200);
   ASSERT_EQ(probe.replica_limits.size(), 1u);
   const ReplicaLimit& limit = probe.replica_limits[0];
   EXPECT_EQ(limit.service, "chat");
@@ -99,7 +99,7 @@ TEST(ReplicaLimit, ARateOneReplicaCarriesAboveTheModelsRatingRaisesIt) {
   EXPECT_LE(limit.limit, 2 * limit.model_rating);
   // Loaded past both on the one GPU, the replica is rated at 99 % (the SLO's percentile) of
   // the limit, not at the model's rating.
-  const ServingResult over = Serve(c, 1.2 * limit.limit, Bursts(1.2 * limit.limit, 1, 900), 900);
+  const ServingResult over = Serve(c, 1.2 * limit.limit, Bursts(1.2 * limit.limit, 1, 1200), 1200);
   ASSERT_EQ(over.replica_limits.size(), 1u);
   EXPECT_NEAR(NotedRating(over), 0.99 * over.replica_limits[0].limit, 0.01);
 }
@@ -108,7 +108,7 @@ TEST(ReplicaLimit, ARateOneReplicaMissesTheSloAtKeepsTheModelsRating) {
   const model::Cluster c = A100s(1);
   // Bursts of 40 prompts at once: the last of each waits for 39 prefills, past the 2 s TTFT
   // target at any rate, so the replica misses the SLO at the model's rating.
-  const ServingResult probe = Serve(c, 1, Bursts(1, 40, 900), 900);
+  const ServingResult probe = Serve(c, 1, Bursts(1, 40, 1200), 1200);
   ASSERT_EQ(probe.replica_limits.size(), 1u);
   const ReplicaLimit& limit = probe.replica_limits[0];
   EXPECT_EQ(limit.limit, 0);
@@ -116,6 +116,18 @@ TEST(ReplicaLimit, ARateOneReplicaMissesTheSloAtKeepsTheModelsRating) {
   const ServingResult over =
       Serve(c, 2 * limit.model_rating, Bursts(2 * limit.model_rating, 40, 900), 900);
   EXPECT_NEAR(NotedRating(over), limit.model_rating, 0.01);
+}
+
+TEST(ReplicaLimit, TooFewRequestsForThePercentileKeepTheModelsRating) {
+  // 900 requests: the p99 of a probe would rest on 9 requests beyond it, not 10.
+  const model::Cluster c = A100s(1);
+  const ServingResult r = Serve(c, 1, Bursts(1, 1, 900), 900);
+  ASSERT_EQ(r.replica_limits.size(), 1u);
+  EXPECT_EQ(r.replica_limits[0].runs, 0);
+  EXPECT_EQ(r.replica_limits[0].limit, 0);
+  EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.find("not run, 900 requests are too few") != n.npos;
+  }));
 }
 
 TEST(ReplicaLimit, EachShapeIsSimulatedOncePerRun) {
