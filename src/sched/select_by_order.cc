@@ -307,7 +307,16 @@ bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int
       ClassesToPlan(now_s, kept_count, least, apart, running_least);
   if (!plan_.SolveByClass(core_, std::move(classes), kept, capacity).ok()) return false;
   plan_ok_ = true;
-  for (int32_t id : kept) plan_.Take(id, core_.record(id), core_.record(id).type.value());
+  // The kept jobs booked against their classes' budgets: those of the order by their counts
+  // (no record read), those the order does not file (not preemptible) one by one.
+  for (int32_t id : unpreemptible_) plan_.Take(id, core_.record(id), core_.record(id).type.value());
+  const int32_t types = core_.state().type_count();
+  for (int32_t cls = 0; cls < order_->classes(); ++cls) {
+    const int32_t row = plan_.RowOfClass(cls);
+    for (int32_t t = 0; t < types && row >= 0; ++t) {
+      plan_.TakeGangs(row, t, kept_count[static_cast<size_t>(cls) * types + t]);
+    }
+  }
   // The movable running jobs (each given its row), keyed once, where a walk needs them.
   std::optional<std::vector<SchedulerCore::QueueKey>> running;
   const auto running_keys = [&](std::vector<SchedulerCore::QueueKey>& keys) {
