@@ -32,6 +32,10 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // `by_class` false: full decisions always walk every job (SelectByClass's reference in tests);
   // `by_order` false: SelectByClass decides without the running order (SelectByOrder off).
   explicit PreemptiveStrategy(SchedulerCore& core, bool by_class = true, bool by_order = true);
+  // Running jobs started or stopped since the last full decision past which SelectByOrder
+  // leaves the decision to the full walk, if they are also more than an eighth of the running
+  // jobs (4,096; tests of a small cluster set fewer).
+  void set_many_changes(size_t changes) { many_changes_ = changes; }
 
   void Decide(double now_s, Decision& out) override;
   void Upgrade(double now_s, Decision& out) override;
@@ -71,6 +75,14 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // (keyed one by one, not from its index of the queue).
   int64_t ordered_with_apart() const { return ordered_with_apart_; }
   int64_t keys_reused() const { return keys_reused_; }
+  // The classes of movable running jobs in the held rooms SelectByOrder's walks made
+  // (RunningRoom::OfClasses), and of those the ones listed job by job (the others were
+  // counted whole).
+  int64_t room_classes() const { return room_classes_; }
+  int64_t room_classes_listed() const { return room_classes_listed_; }
+  // Full decisions SelectByOrder left to the full walk for the many jobs that started or
+  // stopped since the last (set_many_changes).
+  int64_t many_changes_decisions() const { return many_changes_decisions_; }
 
  private:
   // Devices a full decision hands out, by type: `free`, nobody holds them; `held`, running
@@ -157,34 +169,71 @@ class PreemptiveStrategy final : public DecisionStrategy {
   using RunningKeys = std::function<void(std::vector<SchedulerCore::QueueKey>&)>;
   // The devices the full walk finds held when it reaches a job, while no running job has lost
   // its place: by type, those of the movable running jobs keyed at or after it.
-  struct RunningRoom {
-    // Made from `running_keys`; ok false when their devices fall short of `held` (by type: a
-    // running job was left out).
+  class RunningRoom {
+   public:
+    // Every job listed from `running_keys`; ok() false when their devices fall short of
+    // `held` (by type: a running job was left out).
     static RunningRoom Of(const RunningKeys& running_keys, const SchedulerCore& core,
                           const std::vector<int32_t>& held);
+    // A class of movable running jobs, its jobs not listed: their least key and the devices
+    // they hold by type.
+    struct Unlisted {
+      SchedulerCore::QueueKey least;
+      int32_t cls = -1;
+      std::vector<int32_t> devices;
+    };
+    // Lists class `cls`'s jobs into `room` (List).
+    using ListClass = std::function<void(int32_t cls, RunningRoom& room)>;
+    // The jobs of `classes` counted by class: a class's jobs are listed (by `list`) only when
+    // a job keyed above its least asks; every job of a class keyed at or below the asking one
+    // is held from it. ok() false when the classes' devices fall short of `held`.
+    static RunningRoom OfClasses(std::vector<Unlisted> classes, ListClass list,
+                                 const std::vector<int32_t>& held);
+    void List(int32_t type, const SchedulerCore::QueueKey& key, int32_t devices) {
+      keys_[type].emplace_back(key, devices);
+      sorted_ = false;
+    }
     // Held devices of type t of the jobs keyed `k` or later.
-    int32_t HeldFrom(int32_t t, const SchedulerCore::QueueKey& k) const;
-    bool ok = true;
-    // By type: the jobs' keys with their devices, in key order, and the devices from each on.
-    std::vector<std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>> keys;
-    std::vector<std::vector<int64_t>> after;
+    int32_t HeldFrom(int32_t t, const SchedulerCore::QueueKey& k);
+    bool ok() const { return ok_; }
+    // Classes listed so far (OfClasses).
+    size_t listed() const { return listed_; }
+
+   private:
+    explicit RunningRoom(int32_t types) : keys_(types), after_(types) {}
+    void Sort();
+    bool ok_ = true;
+    // By type: the listed jobs' keys with their devices, in key order once sorted_, and the
+    // devices from each on.
+    std::vector<std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>> keys_;
+    std::vector<std::vector<int64_t>> after_;
+    bool sorted_ = false;
+    // OfClasses: the classes by least key, the first listed_ of them listed; the devices of
+    // the unlisted ones from each on (by class, then type); how to list one.
+    std::vector<Unlisted> unlisted_;
+    size_t listed_ = 0;
+    std::vector<int64_t> unlisted_after_;
+    ListClass list_;
   };
+  // Makes the RunningRoom of the movable running jobs, given the devices held at the walk's
+  // start.
+  using RoomMaker = std::function<RunningRoom(const std::vector<int32_t>& held)>;
   // WalkByClass's held room for the job keyed `k`, by type, into `full_held`: the held devices
   // (`before_held`) of the movable running jobs keyed k or later (RunningRoom, made into `room`
-  // the first time it is needed; all of them below walk.all_held_below), plus `vacated`, less
-  // `taken`. False when the running keys leave some held devices out.
-  bool HeldRoomAt(const SchedulerCore::QueueKey& k, const RowWalk& walk,
-                  const RunningKeys& running_keys, const std::vector<int32_t>& before_held,
-                  const std::vector<int32_t>& vacated, const std::vector<int32_t>& taken,
-                  std::optional<RunningRoom>& room, std::vector<int32_t>& full_held) const;
+  // by `make_room` the first time it is needed; all of them below walk.all_held_below), plus
+  // `vacated`, less `taken`. False when the room leaves some held devices out.
+  bool HeldRoomAt(const SchedulerCore::QueueKey& k, const RowWalk& walk, const RoomMaker& make_room,
+                  const std::vector<int32_t>& before_held, const std::vector<int32_t>& vacated,
+                  const std::vector<int32_t>& taken, std::optional<RunningRoom>& room,
+                  std::vector<int32_t>& full_held) const;
   // Whether a job of plan row `row` (running on `own`, or -1) may be offered a type, other than
   // its own, that lacks a gang's free devices: its room there is in held devices.
   bool ShortOfFree(int32_t row, int32_t own, const Pool& pool) const;
   // SelectByClass's walk of `order` (the keyed jobs of the rows `walk` walks: the first
-  // `queued_count` queued, then the running ones, each part in any order); `running_keys` lists
-  // the movable running jobs for RunningRoom.
+  // `queued_count` queued, then the running ones, each part in any order); `make_room` makes
+  // the movable running jobs' RunningRoom.
   bool WalkByClass(double now_s, const RowWalk& walk, std::vector<SchedulerCore::QueueKey> order,
-                   size_t queued_count, const RunningKeys& running_keys, Pool& pool,
+                   size_t queued_count, const RoomMaker& make_room, Pool& pool,
                    std::vector<int32_t>& candidates);
   // The full decision of SelectByClass, its pool (`initial`: free and held by type, as
   // Reallocate counts it) and plan made from the running order (order_) instead of every
@@ -236,10 +285,16 @@ class PreemptiveStrategy final : public DecisionStrategy {
   void LeastQueued(int32_t cls, double now_s, int64_t k,
                    std::vector<SchedulerCore::QueueKey>& keys);
   // The running jobs SelectByOrder may not move: not preemptible, or inside their quantum
-  // (those counted per class and type in `kept_count`, and the devices of those planned
-  // nowhere by type in `kept_unplanned`), in the order of core_.running().
+  // (those counted per class and type in `kept_count`, with their devices in `kept_devices`,
+  // and the devices of those planned nowhere by type in `kept_unplanned`), in the order of
+  // core_.running().
   std::vector<int32_t> KeptRunning(double now_s, std::vector<int32_t>& kept_count,
+                                   std::vector<int32_t>& kept_devices,
                                    std::vector<int32_t>& kept_unplanned);
+  // SelectByOrder's RunningRoom: the movable running jobs counted by class (ClassesToPlan's
+  // least keys, the order's devices less `kept_devices`), a class listed when asked.
+  RunningRoom RoomByClass(double now_s, const std::vector<int32_t>& kept_devices,
+                          const std::vector<int32_t>& held);
   // Each class's keyed jobs for the plan: the queued (counted in queued_order_, with their
   // least keys listed in `least`, and those filed apart, keyed one by one into `apart`) and the
   // running ones SelectByOrder may move, each class's least key found by the floors.
@@ -254,6 +309,10 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // Appends the keys of class `cls`'s running jobs SelectByOrder may move, giving each its row:
   // those ClassesToPlan keyed when it keyed them all, else keyed now.
   void AppendMovableKeys(int32_t cls, double now_s, std::vector<SchedulerCore::QueueKey>& keys);
+  // Calls visit(key) for each of class `cls`'s running jobs SelectByOrder may move, keyed as
+  // AppendMovableKeys keys them.
+  void VisitMovableKeys(int32_t cls, double now_s,
+                        const std::function<void(const SchedulerCore::QueueKey&)>& visit);
   // Orders running job ids as core_.running() does.
   void SortByRunningPosition(std::vector<int32_t>& ids) const;
   // SelectInOrder's step for one job under kPlanned: the type the plan gives it (its own when
@@ -350,6 +409,11 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // (their floors all lay under it): the walks reuse them instead of keying again.
   std::vector<std::vector<SchedulerCore::QueueKey>> movable_keys_;
   std::vector<char> movable_keyed_;
+  // By class of order_, at the last ClassesToPlan: the least key of its movable running jobs
+  // (none: it had none).
+  std::vector<std::optional<SchedulerCore::QueueKey>> movable_least_;
+  int64_t room_classes_ = 0, room_classes_listed_ = 0, many_changes_decisions_ = 0;
+  size_t many_changes_ = 4096;
   // By class of order_: at the last full decision some floor lay above the least key (1 until
   // a decision found otherwise): visit in floor order, which may stop early.
   std::vector<char> floors_prune_;

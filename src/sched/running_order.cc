@@ -11,6 +11,7 @@ void RunningOrder::Clear() {
   for (std::vector<Filed>& heap : heaps_) heap.clear();
   std::fill(live_.begin(), live_.end(), 0);
   std::fill(count_.begin(), count_.end(), 0);
+  std::fill(devices_.begin(), devices_.end(), 0);
   starts_.clear();
   starts_sorted_ = true;
   live_starts_ = 0;
@@ -36,11 +37,13 @@ void RunningOrder::Add(int32_t id, int32_t cls, int32_t type, int32_t devices, d
     heaps_.resize(cls + 1);
     live_.resize(cls + 1, 0);
     count_.resize(heaps_.size() * types_, 0);
+    devices_.resize(heaps_.size() * types_, 0);
   }
   heaps_[cls].push_back(Filed{floor, id, serial});
   std::push_heap(heaps_[cls].begin(), heaps_[cls].end(), std::greater<>());
   ++live_[cls];
   ++count_[static_cast<size_t>(cls) * types_ + type];
+  devices_[static_cast<size_t>(cls) * types_ + type] += devices;
 }
 
 void RunningOrder::Remove(int32_t id) {
@@ -50,7 +53,10 @@ void RunningOrder::Remove(int32_t id) {
   if (e.cls < 0) unplanned_held_[e.type] -= e.devices;
   const bool started = e.start_s >= 0;
   const int32_t cls = e.cls;
-  if (cls >= 0) --count_[static_cast<size_t>(cls) * types_ + e.type];
+  if (cls >= 0) {
+    --count_[static_cast<size_t>(cls) * types_ + e.type];
+    devices_[static_cast<size_t>(cls) * types_ + e.type] -= e.devices;
+  }
   e = Entry{};
   if (started) {
     --live_starts_;

@@ -36,9 +36,12 @@ class RunningOrder {
   int32_t unplanned_held(int32_t t) const { return unplanned_held_[t]; }
   // Classes with room in the tables (some may have no jobs).
   int32_t classes() const { return static_cast<int32_t>(heaps_.size()); }
-  // Filed jobs of class `cls` on type t.
+  // Filed jobs of class `cls` on type t, and the devices they hold.
   int32_t count(int32_t cls, int32_t t) const {
     return count_[static_cast<size_t>(cls) * types_ + t];
+  }
+  int32_t devices(int32_t cls, int32_t t) const {
+    return devices_[static_cast<size_t>(cls) * types_ + t];
   }
   // What was filed of `id`.
   int32_t class_of(int32_t id) const { return entries_[id].cls; }
@@ -92,7 +95,7 @@ class RunningOrder {
   std::vector<int32_t> held_, unplanned_held_;  // by type
   std::vector<std::vector<Filed>> heaps_;       // by class: min-heaps by floor
   std::vector<int32_t> live_;                   // by class: live elements of its heap
-  std::vector<int32_t> count_;                  // classes x types
+  std::vector<int32_t> count_, devices_;        // classes x types
   // Run starts in a plain array, walked from its end at each full decision (tens of thousands
   // of them at scale: contiguous, not a tree's scattered nodes), in (start, id) order while
   // starts_sorted_; stale ones stay until they outnumber the live ones or fall past the

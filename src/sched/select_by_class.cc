@@ -86,8 +86,10 @@ bool PreemptiveStrategy::SelectByClass(double now_s, Pool& pool, std::vector<int
     keys.insert(keys.end(), keys_.begin() + static_cast<std::ptrdiff_t>(core_.queue().size()),
                 keys_.end());
   };
-  return WalkByClass(now_s, walk, std::move(order), queued_in_order, running_keys, pool,
-                     candidates);
+  const auto make_room = [&](const std::vector<int32_t>& held) {
+    return RunningRoom::Of(running_keys, core_, held);
+  };
+  return WalkByClass(now_s, walk, std::move(order), queued_in_order, make_room, pool, candidates);
 }
 
 std::vector<int64_t> PreemptiveStrategy::QueuedTakes(int64_t room) const {
@@ -148,8 +150,8 @@ void PreemptiveStrategy::DropQueuedPastBudget(std::vector<SchedulerCore::QueueKe
 
 bool PreemptiveStrategy::WalkByClass(double now_s, const RowWalk& walk,
                                      std::vector<SchedulerCore::QueueKey> order,
-                                     size_t queued_count, const RunningKeys& running_keys,
-                                     Pool& pool, std::vector<int32_t>& candidates) {
+                                     size_t queued_count, const RoomMaker& make_room, Pool& pool,
+                                     std::vector<int32_t>& candidates) {
   // Under a plan, a job's type depends on the jobs of other classes only through the pool's
   // room (Pick's free + held; a running job's own devices, held until it is reached). The jobs
   // of covered classes keep their types (RowsToWalk); those of the others are walked here in
@@ -191,7 +193,7 @@ bool PreemptiveStrategy::WalkByClass(double now_s, const RowWalk& walk,
     const int32_t gang = plan_.RowGang(row);
     const std::vector<int32_t>* held = &pool.held;
     if (ShortOfFree(row, own, pool)) {
-      if (!HeldRoomAt(k, walk, running_keys, before.held, vacated, taken_held, room, full_held)) {
+      if (!HeldRoomAt(k, walk, make_room, before.held, vacated, taken_held, room, full_held)) {
         return give_up();
       }
       held = &full_held;
@@ -226,15 +228,15 @@ bool PreemptiveStrategy::WalkByClass(double now_s, const RowWalk& walk,
 }
 
 bool PreemptiveStrategy::HeldRoomAt(const SchedulerCore::QueueKey& k, const RowWalk& walk,
-                                    const RunningKeys& running_keys,
+                                    const RoomMaker& make_room,
                                     const std::vector<int32_t>& before_held,
                                     const std::vector<int32_t>& vacated,
                                     const std::vector<int32_t>& taken,
                                     std::optional<RunningRoom>& room,
                                     std::vector<int32_t>& full_held) const {
   const bool all_held = walk.all_held_below && k < *walk.all_held_below;
-  if (!all_held && !room) room = RunningRoom::Of(running_keys, core_, before_held);
-  if (!all_held && !room->ok) return false;
+  if (!all_held && !room) room = make_room(before_held);
+  if (!all_held && !room->ok()) return false;
   for (size_t t = 0; t < full_held.size(); ++t) {
     const int32_t t32 = static_cast<int32_t>(t);
     full_held[t] = (all_held ? before_held[t] : room->HeldFrom(t32, k)) + vacated[t] - taken[t];
@@ -273,39 +275,6 @@ bool PreemptiveStrategy::ShortOfFree(int32_t row, int32_t own, const Pool& pool)
     if (t != own && plan_.Budget(row, t) >= gang * 0.5 && pool.free[t] < gang) return true;
   }
   return false;
-}
-
-PreemptiveStrategy::RunningRoom PreemptiveStrategy::RunningRoom::Of(
-    const RunningKeys& running_keys, const SchedulerCore& core, const std::vector<int32_t>& held) {
-  const int32_t types = static_cast<int32_t>(held.size());
-  std::vector<SchedulerCore::QueueKey> keys;
-  running_keys(keys);
-  RunningRoom room;
-  room.keys.resize(types);
-  room.after.resize(types);
-  for (const auto& k : keys) {
-    const JobRecord& r = core.record(std::get<3>(k));
-    room.keys[r.type.value()].emplace_back(k, static_cast<int32_t>(r.devices.size()));
-  }
-  for (int32_t t = 0; t < types; ++t) {
-    std::vector<std::pair<SchedulerCore::QueueKey, int32_t>>& on_type = room.keys[t];
-    std::sort(on_type.begin(), on_type.end());
-    std::vector<int64_t>& after = room.after[t];
-    after.assign(on_type.size() + 1, 0);
-    for (size_t i = on_type.size(); i > 0; --i) after[i - 1] = after[i] + on_type[i - 1].second;
-    // Every held device must belong to a keyed job, or the counts would be short.
-    room.ok = room.ok && after[0] == held[t];
-  }
-  return room;
-}
-
-int32_t PreemptiveStrategy::RunningRoom::HeldFrom(int32_t t,
-                                                  const SchedulerCore::QueueKey& k) const {
-  const auto& on_type = keys[t];
-  const auto at = std::lower_bound(
-      on_type.begin(), on_type.end(), k,
-      [](const auto& e, const SchedulerCore::QueueKey& key) { return e.first < key; });
-  return static_cast<int32_t>(after[t][static_cast<size_t>(at - on_type.begin())]);
 }
 
 }  // namespace hetsched::sched

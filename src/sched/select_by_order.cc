@@ -3,6 +3,7 @@
 // jobs start and stop, instead of a pass over every running job.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <iterator>
 #include <limits>
 
@@ -13,10 +14,6 @@ namespace hetsched::sched {
 using model::DeviceTypeId;
 
 namespace {
-
-// Running jobs started or stopped since the last full decision past which SelectByOrder leaves
-// the decision to the full walk, if they are also more than an eighth of the running jobs.
-constexpr size_t kManyChanges = 4096;
 
 // A floor is under the key in real numbers; the key as computed is a few roundings away.
 double Slack(double floor, double drift, double least) {
@@ -132,10 +129,12 @@ void PreemptiveStrategy::FileRunning(int32_t id, double now_s) {
 }
 
 std::vector<int32_t> PreemptiveStrategy::KeptRunning(double now_s, std::vector<int32_t>& kept_count,
+                                                     std::vector<int32_t>& kept_devices,
                                                      std::vector<int32_t>& kept_unplanned) {
   const int32_t types = core_.state().type_count();
   std::vector<int32_t> kept(unpreemptible_.begin(), unpreemptible_.end());
   kept_count.assign(static_cast<size_t>(order_->classes()) * types, 0);
+  kept_devices.assign(kept_count.size(), 0);
   kept_unplanned.assign(types, 0);
   // The jobs inside their quantum are the latest started; those before are past it for good.
   order_->VisitInQuantum([&](double start_s) { return core_.price().InQuantum(start_s, now_s); },
@@ -143,7 +142,10 @@ std::vector<int32_t> PreemptiveStrategy::KeptRunning(double now_s, std::vector<i
                            kept.push_back(id);
                            const int32_t cls = order_->class_of(id);
                            if (cls >= 0) {
-                             ++kept_count[static_cast<size_t>(cls) * types + order_->type_of(id)];
+                             const size_t at =
+                                 static_cast<size_t>(cls) * types + order_->type_of(id);
+                             ++kept_count[at];
+                             kept_devices[at] += order_->devices_of(id);
                            } else {
                              kept_unplanned[order_->type_of(id)] += order_->devices_of(id);
                            }
@@ -185,9 +187,11 @@ std::vector<ThroughputPlan::ClassJobs> PreemptiveStrategy::ClassesToPlan(
   int64_t evaluated = 0, movable_jobs = 0;
   movable_keys_.resize(order_->classes());
   movable_keyed_.assign(order_->classes(), 0);
-  // A class whose floors pruned nothing at the last decision is keyed by a plain pass over its
-  // jobs (the visit in floor order costs a heap step per job); the least is the same either way.
-  floors_prune_.resize(order_->classes(), 1);
+  movable_least_.assign(order_->classes(), std::nullopt);
+  // A class new to the order, or whose floors pruned nothing at the last decision, is keyed by
+  // a plain pass over its jobs (the visit in floor order costs a heap step per job, and right
+  // after a re-deal every class is new and prunes nothing); the least is the same either way.
+  floors_prune_.resize(order_->classes(), 0);
   for (int32_t cls = 0; cls < order_->classes(); ++cls) {
     int32_t movable = 0;
     for (int32_t t = 0; t < types; ++t) {
@@ -197,6 +201,7 @@ std::vector<ThroughputPlan::ClassJobs> PreemptiveStrategy::ClassesToPlan(
     movable_keyed_[cls] = 1;  // until the floors stop the visit
     if (movable == 0) continue;
     const SchedulerCore::QueueKey least = LeastMovableKey(cls, now_s, evaluated);
+    movable_least_[cls] = least;
     add(cls, least, movable);
     if (!running_least || least < *running_least) running_least = least;
     movable_jobs += movable;
@@ -279,21 +284,21 @@ bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int
                                        std::vector<int32_t>& candidates) {
   plan_ok_ = false;
   // Many jobs started or stopped since the last full decision (thousands, and more than an
-  // eighth of those running), as after one that displaced many: filing them costs about what
-  // walking every job from OpenPool does, and such decisions come in runs. They are filed
-  // afresh later.
+  // eighth of those running), as after one that displaced many: such decisions come in runs,
+  // and the full walk from OpenPool decides them. The orders still take the changes now, so
+  // that the first steady decision after the run has only its own to file, not every job.
   const size_t changes = core_.running_changes().size();
-  if (changes > kManyChanges && changes > core_.running().size() / 8) {
-    core_.ClearRunningChanges();
-    order_filed_ = false;
-    return false;
-  }
+  const bool many_changes = changes > many_changes_ && changes > core_.running().size() / 8;
   plan_.ForgetIfFull(core_);
   SyncRunningOrder(now_s);
   SyncQueuedOrder();
+  if (many_changes) {
+    ++many_changes_decisions_;
+    return false;
+  }
   if (!unfixed_.empty()) return false;
-  std::vector<int32_t> kept_count, kept_unplanned;
-  const std::vector<int32_t> kept = KeptRunning(now_s, kept_count, kept_unplanned);
+  std::vector<int32_t> kept_count, kept_devices, kept_unplanned;
+  const std::vector<int32_t> kept = KeptRunning(now_s, kept_count, kept_devices, kept_unplanned);
   std::vector<int32_t> capacity;
   if (!OpenOrderPool(kept, pool, initial, capacity)) return false;
   KeyedQueued least, apart;  // of the queued jobs: each class's least; those filed apart
@@ -302,7 +307,16 @@ bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int
       ClassesToPlan(now_s, kept_count, least, apart, running_least);
   if (!plan_.SolveByClass(core_, std::move(classes), kept, capacity).ok()) return false;
   plan_ok_ = true;
-  for (int32_t id : kept) plan_.Take(id, core_.record(id), core_.record(id).type.value());
+  // The kept jobs booked against their classes' budgets: those of the order by their counts
+  // (no record read), those the order does not file (not preemptible) one by one.
+  for (int32_t id : unpreemptible_) plan_.Take(id, core_.record(id), core_.record(id).type.value());
+  const int32_t types = core_.state().type_count();
+  for (int32_t cls = 0; cls < order_->classes(); ++cls) {
+    const int32_t row = plan_.RowOfClass(cls);
+    for (int32_t t = 0; t < types && row >= 0; ++t) {
+      plan_.TakeGangs(row, t, kept_count[static_cast<size_t>(cls) * types + t]);
+    }
+  }
   // The movable running jobs (each given its row), keyed once, where a walk needs them.
   std::optional<std::vector<SchedulerCore::QueueKey>> running;
   const auto running_keys = [&](std::vector<SchedulerCore::QueueKey>& keys) {
@@ -331,7 +345,10 @@ bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int
     all_keyed = all_keyed && order_->unplanned_held(static_cast<int32_t>(t)) == kept_unplanned[t];
   }
   if (all_keyed) walk.all_held_below = running_least;
-  if (WalkByClass(now_s, walk, std::move(order), queued_in_order, running_keys, pool, candidates)) {
+  const auto make_room = [&](const std::vector<int32_t>& held) {
+    return RoomByClass(now_s, kept_devices, held);
+  };
+  if (WalkByClass(now_s, walk, std::move(order), queued_in_order, make_room, pool, candidates)) {
     ++ordered_decisions_;
     if (!apart.empty()) ++ordered_with_apart_;
     return true;
@@ -387,20 +404,50 @@ PreemptiveStrategy::RowWalk PreemptiveStrategy::OrderRows(
 
 void PreemptiveStrategy::AppendMovableKeys(int32_t cls, double now_s,
                                            std::vector<SchedulerCore::QueueKey>& keys) {
+  if (movable_keyed_[cls]) ++keys_reused_;
+  VisitMovableKeys(cls, now_s, [&](const SchedulerCore::QueueKey& key) {
+    plan_.SetRow(std::get<3>(key), cls);
+    keys.push_back(key);
+  });
+}
+
+void PreemptiveStrategy::VisitMovableKeys(
+    int32_t cls, double now_s, const std::function<void(const SchedulerCore::QueueKey&)>& visit) {
   if (movable_keyed_[cls]) {
-    ++keys_reused_;
-    for (const SchedulerCore::QueueKey& key : movable_keys_[cls]) {
-      plan_.SetRow(std::get<3>(key), cls);
-      keys.push_back(key);
-    }
+    for (const SchedulerCore::QueueKey& key : movable_keys_[cls]) visit(key);
     return;
   }
   order_->VisitAll(cls, [&](double /*floor*/, int32_t id) {
     const JobRecord& r = core_.record(id);
     if (time_slices_ && !core_.QuantumOver(r, now_s)) return;  // kept
-    plan_.SetRow(id, cls);
-    keys.push_back(core_.KeyOf(r, now_s));
+    visit(core_.KeyOf(r, now_s));
   });
+}
+
+PreemptiveStrategy::RunningRoom PreemptiveStrategy::RoomByClass(
+    double now_s, const std::vector<int32_t>& kept_devices, const std::vector<int32_t>& held) {
+  const int32_t types = static_cast<int32_t>(held.size());
+  std::vector<RunningRoom::Unlisted> classes;
+  for (int32_t cls = 0; cls < order_->classes(); ++cls) {
+    if (!movable_least_[cls]) continue;
+    RunningRoom::Unlisted& c = classes.emplace_back();
+    c.least = *movable_least_[cls];
+    c.cls = cls;
+    c.devices.resize(types);
+    for (int32_t t = 0; t < types; ++t) {
+      c.devices[t] = order_->devices(cls, t) - kept_devices[static_cast<size_t>(cls) * types + t];
+    }
+  }
+  room_classes_ += static_cast<int64_t>(classes.size());
+  // A class's jobs with the type and devices they were filed with (those of their records).
+  const auto list = [this, now_s](int32_t cls, RunningRoom& room) {
+    ++room_classes_listed_;
+    VisitMovableKeys(cls, now_s, [&](const SchedulerCore::QueueKey& key) {
+      const int32_t id = std::get<3>(key);
+      room.List(order_->type_of(id), key, order_->devices_of(id));
+    });
+  };
+  return RunningRoom::OfClasses(std::move(classes), list, held);
 }
 
 bool PreemptiveStrategy::WalkEveryJob(double now_s, const RunningKeys& running_keys, Pool& pool,

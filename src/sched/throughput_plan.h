@@ -74,6 +74,11 @@ class ThroughputPlan {
                const std::vector<int32_t>& held, int32_t prefer) const;
   // Books `r`'s gang on type t against its class's budget.
   void Take(int32_t slot, const JobRecord& r, int32_t type);
+  // Books `jobs` gangs of `row` on type t, one at a time (the roundings of a Take per job).
+  void TakeGangs(int32_t row, int32_t type, int32_t jobs) {
+    double& budget = budget_[static_cast<size_t>(row) * types_ + type];
+    for (int32_t i = 0; i < jobs; ++i) budget -= row_gang_[row];
+  }
   // The LP row (class) the last Solve gave the job in `slot`; -1: planned nowhere.
   int32_t RowOf(int32_t slot) const {
     return static_cast<size_t>(slot) < class_of_.size() ? class_of_[slot] : -1;

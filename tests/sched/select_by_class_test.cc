@@ -35,6 +35,9 @@ struct Counts {
   int64_t class_only = 0, class_only_past_free = 0;
   // Decisions by class, and of those by running order, begun with devices held for reserved jobs.
   int64_t by_class_with_held = 0, ordered_with_held = 0;
+  // Classes of movable running jobs in the held rooms SelectByOrder made, and of those the ones
+  // listed job by job; decisions it left to the full walk for many changes.
+  int64_t room_classes = 0, room_classes_listed = 0, many_changes = 0;
 };
 
 void ExpectSame(const Decision& a, const Decision& b, int step, Counts& counts) {
@@ -67,9 +70,11 @@ model::Job RandomJob(int id, double now_s, std::mt19937& rng, bool mixed) {
 // checkpoint, until the next arrival (stop_holds_devices): the jobs a decision gave those
 // devices, and those moving, wait reserved, with the free devices of their type held for them
 // (sched/reservations.h), so later decisions see held devices. `mixed`: the slow type runs
-// rocm, which some jobs can also run on (RandomJob).
+// rocm, which some jobs can also run on (RandomJob). `many_changes`: SelectByOrder leaves a
+// decision to the full walk past that many running jobs started or stopped (0: its default).
 void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool learn,
-                             Counts& counts, bool checkpointed = false, bool mixed = false) {
+                             Counts& counts, bool checkpointed = false, bool mixed = false,
+                             size_t many_changes = 0) {
   const auto c = MakeCluster(
       {{"fast", "cuda", 2, 4}, {"mid", "cuda", 2, 4}, {"slow", mixed ? "rocm" : "cuda", 3, 4}});
   SchedulerOptions options;
@@ -80,6 +85,7 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
       o(c, "srpt-het-fair", options);
   PreemptiveStrategy by_class(a.core()), walked(b.core(), /*by_class=*/false),
       class_only(o.core(), /*by_class=*/true, /*by_order=*/false);
+  if (many_changes > 0) by_class.set_many_changes(many_changes);
   std::mt19937 rng(seed);
   std::vector<int> live;
   std::vector<int> stopping;  // writing their checkpoints
@@ -143,6 +149,9 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
   counts.past_free += by_class.past_free_decisions();
   counts.ordered_full_walks += by_class.ordered_full_walks();
   counts.ordered_with_apart += by_class.ordered_with_apart();
+  counts.room_classes += by_class.room_classes();
+  counts.room_classes_listed += by_class.room_classes_listed();
+  counts.many_changes += by_class.many_changes_decisions();
 }
 
 // Loaded (arrivals faster than the 28 devices finish them: queues, moves and preemptions) and
@@ -150,7 +159,7 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
 // seeds each. Among the decisions by class are some whose queued jobs ask for more devices
 // than are free (their room then depends on the running jobs keyed after them).
 TEST(SelectByClass, DecidesAsTheFullWalk) {
-  int64_t preempted = 0, ordered_full_walks = 0;
+  int64_t preempted = 0, ordered_full_walks = 0, room_classes = 0, room_classes_listed = 0;
   for (bool learn : {false, true}) {
     for (double cost_s : {0.0, 30.0}) {
       for (int max_gap_s : {20, 400}) {
@@ -177,10 +186,16 @@ TEST(SelectByClass, DecidesAsTheFullWalk) {
         EXPECT_LT(counts.class_only, counts.full);
         ordered_full_walks += counts.ordered_full_walks;
         preempted += counts.preempted;
+        room_classes += counts.room_classes;
+        room_classes_listed += counts.room_classes_listed;
       }
     }
   }
   EXPECT_GT(preempted, 10);  // moves and stops were among the decisions compared
+  // The held rooms SelectByOrder's walks asked for listed some classes job by job and counted
+  // others whole.
+  EXPECT_GT(room_classes_listed, 10);
+  EXPECT_LT(room_classes_listed, room_classes);
   // SelectByOrder walked every job with its own plan where the full walk displaces running jobs.
   EXPECT_GT(ordered_full_walks, 100);
 }
@@ -224,6 +239,25 @@ TEST(SelectByClass, DecidesAsTheFullWalkWithQueuedJobsOfMovingClasses) {
   EXPECT_GT(counts.ordered, 0);
   EXPECT_LT(counts.ordered, counts.full);
   EXPECT_GT(counts.ordered_with_apart, 0);
+}
+
+// Decisions after many running jobs started or stopped (past set_many_changes) are left to the
+// full walk, and the running and queued orders still take those changes: the decisions by
+// order after them stay the same.
+TEST(SelectByClass, DecidesAsTheFullWalkAfterManyChanges) {
+  Counts counts;
+  for (bool learn : {false, true}) {
+    for (double cost_s : {0.0, 30.0}) {
+      for (uint32_t seed : {1u, 2u, 3u, 4u, 5u}) {
+        ExpectSameAsTheFullWalk(seed, cost_s, /*max_gap_s=*/20, learn, counts,
+                                /*checkpointed=*/false, /*mixed=*/false, /*many_changes=*/2);
+        ASSERT_FALSE(HasFatalFailure()) << "seed " << seed << " learn " << learn;
+      }
+    }
+  }
+  EXPECT_GT(counts.many_changes, 20);
+  EXPECT_GT(counts.ordered, 20);
+  EXPECT_GT(counts.preempted, 10);
 }
 
 }  // namespace
