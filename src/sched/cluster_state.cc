@@ -96,30 +96,57 @@ void ClusterState::AdjustFree(NodeId node, DeviceTypeId type, int32_t delta) {
     slot = &counts.back().second;
   }
   auto& index = by_free_[type.value()];
-  if (*slot > 0) index.erase({*slot, node.value()});
+  const int32_t before = *slot;
   *slot += delta;
   assert(*slot >= 0);
-  if (*slot > 0) index.insert({*slot, node.value()});
+  if (before > 0 && *slot > 0) {
+    // The node's entry moves to its new count: its tree node is re-keyed and re-inserted, not
+    // freed and allocated again.
+    auto entry = index.extract({before, node.value()});
+    entry.value().first = *slot;
+    index.insert(std::move(entry));
+  } else if (before > 0) {
+    index.erase({before, node.value()});
+  } else if (*slot > 0) {
+    index.insert({*slot, node.value()});
+  }
   free_total_[type.value()] += delta;
   const model::RackId rack = cluster_.node(node).rack;
   if (rack.valid()) rack_free_[rack.value() * type_count_ + type.value()] += delta;
 }
 
+void ClusterState::AddToRun(FreeRun& run, DeviceId d, int32_t delta) {
+  const model::Device& device = cluster_.device(d);
+  if (run.delta != 0 && (run.node != device.node || run.type != device.type)) ApplyRun(run);
+  run.node = device.node;
+  run.type = device.type;
+  run.delta += delta;
+}
+
+void ClusterState::ApplyRun(FreeRun& run) {
+  if (run.delta != 0) AdjustFree(run.node, run.type, run.delta);
+  run.delta = 0;
+}
+
 void ClusterState::Allocate(const std::vector<DeviceId>& devices) {
+  FreeRun run;
   for (DeviceId d : devices) {
     assert(status_[d.value()] == kFree);
     const bool was_indexed = Indexed(d);
     status_[d.value()] = kBusy;
-    if (was_indexed) AdjustFree(cluster_.device(d).node, cluster_.device(d).type, -1);
+    if (was_indexed) AddToRun(run, d, -1);
   }
+  ApplyRun(run);
 }
 
 void ClusterState::Release(const std::vector<DeviceId>& devices) {
+  FreeRun run;
   for (DeviceId d : devices) {
     if (status_[d.value()] != kBusy) continue;  // went down while busy: stays down
     status_[d.value()] = kFree;
-    if (Indexed(d)) AdjustFree(cluster_.device(d).node, cluster_.device(d).type, +1);
+    if (Indexed(d)) AddToRun(run, d, +1);
   }
+  ApplyRun(run);
 }
 
 void ClusterState::SetDown(DeviceId d) {

@@ -107,6 +107,18 @@ class ClusterState {
   enum Status : uint8_t { kFree, kBusy, kDown };
   // Adds `delta` free devices of `type` at `node` to every index.
   void AdjustFree(model::NodeId node, model::DeviceTypeId type, int32_t delta);
+  // Free-count changes of a run of devices on one node and of one type, applied by one
+  // AdjustFree: a gang's workers on a node are listed together, and each AdjustFree re-files
+  // the node in by_free_ (a tree search), so a run costs one re-filing instead of one a device.
+  struct FreeRun {
+    model::NodeId node;
+    model::DeviceTypeId type;
+    int32_t delta = 0;
+  };
+  // Adds `delta` for device `d` to `run`, first applying `run` when `d` is on another node or
+  // of another type.
+  void AddToRun(FreeRun& run, model::DeviceId d, int32_t delta);
+  void ApplyRun(FreeRun& run);
   bool Indexed(model::DeviceId d) const {
     return status_[d.value()] == kFree && reserved_[d.value()] == 0 &&
            node_on_[cluster_.device(d).node.value()];

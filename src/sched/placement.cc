@@ -18,12 +18,36 @@ void TakeFromNode(const ClusterState& state, NodeId node_id, DeviceTypeId type, 
                   std::vector<DeviceId>& out) {
   const model::Cluster& cluster = state.cluster();
   const model::Node& node = cluster.node(node_id);
+  const auto takes = [&](DeviceId d) {
+    return cluster.device(d).type == type && state.IsFree(d) && !state.IsReserved(d);
+  };
+  // Its free devices of the type all in one island (or none): the grouping below would make
+  // one group in device order, so they are taken in that order without building it.
+  bool one_island = true;
+  int32_t island = 0;
+  bool seen = false;
+  for (int32_t i = 0; i < node.device_count && one_island; ++i) {
+    const DeviceId d(node.first_device.value() + i);
+    if (!takes(d)) continue;
+    one_island = !seen || cluster.device(d).island == island;
+    island = cluster.device(d).island;
+    seen = true;
+  }
+  if (one_island) {
+    for (int32_t i = 0; i < node.device_count && count > 0; ++i) {
+      const DeviceId d(node.first_device.value() + i);
+      if (!takes(d)) continue;
+      out.push_back(d);
+      --count;
+    }
+    return;
+  }
   // Free devices of the type grouped by island (-1: no island).
   std::vector<std::pair<int32_t, std::vector<DeviceId>>> groups;
   for (int32_t i = 0; i < node.device_count; ++i) {
     const DeviceId d(node.first_device.value() + i);
     const model::Device& dev = cluster.device(d);
-    if (dev.type != type || !state.IsFree(d) || state.IsReserved(d)) continue;
+    if (!takes(d)) continue;
     auto it = std::find_if(groups.begin(), groups.end(),
                            [&](const auto& g) { return g.first == dev.island; });
     if (it == groups.end()) {

@@ -56,6 +56,7 @@ void SchedulerCore::Grow(int32_t id) {
   pinned_.resize(id + 1);
   pos_.resize(id + 1, -1);
   queue_key_.resize(id + 1);
+  queue_entry_.resize(id + 1);
   hints_.resize(id + 1);
 }
 
@@ -64,6 +65,7 @@ void SchedulerCore::Reserve(size_t jobs) {
   pinned_.reserve(jobs);
   pos_.reserve(jobs);
   queue_key_.reserve(jobs);
+  queue_entry_.reserve(jobs);
   hints_.reserve(jobs);
 }
 
@@ -110,7 +112,7 @@ void SchedulerCore::Enqueue(int32_t id, double now_s) {
   pos_[id] = static_cast<int32_t>(queue_.size());
   queue_.push_back(id);
   queue_key_[id] = KeyOf(r, 0);
-  if (!sorted_queue_stale_) sorted_queue_.insert(queue_key_[id]);
+  if (!sorted_queue_stale_) queue_entry_[id] = sorted_queue_.insert(queue_key_[id]).first;
   if (track_queue_changes_) queue_changes_.push_back(id);
 }
 
@@ -119,9 +121,8 @@ void SchedulerCore::Dequeue(int32_t id) {
   queue_[p] = queue_.back();
   pos_[queue_[p]] = p;
   queue_.pop_back();
-  // The key it was filed under (its belief may have moved since only through BeginDecision,
-  // which re-keys every queued job). A stale index is re-filed from the queue when read.
-  if (!sorted_queue_stale_) sorted_queue_.erase(queue_key_[id]);
+  // A stale index is re-filed from the queue when read.
+  if (!sorted_queue_stale_) sorted_queue_.erase(queue_entry_[id]);
   if (track_queue_changes_) queue_changes_.push_back(id);
 }
 
@@ -198,11 +199,16 @@ void SchedulerCore::SortQueue() const {
   // (its iterators are merely read-only), and the keys never tie (they end with the id).
   while (sorted_queue_.size() > keys.size()) sorted_queue_.erase(sorted_queue_.begin());
   auto key = keys.begin();
-  for (const QueueKey& filed : sorted_queue_) const_cast<QueueKey&>(filed) = *key++;
-  for (; key != keys.end(); ++key) sorted_queue_.insert(sorted_queue_.end(), *key);
+  for (auto entry = sorted_queue_.begin(); entry != sorted_queue_.end(); ++entry) {
+    const_cast<QueueKey&>(*entry) = *key++;
+    queue_entry_[std::get<3>(*entry)] = entry;
+  }
+  for (; key != keys.end(); ++key) {
+    queue_entry_[std::get<3>(*key)] = sorted_queue_.insert(sorted_queue_.end(), *key);
+  }
 }
 
-bool SchedulerCore::MarkRunning(int32_t id, DeviceTypeId type, std::vector<DeviceId> devices,
+bool SchedulerCore::MarkRunning(int32_t id, DeviceTypeId type, const std::vector<DeviceId>& devices,
                                 double rate, double now_s) {
   JobRecord& r = records_[id];
   Dequeue(id);
@@ -211,7 +217,7 @@ bool SchedulerCore::MarkRunning(int32_t id, DeviceTypeId type, std::vector<Devic
   r.run_start_s = now_s;
   r.phase = JobPhase::kRunning;
   r.type = type;
-  r.devices = std::move(devices);
+  r.devices.assign(devices.begin(), devices.end());
   r.last_workers = static_cast<int32_t>(r.devices.size());
   r.rate = rate;
   r.progress_since_s = now_s;
@@ -230,12 +236,12 @@ Placement SchedulerCore::Start(int32_t id, DeviceTypeId type, std::vector<Device
   const double rate = r.incompatible[type.value()] ? 0 : r.speed[type.value()];
   const bool resized =
       r.first_start_s >= 0 && r.last_workers != static_cast<int32_t>(devices.size());
-  const bool resumed = MarkRunning(id, type, std::move(devices), rate, now_s);
+  const bool resumed = MarkRunning(id, type, devices, rate, now_s);
   const double redone_work = restarted ? r.done_work : 0;
   if (restarted) r.done_work = 0;  // after it left the queue: its key depends on the work done
   Hold(id, r.devices);
   if (sharing_ != nullptr) sharing_->OnStarted(id);
-  Placement p{JobId(id), type, r.devices, resumed, migrated, JobId()};
+  Placement p{JobId(id), type, std::move(devices), resumed, migrated, JobId()};
   p.restarted = restarted;
   p.redone_work = redone_work;
   p.resized = resized;

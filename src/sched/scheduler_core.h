@@ -122,10 +122,11 @@ class SchedulerCore {
   // most every preempt interval and re-sorts the queue index when ranks moved.
   void BeginDecision(double now_s);
 
-  // Job `id` leaves the queue and runs on `devices` at `rate` from now; true when it ran
-  // before (a resume). Start and SpaceSharing's Join build on it.
-  bool MarkRunning(int32_t id, model::DeviceTypeId type, std::vector<model::DeviceId> devices,
-                   double rate, double now_s);
+  // Job `id` leaves the queue and runs on `devices` (copied into its record, whose storage a
+  // job that ran before reuses) at `rate` from now; true when it ran before (a resume). Start
+  // and SpaceSharing's Join build on it.
+  bool MarkRunning(int32_t id, model::DeviceTypeId type,
+                   const std::vector<model::DeviceId>& devices, double rate, double now_s);
   // Starts job `id` on `devices` (allocates them, marks it running).
   Placement Start(int32_t id, model::DeviceTypeId type, std::vector<model::DeviceId> devices,
                   double now_s, bool migrated);
@@ -221,8 +222,11 @@ class SchedulerCore {
   std::vector<int32_t> pos_;                          // id -> position in queue_ or running_
   mutable std::set<QueueKey> sorted_queue_;           // queued jobs by KeyOf(job, 0)
   std::vector<QueueKey> queue_key_;                   // by JobId: its key in sorted_queue_
-  std::vector<int32_t> owner_;                        // device -> job id, -1 if none
-  std::vector<PlacementHints> hints_;                 // by JobId: data locality
+  // By JobId: its entry in sorted_queue_ while queued and the index is not stale, so that
+  // Dequeue erases it without a search by key.
+  mutable std::vector<std::set<QueueKey>::iterator> queue_entry_;
+  std::vector<int32_t> owner_;         // device -> job id, -1 if none
+  std::vector<PlacementHints> hints_;  // by JobId: data locality
   // A refresh re-keyed the queue since sorted_queue_ was last read: until read it is left
   // alone, neither in order nor holding the queued jobs (SortQueue re-files it).
   mutable bool sorted_queue_stale_ = false;

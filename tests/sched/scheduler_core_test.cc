@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "sched/core_harness.h"
@@ -96,6 +97,46 @@ TEST(SchedulerCore, RefileAfterARefreshThatKeepsTheOrder) {
   ExpectFiledByKey(h.core());
   h.core().Dequeue(4);
   EXPECT_EQ(IndexOrder(h.core()), (std::vector<int32_t>{3, 1, 0}));
+}
+
+// Dequeue erases a job's own entry of the index, which SortQueue re-files under new keys: jobs
+// queued, taken off and queued again at random, across refreshes that move the order (jobs with
+// and without estimates, sizes learnt ever larger), the index read now and then (a stale index
+// is re-sorted when read, its entries then hold other jobs).
+TEST(SchedulerCore, TakingJobsOffFindsTheirEntriesAcrossRefiles) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
+  CoreHarness h(c, "default");
+  std::mt19937 rng(11);
+  std::vector<int32_t> off;  // admitted, taken off the queue
+  int next_id = 0;
+  double now = 0;
+  int refiles_read = 0;
+  for (int step = 0; step < 600; ++step) {
+    const int op = static_cast<int>(rng() % 8);
+    if (op < 3) {
+      h.Admit(NvJob(next_id, now, 1, rng() % 2 ? 5.0 + static_cast<double>(rng() % 50) : 0), now);
+      ++next_id;
+    } else if (op < 5 && !h.core().queue().empty()) {
+      const int32_t id = h.core().queue()[rng() % h.core().queue().size()];
+      h.core().Dequeue(id);
+      off.push_back(id);
+    } else if (op == 5 && !off.empty()) {
+      const size_t k = rng() % off.size();
+      h.core().Enqueue(off[k], now);
+      off.erase(off.begin() + static_cast<std::ptrdiff_t>(k));
+    } else if (op == 6) {
+      LearnSizes(h.core(), 10.0 * (step + 1));
+      now += 400;  // past the preempt interval: the belief is refreshed
+      h.core().BeginDecision(now);
+    } else {
+      if (h.core().queue_refiles() > 0) ++refiles_read;
+      ExpectFiledByKey(h.core());
+      if (HasFailure()) FAIL() << "step " << step;
+    }
+  }
+  ExpectFiledByKey(h.core());
+  EXPECT_GT(h.core().queue_refiles(), 10);
+  EXPECT_GT(refiles_read, 10);
 }
 
 }  // namespace
