@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cost/roofline.h"
+#include "model/compatibility.h"
 
 namespace hetsched::cost {
 namespace {
@@ -57,6 +58,10 @@ std::optional<StepTime> EstimateStepTime(const model::Job& job, const model::Dev
         return StepTime{*s, SpeedSource::kJobThroughput};
       }
     }
+  }
+  // The table an unmeasured job is assumed to have: 1 step/s on each type that runs it.
+  if (job.unit_speed_assumed && model::TypeRunsJob(type, job)) {
+    return StepTime{1, SpeedSource::kJobThroughput};
   }
   if (profile != nullptr && !job.job_type.empty()) {
     for (std::string_view key : keys) {

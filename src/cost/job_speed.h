@@ -24,6 +24,8 @@ struct StepTime {
 // from the first source that knows:
 //  1. job.throughput[name]: steps/s measured for this job, keyed by the type's name or any of
 //     its aliases (case-insensitive). A 0 entry means "makes no progress here" (+infinity).
+//     With job.unit_speed_assumed instead: 1 step/s on every type that runs the job
+//     (model::TypeRunsJob), none on the others.
 //  2. profile->Isolated(job.job_type, job.gang_size, name or alias), when `profile` is non-null
 //     and the job has a job_type.
 //  3. The roofline time of job.ops (per worker, so per step) on `type`

@@ -69,10 +69,17 @@ std::string DuplicateKey(std::string_view body) {
 // A job whose work takes more than 10 years on its fastest device type with all its workers
 // is a typo (1e308 steps, "999999999999h"); the scheduler would hold it forever. Jobs sized by
 // a profile (job_type) or by operators are not checked here.
-util::Status CheckRunTime(const model::Job& job, const DocValue& doc) {
+util::Status CheckRunTime(const model::Job& job, const DocValue& doc,
+                          const model::DeviceCatalog& catalog) {
+  if (job.work <= 0) return util::Status::Ok();
   double fastest = 0;
   for (const auto& [type, steps_per_s] : job.throughput) fastest = std::max(fastest, steps_per_s);
-  if (job.work <= 0 || fastest <= 0) return util::Status::Ok();
+  if (job.unit_speed_assumed &&
+      std::any_of(catalog.types().begin(), catalog.types().end(),
+                  [&](const model::DeviceType& type) { return model::TypeRunsJob(type, job); })) {
+    fastest = 1;
+  }
+  if (fastest <= 0) return util::Status::Ok();
   const double seconds = job.work / (fastest * std::max(1, job.max_workers));
   if (seconds <= model::io::kMaxJobTimeS) return util::Status::Ok();
   return util::Status::InvalidArgument(fmt::format(
@@ -249,12 +256,10 @@ util::Result<JobRequest> JobOfObject(DocValue doc, const model::DeviceCatalog& c
   model::Job& job = out.job;
   if (job.kind != model::JobKind::kService && job.throughput.empty() && job.job_type.empty() &&
       !job.ops) {
-    for (const model::DeviceType& type : catalog.types()) {
-      if (model::TypeRunsJob(type, job)) job.throughput[type.name] = 1;
-    }
+    job.unit_speed_assumed = true;
     out.speed_assumed = true;
   }
-  RETURN_IF_ERROR(CheckRunTime(job, doc));
+  RETURN_IF_ERROR(CheckRunTime(job, doc, catalog));
   return out;
 }
 

@@ -29,15 +29,17 @@ struct JobRequest {
   // The request as stored: compact JSON, one line, `arrival` left out (the daemon sets it).
   std::string spec_json;
   // No throughput, job_type or ops was given, so the job is assumed to run at 1 step/s per
-  // worker on every device type it may use (its work, if any, is then in seconds).
+  // worker on every device type it may use (its work, if any, is then in seconds): the API's
+  // report of job.unit_speed_assumed.
   bool speed_assumed = false;
 };
 
 // Parses and checks one job. Errors are kInvalidArgument naming the field, e.g.
 // "request body:1: gang_size: ..." (the workload reader's messages, model::io::ParseWorkloadJob,
 // with the JSON types kept: "2" is no number).
-// A job without throughput, job_type or ops gets throughput 1 on every type of `catalog` its
-// stacks can use (JobRequest::speed_assumed), so that an unmeasured command can be scheduled.
+// A job without throughput, job_type or ops is assumed to run 1 step/s on every type of
+// `catalog` that runs it (model::Job::unit_speed_assumed, JobRequest::speed_assumed), so that an
+// unmeasured command can be scheduled.
 // A service (kind service) needs a `command` with {port} in some argument, and no `requests`
 // trace (the daemon measures its load).
 util::Result<JobRequest> ParseJobRequest(std::string_view body,

@@ -359,10 +359,13 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   // Live jobs stored under a config whose tenants this one lacks (or gave children since) would
   // run outside every tenant's limits: kInvalidArgument naming them and the tenant, the store
   // left as it is.
-  util::Status CheckStoredTenants(const std::vector<StoredJob>& stored) const;
+  // Reads the live jobs' tenants on a pass of their own, before any job is adopted (only with
+  // tenants configured).
+  util::Status CheckStoredTenants() const;
   util::Status RestoreNodes();
-  // Adopts one stored job (moving its strings out of `s`); false when it can no longer run.
-  util::Result<bool> RecoverJob(StoredJob& s, double now);
+  // Adopts one stored job (moving its strings out of `s`); one that can no longer run is put in
+  // `refused` instead, marked failed, for the caller to store.
+  util::Status RecoverJob(StoredJob& s, double now, std::vector<std::unique_ptr<Entry>>& refused);
   void AdoptPlacement(Entry& e, const StoredJob& s, double now);
   // The power controller, from the state recovered (busy devices, nodes left off).
   util::Status StartPower();

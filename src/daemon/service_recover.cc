@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "daemon/job_request.h"
 #include "daemon/policy_state.h"
@@ -78,21 +79,28 @@ util::Status Service::Recover() {
   wall_start_s_ = WallNow();
   RETURN_IF_ERROR(RestoreClockAndBelief());
   RETURN_IF_ERROR(RestoreNodes());
-  ASSIGN_OR_RETURN(auto stored, store_->LoadJobs(/*include_ended=*/false));
-  RETURN_IF_ERROR(CheckStoredTenants(stored));
+  ASSIGN_OR_RETURN(const int64_t live_jobs, store_->CountLiveJobs());
+  RETURN_IF_ERROR(CheckStoredTenants());
   // Growing the tables by name one job at a time rehashes them over and over: a fifth of a
   // restart at 200,000 live jobs (docs/benchmarks.md, "The daemon at scale"). The tables by
   // slot are sized once too: grown, they would move every record admitted so far.
-  slots_.Reserve(stored.size());
-  attempts_->Reserve(stored.size());
-  scheduler_->Reserve(stored.size());
-  by_slot_.reserve(stored.size());
+  const auto reserve = static_cast<size_t>(live_jobs);
+  slots_.Reserve(reserve);
+  attempts_->Reserve(reserve);
+  scheduler_->Reserve(reserve);
+  by_slot_.reserve(reserve);
   const double now = SchedNow();
   int64_t recovered = 0;
-  for (StoredJob& s : stored) {
-    ASSIGN_OR_RETURN(const bool live, RecoverJob(s, now));
-    if (live) ++recovered;
-  }
+  // Jobs this cluster can no longer run are stored as failed once every row has been read:
+  // the store reads the rows while they are adopted.
+  std::vector<std::unique_ptr<Entry>> refused;
+  RETURN_IF_ERROR(store_->ForEachLiveJob([&](StoredJob& s) -> util::Status {
+    const size_t refused_before = refused.size();
+    RETURN_IF_ERROR(RecoverJob(s, now, refused));
+    if (refused.size() == refused_before) ++recovered;
+    return util::Status::Ok();
+  }));
+  for (const std::unique_ptr<Entry>& e : refused) RETURN_IF_ERROR(Persist(*e));
   // Stops asked for before the restart may not have reached the backend.
   for (Entry* e : PlacedBySlot()) {
     if (e->state == JobState::kStopping) StopAttempt(*e);
@@ -151,7 +159,8 @@ util::Status Service::RestoreNodes() {
   return util::Status::Ok();
 }
 
-util::Result<bool> Service::RecoverJob(StoredJob& s, double now) {
+util::Status Service::RecoverJob(StoredJob& s, double now,
+                                 std::vector<std::unique_ptr<Entry>>& refused) {
   auto e = std::make_unique<Entry>();
   // Moved, not copied: `s` is read once (a restart's jobs take most of its memory).
   e->name = std::move(s.name);
@@ -187,8 +196,8 @@ util::Result<bool> Service::RecoverJob(StoredJob& s, double now) {
     e->state = JobState::kFailed;
     e->ended_s = WallNow();
     e->message = fmt::format("cannot run on this cluster after a restart: {}", a.reason);
-    RETURN_IF_ERROR(Persist(*e));
-    return false;
+    refused.push_back(std::move(e));
+    return util::Status::Ok();
   }
   if (by_slot_.size() <= static_cast<size_t>(e->slot.value())) {
     by_slot_.resize(e->slot.value() + 1);
@@ -206,7 +215,7 @@ util::Result<bool> Service::RecoverJob(StoredJob& s, double now) {
     }
   }
   jobs_[e->name] = std::move(e);
-  return true;
+  return util::Status::Ok();
 }
 
 void Service::AdoptPlacement(Entry& e, const StoredJob& s, double now) {

@@ -147,20 +147,21 @@ bool IsService(const StoredJob& s) {
 
 }  // namespace
 
-util::Status Service::CheckStoredTenants(const std::vector<StoredJob>& stored) const {
+util::Status Service::CheckStoredTenants() const {
   if (!options_.scheduler.tenants) return util::Status::Ok();
   const model::Tenants& tenants = *options_.scheduler.tenants;
   std::map<std::string, std::vector<std::string>> jobs;  // by tenant no longer usable
   std::vector<std::string> without_tenant;               // submitted before the config had tenants
-  for (const StoredJob& s : stored) {
+  RETURN_IF_ERROR(store_->ForEachLiveJob([&](StoredJob& s) {
     if (s.tenant.empty()) {
       // Only jobs without a tenant pay for reading their spec: none in the usual case.
       if (!IsService(s)) without_tenant.push_back(s.name);
-      continue;
+      return util::Status::Ok();
     }
     const int i = tenants.Find(s.tenant);
     if (i < 0 || tenants.HasChildren(i)) jobs[s.tenant].push_back(s.name);
-  }
+    return util::Status::Ok();
+  }));
   if (!without_tenant.empty()) {
     return util::Status::InvalidArgument(fmt::format(
         "{}: live job(s) {} name no tenant: they were submitted under a config without "

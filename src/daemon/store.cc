@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <memory>
 #include <utility>
 
 namespace hetsched::svc {
@@ -128,15 +129,15 @@ constexpr std::string_view kLoadAllJobs =
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
     "attempt, stop_reason, policy_state, tenant "
     "FROM jobs ORDER BY seq";
-// Unordered, with seq last: LoadJobs orders them. Read by jobs_by_state, one run per state,
-// they would be sorted whole rows and all for ORDER BY seq (in sqlite3's shell, 230,000 live
-// jobs read in 0.50 s without the sort, 0.67 s with it).
-constexpr std::string_view kLoadActiveJobs =
+// The jobs of one state ({}: its name, a literal, so each state has a statement of its own),
+// seq last, in submission order along jobs_by_state (state, seq): SQLite sorts nothing.
+// ForEachLiveJob merges the live states' runs by seq (ORDER BY seq over all 230,000 live jobs
+// at once sorted whole rows: 0.67 s in sqlite3's shell, against 0.50 s unsorted).
+constexpr std::string_view kJobsOfStateInOrder =
     "SELECT name, spec_json, idempotency_key, state, submitted_s, started_s, ended_s, "
     "exit_status, device_type, node, devices, done_work, preemptions, message, arrival_s, "
     "attempt, stop_reason, policy_state, tenant, seq "
-    "FROM jobs WHERE state IN (?1, ?2, ?3, ?4)";
-constexpr std::string_view kCountAllJobs = "SELECT COUNT(*) FROM jobs";
+    "FROM jobs WHERE state = '{}' ORDER BY seq";
 constexpr std::string_view kCountActiveJobs =
     "SELECT COUNT(*) FROM jobs WHERE state IN (?1, ?2, ?3, ?4)";
 // Ended jobs (?1..?3: the states asked for) on one side of a time (?4; ?5 = 1: ended by then,
@@ -279,28 +280,6 @@ std::optional<drive::StopCause> ParseStopCause(std::string_view text) {
     if (StopCauseText(cause) == text) return cause;
   }
   return std::nullopt;
-}
-
-// Puts `jobs` in submission order: `order` holds each one's seq and position. Moves each job
-// once, by following the permutation's cycles, rather than into a second vector of them all.
-void InSubmissionOrder(std::vector<std::pair<int64_t, size_t>> order,
-                       std::vector<StoredJob>& jobs) {
-  std::sort(order.begin(), order.end());
-  // order[i].second: the position of the job that belongs at i. Each cycle is walked once
-  // (a visited position is marked by pointing at itself).
-  for (size_t start = 0; start < order.size(); ++start) {
-    if (order[start].second == start) continue;
-    StoredJob held = std::move(jobs[start]);
-    size_t to = start;
-    while (order[to].second != start) {
-      const size_t from = order[to].second;
-      jobs[to] = std::move(jobs[from]);
-      order[to].second = to;
-      to = from;
-    }
-    jobs[to] = std::move(held);
-    order[to].second = to;
-  }
 }
 
 // Binds the names of the ended states (`ended`) or of the live ones, in order.
@@ -518,29 +497,64 @@ util::Result<std::optional<StoredJob>> Store::GetJob(const std::string& name) {
 
 util::Result<std::vector<StoredJob>> Store::LoadJobs(bool include_ended) {
   std::vector<StoredJob> jobs;
-  {
-    // Counted first (from an index): growing the vector would move every job read so far
-    // (360 bytes each, 80 MB at 230,000 live jobs) to fresh memory.
-    ASSIGN_OR_RETURN(sqlite3_stmt * count,
-                     Prepared(include_ended ? kCountAllJobs : kCountActiveJobs));
-    Query q(count);
-    if (!include_ended) BindStates(q, /*ended=*/false);
-    if (q.Step() != SQLITE_ROW) return Error("counting jobs");
-    jobs.reserve(static_cast<size_t>(std::max<int64_t>(0, q.IntAt(0))));
+  if (!include_ended) {
+    RETURN_IF_ERROR(ForEachLiveJob([&](StoredJob& job) {
+      jobs.push_back(std::move(job));
+      return util::Status::Ok();
+    }));
+    return jobs;
   }
-  ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(include_ended ? kLoadAllJobs : kLoadActiveJobs));
+  ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(kLoadAllJobs));
   Query q(stmt);
-  if (!include_ended) BindStates(q, /*ended=*/false);
-  std::vector<std::pair<int64_t, size_t>> order;  // (seq, position read) of the live jobs
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
     ASSIGN_OR_RETURN(StoredJob job, ReadJob(q, path_));
-    if (!include_ended) order.emplace_back(q.IntAt(19), jobs.size());
     jobs.push_back(std::move(job));
   }
   if (rc != SQLITE_DONE) return Error("loading jobs");
-  if (!include_ended) InSubmissionOrder(std::move(order), jobs);
   return jobs;
+}
+
+util::Status Store::ForEachLiveJob(const std::function<util::Status(StoredJob&)>& visit) {
+  // One run per live state, each in submission order; the next job is the head with the
+  // smallest seq (column 19).
+  struct Run {
+    std::unique_ptr<Query> q;
+    bool has_row = false;
+  };
+  std::vector<Run> runs;
+  for (const JobState state : kJobStates) {
+    if (IsEnded(state)) continue;
+    ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
+                     Prepared(fmt::format(kJobsOfStateInOrder, JobStateName(state))));
+    Run& run = runs.emplace_back();
+    run.q = std::make_unique<Query>(stmt);
+  }
+  const auto step = [&](Run& run) -> util::Status {
+    const int rc = run.q->Step();
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return Error("loading jobs");
+    run.has_row = rc == SQLITE_ROW;
+    return util::Status::Ok();
+  };
+  for (Run& run : runs) RETURN_IF_ERROR(step(run));
+  while (true) {
+    Run* next = nullptr;
+    for (Run& run : runs) {
+      if (run.has_row && (next == nullptr || run.q->IntAt(19) < next->q->IntAt(19))) next = &run;
+    }
+    if (next == nullptr) return util::Status::Ok();
+    ASSIGN_OR_RETURN(StoredJob job, ReadJob(*next->q, path_));
+    RETURN_IF_ERROR(visit(job));
+    RETURN_IF_ERROR(step(*next));
+  }
+}
+
+util::Result<int64_t> Store::CountLiveJobs() {
+  ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepared(kCountActiveJobs));
+  Query q(stmt);
+  BindStates(q, /*ended=*/false);
+  if (q.Step() != SQLITE_ROW) return Error("counting jobs");
+  return q.IntAt(0);
 }
 
 util::Result<std::vector<StoredJob>> Store::EndedJobs(const EndedJobsQuery& query) {

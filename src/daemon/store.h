@@ -142,8 +142,15 @@ class Store {
   util::Status UpdateJob(const StoredJob& job);
   util::Result<std::optional<StoredJob>> GetJob(const std::string& name);
   // Jobs in submission order (of InsertJob; UpdateJob keeps a job's place); `include_ended`
-  // false: only queued, starting, running, stopping.
+  // false: only queued, starting, running, stopping (read as ForEachLiveJob reads them).
   util::Result<std::vector<StoredJob>> LoadJobs(bool include_ended);
+  // The live jobs (queued, starting, running, stopping), in submission order, read one row at a
+  // time and handed to `visit`, which may move out of the job: a restart holds no copy of them
+  // all (80 MB at 230,000 live jobs). Stops at the first error of `visit`, and returns it.
+  // `visit` must not write to the store: the rows are read while it runs.
+  util::Status ForEachLiveJob(const std::function<util::Status(StoredJob&)>& visit);
+  // How many jobs ForEachLiveJob would visit now (read from an index).
+  util::Result<int64_t> CountLiveJobs();
   // Ended jobs as EndedJobsQuery selects them, in submission order: by (submitted_s, name).
   util::Result<std::vector<StoredJob>> EndedJobs(const EndedJobsQuery& query);
   // The statement EndedJobs runs for one tenant (?9): it walks the index jobs_by_tenant from the

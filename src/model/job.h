@@ -79,6 +79,12 @@ struct Job {
   double work = 0;                      // steps to complete
   // Measured steps/s per worker by device type name; overrides the profile.
   std::map<std::string, double> throughput;
+  // Nothing says how fast it runs (no throughput, job_type or ops: the daemon's unmeasured
+  // commands), so it is assumed to run 1 step/s per worker on every type that runs it
+  // (model::TypeRunsJob): cost::EstimateStepTime reads this as it would a throughput table of
+  // those types, which each such job would otherwise carry (a map of up to one entry per
+  // catalog type, rebuilt for every live job at a daemon restart). Set with `throughput` empty.
+  bool unit_speed_assumed = false;
   std::optional<OperatorLoad> ops;
   uint64_t sync_bytes_per_step = 0;  // bytes each worker exchanges per step (gradient all-reduce)
   int32_t priority = 0;              // larger runs first under the priority policy

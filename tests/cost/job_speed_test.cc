@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "model/catalog.h"
+#include "model/compatibility.h"
 
 namespace hetsched::cost {
 namespace {
@@ -37,6 +38,32 @@ TEST(JobSpeed, JobThroughputByAliasIgnoringCase) {
   EXPECT_DOUBLE_EQ(t->seconds, 0.25);
   EXPECT_EQ(t->source, SpeedSource::kJobThroughput);
   EXPECT_EQ(SpeedSourceName(t->source), "job");
+}
+
+// Job::unit_speed_assumed stands for the table the daemon used to give an unmeasured job: 1
+// step/s on each type that runs it (its stacks, its memory), nothing elsewhere.
+TEST(JobSpeed, AnAssumedUnitSpeedReadsAsAThroughputOfOneOnTheTypesThatRunTheJob) {
+  model::Job assumed = MakeJob("");
+  assumed.stacks = {{"cuda", ""}};
+  assumed.memory_per_worker = 40ull << 30;
+  assumed.unit_speed_assumed = true;
+  model::Job table = assumed;
+  table.unit_speed_assumed = false;
+  const model::DeviceCatalog& catalog = model::DeviceCatalog::BuiltIn();
+  for (const model::DeviceType& type : catalog.types()) {
+    if (model::TypeRunsJob(type, assumed)) table.throughput[type.name] = 1;
+  }
+  // Both kinds of type are in the catalog: some run the job, some do not.
+  ASSERT_GT(table.throughput.size(), 0u);
+  ASSERT_LT(table.throughput.size(), catalog.types().size());
+  for (const model::DeviceType& type : catalog.types()) {
+    const std::optional<StepTime> want = EstimateStepTime(table, type, nullptr);
+    const std::optional<StepTime> got = EstimateStepTime(assumed, type, nullptr);
+    ASSERT_EQ(got.has_value(), want.has_value()) << type.name;
+    if (!want) continue;
+    EXPECT_EQ(got->seconds, want->seconds) << type.name;
+    EXPECT_EQ(got->source, want->source) << type.name;
+  }
 }
 
 TEST(JobSpeed, ProfileWhenTheJobHasNoMeasurement) {

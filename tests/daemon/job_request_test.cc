@@ -120,14 +120,16 @@ std::string Fields(const model::Job& job) {
   for (const auto& s : job.stacks) stacks.push_back(s.name + ">=" + s.min_version);
   std::string out = fmt::format(
       "name={} kind={} type={} gang={} workers={}..{} stacks={} memory={} cores={} host={} "
-      "work={} throughput={} sync={} priority={} weight={} tenant={} deadline={} slo={} "
+      "work={} throughput={} unit_speed={} sync={} priority={} weight={} tenant={} deadline={} "
+      "slo={} "
       "preemptible={} estimate={} limit={} portable={} data={}/{}@{} pinned={} command={}",
       job.name, model::JobKindName(job.kind), job.job_type, job.gang_size, job.min_workers,
       job.max_workers, stacks, job.memory_per_worker, job.cores_per_worker,
-      job.host_memory_per_worker, job.work, job.throughput, job.sync_bytes_per_step, job.priority,
-      job.priority_weight, job.tenant, opt(job.deadline_s), opt(job.slo_factor), job.preemptible,
-      opt(job.estimate_s), opt(job.time_limit_s), job.portable_checkpoint, job.data_bytes,
-      job.checkpoint_bytes, job.data_location, job.pinned_devices, job.command);
+      job.host_memory_per_worker, job.work, job.throughput, job.unit_speed_assumed,
+      job.sync_bytes_per_step, job.priority, job.priority_weight, job.tenant, opt(job.deadline_s),
+      opt(job.slo_factor), job.preemptible, opt(job.estimate_s), opt(job.time_limit_s),
+      job.portable_checkpoint, job.data_bytes, job.checkpoint_bytes, job.data_location,
+      job.pinned_devices, job.command);
   if (job.ops) {
     out += fmt::format(" ops={}/{}/{}", job.ops->flops_per_step, job.ops->bytes_per_step,
                        job.ops->low_precision);

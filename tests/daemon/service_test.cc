@@ -779,6 +779,34 @@ TEST(Service, ARestartRecoversEveryJobExactlyOnce) {
   EXPECT_GE(r0->attempt, 2) << "r0 ran before the restart and again after";
 }
 
+// A job the cluster can no longer run (its only device type left the cluster file) fails at
+// the restart and is stored so: recovery writes it once every stored row has been read.
+TEST(Service, ARestartFailsAndStoresAJobTheClusterCanNoLongerRun) {
+  TempDir dir;
+  const std::string db = dir.File("h.db");
+  {
+    auto d = StartDaemon(db, "v100=1,k80=1", 1);
+    for (const std::string name : {"k80-only", "either"}) {
+      const std::string speed = name == "k80-only" ? R"("k80":1)" : R"("k80":1,"v100":1)";
+      ASSERT_TRUE(
+          SubmitJson(*d->service, fmt::format(R"({{"name":"{}","stacks":["cuda"],"work":1e6,)"
+                                              R"("throughput":{{{}}}}})",
+                                              name, speed))
+              .ok())
+          << name;
+    }
+  }
+  const std::string why = "cannot run on this cluster after a restart";
+  for (int restart = 0; restart < 2; ++restart) {
+    auto d = StartDaemon(db, "v100=1", 1);
+    auto failed = d->service->Get("k80-only");
+    ASSERT_TRUE(failed.ok()) << failed.status().ToString();
+    EXPECT_EQ(JobStateName(failed->state), "failed") << "restart " << restart;
+    EXPECT_NE(failed->message.find(why), std::string::npos) << failed->message;
+    EXPECT_NE(State(*d->service, "either"), "failed") << "restart " << restart;
+  }
+}
+
 // After a restart on the virtual backend every attempt that ran has vanished: one warning
 // counts them (at scale a line per job buried the log), each is at debug, and every job keeps
 // its events.

@@ -182,8 +182,8 @@ TEST_F(StoreTest, LoadJobsKeepsSubmissionOrderAndFiltersEndedJobs) {
   EXPECT_THAT(Names(*store->LoadJobs(false)), ElementsAre("alpha", "mid", "omega", "new"));
 }
 
-// The live jobs come back grouped by state and are put in submission order after: with many
-// of each state, interleaved, every job is moved along long cycles.
+// The live jobs are read one run per state, each in submission order, and merged: with many of
+// each state, interleaved, the next job comes from a different run nearly every time.
 TEST_F(StoreTest, LoadJobsPutsManyInterleavedLiveJobsInSubmissionOrder) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
@@ -203,6 +203,32 @@ TEST_F(StoreTest, LoadJobsPutsManyInterleavedLiveJobsInSubmissionOrder) {
   EXPECT_EQ(Names(*loaded), expected);
   // Each job's row stays whole when it moves.
   for (const StoredJob& job : *loaded) EXPECT_EQ(job.spec_json, Job(job.name).spec_json);
+}
+
+// A restart adopts each live job as it is read: the first error of the visitor stops the
+// reading and is returned. CountLiveJobs counts the jobs it would visit.
+TEST_F(StoreTest, ForEachLiveJobStopsAtTheFirstErrorOfItsVisitor) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  for (const auto& [name, state] :
+       std::vector<std::pair<std::string, JobState>>{{"a", JobState::kRunning},
+                                                     {"b", JobState::kCompleted},
+                                                     {"c", JobState::kQueued},
+                                                     {"d", JobState::kQueued}}) {
+    ASSERT_TRUE(store->InsertJob(Job(name, state, IsEnded(state) ? 100 : -1)).ok()) << name;
+  }
+  EXPECT_EQ(*store->CountLiveJobs(), 3);
+  std::vector<std::string> visited;
+  const util::Status st = store->ForEachLiveJob([&](StoredJob& job) {
+    visited.push_back(job.name);
+    if (job.name == "c") return util::Status::Internal("stop at c");
+    return util::Status::Ok();
+  });
+  EXPECT_EQ(st.message(), "stop at c");
+  EXPECT_THAT(visited, ElementsAre("a", "c"));
+  // The store is usable after: the runs were reset.
+  EXPECT_THAT(Names(*store->LoadJobs(false)), ElementsAre("a", "c", "d"));
+  ASSERT_TRUE(store->UpdateJob(Job("d", JobState::kCompleted, 10)).ok());
 }
 
 // Pages of GET /v1/jobs read ended jobs on one side of a time, after a position in
