@@ -149,9 +149,16 @@ void ThroughputPlan::AddToRow(AllocationProblem& problem, int32_t id, const JobR
   ++problem.jobs[row].count;
 }
 
-util::Status ThroughputPlan::SolveRows(const AllocationProblem& problem,
-                                       const SchedulerCore& core) {
+util::Status ThroughputPlan::SolveRows(AllocationProblem& problem, const SchedulerCore& core) {
   if (problem.jobs.empty()) return util::Status::Ok();
+  // Rows come in the policy's order (of their first job). Among classes worth the same per
+  // device (two that run only on the type on offer, say) any split is optimal, and the
+  // solver's pick would bend that order: each row is worth a little more than the rows after
+  // it, by at most kOrderTieBreak in all, so ties go to the earlier class.
+  const double rows = static_cast<double>(problem.jobs.size());
+  for (size_t c = 0; c < problem.jobs.size(); ++c) {
+    problem.jobs[c].weight *= 1 + kOrderTieBreak * (rows - static_cast<double>(c)) / rows;
+  }
   auto solved =
       ComputeAllocation(problem, Objective::kMaxThroughput, *solver_, core.options().allocation);
   if (!solved.ok()) {
