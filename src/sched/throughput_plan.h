@@ -90,13 +90,12 @@ class ThroughputPlan {
   void RestoreBudgets(const std::vector<double>& budgets) { budget_ = budgets; }
 
  private:
-  // Jobs with the same speeds and gang are one class (the LP cannot tell them apart); running
-  // jobs are classed apart by the type they hold (`own`, -1 for the others), where their speed
-  // counts PreemptionPrice::plan_incumbency() more.
+  // Jobs with the same speeds relative to their best and the same gang are one class (the LP
+  // cannot tell them apart); a running job's speed on the type it holds counts
+  // PreemptionPrice::plan_incumbency() more.
   struct ClassKey {
-    std::vector<double> speeds;  // per type
+    std::vector<double> speeds;  // per type, relative to the best (1)
     int32_t gang = 0;
-    int32_t own = -1;
     bool operator==(const ClassKey&) const = default;
   };
   struct ClassKeyHash {
