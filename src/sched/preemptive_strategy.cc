@@ -327,15 +327,7 @@ void PreemptiveStrategy::SortKeys(double now_s) {
 bool PreemptiveStrategy::SolvePlan(const Pool& pool) {
   const int32_t types = static_cast<int32_t>(pool.free.size());
   std::vector<int32_t> capacity(types);
-  int32_t types_offered = 0;
-  for (int32_t t = 0; t < types; ++t) {
-    capacity[t] = pool.free[t] + pool.held[t];
-    types_offered += capacity[t] > 0 ? 1 : 0;
-  }
-  // With one type on offer there is no type to plan, and the LP's arbitrary pick among
-  // classes of equal worth would only bend the order: the walk is the policy's order alone.
-  plan_ok_ = false;
-  if (types_offered <= 1) return false;
+  for (int32_t t = 0; t < types; ++t) capacity[t] = pool.free[t] + pool.held[t];
   // Running jobs inside their quantum keep their devices, but the plan is made for the whole
   // cluster: planned over the part left to this decision alone, each class's budget would
   // shift with whichever jobs' quanta happen to be over, and move jobs for nothing.
@@ -345,6 +337,8 @@ bool PreemptiveStrategy::SolvePlan(const Pool& pool) {
     capacity[core_.record(id).type.value()] +=
         static_cast<int32_t>(core_.record(id).devices.size());
   }
+  plan_ok_ = false;
+  if (!PlanCanMatter(pool.total, capacity)) return false;
   // Without a plan this decision assigns types by regret, as kMaxThroughput does; the
   // failures are counted (plan_failures: simulate warns about them).
   if (keys_sorted_) {
@@ -368,6 +362,12 @@ bool PreemptiveStrategy::SolvePlan(const Pool& pool) {
   }
   for (int32_t id : kept) plan_.Take(id, core_.record(id), core_.record(id).type.value());
   return true;
+}
+
+bool PreemptiveStrategy::PlanCanMatter(int32_t offered, const std::vector<int32_t>& capacity) {
+  const auto planned_types =
+      std::count_if(capacity.begin(), capacity.end(), [](int32_t c) { return c > 0; });
+  return offered > 0 && planned_types > 1;
 }
 
 void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_only, bool planned) {

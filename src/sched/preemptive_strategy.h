@@ -127,9 +127,15 @@ class PreemptiveStrategy final : public DecisionStrategy {
   void SelectInOrder(double now_s, Pool& pool, bool queued_only, bool planned);
   // TypeChoice::kPlanned: solves the throughput plan over keys_ (sorted or not) and `pool`, and
   // the running jobs OpenPool kept (inside their quantum, or not preemptible) on the devices they
-  // hold (booked to their classes); false (plan_ok_ false) when one type alone is on offer or
-  // the LP failed (counted).
+  // hold (booked to their classes); false (plan_ok_ false) when PlanCanMatter says no or the
+  // LP failed (counted).
   bool SolvePlan(const Pool& pool);
+  // Whether a throughput plan can change a decision that hands out `offered` devices, planned
+  // over `capacity` per type (the whole cluster's: the kept jobs' devices count). It can with
+  // one type on offer too: it leaves that type to the classes that lose most elsewhere, and a
+  // job nearly as fast on a type that kept jobs hold waits for it. It cannot with nothing to
+  // hand out, or with one type in the whole plan (every class worth the same per device there).
+  static bool PlanCanMatter(int32_t offered, const std::vector<int32_t>& capacity);
   // SelectInOrder's result under a solved plan without sorting keys_, when the pool has room
   // enough that no job's type depends on another class's jobs: only the jobs of classes whose
   // budget does not cover them as they are (those with a waiting job, or fewer devices on a
@@ -265,7 +271,7 @@ class PreemptiveStrategy final : public DecisionStrategy {
   bool WalkEveryJob(double now_s, const RunningKeys& running_keys, Pool& pool,
                     std::vector<int32_t>& candidates);
   // SelectByOrder's pool, `initial` as Reallocate counts it and the capacity SolvePlan plans,
-  // from order_ and the `kept` running jobs; false when one type alone is on offer (no plan).
+  // from order_ and the `kept` running jobs; false when no plan can matter (PlanCanMatter).
   bool OpenOrderPool(const std::vector<int32_t>& kept, Pool& pool, std::vector<int32_t>& initial,
                      std::vector<int32_t>& capacity) const;
   // Brings order_ up to the core's running jobs: files those that changed since the last call,

@@ -268,16 +268,14 @@ bool PreemptiveStrategy::OpenOrderPool(const std::vector<int32_t>& kept, Pool& p
     if (r.preemptible) pool.held[r.type.value()] -= devices;
     capacity[r.type.value()] += devices;
   }
-  int32_t types_offered = 0;
   initial.resize(types);
   for (int32_t t = 0; t < types; ++t) {
     pool.free[t] = core_.state().FreeOfType(DeviceTypeId(t));
     pool.total += pool.free[t] + pool.held[t];
     initial[t] = pool.free[t] + pool.held[t];
     capacity[t] += initial[t];
-    types_offered += initial[t] > 0 ? 1 : 0;
   }
-  return types_offered > 1;  // else no plan (SolvePlan)
+  return PlanCanMatter(pool.total, capacity);
 }
 
 bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int32_t>& initial,

@@ -149,9 +149,16 @@ void ThroughputPlan::AddToRow(AllocationProblem& problem, int32_t id, const JobR
   ++problem.jobs[row].count;
 }
 
-util::Status ThroughputPlan::SolveRows(const AllocationProblem& problem,
-                                       const SchedulerCore& core) {
+util::Status ThroughputPlan::SolveRows(AllocationProblem& problem, const SchedulerCore& core) {
   if (problem.jobs.empty()) return util::Status::Ok();
+  // Rows come in the policy's order (of their first job). Among classes worth the same per
+  // device (two that run only on the type on offer, say) any split is optimal, and the
+  // solver's pick would bend that order: each row is worth a little more than the rows after
+  // it, by at most kOrderTieBreak in all, so ties go to the earlier class.
+  const double rows = static_cast<double>(problem.jobs.size());
+  for (size_t c = 0; c < problem.jobs.size(); ++c) {
+    problem.jobs[c].weight *= 1 + kOrderTieBreak * (rows - static_cast<double>(c)) / rows;
+  }
   auto solved =
       ComputeAllocation(problem, Objective::kMaxThroughput, *solver_, core.options().allocation);
   if (!solved.ok()) {
@@ -180,26 +187,25 @@ int32_t ThroughputPlan::ClassOf(const SchedulerCore& core, int32_t slot, const J
   ClassKey& key = lookup_key_;
   key.speeds.assign(types_, 0);
   key.gang = 0;
-  key.own = -1;
-  bool any = false;
   bool fixed = r.sizes.empty();
+  double best = 0;
   for (int32_t t = 0; t < types_; ++t) {
     if (r.allowed[t] && !r.incompatible[t] && r.speed[t] > 0) {
       fixed = fixed && core.CheckpointLoadsOn(r, DeviceTypeId(t));
       key.speeds[t] = r.speed[t] * core.NewWorkShare(r, DeviceTypeId(t));
     }
-    any = any || key.speeds[t] > 0;
   }
+  const double incumbency = core.price().plan_incumbency();
+  // A running job is worth more on the type it holds.
+  if (incumbency > 0 && running && key.speeds[type] > 0) key.speeds[type] *= 1 + incumbency;
+  for (double speed : key.speeds) best = std::max(best, speed);
   int32_t known = -1;
-  if (any) {
+  if (best > 0) {
+    // The LP counts each class's speeds relative to its best: classes with the same relative
+    // speeds are one (a running job on its best type with one waiting for any type only it
+    // runs on): ties among them go to the walk, in the policy's order, job by job.
+    for (double& speed : key.speeds) speed /= best;
     key.gang = std::max(1, r.job->gang_size);
-    key.own = -1;
-    const double incumbency = core.price().plan_incumbency();
-    if (incumbency > 0 && running && key.speeds[type] > 0) {
-      // Running jobs are a class of their own per type they hold, worth more there.
-      key.own = type;
-      key.speeds[key.own] *= 1 + incumbency;
-    }
     known = Known(key);
   }
   if (fixed) cached = CachedClass{r.seq, type, running, known};
@@ -216,7 +222,7 @@ int32_t ThroughputPlan::Known(const ClassKey& key) {
 }
 
 size_t ThroughputPlan::ClassKeyHash::operator()(const ClassKey& key) const {
-  size_t h = std::hash<int32_t>()(key.gang * 31 + key.own);
+  size_t h = std::hash<int32_t>()(key.gang);
   for (double speed : key.speeds) h = h * 1000003 ^ std::hash<double>()(speed);
   return h;
 }
