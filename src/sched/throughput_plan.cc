@@ -149,16 +149,9 @@ void ThroughputPlan::AddToRow(AllocationProblem& problem, int32_t id, const JobR
   ++problem.jobs[row].count;
 }
 
-util::Status ThroughputPlan::SolveRows(AllocationProblem& problem, const SchedulerCore& core) {
+util::Status ThroughputPlan::SolveRows(const AllocationProblem& problem,
+                                       const SchedulerCore& core) {
   if (problem.jobs.empty()) return util::Status::Ok();
-  // Rows come in the policy's order (of their first job). Among classes worth the same per
-  // device (two that run only on the type on offer, say) any split is optimal, and the
-  // solver's pick would bend that order: each row is worth a little more than the rows after
-  // it, by at most kOrderTieBreak in all, so ties go to the earlier class.
-  const double rows = static_cast<double>(problem.jobs.size());
-  for (size_t c = 0; c < problem.jobs.size(); ++c) {
-    problem.jobs[c].weight *= 1 + kOrderTieBreak * (rows - static_cast<double>(c)) / rows;
-  }
   auto solved =
       ComputeAllocation(problem, Objective::kMaxThroughput, *solver_, core.options().allocation);
   if (!solved.ok()) {
@@ -195,16 +188,16 @@ int32_t ThroughputPlan::ClassOf(const SchedulerCore& core, int32_t slot, const J
       key.speeds[t] = r.speed[t] * core.NewWorkShare(r, DeviceTypeId(t));
     }
   }
-  const double incumbency = core.price().plan_incumbency();
-  // A running job is worth more on the type it holds.
-  if (incumbency > 0 && running && key.speeds[type] > 0) key.speeds[type] *= 1 + incumbency;
   for (double speed : key.speeds) best = std::max(best, speed);
   int32_t known = -1;
   if (best > 0) {
     // The LP counts each class's speeds relative to its best: classes with the same relative
-    // speeds are one (a running job on its best type with one waiting for any type only it
-    // runs on): ties among them go to the walk, in the policy's order, job by job.
+    // speeds are one, and the walk hands out their budget job by job in the policy's order.
     for (double& speed : key.speeds) speed /= best;
+    // A running job is worth more on the type it holds (its best included), so the plan moves
+    // it only for a gain above the incumbency.
+    const double incumbency = core.price().plan_incumbency();
+    if (incumbency > 0 && running && key.speeds[type] > 0) key.speeds[type] *= 1 + incumbency;
     key.gang = std::max(1, r.job->gang_size);
     known = Known(key);
   }

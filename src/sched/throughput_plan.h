@@ -127,13 +127,8 @@ class ThroughputPlan {
              bool may_forget = true);
   // Counts job `id` of known class `known` in its row, adding the row when new.
   void AddToRow(AllocationProblem& problem, int32_t id, const JobRecord& r, int32_t known);
-  // Solves `problem` (its rows added, in the policy's order) into budget_, the rows' weights
-  // raised by their place in that order to break ties (kOrderTieBreak).
-  util::Status SolveRows(AllocationProblem& problem, const SchedulerCore& core);
-  // How much more than the last row the first is worth to the LP, at most: classes worth the
-  // same per device go in the policy's order, and an earlier class goes before a later one at
-  // most 0.1 % better per device (Gavel's measured throughputs carry three significant digits).
-  static constexpr double kOrderTieBreak = 1e-3;
+  // Solves `problem` (its rows added) into budget_.
+  util::Status SolveRows(const AllocationProblem& problem, const SchedulerCore& core);
 
   std::shared_ptr<LpSolver> solver_;
   // Every class seen (forgotten past kMaxKnown, with the cache), and each job's class.

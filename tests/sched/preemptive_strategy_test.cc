@@ -354,46 +354,23 @@ TEST(PreemptiveStrategy, OneTypeIsFilledInTheOrderAlone) {
 }
 
 // One type on offer still has a plan: the cluster's other type, held by a job this decision
-// keeps, is planned too. Job 2 (first in the order) runs nearly as fast on "slow" as on
-// "fast", job 3 ten times slower there: the only free "fast" goes to job 3, and job 2 waits
-// for "slow". Taken in the order alone, job 2 would take "fast". In the LP job 1 is worth as
-// much on "fast" as job 3: the tie goes to job 3, whose row comes first (the kept jobs' last).
+// keeps, is planned too. Job 2 (first in the order) runs twice as fast on "slow" as on the
+// free "fast", job 3 ten times slower on "slow": every optimal plan gives "fast" to job 3
+// (job 2 is worth no more than the kept job 1 on "slow"), and job 2 waits for "slow". Taken in
+// the order alone, job 2 would take "fast".
 TEST(PreemptiveStrategy, OneTypeOnOfferGoesToTheClassThatLosesMostElsewhere) {
   const auto c = MakeCluster({{"fast", "cuda", 1, 1}, {"slow", "cuda", 1, 1}});
   CoreHarness h(c, "srpt-het-fair", EveryDecision());
   PreemptiveStrategy s(h.core());
   h.Admit(MakeJob(0, 0, 100, {{"fast", 1.0}}), 0);
-  model::Job kept = MakeJob(1, 0, 1e4, {{"fast", 1.0}, {"slow", 0.5}});
+  model::Job kept = MakeJob(1, 0, 1e4, {{"slow", 1.0}});
   kept.preemptible = false;
   h.Admit(kept, 0);
   ASSERT_EQ(h.PlacedTypes(h.Decide(s, 0), 2), (std::vector<std::string>{"fast", "slow"}));
   h.Finish(s, 0, 10);
-  h.Admit(MakeJob(2, 5, 100, {{"fast", 1.0}, {"slow", 0.95}}), 10);
+  h.Admit(MakeJob(2, 5, 100, {{"fast", 0.5}, {"slow", 1.0}}), 10);
   h.Admit(MakeJob(3, 10, 100, {{"fast", 1.0}, {"slow", 0.1}}), 10);
   EXPECT_EQ(h.PlacedTypes(h.Decide(s, 10), 4), (std::vector<std::string>{"", "", "", "fast"}));
-}
-
-// Classes worth the same on the one type on offer take it in the policy's order, whichever of
-// its equal optima the LP would pick. "slow" and one "fast" are held by jobs this decision
-// keeps; jobs 2-5, four classes, run 0.3 as fast on "slow" as on "fast" (each worth 1 per
-// device on "fast", 0.3 on "slow") and need 100 s on "fast": job 2, arrived first, goes first.
-// Without the tie-break (ThroughputPlan::kOrderTieBreak) CLP gives the free "fast" to job 3.
-TEST(PreemptiveStrategy, ClassesOfEqualWorthTakeTheTypeOnOfferInOrder) {
-  const auto c = MakeCluster({{"fast", "cuda", 1, 2}, {"slow", "cuda", 1, 1}});
-  CoreHarness h(c, "srpt-het-fair", EveryDecision());
-  PreemptiveStrategy s(h.core());
-  for (int id = 0; id < 2; ++id) {
-    model::Job kept = MakeJob(id, 0, 1e4, {{id == 0 ? "slow" : "fast", 1.0}});
-    kept.preemptible = false;
-    h.Admit(kept, 0);
-  }
-  ASSERT_EQ(h.PlacedTypes(h.Decide(s, 0), 2), (std::vector<std::string>{"slow", "fast"}));
-  for (int id = 2; id < 6; ++id) {
-    const double speed = id - 1;
-    h.Admit(MakeJob(id, id, 100 * speed, {{"fast", speed}, {"slow", 0.3 * speed}}), 10);
-  }
-  EXPECT_EQ(h.PlacedTypes(h.Decide(s, 10), 6),
-            (std::vector<std::string>{"", "", "fast", "", "", ""}));
 }
 
 TEST(PreemptiveStrategy, NeverPreemptsForAJobThatCannotRunThere) {

@@ -85,38 +85,39 @@ TEST(ThroughputPlan, KeptClassesPlanAsFreshOnes) {
   EXPECT_GT(compared, 10000);
 }
 
-// The LP counts a class's speeds relative to its best type: jobs that run on "nv" alone are
-// one class whatever their speed, a running one (worth plan_incumbency more on the type it
-// holds) included, so the walk takes them in the policy's order. A job that may also run on
-// "amd" is of another class running than waiting: the incumbency changes its relative speeds.
-TEST(ThroughputPlan, JobsOfTheSameRelativeSpeedsAreOneClass) {
+// The LP counts a class's speeds relative to its best type: waiting jobs that run on "nv"
+// alone are one class whatever their speed, and so are two that run twice as fast on "nv" as
+// on "amd". A running job is worth plan_incumbency more on the type it holds, its best
+// included, so it is a class of its own: the plan moves it only for more than that.
+TEST(ThroughputPlan, JobsOfTheSameRelativeSpeedsAreOneClassARunningOneApart) {
   const auto c = MakeCluster({{"nv", "cuda", 1, 4}, {"amd", "rocm", 1, 2}});
   CoreHarness h(c, "srpt-het-fair", SchedulerOptions{});
   SchedulerCore& core = h.core();
   ASSERT_GT(core.price().plan_incumbency(), 0);
   h.Admit(MakeJob(0, 0, 0, {{"nv", 1.0}}), 0);
   h.Admit(MakeJob(1, 0, 0, {{"nv", 2.0}}), 0);
-  for (int id = 2; id < 4; ++id) {
-    model::Job j = MakeJob(id, 0, 0, {{"nv", 1.0}, {"amd", 0.5}});
+  h.Admit(MakeJob(2, 0, 0, {{"nv", 1.0}}), 0);
+  for (int id = 3; id < 5; ++id) {
+    const double speed = id - 2;
+    model::Job j = MakeJob(id, 0, 0, {{"nv", speed}, {"amd", 0.5 * speed}});
     j.stacks.push_back({"rocm", ""});
     h.Admit(j, 0);
   }
   core.BeginDecision(0);
   const model::DeviceTypeId nv = c.devices[0].type;
-  for (int id : {0, 2}) {
-    auto devices = core.PlaceOn(core.record(id), nv);
-    ASSERT_TRUE(devices.has_value());
-    core.Start(id, nv, std::move(*devices), 0, false);
-  }
+  auto devices = core.PlaceOn(core.record(2), nv);
+  ASSERT_TRUE(devices.has_value());
+  core.Start(2, nv, std::move(*devices), 0, false);
   ThroughputPlan plan(MakeClpSolver());
   std::vector<int32_t> capacity(core.state().type_count());
   for (size_t t = 0; t < capacity.size(); ++t) {
     capacity[t] = core.state().TotalOfType(model::DeviceTypeId(static_cast<int32_t>(t)));
   }
-  ASSERT_TRUE(plan.Solve(core, {0, 1, 2, 3}, capacity).ok());
+  ASSERT_TRUE(plan.Solve(core, {0, 1, 2, 3, 4}, capacity).ok());
   EXPECT_EQ(plan.RowOf(0), plan.RowOf(1));
-  EXPECT_NE(plan.RowOf(2), plan.RowOf(3));
+  EXPECT_EQ(plan.RowOf(3), plan.RowOf(4));
   EXPECT_NE(plan.RowOf(0), plan.RowOf(2));
+  EXPECT_NE(plan.RowOf(0), plan.RowOf(3));
   EXPECT_EQ(plan.rows(), 3);
 }
 
