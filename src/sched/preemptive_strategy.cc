@@ -164,6 +164,7 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
   if (moved_flag_.size() < core_.slots()) moved_flag_.resize(core_.slots(), 0);
   selected_.clear();
   tentative_.clear();
+  first_plan_.clear();
   std::optional<Pool> indexed = IndexedPool(now_s);
   if (indexed) ++indexed_decisions_;
   // The running jobs the indexed walk moves, ahead of the queued ones in selected_.
@@ -361,6 +362,7 @@ bool PreemptiveStrategy::SolvePlan(const Pool& pool) {
     return false;
   }
   for (int32_t id : kept) plan_.Take(id, core_.record(id), core_.record(id).type.value());
+  if (first_plan_.empty()) first_plan_ = plan_.budgets();
   return true;
 }
 

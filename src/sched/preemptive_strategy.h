@@ -83,6 +83,14 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // Full decisions SelectByOrder left to the full walk for the many jobs that started or
   // stopped since the last (set_many_changes).
   int64_t many_changes_decisions() const { return many_changes_decisions_; }
+  // Throughput plans SelectByOrder solved (its kept running jobs counted by class), and the
+  // rows in them of classes only kept jobs were of (placed by each one's first running job).
+  int64_t plans_by_order() const { return plans_by_order_; }
+  int64_t kept_only_rows() const { return kept_only_rows_; }
+  // The budgets (rows x types) of the first throughput plan the last full decision solved,
+  // with the running jobs it kept booked, before any other job took from them; empty when it
+  // solved none. For tests that compare the ways to plan.
+  const std::vector<double>& first_plan() const { return first_plan_; }
 
  private:
   // Devices a full decision hands out, by type: `free`, nobody holds them; `held`, running
@@ -270,9 +278,13 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // for every held device.
   bool WalkEveryJob(double now_s, const RunningKeys& running_keys, Pool& pool,
                     std::vector<int32_t>& candidates);
+  // Books SelectByOrder's kept running jobs (KeptRunning's `kept_count`, and the unpreemptible
+  // ones) against their classes' budgets in the plan just solved.
+  void BookKeptRunning(const std::vector<int32_t>& kept_count);
   // SelectByOrder's pool, `initial` as Reallocate counts it and the capacity SolvePlan plans,
-  // from order_ and the `kept` running jobs; false when no plan can matter (PlanCanMatter).
-  bool OpenOrderPool(const std::vector<int32_t>& kept, Pool& pool, std::vector<int32_t>& initial,
+  // from order_ (less its jobs inside their quantum) and the unpreemptible running jobs; false
+  // when no plan can matter (PlanCanMatter).
+  bool OpenOrderPool(Pool& pool, std::vector<int32_t>& initial,
                      std::vector<int32_t>& capacity) const;
   // Brings order_ up to the core's running jobs: files those that changed since the last call,
   // or every running job afresh when the plan's known classes changed.
@@ -290,13 +302,19 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // Appends the keys at `now_s` of class `cls`'s `k` least-keyed queued jobs (all when fewer).
   void LeastQueued(int32_t cls, double now_s, int64_t k,
                    std::vector<SchedulerCore::QueueKey>& keys);
-  // The running jobs SelectByOrder may not move: not preemptible, or inside their quantum
-  // (those counted per class and type in `kept_count`, with their devices in `kept_devices`,
-  // and the devices of those planned nowhere by type in `kept_unplanned`), in the order of
-  // core_.running().
-  std::vector<int32_t> KeptRunning(double now_s, std::vector<int32_t>& kept_count,
-                                   std::vector<int32_t>& kept_devices,
-                                   std::vector<int32_t>& kept_unplanned);
+  // The running jobs SelectByOrder may not move are those not preemptible (unpreemptible_)
+  // and those of order_ inside their quantum, read here by count from order_ (after it forgot
+  // those past their quantum at `now_s`): per class and type in `kept_count`, with their
+  // devices in `kept_devices`, and the devices of those planned nowhere by type in
+  // `kept_unplanned`.
+  void KeptRunning(double now_s, std::vector<int32_t>& kept_count,
+                   std::vector<int32_t>& kept_devices, std::vector<int32_t>& kept_unplanned);
+  // The kept running jobs by known class for SolveByClass: order_'s inside their quantum
+  // (`kept_count`) and the unpreemptible ones; for each class none of `classes` is of, its
+  // first job in core_.running(), those classes last in that order.
+  std::vector<ThroughputPlan::KeptJobs> KeptByClass(
+      const std::vector<ThroughputPlan::ClassJobs>& classes,
+      const std::vector<int32_t>& kept_count);
   // SelectByOrder's RunningRoom: the movable running jobs counted by class (ClassesToPlan's
   // least keys, the order's devices less `kept_devices`), a class listed when asked.
   RunningRoom RoomByClass(double now_s, const std::vector<int32_t>& kept_devices,
@@ -419,6 +437,8 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // (none: it had none).
   std::vector<std::optional<SchedulerCore::QueueKey>> movable_least_;
   int64_t room_classes_ = 0, room_classes_listed_ = 0, many_changes_decisions_ = 0;
+  int64_t plans_by_order_ = 0, kept_only_rows_ = 0;
+  std::vector<double> first_plan_;
   size_t many_changes_ = 4096;
   // By class of order_: at the last full decision some floor lay above the least key (1 until
   // a decision found otherwise): visit in floor order, which may stop early.

@@ -12,6 +12,10 @@ void RunningOrder::Clear() {
   std::fill(live_.begin(), live_.end(), 0);
   std::fill(count_.begin(), count_.end(), 0);
   std::fill(devices_.begin(), devices_.end(), 0);
+  std::fill(in_quantum_count_.begin(), in_quantum_count_.end(), 0);
+  std::fill(in_quantum_devices_.begin(), in_quantum_devices_.end(), 0);
+  std::fill(in_quantum_held_.begin(), in_quantum_held_.end(), 0);
+  std::fill(in_quantum_unplanned_held_.begin(), in_quantum_unplanned_held_.end(), 0);
   starts_.clear();
   starts_sorted_ = true;
   live_starts_ = 0;
@@ -26,24 +30,38 @@ void RunningOrder::Add(int32_t id, int32_t cls, int32_t type, int32_t devices, d
   entries_[id] = Entry{serial, cls, type, devices, floor, start_s};
   held_[type] += devices;
   if (cls < 0) unplanned_held_[type] += devices;
+  if (cls >= 0) {
+    if (static_cast<size_t>(cls) >= heaps_.size()) {
+      heaps_.resize(cls + 1);
+      live_.resize(cls + 1, 0);
+      count_.resize(heaps_.size() * types_, 0);
+      devices_.resize(heaps_.size() * types_, 0);
+      in_quantum_count_.resize(heaps_.size() * types_, 0);
+      in_quantum_devices_.resize(heaps_.size() * types_, 0);
+    }
+    heaps_[cls].push_back(Filed{floor, id, serial});
+    std::push_heap(heaps_[cls].begin(), heaps_[cls].end(), std::greater<>());
+    ++live_[cls];
+    ++count_[static_cast<size_t>(cls) * types_ + type];
+    devices_[static_cast<size_t>(cls) * types_ + type] += devices;
+  }
   if (start_s >= 0) {
     const Started started{start_s, id, serial};
     if (!starts_.empty() && started < starts_.back()) starts_sorted_ = false;
     starts_.push_back(started);
     ++live_starts_;
+    CountInQuantum(entries_[id], 1);
   }
-  if (cls < 0) return;
-  if (static_cast<size_t>(cls) >= heaps_.size()) {
-    heaps_.resize(cls + 1);
-    live_.resize(cls + 1, 0);
-    count_.resize(heaps_.size() * types_, 0);
-    devices_.resize(heaps_.size() * types_, 0);
+}
+
+void RunningOrder::CountInQuantum(const Entry& e, int32_t sign) {
+  in_quantum_held_[e.type] += sign * e.devices;
+  if (e.cls < 0) {
+    in_quantum_unplanned_held_[e.type] += sign * e.devices;
+    return;
   }
-  heaps_[cls].push_back(Filed{floor, id, serial});
-  std::push_heap(heaps_[cls].begin(), heaps_[cls].end(), std::greater<>());
-  ++live_[cls];
-  ++count_[static_cast<size_t>(cls) * types_ + type];
-  devices_[static_cast<size_t>(cls) * types_ + type] += devices;
+  in_quantum_count_[static_cast<size_t>(e.cls) * types_ + e.type] += sign;
+  in_quantum_devices_[static_cast<size_t>(e.cls) * types_ + e.type] += sign * e.devices;
 }
 
 void RunningOrder::Remove(int32_t id) {
@@ -57,6 +75,7 @@ void RunningOrder::Remove(int32_t id) {
     --count_[static_cast<size_t>(cls) * types_ + e.type];
     devices_[static_cast<size_t>(cls) * types_ + e.type] -= e.devices;
   }
+  if (started) CountInQuantum(e, -1);
   e = Entry{};
   if (started) {
     --live_starts_;

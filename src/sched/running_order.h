@@ -4,7 +4,8 @@
 // jobs it may move, only how many each class has on each type and each class's least key
 // (where the class's LP row goes, ThroughputPlan::SolveByClass); visiting a class's jobs by
 // floor, it evaluates the keys of those whose floor lies under the least key found, not of
-// every running job.
+// every running job. Of the jobs it keeps (inside their quantum) it needs only how many each
+// class has on each type, counted here as jobs come, go and pass their quantum.
 #pragma once
 
 #include <algorithm>
@@ -19,14 +20,18 @@ namespace hetsched::sched {
 class RunningOrder {
  public:
   explicit RunningOrder(int32_t types)
-      : types_(types), held_(types, 0), unplanned_held_(types, 0) {}
+      : types_(types),
+        held_(types, 0),
+        unplanned_held_(types, 0),
+        in_quantum_held_(types, 0),
+        in_quantum_unplanned_held_(types, 0) {}
 
   // Forgets every job (in time proportional to the classes, not the jobs).
   void Clear();
   // Files running job `id`: of plan class `cls` (-1: planned nowhere), on `type`, holding
   // `devices`, `floor` under its key (less the policy's drift); `start_s`: its run start when it
-  // may still be inside its quantum (VisitInQuantum visits it), else negative. Replaces what was
-  // filed under `id`.
+  // may still be inside its quantum (counted in the in_quantum_ tables until ForgetPastQuantum
+  // finds it past), else negative. Replaces what was filed under `id`.
   void Add(int32_t id, int32_t cls, int32_t type, int32_t devices, double floor, double start_s);
   // Forgets `id`; nothing when it is not filed.
   void Remove(int32_t id);
@@ -47,11 +52,25 @@ class RunningOrder {
   int32_t class_of(int32_t id) const { return entries_[id].cls; }
   int32_t type_of(int32_t id) const { return entries_[id].type; }
   int32_t devices_of(int32_t id) const { return entries_[id].devices; }
-  // Calls visit(id) for the filed jobs with a run start, latest start first, while
-  // in_quantum(start) holds, then forgets the run starts of those before (past their quantum
-  // for good).
-  template <typename InQuantum, typename Visit>
-  void VisitInQuantum(InQuantum&& in_quantum, Visit&& visit);
+  // Of the filed jobs still counted inside their quantum (filed with a run start that no
+  // ForgetPastQuantum found past it): those of class `cls` on type t and the devices they
+  // hold; by type, the devices of all of them, and of those planned nowhere. Kept as jobs are
+  // filed, removed and found past their quantum, so that a full decision reads the jobs it
+  // keeps by count instead of visiting each.
+  int32_t in_quantum_count(int32_t cls, int32_t t) const {
+    return in_quantum_count_[static_cast<size_t>(cls) * types_ + t];
+  }
+  int32_t in_quantum_devices(int32_t cls, int32_t t) const {
+    return in_quantum_devices_[static_cast<size_t>(cls) * types_ + t];
+  }
+  int32_t in_quantum_held(int32_t t) const { return in_quantum_held_[t]; }
+  int32_t in_quantum_unplanned_held(int32_t t) const { return in_quantum_unplanned_held_[t]; }
+  // Forgets the run starts for which in_quantum(start) is false (past their quantum for good),
+  // taking their jobs out of the in_quantum_ tables. in_quantum must hold of every start later
+  // than one it holds of (the jobs inside their quantum are the latest started): the starts are
+  // walked from the earliest, and only those past are visited.
+  template <typename InQuantum>
+  void ForgetPastQuantum(InQuantum&& in_quantum);
 
   // Calls visit(floor, id) for class `cls`'s jobs in ascending floor (ties by id) until it
   // returns false.
@@ -90,12 +109,17 @@ class RunningOrder {
   bool Live(const Filed& f) const { return Live(f.id, f.serial); }
   // Drops class `cls`'s stale elements when they outnumber the live ones.
   void Compact(int32_t cls);
+  // Adds (sign 1) or takes out (-1) filed job `e` in the in_quantum_ tables.
+  void CountInQuantum(const Entry& e, int32_t sign);
 
   const int32_t types_;
   std::vector<int32_t> held_, unplanned_held_;  // by type
   std::vector<std::vector<Filed>> heaps_;       // by class: min-heaps by floor
   std::vector<int32_t> live_;                   // by class: live elements of its heap
   std::vector<int32_t> count_, devices_;        // classes x types
+  // The jobs counted inside their quantum: classes x types, and by type.
+  std::vector<int32_t> in_quantum_count_, in_quantum_devices_;
+  std::vector<int32_t> in_quantum_held_, in_quantum_unplanned_held_;
   // Run starts in a plain array, walked from its end at each full decision (tens of thousands
   // of them at scale: contiguous, not a tree's scattered nodes), in (start, id) order while
   // starts_sorted_; stale ones stay until they outnumber the live ones or fall past the
@@ -125,23 +149,21 @@ void RunningOrder::VisitByFloor(int32_t cls, Visit&& visit) const {
   }
 }
 
-template <typename InQuantum, typename Visit>
-void RunningOrder::VisitInQuantum(InQuantum&& in_quantum, Visit&& visit) {
+template <typename InQuantum>
+void RunningOrder::ForgetPastQuantum(InQuantum&& in_quantum) {
   if (!starts_sorted_) {
     std::sort(starts_.begin(), starts_.end());
     starts_sorted_ = true;
   }
-  size_t first = starts_.size();
-  while (first > 0 && in_quantum(starts_[first - 1].start_s)) {
-    --first;
-    if (Live(starts_[first].id, starts_[first].serial)) visit(starts_[first].id);
-  }
-  for (size_t i = 0; i < first; ++i) {
-    if (!Live(starts_[i].id, starts_[i].serial)) continue;
-    entries_[starts_[i].id].start_s = -1;  // Remove then has no start to forget
+  size_t past = 0;
+  for (; past < starts_.size() && !in_quantum(starts_[past].start_s); ++past) {
+    if (!Live(starts_[past].id, starts_[past].serial)) continue;
+    Entry& e = entries_[starts_[past].id];
+    CountInQuantum(e, -1);
+    e.start_s = -1;  // Remove then has no start to forget
     --live_starts_;
   }
-  starts_.erase(starts_.begin(), starts_.begin() + static_cast<std::ptrdiff_t>(first));
+  starts_.erase(starts_.begin(), starts_.begin() + static_cast<std::ptrdiff_t>(past));
 }
 
 template <typename Visit>

@@ -6,6 +6,7 @@
 #include <functional>
 #include <iterator>
 #include <limits>
+#include <utility>
 
 #include "sched/preemptive_strategy.h"
 
@@ -128,29 +129,70 @@ void PreemptiveStrategy::FileRunning(int32_t id, double now_s) {
               core_.policy().KeyFloor(r), in_quantum ? r.run_start_s : -1);
 }
 
-std::vector<int32_t> PreemptiveStrategy::KeptRunning(double now_s, std::vector<int32_t>& kept_count,
-                                                     std::vector<int32_t>& kept_devices,
-                                                     std::vector<int32_t>& kept_unplanned) {
+void PreemptiveStrategy::KeptRunning(double now_s, std::vector<int32_t>& kept_count,
+                                     std::vector<int32_t>& kept_devices,
+                                     std::vector<int32_t>& kept_unplanned) {
   const int32_t types = core_.state().type_count();
-  std::vector<int32_t> kept(unpreemptible_.begin(), unpreemptible_.end());
-  kept_count.assign(static_cast<size_t>(order_->classes()) * types, 0);
-  kept_devices.assign(kept_count.size(), 0);
-  kept_unplanned.assign(types, 0);
-  // The jobs inside their quantum are the latest started; those before are past it for good.
-  order_->VisitInQuantum([&](double start_s) { return core_.price().InQuantum(start_s, now_s); },
-                         [&](int32_t id) {
-                           kept.push_back(id);
-                           const int32_t cls = order_->class_of(id);
-                           if (cls >= 0) {
-                             const size_t at =
-                                 static_cast<size_t>(cls) * types + order_->type_of(id);
-                             ++kept_count[at];
-                             kept_devices[at] += order_->devices_of(id);
-                           } else {
-                             kept_unplanned[order_->type_of(id)] += order_->devices_of(id);
-                           }
-                         });
-  SortByRunningPosition(kept);
+  order_->ForgetPastQuantum(
+      [&](double start_s) { return core_.price().InQuantum(start_s, now_s); });
+  kept_count.resize(static_cast<size_t>(order_->classes()) * types);
+  kept_devices.resize(kept_count.size());
+  kept_unplanned.resize(types);
+  for (int32_t t = 0; t < types; ++t) {
+    kept_unplanned[t] = order_->in_quantum_unplanned_held(t);
+    for (int32_t cls = 0; cls < order_->classes(); ++cls) {
+      const size_t at = static_cast<size_t>(cls) * types + t;
+      kept_count[at] = order_->in_quantum_count(cls, t);
+      kept_devices[at] = order_->in_quantum_devices(cls, t);
+    }
+  }
+}
+
+std::vector<ThroughputPlan::KeptJobs> PreemptiveStrategy::KeptByClass(
+    const std::vector<ThroughputPlan::ClassJobs>& classes, const std::vector<int32_t>& kept_count) {
+  const int32_t types = core_.state().type_count();
+  std::vector<ThroughputPlan::KeptJobs> by_known(order_->classes());
+  const auto keep = [&](int32_t known, int32_t count) {
+    if (by_known.size() <= static_cast<size_t>(known)) by_known.resize(known + 1);
+    by_known[known].known = known;
+    by_known[known].count += count;
+  };
+  for (int32_t cls = 0; cls < order_->classes(); ++cls) {
+    for (int32_t t = 0; t < types; ++t) keep(cls, kept_count[static_cast<size_t>(cls) * types + t]);
+  }
+  std::vector<std::pair<int32_t, int32_t>> unpreemptible;  // (slot, known class)
+  for (int32_t id : unpreemptible_) {
+    const int32_t known = plan_.KnownClassOf(core_, id, core_.record(id));
+    if (known < 0) continue;
+    unpreemptible.emplace_back(id, known);
+    keep(known, 1);
+  }
+  // A class of the keyed jobs has its row already; the others' rows come in the order of their
+  // first kept jobs. Every job such a class has in order_ is kept (it has no movable one).
+  std::vector<char> keyed(by_known.size(), 0);
+  for (const ThroughputPlan::ClassJobs& c : classes) {
+    if (static_cast<size_t>(c.known) < keyed.size()) keyed[c.known] = 1;
+  }
+  const auto earlier = [&](int32_t known, int32_t id) {
+    int32_t& first = by_known[known].first;
+    if (first < 0 || core_.running_position(id) < core_.running_position(first)) first = id;
+  };
+  for (const auto& [id, known] : unpreemptible) {
+    if (!keyed[known]) earlier(known, id);
+  }
+  for (int32_t cls = 0; cls < order_->classes(); ++cls) {
+    if (keyed[cls] || by_known[cls].count == 0) continue;
+    order_->VisitAll(cls, [&](double /*floor*/, int32_t id) { earlier(cls, id); });
+  }
+  std::vector<ThroughputPlan::KeptJobs> kept, kept_only;
+  for (const ThroughputPlan::KeptJobs& k : by_known) {
+    if (k.count > 0) (keyed[k.known] ? kept : kept_only).push_back(k);
+  }
+  std::sort(kept_only.begin(), kept_only.end(), [&](const auto& a, const auto& b) {
+    return core_.running_position(a.first) < core_.running_position(b.first);
+  });
+  kept_only_rows_ += static_cast<int64_t>(kept_only.size());
+  kept.insert(kept.end(), kept_only.begin(), kept_only.end());
   return kept;
 }
 
@@ -252,21 +294,39 @@ SchedulerCore::QueueKey PreemptiveStrategy::LeastMovableKey(int32_t cls, double 
   return *least;
 }
 
-bool PreemptiveStrategy::OpenOrderPool(const std::vector<int32_t>& kept, Pool& pool,
-                                       std::vector<int32_t>& initial,
+void PreemptiveStrategy::BookKeptRunning(const std::vector<int32_t>& kept_count) {
+  // Those of the order by their counts (no record read), those the order does not file (not
+  // preemptible) one by one.
+  for (int32_t id : unpreemptible_) {
+    const JobRecord& r = core_.record(id);
+    plan_.SetRow(id, plan_.KnownClassOf(core_, id, r));
+    plan_.Take(id, r, r.type.value());
+  }
+  const int32_t types = core_.state().type_count();
+  for (int32_t cls = 0; cls < order_->classes(); ++cls) {
+    const int32_t row = plan_.RowOfClass(cls);
+    for (int32_t t = 0; t < types && row >= 0; ++t) {
+      plan_.TakeGangs(row, t, kept_count[static_cast<size_t>(cls) * types + t]);
+    }
+  }
+  if (first_plan_.empty()) first_plan_ = plan_.budgets();
+}
+
+bool PreemptiveStrategy::OpenOrderPool(Pool& pool, std::vector<int32_t>& initial,
                                        std::vector<int32_t>& capacity) const {
   const int32_t types = core_.state().type_count();
   // OpenPool's pool: the devices of the running jobs it may move are held.
   pool = Pool{};
   pool.free.resize(types);
   pool.held.resize(types);
-  for (int32_t t = 0; t < types; ++t) pool.held[t] = order_->held(t);
-  capacity.assign(types, 0);  // SolvePlan's: the pool, and the kept jobs' devices
-  for (int32_t id : kept) {
+  capacity.resize(types);  // SolvePlan's: the pool, and the kept jobs' devices
+  for (int32_t t = 0; t < types; ++t) {
+    pool.held[t] = order_->held(t) - order_->in_quantum_held(t);
+    capacity[t] = order_->in_quantum_held(t);
+  }
+  for (int32_t id : unpreemptible_) {
     const JobRecord& r = core_.record(id);
-    const int32_t devices = static_cast<int32_t>(r.devices.size());
-    if (r.preemptible) pool.held[r.type.value()] -= devices;
-    capacity[r.type.value()] += devices;
+    capacity[r.type.value()] += static_cast<int32_t>(r.devices.size());
   }
   initial.resize(types);
   for (int32_t t = 0; t < types; ++t) {
@@ -296,25 +356,18 @@ bool PreemptiveStrategy::SelectByOrder(double now_s, Pool& pool, std::vector<int
   }
   if (!unfixed_.empty()) return false;
   std::vector<int32_t> kept_count, kept_devices, kept_unplanned;
-  const std::vector<int32_t> kept = KeptRunning(now_s, kept_count, kept_devices, kept_unplanned);
+  KeptRunning(now_s, kept_count, kept_devices, kept_unplanned);
   std::vector<int32_t> capacity;
-  if (!OpenOrderPool(kept, pool, initial, capacity)) return false;
+  if (!OpenOrderPool(pool, initial, capacity)) return false;
   KeyedQueued least, apart;  // of the queued jobs: each class's least; those filed apart
   std::optional<SchedulerCore::QueueKey> running_least;  // of the movable running jobs
   std::vector<ThroughputPlan::ClassJobs> classes =
       ClassesToPlan(now_s, kept_count, least, apart, running_least);
+  const std::vector<ThroughputPlan::KeptJobs> kept = KeptByClass(classes, kept_count);
   if (!plan_.SolveByClass(core_, std::move(classes), kept, capacity).ok()) return false;
   plan_ok_ = true;
-  // The kept jobs booked against their classes' budgets: those of the order by their counts
-  // (no record read), those the order does not file (not preemptible) one by one.
-  for (int32_t id : unpreemptible_) plan_.Take(id, core_.record(id), core_.record(id).type.value());
-  const int32_t types = core_.state().type_count();
-  for (int32_t cls = 0; cls < order_->classes(); ++cls) {
-    const int32_t row = plan_.RowOfClass(cls);
-    for (int32_t t = 0; t < types && row >= 0; ++t) {
-      plan_.TakeGangs(row, t, kept_count[static_cast<size_t>(cls) * types + t]);
-    }
-  }
+  ++plans_by_order_;
+  BookKeptRunning(kept_count);
   // The movable running jobs (each given its row), keyed once, where a walk needs them.
   std::optional<std::vector<SchedulerCore::QueueKey>> running;
   const auto running_keys = [&](std::vector<SchedulerCore::QueueKey>& keys) {

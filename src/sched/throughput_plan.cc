@@ -1,6 +1,7 @@
 #include "sched/throughput_plan.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "sched/scheduler_core.h"
 
@@ -47,11 +48,10 @@ std::optional<int32_t> ThroughputPlan::FixedClassOf(const SchedulerCore& core, i
 }
 
 util::Status ThroughputPlan::SolveByClass(const SchedulerCore& core, std::vector<ClassJobs> classes,
-                                          const std::vector<int32_t>& after,
+                                          const std::vector<KeptJobs>& kept,
                                           const std::vector<int32_t>& capacity) {
   // The caller's classes were found after its ForgetIfFull.
   Begin(core, capacity, /*may_forget=*/false);
-  for (int32_t id : after) class_of_[id] = -1;
   // Rows in the order of each class's least key, as SolveByKey orders them.
   std::sort(classes.begin(), classes.end(),
             [](const ClassJobs& a, const ClassJobs& b) { return a.least < b.least; });
@@ -62,10 +62,13 @@ util::Status ThroughputPlan::SolveByClass(const SchedulerCore& core, std::vector
     AddToRow(problem, id, core.record(id), c.known);
     problem.jobs.back().count = c.count;
   }
-  for (int32_t id : after) {
-    const JobRecord& r = core.record(id);
-    const int32_t known = ClassOf(core, id, r);
-    if (known >= 0) AddToRow(problem, id, r, known);
+  for (const KeptJobs& k : kept) {
+    if (row_of_known_[k.known] < 0) {
+      assert(k.first >= 0);  // the caller names the first job of each class new here
+      AddToRow(problem, k.first, core.record(k.first), k.known);
+      problem.jobs.back().count = 0;
+    }
+    problem.jobs[row_of_known_[k.known]].count += k.count;
   }
   return SolveRows(problem, core);
 }

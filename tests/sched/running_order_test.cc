@@ -79,18 +79,18 @@ TEST(RunningOrder, KeepsClassesInFloorOrderAsJobsComeAndGo) {
   }
 }
 
-// srpt-het-fair's floor is under its key at any time, with and without estimates, before and
-// after the belief learned sizes (Gittins ranks from tables), and close to it for a job that has
-// just started with a short estimate (not a floor far below every key).
-// Run starts filed out of order, refiled and removed at random against a plain map: each visit
-// finds exactly the live jobs started within the quantum, latest first, and a start once past
-// the quantum is not visited again, even when its job is removed later.
-TEST(RunningOrder, VisitsTheJobsInsideTheirQuantumLatestFirst) {
+// Run starts filed out of order, refiled and removed at random against a plain map: after each
+// ForgetPastQuantum the in_quantum_ tables count exactly the live jobs started within the
+// quantum (by class and type, their devices, by type all and those planned nowhere), and a
+// start once past the quantum is not counted again, even when its job is removed later.
+TEST(RunningOrder, CountsTheJobsInsideTheirQuantum) {
   std::mt19937 rng(5);
-  RunningOrder order(2);
-  std::map<int32_t, double> started;  // live jobs filed with a run start
+  const int32_t types = 2;
+  RunningOrder order(types);
+  std::map<int32_t, std::pair<Filed, double>> started;  // live jobs filed with a run start
   const double quantum = 100;
   double now = 0;
+  int64_t counted = 0, unplanned = 0;
   for (int step = 0; step < 4000; ++step) {
     now += static_cast<double>(rng() % 3);
     const int32_t id = static_cast<int32_t>(rng() % 300);
@@ -98,8 +98,10 @@ TEST(RunningOrder, VisitsTheJobsInsideTheirQuantumLatestFirst) {
     if (what < 6) {
       // Mostly started now; some filed afresh with an older start (as a refile does).
       const double start = what < 4 ? now : std::max(0.0, now - static_cast<double>(rng() % 150));
-      order.Add(id, static_cast<int32_t>(rng() % 2), 0, 1, 0, start);
-      started[id] = start;
+      const Filed f{static_cast<int32_t>(rng() % 4) - 1, static_cast<int32_t>(rng() % types),
+                    1 + static_cast<int32_t>(rng() % 4), 0};
+      order.Add(id, f.cls, f.type, f.devices, f.floor, start);
+      started[id] = {f, start};
     } else if (what < 8) {
       order.Remove(id);
       started.erase(id);
@@ -108,21 +110,48 @@ TEST(RunningOrder, VisitsTheJobsInsideTheirQuantumLatestFirst) {
       started.erase(id);
     }
     if (step % 7 != 0) continue;
-    std::vector<std::pair<double, int32_t>> expected, visited;
-    for (const auto& [job, start] : started) {
-      if (now - start < quantum) expected.emplace_back(start, job);
+    order.ForgetPastQuantum([&](double start) { return now - start < quantum; });
+    std::vector<int32_t> count(static_cast<size_t>(order.classes()) * types, 0);
+    std::vector<int32_t> devices(count.size(), 0), held(types, 0), nowhere(types, 0);
+    for (const auto& [job, filed] : started) {
+      const auto& [f, start] = filed;
+      if (now - start >= quantum) continue;
+      held[f.type] += f.devices;
+      if (f.cls < 0) {
+        nowhere[f.type] += f.devices;
+        ++unplanned;
+        continue;
+      }
+      ++count[static_cast<size_t>(f.cls) * types + f.type];
+      devices[static_cast<size_t>(f.cls) * types + f.type] += f.devices;
+      ++counted;
     }
-    std::sort(expected.rbegin(), expected.rend());
-    order.VisitInQuantum([&](double start) { return now - start < quantum; },
-                         [&](int32_t job) { visited.emplace_back(started.at(job), job); });
-    ASSERT_EQ(visited, expected) << "step " << step;
+    for (int32_t t = 0; t < types; ++t) {
+      ASSERT_EQ(order.in_quantum_held(t), held[t]) << "step " << step << " type " << t;
+      ASSERT_EQ(order.in_quantum_unplanned_held(t), nowhere[t]) << "step " << step;
+      for (int32_t cls = 0; cls < order.classes(); ++cls) {
+        const size_t at = static_cast<size_t>(cls) * types + t;
+        ASSERT_EQ(order.in_quantum_count(cls, t), count[at]) << "step " << step << " class " << cls;
+        ASSERT_EQ(order.in_quantum_devices(cls, t), devices[at]) << "step " << step;
+      }
+    }
     // Those past the quantum are forgotten for good.
     for (auto it = started.begin(); it != started.end();) {
-      it = now - it->second < quantum ? std::next(it) : started.erase(it);
+      it = now - it->second.second < quantum ? std::next(it) : started.erase(it);
+    }
+    if (step % 500 == 0 && step > 0 && rng() % 4 == 0) {
+      order.Clear();
+      started.clear();
     }
   }
+  // Jobs of classes and planned nowhere were counted.
+  EXPECT_GT(counted, 1000);
+  EXPECT_GT(unplanned, 100);
 }
 
+// srpt-het-fair's floor is under its key at any time, with and without estimates, before and
+// after the belief learned sizes (Gittins ranks from tables), and close to it for a job that has
+// just started with a short estimate (not a floor far below every key).
 TEST(RunningOrder, FairPolicyKeysStayAboveTheirFloor) {
   auto policy = MakePolicy("srpt-het-fair");
   ASSERT_TRUE(policy.ok());

@@ -38,6 +38,9 @@ struct Counts {
   // Classes of movable running jobs in the held rooms SelectByOrder made, and of those the ones
   // listed job by job; decisions it left to the full walk for many changes.
   int64_t room_classes = 0, room_classes_listed = 0, many_changes = 0;
+  // Plans SelectByOrder solved with its kept running jobs counted by class, each compared with
+  // the plan made from every job; rows in them of classes only kept jobs were of.
+  int64_t plans_compared = 0, kept_only_rows = 0;
 };
 
 void ExpectSame(const Decision& a, const Decision& b, int step, Counts& counts) {
@@ -96,12 +99,21 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
     const bool held = a.core().state().reserved_devices() > 0;
     const int64_t class_before = by_class.by_class_decisions();
     const int64_t ordered_before = by_class.ordered_decisions();
+    const int64_t plans_before = by_class.plans_by_order();
     const Decision d = a.Decide(by_class, now);
     if (held && by_class.by_class_decisions() > class_before) ++counts.by_class_with_held;
     if (held && by_class.ordered_decisions() > ordered_before) ++counts.ordered_with_held;
     const Decision full = b.Decide(walked, now);
     ExpectSame(d, full, step, counts);
     testing::ExpectSameDecision(o.Decide(class_only, now), full, step);
+    // SelectByOrder's plan, its kept running jobs counted by class, is the plan made from every
+    // job with the kept ones added to their rows one by one (SolvePlan without the running
+    // order): the same rows in the same order, budgets equal to the last bit.
+    if (by_class.plans_by_order() > plans_before) {
+      ASSERT_EQ(by_class.first_plan(), class_only.first_plan()) << "step " << step;
+      ASSERT_EQ(by_class.first_plan(), walked.first_plan()) << "step " << step;
+      ++counts.plans_compared;
+    }
     for (model::JobId id : d.preempted) {
       if (a.record(id.value()).phase == JobPhase::kStopping) stopping.push_back(id.value());
     }
@@ -152,6 +164,7 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
   counts.room_classes += by_class.room_classes();
   counts.room_classes_listed += by_class.room_classes_listed();
   counts.many_changes += by_class.many_changes_decisions();
+  counts.kept_only_rows += by_class.kept_only_rows();
 }
 
 // Loaded (arrivals faster than the 28 devices finish them: queues, moves and preemptions) and
@@ -160,6 +173,7 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
 // than are free (their room then depends on the running jobs keyed after them).
 TEST(SelectByClass, DecidesAsTheFullWalk) {
   int64_t preempted = 0, ordered_full_walks = 0, room_classes = 0, room_classes_listed = 0;
+  int64_t plans_compared = 0, kept_only_rows = 0;
   for (bool learn : {false, true}) {
     for (double cost_s : {0.0, 30.0}) {
       for (int max_gap_s : {20, 400}) {
@@ -188,6 +202,8 @@ TEST(SelectByClass, DecidesAsTheFullWalk) {
         preempted += counts.preempted;
         room_classes += counts.room_classes;
         room_classes_listed += counts.room_classes_listed;
+        plans_compared += counts.plans_compared;
+        if (cost_s > 0) kept_only_rows += counts.kept_only_rows;
       }
     }
   }
@@ -198,6 +214,11 @@ TEST(SelectByClass, DecidesAsTheFullWalk) {
   EXPECT_LT(room_classes_listed, room_classes);
   // SelectByOrder walked every job with its own plan where the full walk displaces running jobs.
   EXPECT_GT(ordered_full_walks, 100);
+  // Its plans, the kept running jobs counted by class, were compared with those made from every
+  // job; under a quantum (cost_s > 0) thousands of their rows were of classes only kept jobs
+  // were of, placed by each one's first running job.
+  EXPECT_GT(plans_compared, 5000);
+  EXPECT_GT(kept_only_rows, 10000);
 }
 
 // With checkpoints written between decisions, devices held for reserved jobs (moving ones, and
