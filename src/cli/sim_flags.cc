@@ -201,6 +201,12 @@ void AddSchedulingFlags(CLI::App& cmd, SimFlags& f) {
                  "seconds over which services take requests (their traces looped to fill it)")
       ->capture_default_str()
       ->check(CLI::Range(1.0, 86400.0 * 366));
+  cmd.add_option("--serving-risk-share", f.serving_risk_share,
+                 "the share of each service's error budget (the requests its SLO lets miss so "
+                 "far) that plans may spend on measured load left beyond the replicas' ratings "
+                 "where only costlier device types have room; 0: never")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   cmd.add_option("--aging", f.aging,
                  "srpt-het-fair: seconds of priority a job gains per second since arrival "
                  "(default 0.25)");
@@ -513,6 +519,7 @@ util::Result<SimInputs> LoadSimInputs(const SimFlags& flags) {
   }
   o.serving.interval_s = f.serving_interval_s;
   o.serving.horizon_s = f.serving_horizon_s;
+  o.serving.risk_share = f.serving_risk_share;
   RETURN_IF_ERROR(LoadTrainingValues(config, in.cluster, o.serving));
   if (f.price_kwh >= 0) o.serving.usd_per_kwh = f.price_kwh;
   if (sim::HasServices(in.workload)) {

@@ -11,6 +11,7 @@
 #include "model/job.h"
 #include "model/profile.h"
 #include "power/power_options.h"
+#include "sched/replica_plan.h"
 #include "sim/engine.h"
 #include "util/status.h"
 
@@ -60,7 +61,8 @@ struct SimFlags {
   std::string serving = "hetsched";
   std::string serving_calibration;  // empty: the shipped Splitwise table; "none": roofline
   double serving_interval_s = 300;
-  double serving_horizon_s = 86400;  // sim::ServingOptions::horizon_s
+  double serving_horizon_s = 86400;                     // sim::ServingOptions::horizon_s
+  double serving_risk_share = sched::kRiskBudgetShare;  // sim::ServingOptions::risk_share
   // A configuration file (cli/sim_config.h); flags given on the command line win over it.
   std::string config;
   const CLI::App* app = nullptr;  // the command these flags belong to (which flags were given)

@@ -12,18 +12,20 @@ namespace {
 nlohmann::json ServingJson(const sim::ServingResult& sv) {
   nlohmann::json services = nlohmann::json::array();
   for (const sim::ServiceOutcome& o : sv.services) {
-    services.push_back({{"name", o.name},
-                        {"requests", o.requests},
-                        {"within_slo", o.within_slo},
-                        {"unserved", o.unserved},
-                        {"slo_attainment", o.requests > 0 ? 1.0 * o.within_slo / o.requests : 1},
-                        {"ttft_p99_s", o.ttft_p99_s},
-                        {"tpot_p99_s", o.tpot_p99_s},
-                        {"cost_usd", o.cost_usd},
-                        {"energy_kwh", o.energy_kwh},
-                        {"device_hours", o.device_hours},
-                        {"peak_replicas", o.peak_replicas},
-                        {"replicas_started", o.replicas_started}});
+    services.push_back(
+        {{"name", o.name},
+         {"requests", o.requests},
+         {"within_slo", o.within_slo},
+         {"unserved", o.unserved},
+         {"slo_attainment", o.requests > 0 ? 1.0 * o.within_slo / o.requests : 1},
+         {"ttft_p99_s", o.ttft_p99_s},
+         {"tpot_p99_s", o.tpot_p99_s},
+         {"cost_usd", o.cost_usd},
+         {"energy_kwh", o.energy_kwh},
+         {"device_hours", o.device_hours},
+         {"peak_replicas", o.peak_replicas},
+         {"replicas_started", o.replicas_started},
+         {"error_budget", {{"earned", o.error_budget_earned}, {"spent", o.error_budget_spent}}}});
   }
   const sim::PlanAudit& a = sv.plans;
   return {{"mode", sv.mode},
@@ -33,6 +35,7 @@ nlohmann::json ServingJson(const sim::ServingResult& sv) {
             {"mix_cheaper", a.mix_cheaper},
             {"single_type_kept", a.single_type_kept},
             {"headroom_left", a.headroom_left},
+            {"risk_left", a.risk_left},
             {"mix_usd_per_hour", a.mix_usd_per_hour},
             {"single_type_usd_per_hour", a.single_type_usd_per_hour}}},
           {"requests", sv.requests},

@@ -193,6 +193,15 @@ ReplicaPlan SolvePlan(const std::vector<ServiceDemand>& services,
   return plan;
 }
 
+// The least demand WithoutCostlyHeadroom may drop `service`'s to: its measured rate (all of
+// the forecast when not given) less the rate it may leave at risk, at least 0.
+double LeastDemand(const ServiceDemand& service) {
+  const double measured = service.measured_requests_per_s >= 0 ? service.measured_requests_per_s
+                                                               : service.requests_per_s;
+  return std::max(
+      0.0, std::min(measured, service.requests_per_s) - std::max(0.0, service.risk_requests_per_s));
+}
+
 // `services` with every shape not on `type` unusable (capacity 0), shape indices kept.
 std::vector<ServiceDemand> OnlyType(std::vector<ServiceDemand> services, int32_t type) {
   for (ServiceDemand& service : services) {
@@ -230,8 +239,8 @@ bool HasCostlyShape(const ServiceDemand& service, const ServiceDemand& cheap) {
 }
 
 // The demands PlanReplicas plans for: where a service's cheap shapes cannot carry its whole
-// forecast, the part beyond what they carry is dropped (down to the measured rate); `dropped`
-// says how much, per service.
+// forecast, the part beyond what they carry is dropped (down to LeastDemand); `dropped` says
+// how much, per service.
 std::vector<ServiceDemand> WithoutCostlyHeadroom(
     std::vector<ServiceDemand> services,
     const std::map<std::pair<int32_t, int32_t>, int32_t>& free_devices, double max_seconds,
@@ -241,21 +250,17 @@ std::vector<ServiceDemand> WithoutCostlyHeadroom(
   bool headroom = false;
   for (size_t s = 0; s < services.size(); ++s) {
     const ServiceDemand& service = services[s];
-    headroom |= service.measured_requests_per_s >= 0 &&
-                service.measured_requests_per_s < service.requests_per_s &&
-                HasCostlyShape(service, cheap_only[s]);
+    headroom |=
+        LeastDemand(service) < service.requests_per_s && HasCostlyShape(service, cheap_only[s]);
   }
   if (!headroom) return services;
   const ReplicaPlan cheap = SolvePlan(cheap_only, free_devices, max_seconds);
   if (!cheap.solved) return services;
   for (size_t s = 0; s < services.size(); ++s) {
     ServiceDemand& service = services[s];
-    if (service.measured_requests_per_s < 0 || cheap.uncovered[s] <= 0 ||
-        !HasCostlyShape(service, cheap_only[s])) {
-      continue;
-    }
+    if (cheap.uncovered[s] <= 0 || !HasCostlyShape(service, cheap_only[s])) continue;
     const double demand =
-        std::max(service.measured_requests_per_s, service.requests_per_s - cheap.uncovered[s]);
+        std::max(LeastDemand(service), service.requests_per_s - cheap.uncovered[s]);
     if (demand >= service.requests_per_s) continue;
     dropped[s] = service.requests_per_s - demand;
     service.requests_per_s = demand;
@@ -325,6 +330,22 @@ void WeighSingleType(ReplicaPlan& plan, const ReplicaPlan& single, int32_t type)
   }
 }
 
+void ErrorBudget::EarnFrom(int64_t arrived, double percentile) {
+  earned = static_cast<double>(arrived) * std::max(0.0, 100 - percentile) / 100;
+}
+
+double ErrorBudget::Left(double share) const {
+  return std::max(0.0, std::min(share * earned, earned - missed) - spent);
+}
+
+double ErrorBudget::RateAllowed(double share, double span_s) const {
+  return span_s > 0 ? Left(share) / span_s : 0;
+}
+
+void ErrorBudget::Spend(double requests_per_s, double span_s) {
+  spent += std::max(0.0, requests_per_s) * std::max(0.0, span_s);
+}
+
 ReplicaPlan PlanReplicas(const std::vector<ServiceDemand>& services,
                          const std::map<std::pair<int32_t, int32_t>, int32_t>& free_devices,
                          double max_seconds) {
@@ -334,15 +355,29 @@ ReplicaPlan PlanReplicas(const std::vector<ServiceDemand>& services,
   ReplicaPlan plan = SolveAndWeigh(demands, free_devices, max_seconds);
   if (!plan.solved) return plan;
   plan.headroom_left.assign(services.size(), 0);
+  plan.risk_left.assign(services.size(), 0);
   if (std::all_of(dropped.begin(), dropped.end(), [](double d) { return d <= 0; })) return plan;
-  // Of what was dropped, only the part the costly shapes had room for is headroom left; the
-  // rest found no room on any shape and is reported uncovered, as without the rule.
+  // Of what was dropped, only the part the costly shapes had room for was left by choice:
+  // headroom above the measured rate, load at risk below it. The rest found no room on any
+  // shape and is reported uncovered, as without the rule.
   const ReplicaPlan full = SolvePlan(services, free_devices, max_seconds);
   for (size_t s = 0; s < services.size(); ++s) {
+    const ServiceDemand& service = services[s];
     const double coverable =
-        full.solved ? services[s].requests_per_s - full.uncovered[s] : services[s].requests_per_s;
-    plan.headroom_left[s] = std::clamp(coverable - demands[s].requests_per_s, 0.0, dropped[s]);
-    plan.uncovered[s] += dropped[s] - plan.headroom_left[s];
+        full.solved ? service.requests_per_s - full.uncovered[s] : service.requests_per_s;
+    const double left = std::clamp(coverable - demands[s].requests_per_s, 0.0, dropped[s]);
+    const double measured = service.measured_requests_per_s >= 0
+                                ? std::min(service.measured_requests_per_s, service.requests_per_s)
+                                : service.requests_per_s;
+    // The plan's replicas may carry more than the demand asked (whole replicas).
+    double carried = 0;
+    for (size_t k = 0; k < service.shapes.size(); ++k) {
+      carried += plan.replicas[s][k] * std::max(0.0, service.shapes[k].capacity);
+    }
+    plan.risk_left[s] = std::clamp(
+        std::min(coverable, measured) - std::max(carried, demands[s].requests_per_s), 0.0, left);
+    plan.headroom_left[s] = left - plan.risk_left[s];
+    plan.uncovered[s] += dropped[s] - left;
   }
   return plan;
 }

@@ -75,8 +75,40 @@ struct ServiceDemand {
   // forecast's headroom, goes only on cheap shapes (PlanReplicas). < 0: all of it.
   double measured_requests_per_s = -1;
   double startup_h = 0;  // a new replica's start-up, charged once at its hourly cost
+  // Requests/s of the measured load the plan may leave beyond its replicas' ratings where the
+  // cheap shapes are full and only costly ones have room (ErrorBudget::RateAllowed); 0: none.
+  double risk_requests_per_s = 0;
   std::vector<ReplicaShape> shapes;
 };
+
+// A service's error budget: its SLO lets (100 - percentile) % of its requests miss. Plans may
+// spend a share of what it earned so far on measured load left beyond the replicas' ratings
+// on a full cheap type (PlanReplicas), counting every such request as put at risk, but never
+// the part of the budget the requests that missed have used.
+struct ErrorBudget {
+  double earned = 0;  // requests the SLO let miss so far: requests arrived x (1 - percentile)
+  double missed = 0;  // requests that missed the SLO so far, as measured
+  double spent = 0;   // requests plans put at risk: load left beyond ratings x its span
+
+  // Earned over `arrived` requests (all so far) at `percentile` (e.g. 99).
+  void EarnFrom(int64_t arrived, double percentile);
+  // Requests plans may still put at risk: `share` of what was earned, or what the misses left
+  // of it if less, less what plans spent; at least 0.
+  double Left(double share) const;
+  // The rate a plan holding for `span_s` may leave beyond the ratings: Left / span_s.
+  double RateAllowed(double share, double span_s) const;
+  // A plan left `requests_per_s` beyond the ratings for `span_s`.
+  void Spend(double requests_per_s, double span_s);
+};
+
+// The share of its error budget a service's plans may spend on load left beyond the ratings.
+// Half: a plan's risk is an estimate (it counts every request beyond the ratings as a miss,
+// an upper bound while the excess is small, as the ratings are the SLO's percentile of what
+// one replica carries), and the budget must also absorb the misses no plan foresees (bursts
+// within an interval, replicas starting, the forecast's lag behind a rise), those of the
+// interval a plan starts included. Half leaves those as much as the plans take
+// (docs/serving.md, "Spends part of the error budget").
+inline constexpr double kRiskBudgetShare = 0.5;
 
 struct ReplicaPlan {
   bool solved = false;                         // false: keep what runs (message says why)
@@ -86,6 +118,9 @@ struct ReplicaPlan {
   // Per service: requests/s of the forecast's headroom left uncovered because only shapes
   // costlier than kHeadroomCostMargin over the cheapest had room for it.
   std::vector<double> headroom_left;
+  // Per service: requests/s of measured load left beyond the replicas' ratings, within the
+  // service's risk_requests_per_s, because only costlier shapes had room for it.
+  std::vector<double> risk_left;
   double usd_per_hour = 0;  // PlanCostPerHour of `replicas`
   // The cheapest plan with every replica on one device type that covers as much of each
   // service's demand as this one: its type (-1 when no single type does) and cost.
@@ -128,10 +163,12 @@ inline constexpr double kHeadroomCostMargin = kMixSavingsNeeded;
 // most the sum over nodes of free / tp (a replica stays within one node).
 // `free_devices[{type, node}]` counts the devices no replica holds plus those of the live
 // replicas (the plan may keep or drop them). Solved by CBC within `max_seconds`. First, when
-// a service's forecast exceeds what was measured, with only its cheap shapes (within
+// a service's forecast exceeds what was measured or it may leave load at risk (its
+// risk_requests_per_s), with only its cheap shapes (within
 // kHeadroomCostMargin of its cheapest per request/s): where they leave part of the forecast
 // uncovered, the service's demand drops to what they covered, but not below the measured
-// rate (of the drop, what costly shapes had room for is headroom_left, the rest uncovered).
+// rate less its risk_requests_per_s (of the drop, what costly shapes had room for is
+// headroom_left above the measured rate and risk_left below it, the rest uncovered).
 // Then once for the mix of all shapes and, when the shapes span several device types, once
 // per type with that type's shapes alone (WeighSingleType): the mix is kept only when it
 // costs kMixSavingsNeeded less than every single type that covers as much, so no plan costs

@@ -137,9 +137,11 @@ void Simulator::Autoscale(double now_s) {
     const model::Device& d = cluster_.device(r.devices.front());
     free[{d.type.value(), d.node.value()}] += static_cast<int32_t>(r.devices.size());
   }
+  // The plan holds until the next one, or the horizon.
+  const double span_s = std::min(options_.interval_s, options_.horizon_s - now_s);
   std::vector<sched::ServiceDemand> demands;
   for (size_t s = 0; s < services_.size(); ++s) {
-    demands.push_back(DemandOf(static_cast<int32_t>(s), now_s, live[s]));
+    demands.push_back(DemandOf(static_cast<int32_t>(s), now_s, span_s, live[s]));
   }
   const sched::ReplicaPlan plan = sched::PlanReplicas(demands, free);
   if (!plan.solved) {
@@ -150,27 +152,43 @@ void Simulator::Autoscale(double now_s) {
   }
   Audit(plan);
   for (size_t s = 0; s < services_.size(); ++s) {
-    if (plan.uncovered[s] > 0) {
-      notes_.push_back(fmt::format(
-          "t={:.0f}s: {}: {:.2f} requests/s of forecast load find no room in the cluster", now_s,
-          services_[s].job->name, plan.uncovered[s]));
-    }
-    if (plan.headroom_left[s] > 0) {
-      notes_.push_back(fmt::format(
-          "t={:.0f}s: {}: {:.2f} requests/s of forecast headroom left uncovered: only costlier "
-          "types had room",
-          now_s, services_[s].job->name, plan.headroom_left[s]));
-    }
+    NoteWhatIsLeft(plan, static_cast<int32_t>(s), now_s, span_s);
   }
   ApplyChanges(sched::ChangesToward(live, plan.replicas), now_s);
 }
 
+void Simulator::NoteWhatIsLeft(const sched::ReplicaPlan& plan, int32_t service, double now_s,
+                               double span_s) {
+  ServiceState& st = services_[service];
+  if (plan.uncovered[service] > 0) {
+    notes_.push_back(
+        fmt::format("t={:.0f}s: {}: {:.2f} requests/s of forecast load find no room in the cluster",
+                    now_s, st.job->name, plan.uncovered[service]));
+  }
+  if (plan.headroom_left[service] > 0) {
+    notes_.push_back(fmt::format(
+        "t={:.0f}s: {}: {:.2f} requests/s of forecast headroom left uncovered: only costlier "
+        "types had room",
+        now_s, st.job->name, plan.headroom_left[service]));
+  }
+  if (plan.risk_left[service] > 0) {
+    st.budget.Spend(plan.risk_left[service], span_s);
+    notes_.push_back(fmt::format(
+        "t={:.0f}s: {}: {:.2f} requests/s of measured load left beyond the replicas' ratings: "
+        "only costlier types had room; {:.0f} requests put at risk; error budget: {:.0f} "
+        "earned, {:.0f} missed, {:.0f} put at risk by plans (at most {:g} % of what was earned)",
+        now_s, st.job->name, plan.risk_left[service], plan.risk_left[service] * span_s,
+        st.budget.earned, st.budget.missed, st.budget.spent, options_.risk_share * 100));
+  }
+}
+
 void Simulator::Audit(const sched::ReplicaPlan& plan) {
   ++audit_.plans;
-  if (std::any_of(plan.headroom_left.begin(), plan.headroom_left.end(),
-                  [](double left) { return left > 0; })) {
-    ++audit_.headroom_left;
-  }
+  auto any_left = [](const std::vector<double>& left) {
+    return std::any_of(left.begin(), left.end(), [](double l) { return l > 0; });
+  };
+  audit_.headroom_left += any_left(plan.headroom_left);
+  audit_.risk_left += any_left(plan.risk_left);
   if (plan.single_type < 0) return;
   ++audit_.single_type_covers;
   audit_.mix_usd_per_hour += plan.usd_per_hour;
@@ -179,7 +197,7 @@ void Simulator::Audit(const sched::ReplicaPlan& plan) {
   if (plan.single_type_kept) ++audit_.single_type_kept;
 }
 
-sched::ServiceDemand Simulator::DemandOf(int32_t service, double now_s,
+sched::ServiceDemand Simulator::DemandOf(int32_t service, double now_s, double span_s,
                                          const std::vector<sched::ShapeReplicas>& live) {
   ServiceState& st = services_[service];
   const double dt = options_.interval_s;
@@ -193,6 +211,11 @@ sched::ServiceDemand Simulator::DemandOf(int32_t service, double now_s,
     const sched::Forecast forecast = sched::ForecastAt(*st.requests, now_s, dt, options_.headroom);
     demand.requests_per_s = forecast.requests_per_s;
     demand.measured_requests_per_s = forecast.measured_requests_per_s;
+    // The requests that arrived so far earn the budget the plan may spend; those that missed
+    // have used some of it.
+    st.budget.EarnFrom(static_cast<int64_t>(st.next), st.slo.percentile);
+    st.budget.missed = static_cast<double>(MissedSoFar(st, now_s));
+    demand.risk_requests_per_s = st.budget.RateAllowed(options_.risk_share, span_s);
   }
   demand.startup_h =
       (options_.startup_fixed_s + st.served.weight_bytes / options_.load_bandwidth) / 3600;
@@ -226,6 +249,18 @@ sched::ServiceDemand Simulator::DemandOf(int32_t service, double now_s,
                              static_cast<int32_t>(live[k].live.size())});
   }
   return demand;
+}
+
+int64_t Simulator::MissedSoFar(const ServiceState& s, double now_s) const {
+  const auto& reqs = *s.requests;
+  int64_t missed = 0;
+  for (size_t q = 0; q < s.next; ++q) {
+    const bool late_first_token = std::isfinite(s.ttft[q])
+                                      ? s.ttft[q] > s.slo.ttft_s
+                                      : now_s - reqs[q].arrival_s > s.slo.ttft_s;
+    missed += late_first_token || (std::isfinite(s.tpot[q]) && s.tpot[q] > s.slo.tpot_s);
+  }
+  return missed;
 }
 
 cost::ReplicaMeasurement Simulator::Measure(int32_t service, int32_t shape, double now_s) const {
@@ -485,6 +520,10 @@ void Simulator::Book(const ServiceState& st, ServingResult& result) const {
     if (ttft[q] <= st.slo.ttft_s && tpot[q] <= st.slo.tpot_s) ++o.within_slo;
     if (!std::isfinite(tpot[q])) ++o.unserved;
   }
+  sched::ErrorBudget whole_run = st.budget;
+  whole_run.EarnFrom(o.requests, st.slo.percentile);
+  o.error_budget_earned = whole_run.earned;
+  o.error_budget_spent = whole_run.spent;
   o.ttft_p99_s = Percentile(ttft, 99);
   o.tpot_p99_s = Percentile(tpot, 99);
   // Replicas alive at once, from their hold intervals.

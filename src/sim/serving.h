@@ -26,6 +26,7 @@
 #include "model/cluster.h"
 #include "model/job.h"
 #include "model/request_stream.h"
+#include "sched/replica_plan.h"
 #include "sim/faults.h"
 #include "util/status.h"
 
@@ -53,6 +54,9 @@ struct ServingOptions {
   double interval_s = 300;   // autoscaling period
   // Capacity kept above the forecast (fraction), so that bursts within an interval fit.
   double headroom = 0.2;
+  // The share of each service's error budget its plans may spend on measured load left beyond
+  // the replicas' ratings where only costlier types have room (sched::ErrorBudget); 0: none.
+  double risk_share = sched::kRiskBudgetShare;
   // A new replica is ready after startup_fixed_s plus loading its weights at load_bandwidth
   // (bytes/s per replica, e.g. from local NVMe or the storage server).
   double startup_fixed_s = 30;
@@ -77,6 +81,10 @@ struct ServiceOutcome {
   std::map<std::string, double> device_hours;  // by device type, held by replicas
   int32_t peak_replicas = 0;
   int32_t replicas_started = 0;
+  // Its error budget (sched::ErrorBudget), in requests: what the SLO lets miss over all its
+  // requests, and what its plans put at risk leaving load beyond the ratings.
+  double error_budget_earned = 0;
+  double error_budget_spent = 0;
 };
 
 // How the autoscaler's plans compared with the cheapest plan putting every replica on one
@@ -88,6 +96,7 @@ struct PlanAudit {
   int32_t mix_cheaper = 0;         // of those, the ones where the plan cost less
   int32_t single_type_kept = 0;    // of those, the ones where a mix saved too little to keep
   int32_t headroom_left = 0;    // plans that left headroom to costly types uncovered (any service)
+  int32_t risk_left = 0;        // plans that left measured load beyond the ratings (any service)
   double mix_usd_per_hour = 0;  // summed over the plans a single type covered
   double single_type_usd_per_hour = 0;  // the single types' plans for the same intervals
 };

@@ -90,6 +90,7 @@ struct ServiceState {
   ServiceOutcome outcome;
   double static_rate = -1;  // kStaticPeak: the rate it is provisioned for
   TokenMeans tokens;        // of the last plan
+  sched::ErrorBudget budget;
 };
 
 // A replica's iteration ends, it becomes ready (its weights are loaded), or it stops taking
@@ -139,6 +140,9 @@ class Simulator {
   // autoscaler, serves `requests` with both TTFT and TPOT within the SLO at its percentile.
   bool OneReplicaMeetsSlo(const ServiceState& st, int32_t shape, const TokenMeans& tokens,
                           const std::vector<model::InferenceRequest>& requests) const;
+  // Requests of `s` that arrived before now_s and are known to have missed the SLO by then:
+  // no first token within the TTFT target, or a TPOT beyond its target.
+  int64_t MissedSoFar(const ServiceState& s, double now_s) const;
   // The requests that arrived in [from, to) (the whole list when none did).
   std::span<const model::InferenceRequest> Arrived(const ServiceState& s, double from_s,
                                                    double to_s) const;
@@ -151,9 +155,12 @@ class Simulator {
   void Autoscale(double now_s);
   // Counts `plan` against the cheapest single-type plan (ServingResult::plans).
   void Audit(const sched::ReplicaPlan& plan);
-  // What `service` asks of the plan at now_s, with `live` its replicas up now per shape; sizes
-  // the replicas for the mean tokens seen so far.
-  sched::ServiceDemand DemandOf(int32_t service, double now_s,
+  // Notes what `plan` left of `service`'s forecast (no room, headroom, load at risk) and
+  // spends the error budget on the load it left at risk for `span_s`.
+  void NoteWhatIsLeft(const sched::ReplicaPlan& plan, int32_t service, double now_s, double span_s);
+  // What `service` asks of the plan at now_s for `span_s`, with `live` its replicas up now per
+  // shape; sizes the replicas for the mean tokens seen so far.
+  sched::ServiceDemand DemandOf(int32_t service, double now_s, double span_s,
                                 const std::vector<sched::ShapeReplicas>& live);
   // Drains the replicas `changes` drops and starts those it adds (make before break).
   void ApplyChanges(const sched::ReplicaChanges& changes, double now_s);

@@ -135,6 +135,29 @@ TEST(SimulateServingCli, AServingHorizonBoundsTheRequests) {
   EXPECT_NE(bad.out.find("--serving-horizon"), std::string::npos) << bad.out;
 }
 
+// --serving-risk-share: a share of the error budget; each service reports what its requests
+// earned (1 % of them at p99) and what its plans put at risk (nothing on one type).
+TEST(SimulateServingCli, EachServiceReportsItsErrorBudgetAndTheShareIsChecked) {
+  const std::string w = Write("risk.yaml", kChat);
+  const std::string json = ::testing::TempDir() + "/serving_cli_test_risk.json";
+  CliRun r = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w +
+                      " --quiet --serving-horizon 600 --serving-risk-share 0.25 --json " + json);
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  const auto& chat = j["serving"]["services"][0];
+  EXPECT_DOUBLE_EQ(chat["error_budget"]["earned"].get<double>(),
+                   chat["requests"].get<double>() / 100)
+      << chat;
+  EXPECT_DOUBLE_EQ(chat["error_budget"]["spent"].get<double>(), 0) << chat;
+  EXPECT_EQ(j["serving"]["plans"]["risk_left"].get<int>(), 0) << j["serving"]["plans"];
+  CliRun bad = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w +
+                        " --quiet --serving-risk-share 1.5");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--serving-risk-share: Value 1.5 not in range"), std::string::npos)
+      << bad.out;
+}
+
 TEST(SimulateServingCli, AnSloNoTypeMeetsExitsWithTheLine) {
   const std::string w = Write("slo.yaml", R"(
 jobs:

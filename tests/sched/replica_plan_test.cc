@@ -240,6 +240,99 @@ TEST(PlanReplicas, BuysTheForecastsHeadroomOnlyOnCheapShapes) {
   EXPECT_DOUBLE_EQ(p.headroom_left[0], 0);
 }
 
+TEST(ErrorBudget, EarnedByTheRequestsSpentByPlansAndNeverBelowNothing) {
+  ErrorBudget budget;
+  budget.EarnFrom(10000, 99);  // p99: 1 % of 10,000 requests may miss
+  EXPECT_DOUBLE_EQ(budget.earned, 100);
+  EXPECT_DOUBLE_EQ(budget.Left(0.5), 50);
+  budget.Spend(0.1, 300);  // 0.1 requests/s left beyond the ratings for 5 minutes
+  EXPECT_DOUBLE_EQ(budget.spent, 30);
+  EXPECT_DOUBLE_EQ(budget.Left(0.5), 20);
+  EXPECT_DOUBLE_EQ(budget.RateAllowed(0.5, 100), 0.2);
+  budget.Spend(0.1, 300);
+  EXPECT_DOUBLE_EQ(budget.Left(0.5), 0);  // overspent: nothing left, not less
+  EXPECT_DOUBLE_EQ(budget.RateAllowed(0.5, 300), 0);
+  // More requests refill it; what was spent stays spent.
+  budget.EarnFrom(20000, 99);
+  EXPECT_DOUBLE_EQ(budget.earned, 200);
+  EXPECT_DOUBLE_EQ(budget.Left(0.5), 40);
+  EXPECT_DOUBLE_EQ(budget.Left(0), 0);
+  EXPECT_DOUBLE_EQ(budget.RateAllowed(0.5, 0), 0);
+  // Misses use the budget first: with 130 of the 200 missed, 70 remain, of which plans spent 60.
+  budget.missed = 130;
+  EXPECT_DOUBLE_EQ(budget.Left(0.5), 10);
+  budget.missed = 250;  // past the SLO: nothing for plans
+  EXPECT_DOUBLE_EQ(budget.Left(1), 0);
+  budget.missed = 90;  // fewer misses than the share leaves: the share bounds it
+  EXPECT_DOUBLE_EQ(budget.Left(0.5), 40);
+}
+
+TEST(PlanReplicas, LeavesMeasuredLoadBeyondTheRatingsOnlyOnAFullCheapTypeWithinItsRisk) {
+  // Forecast 6, measured 5.5; four cheap replicas carry 5.2. Without risk, one type-1 replica
+  // carries the measured 0.3 beyond them (BuysTheForecastsHeadroomOnlyOnCheapShapes).
+  ServiceDemand chat = Chat(6, 5.5);
+  chat.risk_requests_per_s = 0.3;
+  ReplicaPlan p = PlanReplicas({chat}, ChatRoom(4));
+  ASSERT_TRUE(p.solved) << p.message;
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{4, 0}));
+  EXPECT_NEAR(p.risk_left[0], 0.3, 1e-6);
+  EXPECT_NEAR(p.headroom_left[0], 0.5, 1e-6);
+  EXPECT_DOUBLE_EQ(p.uncovered[0], 0);
+  // Less risk allowed than the cheap replicas leave: the type-1 replica is bought, and it
+  // carries the measured load, so none is at risk.
+  chat.risk_requests_per_s = 0.2;
+  p = PlanReplicas({chat}, ChatRoom(4));
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{4, 1}));
+  EXPECT_DOUBLE_EQ(p.risk_left[0], 0);
+  // More risk allowed: still only what the full cheap type cannot carry is left; no cheap
+  // replica is given up for it.
+  chat.risk_requests_per_s = 2;
+  p = PlanReplicas({chat}, ChatRoom(4));
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{4, 0}));
+  EXPECT_NEAR(p.risk_left[0], 0.3, 1e-6);
+  // With room for a fifth cheap replica, nothing is left at risk.
+  p = PlanReplicas({chat}, ChatRoom(5));
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{5, 0}));
+  EXPECT_DOUBLE_EQ(p.risk_left[0], 0);
+  // With no room on type 1 either, the load is uncovered (no choice made), not at risk.
+  p = PlanReplicas({chat}, {{{0, 0}, 32}, {{1, 1}, 0}});
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{4, 0}));
+  EXPECT_NEAR(p.uncovered[0], 0.8, 1e-6);
+  EXPECT_DOUBLE_EQ(p.risk_left[0], 0);
+  // No measured rate given: the whole forecast counts as measured.
+  ServiceDemand all_measured = Chat(5.5, -1);
+  all_measured.risk_requests_per_s = 0.3;
+  p = PlanReplicas({all_measured}, ChatRoom(4));
+  EXPECT_EQ(p.replicas[0], (std::vector<int32_t>{4, 0}));
+  EXPECT_NEAR(p.risk_left[0], 0.3, 1e-6);
+  EXPECT_DOUBLE_EQ(p.headroom_left[0], 0);
+}
+
+TEST(PlanReplicas, LeavesLoadBeyondTheRatingsOnlyWhileTheBudgetAllows) {
+  // Every 300 s a plan; 5.5 requests/s arrive (1,650 a plan) and are all measured; four cheap
+  // replicas carry 5.2, so a plan that buys no type-1 replica puts 0.3 x 300 = 90 at risk.
+  // After 60,000 requests at p99 the budget's half is 300, and each plan's requests add
+  // 8.25: three plans leave the load, the fourth finds 54.75 left (< 90) and covers it, and
+  // so do the next until the 9th finds 300 + 8 x 8.25 - 270 = 96.
+  ErrorBudget budget;
+  int64_t arrived = 60000;
+  std::vector<int32_t> type1;
+  for (int plan = 0; plan < 16; ++plan) {
+    budget.EarnFrom(arrived, 99);
+    ServiceDemand chat = Chat(5.5, 5.5);
+    chat.risk_requests_per_s = budget.RateAllowed(kRiskBudgetShare, 300);
+    const ReplicaPlan p = PlanReplicas({chat}, ChatRoom(4));
+    ASSERT_TRUE(p.solved) << p.message;
+    type1.push_back(p.replicas[0][1]);
+    budget.Spend(p.risk_left[0], 300);
+    EXPECT_LE(budget.spent, kRiskBudgetShare * budget.earned + 1e-6) << plan;
+    arrived += 1650;
+  }
+  // The next one would need 300 + 8.25 i - 360 >= 90, i >= 19: past the 16 plans.
+  EXPECT_EQ(type1, (std::vector<int32_t>{0, 0, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1}));
+  EXPECT_NEAR(budget.spent, 360, 1e-6);
+}
+
 // A solved plan with `replicas` of one service costing `usd`, leaving `uncovered`.
 ReplicaPlan Solved(std::vector<int32_t> replicas, double usd, double uncovered) {
   ReplicaPlan p;
