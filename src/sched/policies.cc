@@ -80,9 +80,13 @@ class Srpt final : public Policy {
     return fair_ ? TypeChoice::kPlanned : TypeChoice::kFastest;
   }
   double Key(const JobRecord& job, double now_s, const SizeBelief& belief) const override {
-    const double remaining = belief.Rank(job, now_s);
+    return KeyFromRank(belief.Rank(job, now_s), job.arrival_s, now_s);
+  }
+  // With negative aging a later arrival would key lower at one rank.
+  bool keys_by_rank() const override { return !fair_ || aging_ >= 0; }
+  double KeyFromRank(double remaining, double arrival_s, double now_s) const override {
     if (!fair_) return remaining;
-    return remaining - aging_ * (now_s - job.arrival_s);
+    return remaining - aging_ * (now_s - arrival_s);
   }
   // Ranks are never negative: Key + aging * t = rank + aging * arrival >= aging * arrival.
   double KeyFloor(const JobRecord& job) const override {

@@ -63,6 +63,17 @@ class Policy {
   // and the scheduler keeps them in a sorted index (Key(job, 0)) instead of sorting at every
   // decision; it re-sorts when the belief is refreshed.
   virtual double Key(const JobRecord& job, double now_s, const SizeBelief& belief) const = 0;
+  // True when Key reads the job and the belief only through belief.Rank(job, now) and the
+  // job's arrival: Key(job, now, belief) is KeyFromRank(belief.Rank(job, now), job.arrival_s,
+  // now) bit for bit, and KeyFromRank does not fall as arrival grows. Queued jobs of one rank
+  // are then in arrival order whatever the rank, and the scheduler keys those that never ran
+  // (SizeBelief::RanksAsNew) with a single Rank after a belief refresh.
+  virtual bool keys_by_rank() const { return false; }
+  // The key of a job of rank `rank` that arrived at `arrival_s`, when keys_by_rank(); this
+  // default is for a policy whose key is the rank itself.
+  virtual double KeyFromRank(double rank, double /*arrival_s*/, double /*now_s*/) const {
+    return rank;
+  }
   // For a full decision that skips running jobs whose keys cannot be least of their class
   // (sched/running_order.h): a floor F with Key(job, t) >= F - KeyDrift() * t at every time t,
   // whatever the belief (up to rounding). -inf (every key may be least) unless

@@ -56,6 +56,7 @@ void SchedulerCore::Grow(int32_t id) {
   pinned_.resize(id + 1);
   pos_.resize(id + 1, -1);
   queue_key_.resize(id + 1);
+  own_key_pos_.resize(id + 1, -1);
   queue_entry_.resize(id + 1);
   hints_.resize(id + 1);
 }
@@ -65,6 +66,7 @@ void SchedulerCore::Reserve(size_t jobs) {
   pinned_.reserve(jobs);
   pos_.reserve(jobs);
   queue_key_.reserve(jobs);
+  own_key_pos_.reserve(jobs);
   queue_entry_.reserve(jobs);
   hints_.reserve(jobs);
 }
@@ -112,6 +114,12 @@ void SchedulerCore::Enqueue(int32_t id, double now_s) {
   pos_[id] = static_cast<int32_t>(queue_.size());
   queue_.push_back(id);
   queue_key_[id] = KeyOf(r, 0);
+  if (policy_->keys_by_rank() && SizeBelief::RanksAsNew(r)) {
+    own_key_pos_[id] = -1;
+  } else {
+    own_key_pos_[id] = static_cast<int32_t>(own_key_queue_.size());
+    own_key_queue_.push_back(id);
+  }
   if (!sorted_queue_stale_) queue_entry_[id] = sorted_queue_.insert(queue_key_[id]).first;
   if (track_queue_changes_) queue_changes_.push_back(id);
 }
@@ -121,6 +129,12 @@ void SchedulerCore::Dequeue(int32_t id) {
   queue_[p] = queue_.back();
   pos_[queue_[p]] = p;
   queue_.pop_back();
+  if (const int32_t own = own_key_pos_[id]; own >= 0) {
+    own_key_queue_[own] = own_key_queue_.back();
+    own_key_pos_[own_key_queue_[own]] = own;
+    own_key_queue_.pop_back();
+    own_key_pos_[id] = -1;
+  }
   // A stale index is re-filed from the queue when read.
   if (!sorted_queue_stale_) sorted_queue_.erase(queue_entry_[id]);
   if (track_queue_changes_) queue_changes_.push_back(id);
@@ -176,9 +190,11 @@ void SchedulerCore::BeginDecision(double now_s) {
 }
 
 void SchedulerCore::RefileQueue() {
-  // Every queued job's key now (the throughput-plan strategy re-keys its class lists by them).
+  // Every queued job's key now (the throughput-plan strategy re-keys its class lists by them):
+  // the jobs keyed as new share one rank, read by queue_key; the others are keyed one by one.
   // The index is re-sorted only when read: a full decision of that strategy reads none.
-  for (int32_t id : queue_) queue_key_[id] = KeyOf(records_[id], 0);
+  new_job_rank_ = belief_.NewJobRank();
+  for (int32_t id : own_key_queue_) queue_key_[id] = KeyOf(records_[id], 0);
   sorted_queue_stale_ = true;
 }
 
@@ -191,7 +207,7 @@ void SchedulerCore::SortQueue() const {
   sorted_queue_stale_ = false;
   std::vector<QueueKey> keys;
   keys.reserve(queue_.size());
-  for (int32_t id : queue_) keys.push_back(queue_key_[id]);
+  for (int32_t id : queue_) keys.push_back(queue_key(id));
   std::sort(keys.begin(), keys.end());
   // The index's nodes take the new keys in order (the k-th node the k-th least key), so the
   // tree keeps its shape and no node is rebalanced or allocated; jobs queued or taken off

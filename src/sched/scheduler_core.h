@@ -90,8 +90,18 @@ class SchedulerCore {
   // entry, so a walk may start jobs as it goes. After a belief refresh the first read sorts it
   // (in time O(queued jobs x log)).
   const std::set<QueueKey>& sorted_queue() const;
-  // Queued `id`'s key in sorted_queue().
-  const QueueKey& queue_key(int32_t id) const { return queue_key_[id]; }
+  // Queued `id`'s key in sorted_queue(): KeyOf(record(id), 0).
+  QueueKey queue_key(int32_t id) const {
+    return keyed_as_new(id) ? NewJobKey(queue_key_[id]) : queue_key_[id];
+  }
+  // Queued `id` was keyed as a job that never ran (SizeBelief::RanksAsNew under a policy that
+  // keys_by_rank): its key is NewJobKey of any key it had, and a belief refresh leaves it be.
+  bool keyed_as_new(int32_t id) const { return own_key_pos_[id] < 0; }
+  // The key now of the queued job keyed as new whose key (of any belief) was `filed`.
+  QueueKey NewJobKey(const QueueKey& filed) const {
+    return {policy_->KeyFromRank(new_job_rank_, std::get<1>(filed), 0), std::get<1>(filed),
+            std::get<2>(filed), std::get<3>(filed)};
+  }
   // Counts BeginDecision's re-filings of the queue (every queued job's key moved: queue_key is
   // the new one at once, sorted_queue when next read).
   int64_t queue_refiles() const { return queue_refiles_; }
@@ -196,7 +206,8 @@ class SchedulerCore {
  private:
   // Stops a running job: it is queued, or kStopping under stop_holds_devices.
   void Stop(int32_t id, double now_s);
-  // After a belief refresh (BeginDecision): every queued job's key anew, the index stale.
+  // After a belief refresh (BeginDecision): every queued job's key anew (one rank for those
+  // keyed as new, a key each for the others), the index stale.
   void RefileQueue();
   // Re-files the stale index under the queued jobs' keys.
   void SortQueue() const;
@@ -221,7 +232,12 @@ class SchedulerCore {
   std::vector<int32_t> queue_, running_;              // ids, unordered
   std::vector<int32_t> pos_;                          // id -> position in queue_ or running_
   mutable std::set<QueueKey> sorted_queue_;           // queued jobs by KeyOf(job, 0)
-  std::vector<QueueKey> queue_key_;                   // by JobId: its key in sorted_queue_
+  // By JobId: its key in sorted_queue_; for a job keyed as new, the one it was filed under.
+  std::vector<QueueKey> queue_key_;
+  // Queued ids with a key of their own (not keyed as new), unordered, and by JobId the
+  // position in it of each (-1: keyed as new). A refresh re-keys these alone.
+  std::vector<int32_t> own_key_queue_, own_key_pos_;
+  double new_job_rank_ = 0;  // the rank of the jobs keyed as new (belief_.NewJobRank())
   // By JobId: its entry in sorted_queue_ while queued and the index is not stale, so that
   // Dequeue erases it without a search by key.
   mutable std::vector<std::set<QueueKey>::iterator> queue_entry_;

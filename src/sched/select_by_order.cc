@@ -82,7 +82,7 @@ void PreemptiveStrategy::FileQueued(const SchedulerCore::QueueKey& key) {
   if (!known) {
     unfixed_queued_.insert(id);
   } else if (*known >= 0) {
-    queued_order_->Add(*known, key);
+    queued_order_->Add(*known, key, core_.keyed_as_new(id));
   }
 }
 
@@ -95,7 +95,8 @@ void PreemptiveStrategy::LeastQueued(int32_t cls, double now_s, int64_t k,
   // among the k least, nor can any after it.
   std::vector<SchedulerCore::QueueKey> keyed;
   double shift = 0, cut = -std::numeric_limits<double>::infinity();
-  queued_order_->VisitInOrder(cls, [&](const SchedulerCore::QueueKey& at_zero) {
+  const auto new_key = [&](const SchedulerCore::QueueKey& filed) { return core_.NewJobKey(filed); };
+  queued_order_->VisitInOrder(cls, new_key, [&](const SchedulerCore::QueueKey& at_zero) {
     const double zero = std::get<0>(at_zero);
     if (static_cast<int64_t>(keyed.size()) >= k && zero - shift > cut + Slack(zero, shift, cut)) {
       return false;

@@ -119,6 +119,10 @@ double SizeBelief::Rank(const JobRecord& r, double now_s) const {
     // Until estimates have a track record they are taken as exact.
     return done_s < estimate_s ? estimate_s - done_s : done_s;
   }
+  return RankWithoutEstimate(done_s);
+}
+
+double SizeBelief::RankWithoutEstimate(double done_s) const {
   if (sizes_.ready()) return sizes_.RankAt(done_s);
   return done_s;  // nothing known yet: least attained service first
 }

@@ -4,6 +4,7 @@
 // turned out. This class turns those into a queue rank and an expected remaining time.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -40,6 +41,14 @@ class SizeBelief {
   bool Refresh();
   // Gittins rank (seconds) of `r` at `now_s`: smaller is more urgent.
   double Rank(const JobRecord& r, double now_s) const;
+  // True when `r` is not running and has neither an estimate nor work done: its rank is then
+  // NewJobRank() at any time, bit for bit, whatever else it is (most queued jobs never ran).
+  static bool RanksAsNew(const JobRecord& r) {
+    return r.phase != JobPhase::kRunning && !(r.estimated_work > 0) && r.done_work == 0 &&
+           !std::signbit(r.done_work);
+  }
+  // Rank of a job that RanksAsNew.
+  double NewJobRank() const { return RankWithoutEstimate(0.0); }
   // Expected seconds left on the job's fastest type at `now_s`. With an estimate E and done
   // work d: E - d while d < E; a job that outran its estimate is believed to need as long
   // again as it has run (the estimate becomes 2d: documented in docs/simulator.md, Estimates).
@@ -80,6 +89,8 @@ class SizeBelief {
     double ResidualAt(double a) const;
   };
   const Table* RatioTable(EstimateSource source) const;
+  // Rank of a job without an estimate that has done `done_s` seconds of work.
+  double RankWithoutEstimate(double done_s) const;
 
   Table sizes_;
   Table ratios_[kEstimateSources];

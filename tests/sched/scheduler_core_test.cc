@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <memory>
 #include <random>
 #include <vector>
@@ -137,6 +139,61 @@ TEST(SchedulerCore, TakingJobsOffFindsTheirEntriesAcrossRefiles) {
   ExpectFiledByKey(h.core());
   EXPECT_GT(h.core().queue_refiles(), 10);
   EXPECT_GT(refiles_read, 10);
+}
+
+// The same bits: a key read from the queue equals a fresh one, rounding and sign of zero
+// included.
+bool SameBits(const SchedulerCore::QueueKey& a, const SchedulerCore::QueueKey& b) {
+  return std::bit_cast<uint64_t>(std::get<0>(a)) == std::bit_cast<uint64_t>(std::get<0>(b)) &&
+         std::bit_cast<uint64_t>(std::get<1>(a)) == std::bit_cast<uint64_t>(std::get<1>(b)) &&
+         std::get<2>(a) == std::get<2>(b) && std::get<3>(a) == std::get<3>(b);
+}
+
+// A belief refresh re-keys only the queued jobs with a key of their own (estimated, or with
+// work done); those that never ran share a rank. Every queued job's key, read from the queue
+// and from the index, must be the one KeyOf computes afresh, bit for bit: jobs with and without
+// estimates queued, taken off, given work done (preempted) and queued again, across refreshes
+// of sizes learnt ever larger, under aging (srpt-het-fair) and without (srpt-het).
+TEST(SchedulerCore, KeysOfJobsThatNeverRanAreFreshAfterRefreshes) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 1}});
+  for (const char* policy : {"default", "srpt-het"}) {
+    CoreHarness h(c, policy);
+    std::mt19937 rng(7);
+    int next_id = 0;
+    double now = 0;
+    int64_t checked_new = 0, checked_own = 0;
+    for (int step = 0; step < 400; ++step) {
+      const int op = static_cast<int>(rng() % 6);
+      if (op < 3) {
+        h.Admit(NvJob(next_id, now, 1, rng() % 3 ? 0 : 5.0 + static_cast<double>(rng() % 50)), now);
+        ++next_id;
+      } else if (op == 3 && !h.core().queue().empty()) {
+        // Preempted: queued again with the work it did.
+        const int32_t id = h.core().queue()[rng() % h.core().queue().size()];
+        h.core().Dequeue(id);
+        h.core().record(id).done_work = 0.37 * static_cast<double>(1 + rng() % 40);
+        h.core().Enqueue(id, now);
+      } else if (op == 4) {
+        LearnSizes(h.core(), 3.0 * (step + 1) + 0.1);
+        now += 400;  // past the preempt interval: the belief is refreshed
+        h.core().BeginDecision(now);
+      } else {
+        for (int32_t id : h.core().queue()) {
+          const SchedulerCore::QueueKey fresh = h.core().KeyOf(h.core().record(id), 0);
+          ASSERT_TRUE(SameBits(h.core().queue_key(id), fresh))
+              << policy << ": job " << id << " at step " << step;
+          ++(h.core().keyed_as_new(id) ? checked_new : checked_own);
+        }
+        for (const auto& key : h.core().sorted_queue()) {
+          ASSERT_TRUE(SameBits(key, h.core().KeyOf(h.core().record(std::get<3>(key)), 0)))
+              << policy << ": job " << std::get<3>(key) << " at step " << step;
+        }
+      }
+    }
+    EXPECT_GT(h.core().queue_refiles(), 10) << policy;
+    EXPECT_GT(checked_new, 1000) << policy;
+    EXPECT_GT(checked_own, 1000) << policy;
+  }
 }
 
 }  // namespace
