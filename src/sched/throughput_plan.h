@@ -43,19 +43,19 @@ class ThroughputPlan {
     int32_t known = -1;
     int32_t count = 0;
   };
-  // Running jobs of one known class that SolveByClass books as they run (`after`), counted:
-  // how many, and, where the class has no row from the keyed jobs, the slot of the one of them
-  // first in core.running() (-1 elsewhere).
+  // Running jobs of one known class that SolveByClass books as they run, counted: how many,
+  // and, where the class has no row from the keyed jobs, the slot of the one of them first in
+  // core.running() (-1 elsewhere).
   struct KeptJobs {
     int32_t known = -1;
     int32_t count = 0;
     int32_t first = -1;
   };
   // The same plan as SolveByKey over keyed jobs grouped by class in `classes` (any order),
-  // followed by `after` (in the order of core.running()) grouped by class in `kept`: a class
-  // without a row from `classes` gets its row where its first job in `after` would add it, so
-  // `kept` lists those classes in the order of their `first` (the others anywhere). Gives no
-  // job its row: SetRow does, for the jobs the caller looks at.
+  // followed by the running jobs booked as they run, in the order of core.running(), grouped
+  // by class in `kept`: a class without a row from `classes` gets its row where its first such
+  // job would add it, so `kept` lists those classes in the order of their `first` (the others
+  // anywhere). Gives no job its row: SetRow does, for the jobs the caller looks at.
   util::Status SolveByClass(const SchedulerCore& core, std::vector<ClassJobs> classes,
                             const std::vector<KeptJobs>& kept,
                             const std::vector<int32_t>& capacity);
