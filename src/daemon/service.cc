@@ -191,7 +191,7 @@ util::Status Service::HasWhatTheBackendRuns(const model::Job& job) const {
       backend_->name()));
 }
 
-util::Status Service::ReadyOrUnavailable() const {
+util::Status Service::Health() const {
   if (!ready_) return util::Status::Unavailable("the daemon is recovering its state; try again");
   if (stopping_) return util::Status::Unavailable("the daemon is shutting down");
   return util::Status::Ok();
@@ -388,7 +388,7 @@ util::Result<Service::Submitted> Service::Submit(model::Job job, std::string spe
   RETURN_IF_ERROR(HasWhatTheBackendRuns(job));
   if (options_.scheduler.tenants) RETURN_IF_ERROR(CheckJobTenant(*options_.scheduler.tenants, job));
   std::unique_lock lock(mu_);
-  RETURN_IF_ERROR(ReadyOrUnavailable());
+  RETURN_IF_ERROR(Health());
   const std::string name = job.name;
   // Whether a submission of `name` (made with `key`, as `spec`) may be answered as a retry of
   // this one: only with the same key and the same job (the body parsed, so spacing and key
@@ -571,7 +571,7 @@ void Service::CommitSubmissions(double now) {
 
 util::Result<JobView> Service::Cancel(const std::string& name, const TenantScope& scope) {
   std::lock_guard lock(mu_);
-  RETURN_IF_ERROR(ReadyOrUnavailable());
+  RETURN_IF_ERROR(Health());
   auto it = jobs_.find(name);
   if (it != jobs_.end() && !InScope(it->second->job->tenant, scope)) return NoJob(name);
   if (it == jobs_.end()) {

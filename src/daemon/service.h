@@ -227,6 +227,10 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   // backend, and starts the control loop. Until it returns, every call answers kUnavailable.
   util::Status Start();
   void Shutdown();
+  // Whether the daemon answers (GET /healthz): Ok once Start() has recovered the state and
+  // started the control loop, kUnavailable before and once Shutdown() began, with the reason.
+  // Takes no lock, so it answers while a scheduling pass or a recovery holds the service's.
+  util::Status Health() const;
 
   // Admits `job` (its name is its id) and returns once it is committed to the store.
   // kAlreadyExists when the name is taken and `idempotency_key` is empty or differs from the
@@ -443,7 +447,6 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   void Event(const std::string& kind, const std::string& subject, const std::string& detail);
   JobView ViewOf(const Entry& e) const;
   NodeView NodeViewOf(model::NodeId node, const TenantScope& scope = std::nullopt) const;
-  util::Status ReadyOrUnavailable() const;
   // kInvalidArgument naming `command` when the backend runs commands and `job` has none: it
   // could only fail its starts.
   util::Status HasWhatTheBackendRuns(const model::Job& job) const;
@@ -477,8 +480,10 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   std::vector<Entry*> by_slot_;                         // live jobs by JobId
   std::deque<std::shared_ptr<PendingSubmit>> pending_;
   int64_t commit_generation_ = 0;
-  bool ready_ = false;
-  bool stopping_ = false;
+  // Atomic so that Health() reads them without mu_ (written under it): ready_ from the end of
+  // Start() (the state recovered, before the first scheduling pass), stopping_ from Shutdown().
+  std::atomic<bool> ready_{false};
+  std::atomic<bool> stopping_{false};
   double sched_base_s_ = 0;  // scheduler time at wall_start_s_
   double wall_start_s_ = 0;
   double last_reconcile_wall_s_ = 0;

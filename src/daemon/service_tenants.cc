@@ -72,7 +72,7 @@ TenantsView Service::TenantsNow(const TenantScope& scope) const {
 
 util::Result<TenantsView> Service::Tenants(const TenantScope& scope) {
   std::lock_guard lock(mu_);
-  RETURN_IF_ERROR(ReadyOrUnavailable());
+  RETURN_IF_ERROR(Health());
   return TenantsNow(scope);
 }
 

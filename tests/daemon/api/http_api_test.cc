@@ -7,10 +7,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -109,6 +112,46 @@ struct BootOptions {
   bool start_service = true;
   std::string cluster = "v100=2,k80=2";
   double history_every_s = 10;
+  std::function<double()> wall_clock =
+      nullptr;  // the service's (ServiceOptions::wall_clock) when set
+};
+
+// The system's unix time, except that while it is held a reader waits until it is released.
+// The service reads its wall clock under its lock (at the start of its recovery and in every
+// pass of its control loop), so holding the clock holds the service's lock with a reader in it.
+class HoldableClock {
+ public:
+  double Now() {
+    std::unique_lock lock(mu_);
+    if (held_) {
+      ++waiting_;
+      changed_.notify_all();
+      changed_.wait(lock, [this] { return !held_; });
+      --waiting_;
+    }
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+  void Hold() {
+    std::lock_guard lock(mu_);
+    held_ = true;
+  }
+  // Whether a reader waits on the held clock within 10 s.
+  bool ReaderWaits() {
+    std::unique_lock lock(mu_);
+    return changed_.wait_for(lock, std::chrono::seconds(10), [this] { return waiting_ > 0; });
+  }
+  void Release() {
+    std::lock_guard lock(mu_);
+    held_ = false;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable changed_;
+  bool held_ = false;
+  int waiting_ = 0;
 };
 
 class HttpApiTest : public ::testing::Test {
@@ -130,6 +173,7 @@ class HttpApiTest : public ::testing::Test {
     so.tick_s = 0.005;
     so.history_every_s = o.history_every_s;
     so.analysis = cli::ServeAnalysisHooks();
+    if (o.wall_clock) so.wall_clock = o.wall_clock;
     auto s = Service::Create(std::move(c).value(), std::make_unique<VirtualBackend>(vo),
                              std::move(store).value(), so, logger_.get(), &metrics_);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -1018,6 +1062,63 @@ TEST_F(HttpApiTest, UntilTheServiceStartsItAnswers503) {
   EXPECT_EQ(Get("/healthz").status, 200);
   EXPECT_EQ(Get("/v1/jobs", kReadToken).status, 200);
   EXPECT_EQ(Post("/v1/jobs", JobBody("early"), kSubmitToken).status, 201);
+}
+
+// GET /healthz from another thread, at most `wait` for its answer; nullopt when none came by
+// then (the request may still be waiting).
+std::optional<std::pair<int, json>> HealthzWithin(int port, std::chrono::seconds wait) {
+  auto reply = std::async(std::launch::async, [port]() -> std::optional<std::pair<int, json>> {
+    httplib::Client client("127.0.0.1", port);
+    client.set_read_timeout(60);
+    auto r = client.Get("/healthz");
+    if (!r) return std::nullopt;
+    return std::make_pair(r->status, json::parse(r->body, nullptr, false));
+  });
+  if (reply.wait_for(wait) != std::future_status::ready) {
+    // The future's destructor would wait for the request: the thread is left to finish it.
+    std::thread([r = std::move(reply)]() mutable { r.wait(); }).detach();
+    return std::nullopt;
+  }
+  return reply.get();
+}
+
+// Readiness does not wait for the service's lock: a scheduling pass holds it (the first after
+// a restart re-places every job that had run, seconds at 10,000 nodes), and /healthz answers
+// meanwhile from what it reads without the lock.
+TEST_F(HttpApiTest, HealthzAnswersWhileAPassHoldsTheServiceLock) {
+  auto clock = std::make_shared<HoldableClock>();
+  ASSERT_NO_FATAL_FAILURE(Boot({.wall_clock = [clock] { return clock->Now(); }}));
+  clock->Hold();
+  ASSERT_TRUE(clock->ReaderWaits());  // the control loop, inside a pass
+  // The lock is held: a call that takes it waits.
+  auto held = std::async(std::launch::async, [this] { return service_->jobs_held(); });
+  EXPECT_EQ(held.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  const auto health = HealthzWithin(api_->port(), std::chrono::seconds(5));
+  clock->Release();
+  EXPECT_EQ(held.get(), 0U);
+  ASSERT_TRUE(health.has_value()) << "/healthz waited for the pass";
+  EXPECT_EQ(health->first, 200);
+  EXPECT_EQ(health->second, json({{"status", "ok"}}));
+}
+
+// While the service recovers (holding its lock) /healthz says so at once, 503 with the reason,
+// and 200 once recovery is done.
+TEST_F(HttpApiTest, HealthzAnswers503AtOnceWhileTheServiceRecovers) {
+  auto clock = std::make_shared<HoldableClock>();
+  ASSERT_NO_FATAL_FAILURE(
+      Boot({.start_service = false, .wall_clock = [clock] { return clock->Now(); }}));
+  clock->Hold();
+  auto started = std::async(std::launch::async, [this] { return service_->Start(); });
+  ASSERT_TRUE(clock->ReaderWaits());  // Start, recovering
+  const auto health = HealthzWithin(api_->port(), std::chrono::seconds(5));
+  clock->Release();
+  const util::Status st = started.get();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_TRUE(health.has_value()) << "/healthz waited for the recovery";
+  EXPECT_EQ(health->first, 503);
+  EXPECT_EQ(health->second, json({{"status", "unavailable"},
+                                  {"message", "the daemon is recovering its state; try again"}}));
+  EXPECT_EQ(Get("/healthz").status, 200);
 }
 
 // TearDown checks every test's log; this one makes sure the log has lines to check, written
