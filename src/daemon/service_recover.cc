@@ -89,6 +89,7 @@ util::Status Service::Recover() {
   attempts_->Reserve(reserve);
   scheduler_->Reserve(reserve);
   by_slot_.reserve(reserve);
+  jobs_.reserve(jobs_.size() + reserve);
   const double now = SchedNow();
   int64_t recovered = 0;
   // Jobs this cluster can no longer run are stored as failed once every row has been read:
