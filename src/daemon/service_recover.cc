@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/heap_reserve.h"
 #include "daemon/job_request.h"
 #include "daemon/policy_state.h"
 #include "daemon/service.h"
@@ -64,6 +65,13 @@ void Service::Reconcile(double now) {
 
 namespace {
 
+// What the heap grows by for each live job a restart reads back (its entry, its job, the
+// scheduler's record, the name indexes and the tables by slot), for HeapReserve, with room to
+// spare: about 2,210 bytes at 229,540 live jobs of scripts/daemon-scale.sh --full (docs/
+// benchmarks.md, "2026-12-07 (morning): restart until ready"). A job beyond the stretch is on
+// 4 KiB pages as before; the stretch left over goes back to the kernel.
+constexpr size_t kRecoveredJobBytes = 2560;
+
 // This thread's CPU seconds: recovery runs on the thread that starts the service.
 double ThreadCpuSeconds() {
   timespec t{};
@@ -85,6 +93,13 @@ util::Status Service::Recover() {
   // restart at 200,000 live jobs (docs/benchmarks.md, "The daemon at scale"). The tables by
   // slot are sized once too: grown, they would move every record admitted so far.
   const auto reserve = static_cast<size_t>(live_jobs);
+  // The jobs' memory on transparent huge pages: on 4 KiB pages a fifth of a large recovery's
+  // CPU went to page faults (daemon/heap_reserve.h). Below a block's worth it would not pay.
+  const size_t heap_bytes = reserve * kRecoveredJobBytes;
+  HeapReserve heap(heap_bytes >= HeapReserve::kBlockBytes ? heap_bytes : 0);
+  if (!heap.problem().empty()) {
+    logger_->Info("recovering without huge pages", {{"reason", heap.problem()}});
+  }
   slots_.Reserve(reserve);
   attempts_->Reserve(reserve);
   scheduler_->Reserve(reserve);
@@ -114,7 +129,9 @@ util::Status Service::Recover() {
   metrics_->recovery_s.Get({"wall"})->Set(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_begin).count());
   metrics_->recovery_s.Get({"cpu"})->Set(ThreadCpuSeconds() - cpu_begin);
-  logger_->Info("recovered", {{"live_jobs", recovered}, {"scheduler_s", now}});
+  logger_->Info("recovered", {{"live_jobs", recovered},
+                              {"scheduler_s", now},
+                              {"heap_advised_mib", static_cast<int64_t>(heap.advised() >> 20)}});
   return util::Status::Ok();
 }
 
