@@ -67,7 +67,7 @@ namespace {
 
 // What the heap grows by for each live job a restart reads back (its entry, its job, the
 // scheduler's record, the name indexes and the tables by slot), for HeapReserve, with room to
-// spare: about 2,210 bytes at 229,540 live jobs of scripts/daemon-scale.sh --full (docs/
+// spare: about 2,270 bytes at 229,540 live jobs of scripts/daemon-scale.sh --full (docs/
 // benchmarks.md, "2026-12-07 (morning): restart until ready"). A job beyond the stretch is on
 // 4 KiB pages as before; the stretch left over goes back to the kernel.
 constexpr size_t kRecoveredJobBytes = 2560;
