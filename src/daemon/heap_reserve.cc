@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#if defined(__GLIBC__)
+#if HETSCHED_GLIBC_MALLOC
 #include <malloc.h>
 #endif
 
@@ -27,8 +27,8 @@ static_assert(HeapReserve::kBlockBytes < kLargestMmapThreshold);
 
 HeapReserve::HeapReserve(size_t bytes) {
   if (bytes == 0) return;
-#if !defined(__GLIBC__)
-  problem_ = "not glibc's malloc";
+#if !HETSCHED_GLIBC_MALLOC
+  problem_ = "malloc is not glibc's (another libc, or AddressSanitizer's)";
 #else
   const size_t blocks = (bytes + kBlockBytes - 1) / kBlockBytes;
   std::vector<void*> got;
@@ -79,7 +79,7 @@ HeapReserve::HeapReserve(size_t bytes) {
 }
 
 HeapReserve::~HeapReserve() {
-#if defined(__GLIBC__)
+#if HETSCHED_GLIBC_MALLOC
   if (raised_) mallopt(M_MMAP_THRESHOLD, kGlibcMmapThreshold);
 #endif
   std::free(fence_);

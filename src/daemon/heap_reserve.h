@@ -26,9 +26,25 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>  // __GLIBC__, from glibc's features.h
 #include <string>
 
 namespace hetsched::svc {
+
+// Whether malloc is glibc's own: not under AddressSanitizer, which brings its own allocator
+// (and ignores mallopt).
+#if defined(__SANITIZE_ADDRESS__)
+#define HETSCHED_GLIBC_MALLOC 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HETSCHED_GLIBC_MALLOC 0
+#endif
+#endif
+#if !defined(HETSCHED_GLIBC_MALLOC) && defined(__GLIBC__)
+#define HETSCHED_GLIBC_MALLOC 1
+#elif !defined(HETSCHED_GLIBC_MALLOC)
+#define HETSCHED_GLIBC_MALLOC 0
+#endif
 
 class HeapReserve {
  public:

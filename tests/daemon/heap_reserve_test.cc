@@ -42,6 +42,7 @@ Mapping MappingOf(uintptr_t address) {
 // On the main thread (glibc's main arena) the stretch is the heap's, advised for huge pages
 // (smaps shows `hg`); once the reserve is gone, the heap gives the stretch back.
 TEST(HeapReserve, AdvisesHugePagesOnTheMainHeapAndGivesTheStretchBack) {
+  if (!HETSCHED_GLIBC_MALLOC) GTEST_SKIP() << "malloc is not glibc's";
   char* during = nullptr;
   {
     HeapReserve reserve(64 << 20);
@@ -62,6 +63,14 @@ TEST(HeapReserve, AdvisesHugePagesOnTheMainHeapAndGivesTheStretchBack) {
   EXPECT_LT(static_cast<char*>(sbrk(0)) + (32 << 20), during);
 }
 
+// Under AddressSanitizer (make asan) the reserve does nothing and says why.
+TEST(HeapReserve, WithAnotherMallocItSaysWhy) {
+  if (HETSCHED_GLIBC_MALLOC) GTEST_SKIP() << "malloc is glibc's";
+  HeapReserve reserve(64 << 20);
+  EXPECT_EQ(reserve.advised(), 0U);
+  EXPECT_EQ(reserve.problem(), "malloc is not glibc's (another libc, or AddressSanitizer's)");
+}
+
 TEST(HeapReserve, ReservesNothingForNothing) {
   HeapReserve reserve(0);
   EXPECT_EQ(reserve.advised(), 0U);
@@ -71,6 +80,7 @@ TEST(HeapReserve, ReservesNothingForNothing) {
 // Another thread's allocations come from another arena (not brk): nothing is advised, and the
 // reserve says why.
 TEST(HeapReserve, ElsewhereThanTheMainArenaItSaysWhy) {
+  if (!HETSCHED_GLIBC_MALLOC) GTEST_SKIP() << "malloc is not glibc's";
   size_t advised = 1;
   std::string problem;
   std::thread([&] {

@@ -944,7 +944,7 @@ TEST(Service, ARestartKeepsAJobsTrueSize) {
 }
 
 // What reading the stored state back took is reported apart from the first scheduling pass
-// (which holds the lock /healthz takes too): `hetsched_recovery_seconds{clock}`, wall and CPU.
+// (which holds the service's lock): `hetsched_recovery_seconds{clock}`, wall and CPU.
 TEST(Service, ARestartReportsWhatItsRecoveryTook) {
   TempDir dir;
   const std::string db = dir.File("h.db");
