@@ -27,9 +27,9 @@ class QueueOrderStrategy final : public DecisionStrategy {
   using FillTypes = std::function<bool(int32_t slot, const JobRecord& r, std::vector<char>& types)>;
 
   // Starts queued jobs in policy order on free devices. `fill`: skip jobs that do not fit
-  // (at most kFillScan in a row) instead of the policy's blocking rule. `types` (fill only;
-  // may be null): a first walk starts each job only on the types it allows; a second then
-  // gives what is still free to the policy's order as without it.
+  // (at most 256 in a row) instead of the policy's blocking rule. `types` (fill only; may be
+  // null): a first walk starts each job only on the types it allows (passing over at most 32
+  // in a row); a second then gives what is still free to the policy's order as without it.
   void StartInOrder(double now_s, bool fill, Decision& out, const FillTypes* types = nullptr);
 
  private:
@@ -42,10 +42,10 @@ class QueueOrderStrategy final : public DecisionStrategy {
   void Walk(double now_s, bool fill, Decision& out, const FillTypes* types);
   // Where queued job `id` (record `r`) would start now: the first type in `choice`'s
   // preference, among those `types` allows, with room for its gang, and the devices there;
-  // nullopt where none has room. `free`: scratch, one entry per device type.
+  // nullopt where none has room. `free` and `allowed`: scratch.
   std::optional<std::pair<model::DeviceTypeId, std::vector<model::DeviceId>>> Choose(
       int32_t id, const JobRecord& r, TypeChoice choice, const FillTypes* types,
-      std::vector<int32_t>& free) const;
+      std::vector<int32_t>& free, std::vector<char>& allowed) const;
 
   SchedulerCore& core_;
 };
