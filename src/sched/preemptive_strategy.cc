@@ -24,6 +24,11 @@ PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core, bool by_class, bool 
       fill_(core),
       clock_(core.options().preempt_interval_s),
       plan_(core.options().lp_solver ? core.options().lp_solver : MakeClpSolver()) {
+  if (core.policy().type_choice() == TypeChoice::kPlanned) {
+    fill_types_ = [this](int32_t slot, const JobRecord& r, std::vector<char>& types) {
+      return PlannedTypes(slot, r, types);
+    };
+  }
   // The running order needs key floors, and tenants order jobs by turns instead of keys.
   if (by_class_ && by_order && core.tenants() == nullptr && core.policy().has_key_floor()) {
     order_ = std::make_unique<RunningOrder>(core.state().type_count());
@@ -44,17 +49,34 @@ void PreemptiveStrategy::Decide(double now_s, Decision& out) {
     // Work conservation: devices the reallocation left free (a selected job that did not fit
     // where it was assigned, capacity counted for gangs that could not be placed) go to
     // queued jobs in policy order, as between reallocations.
-    if (!core_.queue().empty()) fill_.StartInOrder(now_s, fill, out);
+    if (!core_.queue().empty()) fill_.StartInOrder(now_s, fill, out, FillTypesNow());
   } else {
     reservations_.StartFree(core_, now_s, out);
-    fill_.StartInOrder(now_s, fill, out);
+    fill_.StartInOrder(now_s, fill, out, FillTypesNow());
   }
 }
 
 void PreemptiveStrategy::Fill(double now_s, Decision& out) {
   if (gavel_rebuilds_) return;  // between rebuilds nothing starts
   reservations_.StartFree(core_, now_s, out);
-  fill_.StartInOrder(now_s, !core_.policy().in_order_only(), out);
+  fill_.StartInOrder(now_s, !core_.policy().in_order_only(), out, FillTypesNow());
+}
+
+const QueueOrderStrategy::FillTypes* PreemptiveStrategy::FillTypesNow() const {
+  return fill_types_ && plan_.solved() ? &fill_types_ : nullptr;
+}
+
+bool PreemptiveStrategy::PlannedTypes(int32_t slot, const JobRecord& r, std::vector<char>& types) {
+  // A job inside its tenant's guarantee goes first whatever the plan (as in the full walk).
+  if (core_.tenants() != nullptr && core_.tenants()->Guaranteed(slot)) return false;
+  // A class the plan did not know (new since, or of the queued jobs past the tenants'
+  // capacity, which the plan leaves out) fills in order as before.
+  const int32_t known = plan_.KnownClassOf(core_, slot, r);
+  if (!plan_.Planned(known)) return false;
+  const int32_t type_count = core_.state().type_count();
+  types.resize(type_count);
+  for (int32_t t = 0; t < type_count; ++t) types[t] = plan_.PlannedOn(known, t) ? 1 : 0;
+  return true;
 }
 
 void PreemptiveStrategy::Upgrade(double now_s, Decision& out) {

@@ -4,7 +4,8 @@
 // where, and running jobs that lose their place or move are preempted, as far as the price of
 // a preemption allows (sched/preemption_price.h: a time-slicing policy's running jobs keep
 // their devices for a quantum; moves must pay). In between, queued jobs fill free devices in
-// policy order, after the jobs reserved devices that were being checkpointed.
+// policy order, after the jobs reserved devices that were being checkpointed; under a
+// throughput plan, those whose class the last plan gave a free type take it first.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,9 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // `by_class` false: full decisions always walk every job (SelectByClass's reference in tests);
   // `by_order` false: SelectByClass decides without the running order (SelectByOrder off).
   explicit PreemptiveStrategy(SchedulerCore& core, bool by_class = true, bool by_order = true);
+  // fill_types_ calls back into this object.
+  PreemptiveStrategy(const PreemptiveStrategy&) = delete;
+  PreemptiveStrategy& operator=(const PreemptiveStrategy&) = delete;
   // Running jobs started or stopped since the last full decision past which SelectByOrder
   // leaves the decision to the full walk, if they are also more than an eighth of the running
   // jobs (4,096; tests of a small cluster set fewer).
@@ -103,6 +107,15 @@ class PreemptiveStrategy final : public DecisionStrategy {
     void Take(int32_t t, int32_t gang);
   };
 
+  // The fill's restriction (QueueOrderStrategy::FillTypes) while a throughput plan is known:
+  // null without one.
+  const QueueOrderStrategy::FillTypes* FillTypesNow() const;
+  // FillTypes under the last solved plan: a queued job whose class it planned fills first
+  // only the types its class had budget on. A fill that put it on another type would keep it
+  // there for its quantum (an hour with the default preemption costs), where the plan meant
+  // that type for a class that loses less on it: between full decisions (every preempt
+  // interval) the plan is the best guide to who should take a freed device.
+  bool PlannedTypes(int32_t slot, const JobRecord& r, std::vector<char>& types);
   // The full decision: who runs where; preempts and starts accordingly.
   void Reallocate(double now_s, Decision& out);
   // SchedulerOptions::gavel_rebuilds: Reallocate when the set of jobs changed since the last
@@ -381,6 +394,7 @@ class PreemptiveStrategy final : public DecisionStrategy {
   const bool by_class_;
   int64_t rebuilt_version_ = -1;  // core's job_set_version() at the last rebuild
   QueueOrderStrategy fill_;
+  QueueOrderStrategy::FillTypes fill_types_;  // empty: fills follow the policy's order alone
   ReallocationClock clock_;
   // Reallocate's working lists, kept to reuse their memory (megabytes at scale: fresh ones
   // cost page faults). By JobId: scratch_ the type assigned in a decision (-2: none),

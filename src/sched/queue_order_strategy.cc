@@ -41,8 +41,42 @@ std::pair<double, int32_t> QueueOrderStrategy::ShadowTime(DeviceTypeId type, int
   return {kInf, 0};
 }
 
-void QueueOrderStrategy::StartInOrder(double now_s, bool fill, Decision& out) {
-  constexpr int32_t kFillScan = 256;
+std::optional<std::pair<DeviceTypeId, std::vector<DeviceId>>> QueueOrderStrategy::Choose(
+    int32_t id, const JobRecord& r, TypeChoice choice, const FillTypes* types,
+    std::vector<int32_t>& free, std::vector<char>& allowed) const {
+  const ClusterState& state = core_.state();
+  for (int32_t t = 0; t < state.type_count(); ++t) free[t] = state.FreeOfType(DeviceTypeId(t));
+  // A restricted job sees no room on the types it may not fill (a pinned one has its own).
+  if (types != nullptr && !core_.pinned(id) && (*types)(id, r, allowed)) {
+    const int32_t gang = std::max(1, r.job->gang_size);
+    bool room = false;
+    for (int32_t t = 0; t < state.type_count(); ++t) {
+      if (allowed[t] == 0) free[t] = 0;
+      room = room || free[t] >= gang;
+    }
+    // Most jobs a restricted walk passes over find no room: skip the scoring of their types.
+    if (!room) return std::nullopt;
+  }
+  for (DeviceTypeId t : core_.TypePreference(r, choice, free)) {
+    if (auto devs = core_.PlaceOn(r, t)) return std::make_pair(t, std::move(*devs));
+  }
+  return std::nullopt;
+}
+
+void QueueOrderStrategy::StartInOrder(double now_s, bool fill, Decision& out,
+                                      const FillTypes* types) {
+  Walk(now_s, fill, out, fill ? types : nullptr);
+  // What no job took on the types it allows goes to the order: a device left free waits
+  // until a full decision, and where jobs hold the types a plan meant for the queued ones
+  // (inside their quantum, for up to an hour) every full decision until then plans the same.
+  if (fill && types != nullptr && core_.TotalFree() > 0) Walk(now_s, fill, out, nullptr);
+}
+
+void QueueOrderStrategy::Walk(double now_s, bool fill, Decision& out, const FillTypes* types) {
+  // A restricted walk passes over every job whose types have no room: it looks at fewer
+  // (most of a large queue waits for the types the plan gave it, and each look costs a fill
+  // decision about 50 ns); the walk after it gives the rest to the order.
+  const int32_t scan = types != nullptr ? 32 : 256;
   const Policy& policy = core_.policy();
   const ClusterState& state = core_.state();
   const TypeChoice choice =
@@ -52,6 +86,7 @@ void QueueOrderStrategy::StartInOrder(double now_s, bool fill, Decision& out) {
   // No job can start: the index is left unread (after a belief refresh a read sorts it).
   if (free_total == 0 && state.reserved_devices() == 0 && core_.tenants() == nullptr) return;
   std::vector<int32_t> free(state.type_count());
+  std::vector<char> allowed;
   bool head_blocked = false;
   DeviceTypeId reserved_type;
   double shadow = kInf;
@@ -73,24 +108,19 @@ void QueueOrderStrategy::StartInOrder(double now_s, bool fill, Decision& out) {
   while ((free_total > 0 || state.reserved_devices() > 0) && more()) {
     const int32_t id = std::get<3>(by_tenant ? turns[turn++] : *next++);
     const JobRecord& r = core_.record(id);
+    // The tenants' copy of the queue still lists the jobs a first walk started.
+    if (r.phase != JobPhase::kQueued) continue;
     // It waits for the devices a full decision reserved for it (sched/reservations.h): in
     // order, nobody behind it starts before it does.
     if (r.reserved) {
       if (!fill) break;
       continue;
     }
-    for (int32_t t = 0; t < state.type_count(); ++t) free[t] = state.FreeOfType(DeviceTypeId(t));
-    std::optional<std::pair<DeviceTypeId, std::vector<DeviceId>>> chosen;
-    for (DeviceTypeId t : core_.TypePreference(r, choice, free)) {
-      if (auto devs = core_.PlaceOn(r, t)) {
-        chosen.emplace(t, std::move(*devs));
-        break;
-      }
-    }
+    auto chosen = Choose(id, r, choice, types, free, allowed);
     const int32_t gang = std::max(1, r.job->gang_size);
     if (!chosen) {
       if (fill) {
-        if (++misses >= kFillScan) break;
+        if (++misses >= scan) break;
         continue;
       }
       if (!backfill) break;

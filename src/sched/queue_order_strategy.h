@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "model/cluster.h"
 #include "sched/scheduler_core.h"
@@ -19,9 +22,15 @@ class QueueOrderStrategy final : public DecisionStrategy {
 
   void Decide(double now_s, Decision& out) override { StartInOrder(now_s, false, out); }
 
+  // The types a queued job may fill (for `slot`, its record): false when nothing restricts
+  // it, else true with `types` (one entry per device type, 1: allowed) filled in.
+  using FillTypes = std::function<bool(int32_t slot, const JobRecord& r, std::vector<char>& types)>;
+
   // Starts queued jobs in policy order on free devices. `fill`: skip jobs that do not fit
-  // (at most kFillScan in a row) instead of the policy's blocking rule.
-  void StartInOrder(double now_s, bool fill, Decision& out);
+  // (at most 256 in a row) instead of the policy's blocking rule. `types` (fill only; may be
+  // null): a first walk starts each job only on the types it allows (passing over at most 32
+  // in a row); a second then gives what is still free to the policy's order as without it.
+  void StartInOrder(double now_s, bool fill, Decision& out, const FillTypes* types = nullptr);
 
  private:
   // Earliest time `gang` devices of `type` are free if running jobs end as estimated, and how
@@ -29,6 +38,14 @@ class QueueOrderStrategy final : public DecisionStrategy {
   std::pair<double, int32_t> ShadowTime(model::DeviceTypeId type, int32_t gang, double now_s) const;
   // EASY's view of a job's remaining work: infinite while nothing at all is known about it.
   double BackfillRemainingWork(const JobRecord& r, double now_s) const;
+  // One walk of StartInOrder over the queue; `types` as there (null: no restriction).
+  void Walk(double now_s, bool fill, Decision& out, const FillTypes* types);
+  // Where queued job `id` (record `r`) would start now: the first type in `choice`'s
+  // preference, among those `types` allows, with room for its gang, and the devices there;
+  // nullopt where none has room. `free` and `allowed`: scratch.
+  std::optional<std::pair<model::DeviceTypeId, std::vector<model::DeviceId>>> Choose(
+      int32_t id, const JobRecord& r, TypeChoice choice, const FillTypes* types,
+      std::vector<int32_t>& free, std::vector<char>& allowed) const;
 
   SchedulerCore& core_;
 };

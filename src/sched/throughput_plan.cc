@@ -34,6 +34,7 @@ void ThroughputPlan::Begin(const SchedulerCore& core, const std::vector<int32_t>
   types_ = static_cast<int32_t>(capacity.size());
   std::fill(row_of_known_.begin(), row_of_known_.end(), -1);
   budget_.clear();
+  solved_.clear();
 }
 
 std::optional<int32_t> ThroughputPlan::FixedClassOf(const SchedulerCore& core, int32_t slot,
@@ -169,12 +170,15 @@ util::Status ThroughputPlan::SolveRows(const AllocationProblem& problem,
       budget_[c * types_ + t] = solved->At(c, t) * problem.jobs[c].gang * problem.jobs[c].count;
     }
   }
+  solved_ = budget_;
   return util::Status::Ok();
 }
 
 int32_t ThroughputPlan::ClassOf(const SchedulerCore& core, int32_t slot, const JobRecord& r) {
   const bool running = r.phase == JobPhase::kRunning;
   const int32_t type = r.type.valid() ? r.type.value() : -1;
+  // A job admitted since the last solve (the fills between full decisions ask for its class).
+  if (cached_.size() < core.slots()) cached_.resize(core.slots());
   CachedClass& cached = cached_[slot];
   if (cached.seq == r.seq && cached.type == type && cached.running == running) {
     return cached.known;

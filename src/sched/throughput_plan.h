@@ -23,6 +23,9 @@ namespace hetsched::sched {
 
 class ThroughputPlan {
  public:
+  // Budgets (devices) at or below this are the LP's round-off, not a plan (PlannedOn).
+  static constexpr double kPlannedMin = 1e-6;
+
   explicit ThroughputPlan(std::shared_ptr<LpSolver> solver) : solver_(std::move(solver)) {}
 
   // Plans `jobs` (slots of the core's records) on `capacity` devices per type, at the time of
@@ -101,6 +104,23 @@ class ThroughputPlan {
   double Budget(int32_t row, int32_t t) const {
     return budget_[static_cast<size_t>(row) * types_ + t];
   }
+  // Whether the last successful solve gave known class `known` budget on type t, before any
+  // job took from it: the types the plan meant the class for, good until the next solve
+  // begins (between full decisions). Any budget counts, a fraction of a gang included (where no
+  // class had half a gang, the walk left the devices to the classes that had a fraction);
+  // kPlannedMin keeps out the LP's round-off. False for a class the last solve had
+  // no row for, and for every class after a failed solve or before the first (Planned).
+  bool PlannedOn(int32_t known, int32_t t) const {
+    return Planned(known) &&
+           solved_[static_cast<size_t>(row_of_known_[known]) * types_ + t] > kPlannedMin;
+  }
+  // Whether PlannedOn can answer for class `known`: the last solve succeeded and had its row.
+  bool Planned(int32_t known) const {
+    return known >= 0 && static_cast<size_t>(known) < row_of_known_.size() &&
+           row_of_known_[known] >= 0 && !solved_.empty();
+  }
+  // Whether the last solve succeeded with a plan.
+  bool solved() const { return !solved_.empty(); }
   // What is left to hand out, for a caller that books tentatively and may need to go back.
   const std::vector<double>& budgets() const { return budget_; }
   void RestoreBudgets(const std::vector<double>& budgets) { budget_ = budgets; }
@@ -156,6 +176,7 @@ class ThroughputPlan {
   int32_t types_ = 0;
   std::vector<int32_t> class_of_;  // by slot; -1: not planned
   std::vector<double> budget_;     // classes x types: devices still to hand out
+  std::vector<double> solved_;     // budget_ as the last solve made it (empty: no plan)
   std::vector<int32_t> row_gang_;  // by class
   int64_t generation_ = 0;
 };

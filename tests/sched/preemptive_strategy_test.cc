@@ -373,6 +373,36 @@ TEST(PreemptiveStrategy, OneTypeOnOfferGoesToTheClassThatLosesMostElsewhere) {
   EXPECT_EQ(h.PlacedTypes(h.Decide(s, 10), 4), (std::vector<std::string>{"", "", "", "fast"}));
 }
 
+// Between full decisions a freed device goes first to a queued job whose class the last plan
+// gave that type. The plan at t = 3 gives "fast" to the class that loses 10x on "slow" (jobs 0
+// and 1) and "slow" to the class that runs best there (jobs 2 and 3). When job 2 ends, job 1,
+// next in the order, would crawl on "slow" for its quantum (an hour with the default
+// preemption costs): job 3 takes it instead, and job 1 waits for "fast". With no queued job
+// planned on "slow", job 1 takes it: the fill leaves no device idle that a job can use.
+TEST(PreemptiveStrategy, FillsFollowTheLastPlan) {
+  const auto c = MakeCluster({{"slow", "cuda", 1, 1}, {"fast", "cuda", 1, 1}});
+  for (const bool planned_job_waits : {true, false}) {
+    SCOPED_TRACE(planned_job_waits);
+    SchedulerOptions o;
+    o.preempt_interval_s = 100;
+    CoreHarness h(c, "srpt-het-fair", o);
+    PreemptiveStrategy s(h.core());
+    const int jobs = planned_job_waits ? 4 : 3;
+    for (int id = 0; id < jobs; ++id) {
+      h.Admit(MakeJob(id, id, 0, {{"slow", id < 2 ? 1.0 : 10.0}, {"fast", id < 2 ? 10.0 : 8.0}}),
+              3);
+    }
+    std::vector<std::string> placed(jobs);
+    placed[0] = "fast";
+    placed[2] = "slow";
+    EXPECT_EQ(h.PlacedTypes(h.Decide(s, 3), jobs), placed);
+    h.Finish(s, 2, 10);
+    placed.assign(jobs, "");
+    placed[planned_job_waits ? 3 : 1] = "slow";
+    EXPECT_EQ(h.PlacedTypes(h.Decide(s, 10), jobs), placed);  // a fill: the next full is at 103
+  }
+}
+
 TEST(PreemptiveStrategy, NeverPreemptsForAJobThatCannotRunThere) {
   const auto c = MakeCluster({{"nv", "cuda", 1, 1}, {"amd", "rocm", 1, 1}});
   CoreHarness h(c, "priority", EveryDecision());
