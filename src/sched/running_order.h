@@ -168,16 +168,8 @@ void RunningOrder::ForgetPastQuantum(InQuantum&& in_quantum) {
 
 template <typename Visit>
 void RunningOrder::VisitAll(int32_t cls, Visit&& visit) const {
-  // Live reads each job's entry, at scale a cache miss (entries_ is by job id, the heap in
-  // floor order): asked for kAhead jobs before, the misses overlap instead of adding up.
-  constexpr size_t kAhead = 32;
-  const std::vector<Filed>& heap = heaps_[cls];
-  for (size_t i = 0; i < heap.size(); ++i) {
-    if (i + kAhead < heap.size()) {
-      const size_t later = static_cast<size_t>(heap[i + kAhead].id);
-      if (later < entries_.size()) __builtin_prefetch(&entries_[later]);
-    }
-    if (Live(heap[i])) visit(heap[i].floor, heap[i].id);
+  for (const Filed& f : heaps_[cls]) {
+    if (Live(f)) visit(f.floor, f.id);
   }
 }
 

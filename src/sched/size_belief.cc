@@ -6,8 +6,6 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "util/sorted_search.h"
-
 namespace hetsched::sched {
 namespace {
 
@@ -69,8 +67,8 @@ bool SizeBelief::Table::Rebuild() {
 namespace {
 // Linear interpolation of `values` tabulated at ascending `grid`, at `a` (grid[0] <= a).
 double Interpolate(const std::vector<double>& grid, const std::vector<double>& values, double a) {
-  // Every running job's key reads a table at each full decision: a search without branches.
-  const size_t i = util::UpperBoundIndex(grid, a);
+  const size_t i =
+      static_cast<size_t>(std::upper_bound(grid.begin(), grid.end(), a) - grid.begin());
   if (i == 0) return values.front();
   if (i >= grid.size()) return values.back();
   const double w = (a - grid[i - 1]) / (grid[i] - grid[i - 1]);
