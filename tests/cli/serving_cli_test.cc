@@ -21,6 +21,24 @@ std::string Write(const std::string& name, const std::string& text) {
   return path;
 }
 
+// `simulate --quiet` of workload `trace` on eight A100s with `flags`.
+CliRun Simulate(const std::string& trace, const std::string& flags) {
+  return Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + trace + " --quiet " +
+                  flags);
+}
+
+// Simulate(trace, flags) writing its --json to a file named after `name`: the parsed result,
+// or null (and a failed expectation) when the run fails.
+nlohmann::json SimulateJson(const std::string& trace, const std::string& flags,
+                            const std::string& name) {
+  const std::string json = ::testing::TempDir() + "/serving_cli_test_" + name + ".json";
+  const CliRun r = Simulate(trace, flags + " --json " + json);
+  EXPECT_EQ(r.status, 0) << r.out;
+  if (r.status != 0) return nullptr;
+  std::ifstream in(json);
+  return nlohmann::json::parse(in);
+}
+
 TEST(PlanServiceCli, CheckFitsBothMeasuredTypesWithinTheirErrors) {
   CliRun r = Hetsched("plan service --check --json");
   ASSERT_EQ(r.status, 0) << r.out;
@@ -68,8 +86,7 @@ TEST(SimulateServingCli, ReportsAttainmentCostAndLending) {
     work: 3600
 )");
   const std::string json = ::testing::TempDir() + "/serving_cli_test_out.json";
-  CliRun r =
-      Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w + " --quiet --json " + json);
+  CliRun r = Simulate(w, "--json " + json);
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("service chat"), std::string::npos) << r.out;
   std::ifstream in(json);
@@ -83,16 +100,14 @@ TEST(SimulateServingCli, ReportsAttainmentCostAndLending) {
 
   // The report's runs are labelled with the training job's name (their ids skip services).
   const std::string html = ::testing::TempDir() + "/serving_cli_test_out.html";
-  CliRun h =
-      Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w + " --quiet --html " + html);
+  CliRun h = Simulate(w, "--html " + html);
   ASSERT_EQ(h.status, 0) << h.out;
   std::ifstream page(html);
   const std::string text((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("train: 1 x a100-80g"), std::string::npos);
   EXPECT_EQ(text.find("chat: 1 x a100-80g"), std::string::npos);
 
-  CliRun bad = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w +
-                        " --quiet --serving biggest");
+  CliRun bad = Simulate(w, "--serving biggest");
   EXPECT_EQ(bad.status, 2) << bad.out;
   EXPECT_NE(bad.out.find("--serving"), std::string::npos) << bad.out;
 }
@@ -100,16 +115,11 @@ TEST(SimulateServingCli, ReportsAttainmentCostAndLending) {
 // --serving single:TYPE: every replica on TYPE; a type the cluster lacks is refused.
 TEST(SimulateServingCli, ASingleTypeBaselineAndATypeTheClusterLacks) {
   const std::string w = Write("single.yaml", kChat);
-  const std::string json = ::testing::TempDir() + "/serving_cli_test_single.json";
-  CliRun r = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w +
-                      " --quiet --serving single:a100-80g --serving-horizon 900 --json " + json);
-  ASSERT_EQ(r.status, 0) << r.out;
-  std::ifstream in(json);
-  const auto j = nlohmann::json::parse(in);
+  const auto j = SimulateJson(w, "--serving single:a100-80g --serving-horizon 900", "single");
+  ASSERT_FALSE(j.is_null());
   EXPECT_EQ(j["serving"]["mode"], "single:a100-80g");
   EXPECT_EQ(j["serving"]["plans"]["solved"].get<int>(), 3) << j["serving"];
-  CliRun bad = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w +
-                        " --quiet --serving single:mi250x");
+  CliRun bad = Simulate(w, "--serving single:mi250x");
   EXPECT_EQ(bad.status, 2) << bad.out;
   EXPECT_NE(bad.out.find("--serving: single:mi250x: the cluster has no device of type mi250x "
                          "(its types: a100-80g)"),
@@ -120,17 +130,12 @@ TEST(SimulateServingCli, ASingleTypeBaselineAndATypeTheClusterLacks) {
 // --serving-horizon: the service takes requests over that span instead of a day.
 TEST(SimulateServingCli, AServingHorizonBoundsTheRequests) {
   const std::string w = Write("horizon.yaml", kChat);
-  const std::string json = ::testing::TempDir() + "/serving_cli_test_horizon.json";
-  CliRun r = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w +
-                      " --quiet --serving-horizon 600 --json " + json);
-  ASSERT_EQ(r.status, 0) << r.out;
-  std::ifstream in(json);
-  const auto j = nlohmann::json::parse(in);
+  const auto j = SimulateJson(w, "--serving-horizon 600", "horizon");
+  ASSERT_FALSE(j.is_null());
   // 2 requests/s for 600 s (Poisson arrivals): about 1200, not a day's 172800.
   EXPECT_GT(j["serving"]["requests"].get<int>(), 1000) << j["serving"];
   EXPECT_LT(j["serving"]["requests"].get<int>(), 1400) << j["serving"];
-  CliRun bad = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w +
-                        " --quiet --serving-horizon 0");
+  CliRun bad = Simulate(w, "--serving-horizon 0");
   EXPECT_EQ(bad.status, 2) << bad.out;
   EXPECT_NE(bad.out.find("--serving-horizon"), std::string::npos) << bad.out;
 }
@@ -139,20 +144,15 @@ TEST(SimulateServingCli, AServingHorizonBoundsTheRequests) {
 // earned (1 % of them at p99) and what its plans put at risk (nothing on one type).
 TEST(SimulateServingCli, EachServiceReportsItsErrorBudgetAndTheShareIsChecked) {
   const std::string w = Write("risk.yaml", kChat);
-  const std::string json = ::testing::TempDir() + "/serving_cli_test_risk.json";
-  CliRun r = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w +
-                      " --quiet --serving-horizon 600 --serving-risk-share 0.25 --json " + json);
-  ASSERT_EQ(r.status, 0) << r.out;
-  std::ifstream in(json);
-  const auto j = nlohmann::json::parse(in);
+  const auto j = SimulateJson(w, "--serving-horizon 600 --serving-risk-share 0.25", "risk");
+  ASSERT_FALSE(j.is_null());
   const auto& chat = j["serving"]["services"][0];
   EXPECT_DOUBLE_EQ(chat["error_budget"]["earned"].get<double>(),
                    chat["requests"].get<double>() / 100)
       << chat;
   EXPECT_DOUBLE_EQ(chat["error_budget"]["spent"].get<double>(), 0) << chat;
   EXPECT_EQ(j["serving"]["plans"]["risk_left"].get<int>(), 0) << j["serving"]["plans"];
-  CliRun bad = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w +
-                        " --quiet --serving-risk-share 1.5");
+  CliRun bad = Simulate(w, "--serving-risk-share 1.5");
   EXPECT_EQ(bad.status, 2) << bad.out;
   EXPECT_NE(bad.out.find("--serving-risk-share: Value 1.5 not in range"), std::string::npos)
       << bad.out;
@@ -169,7 +169,7 @@ jobs:
     rate: [[0h, 1]]
     tokens: {input: 500, output: 50}
 )");
-  CliRun r = Hetsched("simulate --cluster a100-80g=8:per_node=4 --trace " + w + " --quiet");
+  CliRun r = Simulate(w, "");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find(w + ":3:5: jobs[0]: service 'chat': no device type meets its SLO"),
             std::string::npos)
