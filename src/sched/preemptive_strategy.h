@@ -3,7 +3,8 @@
 // order picks who runs, the policy's type choice (fastest, or max throughput by regret) picks
 // where, and running jobs that lose their place or move are preempted, as far as the price of
 // a preemption allows (sched/preemption_price.h: a time-slicing policy's running jobs keep
-// their devices for a quantum; moves must pay). In between, queued jobs fill free devices in
+// their devices for a quantum, but for a move up the plan makes with tenants that pays for the
+// job itself; moves must pay). In between, queued jobs fill free devices in
 // policy order, after the jobs reserved devices that were being checkpointed; under a
 // throughput plan, those whose class the last plan gave a free type take it first.
 #pragma once
