@@ -202,6 +202,7 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
     initial.resize(pool.free.size());
     for (size_t t = 0; t < initial.size(); ++t) initial[t] = pool.free[t] + pool.held[t];
     const bool planned = core_.policy().type_choice() == TypeChoice::kPlanned && SolvePlan(pool);
+    if (planned && time_slices_ && core_.tenants() != nullptr) MoveKeptByPlan(now_s, pool);
     // A walk by class that found a running job losing its place would find it again.
     if (!(planned && !keys_sorted_ && !displaces_ && SelectByClass(now_s, pool, candidates))) {
       SortKeys(now_s);
@@ -221,6 +222,46 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
   const std::vector<int32_t> moved = PreemptDisplaced(now_s, assigned, candidates, releasing, out);
   StartSelected(now_s, assigned, releasing, out);
   for (int32_t id : moved) moved_flag_[id] = 0;
+  for (int32_t id : kept_moves_) kept_move_[id] = 0;
+  kept_moves_.clear();
+}
+
+void PreemptiveStrategy::MoveKeptByPlan(double now_s, Pool& pool) {
+  if (kept_move_.size() < core_.slots()) kept_move_.resize(core_.slots(), 0);
+  const int32_t types = static_cast<int32_t>(pool.free.size());
+  // SolvePlan booked the kept jobs on the types they hold: a class below zero on its own type
+  // holds more of it than the plan gives it.
+  for (int32_t id : scratch_ids_) {
+    const JobRecord& r = core_.record(id);
+    const int32_t row = plan_.RowOf(id);
+    if (!r.preemptible || row < 0) continue;
+    const int32_t own = r.type.value();
+    const int32_t gang = std::max(1, r.job->gang_size);
+    // Half a gang, as ThroughputPlan::Pick counts a budget: less is the LP's rounding.
+    if (plan_.Budget(row, own) > -0.5 * gang) continue;
+    int32_t to = -1;
+    for (int32_t t = 0; t < types; ++t) {
+      if (t == own || pool.free[t] + pool.held[t] < gang || plan_.Budget(row, t) < 0.5 * gang) {
+        continue;
+      }
+      // Only where the job itself repays the stop (so only up): inside its quantum no job is
+      // made slower or stopped for a gain of others.
+      if (!core_.MovePays(r, DeviceTypeId(t), now_s)) continue;
+      if (to < 0 || r.speed[t] > r.speed[to]) to = t;
+    }
+    if (to < 0) continue;
+    // It goes ahead of the walk, as kept jobs count first in the tenants' turns; the devices
+    // it leaves go to the walk (reserved while it writes its checkpoint).
+    pool.Take(to, gang);
+    pool.free[own] += gang;
+    pool.total += gang;
+    plan_.Return(id, r, own);
+    plan_.Take(id, r, to);
+    selected_.push_back(id);
+    tentative_.push_back(to);
+    kept_move_[id] = 1;
+    kept_moves_.push_back(id);
+  }
 }
 
 void PreemptiveStrategy::MarkReclaimed(double now_s) {
@@ -298,8 +339,9 @@ int32_t PreemptiveStrategy::FasterFreeType(const JobRecord& r, const std::vector
 bool PreemptiveStrategy::Movable(int32_t id, double now_s) const {
   const JobRecord& r = core_.record(id);
   const bool reclaimed = static_cast<size_t>(id) < reclaim_.size() && reclaim_[id] != 0;
+  const bool kept_move = static_cast<size_t>(id) < kept_move_.size() && kept_move_[id] != 0;
   return r.preemptible && SchedulerCore::HoldsDevices(r) &&
-         (!time_slices_ || core_.QuantumOver(r, now_s) || reclaimed);
+         (!time_slices_ || core_.QuantumOver(r, now_s) || reclaimed || kept_move);
 }
 
 void PreemptiveStrategy::Pool::Take(int32_t t, int32_t gang) {

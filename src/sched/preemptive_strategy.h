@@ -3,7 +3,8 @@
 // order picks who runs, the policy's type choice (fastest, or max throughput by regret) picks
 // where, and running jobs that lose their place or move are preempted, as far as the price of
 // a preemption allows (sched/preemption_price.h: a time-slicing policy's running jobs keep
-// their devices for a quantum; moves must pay). In between, queued jobs fill free devices in
+// their devices for a quantum, but for a move up the plan makes with tenants that pays for the
+// job itself; moves must pay). In between, queued jobs fill free devices in
 // policy order, after the jobs reserved devices that were being checkpointed; under a
 // throughput plan, those whose class the last plan gave a free type take it first.
 #pragma once
@@ -131,9 +132,18 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // more than its own by the stickiness and the move pays; -1 when it stays.
   int32_t FasterFreeType(const JobRecord& r, const std::vector<int32_t>& free, double now_s) const;
   // A running job this decision may stop or move: preemptible, holding its devices, and
-  // (under a time-slicing policy) past its quantum or reclaimed for a tenant whose guarantee it
-  // borrows (reclaim_). The others keep their devices as they are.
+  // (under a time-slicing policy) past its quantum, reclaimed for a tenant whose guarantee it
+  // borrows (reclaim_), or moved up by the plan inside it (kept_move_). The others keep their
+  // devices as they are.
   bool Movable(int32_t id, double now_s) const;
+  // Tenants under a solved plan: moves kept running jobs (inside their quantum) whose class
+  // holds more of their type than the plan gives it to the type the plan gives it instead,
+  // where the pool has room, the job runs faster and the move pays for the job itself
+  // (SchedulerCore::MovePays); of those types the fastest. Selects them ahead of the walk and
+  // marks them in kept_move_. The quantum keeps a job its place, not a misfit type: a job a
+  // fill or a narrow plan (the few jobs the turns grant) put on a type that slows it down
+  // 5-10x would keep it for an hour (docs/simulator.md, "Types by throughput plan").
+  void MoveKeptByPlan(double now_s, Pool& pool);
   // Fills reclaim_ (TenantShares::Reclaimable) for the queued jobs in policy order.
   void MarkReclaimed(double now_s);
   // The pool at `now_s`; keys_: the queued jobs (in the order of core_.queue()), then the
@@ -408,6 +418,10 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // Running jobs of borrowers that owners take back in this reallocation despite their quantum
   // (TenantShares::Reclaimable); empty without tenants or time slices.
   std::vector<char> reclaim_;
+  // By JobId: running jobs inside their quantum this reallocation moves (MoveKeptByPlan);
+  // kept_moves_ lists them, to clear the marks after it.
+  std::vector<char> kept_move_;
+  std::vector<int32_t> kept_moves_;
   // Jobs the last reallocation placed on devices still being checkpointed.
   Reservations reservations_;
   // kPlanned: the devices per type each class of jobs gets in this reallocation.

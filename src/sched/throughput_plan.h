@@ -6,6 +6,7 @@
 // on them instead of to whoever comes next (docs/simulator.md, "Types by throughput plan").
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -88,6 +89,11 @@ class ThroughputPlan {
                const std::vector<int32_t>& held, int32_t prefer) const;
   // Books `r`'s gang on type t against its class's budget.
   void Take(int32_t slot, const JobRecord& r, int32_t type);
+  // Gives `r`'s gang on type t back to its class's budget (a booked job that moves).
+  void Return(int32_t slot, const JobRecord& r, int32_t type) {
+    if (static_cast<size_t>(slot) >= class_of_.size() || class_of_[slot] < 0) return;
+    budget_[static_cast<size_t>(class_of_[slot]) * types_ + type] += std::max(1, r.job->gang_size);
+  }
   // Books `jobs` gangs of `row` on type t, one at a time (the roundings of a Take per job).
   void TakeGangs(int32_t row, int32_t type, int32_t jobs) {
     double& budget = budget_[static_cast<size_t>(row) * types_ + type];

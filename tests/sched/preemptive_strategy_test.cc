@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "model/tenant.h"
 #include "sched/core_harness.h"
 #include "sched/test_cluster.h"
 
@@ -310,6 +312,49 @@ TEST(PreemptiveStrategy, PlannedMovesNeedAClearGainWhenMovesCost) {
   EXPECT_EQ(swaps_at(0), (std::vector<int>{0, 1}));
   // --plan-incumbency 0: no hysteresis, the plan swaps them though moves cost.
   EXPECT_EQ(swaps_at(10, 0), (std::vector<int>{0, 1}));
+}
+
+// Tenants: a job the plan put on the slow type while fast was held (it loses 10x there) moves
+// to fast as soon as fast comes free, inside its quantum: the quantum keeps a job its place,
+// not a misfit type, and the move pays for the job itself. One whose expected remaining time
+// (no estimate: as long again as it ran) does not repay the stop keeps its type.
+TEST(PreemptiveStrategy, TenantsPlanMovesAKeptJobUpWhenTheMovePaysForIt) {
+  const auto c = MakeCluster({{"slow", "cuda", 1, 1}, {"fast", "cuda", 1, 1}});
+  const auto decisions_after_fast_frees = [&](bool estimated) {
+    SchedulerOptions o = EveryDecision();
+    o.preemption_cost_s = 10;
+    o.preempt_quantum_s = 100;
+    auto tenants = std::make_shared<model::Tenants>();
+    for (const char* name : {"a", "b"}) {
+      model::Tenant t;
+      t.name = name;
+      t.weight = 1;
+      tenants->list.push_back(t);
+    }
+    tenants->fair_share.reference_type = "fast";
+    o.tenants = std::move(tenants);
+    CoreHarness h(c, "srpt-het-fair", o);
+    PreemptiveStrategy s(h.core());
+    model::Job holder = MakeJob(2, 0, 1e6, {{"slow", 1.0}, {"fast", 10.0}});
+    holder.tenant = "b";
+    holder.estimate_s = 20;
+    h.Admit(holder, 0);
+    EXPECT_EQ(h.PlacedTypes(h.Decide(s, 0), 3), (std::vector<std::string>{"", "", "fast"}));
+    model::Job misfit = MakeJob(0, 1, 1e6, {{"slow", 1.0}, {"fast", 10.0}});
+    misfit.tenant = "a";
+    if (estimated) misfit.estimate_s = 1e5;
+    h.Admit(misfit, 1);
+    EXPECT_EQ(h.PlacedTypes(h.Decide(s, 1), 3), (std::vector<std::string>{"slow", "", ""}));
+    h.Finish(s, 2, 20);
+    return h.Decide(s, 21);
+  };
+  const Decision moved = decisions_after_fast_frees(true);
+  EXPECT_EQ(PreemptedIds(moved), (std::vector<int>{0}));
+  ASSERT_EQ(moved.placed.size(), 1u);
+  EXPECT_EQ(moved.placed[0].job.value(), 0);
+  EXPECT_TRUE(moved.placed[0].migrated);
+  // 20 s run, 20 s expected: the move saves 18 s, less than the two stops (20 s) it must repay.
+  EXPECT_TRUE(decisions_after_fast_frees(false).preempted.empty());
 }
 
 // The plan says where jobs run, not who stops: a running job ahead in the order keeps its
