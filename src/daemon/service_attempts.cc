@@ -253,8 +253,7 @@ void Service::MarkTimeLimitStops() {
 }
 
 util::Result<JobView> Service::Preempt(const std::string& name, const std::string& why) {
-  std::lock_guard lock(mu_);
-  RETURN_IF_ERROR(Health());
+  ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lock, LockWhenReady());
   auto it = jobs_.find(name);
   if (it == jobs_.end()) return util::Status::NotFound(fmt::format("no job '{}'", name));
   Entry& e = *it->second;
