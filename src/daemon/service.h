@@ -406,6 +406,7 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   bool OtherEvent(const BackendEvent& ev, double now) override;
   void BackendFailed(model::JobId job, const std::string& call,
                      const util::Status& status) override;
+  std::optional<model::JobId> JobNamed(const std::string& name) const override;  // jobs_
   // Ended jobs leave memory (they are in the store): the daemon holds live jobs only.
   void ForgetEnded();
   // Deletes ended jobs older than keep_ended_s from the store.

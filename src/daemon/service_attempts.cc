@@ -42,6 +42,12 @@ bool Service::OtherEvent(const BackendEvent& ev, double now) {
   }
 }
 
+std::optional<JobId> Service::JobNamed(const std::string& name) const {
+  const auto it = jobs_.find(name);
+  if (it == jobs_.end() || !it->second->slot.valid()) return std::nullopt;
+  return it->second->slot;
+}
+
 void Service::BackendFailed(JobId job, const std::string& call, const util::Status& status) {
   const Entry* e = by_slot_[job.value()];
   logger_->Error(call + " failed", {{"job", e ? e->name : ""}, {"error", status.message()}});
