@@ -452,7 +452,7 @@ util::Result<Service::Submitted> Service::Submit(model::Job job, std::string spe
 
 util::Result<Service::Entry*> Service::Admit(model::Job job, std::string spec_json,
                                              std::string idempotency_key, double now) {
-  const JobId slot = *slots_.Acquire(job.name);
+  const JobId slot = slots_.Acquire();
   job.id = slot;
   job.arrival_s = now;
   model::io::ApplyJobClass(options_.classes, job);
