@@ -197,6 +197,14 @@ util::Status Service::Health() const {
   return util::Status::Ok();
 }
 
+util::Result<std::unique_lock<std::mutex>> Service::LockWhenReady() const {
+  // Checked before taking mu_ as well: Start() holds it throughout recovery (seconds at scale).
+  RETURN_IF_ERROR(Health());
+  std::unique_lock lock(mu_);
+  RETURN_IF_ERROR(Health());  // Shutdown() may have begun meanwhile
+  return lock;
+}
+
 util::Status Service::Start() {
   std::unique_lock lock(mu_);
   RETURN_IF_ERROR(Recover());
@@ -204,6 +212,9 @@ util::Status Service::Start() {
   // The clock is otherwise saved at the first reconciliation only: a daemon killed before
   // that would start its next run at scheduler time 0, behind its jobs' arrivals.
   SaveClock();
+  // The gauges of GET /metrics as recovered: the first pass, which they are not refreshed
+  // during (RefreshGauges), may take seconds.
+  ClusterNow();
   ready_ = true;
   loop_ = std::thread([this] { Loop(); });
   return util::Status::Ok();
@@ -298,6 +309,7 @@ void Service::Loop() {
   const auto tick = std::chrono::duration<double>(options_.tick_s);
   while (!stopping_) {
     Step();
+    first_pass_done_ = true;
     wake_.wait_for(lock, tick, [this] { return stopping_ || !pending_.empty(); });
   }
 }
@@ -387,8 +399,7 @@ util::Result<Service::Submitted> Service::Submit(model::Job job, std::string spe
                                                  std::string idempotency_key) {
   RETURN_IF_ERROR(HasWhatTheBackendRuns(job));
   if (options_.scheduler.tenants) RETURN_IF_ERROR(CheckJobTenant(*options_.scheduler.tenants, job));
-  std::unique_lock lock(mu_);
-  RETURN_IF_ERROR(Health());
+  ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lock, LockWhenReady());
   const std::string name = job.name;
   // Whether a submission of `name` (made with `key`, as `spec`) may be answered as a retry of
   // this one: only with the same key and the same job (the body parsed, so spacing and key
@@ -441,7 +452,7 @@ util::Result<Service::Submitted> Service::Submit(model::Job job, std::string spe
 
 util::Result<Service::Entry*> Service::Admit(model::Job job, std::string spec_json,
                                              std::string idempotency_key, double now) {
-  const JobId slot = *slots_.Acquire(job.name);
+  const JobId slot = slots_.Acquire();
   job.id = slot;
   job.arrival_s = now;
   model::io::ApplyJobClass(options_.classes, job);
@@ -570,8 +581,7 @@ void Service::CommitSubmissions(double now) {
 }
 
 util::Result<JobView> Service::Cancel(const std::string& name, const TenantScope& scope) {
-  std::lock_guard lock(mu_);
-  RETURN_IF_ERROR(Health());
+  ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lock, LockWhenReady());
   auto it = jobs_.find(name);
   if (it != jobs_.end() && !InScope(it->second->job->tenant, scope)) return NoJob(name);
   if (it == jobs_.end()) {

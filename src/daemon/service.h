@@ -225,7 +225,8 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   ~Service();  // stops the control loop (Shutdown)
 
   // Recovers the queue, allocations and node states from the store, reconciles them with the
-  // backend, and starts the control loop. Until it returns, every call answers kUnavailable.
+  // backend, and starts the control loop. Until it returns, every call that needs that state
+  // answers kUnavailable at once (without waiting for the lock recovery holds).
   util::Status Start();
   void Shutdown();
   // Whether the daemon answers (GET /healthz): Ok once Start() has recovered the state and
@@ -275,6 +276,11 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   util::Result<NodeHistory> Node(const std::string& node, int limit,
                                  const TenantScope& scope = std::nullopt);
   util::Result<ClusterView> Cluster();
+  // Sets the gauges of GET /metrics (devices, power, jobs by state, tenants) from the state
+  // now, waiting for a scheduling pass under way. kUnavailable, the gauges left as they are,
+  // while Start() recovers (none set yet) and during the first pass after it (it re-places
+  // every job that ran, seconds at scale): their values are then the end of recovery's.
+  util::Status RefreshGauges();
   // The tenants (ServiceOptions::scheduler.tenants; none without them) in their configured
   // order, only the scope's own when a scope is given.
   util::Result<TenantsView> Tenants(const TenantScope& scope = std::nullopt);
@@ -319,6 +325,9 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   struct TenantMetrics;  // and those by tenant, with tenants
 
   double SchedNow() const;  // scheduler seconds: continues across restarts
+  // mu_, for a call that needs the recovered state: kUnavailable (Health()) at once, without
+  // waiting for mu_, while Start() recovers, and once Shutdown() began.
+  util::Result<std::unique_lock<std::mutex>> LockWhenReady() const;
   // The scheduler clock, the tenants' usage, and the size belief when a job completed since
   // the last save.
   void SaveClock();
@@ -397,6 +406,7 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   bool OtherEvent(const BackendEvent& ev, double now) override;
   void BackendFailed(model::JobId job, const std::string& call,
                      const util::Status& status) override;
+  std::optional<model::JobId> JobNamed(const std::string& name) const override;  // jobs_
   // Ended jobs leave memory (they are in the store): the daemon holds live jobs only.
   void ForgetEnded();
   // Deletes ended jobs older than keep_ended_s from the store.
@@ -486,7 +496,8 @@ class Service final : private drive::Effects, private drive::PowerEffects {
   // Start() (the state recovered, before the first scheduling pass), stopping_ from Shutdown().
   std::atomic<bool> ready_{false};
   std::atomic<bool> stopping_{false};
-  double sched_base_s_ = 0;  // scheduler time at wall_start_s_
+  std::atomic<bool> first_pass_done_{false};  // the control loop's first pass ended
+  double sched_base_s_ = 0;                   // scheduler time at wall_start_s_
   double wall_start_s_ = 0;
   double last_reconcile_wall_s_ = 0;
   // While Reconcile requeues vanished attempts: it logs one warning for all of them, so each

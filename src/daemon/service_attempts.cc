@@ -42,6 +42,12 @@ bool Service::OtherEvent(const BackendEvent& ev, double now) {
   }
 }
 
+std::optional<JobId> Service::JobNamed(const std::string& name) const {
+  const auto it = jobs_.find(name);
+  if (it == jobs_.end() || !it->second->slot.valid()) return std::nullopt;
+  return it->second->slot;
+}
+
 void Service::BackendFailed(JobId job, const std::string& call, const util::Status& status) {
   const Entry* e = by_slot_[job.value()];
   logger_->Error(call + " failed", {{"job", e ? e->name : ""}, {"error", status.message()}});
@@ -253,8 +259,7 @@ void Service::MarkTimeLimitStops() {
 }
 
 util::Result<JobView> Service::Preempt(const std::string& name, const std::string& why) {
-  std::lock_guard lock(mu_);
-  RETURN_IF_ERROR(Health());
+  ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lock, LockWhenReady());
   auto it = jobs_.find(name);
   if (it == jobs_.end()) return util::Status::NotFound(fmt::format("no job '{}'", name));
   Entry& e = *it->second;

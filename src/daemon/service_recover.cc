@@ -202,7 +202,7 @@ util::Status Service::RecoverJob(StoredJob& s, double now,
   }
   model::Job& job = req->job;
   job.arrival_s = s.arrival_s;
-  e->slot = *slots_.Acquire(e->name);
+  e->slot = slots_.Acquire();
   job.id = e->slot;
   // The configuration's classes as they are now (the stored request is the one submitted).
   model::io::ApplyJobClass(options_.classes, job);

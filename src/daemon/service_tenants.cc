@@ -71,8 +71,7 @@ TenantsView Service::TenantsNow(const TenantScope& scope) const {
 }
 
 util::Result<TenantsView> Service::Tenants(const TenantScope& scope) {
-  std::lock_guard lock(mu_);
-  RETURN_IF_ERROR(Health());
+  ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lock, LockWhenReady());
   return TenantsNow(scope);
 }
 

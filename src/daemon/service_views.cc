@@ -160,8 +160,7 @@ JobView Service::ViewOfStored(const StoredJob& s) const {
 }
 
 util::Result<JobView> Service::Get(const std::string& name, const TenantScope& scope) {
-  std::lock_guard lock(mu_);
-  RETURN_IF_ERROR(Health());
+  ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lock, LockWhenReady());
   auto it = jobs_.find(name);
   if (it != jobs_.end() && InScope(it->second->job->tenant, scope)) return ViewOf(*it->second);
   if (it != jobs_.end()) return NoJob(name);
@@ -217,8 +216,7 @@ util::Result<std::vector<JobView>> Service::JobsLiveAt(const JobFilter& filter, 
 }
 
 util::Result<JobPage> Service::List(const JobFilter& filter) {
-  std::lock_guard lock(mu_);
-  RETURN_IF_ERROR(Health());
+  ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lock, LockWhenReady());
   const double as_of_s = filter.after ? filter.after->as_of_s : WallNow();
   // One job more than the page holds tells whether more remain.
   const size_t wanted = filter.limit + 1;
@@ -245,8 +243,7 @@ util::Result<JobPage> Service::List(const JobFilter& filter) {
 }
 
 util::Result<std::string> Service::Why(const std::string& name, const TenantScope& scope) {
-  std::lock_guard lock(mu_);
-  RETURN_IF_ERROR(Health());
+  ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lock, LockWhenReady());
   auto it = jobs_.find(name);
   if (it != jobs_.end() && !InScope(it->second->job->tenant, scope)) return NoJob(name);
   if (it == jobs_.end()) {
@@ -295,8 +292,7 @@ NodeView Service::NodeViewOf(model::NodeId id, const TenantScope& scope) const {
 
 util::Result<NodePage> Service::Nodes(size_t limit, std::optional<int32_t> after,
                                       const TenantScope& scope) {
-  std::lock_guard lock(mu_);
-  RETURN_IF_ERROR(Health());
+  ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lock, LockWhenReady());
   NodePage page;
   const size_t first = after ? static_cast<size_t>(std::max<int64_t>(*after, -1) + 1) : 0;
   int32_t last = -1;
@@ -314,8 +310,7 @@ util::Result<NodePage> Service::Nodes(size_t limit, std::optional<int32_t> after
 }
 
 util::Result<NodeView> Service::SetDrained(const std::string& node_name, bool drained) {
-  std::lock_guard lock(mu_);
-  RETURN_IF_ERROR(Health());
+  ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lock, LockWhenReady());
   auto node = cluster_.FindNode(node_name);
   if (!node) return util::Status::NotFound(fmt::format("no node '{}'", node_name));
   if (scheduler_->state().NodeRemoved(*node)) {
@@ -333,8 +328,7 @@ util::Result<NodeView> Service::SetDrained(const std::string& node_name, bool dr
 
 util::Result<Service::NodeHistory> Service::Node(const std::string& node_name, int limit,
                                                  const TenantScope& scope) {
-  std::lock_guard lock(mu_);
-  RETURN_IF_ERROR(Health());
+  ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lock, LockWhenReady());
   auto node = cluster_.FindNode(node_name);
   if (!node) return util::Status::NotFound(fmt::format("no node '{}'", node_name));
   NodeHistory out;
@@ -347,9 +341,23 @@ util::Result<Service::NodeHistory> Service::Node(const std::string& node_name, i
 }
 
 util::Result<ClusterView> Service::Cluster() {
-  std::lock_guard lock(mu_);
-  RETURN_IF_ERROR(Health());
+  ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lock, LockWhenReady());
   return ClusterNow();
+}
+
+util::Status Service::RefreshGauges() {
+  RETURN_IF_ERROR(Health());
+  std::unique_lock lock(mu_, std::defer_lock);
+  if (!lock.try_lock()) {
+    if (!first_pass_done_) {
+      return util::Status::Unavailable(
+          "the first scheduling pass after recovery holds the state: gauges as recovered");
+    }
+    lock.lock();
+  }
+  RETURN_IF_ERROR(Health());
+  ClusterNow();
+  return util::Status::Ok();
 }
 
 ClusterView Service::ClusterNow() {
@@ -435,8 +443,7 @@ void Service::SampleHistory(double wall) {
 
 util::Result<HistoryPage> Service::History(double since_s, std::optional<int64_t> after,
                                            size_t limit) {
-  std::lock_guard lock(mu_);
-  RETURN_IF_ERROR(Health());
+  ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lock, LockWhenReady());
   // One more than asked tells whether more remain.
   ASSIGN_OR_RETURN(std::vector<StoredSample> samples,
                    store_->Samples(since_s, after.value_or(0), limit + 1));
@@ -455,8 +462,7 @@ util::Result<std::vector<WhatIfResult>> Service::WhatIf(const std::string& polic
   int64_t skipped = 0;
   std::string own_policy;
   {
-    std::lock_guard lock(mu_);
-    RETURN_IF_ERROR(Health());
+    ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lock, LockWhenReady());
     const double now = SchedNow();
     own_policy = options_.policy;
     for (const Entry* e : by_slot_) {
@@ -509,8 +515,8 @@ util::Result<nlohmann::ordered_json> Service::Plan(const PlanRequest& request) {
   model::Cluster part;
   size_t nodes_total = 0;
   {
-    std::lock_guard lock(mu_);  // nodes may join at run time
-    RETURN_IF_ERROR(Health());
+    // Nodes may join at run time.
+    ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lock, LockWhenReady());
     part = model::SubCluster(cluster_, NodesToPlanOn(cluster_, *scheduler_, request.nodes));
     nodes_total = cluster_.nodes.size();
   }

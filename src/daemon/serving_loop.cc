@@ -109,7 +109,21 @@ void ServingLoop::Start() {
   std::lock_guard lock(mu_);
   if (loop_.joinable() || stopping_) return;
   Restore();
+  restored_ = true;
   loop_ = std::thread([this] { Loop(); });
+}
+
+util::Status ServingLoop::Ready() {
+  std::lock_guard lock(mu_);
+  return ReadyLocked();
+}
+
+util::Status ServingLoop::ReadyLocked() const {
+  // Before Start() the stored services are not read back: an Add would store its service over
+  // them, and the others would answer as if there were none.
+  if (!restored_)
+    return util::Status::Unavailable("the daemon is recovering its services; try again");
+  return util::Status::Ok();
 }
 
 void ServingLoop::Stop() {
@@ -290,6 +304,7 @@ util::Result<ServingView> ServingLoop::Add(model::Job job, std::string spec_json
   }
   ASSIGN_OR_RETURN(std::unique_ptr<Served> s, MakeServed(std::move(job), std::move(spec_json)));
   std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyLocked());
   if (services_.count(s->job.name) != 0) {
     return util::Status::AlreadyExists(
         fmt::format("service '{}': the name is taken (expected a new name)", s->job.name));
@@ -304,6 +319,7 @@ util::Result<ServingView> ServingLoop::Add(model::Job job, std::string spec_json
 
 util::Result<ServingView> ServingLoop::Get(const std::string& name) {
   std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyLocked());
   auto it = services_.find(name);
   if (it == services_.end()) {
     return util::Status::NotFound(fmt::format("service '{}': no such service", name));
@@ -320,6 +336,7 @@ std::vector<ServingView> ServingLoop::List() {
 
 util::Result<ServingView> ServingLoop::PushLoad(const std::string& name, double requests_per_s) {
   std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyLocked());
   auto it = services_.find(name);
   if (it == services_.end()) {
     return util::Status::NotFound(fmt::format("service '{}': no such service", name));
@@ -331,6 +348,7 @@ util::Result<ServingView> ServingLoop::PushLoad(const std::string& name, double 
 
 util::Result<ServingView> ServingLoop::Remove(const std::string& name) {
   std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReadyLocked());
   auto it = services_.find(name);
   if (it == services_.end()) {
     return util::Status::NotFound(fmt::format("service '{}': no such service", name));

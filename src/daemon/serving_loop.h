@@ -73,6 +73,9 @@ class ServingLoop {
   // it recovered) and starts the loop.
   void Start();
   void Stop();
+  // kUnavailable until Start() has read the services back (and while the daemon recovers, which
+  // is before): Add, Get, PushLoad and Remove answer so too, and List has none to show yet.
+  util::Status Ready();
 
   // Takes a service parsed from POST /v1/jobs (kind service, its command holding {port}) and
   // the request as stored (JobRequest::spec_json), kept in the database with its replicas so
@@ -149,14 +152,16 @@ class ServingLoop {
   MeasuredLoad Measure(const Served& s, double now) const;
   ServingView ViewOf(const Served& s, double now) const;
   void Problem(Served& s, const std::string& message);
+  util::Status ReadyLocked() const;  // Ready(), mu_ held
 
   Service* service_;
   LiveServingOptions options_;
   Logger* logger_;
   cost::ServingCalibrations calibrations_;
-  std::mutex mu_;  // guards services_ and stopping_
+  std::mutex mu_;  // guards services_, stopping_ and restored_
   std::map<std::string, std::unique_ptr<Served>> services_;
   bool stopping_ = false;
+  bool restored_ = false;  // Start() read the stored services back
   bool dirty_ = false;     // replicas started, ended or drained since the last Persist
   std::string published_;  // what options_.endpoints_file holds
   int last_port_ = 0;      // the range's port PickPort gave last

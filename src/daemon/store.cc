@@ -364,8 +364,8 @@ util::Result<StoredJob> ReadJob(const Query& q, const std::string& path) {
 
 util::Result<std::unique_ptr<Store>> Store::Open(const std::string& path, bool synchronous_full) {
   sqlite3* db = nullptr;
-  const int rc =
-      sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  const int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   // The Store owns the handle (even a failed open's) from here, so every return closes it.
   std::unique_ptr<Store> store(new Store(db, path));
   if (rc != SQLITE_OK) return store->Error("opening");

@@ -10,7 +10,9 @@ util::Result<std::unique_ptr<WalCheckpointer>> WalCheckpointer::Start(sqlite3* w
                                                                       const char* synchronous,
                                                                       int pages) {
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
+  // Used by the thread only: no mutex of SQLite's needed (multi-thread mode, as the writer's).
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
   const std::string pragma = fmt::format("PRAGMA synchronous = {}", synchronous);
   if (rc != SQLITE_OK || sqlite3_exec(db, pragma.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
     const std::string message = fmt::format("{}: opening a connection for WAL checkpoints: {}",

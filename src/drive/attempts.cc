@@ -27,29 +27,26 @@ Attempts::Attempts(const model::Cluster& cluster, sched::Scheduler& scheduler,
                    exec::Backend& backend, Effects& effects, Rules rules)
     : cluster_(cluster), sched_(scheduler), backend_(backend), effects_(effects), rules_(rules) {}
 
-void Attempts::Reserve(size_t jobs) {
-  ids_.reserve(jobs);
-  books_.reserve(jobs);
-}
+void Attempts::Reserve(size_t jobs) { books_.reserve(jobs); }
 
 void Attempts::Track(JobId job, std::string name, std::optional<double> time_limit_s,
                      int64_t attempts) {
   const size_t i = static_cast<size_t>(job.value());
-  if (i >= books_.size()) books_.resize(std::max(i + 1, books_.size() * 2));
+  // One at a time (the vector's capacity grows geometrically): doubling the size would step
+  // past a Reserve, moving every book and making up to twice the books a recovery needs.
+  if (i >= books_.size()) books_.resize(i + 1);
   if (books_[i].tracked) Untrack(job);
   Book& b = books_[i];
   b.name = std::move(name);
   b.time_limit_s = time_limit_s;
   b.attempt.number = attempts;
   b.tracked = true;
-  ids_[b.name] = job.value();
   if (time_limit_s) limited_.push_back(job.value());
 }
 
 void Attempts::Untrack(JobId job) {
   Book& b = book(job);
   if (b.time_limit_s) std::erase(limited_, job.value());
-  ids_.erase(b.name);
   b = Book();
 }
 
@@ -161,12 +158,16 @@ bool Attempts::Drain(double now_s) {
       const bool about_a_job =
           ev.kind == BackendEventKind::kStarted || ev.kind == BackendEventKind::kStartFailed ||
           ev.kind == BackendEventKind::kExited || ev.kind == BackendEventKind::kLost;
-      const auto it = about_a_job ? ids_.find(ev.job) : ids_.end();
-      if (it == ids_.end()) {
+      const std::optional<JobId> job = about_a_job ? effects_.JobNamed(ev.job) : std::nullopt;
+      // The driver may name a job it has not tracked yet, or has released (its id reused).
+      const bool tracked = job && job->valid() &&
+                           static_cast<size_t>(job->value()) < books_.size() &&
+                           book(*job).tracked && book(*job).name == ev.job;
+      if (!tracked) {
         decide = effects_.OtherEvent(ev, now_s) || decide;
         continue;
       }
-      decide = OnJobEvent(JobId(it->second), ev, now_s) || decide;
+      decide = OnJobEvent(*job, ev, now_s) || decide;
     }
   }
   draining_ = false;

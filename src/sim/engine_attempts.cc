@@ -146,6 +146,12 @@ bool Engine::OtherEvent(const BackendEvent& ev, double now_s) {
          drive::NodeReport::kBooted;
 }
 
+std::optional<JobId> Engine::JobNamed(const std::string& name) const {
+  const std::optional<int32_t> id = SimBackend::JobIdOf(name);
+  if (!id) return std::nullopt;
+  return JobId(*id);
+}
+
 void Engine::BackendFailed(JobId job, const std::string& call, const util::Status& status) {
   (void)job, (void)call;
   Must(status);

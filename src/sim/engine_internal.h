@@ -348,6 +348,7 @@ class Engine final : private drive::Effects, private drive::PowerEffects {
              const std::string& message, double now_s) override;
   bool OtherEvent(const exec::BackendEvent& ev, double now_s) override;
   void BackendFailed(JobId job, const std::string& call, const util::Status& status) override;
+  std::optional<JobId> JobNamed(const std::string& name) const override;  // SimBackend::JobName
   void FaultDown(size_t fault, double now_s);
   void FaultUp(size_t fault, double now_s);
   void ScheduleRandomFault(model::NodeId node, double now_s);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -86,6 +87,11 @@ class RecordingEffects final : public Effects {
   }
   bool OtherEvent(const BackendEvent&, double) override { return false; }
   void BackendFailed(JobId, const std::string&, const util::Status&) override {}
+  std::optional<JobId> JobNamed(const std::string& name) const override {
+    const auto it = named.find(name);
+    return it == named.end() ? std::nullopt : std::optional<JobId>(it->second);
+  }
+  std::map<std::string, JobId> named;  // the driver's jobs by name
 
  private:
   static std::string Id(JobId job) { return std::to_string(job.value()); }
@@ -110,6 +116,7 @@ class AttemptsTest : public ::testing::Test {
     job.time_limit_s = time_limit_s;
     EXPECT_TRUE(sched_->Submit(job, now_).accepted);
     attempts_->Track(job.id, job.name, time_limit_s);
+    effects_.named[job.name] = job.id;
     return job.id;
   }
   // Decides and carries the decision out; the starts it made.
@@ -149,6 +156,23 @@ TEST_F(AttemptsTest, AGangStartsAsOnePartPerNodeAndRunsOnceEveryPartStarted) {
   attempts_->Poll(now_);
   EXPECT_TRUE(attempts_->attempt(job)->running);
   EXPECT_TRUE(Logged("running 0"));
+}
+
+// The driver's index of names (Effects::JobNamed) may map a name to a job the book tracks
+// under another name (an index entry left behind, an id reused): such an event is not the job's.
+TEST_F(AttemptsTest, AnEventIsAJobsOnlyUnderTheNameTheBookTracksItUnder) {
+  const JobId job = Submit(1);
+  const auto parts = DecideAndApply();
+  ASSERT_EQ(parts.size(), 1u);
+  effects_.named["gone"] = job;
+  exec::LaunchSpec other = parts[0];
+  other.job = "gone";
+  backend_.Report(BackendEventKind::kStarted, other);
+  attempts_->Poll(now_);
+  EXPECT_FALSE(attempts_->attempt(job)->running) << "another name's event was applied to it";
+  backend_.Report(BackendEventKind::kStarted, parts[0]);
+  attempts_->Poll(now_);
+  EXPECT_TRUE(attempts_->attempt(job)->running);
 }
 
 TEST_F(AttemptsTest, StartFailuresGiveUpATypeAfterTheLimitAndTheJobWhenNoTypeIsLeft) {
@@ -294,6 +318,7 @@ TEST_F(AttemptsTest, ADecisionTheDriverCannotRecordIsNotCarriedOut) {
 TEST_F(AttemptsTest, TheNextAttemptNumberIsTheOneTheLaunchGives) {
   const JobId job = Submit(1);
   attempts_->Track(job, "recovered", std::nullopt, /*attempts=*/3);
+  effects_.named["recovered"] = job;
   EXPECT_EQ(attempts_->next_attempt(job), 4);
   const auto parts = DecideAndApply();
   ASSERT_EQ(parts.size(), 1u);

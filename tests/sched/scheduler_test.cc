@@ -391,21 +391,17 @@ TEST(Preemptive, NoQueuedJobWaitsBesideFreeDevicesItCouldUse) {
 
 TEST(JobSlots, EndedJobsGiveTheirIdsToNewOnes) {
   JobSlots slots;
-  const auto a = slots.Acquire("a");
-  const auto b = slots.Acquire("b");
-  ASSERT_TRUE(a && b);
-  EXPECT_EQ(a->value(), 0);
-  EXPECT_EQ(b->value(), 1);
-  EXPECT_FALSE(slots.Acquire("a")) << "a name holds one id at a time";
-  slots.Release(*a);
-  EXPECT_FALSE(slots.Find("a"));
-  EXPECT_TRUE(slots.NameOf(*a).empty());
-  const auto c = slots.Acquire("c");
-  ASSERT_TRUE(c);
-  EXPECT_EQ(c->value(), 0) << "the freed id is reused";
-  EXPECT_EQ(slots.NameOf(*c), "c");
-  EXPECT_EQ(slots.live(), 2u);
-  EXPECT_EQ(slots.capacity(), 2u);
+  const model::JobId a = slots.Acquire();
+  const model::JobId b = slots.Acquire();
+  EXPECT_EQ(a.value(), 0);
+  EXPECT_EQ(b.value(), 1);
+  slots.Release(a);
+  EXPECT_EQ(slots.live(), 1u);
+  const model::JobId c = slots.Acquire();
+  EXPECT_EQ(c.value(), 0) << "the freed id is reused";
+  EXPECT_EQ(slots.Acquire().value(), 2) << "none free: a new one";
+  EXPECT_EQ(slots.live(), 3u);
+  EXPECT_EQ(slots.capacity(), 3u);
 }
 
 // A daemon submits thousands of jobs over time through a few slots: every decision must be
@@ -421,7 +417,7 @@ TEST(SlotReuse, ReusedIdsDecideLikeFreshOnes) {
     for (int i = 0; i < 40; ++i, now += 10) {
       model::Job j = MakeJob(i, now, 100, {{"fast", 2.0 + i % 3}, {"slow", 1.0}}, 1 + i % 2);
       ASSERT_TRUE(fresh->Submit(j, now).accepted);
-      j.id = *slots.Acquire(j.name);
+      j.id = slots.Acquire();
       if (fresh_of_slot.size() <= static_cast<size_t>(j.id.value())) {
         fresh_of_slot.resize(j.id.value() + 1);
       }

@@ -316,10 +316,13 @@ void HttpApi::RouteOperations(MetricsRegistry* metrics) {
   On("GET", "/metrics",
      Guarded("/metrics", Role::kRead,
              [this, metrics](const httplib::Request&, httplib::Response& res) {
-               // Refreshes the device gauges; while the daemon recovers
-               // (kUnavailable) they keep their last values.
-               if (service_ && !service_->Cluster().ok()) {
-                 res.set_header("Warning", "199 - recovering: gauges not refreshed");
+               // Without waiting for recovery or the first pass after it: the gauges keep
+               // their last values then, and the header says why.
+               if (service_) {
+                 if (auto st = service_->RefreshGauges(); !st.ok()) {
+                   res.set_header("Warning",
+                                  fmt::format("199 - \"gauges not refreshed: {}\"", st.message()));
+                 }
                }
                res.set_content(metrics->Render(), std::string(kMetricsContentType));
              }));
@@ -499,6 +502,9 @@ void HttpApi::RouteServices() {
                json list = json::array();
                // Services belong to no tenant: a tenant's token knows none.
                if (!scope) {
+                 // Not an empty list while the daemon has not read its services back.
+                 if (auto st = service_->Health(); !st.ok()) return ReplyStatus(res, st);
+                 if (auto st = serving_->Ready(); !st.ok()) return ReplyStatus(res, st);
                  for (const ServingView& v : serving_->List()) {
                    list.push_back(ServiceEndpointsJson(v));
                  }

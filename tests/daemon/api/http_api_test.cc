@@ -17,6 +17,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -123,7 +124,7 @@ class HoldableClock {
  public:
   double Now() {
     std::unique_lock lock(mu_);
-    if (held_) {
+    if (held_ && free_ != std::this_thread::get_id()) {
       ++waiting_;
       changed_.notify_all();
       changed_.wait(lock, [this] { return !held_; });
@@ -132,9 +133,11 @@ class HoldableClock {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
         .count();
   }
-  void Hold() {
+  // Every reader but one on thread `free` (when given) waits.
+  void Hold(std::optional<std::thread::id> free = std::nullopt) {
     std::lock_guard lock(mu_);
     held_ = true;
+    free_ = free;
   }
   // Whether a reader waits on the held clock within 10 s.
   bool ReaderWaits() {
@@ -151,6 +154,7 @@ class HoldableClock {
   std::mutex mu_;
   std::condition_variable changed_;
   bool held_ = false;
+  std::optional<std::thread::id> free_;
   int waiting_ = 0;
 };
 
@@ -1119,6 +1123,111 @@ TEST_F(HttpApiTest, HealthzAnswers503AtOnceWhileTheServiceRecovers) {
   EXPECT_EQ(health->second, json({{"status", "unavailable"},
                                   {"message", "the daemon is recovering its state; try again"}}));
   EXPECT_EQ(Get("/healthz").status, 200);
+}
+
+// `method` `path` from another thread, at most 5 s for the answer; nullopt when none came by
+// then (the request may still be waiting).
+std::optional<Reply> AnsweredWithin5s(int port, const std::string& method, const std::string& path,
+                                      const std::string& token, const std::string& body = "") {
+  auto reply = std::async(std::launch::async, [=]() -> std::optional<Reply> {
+    httplib::Client client("127.0.0.1", port);
+    client.set_read_timeout(60);
+    const httplib::Headers headers = {{"Authorization", "Bearer " + token}};
+    httplib::Result r = method == "GET"    ? client.Get(path, headers)
+                        : method == "POST" ? client.Post(path, headers, body, "application/json")
+                                           : client.Delete(path, headers);
+    if (!r) return std::nullopt;
+    return Reply{r->status, r->body, r->headers};
+  });
+  if (reply.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+    std::thread([r = std::move(reply)]() mutable { r.wait(); }).detach();
+    return std::nullopt;
+  }
+  return reply.get();
+}
+
+// While the service recovers (holding its lock, seconds at scale) every route that needs the
+// recovered state answers 503 at once, not once recovery is done; /metrics answers 200 at once
+// with what it has (no gauge set yet) and says why its gauges are not refreshed.
+TEST_F(HttpApiTest, EveryRouteOfTheStateAnswers503AtOnceWhileTheServiceRecovers) {
+  auto clock = std::make_shared<HoldableClock>();
+  ASSERT_NO_FATAL_FAILURE(
+      Boot({.start_service = false, .wall_clock = [clock] { return clock->Now(); }}));
+  const std::string node = "v100-1";
+  clock->Hold();
+  auto started = std::async(std::launch::async, [this] { return service_->Start(); });
+  ASSERT_TRUE(clock->ReaderWaits());  // Start, recovering
+  const std::vector<std::tuple<std::string, std::string, std::string>> requests = {
+      {"POST", "/v1/jobs", JobBody("during")},
+      {"GET", "/v1/jobs", ""},
+      {"GET", "/v1/jobs/x", ""},
+      {"DELETE", "/v1/jobs/x", ""},
+      {"GET", "/v1/jobs/x/why", ""},
+      {"GET", "/v1/nodes", ""},
+      {"GET", "/v1/nodes/" + node, ""},
+      {"POST", "/v1/nodes/" + node + "/drain", ""},
+      {"POST", "/v1/nodes/" + node + "/undrain", ""},
+      {"GET", "/v1/cluster", ""},
+      {"GET", "/v1/history", ""},
+      {"GET", "/v1/tenants", ""},
+      {"GET", "/v1/whatif?policy=fifo", ""},
+      {"POST", "/v1/plan", R"({"model":"llama-7b"})"},
+  };
+  std::vector<std::pair<std::string, std::optional<Reply>>> answers;
+  for (const auto& [method, path, body] : requests) {
+    answers.emplace_back(method + " " + path,
+                         AnsweredWithin5s(api_->port(), method, path, kAdminToken, body));
+    if (!answers.back().second) break;  // the API's two threads may both be waiting now
+  }
+  const std::optional<Reply> metrics =
+      answers.back().second ? AnsweredWithin5s(api_->port(), "GET", "/metrics", kAdminToken)
+                            : std::nullopt;
+  clock->Release();
+  const util::Status st = started.get();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_EQ(answers.size(), requests.size()) << answers.back().first << " waited for recovery";
+  for (const auto& [request, reply] : answers) {
+    EXPECT_TRUE(IsError(*reply, 503, "unavailable")) << request;
+    EXPECT_EQ(ErrorMessage(*reply), "the daemon is recovering its state; try again") << request;
+    EXPECT_EQ(reply->Header("Retry-After"), "1") << request;
+  }
+  ASSERT_TRUE(metrics.has_value()) << "/metrics waited for recovery";
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_EQ(metrics->Header("Warning"),
+            "199 - \"gauges not refreshed: the daemon is recovering its state; try again\"");
+  EXPECT_EQ(metrics->body.find("hetsched_devices_offered{"), std::string::npos) << metrics->body;
+  // Once recovered, the same routes answer.
+  EXPECT_EQ(Get("/v1/jobs", kReadToken).status, 200);
+  EXPECT_EQ(Get("/v1/nodes/" + node, kReadToken).status, 200);
+  EXPECT_EQ(Get("/metrics", kReadToken).Header("Warning"), "");
+}
+
+// The first scheduling pass after a restart re-places every job that ran (seconds at 10,000
+// nodes): /metrics answers meanwhile with the gauges as recovered, and says so; the job routes
+// wait for the pass (they need the state it changes).
+TEST_F(HttpApiTest, MetricsAnswerDuringTheFirstPassWithTheGaugesAsRecovered) {
+  auto clock = std::make_shared<HoldableClock>();
+  ASSERT_NO_FATAL_FAILURE(
+      Boot({.start_service = false, .wall_clock = [clock] { return clock->Now(); }}));
+  clock->Hold(std::this_thread::get_id());  // Start recovers; its control loop's pass waits
+  ASSERT_TRUE(service_->Start().ok());
+  ASSERT_TRUE(clock->ReaderWaits());  // the first pass
+  EXPECT_EQ(Get("/healthz").status, 200);
+  const std::optional<Reply> metrics =
+      AnsweredWithin5s(api_->port(), "GET", "/metrics", kReadToken);
+  const std::optional<Reply> jobs = AnsweredWithin5s(api_->port(), "GET", "/v1/jobs", kReadToken);
+  clock->Release();
+  ASSERT_TRUE(metrics.has_value()) << "/metrics waited for the first pass";
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_EQ(metrics->Header("Warning"),
+            "199 - \"gauges not refreshed: the first scheduling pass after recovery holds the "
+            "state: gauges as recovered\"");
+  EXPECT_NE(metrics->body.find("hetsched_devices_offered{device_type=\"v100-32g\"} 2\n"),
+            std::string::npos)
+      << metrics->body;
+  EXPECT_FALSE(jobs.has_value()) << "GET /v1/jobs did not wait for the pass";
+  // Later passes are waited for: the gauges are fresh.
+  ASSERT_TRUE(WaitUntil([&] { return Get("/metrics", kReadToken).Header("Warning").empty(); }));
 }
 
 // TearDown checks every test's log; this one makes sure the log has lines to check, written

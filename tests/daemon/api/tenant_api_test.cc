@@ -290,6 +290,23 @@ TEST_F(TenantApiTest, ServicesAreUnknownToATenantsToken) {
   EXPECT_EQ(list.body["services"], json::array());
 }
 
+// The serving loop starts once the daemon has recovered, and reads its services back: until
+// then the routes of services answer 503 (not an empty list, not "no such service"), and a
+// service added then would have been stored over the ones kept.
+TEST_F(TenantApiTest, ServicesAnswer503UntilTheServingLoopReadThemBack) {
+  const Answer list = Send("GET", "/v1/services", kAdmin);
+  EXPECT_EQ(list.status, 503) << list.body.dump();
+  EXPECT_EQ(list.Message(), "the daemon is recovering its services; try again");
+  EXPECT_EQ(Send("GET", "/v1/services/chat", kAdmin).status, 503);
+  EXPECT_EQ(Send("DELETE", "/v1/services/chat", kAdmin).status, 503);
+  EXPECT_EQ(Send("POST", "/v1/services/chat/load", kAdmin, R"({"requests_per_s": 5})").status, 503);
+  serving_->Start();
+  const Answer after = Send("GET", "/v1/services", kAdmin);
+  EXPECT_EQ(after.status, 200) << after.body.dump();
+  EXPECT_EQ(after.body["services"], json::array());
+  EXPECT_EQ(Send("GET", "/v1/services/chat", kAdmin).status, 404);
+}
+
 // Vision runs four jobs on the four devices while llm has none: it holds its guarantee (one
 // V100) and borrows three; one of them is llm's idle K80 (the other two no tenant is
 // guaranteed).
