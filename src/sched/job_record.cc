@@ -9,7 +9,7 @@ namespace hetsched::sched {
 
 double JobRecord::DoneAt(double now_s) const {
   if (phase != JobPhase::kRunning) return done_work;
-  return done_work + rate * std::max(0.0, now_s - progress_since_s);
+  return RunningDoneAt(done_work, rate, progress_since_s, now_s);
 }
 
 double JobRecord::AttainedAt(double now_s) const {
