@@ -12,6 +12,11 @@ double JobRecord::DoneAt(double now_s) const {
   return RunningDoneAt(done_work, rate, progress_since_s, now_s);
 }
 
+RunningKeyInputs RunningKeyInputs::Of(const JobRecord& r) {
+  return {r.arrival_s,   r.done_work, r.rate, r.progress_since_s, r.estimated_work, r.ref_speed,
+          r.run_start_s, r.seq,       r.id,   r.estimate_source};
+}
+
 double JobRecord::AttainedAt(double now_s) const {
   if (phase != JobPhase::kRunning) return attained_s;
   return attained_s + static_cast<double>(devices.size()) * std::max(0.0, now_s - service_since_s);

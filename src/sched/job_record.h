@@ -150,10 +150,7 @@ struct RunningKeyInputs {
   int32_t id = -1;
   EstimateSource estimate_source = EstimateSource::kNone;
 
-  static RunningKeyInputs Of(const JobRecord& r) {
-    return {r.arrival_s,      r.done_work, r.rate, r.progress_since_s, r.estimated_work,
-            r.ref_speed,      r.run_start_s, r.seq, r.id,              r.estimate_source};
-  }
+  static RunningKeyInputs Of(const JobRecord& r);
   // JobRecord::DoneSecondsAt of the running job.
   double DoneSecondsAt(double now_s) const {
     return ref_speed > 0
