@@ -9,7 +9,12 @@ namespace hetsched::sched {
 
 double JobRecord::DoneAt(double now_s) const {
   if (phase != JobPhase::kRunning) return done_work;
-  return done_work + rate * std::max(0.0, now_s - progress_since_s);
+  return RunningDoneAt(done_work, rate, progress_since_s, now_s);
+}
+
+RunningKeyInputs RunningKeyInputs::Of(const JobRecord& r) {
+  return {r.arrival_s,   r.done_work, r.rate, r.progress_since_s, r.estimated_work, r.ref_speed,
+          r.run_start_s, r.seq,       r.id,   r.estimate_source};
 }
 
 double JobRecord::AttainedAt(double now_s) const {

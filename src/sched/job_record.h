@@ -2,6 +2,7 @@
 // fast it runs there, its progress, attained service and current devices.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -126,6 +127,36 @@ struct JobRecord {
   double DoneSecondsAt(double now_s) const { return ref_speed > 0 ? DoneAt(now_s) / ref_speed : 0; }
   double AttainedAt(double now_s) const;
   double AttainedNormAt(double now_s) const;
+
+  // A running job's done work at `now_s` from its progress fields (one expression for DoneAt
+  // and RunningKeyInputs, so both give the same bits).
+  static double RunningDoneAt(double done_work, double rate, double progress_since_s,
+                              double now_s) {
+    return done_work + rate * std::max(0.0, now_s - progress_since_s);
+  }
+};
+
+// A running job's key inputs under a policy that keys_by_rank (Policy::Key is KeyFromRank of
+// SizeBelief::Rank and the arrival, with the arrival, seq and id after it in the queue key),
+// and its run start (PreemptionPrice::InQuantum): the fields of its record that those read,
+// copied when it is filed in a RunningOrder, so that a full decision keys tens of thousands of
+// running jobs from one array instead of a record each (a cache miss each). Good while the
+// job runs and no progress of it is set (Scheduler::SetProgress notes a running change, and
+// the order re-files the job with a new copy).
+struct RunningKeyInputs {
+  double arrival_s = 0, done_work = 0, rate = 0, progress_since_s = 0, estimated_work = 0;
+  double ref_speed = 0, run_start_s = 0;
+  int64_t seq = 0;
+  int32_t id = -1;
+  EstimateSource estimate_source = EstimateSource::kNone;
+
+  static RunningKeyInputs Of(const JobRecord& r);
+  // JobRecord::DoneSecondsAt of the running job.
+  double DoneSecondsAt(double now_s) const {
+    return ref_speed > 0
+               ? JobRecord::RunningDoneAt(done_work, rate, progress_since_s, now_s) / ref_speed
+               : 0;
+  }
 };
 
 // Steps/s of the whole gang of `job` on `type`, from the cost model (cost/job_speed.h: the job's

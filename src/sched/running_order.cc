@@ -9,6 +9,7 @@ void RunningOrder::Clear() {
   std::fill(held_.begin(), held_.end(), 0);
   std::fill(unplanned_held_.begin(), unplanned_held_.end(), 0);
   for (std::vector<Filed>& heap : heaps_) heap.clear();
+  for (std::vector<Member>& members : members_) members.clear();
   std::fill(live_.begin(), live_.end(), 0);
   std::fill(count_.begin(), count_.end(), 0);
   std::fill(devices_.begin(), devices_.end(), 0);
@@ -23,22 +24,26 @@ void RunningOrder::Clear() {
 }
 
 void RunningOrder::Add(int32_t id, int32_t cls, int32_t type, int32_t devices, double floor,
-                       double start_s) {
+                       double start_s, const RunningKeyInputs& job) {
   Remove(id);
   if (static_cast<size_t>(id) >= entries_.size()) entries_.resize(id + 1);
   const int64_t serial = next_serial_++;
-  entries_[id] = Entry{serial, cls, type, devices, floor, start_s};
+  entries_[id] = Entry{serial, cls, type, devices, -1, floor, start_s};
   held_[type] += devices;
   if (cls < 0) unplanned_held_[type] += devices;
   if (cls >= 0) {
     if (static_cast<size_t>(cls) >= heaps_.size()) {
       heaps_.resize(cls + 1);
+      members_.resize(cls + 1);
       live_.resize(cls + 1, 0);
       count_.resize(heaps_.size() * types_, 0);
       devices_.resize(heaps_.size() * types_, 0);
       in_quantum_count_.resize(heaps_.size() * types_, 0);
       in_quantum_devices_.resize(heaps_.size() * types_, 0);
     }
+    entries_[id].at = static_cast<int32_t>(members_[cls].size());
+    members_[cls].push_back(Member{floor, job});
+    members_[cls].back().job.id = id;
     heaps_[cls].push_back(Filed{floor, id, serial});
     std::push_heap(heaps_[cls].begin(), heaps_[cls].end(), std::greater<>());
     ++live_[cls];
@@ -74,6 +79,11 @@ void RunningOrder::Remove(int32_t id) {
   if (cls >= 0) {
     --count_[static_cast<size_t>(cls) * types_ + e.type];
     devices_[static_cast<size_t>(cls) * types_ + e.type] -= e.devices;
+    // The class's last member takes its place.
+    std::vector<Member>& members = members_[cls];
+    members[e.at] = members.back();
+    entries_[members[e.at].job.id].at = e.at;
+    members.pop_back();
   }
   if (started) CountInQuantum(e, -1);
   e = Entry{};

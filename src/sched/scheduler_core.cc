@@ -18,6 +18,7 @@ SchedulerCore::SchedulerCore(const model::Cluster& cluster, const model::Through
     : cluster_(cluster),
       profile_(profile),
       policy_(std::move(policy)),
+      keys_by_rank_(policy_->keys_by_rank()),
       scorers_(std::move(scorers)),
       options_(options),
       price_(price),

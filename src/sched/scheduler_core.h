@@ -65,6 +65,10 @@ class SchedulerCore {
   bool QuantumOver(const JobRecord& r, double now_s) const {
     return !price_.InQuantum(r.run_start_s, now_s);
   }
+  // The same of the running job `job` was copied from.
+  bool QuantumOver(const RunningKeyInputs& job, double now_s) const {
+    return !price_.InQuantum(job.run_start_s, now_s);
+  }
   // Moving running `r` from its type to `to` pays (PreemptionPrice::MovePays) on its expected
   // remaining work; moves that restart it on another vendor count the redone work too.
   bool MovePays(const JobRecord& r, model::DeviceTypeId to, double now_s) const;
@@ -126,6 +130,13 @@ class SchedulerCore {
   int64_t job_set_version() const { return job_set_version_; }
 
   QueueKey KeyOf(const JobRecord& r, double now_s) const;
+  // KeyOf the record of the running job `job` was copied from (still running with the same
+  // progress): from the copy where the policy keys_by_rank, else from the record.
+  QueueKey KeyOf(const RunningKeyInputs& job, double now_s) const {
+    if (!keys_by_rank_) return KeyOf(records_[job.id], now_s);
+    return {policy_->KeyFromRank(belief_.Rank(job, now_s), job.arrival_s, now_s), job.arrival_s,
+            job.seq, job.id};
+  }
   void Enqueue(int32_t id, double now_s);
   void Dequeue(int32_t id);
   // Starts a decision at `now_s`: the time NewWorkShare reads; refreshes the size belief at
@@ -221,6 +232,7 @@ class SchedulerCore {
   const model::Cluster& cluster_;
   const model::ThroughputProfile* profile_;
   std::unique_ptr<Policy> policy_;
+  bool keys_by_rank_;  // policy_->keys_by_rank()
   ScorerSet scorers_;
   SchedulerOptions options_;
   PreemptionPrice price_;

@@ -127,7 +127,7 @@ void PreemptiveStrategy::FileRunning(int32_t id, double now_s) {
   // A job past its quantum stays past it while it runs.
   const bool in_quantum = time_slices_ && !core_.QuantumOver(r, now_s);
   order_->Add(id, *known, r.type.value(), static_cast<int32_t>(r.devices.size()),
-              core_.policy().KeyFloor(r), in_quantum ? r.run_start_s : -1);
+              core_.policy().KeyFloor(r), in_quantum ? r.run_start_s : -1, RunningKeyInputs::Of(r));
 }
 
 void PreemptiveStrategy::KeptRunning(double now_s, std::vector<int32_t>& kept_count,
@@ -183,7 +183,8 @@ std::vector<ThroughputPlan::KeptJobs> PreemptiveStrategy::KeptByClass(
   }
   for (int32_t cls = 0; cls < order_->classes(); ++cls) {
     if (keyed[cls] || by_known[cls].count == 0) continue;
-    order_->VisitAll(cls, [&](double /*floor*/, int32_t id) { earlier(cls, id); });
+    order_->VisitAll(cls,
+                     [&](double /*floor*/, const RunningKeyInputs& job) { earlier(cls, job.id); });
   }
   std::vector<ThroughputPlan::KeptJobs> kept, kept_only;
   for (const ThroughputPlan::KeptJobs& k : by_known) {
@@ -261,10 +262,10 @@ SchedulerCore::QueueKey PreemptiveStrategy::LeastMovableKey(int32_t cls, double 
   const double lower = core_.policy().KeyDrift() * now_s;
   std::vector<SchedulerCore::QueueKey>& keyed = movable_keys_[cls];
   std::optional<SchedulerCore::QueueKey> least;
-  const auto key_of = [&](int32_t id) {
-    const JobRecord& r = core_.record(id);
-    if (time_slices_ && !core_.QuantumOver(r, now_s)) return;  // kept
-    keyed.push_back(core_.KeyOf(r, now_s));
+  // From the copies the order keeps (the records are not read).
+  const auto key_of = [&](const RunningKeyInputs& job) {
+    if (time_slices_ && !core_.QuantumOver(job, now_s)) return;  // kept
+    keyed.push_back(core_.KeyOf(job, now_s));
     ++evaluated;
     if (!least || keyed.back() < *least) least = keyed.back();
   };
@@ -274,20 +275,20 @@ SchedulerCore::QueueKey PreemptiveStrategy::LeastMovableKey(int32_t cls, double 
     return floor - lower > key + Slack(floor, lower, key);
   };
   if (floors_prune_[cls]) {
-    order_->VisitByFloor(cls, [&](double floor, int32_t id) {
+    order_->VisitByFloor(cls, [&](double floor, const RunningKeyInputs& job) {
       if (least && above_least(floor)) {
         movable_keyed_[cls] = 0;  // the keys after are not needed for the least
         return false;
       }
-      key_of(id);
+      key_of(job);
       return true;
     });
     floors_prune_[cls] = movable_keyed_[cls] ? 0 : 1;
   } else {
     double top_floor = -std::numeric_limits<double>::infinity();
-    order_->VisitAll(cls, [&](double floor, int32_t id) {
+    order_->VisitAll(cls, [&](double floor, const RunningKeyInputs& job) {
       top_floor = std::max(top_floor, floor);
-      key_of(id);
+      key_of(job);
     });
     ++least_by_pass_;
     floors_prune_[cls] = above_least(top_floor) ? 1 : 0;
@@ -469,10 +470,9 @@ void PreemptiveStrategy::VisitMovableKeys(
     for (const SchedulerCore::QueueKey& key : movable_keys_[cls]) visit(key);
     return;
   }
-  order_->VisitAll(cls, [&](double /*floor*/, int32_t id) {
-    const JobRecord& r = core_.record(id);
-    if (time_slices_ && !core_.QuantumOver(r, now_s)) return;  // kept
-    visit(core_.KeyOf(r, now_s));
+  order_->VisitAll(cls, [&](double /*floor*/, const RunningKeyInputs& job) {
+    if (time_slices_ && !core_.QuantumOver(job, now_s)) return;  // kept
+    visit(core_.KeyOf(job, now_s));
   });
 }
 

@@ -109,11 +109,11 @@ const SizeBelief::Table* SizeBelief::RatioTable(EstimateSource source) const {
   return t.ready() ? &t : nullptr;
 }
 
-double SizeBelief::Rank(const JobRecord& r, double now_s) const {
-  const double done_s = r.DoneSecondsAt(now_s);
-  if (r.estimated_work > 0 && r.ref_speed > 0) {
-    const double estimate_s = r.estimated_work / r.ref_speed;
-    if (const Table* t = RatioTable(r.estimate_source)) {
+double SizeBelief::RankOf(double done_s, double estimated_work, double ref_speed,
+                          EstimateSource source) const {
+  if (estimated_work > 0 && ref_speed > 0) {
+    const double estimate_s = estimated_work / ref_speed;
+    if (const Table* t = RatioTable(source)) {
       return estimate_s * t->RankAt(done_s / estimate_s);
     }
     // Until estimates have a track record they are taken as exact.

@@ -40,7 +40,13 @@ class SizeBelief {
   // jobs moved, and the caller must re-sort its queue.
   bool Refresh();
   // Gittins rank (seconds) of `r` at `now_s`: smaller is more urgent.
-  double Rank(const JobRecord& r, double now_s) const;
+  double Rank(const JobRecord& r, double now_s) const {
+    return RankOf(r.DoneSecondsAt(now_s), r.estimated_work, r.ref_speed, r.estimate_source);
+  }
+  // The same of the running job `job` was copied from, bit for bit.
+  double Rank(const RunningKeyInputs& job, double now_s) const {
+    return RankOf(job.DoneSecondsAt(now_s), job.estimated_work, job.ref_speed, job.estimate_source);
+  }
   // True when `r` is not running and has neither an estimate nor work done: its rank is then
   // NewJobRank() at any time, bit for bit, whatever else it is (most queued jobs never ran).
   static bool RanksAsNew(const JobRecord& r) {
@@ -89,6 +95,9 @@ class SizeBelief {
     double ResidualAt(double a) const;
   };
   const Table* RatioTable(EstimateSource source) const;
+  // Rank of a job that has done `done_s` seconds of work, with its estimate fields.
+  double RankOf(double done_s, double estimated_work, double ref_speed,
+                EstimateSource source) const;
   // Rank of a job without an estimate that has done `done_s` seconds of work.
   double RankWithoutEstimate(double done_s) const;
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -21,10 +22,20 @@ namespace {
 struct Filed {
   int32_t cls, type, devices;
   double floor;
+  double done = 0;  // its key inputs' done_work: which filing of the job is visited
 };
 
+// Key inputs that tell filings apart by `done`.
+RunningKeyInputs Inputs(double done) {
+  RunningKeyInputs job;
+  job.done_work = done;
+  job.id = -7;  // Add files the job's own id
+  return job;
+}
+
 // Random files, refiles and removals against a plain map: counts, held devices, and each
-// class's jobs by floor, visited in full and stopped early.
+// class's jobs by floor, visited in full and stopped early, each with the key inputs of its
+// last filing.
 TEST(RunningOrder, KeepsClassesInFloorOrderAsJobsComeAndGo) {
   std::mt19937 rng(3);
   RunningOrder order(3);
@@ -37,8 +48,9 @@ TEST(RunningOrder, KeepsClassesInFloorOrderAsJobsComeAndGo) {
     } else {
       // Few distinct floors: ties go by id.
       const Filed f{static_cast<int32_t>(rng() % 6) - 1, static_cast<int32_t>(rng() % 3),
-                    1 + static_cast<int32_t>(rng() % 4), static_cast<double>(rng() % 50)};
-      order.Add(id, f.cls, f.type, f.devices, f.floor, -1);
+                    1 + static_cast<int32_t>(rng() % 4), static_cast<double>(rng() % 50),
+                    static_cast<double>(step)};
+      order.Add(id, f.cls, f.type, f.devices, f.floor, -1, Inputs(f.done));
       truth[id] = f;
     }
     if (step % 500 == 0 && step > 0 && rng() % 4 == 0) {
@@ -52,29 +64,34 @@ TEST(RunningOrder, KeepsClassesInFloorOrderAsJobsComeAndGo) {
       ASSERT_EQ(order.held(t), held) << "step " << step;
     }
     for (int32_t cls = 0; cls < order.classes(); ++cls) {
-      std::vector<std::pair<double, int32_t>> expected;
+      std::vector<std::tuple<double, int32_t, double>> expected;
       for (const auto& [job, f] : truth) {
-        if (f.cls == cls) expected.emplace_back(f.floor, job);
+        if (f.cls == cls) expected.emplace_back(f.floor, job, f.done);
       }
       std::sort(expected.begin(), expected.end());
-      std::vector<std::pair<double, int32_t>> visited;
-      order.VisitByFloor(cls, [&](double floor, int32_t job) {
-        visited.emplace_back(floor, job);
+      std::vector<std::tuple<double, int32_t, double>> visited;
+      order.VisitByFloor(cls, [&](double floor, const RunningKeyInputs& job) {
+        visited.emplace_back(floor, job.id, job.done_work);
         return true;
       });
       ASSERT_EQ(visited, expected) << "step " << step << " class " << cls;
-      std::vector<std::pair<double, int32_t>> first3;
-      order.VisitByFloor(cls, [&](double floor, int32_t job) {
-        first3.emplace_back(floor, job);
+      std::vector<std::tuple<double, int32_t, double>> first3;
+      order.VisitByFloor(cls, [&](double floor, const RunningKeyInputs& job) {
+        first3.emplace_back(floor, job.id, job.done_work);
         return first3.size() < 3;
       });
+      const std::vector<std::tuple<double, int32_t, double>> all = visited;
       expected.resize(std::min<size_t>(expected.size(), 3));
       ASSERT_EQ(first3, expected);
-      int32_t all = 0, by_type = 0;
-      order.VisitAll(cls, [&](double, int32_t) { ++all; });
+      std::vector<std::tuple<double, int32_t, double>> unordered;
+      order.VisitAll(cls, [&](double floor, const RunningKeyInputs& job) {
+        unordered.emplace_back(floor, job.id, job.done_work);
+      });
+      std::sort(unordered.begin(), unordered.end());
+      ASSERT_EQ(unordered, all) << "step " << step << " class " << cls;
+      int32_t by_type = 0;
       for (int32_t t = 0; t < 3; ++t) by_type += order.count(cls, t);
-      ASSERT_EQ(all, static_cast<int32_t>(visited.size()));
-      ASSERT_EQ(by_type, all);
+      ASSERT_EQ(by_type, static_cast<int32_t>(all.size()));
     }
   }
 }
@@ -100,13 +117,13 @@ TEST(RunningOrder, CountsTheJobsInsideTheirQuantum) {
       const double start = what < 4 ? now : std::max(0.0, now - static_cast<double>(rng() % 150));
       const Filed f{static_cast<int32_t>(rng() % 4) - 1, static_cast<int32_t>(rng() % types),
                     1 + static_cast<int32_t>(rng() % 4), 0};
-      order.Add(id, f.cls, f.type, f.devices, f.floor, start);
+      order.Add(id, f.cls, f.type, f.devices, f.floor, start, Inputs(0));
       started[id] = {f, start};
     } else if (what < 8) {
       order.Remove(id);
       started.erase(id);
     } else {
-      order.Add(id, 0, 1, 1, 0, -1);  // past its quantum when filed
+      order.Add(id, 0, 1, 1, 0, -1, Inputs(0));  // past its quantum when filed
       started.erase(id);
     }
     if (step % 7 != 0) continue;
@@ -192,6 +209,55 @@ TEST(RunningOrder, FairPolicyKeysStayAboveTheirFloor) {
   fresh.estimated_work = 1;
   fresh.estimate_source = EstimateSource::kUser;
   EXPECT_NEAR(p.Key(fresh, 100, belief), p.KeyFloor(fresh) - p.KeyDrift() * 100, 5);
+}
+
+// A running job's key from the inputs the order files (RunningKeyInputs) is its record's, bit
+// for bit: with and without estimates, of estimates of several sources, before and after the
+// belief has tables, at times before and after its progress began.
+TEST(RunningOrder, KeyInputsRankAsTheirRecords) {
+  auto policy = MakePolicy("srpt-het-fair");
+  ASSERT_TRUE(policy.ok());
+  const Policy& p = **policy;
+  ASSERT_TRUE(p.keys_by_rank());
+  SizeBelief belief;
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> unit(0, 1);
+  const EstimateSource sources[] = {EstimateSource::kNone, EstimateSource::kUser,
+                                    EstimateSource::kTimeLimit};
+  int64_t compared = 0;
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 3000; ++i) {
+      JobRecord r;
+      r.job = std::make_unique<model::Job>();
+      r.phase = JobPhase::kRunning;
+      r.ref_speed = r.best_speed = 0.5 + 3 * unit(rng);
+      r.arrival_s = 1e5 * unit(rng);
+      r.done_work = 5000 * unit(rng);
+      r.rate = 2 * unit(rng);
+      r.progress_since_s = r.arrival_s + 100 * unit(rng);
+      r.run_start_s = r.arrival_s + 50 * unit(rng);
+      r.seq = i;
+      r.id = i;
+      r.estimate_source = sources[i % 3];
+      if (r.estimate_source != EstimateSource::kNone) r.estimated_work = 10 + 4000 * unit(rng);
+      const RunningKeyInputs job = RunningKeyInputs::Of(r);
+      for (double t : {r.arrival_s, r.progress_since_s + 1e4 * unit(rng)}) {
+        const double rank = belief.Rank(r, t);
+        ASSERT_EQ(belief.Rank(job, t), rank) << "job " << i << " round " << round;
+        ASSERT_EQ(p.KeyFromRank(rank, job.arrival_s, t), p.Key(r, t, belief)) << "job " << i;
+        ++compared;
+      }
+      ASSERT_EQ(job.run_start_s, r.run_start_s);
+      ASSERT_EQ(job.seq, r.seq);
+      ASSERT_EQ(job.id, r.id);
+      if (round == 0) {
+        r.done_work = r.DoneAt(r.progress_since_s + 1e4 * unit(rng));
+        belief.Observe(r);
+      }
+    }
+    ASSERT_EQ(belief.Refresh(), round == 0);  // tables for the second round
+  }
+  EXPECT_EQ(compared, 12000);
 }
 
 }  // namespace
