@@ -166,6 +166,20 @@ TEST(RunningOrder, CountsTheJobsInsideTheirQuantum) {
   EXPECT_GT(unplanned, 100);
 }
 
+// A running job that arrived in [0, 1e5) s, has done [0, 5,000) of work and runs at a rate in
+// [0, max_rate), of reference speed `ref_speed`.
+JobRecord RandomRunning(std::mt19937& rng, double ref_speed, double max_rate) {
+  std::uniform_real_distribution<double> unit(0, 1);
+  JobRecord r;
+  r.job = std::make_unique<model::Job>();
+  r.phase = JobPhase::kRunning;
+  r.ref_speed = r.best_speed = ref_speed;
+  r.arrival_s = 1e5 * unit(rng);
+  r.done_work = 5000 * unit(rng);
+  r.rate = max_rate * unit(rng);
+  return r;
+}
+
 // srpt-het-fair's floor is under its key at any time, with and without estimates, before and
 // after the belief learned sizes (Gittins ranks from tables), and close to it for a job that has
 // just started with a short estimate (not a floor far below every key).
@@ -179,13 +193,7 @@ TEST(RunningOrder, FairPolicyKeysStayAboveTheirFloor) {
   std::uniform_real_distribution<double> unit(0, 1);
   for (int round = 0; round < 2; ++round) {
     for (int i = 0; i < 3000; ++i) {
-      JobRecord r;
-      r.job = std::make_unique<model::Job>();
-      r.phase = JobPhase::kRunning;
-      r.ref_speed = r.best_speed = 1;
-      r.arrival_s = 1e5 * unit(rng);
-      r.done_work = 5000 * unit(rng);
-      r.rate = unit(rng);
+      JobRecord r = RandomRunning(rng, 1, 1);
       r.progress_since_s = r.arrival_s;
       if (i % 2 == 0) {
         r.estimated_work = 10 + 4000 * unit(rng);
@@ -227,13 +235,7 @@ TEST(RunningOrder, KeyInputsRankAsTheirRecords) {
   int64_t compared = 0;
   for (int round = 0; round < 2; ++round) {
     for (int i = 0; i < 3000; ++i) {
-      JobRecord r;
-      r.job = std::make_unique<model::Job>();
-      r.phase = JobPhase::kRunning;
-      r.ref_speed = r.best_speed = 0.5 + 3 * unit(rng);
-      r.arrival_s = 1e5 * unit(rng);
-      r.done_work = 5000 * unit(rng);
-      r.rate = 2 * unit(rng);
+      JobRecord r = RandomRunning(rng, 0.5 + 3 * unit(rng), 2);
       r.progress_since_s = r.arrival_s + 100 * unit(rng);
       r.run_start_s = r.arrival_s + 50 * unit(rng);
       r.seq = i;
