@@ -121,8 +121,9 @@ util::Status ServingLoop::Ready() {
 util::Status ServingLoop::ReadyLocked() const {
   // Before Start() the stored services are not read back: an Add would store its service over
   // them, and the others would answer as if there were none.
-  if (!restored_)
+  if (!restored_) {
     return util::Status::Unavailable("the daemon is recovering its services; try again");
+  }
   return util::Status::Ok();
 }
 
