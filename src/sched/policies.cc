@@ -26,6 +26,7 @@ class Fifo final : public Policy {
   double Key(const JobRecord& job, double, const SizeBelief&) const override {
     return job.job->arrival_s;
   }
+  bool queued_keys_fixed() const override { return true; }
 
  private:
   bool aware_;
@@ -43,6 +44,7 @@ class Priority final : public Policy {
   double Key(const JobRecord& job, double, const SizeBelief&) const override {
     return -job.job->priority;
   }
+  bool queued_keys_fixed() const override { return true; }
 };
 
 // Least attained service; `aware` normalizes service by the job's speed on the type it got.
@@ -59,6 +61,8 @@ class Las final : public Policy {
     const double w = job.job->priority_weight > 0 ? job.job->priority_weight : 1;
     return (aware_ ? job.AttainedNormAt(now_s) : job.AttainedAt(now_s)) / w;
   }
+  // A job attains service only while it runs.
+  bool queued_keys_fixed() const override { return true; }
 
  private:
   bool aware_;

@@ -63,6 +63,9 @@ class Policy {
   // and the scheduler keeps them in a sorted index (Key(job, 0)) instead of sorting at every
   // decision; it re-sorts when the belief is refreshed.
   virtual double Key(const JobRecord& job, double now_s, const SizeBelief& belief) const = 0;
+  // True when c(now) above is 0: a queued job's Key does not change in time at all, so the
+  // scheduler's sorted index holds every queued job's key now, not only its order.
+  virtual bool queued_keys_fixed() const { return false; }
   // True when Key reads the job and the belief only through belief.Rank(job, now) and the
   // job's arrival: Key(job, now, belief) is KeyFromRank(belief.Rank(job, now), job.arrival_s,
   // now) bit for bit, and KeyFromRank does not fall as arrival grows. Queued jobs of one rank

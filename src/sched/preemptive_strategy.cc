@@ -14,7 +14,8 @@ namespace hetsched::sched {
 using model::DeviceId;
 using model::DeviceTypeId;
 
-PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core, bool by_class, bool by_order)
+PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core, bool by_class, bool by_order,
+                                       bool by_start)
     : core_(core),
       time_slices_(core.policy().time_slices()),
       gavel_rebuilds_(core.options().gavel_rebuilds && core.policy().in_order_only()),
@@ -35,6 +36,14 @@ PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core, bool by_class, bool 
     core.TrackRunningChanges();
     queued_order_ = std::make_unique<QueuedByClass>();
     core.TrackQueueChanges();
+  }
+  // SelectByStart: the jobs inside their quantum stay where they are, and the queue's index
+  // holds the queued jobs' keys now. Tenants order by turns, a plan needs every job's key.
+  if (by_start && time_slices_ && core.policy().queued_keys_fixed() &&
+      core.policy().type_choice() != TypeChoice::kPlanned && !core.policy().in_order_only() &&
+      core.tenants() == nullptr && !core.options().elastic && !core.options().space_sharing) {
+    by_start_ = std::make_unique<RunningByStart>();
+    core.TrackRunningChanges();
   }
 }
 
@@ -197,7 +206,9 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
   // moves (the others keep their types), in the order of core_.running() either way.
   std::vector<int32_t> candidates;
   displaces_ = false;
-  if (order_ == nullptr || !SelectByOrder(now_s, pool, initial, candidates)) {
+  if (by_start_ != nullptr && !indexed) {
+    SelectByStart(now_s, pool, initial, candidates);
+  } else if (order_ == nullptr || !SelectByOrder(now_s, pool, initial, candidates)) {
     pool = indexed ? std::move(*indexed) : OpenPool(now_s);
     initial.resize(pool.free.size());
     for (size_t t = 0; t < initial.size(); ++t) initial[t] = pool.free[t] + pool.held[t];

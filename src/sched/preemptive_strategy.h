@@ -21,6 +21,7 @@
 #include "sched/queue_order_strategy.h"
 #include "sched/queued_by_class.h"
 #include "sched/reservations.h"
+#include "sched/running_by_start.h"
 #include "sched/running_order.h"
 #include "sched/scheduler_core.h"
 #include "sched/strategy.h"
@@ -32,8 +33,10 @@ namespace hetsched::sched {
 class PreemptiveStrategy final : public DecisionStrategy {
  public:
   // `by_class` false: full decisions always walk every job (SelectByClass's reference in tests);
-  // `by_order` false: SelectByClass decides without the running order (SelectByOrder off).
-  explicit PreemptiveStrategy(SchedulerCore& core, bool by_class = true, bool by_order = true);
+  // `by_order` false: SelectByClass decides without the running order (SelectByOrder off);
+  // `by_start` false: SelectByStart off (its reference in tests).
+  explicit PreemptiveStrategy(SchedulerCore& core, bool by_class = true, bool by_order = true,
+                              bool by_start = true);
   // fill_types_ calls back into this object.
   PreemptiveStrategy(const PreemptiveStrategy&) = delete;
   PreemptiveStrategy& operator=(const PreemptiveStrategy&) = delete;
@@ -91,6 +94,8 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // Throughput plans SelectByOrder solved (its kept running jobs counted by class), and the
   // rows in them of classes only kept jobs were of (placed by each one's first running job).
   int64_t plans_by_order() const { return plans_by_order_; }
+  // Full decisions SelectByStart made.
+  int64_t by_start_decisions() const { return by_start_decisions_; }
   int64_t kept_only_rows() const { return kept_only_rows_; }
   // The budgets (rows x types) of the first throughput plan the last full decision solved,
   // with the running jobs it kept booked, before any other job took from them; empty when it
@@ -360,6 +365,15 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // AppendMovableKeys keys them.
   void VisitMovableKeys(int32_t cls, double now_s,
                         const std::function<void(const SchedulerCore::QueueKey&)>& visit);
+  // The full walk of a time-slicing policy whose queued jobs' keys do not change in time
+  // (Policy::queued_keys_fixed), without tenants or a plan, visiting only the jobs it can
+  // reach: of the running jobs those past their quantum (by_start_; the others are not
+  // Movable), keyed and sorted, merged with the core's sorted queue as the walk goes
+  // (SelectInOrder on each next stretch of the order, until the pool is spent). Sets the pool,
+  // `initial` (free and held by type) and `candidates` (the movable running jobs, in the order
+  // of core_.running()) as OpenPool and the full walk would, and selects what it selects.
+  void SelectByStart(double now_s, Pool& pool, std::vector<int32_t>& initial,
+                     std::vector<int32_t>& candidates);
   // Orders running job ids as core_.running() does.
   void SortByRunningPosition(std::vector<int32_t>& ids) const;
   // SelectInOrder's step for one job under kPlanned: the type the plan gives it (its own when
@@ -468,6 +482,12 @@ class PreemptiveStrategy final : public DecisionStrategy {
   int64_t plans_by_order_ = 0, kept_only_rows_ = 0;
   std::vector<double> first_plan_;
   size_t many_changes_ = 4096;
+  // SelectByStart's index of the running jobs (null where it does not decide), and its
+  // scratch: the running jobs past their quantum, and the movable ones' keys.
+  std::unique_ptr<RunningByStart> by_start_;
+  std::vector<int32_t> past_quantum_;
+  std::vector<SchedulerCore::QueueKey> running_keys_;
+  int64_t by_start_decisions_ = 0;
   // By class of order_: at the last full decision some floor lay above the least key (1 until
   // a decision found otherwise): visit in floor order, which may stop early.
   std::vector<char> floors_prune_;
