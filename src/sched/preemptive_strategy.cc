@@ -232,6 +232,9 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
   std::vector<int32_t> releasing(initial.size(), 0);
   const std::vector<int32_t> moved = PreemptDisplaced(now_s, assigned, candidates, releasing, out);
   StartSelected(now_s, assigned, releasing, out);
+  // Files the jobs this decision stopped and started while their records are fresh: a re-deal
+  // of the cluster changes every running job, and the next decision would read them all again.
+  if (by_start_ != nullptr) by_start_->Sync(core_);
   for (int32_t id : moved) moved_flag_[id] = 0;
   for (int32_t id : kept_moves_) kept_move_[id] = 0;
   kept_moves_.clear();
