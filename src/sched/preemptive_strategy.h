@@ -483,9 +483,11 @@ class PreemptiveStrategy final : public DecisionStrategy {
   std::vector<double> first_plan_;
   size_t many_changes_ = 4096;
   // SelectByStart's index of the running jobs (null where it does not decide), and its
-  // scratch: the running jobs past their quantum, and the movable ones' keys.
+  // scratch: the running jobs past their quantum, the movable ones' keys, and by JobId a mark
+  // on the movable ones (0 between decisions).
   std::unique_ptr<RunningByStart> by_start_;
   std::vector<int32_t> past_quantum_;
+  std::vector<char> movable_mark_;
   std::vector<SchedulerCore::QueueKey> running_keys_;
   int64_t by_start_decisions_ = 0;
   // By class of order_: at the last full decision some floor lay above the least key (1 until

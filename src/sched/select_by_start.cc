@@ -42,8 +42,21 @@ void PreemptiveStrategy::SelectByStart(double now_s, Pool& pool, std::vector<int
     running_keys_.push_back(core_.KeyOf(r, now_s));
     candidates.push_back(id);
   }
-  // PreemptDisplaced visits them in the order of core_.running(), as the full walk does.
-  SortByRunningPosition(candidates);
+  // PreemptDisplaced visits them in the order of core_.running(), as the full walk does: read
+  // off that list by a mark where they are many of it, else sorted by their places in it.
+  const std::vector<int32_t>& running = core_.running();
+  if (candidates.size() * 4 > running.size()) {
+    if (movable_mark_.size() < core_.slots()) movable_mark_.resize(core_.slots(), 0);
+    for (int32_t id : candidates) movable_mark_[id] = 1;
+    candidates.clear();
+    for (int32_t id : running) {
+      if (movable_mark_[id] == 0) continue;
+      movable_mark_[id] = 0;
+      candidates.push_back(id);
+    }
+  } else {
+    SortByRunningPosition(candidates);
+  }
   std::sort(running_keys_.begin(), running_keys_.end());
   initial.resize(types);
   for (int32_t t = 0; t < types; ++t) {
