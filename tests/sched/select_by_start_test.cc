@@ -118,17 +118,27 @@ TEST(SelectByStart, DecidesAsTheFullWalk) {
 }
 
 // Policies without time slices or with changing queued keys, a plan or tenants keep the
-// full walk.
+// full walk: a job of higher priority arriving 10 s after another started takes its device at
+// once under `priority`, which has no quantum (the quantum of 40 s at a cost of 1 s is not its).
 TEST(SelectByStart, OnlyLasPoliciesTakeIt) {
-  const auto c = MakeCluster({{"fast", "cuda", 1, 4}});
+  const auto c = MakeCluster({{"fast", "cuda", 1, 1}});
   SchedulerOptions options;
   options.preempt_interval_s = 0;
+  options.preemption_cost_s = 1;
   for (const char* policy : {"priority", "fifo-het", "srpt-het", "srpt-het-fair", "las"}) {
     CoreHarness h(c, policy, options);
     PreemptiveStrategy s(h.core());
     h.Admit(MakeJob(0, 0, 0, {{"fast", 1.0}}, 1), 0);
     h.Decide(s, 0);
-    EXPECT_EQ(s.by_start_decisions(), std::string_view(policy) == "las" ? 1 : 0) << policy;
+    model::Job urgent = MakeJob(1, 10, 0, {{"fast", 1.0}}, 1);
+    urgent.priority = 5;
+    h.Admit(urgent, 10);
+    const Decision d = h.Decide(s, 10);
+    const bool las = std::string_view(policy) == "las";
+    EXPECT_EQ(s.by_start_decisions() > 0, las) << policy;
+    if (std::string_view(policy) == "priority") {
+      EXPECT_EQ(testing::PreemptedIds(d), std::vector<int>{0});
+    }
   }
 }
 
