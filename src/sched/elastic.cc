@@ -65,6 +65,7 @@ void ApplySize(JobRecord& r, size_t option) {
   auto copy = std::make_unique<model::Job>(*r.job);
   copy->gang_size = o.workers;
   r.job = std::move(copy);
+  r.gang = o.workers;
   r.speed = o.speed;
   r.allowed = o.allowed;
 }

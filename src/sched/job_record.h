@@ -54,11 +54,14 @@ struct JobRecord {
   bool submitted = false;  // admitted once (stays true after it ends)
   // The fields up to `ref_speed` are those a full decision reads for every job (its policy key,
   // whether it may move, its class in a plan): together they take the record's first 96 bytes,
-  // two or three cache lines. `id`, `arrival_s` and `preemptible` are copies of the job's, set
-  // by SchedulerCore::Admit: read from the job each would be one more cache miss.
+  // two or three cache lines. `id`, `arrival_s`, `preemptible` and `gang` are copies of the
+  // job's, set by SchedulerCore::Admit: read from the job each would be one more cache miss.
   bool preemptible = true;
   // Space sharing: a guest runs on the devices its partner (below) holds.
   bool guest = false;
+  // The job's gang size, at least 1: a copy of the job's (SchedulerCore::Admit, and ApplySize
+  // as an elastic job changes size), for the walks that read it for every job.
+  int32_t gang = 1;
   int64_t seq = 0;  // submission order: ties are broken by it, never by slot id
   JobPhase phase = JobPhase::kQueued;
   int32_t id = -1;

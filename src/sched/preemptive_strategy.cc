@@ -468,7 +468,7 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_onl
     if (kept_turns && kept_turns->Taken(at)) continue;
     const int32_t id = std::get<3>(keys_[at]);
     const JobRecord& r = core_.record(id);
-    const int32_t gang = std::max(1, r.job->gang_size);
+    const int32_t gang = r.gang;
     // Gavel's rebuild ends its walk there: the running jobs behind get nothing either.
     if (blocked && (gavel_rebuilds_ || r.phase != JobPhase::kRunning)) continue;
     if (planned) {
@@ -549,7 +549,7 @@ void PreemptiveStrategy::SortByRunningPosition(std::vector<int32_t>& ids) const 
 int32_t PreemptiveStrategy::SelectPlanned(int32_t id, double now_s, Pool& pool,
                                           const std::vector<int32_t>& held) {
   const JobRecord& r = core_.record(id);
-  const int32_t gang = std::max(1, r.job->gang_size);
+  const int32_t gang = r.gang;
   const bool running = r.phase == JobPhase::kRunning;
   const int32_t own = running ? r.type.value() : -1;
   int32_t t = plan_.Pick(id, r, pool.free, held, own);

@@ -80,6 +80,7 @@ void SchedulerCore::Admit(int32_t id, JobRecord record, std::vector<DeviceId> pi
   records_[id].id = id;
   records_[id].arrival_s = job.arrival_s;
   records_[id].preemptible = job.preemptible;
+  records_[id].gang = std::max(1, job.gang_size);
   hints_[id] = job.data_bytes > 0 || !job.data_location.empty()
                    ? HintsFor(cluster_, job.data_location)
                    : PlacementHints{};

@@ -41,10 +41,7 @@ std::optional<int32_t> ThroughputPlan::FixedClassOf(const SchedulerCore& core, i
                                                     const JobRecord& r) {
   const int32_t known = ClassOf(core, slot, r);
   // ClassOf keeps only fixed classes.
-  const CachedClass& cached = cached_[slot];
-  const bool fixed = cached.seq == r.seq && cached.type == (r.type.valid() ? r.type.value() : -1) &&
-                     cached.running == (r.phase == JobPhase::kRunning);
-  if (!fixed) return std::nullopt;
+  if (!Holds(cached_[slot], r)) return std::nullopt;
   return known;
 }
 
@@ -180,14 +177,12 @@ int32_t ThroughputPlan::ClassOf(const SchedulerCore& core, int32_t slot, const J
   // A job admitted since the last solve (the fills between full decisions ask for its class).
   if (cached_.size() < core.slots()) cached_.resize(core.slots());
   CachedClass& cached = cached_[slot];
-  if (cached.seq == r.seq && cached.type == type && cached.running == running) {
-    return cached.known;
-  }
+  if (Holds(cached, r)) return cached.known;
   // Built in a kept key: classes are looked up far more often than new ones are added.
   ClassKey& key = lookup_key_;
   key.speeds.assign(types_, 0);
   key.gang = 0;
-  bool fixed = r.sizes.empty();
+  bool fixed = true;
   double best = 0;
   for (int32_t t = 0; t < types_; ++t) {
     if (r.allowed[t] && !r.incompatible[t] && r.speed[t] > 0) {
@@ -205,10 +200,10 @@ int32_t ThroughputPlan::ClassOf(const SchedulerCore& core, int32_t slot, const J
     // it only for a gain above the incumbency.
     const double incumbency = core.price().plan_incumbency();
     if (incumbency > 0 && running && key.speeds[type] > 0) key.speeds[type] *= 1 + incumbency;
-    key.gang = std::max(1, r.job->gang_size);
+    key.gang = r.gang;
     known = Known(key);
   }
-  if (fixed) cached = CachedClass{r.seq, type, running, known};
+  if (fixed) cached = CachedClass{r.seq, type, r.gang, running, known};
   return known;
 }
 
@@ -230,7 +225,7 @@ size_t ThroughputPlan::ClassKeyHash::operator()(const ClassKey& key) const {
 int32_t ThroughputPlan::Pick(int32_t slot, const JobRecord& r, const std::vector<int32_t>& free,
                              const std::vector<int32_t>& held, int32_t prefer) const {
   if (static_cast<size_t>(slot) >= class_of_.size() || class_of_[slot] < 0) return -1;
-  const int32_t gang = std::max(1, r.job->gang_size);
+  const int32_t gang = r.gang;
   const double* budget = &budget_[static_cast<size_t>(class_of_[slot]) * types_];
   // A class's budget is fractional: a job takes a type while at least half its gang is left.
   const auto fits = [&](int32_t t) { return free[t] + held[t] >= gang && budget[t] >= gang * 0.5; };
@@ -244,7 +239,7 @@ int32_t ThroughputPlan::Pick(int32_t slot, const JobRecord& r, const std::vector
 
 void ThroughputPlan::Take(int32_t slot, const JobRecord& r, int32_t type) {
   if (static_cast<size_t>(slot) >= class_of_.size() || class_of_[slot] < 0) return;
-  budget_[static_cast<size_t>(class_of_[slot]) * types_ + type] -= std::max(1, r.job->gang_size);
+  budget_[static_cast<size_t>(class_of_[slot]) * types_ + type] -= r.gang;
 }
 
 }  // namespace hetsched::sched

@@ -92,7 +92,7 @@ class ThroughputPlan {
   // Gives `r`'s gang on type t back to its class's budget (a booked job that moves).
   void Return(int32_t slot, const JobRecord& r, int32_t type) {
     if (static_cast<size_t>(slot) >= class_of_.size() || class_of_[slot] < 0) return;
-    budget_[static_cast<size_t>(class_of_[slot]) * types_ + type] += std::max(1, r.job->gang_size);
+    budget_[static_cast<size_t>(class_of_[slot]) * types_ + type] += r.gang;
   }
   // Books `jobs` gangs of `row` on type t, one at a time (the roundings of a Take per job).
   void TakeGangs(int32_t row, int32_t type, int32_t jobs) {
@@ -144,15 +144,22 @@ class ThroughputPlan {
     size_t operator()(const ClassKey& key) const;
   };
   // A job's class as the last Solve found it, valid while the job is the same submission
-  // (`seq`), holds the same type and runs or waits as then. Kept only for jobs whose class
-  // reads nothing that changes while they wait or run: a rigid job whose checkpoint loads on
-  // every type it may use (NewWorkShare 1 everywhere).
+  // (`seq`), holds the same type, runs or waits as then and has the same gang size (an
+  // elastic job's speeds and allowed types are those of its size: sched/elastic.h, ApplySize).
+  // Kept only for jobs whose class reads nothing else that changes while they wait or run:
+  // those whose checkpoint loads on every type they may use (NewWorkShare 1 everywhere).
   struct CachedClass {
     int64_t seq = -1;  // -1: nothing cached
     int32_t type = -1;
+    int32_t gang = 0;
     bool running = false;
     int32_t known = -1;  // index in known_keys_; -1: the job is planned nowhere
   };
+  // Whether `cached` holds the class of `r` as it is now.
+  static bool Holds(const CachedClass& cached, const JobRecord& r) {
+    return cached.seq == r.seq && cached.type == (r.type.valid() ? r.type.value() : -1) &&
+           cached.running == (r.phase == JobPhase::kRunning) && cached.gang == r.gang;
+  }
   // The class of record `r` (in `slot`): an index in known_keys_, -1 when it can progress
   // nowhere.
   int32_t ClassOf(const SchedulerCore& core, int32_t slot, const JobRecord& r);

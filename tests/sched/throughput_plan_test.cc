@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <vector>
 
 #include "sched/core_harness.h"
+#include "sched/elastic.h"
 #include "sched/lp_solver.h"
 #include "sched/test_cluster.h"
 
@@ -83,6 +85,92 @@ TEST(ThroughputPlan, KeptClassesPlanAsFreshOnes) {
     }
   }
   EXPECT_GT(compared, 10000);
+}
+
+// Makes the job in `id` elastic at 1, 2 and 4 workers: linear in the workers on the first
+// type, slower to scale on the others (so that each size has its own relative speeds), at the
+// size of 4 as Scheduler::Submit leaves a new elastic job.
+void MakeElastic(SchedulerCore& core, int32_t id) {
+  JobRecord& r = core.record(id);
+  const double gang = r.gang;
+  for (int32_t workers : {1, 2, 4}) {
+    JobRecord::SizeOption o;
+    o.workers = workers;
+    o.allowed = r.allowed;
+    o.speed = r.speed;
+    for (size_t t = 0; t < o.speed.size(); ++t) {
+      o.speed[t] *= t == 0 ? workers / gang : std::sqrt(workers / gang);
+    }
+    r.sizes.push_back(std::move(o));
+  }
+  ApplySize(r, r.sizes.size() - 1);
+}
+
+// The same for elastic jobs, whose class moves with the size they take while they wait
+// (ElasticResizer::SizeQueued resizes them before each decision).
+TEST(ThroughputPlan, KeptClassesOfElasticJobsFollowTheirSize) {
+  const auto c = MakeCluster({{"nv", "cuda", 2, 4}, {"nv2", "cuda", 2, 4}, {"amd", "rocm", 2, 4}});
+  SchedulerOptions options;
+  options.stop_holds_devices = false;
+  CoreHarness h(c, "srpt-het-fair", options);
+  SchedulerCore& core = h.core();
+  const int32_t types = core.state().type_count();
+  ThroughputPlan kept(MakeClpSolver());
+  std::mt19937 rng(5);
+  constexpr int kSlots = 16;
+  for (int id = 0; id < kSlots; ++id) {
+    h.Admit(MixJob(id, 0, rng), 0);
+    MakeElastic(core, id);
+  }
+  double now = 0;
+  int compared = 0;
+  int resized = 0;
+  for (int step = 0; step < 300; ++step) {
+    now += static_cast<double>(rng() % 200);
+    core.BeginDecision(now);
+    const int id = static_cast<int>(rng() % kSlots);
+    JobRecord& r = core.record(id);
+    const int what = static_cast<int>(rng() % 3);
+    if (r.phase == JobPhase::kQueued && what == 0) {
+      const size_t option = rng() % r.sizes.size();
+      resized += r.sizes[option].workers != r.gang ? 1 : 0;
+      ApplySize(r, option);
+    } else if (r.phase == JobPhase::kQueued && what == 1) {
+      const auto type = model::DeviceTypeId(static_cast<int32_t>(rng() % types));
+      if (r.allowed[type.value()]) {
+        if (auto devs = core.PlaceOn(r, type)) core.Start(id, type, std::move(*devs), now, false);
+      }
+    } else if (r.phase == JobPhase::kRunning && what != 1) {
+      Decision ignored;
+      core.Preempt(id, now, ignored);
+    }
+    std::vector<int32_t> jobs(core.queue());
+    jobs.insert(jobs.end(), core.running().begin(), core.running().end());
+    std::vector<int32_t> capacity(types);
+    for (int32_t t = 0; t < types; ++t) {
+      capacity[t] = core.state().TotalOfType(model::DeviceTypeId(t));
+    }
+    ThroughputPlan fresh(MakeClpSolver());
+    ASSERT_TRUE(kept.Solve(core, jobs, capacity).ok());
+    ASSERT_TRUE(fresh.Solve(core, jobs, capacity).ok());
+    ASSERT_EQ(kept.rows(), fresh.rows()) << "step " << step;
+    const std::vector<int32_t> none(types, 0);
+    for (int32_t job : jobs) {
+      ASSERT_EQ(kept.RowOf(job), fresh.RowOf(job)) << "step " << step << " job " << job;
+      // Its row is one of jobs of its present size.
+      if (kept.RowOf(job) >= 0) {
+        ASSERT_EQ(kept.RowGang(kept.RowOf(job)), core.record(job).job->gang_size);
+      }
+      for (int32_t prefer = -1; prefer < types; ++prefer) {
+        ASSERT_EQ(kept.Pick(job, core.record(job), capacity, none, prefer),
+                  fresh.Pick(job, core.record(job), capacity, none, prefer))
+            << "step " << step << " job " << job;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(resized, 20);
+  EXPECT_GT(compared, 5000);
 }
 
 // The LP counts a class's speeds relative to its best type: waiting jobs that run on "nv"
