@@ -27,6 +27,12 @@ class MoveCandidates {
   void Add(int32_t id, const Key& key, std::vector<int32_t> gains, int32_t room, int32_t surplus);
   // Forgets `id`; nothing when it is not filed.
   void Remove(int32_t id);
+  // Room for ids below `slots`, made when the scheduler admits a job rather than at its first
+  // start: a decision that touches the next page of entries for the first time takes a page
+  // fault (about 20 us on a VM, once per 57 ids).
+  void Grow(size_t slots) {
+    if (entries_.size() < slots) entries_.resize(slots);
+  }
 
   // True when some filed job gains on a type with at least its room in `free` (by type), or
   // `free` covers other types than the index was made for.

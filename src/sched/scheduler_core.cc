@@ -60,6 +60,7 @@ void SchedulerCore::Grow(int32_t id) {
   own_key_pos_.resize(id + 1, -1);
   queue_entry_.resize(id + 1);
   hints_.resize(id + 1);
+  if (moves_) moves_->Grow(records_.size());
 }
 
 void SchedulerCore::Reserve(size_t jobs) {

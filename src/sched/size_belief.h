@@ -30,7 +30,9 @@ namespace hetsched::sched {
 // the expected service spent per completion when the job is served for at most D more; smaller
 // runs first. With an exact size it is the remaining time (SRPT); with no information and a
 // heavy-tailed distribution it tends to least attained service.
-// Not thread-safe. Costs: Rank O(log G); Refresh O(G x samples) per table (G grid points).
+// Not thread-safe, reads included: a table's ranks and mean residuals are computed at their
+// first read after a refresh. Costs: Refresh O(samples) per changed table; the first Rank or
+// ExpectedRemaining after it O(G x samples) for that table (G grid points), then O(log G).
 class SizeBelief {
  public:
   // A completed job: learns its size (its done work), and its estimate's ratio.
@@ -83,9 +85,17 @@ class SizeBelief {
     std::vector<double> recent;  // ring buffer of samples
     size_t next = 0;             // ring position
     size_t new_since_build = 0;
-    // Built: points a (ascending), the Gittins rank and the mean residual there, and the
-    // largest sample (beyond it the distribution says nothing).
-    std::vector<double> grid, rank, residual;
+    // The samples at the last build, ascending; the samples that came and that the ring
+    // dropped since, from which the next build merges them (sorting all again costs as much as
+    // the rest of a build); `resort` when those were not kept.
+    std::vector<double> sorted, added, dropped;
+    bool resort = false;
+    // Built: points a (ascending) and the largest sample (beyond it the distribution says
+    // nothing); the Gittins rank and the mean residual at the points, computed from `sorted`
+    // at their first read (empty until then): most decisions after a build read neither, and
+    // some policies read only the residuals.
+    std::vector<double> grid;
+    mutable std::vector<double> rank, residual;
     double max_sample = 0;
     bool ready() const { return !grid.empty(); }
     void Add(double sample);
@@ -93,6 +103,11 @@ class SizeBelief {
     // Interpolated rank / residual at `a`; beyond the largest sample both are `a`.
     double RankAt(double a) const;
     double ResidualAt(double a) const;
+
+   private:
+    void SortSamples();
+    void ComputeRanks() const;
+    void ComputeResiduals() const;
   };
   const Table* RatioTable(EstimateSource source) const;
   // Rank of a job that has done `done_s` seconds of work, with its estimate fields.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "sched/scheduler.h"
@@ -128,6 +129,44 @@ TEST(SizeBelief, SavedAndRestoredItRanksAndPredictsTheSame) {
     EXPECT_EQ(c.Restore(bad).code(), util::StatusCode::kInvalidArgument) << bad;
   }
   EXPECT_EQ(c.Save(), saved);
+}
+
+// Each build merges the samples that came and went since the last one into the sorted samples,
+// and computes ranks and residuals at their first read: whatever the order of reads, the tables
+// are, bit for bit, those built from scratch from the same samples (a belief restored from them),
+// through the ring's wrapping and with repeated sizes.
+TEST(SizeBelief, MergedBuildsRankAndPredictAsBuildsFromScratch) {
+  SizeBelief b;
+  std::mt19937 rng(7);
+  std::lognormal_distribution<double> size(7, 1.5);
+  int compared = 0;
+  for (int i = 0; i < 5000; ++i) {
+    // Every third size repeats one seen before (equal samples come and go together).
+    b.Observe(Record(i % 3 == 0 ? 100.0 * (1 + i % 17) : std::round(size(rng))));
+    if (!b.Refresh()) continue;
+    ++compared;
+    SizeBelief fresh;
+    ASSERT_TRUE(fresh.Restore(b.Save()).ok());
+    ASSERT_TRUE(fresh.Refresh());
+    // Ranks first in one (the residuals come with them), residuals first in the other.
+    const bool ranks_first = compared % 2 == 0;
+    const auto read = [](const SizeBelief& belief, bool ranks_first) {
+      std::vector<double> ranks, residuals;
+      for (int pass = 0; pass < 2; ++pass) {
+        for (double done : {0.0, 1.0, 150.0, 900.0, 3000.0, 20000.0, 1e6}) {
+          if ((pass == 0) == ranks_first) {
+            ranks.push_back(belief.Rank(Record(done), 0));
+          } else {
+            residuals.push_back(belief.ExpectedRemaining(Record(done), 0));
+          }
+        }
+      }
+      return std::make_pair(ranks, residuals);
+    };
+    ASSERT_EQ(read(b, ranks_first), read(fresh, !ranks_first)) << i;
+  }
+  // Builds before and after the ring (SizeBelief::kMaxSamples) wrapped.
+  EXPECT_GT(compared, 40) << compared;
 }
 
 // What a policy remembers of a job survives a new scheduler (a daemon's restart): attained
