@@ -285,6 +285,29 @@ TEST(IgnoreCompat, AnyFreeDeviceWillDo) {
   EXPECT_FALSE(s->HasAllowedType(model::JobId(0)));
 }
 
+// A job requeued off a type it cannot run on (a failed attempt there) is never given that
+// type again, by a full decision's plan or by a fill, though its class was known before.
+TEST(Requeue, AnExcludedTypeIsNeverPlannedAgain) {
+  const auto c = MakeCluster({{"fast", "cuda", 1, 1}, {"slow", "cuda", 1, 1}});
+  for (const double interval : {0.0, 300.0}) {
+    SchedulerOptions o;
+    o.preempt_interval_s = interval;
+    auto s = Make(c, "default", o);
+    ASSERT_TRUE(s->Submit(MakeJob(0, 0, 1000, {{"fast", 4.0}, {"slow", 1.0}}), 0).accepted);
+    Decision d = s->Decide(0);
+    ASSERT_EQ(d.placed.size(), 1u);
+    ASSERT_EQ(c.catalog.Get(d.placed[0].type).name, "fast");
+    s->Requeue(model::JobId(0), 60, 10, d.placed[0].type);
+    for (const double now : {60.0, 400.0}) {
+      d = s->Decide(now);
+      for (const Placement& p : d.placed) {
+        EXPECT_EQ(c.catalog.Get(p.type).name, "slow") << "interval " << interval << " at " << now;
+      }
+    }
+    EXPECT_EQ(s->record(model::JobId(0)).phase, JobPhase::kRunning) << interval;
+  }
+}
+
 TEST(Srpt, PreemptIntervalOnlyFillsFreeDevicesInBetween) {
   const auto c = MakeCluster({{"nv", "cuda", 1, 2}});
   SchedulerOptions o;
