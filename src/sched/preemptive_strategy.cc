@@ -1,6 +1,7 @@
 #include "sched/preemptive_strategy.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -45,6 +46,9 @@ PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core, bool by_class, bool 
     by_start_ = std::make_unique<RunningByStart>();
     core.TrackRunningChanges();
   }
+  // Each clears the core's running changes as it reads them: one reader at most (the order
+  // needs a plan, SelectByStart no plan).
+  assert(order_ == nullptr || by_start_ == nullptr);
 }
 
 void PreemptiveStrategy::Decide(double now_s, Decision& out) {
