@@ -29,6 +29,20 @@ model::Job MixJob(int id, double now_s, std::mt19937& rng) {
   return j;
 }
 
+// Solves `kept` and `fresh` over every queued and running job of `core` (in `jobs`) on the
+// whole cluster (`capacity`, by type).
+void SolveBoth(const SchedulerCore& core, ThroughputPlan& kept, ThroughputPlan& fresh,
+               std::vector<int32_t>& jobs, std::vector<int32_t>& capacity) {
+  jobs = core.queue();
+  jobs.insert(jobs.end(), core.running().begin(), core.running().end());
+  capacity.resize(core.state().type_count());
+  for (size_t t = 0; t < capacity.size(); ++t) {
+    capacity[t] = core.state().TotalOfType(model::DeviceTypeId(static_cast<int32_t>(t)));
+  }
+  ASSERT_TRUE(kept.Solve(core, jobs, capacity).ok());
+  ASSERT_TRUE(fresh.Solve(core, jobs, capacity).ok());
+}
+
 // A plan kept across decisions (classes cached per job) must plan exactly as one made afresh
 // at each decision, while jobs start, stop, progress and finish and their slots are reused.
 TEST(ThroughputPlan, KeptClassesPlanAsFreshOnes) {
@@ -65,15 +79,9 @@ TEST(ThroughputPlan, KeptClassesPlanAsFreshOnes) {
       core.Retire(id);
       h.Admit(MixJob(id, now, rng), now);
     }
-    std::vector<int32_t> jobs(core.queue());
-    jobs.insert(jobs.end(), core.running().begin(), core.running().end());
-    std::vector<int32_t> capacity(types);
-    for (int32_t t = 0; t < types; ++t) {
-      capacity[t] = core.state().TotalOfType(model::DeviceTypeId(t));
-    }
+    std::vector<int32_t> jobs, capacity;
     ThroughputPlan fresh(MakeClpSolver());
-    ASSERT_TRUE(kept.Solve(core, jobs, capacity).ok());
-    ASSERT_TRUE(fresh.Solve(core, jobs, capacity).ok());
+    ASSERT_NO_FATAL_FAILURE(SolveBoth(core, kept, fresh, jobs, capacity));
     const std::vector<int32_t> none(types, 0);
     for (int32_t job : jobs) {
       for (int32_t prefer = -1; prefer < types; ++prefer) {
@@ -144,15 +152,9 @@ TEST(ThroughputPlan, KeptClassesOfElasticJobsFollowTheirSize) {
       Decision ignored;
       core.Preempt(id, now, ignored);
     }
-    std::vector<int32_t> jobs(core.queue());
-    jobs.insert(jobs.end(), core.running().begin(), core.running().end());
-    std::vector<int32_t> capacity(types);
-    for (int32_t t = 0; t < types; ++t) {
-      capacity[t] = core.state().TotalOfType(model::DeviceTypeId(t));
-    }
+    std::vector<int32_t> jobs, capacity;
     ThroughputPlan fresh(MakeClpSolver());
-    ASSERT_TRUE(kept.Solve(core, jobs, capacity).ok());
-    ASSERT_TRUE(fresh.Solve(core, jobs, capacity).ok());
+    ASSERT_NO_FATAL_FAILURE(SolveBoth(core, kept, fresh, jobs, capacity));
     ASSERT_EQ(kept.rows(), fresh.rows()) << "step " << step;
     const std::vector<int32_t> none(types, 0);
     for (int32_t job : jobs) {
