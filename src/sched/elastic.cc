@@ -61,10 +61,18 @@ std::optional<double> SpeedAtSize(const model::Job& job, int32_t workers,
 }
 
 void ApplySize(JobRecord& r, size_t option) {
-  const JobRecord::SizeOption& o = r.sizes[option];
-  auto copy = std::make_unique<model::Job>(*r.job);
-  copy->gang_size = o.workers;
-  r.job = std::move(copy);
+  JobRecord::SizeOption& o = r.sizes[option];
+  if (o.job == nullptr) {
+    // The job at its current size is kept too, so that a resize back to it makes no copy.
+    // Nothing but the gang size differs between the sizes' jobs (nothing else changes a job).
+    for (JobRecord::SizeOption& current : r.sizes) {
+      if (current.workers == r.job->gang_size && current.job == nullptr) current.job = r.job;
+    }
+    auto copy = std::make_shared<model::Job>(*r.job);
+    copy->gang_size = o.workers;
+    o.job = std::move(copy);
+  }
+  r.job = o.job;
   r.gang = o.workers;
   r.speed = o.speed;
   r.allowed = o.allowed;

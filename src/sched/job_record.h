@@ -119,6 +119,10 @@ struct JobRecord {
     int32_t workers = 0;
     std::vector<double> speed;
     std::vector<char> allowed;
+    // The job at this size, made at its first resize to it and kept until the job ends: the
+    // queue walk resizes queued jobs before every decision, and a fresh copy of the job each
+    // time (a malloc of ~640 bytes, strings and vectors) was most of a fill decision's time.
+    std::shared_ptr<const model::Job> job;
   };
   std::vector<SizeOption> sizes;
   int32_t size_cap = 0;       // the largest size it may take now (resizes move it)

@@ -95,6 +95,7 @@ void SchedulerCore::Retire(int32_t id) {
   r.devices.clear();
   r.phase = JobPhase::kDone;
   r.job.reset();
+  for (JobRecord::SizeOption& o : r.sizes) o.job.reset();
   hints_[id] = {};
   for (DeviceId d : pinned_[id]) state_.Unreserve(d);
   pinned_[id].clear();

@@ -136,6 +136,32 @@ TEST(ElasticScheduler, ASharedJobWhoseSizeChangesIsCopied) {
   EXPECT_EQ(shared->gang_size, 2);
 }
 
+// A resize swaps in the job at that size, made once (the queue walk resizes queued jobs before
+// every decision): back and forth makes no new copy, and each size's job is the job's own
+// with that gang size.
+TEST(ElasticScheduler, ResizesReuseOneJobPerSize) {
+  const auto c = MakeCluster({{"nv", "cuda", 1, 4}});
+  auto s = Make(c, "fifo");
+  ASSERT_TRUE(s->Submit(Elastic(0, 0, 2, 1, 4, 1000), 0).accepted);
+  JobRecord r = s->record(model::JobId(0));
+  ASSERT_EQ(r.sizes.size(), 3u);  // 1, 2, 4 workers
+  const model::Job* largest = r.job.get();
+  ApplySize(r, 0);
+  const model::Job* smallest = r.job.get();
+  EXPECT_EQ(r.job->gang_size, 1);
+  EXPECT_EQ(r.gang, 1);
+  EXPECT_EQ(r.job->name, largest->name);
+  EXPECT_EQ(r.job->estimate_s, largest->estimate_s);
+  ApplySize(r, 2);
+  EXPECT_EQ(r.job.get(), largest);
+  EXPECT_EQ(r.job->gang_size, 4);
+  ApplySize(r, 0);
+  EXPECT_EQ(r.job.get(), smallest);
+  ApplySize(r, 1);
+  EXPECT_EQ(r.job->gang_size, 2);
+  EXPECT_EQ(r.gang, 2);
+}
+
 TEST(ElasticScheduler, AdoptTakesAnyOfItsSizes) {
   // A daemon restarting finds an elastic job running at a size other than its gang size.
   const auto c = MakeCluster({{"nv", "cuda", 1, 4}});
