@@ -131,6 +131,8 @@ TEST(ServeCli, VirtualBackendThroughTheClient) {
   ASSERT_DAEMON_STARTS(d, tmp.path(), "--backend", "virtual", "--cluster", "v100=2", "--time-scale",
                        "600");
   EXPECT_NE(d->Stdout().find("virtual backend"), std::string::npos) << d->Stdout();
+  // Only the main thread takes SIGINT and SIGTERM (sigwait), so that they always shut it down.
+  EXPECT_EQ(d->ThreadsTakingStopSignals(), std::vector<std::string>{});
 
   // The admin token: beside the database, readable by its owner only.
   struct stat st {};

@@ -124,6 +124,25 @@ class SlurmBackendTest : public ::testing::Test {
     return testing::ReadFileText(bed_->dir() / "work" / (std::to_string(slurm_id) + ".out"));
   }
 
+  // For a failure message: what Slurm logged about `node` (slurmctld's lines naming it or its
+  // power saving, the ends of the node's slurmd log and of resume.sh's).
+  std::string BedLogs(const std::string& node) {
+    const std::filesystem::path log = bed_->dir() / "log";
+    std::string out = "--- slurmctld.log (" + node + ", power):\n";
+    std::istringstream ctld(testing::ReadFileText(log / "slurmctld.log"));
+    for (std::string line; std::getline(ctld, line);) {
+      if (line.find(node) != std::string::npos || line.find("power") != std::string::npos) {
+        out += line + "\n";
+      }
+    }
+    for (const std::string& name : {"slurmd." + node + ".log", std::string("resume.log")}) {
+      const std::string text = testing::ReadFileText(log / name);
+      out += "--- " + name + " (end):\n" +
+             text.substr(text.size() - std::min<size_t>(text.size(), 3000));
+    }
+    return out;
+  }
+
   // Where the daemon says the job's attempt started (its log; ended jobs hold no devices).
   std::string StartedOn(const std::string& job, int attempt = 1) {
     const std::regex started(R"re("msg":"started","job":")re" + job + R"re(","attempt":)re" +
@@ -185,6 +204,8 @@ class SlurmBackendTest : public ::testing::Test {
 
 TEST_F(SlurmBackendTest, PlacesEveryJobWhereItsStackRunsAcrossADaemonRestart) {
   ASSERT_NO_FATAL_FAILURE(StartDaemon());
+  // The backend's reader thread too leaves SIGTERM to the daemon's shutdown.
+  EXPECT_EQ(daemon_->ThreadsTakingStopSignals(), std::vector<std::string>{});
   // Submitted to Slurm the way users do; the stacks ride in the comment or a constraint.
   const std::map<std::string, int64_t> sbatch = {
       {"cuda", Sbatch({"--gres=gpu:2", "--comment=stacks=cuda"}, "cuda", "4")},
@@ -326,7 +347,7 @@ TEST_F(SlurmBackendTest, PowersIdleNodesDownAndUpThroughSlurm) {
       << bed_->Slurm({"sinfo", "-N"}).out << daemon_->Stderr();
   // A job only asc1 can run: hetsched resumes it, through Slurm, and places the job there.
   const int64_t id = Sbatch({"--gres=gpu:8", "--comment=stacks=cann"}, "cann");
-  ASSERT_TRUE(WaitUntil([&] { return AllEnded(1); }, 90)) << daemon_->Stderr();
+  ASSERT_TRUE(WaitUntil([&] { return AllEnded(1); }, 90)) << daemon_->Stderr() << BedLogs("asc1");
   auto jobs = Jobs();
   EXPECT_EQ(jobs["slurm-" + std::to_string(id)]["state"], "completed");
   EXPECT_THAT(Output(id), HasSubstr("ran on asc1"));
@@ -344,11 +365,21 @@ TEST_F(SlurmBackendTest, AJobOfANodeThatDiesIsPlacedAgainAndCompletes) {
   ASSERT_THAT(first, ::testing::StartsWith("nv"));
   // The node dies: its slurmd, the job's slurmstepd and the job's processes are killed. Slurm
   // marks the node DOWN after SlurmdTimeout and requeues the job; hetsched places it again.
-  const std::string kill_node = "kill -9 $(cat " +
-                                (bed_->dir() / "run" / ("slurmd." + first + ".pid")).string() +
-                                "); pkill -9 -f 'slurmstepd: \\[" + std::to_string(id) +
-                                "\\.'; for p in $(grep -lzx SLURM_JOB_ID=" + std::to_string(id) +
-                                " /proc/[0-9]*/environ | cut -d/ -f3); do kill -9 $p; done; true";
+  // Only this bed's: beds of tests run in parallel number their jobs from 1 too, so the
+  // slurmstepd must carry this bed's mark and the job's processes its SLURM_CONF.
+  const std::string job = std::to_string(id);
+  const std::string kill_node =
+      "kill -9 $(cat " + (bed_->dir() / "run" / ("slurmd." + first + ".pid")).string() +
+      "); for e in /proc/[0-9]*/environ; do p=${e%/environ}; p=${p#/proc/}; "
+      "if { grep -qzxF 'HETSCHED_TESTBED_DIR=" +
+      bed_->dir().string() +
+      "' $e && "
+      "grep -qzF 'slurmstepd: [" +
+      job +
+      ".' /proc/$p/cmdline; } || "
+      "{ grep -qzxF SLURM_JOB_ID=" +
+      job + " $e && grep -qzxF 'SLURM_CONF=" + bed_->conf() +
+      "' $e; }; then kill -9 $p; fi; done 2>/dev/null; true";
   ASSERT_EQ(testing::RunCommand({"/bin/sh", "-c", kill_node}).status, 0);
   ASSERT_TRUE(WaitUntil([&] { return AllEnded(1); }, 150)) << daemon_->Stderr();
   const nlohmann::json j = Jobs()[name];

@@ -205,6 +205,26 @@ class Daemon {
   Daemon& operator=(const Daemon&) = delete;
 
   pid_t pid() const { return pid_; }
+  // The daemon's threads other than the main one (which sigwaits for them) that leave SIGINT
+  // or SIGTERM unblocked: such a thread could take the signal and end the daemon without its
+  // shutdown. Read from /proc (SigBlk, a hex mask of signal n at bit n - 1).
+  std::vector<std::string> ThreadsTakingStopSignals() const {
+    std::vector<std::string> out;
+    std::error_code ec;
+    const std::filesystem::path tasks = "/proc/" + std::to_string(pid_) + "/task";
+    for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+      const std::string tid = task.path().filename().string();
+      if (tid == std::to_string(pid_)) continue;
+      std::ifstream status(task.path() / "status");
+      for (std::string line; std::getline(status, line);) {
+        if (line.rfind("SigBlk:", 0) != 0) continue;
+        const uint64_t blocked = std::stoull(line.substr(7), nullptr, 16);
+        const uint64_t stop = (uint64_t{1} << (SIGINT - 1)) | (uint64_t{1} << (SIGTERM - 1));
+        if ((blocked & stop) != stop) out.push_back(tid + " (" + line + ")");
+      }
+    }
+    return out;
+  }
   // Whether it runs still; when it ended on its own (or by someone else's signal),
   // ended_how() says how.
   bool running() {
@@ -241,8 +261,8 @@ class Daemon {
   }
 
   // Sends `signal` and waits up to `wait_s` for the daemon to exit; SIGKILL if it did not.
-  // Its exit status; -1 when it ended by a signal (or was not running), -2 when it had to be
-  // killed.
+  // Its exit status; 128 + the signal when one ended it (as a shell says), -1 when it was not
+  // running, -2 when it had to be killed.
   int Terminate(int signal, double wait_s) {
     if (pid_ <= 0) return -1;
     kill(pid_, signal);
@@ -254,6 +274,8 @@ class Daemon {
       result = -2;
     } else if (WIFEXITED(*status)) {
       result = WEXITSTATUS(*status);
+    } else if (WIFSIGNALED(*status)) {
+      result = 128 + WTERMSIG(*status);
     }
     pid_ = 0;
     StopReader();

@@ -1,6 +1,8 @@
 #include "backends/slurm/slurm_backend.h"
 
 #include <fmt/format.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -103,7 +105,16 @@ util::Result<std::unique_ptr<SlurmBackend>> SlurmBackend::Create(SlurmBackendOpt
   }
   b->Install(std::move(first).value());
   b->Recover();
+  // The reader leaves SIGINT and SIGTERM to the thread that waits for them (hetsched serve's
+  // sigwait): a thread that left them unblocked could take one, whose default action ends the
+  // process without its shutdown. It inherits the mask in place while it is created.
+  sigset_t stop, before;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, &before);
   b->reader_ = std::thread([raw = b.get()] { raw->ReadLoop(); });
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
   return b;
 }
 
