@@ -310,6 +310,10 @@ for node in \$(scontrol show hostnames "\$1"); do
   # Programs started by slurmctld have most signals blocked, SIGTERM included: unblock them so
   # that 'down' can stop this slurmd. -b: report a boot time of now, since slurmctld ignores a
   # resumed node whose boot time is older than the resume request (this host never reboots).
+  # Both times are whole seconds. Once on a busy host a slurmd started in the request's second
+  # (it logged Uptime=1) was never taken as up, and the node went DOWN at ResumeTimeout; a
+  # second's wait puts its boot time in a later second than the request.
+  sleep 1
   perl -MPOSIX -e 'sigprocmask(SIG_SETMASK, POSIX::SigSet->new) or die "sigprocmask: \$!";
                    exec @ARGV or die "exec \$ARGV[0]: \$!"' \\
     slurmd -b -f "\$SLURM_CONF" -N "\$node" </dev/null >>"$DIR/log/resume.log" 2>&1

@@ -125,7 +125,7 @@ class SlurmBackendTest : public ::testing::Test {
   }
 
   // For a failure message: what Slurm logged about `node` (slurmctld's lines naming it or its
-  // power saving, the ends of the node's slurmd log and of resume.sh's).
+  // power saving, then the ends of slurmctld's log, the node's slurmd log and resume.sh's).
   std::string BedLogs(const std::string& node) {
     const std::filesystem::path log = bed_->dir() / "log";
     std::string out = "--- slurmctld.log (" + node + ", power):\n";
@@ -135,7 +135,8 @@ class SlurmBackendTest : public ::testing::Test {
         out += line + "\n";
       }
     }
-    for (const std::string& name : {"slurmd." + node + ".log", std::string("resume.log")}) {
+    for (const std::string& name :
+         {std::string("slurmctld.log"), "slurmd." + node + ".log", std::string("resume.log")}) {
       const std::string text = testing::ReadFileText(log / name);
       out += "--- " + name + " (end):\n" +
              text.substr(text.size() - std::min<size_t>(text.size(), 3000));
