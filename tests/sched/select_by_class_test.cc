@@ -309,9 +309,8 @@ TEST(SelectByClass, DecidesAsTheFullWalkWithElasticJobs) {
         for (uint32_t seed : {1u, 2u, 3u, 4u, 5u}) {
           ExpectSameAsTheFullWalk(seed, cost_s, max_gap_s, learn, counts, /*checkpointed=*/false,
                                   /*mixed=*/false, /*many_changes=*/0, /*elastic=*/true);
-          ASSERT_FALSE(HasFatalFailure())
-              << "seed " << seed << " cost " << cost_s << " gap " << max_gap_s << " learn "
-              << learn;
+          ASSERT_FALSE(HasFatalFailure()) << "seed " << seed << " cost " << cost_s << " gap "
+                                          << max_gap_s << " learn " << learn;
         }
       }
     }
