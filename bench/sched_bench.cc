@@ -123,9 +123,10 @@ void BM_Decision(benchmark::State& state, const char* policy, double preempt_int
 // Steady full decisions alone: from the same start as BM_Decision, full decisions run untimed
 // until one stops and starts fewer than kSteadyActions jobs (the first ones re-deal the
 // cluster); the iterations after it are timed, whatever they do (max_actions tells).
-void BM_SteadyFull(benchmark::State& state, const char* policy) {
+// `elastic`: as BM_Decision's.
+void BM_SteadyFull(benchmark::State& state, const char* policy, bool elastic = false) {
   int devices = 0;
-  std::optional<bench::FilledScheduler> filled = Filled(state, policy, 0, false, devices);
+  std::optional<bench::FilledScheduler> filled = Filled(state, policy, 0, elastic, devices);
   if (!filled) return;
   auto& sched = *filled->scheduler;
   double now = 7200;
@@ -186,6 +187,9 @@ BENCHMARK_CAPTURE(BM_Decision, default_fill_elastic, "default", 1e9, true)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Decision, default_full_elastic, "default", 0, true)
     ->Iterations(10)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_SteadyFull, default_full_steady_elastic, "default", true)
+    ->Iterations(30)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Decision, fifo_het_fill_elastic, "fifo-het", 1e9, true)
     ->Iterations(1000)

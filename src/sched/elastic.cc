@@ -141,7 +141,11 @@ void ElasticResizer::SizeQueued() {
       continue;
     }
     misses = 0;
-    if (r.sizes[chosen].workers != r.job->gang_size) ApplySize(r, chosen);
+    if (r.sizes[chosen].workers != r.job->gang_size) {
+      ApplySize(r, chosen);
+      // Its plan class is keyed by its gang: an index of the queue by class files it anew.
+      core_.NoteQueueChanged(r.id);
+    }
     free[chosen_type] -= r.sizes[chosen].workers;
     total -= r.sizes[chosen].workers;
   }

@@ -21,8 +21,7 @@ PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core, bool by_class, bool 
       time_slices_(core.policy().time_slices()),
       gavel_rebuilds_(core.options().gavel_rebuilds && core.policy().in_order_only()),
       by_class_(by_class && core.policy().type_choice() == TypeChoice::kPlanned &&
-                !core.policy().in_order_only() && !core.options().elastic &&
-                !core.options().space_sharing),
+                !core.policy().in_order_only() && !core.options().space_sharing),
       fill_(core),
       clock_(core.options().preempt_interval_s),
       plan_(core.options().lp_solver ? core.options().lp_solver : MakeClpSolver()) {

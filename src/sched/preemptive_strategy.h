@@ -413,8 +413,9 @@ class PreemptiveStrategy final : public DecisionStrategy {
   SchedulerCore& core_;
   const bool time_slices_;     // the policy's time_slices()
   const bool gavel_rebuilds_;  // SchedulerOptions::gavel_rebuilds, for an in-order policy
-  // SelectByClass may decide: a planned policy, rigid jobs, no space sharing (no tenants is
-  // checked as it decides).
+  // SelectByClass may decide: a planned policy, no space sharing (no tenants is checked as it
+  // decides). Elastic jobs change gang only while queued (sched/elastic.h), each resize a queue
+  // change (SchedulerCore::NoteQueueChanged).
   const bool by_class_;
   int64_t rebuilt_version_ = -1;  // core's job_set_version() at the last rebuild
   QueueOrderStrategy fill_;

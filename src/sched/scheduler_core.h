@@ -211,6 +211,11 @@ class SchedulerCore {
   // The same for the queue: once turned on, the ids of jobs queued or taken off the queue are
   // kept (repeats included) until taken.
   void TrackQueueChanges() { track_queue_changes_ = true; }
+  // Queued `id` changed its class without leaving the queue (an elastic resize: its gang,
+  // speeds and allowed types): kept as a change like a job queued or taken off the queue.
+  void NoteQueueChanged(int32_t id) {
+    if (track_queue_changes_) queue_changes_.push_back(id);
+  }
   const std::vector<int32_t>& queue_changes() const { return queue_changes_; }
   void ClearQueueChanges() { queue_changes_.clear(); }
 

@@ -1,12 +1,14 @@
 // A SchedulerCore driven directly, without a Scheduler, for the tests of one decision strategy
-// (sched/strategy.h) at a time: jobs admitted as Scheduler::Submit admits a rigid job without
-// pinned devices or host request, and the driver's events (finish, checkpoint written).
+// (sched/strategy.h) at a time: jobs admitted as Scheduler::Submit admits a job without pinned
+// devices, host request or profile (elastic ones under options.elastic, resized as the
+// Scheduler resizes them), and the driver's events (finish, checkpoint written).
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,6 +16,7 @@
 
 #include "model/cluster.h"
 #include "model/job.h"
+#include "sched/elastic.h"
 #include "sched/filters.h"
 #include "sched/job_record.h"
 #include "sched/policy.h"
@@ -39,6 +42,7 @@ class CoreHarness {
     filters_ = std::move(filters).value();
     core_ = std::make_unique<sched::SchedulerCore>(cluster, nullptr, std::move(p).value(),
                                                    std::move(scorers).value(), options, *price);
+    if (options.elastic) elastic_ = std::make_unique<sched::ElasticResizer>(*core_);
   }
 
   sched::SchedulerCore& core() { return *core_; }
@@ -46,29 +50,43 @@ class CoreHarness {
 
   // Admits `job`: allowed on the types whose filters pass, that know its speed and have its
   // gang; its estimate (Job::estimate_s) in steps on its best type.
+  // An elastic job (min_workers < max_workers, under options.elastic) gets a size option per
+  // candidate size that runs somewhere and starts at its largest, as Scheduler::Submit does.
   void Admit(const model::Job& job, double now_s) {
-    const model::Cluster& cluster = core_->cluster();
     const int32_t types = core_->state().type_count();
     sched::JobRecord r;
-    r.speed.assign(types, 0);
-    r.allowed.assign(types, 0);
     r.incompatible.assign(types, 0);
-    for (int32_t t = 0; t < types; ++t) {
-      const model::DeviceType& type = cluster.catalog.Get(model::DeviceTypeId(t));
-      const bool passes = std::none_of(filters_.begin(), filters_.end(),
-                                       [&](const auto& f) { return f->Reject(job, type); });
-      const auto speed = sched::GangSpeed(job, type, nullptr);
-      if (!passes || !speed || *speed <= 0 ||
-          core_->state().TotalOfType(model::DeviceTypeId(t)) < std::max(1, job.gang_size)) {
-        continue;
-      }
-      r.allowed[t] = 1;
-      r.speed[t] = *speed;
-      r.best_speed = std::max(r.best_speed, *speed);
-    }
-    r.ref_speed = r.best_speed;
     auto copy = std::make_unique<model::Job>(job);
     copy->work = 0;  // the scheduler never sees the true size
+    if (elastic_ != nullptr && job.min_workers < job.max_workers) {
+      for (int32_t workers : sched::CandidateSizes(job)) {
+        sched::JobRecord::SizeOption o;
+        o.workers = workers;
+        Rate(job, workers, o.speed, o.allowed, [&](const model::DeviceType& type) {
+          return sched::SpeedAtSize(job, workers, type, nullptr);
+        });
+        if (std::find(o.allowed.begin(), o.allowed.end(), 1) != o.allowed.end()) {
+          r.sizes.push_back(std::move(o));
+        }
+      }
+    }
+    if (r.sizes.empty()) {
+      Rate(job, std::max(1, job.gang_size), r.speed, r.allowed,
+           [&](const model::DeviceType& type) { return sched::GangSpeed(job, type, nullptr); });
+    } else {
+      r.speed = r.sizes.back().speed;
+      r.allowed = r.sizes.back().allowed;
+      r.size_cap = r.sizes.back().workers;
+      copy->gang_size = r.sizes.back().workers;
+      elastic_->OnAdmitted();
+    }
+    for (int32_t t = 0; t < types; ++t) {
+      if (r.allowed[t]) r.best_speed = std::max(r.best_speed, r.speed[t]);
+      for (const sched::JobRecord::SizeOption& o : r.sizes) {
+        if (o.allowed[t]) r.best_speed = std::max(r.best_speed, o.speed[t]);
+      }
+    }
+    r.ref_speed = r.best_speed;
     r.job = std::move(copy);
     if (job.estimate_s) {
       r.estimated_work = *job.estimate_s * r.ref_speed;
@@ -81,20 +99,29 @@ class CoreHarness {
   }
 
   // One decision of `strategy` at `now_s`, as Scheduler::Decide runs it: Decide while jobs
-  // are queued, else Upgrade.
+  // are queued, else Upgrade; under options.elastic with the resizes around them.
   sched::Decision Decide(sched::DecisionStrategy& strategy, double now_s) {
     sched::Decision out;
     core_->BeginDecision(now_s);
+    if (elastic_) elastic_->SizeQueued();
     if (!core_->queue().empty()) {
       strategy.Decide(now_s, out);
     } else {
       strategy.Upgrade(now_s, out);
+    }
+    if (elastic_) {
+      elastic_->Resize(now_s, out);
+      if (!core_->queue().empty() && core_->TotalFree() > 0) {
+        elastic_->SizeQueued();
+        strategy.Fill(now_s, out);
+      }
     }
     return out;
   }
 
   // The job completed (Scheduler::Finish, learning its size only when `learn`).
   void Finish(sched::DecisionStrategy& strategy, int id, double now_s, bool learn = false) {
+    if (!core_->record(id).sizes.empty()) elastic_->OnLeft();
     if (core_->record(id).phase == sched::JobPhase::kRunning) {
       core_->Leave(id, now_s);
       if (learn) core_->belief().Observe(core_->record(id));
@@ -123,8 +150,30 @@ class CoreHarness {
   }
 
  private:
+  // `job` at `gang` workers: allowed on the types whose filters pass, that know its speed
+  // there (speed_on) and have the gang.
+  template <typename SpeedOn>
+  void Rate(const model::Job& job, int32_t gang, std::vector<double>& speed,
+            std::vector<char>& allowed, const SpeedOn& speed_on) const {
+    const int32_t types = core_->state().type_count();
+    speed.assign(types, 0);
+    allowed.assign(types, 0);
+    for (int32_t t = 0; t < types; ++t) {
+      const model::DeviceType& type = core_->cluster().catalog.Get(model::DeviceTypeId(t));
+      const bool passes = std::none_of(filters_.begin(), filters_.end(),
+                                       [&](const auto& f) { return f->Reject(job, type); });
+      const std::optional<double> s = speed_on(type);
+      if (!passes || !s || *s <= 0 || core_->state().TotalOfType(model::DeviceTypeId(t)) < gang) {
+        continue;
+      }
+      allowed[t] = 1;
+      speed[t] = *s;
+    }
+  }
+
   std::vector<std::unique_ptr<sched::Filter>> filters_;
   std::unique_ptr<sched::SchedulerCore> core_;
+  std::unique_ptr<sched::ElasticResizer> elastic_;  // null unless options.elastic
   int64_t next_seq_ = 0;
 };
 

@@ -41,6 +41,8 @@ struct Counts {
   // Plans SelectByOrder solved with its kept running jobs counted by class, each compared with
   // the plan made from every job; rows in them of classes only kept jobs were of.
   int64_t plans_compared = 0, kept_only_rows = 0;
+  // Elastic jobs placed at fewer workers than their largest size (resized while queued).
+  int64_t placed_smaller = 0;
 };
 
 void ExpectSame(const Decision& a, const Decision& b, int step, Counts& counts) {
@@ -52,7 +54,8 @@ void ExpectSame(const Decision& a, const Decision& b, int step, Counts& counts) 
 // A job of a few classes (speeds from small sets, gangs 1, 2 and 4), half with an estimate.
 // `mixed`: one in six may also run on rocm (the slow type's stack), its checkpoint loading there
 // or not (a class that moves with its progress once it ran).
-model::Job RandomJob(int id, double now_s, std::mt19937& rng, bool mixed) {
+// `elastic`: half of them may run at 1 up to 2, 4 or 8 workers (sched/elastic.h).
+model::Job RandomJob(int id, double now_s, std::mt19937& rng, bool mixed, bool elastic) {
   const double fast = 1.0 + static_cast<double>(rng() % 3), mid = 1.0 + (rng() % 2) * 0.5;
   model::Job j = MakeJob(id, now_s, 0, {{"fast", fast}, {"mid", mid}, {"slow", 1.0}},
                          1 << static_cast<int>(rng() % 3));
@@ -61,6 +64,10 @@ model::Job RandomJob(int id, double now_s, std::mt19937& rng, bool mixed) {
   if (mixed && rng() % 6 == 0) {
     j.stacks.push_back({"rocm", ""});
     j.portable_checkpoint = rng() % 2 == 0;
+  }
+  if (elastic && rng() % 2 == 0) {
+    j.min_workers = 1;
+    j.max_workers = 2 << static_cast<int>(rng() % 3);
   }
   return j;
 }
@@ -75,15 +82,18 @@ model::Job RandomJob(int id, double now_s, std::mt19937& rng, bool mixed) {
 // (sched/reservations.h), so later decisions see held devices. `mixed`: the slow type runs
 // rocm, which some jobs can also run on (RandomJob). `many_changes`: SelectByOrder leaves a
 // decision to the full walk past that many running jobs started or stopped (0: its default).
+// `elastic`: elastic jobs among them (RandomJob), resized around each decision as the Scheduler
+// resizes them (SchedulerOptions::elastic).
 void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool learn,
                              Counts& counts, bool checkpointed = false, bool mixed = false,
-                             size_t many_changes = 0) {
+                             size_t many_changes = 0, bool elastic = false) {
   const auto c = MakeCluster(
       {{"fast", "cuda", 2, 4}, {"mid", "cuda", 2, 4}, {"slow", mixed ? "rocm" : "cuda", 3, 4}});
   SchedulerOptions options;
   options.preempt_interval_s = 0;
   options.preemption_cost_s = cost_s;
   options.stop_holds_devices = checkpointed;
+  options.elastic = elastic;
   CoreHarness a(c, "srpt-het-fair", options), b(c, "srpt-het-fair", options),
       o(c, "srpt-het-fair", options);
   PreemptiveStrategy by_class(a.core()), walked(b.core(), /*by_class=*/false),
@@ -105,6 +115,12 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
     if (held && by_class.ordered_decisions() > ordered_before) ++counts.ordered_with_held;
     const Decision full = b.Decide(walked, now);
     ExpectSame(d, full, step, counts);
+    for (const Placement& p : d.placed) {
+      const JobRecord& r = a.record(p.job.value());
+      if (!r.sizes.empty() && std::ssize(p.devices) < r.sizes.back().workers) {
+        ++counts.placed_smaller;
+      }
+    }
     testing::ExpectSameDecision(o.Decide(class_only, now), full, step);
     // SelectByOrder's plan, its kept running jobs counted by class, is the plan made from every
     // job with the kept ones added to their rows one by one (SolvePlan without the running
@@ -126,7 +142,7 @@ void ExpectSameAsTheFullWalk(uint32_t seed, double cost_s, int max_gap_s, bool l
       o.Stopped(s, now);
     }
     stopping.clear();
-    const model::Job j = RandomJob(id, now, rng, mixed);
+    const model::Job j = RandomJob(id, now, rng, mixed, elastic);
     a.Admit(j, now);
     b.Admit(j, now);
     o.Admit(j, now);
@@ -279,6 +295,44 @@ TEST(SelectByClass, DecidesAsTheFullWalkAfterManyChanges) {
   EXPECT_GT(counts.many_changes, 20);
   EXPECT_GT(counts.ordered, 20);
   EXPECT_GT(counts.preempted, 10);
+}
+
+// Elastic jobs change size while queued (SizeQueued before each decision and after the
+// resizes), their plan class with their gang, and running ones are stopped to shrink or grow:
+// the decisions by class and by order, taking each resize as a queue change, stay those of the
+// full walk.
+TEST(SelectByClass, DecidesAsTheFullWalkWithElasticJobs) {
+  Counts counts;
+  for (bool learn : {false, true}) {
+    for (double cost_s : {0.0, 30.0}) {
+      for (int max_gap_s : {20, 400}) {
+        for (uint32_t seed : {1u, 2u, 3u, 4u, 5u}) {
+          ExpectSameAsTheFullWalk(seed, cost_s, max_gap_s, learn, counts, /*checkpointed=*/false,
+                                  /*mixed=*/false, /*many_changes=*/0, /*elastic=*/true);
+          ASSERT_FALSE(HasFatalFailure()) << "seed " << seed << " cost " << cost_s << " gap "
+                                          << max_gap_s << " learn " << learn;
+        }
+      }
+    }
+  }
+  // Resized and preempted jobs writing their checkpoints hold their devices (reserved jobs),
+  // some classes move with their progress, and many changes leave decisions to the full walk.
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    ExpectSameAsTheFullWalk(seed, /*cost_s=*/0.0, /*max_gap_s=*/20, /*learn=*/true, counts,
+                            /*checkpointed=*/true, /*mixed=*/false, /*many_changes=*/0,
+                            /*elastic=*/true);
+    ExpectSameAsTheFullWalk(seed, /*cost_s=*/30.0, /*max_gap_s=*/20, /*learn=*/false, counts,
+                            /*checkpointed=*/false, /*mixed=*/true, /*many_changes=*/2,
+                            /*elastic=*/true);
+    ASSERT_FALSE(HasFatalFailure()) << "seed " << seed;
+  }
+  EXPECT_GT(counts.ordered, 20);
+  EXPECT_LE(counts.ordered, counts.by_class);
+  EXPECT_LT(counts.by_class, counts.full);
+  EXPECT_GT(counts.class_only, 20);
+  EXPECT_GT(counts.past_free, 10);
+  EXPECT_GT(counts.preempted, 10);
+  EXPECT_GT(counts.placed_smaller, 100);
 }
 
 }  // namespace
