@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -50,8 +50,8 @@ struct ServeFlags {
   std::string cluster;
   std::string policy;
   std::string log_level;
-  double time_scale = 0;  // 0: from the config
-  std::string faults;     // virtual backend: a fault file to play
+  double time_scale = 0;    // 0: from the config
+  std::string faults;       // virtual backend: a fault file to play
   int64_t redeal_cap = -1;  // -1: the scheduler's default (sched::SchedulerOptions)
 };
 

@@ -125,10 +125,9 @@ util::Result<std::unique_ptr<Service::Metrics>> Service::NewMetrics(MetricsRegis
                    registry.AddGauge("hetsched_deferred_redeals",
                                      "Running jobs stopped by the full decisions that went on "
                                      "with a re-deal the cap interrupted."));
-  return std::make_unique<Metrics>(Metrics{submitted, placements, preemptions, ended, energy_j,
-                                           decision_s, jobs, devices_used, devices_offered, power_w,
-                                           draw_w, nodes, recovery_s, full_decisions,
-                                           deferred_redeals});
+  return std::make_unique<Metrics>(Metrics{
+      submitted, placements, preemptions, ended, energy_j, decision_s, jobs, devices_used,
+      devices_offered, power_w, draw_w, nodes, recovery_s, full_decisions, deferred_redeals});
 }
 
 util::Result<std::unique_ptr<Service>> Service::Create(model::Cluster cluster,

@@ -420,8 +420,8 @@ ClusterView Service::ClusterNow() {
   }
   RefreshTenantGauges();
   metrics_->full_decisions.Get({"all"})->Set(static_cast<double>(scheduler_->full_decisions()));
-  metrics_->full_decisions.Get({"capped"})->Set(
-      static_cast<double>(scheduler_->capped_decisions()));
+  metrics_->full_decisions.Get({"capped"})
+      ->Set(static_cast<double>(scheduler_->capped_decisions()));
   metrics_->deferred_redeals.Get({})->Set(static_cast<double>(scheduler_->deferred_redeals()));
   v.now_s = SchedNow();
   v.policy = scheduler_->policy().name();

@@ -495,13 +495,9 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_onl
     const JobRecord& r = core_.record(id);
     const int32_t gang = std::max(1, r.job->gang_size);
     // Gavel's rebuild ends its walk there: the running jobs behind get nothing either.
-    if (blocked && (gavel_rebuilds_ || r.phase != JobPhase::kRunning)) continue;
-    // Past the cap the walk selects no queued job; the running jobs behind keep their devices
-    // (those whose devices were taken lose them, as counted).
-    if (capped_ && r.phase != JobPhase::kRunning) {
-      if (queued_only) break;
-      continue;
-    }
+    const bool queued = r.phase != JobPhase::kRunning;
+    if (capped_ && queued_only) break;  // past the cap: no queued job (keys_ has only those)
+    if ((blocked && (gavel_rebuilds_ || queued)) || (capped_ && queued)) continue;
     if (planned) {
       const bool guaranteed = core_.tenants() != nullptr && core_.tenants()->Guaranteed(id);
       int32_t chosen = id;
@@ -551,7 +547,6 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_onl
       if (blocked && queued_only) break;  // nobody behind it may start
       continue;
     }
-    // A running job here lost its place: its stop is counted with the devices taken from it.
     if (!Affords(RedealCost(pool, best, gang, /*moves=*/false))) continue;
     t = best;
     pool.Take(t, gang);
@@ -599,8 +594,7 @@ int32_t PreemptiveStrategy::SelectPlanned(int32_t id, double now_s, Pool& pool,
   }
   if (t < 0) return -1;
   const bool keeps_place = running && pool.held[own] >= gang;
-  if (!(running && t == own) &&
-      !Affords(RedealCost(pool, t, gang, /*moves=*/keeps_place))) {
+  if (!(running && t == own) && !Affords(RedealCost(pool, t, gang, /*moves=*/keeps_place))) {
     if (!keeps_place) return -1;
     t = own;  // past the cap it keeps its devices
   }

@@ -172,7 +172,9 @@ class PreemptiveStrategy final : public DecisionStrategy {
   void SortKeys(double now_s);
   // Which jobs run: walks the sorted keys_ while the pool lasts, appending to selected_, with the
   // type each takes in tentative_. `queued_only`: keys_ holds no running job. `planned`: types
-  // come from the solved throughput plan.
+  // come from the solved throughput plan. Past redeal_cap (Affords) it selects no queued job
+  // and no move: the running jobs behind keep their devices, but for those whose devices were
+  // taken (counted: a running job that lost its place costs nothing more to take others).
   void SelectInOrder(double now_s, Pool& pool, bool queued_only, bool planned);
   // TypeChoice::kPlanned: solves the throughput plan over keys_ (sorted or not) and `pool`, and
   // the running jobs OpenPool kept (inside their quantum, or not preemptible) on the devices they

@@ -171,13 +171,11 @@ bool PreemptiveStrategy::WalkByClass(double now_s, const RowWalk& walk,
   std::sort(order.begin(), order.end());
   const std::vector<double> budgets = plan_.budgets();
   const Pool before = pool;
-  const int64_t redeals_before = redeals_;
-  const bool capped_before = capped_;
+  const std::pair<int64_t, bool> cap_before(redeals_, capped_);
   const auto give_up = [&] {
     plan_.RestoreBudgets(budgets);
     pool = before;
-    redeals_ = redeals_before;
-    capped_ = capped_before;
+    std::tie(redeals_, capped_) = cap_before;
     selected_.clear();
     tentative_.clear();
     candidates.clear();
@@ -193,8 +191,7 @@ bool PreemptiveStrategy::WalkByClass(double now_s, const RowWalk& walk,
     const bool running = r.phase == JobPhase::kRunning;
     const int32_t own = running ? r.type.value() : -1;
     const int32_t row = plan_.RowOf(id);
-    if (!running && exhausted[row]) continue;  // budgets and room only shrink
-    if (!running && capped_) continue;         // past the cap: running jobs keep their place
+    if (!running && (exhausted[row] || capped_)) continue;  // room only shrinks; the cap
     const int32_t gang = plan_.RowGang(row);
     const std::vector<int32_t>* held = &pool.held;
     if (ShortOfFree(row, own, pool)) {
