@@ -641,9 +641,13 @@ std::vector<int32_t> PreemptiveStrategy::PreemptDisplaced(double now_s,
   const bool bounded = redeal_cap_ < std::numeric_limits<int64_t>::max();
   // The cap counts a walk's moves and the devices it takes from running jobs, which bounds
   // the jobs it stops; a type assigned by regret (AssignTypes) or a move ahead of the walk
-  // (IndexedPool, MoveKeptByPlan) may add moves: those past the cap, in policy order (the
-  // order of selected_), keep their devices.
-  if (bounded) {
+  // (IndexedPool past the cap, MoveKeptByPlan) may add moves: those past the cap, in policy
+  // order (the order of selected_), keep their devices. Without those the walk counted every
+  // move, and this pass (a record read per selected job) would keep none.
+  const TypeChoice choice = core_.policy().type_choice();
+  const bool by_regret =
+      choice == TypeChoice::kMaxThroughput || (choice == TypeChoice::kPlanned && !plan_ok_);
+  if (bounded && (by_regret || capped_ || !kept_moves_.empty())) {
     int64_t moves = 0;
     for (int32_t id : selected_) {
       const JobRecord& r = core_.record(id);
