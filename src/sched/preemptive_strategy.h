@@ -77,6 +77,10 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // Full decisions SelectByOrder made by walking every job (the walk displaces running jobs),
   // with the plan and keys it had made.
   int64_t ordered_full_walks() const { return ordered_full_walks_; }
+  // Of those under redeal_cap (WalkCapped): the keys they walked, and the jobs they could
+  // have walked (queued and movable running).
+  int64_t capped_walk_keys() const { return capped_walk_keys_; }
+  int64_t capped_walk_jobs() const { return capped_walk_jobs_; }
   // Over the full decisions SelectByOrder tried: the running jobs it could have moved, and how
   // many of their keys it evaluated to find each class's least.
   int64_t movable_in_order() const { return movable_in_order_; }
@@ -326,6 +330,14 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // for every held device.
   bool WalkEveryJob(double now_s, const RunningKeys& running_keys, Pool& pool,
                     std::vector<int32_t>& candidates);
+  // WalkEveryJob under SchedulerOptions::redeal_cap: the same walk over keys made in policy
+  // order as it goes (the queued jobs from the core's index, the running ones popped from a
+  // heap of their keys), stopping at the cap, so that a capped mass re-deal keys and walks the
+  // jobs before its cap, not every queued job. Where the cap does not bind it is the full
+  // walk's decision; where it does, the walk's re-deals up to it are, and the running jobs not
+  // reached that lose devices are found per type among the worst-keyed.
+  bool WalkCapped(double now_s, const RunningKeys& running_keys, Pool& pool,
+                  std::vector<int32_t>& candidates);
   // Books SelectByOrder's kept running jobs (KeptRunning's `kept_count`, and the unpreemptible
   // ones) against their classes' budgets in the plan just solved.
   void BookKeptRunning(const std::vector<int32_t>& kept_count);
@@ -520,6 +532,11 @@ class PreemptiveStrategy final : public DecisionStrategy {
   std::vector<char> movable_mark_;
   std::vector<SchedulerCore::QueueKey> running_keys_;
   int64_t by_start_decisions_ = 0;
+  // WalkCapped's scratch: heaps of the running jobs' keys and of the queued ones keyed ahead of
+  // the walk, and the running jobs it reached; its counts.
+  std::vector<SchedulerCore::QueueKey> capped_running_, capped_queued_;
+  std::vector<int32_t> capped_reached_;
+  int64_t capped_walk_keys_ = 0, capped_walk_jobs_ = 0;
   // By class of order_: at the last full decision some floor lay above the least key (1 until
   // a decision found otherwise): visit in floor order, which may stop early.
   std::vector<char> floors_prune_;

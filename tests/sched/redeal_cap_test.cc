@@ -190,5 +190,74 @@ TEST(RedealCap, PlannedSeriesStopsTheSameJobsButMayPlanOtherwise) {
   }
 }
 
+// srpt-het-fair (`default`) on three types of 48 devices: 144 long jobs run past their quantum
+// when 144 shorter ones arrive, all one device each, so the full decision at t = 1000 re-deals
+// the cluster through SelectByOrder's walk over every job. `by_class` false: the reference full
+// walk (OpenPool) instead.
+struct MassRedeal {
+  static constexpr int kJobs = 144;
+  model::Cluster cluster =
+      MakeCluster({{"slow", "cuda", 6, 8}, {"mid", "cuda", 6, 8}, {"fast", "cuda", 6, 8}});
+  CoreHarness h;
+  PreemptiveStrategy s;
+  Decision redeal;
+
+  MassRedeal(int64_t cap, bool by_class)
+      : h(cluster, "default", Options(cap)), s(h.core(), by_class) {
+    for (int i = 0; i < 2 * kJobs; ++i) {
+      const bool late = i >= kJobs;
+      model::Job j =
+          MakeJob(i, late ? 500 : 0, 0,
+                  {{"slow", 1.0}, {"mid", 1.0 + 0.5 * (i % 2)}, {"fast", 1.0 + (i % 3)}});
+      j.estimate_s = late ? 2000 + 37 * i : 100000 + 1000 * i;
+      h.Admit(j, j.arrival_s);
+      if (i == kJobs - 1) h.Decide(s, 0);
+    }
+    redeal = h.Decide(s, 1000);
+  }
+  static SchedulerOptions Options(int64_t cap) {
+    SchedulerOptions o = Capped(cap);
+    o.preemption_cost_s = 10;
+    o.preempt_quantum_s = 100;
+    return o;
+  }
+};
+
+TEST(RedealCap, CappedWalkKeysOnlyTheJobsBeforeItsCap) {
+  MassRedeal whole(0, /*by_class=*/false);
+  ASSERT_GT(whole.redeal.placed.size(), 50u);  // of the 144 queued
+  for (int64_t cap : {5, 11}) {
+    SCOPED_TRACE(::testing::Message() << "cap " << cap);
+    MassRedeal lazy(cap, /*by_class=*/true), walked(cap, /*by_class=*/false);
+    // SelectByOrder walked with keys made as it went, and stopped well before every job (its
+    // first stretch: 64 keys).
+    ASSERT_EQ(lazy.s.ordered_full_walks(), 1);
+    EXPECT_EQ(lazy.s.capped_decisions(), 1);
+    EXPECT_EQ(lazy.s.capped_walk_jobs(), 2 * MassRedeal::kJobs);
+    EXPECT_EQ(lazy.s.capped_walk_keys(), 64);
+    // Its re-deals are the uncapped full walk's first ones, in policy order.
+    const std::vector<int> placed = PlacedIds(lazy.redeal);
+    ASSERT_GT(placed.size(), 0u);
+    ASSERT_LE(placed.size(), static_cast<size_t>(cap));
+    const std::vector<int> first = PlacedIds(whole.redeal);
+    EXPECT_EQ(placed, std::vector<int>(first.begin(), first.begin() + std::ssize(placed)));
+    for (size_t i = 0; i < placed.size(); ++i) {
+      EXPECT_EQ(lazy.redeal.placed[i].type, whole.redeal.placed[i].type) << i;
+    }
+    // One device each, nothing free: the jobs it stops are the capped full walk's, the last in
+    // policy order of each type.
+    ExpectSameDecision(lazy.redeal, walked.redeal, 0);
+  }
+}
+
+TEST(RedealCap, CappedWalkUnderItsCapIsTheFullWalk) {
+  MassRedeal whole(0, /*by_class=*/false), lazy(1000, /*by_class=*/true);
+  EXPECT_EQ(lazy.s.ordered_full_walks(), 1);
+  EXPECT_EQ(lazy.s.capped_decisions(), 0);
+  ExpectSameDecision(lazy.redeal, whole.redeal, 0);
+  EXPECT_GT(lazy.redeal.placed.size(), 50u);
+  EXPECT_EQ(lazy.s.capped_walk_keys(), lazy.s.capped_walk_jobs());  // it walked them all
+}
+
 }  // namespace
 }  // namespace hetsched::sched
