@@ -252,6 +252,10 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
   // Files the jobs this decision stopped and started while their records are fresh: a re-deal
   // of the cluster changes every running job, and the next decision would read them all again.
   if (by_start_ != nullptr) by_start_->Sync(core_);
+  // Likewise SelectByOrder's indexes, where filed for the plan at hand: the decision after a
+  // re-deal (at once after a capped one) then files only its own changes, and the one after a
+  // cluster's fill does not leave its many changes to the full walk.
+  if (order_ != nullptr) SyncOrdersAfter(now_s);
   for (int32_t id : moved) moved_flag_[id] = 0;
   for (int32_t id : kept_moves_) kept_move_[id] = 0;
   kept_moves_.clear();

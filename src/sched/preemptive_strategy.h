@@ -330,6 +330,10 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // for every held device.
   bool WalkEveryJob(double now_s, const RunningKeys& running_keys, Pool& pool,
                     std::vector<int32_t>& candidates);
+  // At the end of a full decision: files the running and queued jobs it started and stopped in
+  // SelectByOrder's indexes where they are filed for the current plan (else the next decision
+  // files them all anyway).
+  void SyncOrdersAfter(double now_s);
   // WalkEveryJob under SchedulerOptions::redeal_cap: the same walk over keys made in policy
   // order as it goes (the queued jobs from the core's index, the running ones popped from a
   // heap of their keys), stopping at the cap, so that a capped mass re-deal keys and walks the

@@ -80,6 +80,14 @@ void PreemptiveStrategy::SyncQueuedOrder() {
   core_.ClearQueueChanges();
 }
 
+void PreemptiveStrategy::SyncOrdersAfter(double now_s) {
+  if (order_filed_ && plan_.generation() == order_generation_) SyncRunningOrder(now_s);
+  if (queued_filed_ && plan_.generation() == queued_generation_ &&
+      core_.queue_refiles() == queued_refiles_) {
+    SyncQueuedOrder();
+  }
+}
+
 void PreemptiveStrategy::FileQueued(const SchedulerCore::QueueKey& key) {
   const int32_t id = std::get<3>(key);
   const std::optional<int32_t> known = plan_.FixedClassOf(core_, id, core_.record(id));
