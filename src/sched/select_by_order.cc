@@ -6,6 +6,7 @@
 #include <functional>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "sched/preemptive_strategy.h"
@@ -24,6 +25,40 @@ double Slack(double floor, double drift, double least) {
 // WalkCapped's first stretch of the merged order; each next one twice as long (as
 // SelectByStart's): a capped walk stops within the stretches its cap needs.
 constexpr size_t kFirstStretch = 64;
+
+// Past the cap the full walk would go on over the running jobs not reached (`unreached`, their
+// keys in any order), each keeping its devices while the held pool of its type lasts: the last
+// in policy order lose the devices the walk gave others (what `held` lacks of theirs). Appends
+// them to `candidates`, found per type among the worst-keyed (a partial sort); the others keep
+// their devices and are not candidates. Unlike the full walk's, those losing their devices are
+// not given free ones of another type (the next decision, at once, goes on), and of mixed gangs
+// the last ones lose, not the last that did not fit.
+void AddDisplacedPastCap(const RunningOrder& order,
+                         const std::vector<SchedulerCore::QueueKey>& unreached,
+                         const std::vector<int32_t>& held, std::vector<int32_t>& candidates) {
+  const int32_t types = static_cast<int32_t>(held.size());
+  std::vector<int64_t> need(types, 0);
+  for (const SchedulerCore::QueueKey& key : unreached) {
+    need[order.type_of(std::get<3>(key))] += order.devices_of(std::get<3>(key));
+  }
+  std::vector<SchedulerCore::QueueKey> of_type;
+  for (int32_t t = 0; t < types; ++t) {
+    need[t] -= held[t];
+    if (need[t] <= 0) continue;
+    of_type.clear();
+    for (const SchedulerCore::QueueKey& key : unreached) {
+      if (order.type_of(std::get<3>(key)) == t) of_type.push_back(key);
+    }
+    // Each holds a device at least: the `need` worst cover it.
+    const auto worst = of_type.begin() + std::min<std::ptrdiff_t>(std::ssize(of_type), need[t]);
+    std::partial_sort(of_type.begin(), worst, of_type.end(),
+                      std::greater<SchedulerCore::QueueKey>());
+    for (auto it = of_type.begin(); it != worst && need[t] > 0; ++it) {
+      candidates.push_back(std::get<3>(*it));
+      need[t] -= order.devices_of(std::get<3>(*it));
+    }
+  }
+}
 
 }  // namespace
 
@@ -551,8 +586,7 @@ bool PreemptiveStrategy::WalkCapped(double now_s, const RunningKeys& running_key
   std::vector<Key>& running = capped_running_;
   running.clear();
   running_keys(running);
-  // As WalkEveryJob: every held device must be a keyed job's (the order's copies of the type
-  // and devices are the records').
+  // As WalkEveryJob: every held device must be a keyed job's (the order copies the records').
   std::vector<int32_t> held(pool.held.size(), 0);
   for (const Key& key : running) {
     const int32_t id = std::get<3>(key);
@@ -560,36 +594,32 @@ bool PreemptiveStrategy::WalkCapped(double now_s, const RunningKeys& running_key
   }
   if (held != pool.held) return false;
   std::make_heap(running.begin(), running.end(), later);
-  // The queued jobs from the core's index (keys at time 0, less one shift for all now, up to
-  // rounding: QueuedByClass), keyed now as they come into `ahead`, a heap. The least keyed is
-  // the least of every queued job once the next in the index lies above it by more than the
-  // rounding can move.
+  // The queued jobs from the core's index (keys at time 0, less one shift for all now up to
+  // rounding: QueuedByClass), keyed now into `ahead`, a heap: its least is every queued job's
+  // least once the next in the index lies above it by more than the rounding can move.
   const std::set<Key>& queued = core_.sorted_queue();
   auto next = queued.begin();
   std::vector<Key>& ahead = capped_queued_;
   ahead.clear();
-  double shift = 0;
-  bool shifted = false;
+  std::optional<double> shift;
   const auto key_queued = [&] {
     for (; next != queued.end(); ++next) {
       const double zero = std::get<0>(*next);
       if (!ahead.empty()) {
         const double least = std::get<0>(ahead.front());
-        if (zero - shift > least + Slack(zero, shift, least)) return;
+        if (zero - *shift > least + Slack(zero, *shift, least)) return;
       }
       const int32_t id = std::get<3>(*next);
       const JobRecord& r = core_.record(id);
       plan_.SetRow(id, plan_.KnownClassOf(core_, id, r));
       ahead.push_back(core_.KeyOf(r, now_s));
-      if (!shifted) shift = zero - std::get<0>(ahead.back());
-      shifted = true;
+      if (!shift) shift = zero - std::get<0>(ahead.back());
       std::push_heap(ahead.begin(), ahead.end(), later);
     }
   };
-  // The walk over the merged order, stretch by stretch, as SelectByStart's: SelectInOrder keeps
-  // no state from one job to the next but the pool, the plan's budgets, the cap's count and what
-  // it selected (no tenants with the running order, no head-of-line blocking under a plan). It
-  // stops where the full walk does (the pool spent, every job walked) or at the cap.
+  // The merged order, stretch by stretch, as SelectByStart's: SelectInOrder keeps no state from
+  // one job to the next but the pool, budgets, cap count and selection (no tenants, no blocking
+  // under a plan). It stops where the full walk does (pool spent, every job walked) or at the cap.
   std::vector<int32_t>& reached = capped_reached_;
   reached.clear();
   size_t walked = 0;
@@ -622,33 +652,8 @@ bool PreemptiveStrategy::WalkCapped(double now_s, const RunningKeys& running_key
     candidates = core_.running();  // as the full walk's: it walked as far
     return true;
   }
-  // Past the cap the full walk would go on over the running jobs not reached, each keeping its
-  // devices while the held pool of its type lasts: the last in policy order lose the devices
-  // the walk gave others. Found per type among the worst-keyed of those not reached (a partial
-  // sort); the others keep their devices and are not candidates. Unlike the full walk's, those
-  // losing their devices are not given free ones of another type (the next decision, at once,
-  // goes on), and of mixed gangs the last ones lose, not the last that did not fit.
-  const int32_t types = static_cast<int32_t>(pool.held.size());
-  std::vector<int64_t> need(types, 0);
-  for (const Key& key : running)
-    need[order_->type_of(std::get<3>(key))] += order_->devices_of(std::get<3>(key));
   candidates = reached;
-  std::vector<Key> of_type;
-  for (int32_t t = 0; t < types; ++t) {
-    need[t] -= pool.held[t];
-    if (need[t] <= 0) continue;
-    of_type.clear();
-    for (const Key& key : running) {
-      if (order_->type_of(std::get<3>(key)) == t) of_type.push_back(key);
-    }
-    // Each holds a device at least: the `need` worst cover it.
-    const auto worst = of_type.begin() + std::min<std::ptrdiff_t>(std::ssize(of_type), need[t]);
-    std::partial_sort(of_type.begin(), worst, of_type.end(), later);
-    for (auto it = of_type.begin(); it != worst && need[t] > 0; ++it) {
-      candidates.push_back(std::get<3>(*it));
-      need[t] -= order_->devices_of(std::get<3>(*it));
-    }
-  }
+  AddDisplacedPastCap(*order_, running, pool.held, candidates);
   SortByRunningPosition(candidates);
   return true;
 }
