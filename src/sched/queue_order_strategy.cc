@@ -77,6 +77,11 @@ std::optional<std::pair<DeviceTypeId, std::vector<DeviceId>>> QueueOrderStrategy
   return std::nullopt;
 }
 
+void QueueOrderStrategy::ReadFree(std::vector<int32_t>& free) const {
+  const ClusterState& state = core_.state();
+  for (int32_t t = 0; t < state.type_count(); ++t) free[t] = state.FreeOfType(DeviceTypeId(t));
+}
+
 void QueueOrderStrategy::StartInOrder(double now_s, bool fill, Decision& out,
                                       const FillTypes* types) {
   Walk(now_s, fill, out, fill ? types : nullptr);
@@ -101,12 +106,7 @@ void QueueOrderStrategy::Walk(double now_s, bool fill, Decision& out, const Fill
   if (free_total == 0 && state.reserved_devices() == 0 && core_.tenants() == nullptr) return;
   // The free devices per type, read again after each start; `free` is Choose's scratch.
   std::vector<int32_t> free_now(state.type_count()), free(state.type_count());
-  const auto read_free = [&] {
-    for (int32_t t = 0; t < state.type_count(); ++t) {
-      free_now[t] = state.FreeOfType(DeviceTypeId(t));
-    }
-  };
-  read_free();
+  ReadFree(free_now);
   bool head_blocked = false;
   DeviceTypeId reserved_type;
   double shadow = kInf;
@@ -137,7 +137,6 @@ void QueueOrderStrategy::Walk(double now_s, bool fill, Decision& out, const Fill
       continue;
     }
     auto chosen = Choose(id, r, choice, types, free_now, free);
-    const int32_t gang = r.gang;
     if (!chosen) {
       if (fill) {
         if (++misses >= scan) break;
@@ -149,7 +148,7 @@ void QueueOrderStrategy::Walk(double now_s, bool fill, Decision& out, const Fill
         // The head's reservation: the allowed type where it could start soonest.
         for (int32_t t = 0; t < state.type_count(); ++t) {
           if (!r.allowed[t]) continue;
-          const auto [when, spare] = ShadowTime(DeviceTypeId(t), gang, now_s);
+          const auto [when, spare] = ShadowTime(DeviceTypeId(t), r.gang, now_s);
           if (when < shadow) {
             shadow = when;
             extra = spare;
@@ -163,13 +162,13 @@ void QueueOrderStrategy::Walk(double now_s, bool fill, Decision& out, const Fill
       const double speed = r.speed[reserved_type.value()];
       const double end = speed > 0 ? now_s + BackfillRemainingWork(r, now_s) / speed : kInf;
       if (end > shadow) {
-        if (gang > extra) continue;  // would delay the head's reservation
-        extra -= gang;
+        if (r.gang > extra) continue;  // would delay the head's reservation
+        extra -= r.gang;
       }
     }
     out.placed.push_back(core_.Start(id, chosen->first, std::move(chosen->second), now_s, false));
-    if (!core_.pinned(id)) free_total -= gang;
-    read_free();
+    if (!core_.pinned(id)) free_total -= r.gang;
+    ReadFree(free_now);
   }
 }
 

@@ -38,6 +38,8 @@ class QueueOrderStrategy final : public DecisionStrategy {
   std::pair<double, int32_t> ShadowTime(model::DeviceTypeId type, int32_t gang, double now_s) const;
   // EASY's view of a job's remaining work: infinite while nothing at all is known about it.
   double BackfillRemainingWork(const JobRecord& r, double now_s) const;
+  // The free devices of each type, into `free` (one entry per type).
+  void ReadFree(std::vector<int32_t>& free) const;
   // One walk of StartInOrder over the queue; `types` as there (null: no restriction).
   void Walk(double now_s, bool fill, Decision& out, const FillTypes* types);
   // Where queued job `id` (record `r`) would start now: the first type in `choice`'s
