@@ -30,9 +30,7 @@ PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core, bool by_class, bool 
                       ? core.options().redeal_cap
                       : std::numeric_limits<int64_t>::max()) {
   if (core.policy().type_choice() == TypeChoice::kPlanned) {
-    fill_types_ = [this](int32_t slot, const JobRecord& r, std::vector<char>& types) {
-      return PlannedTypes(slot, r, types);
-    };
+    fill_types_ = [this](int32_t slot, const JobRecord& r) { return PlannedTypes(slot, r); };
   }
   // The running order needs key floors, and tenants order jobs by turns instead of keys.
   if (by_class_ && by_order && core.tenants() == nullptr && core.policy().has_key_floor()) {
@@ -86,17 +84,12 @@ const QueueOrderStrategy::FillTypes* PreemptiveStrategy::FillTypesNow() const {
   return fill_types_ && plan_.solved() ? &fill_types_ : nullptr;
 }
 
-bool PreemptiveStrategy::PlannedTypes(int32_t slot, const JobRecord& r, std::vector<char>& types) {
+const char* PreemptiveStrategy::PlannedTypes(int32_t slot, const JobRecord& r) {
   // A job inside its tenant's guarantee goes first whatever the plan (as in the full walk).
-  if (core_.tenants() != nullptr && core_.tenants()->Guaranteed(slot)) return false;
+  if (core_.tenants() != nullptr && core_.tenants()->Guaranteed(slot)) return nullptr;
   // A class the plan did not know (new since, or of the queued jobs past the tenants'
   // capacity, which the plan leaves out) fills in order as before.
-  const int32_t known = plan_.KnownClassOf(core_, slot, r);
-  if (!plan_.Planned(known)) return false;
-  const int32_t type_count = core_.state().type_count();
-  types.resize(type_count);
-  for (int32_t t = 0; t < type_count; ++t) types[t] = plan_.PlannedOn(known, t) ? 1 : 0;
-  return true;
+  return plan_.PlannedTypes(plan_.KnownClassOf(core_, slot, r));
 }
 
 void PreemptiveStrategy::Upgrade(double now_s, Decision& out) {

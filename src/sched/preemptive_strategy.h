@@ -131,7 +131,7 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // there for its quantum (an hour with the default preemption costs), where the plan meant
   // that type for a class that loses less on it: between full decisions (every preempt
   // interval) the plan is the best guide to who should take a freed device.
-  bool PlannedTypes(int32_t slot, const JobRecord& r, std::vector<char>& types);
+  const char* PlannedTypes(int32_t slot, const JobRecord& r);
   // The full decision: who runs where; preempts and starts accordingly.
   void Reallocate(double now_s, Decision& out);
   // SchedulerOptions::gavel_rebuilds: Reallocate when the set of jobs changed since the last

@@ -1,6 +1,7 @@
 #include "sched/queue_order_strategy.h"
 
 #include <algorithm>
+#include <cassert>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -43,24 +44,42 @@ std::pair<double, int32_t> QueueOrderStrategy::ShadowTime(DeviceTypeId type, int
 
 std::optional<std::pair<DeviceTypeId, std::vector<DeviceId>>> QueueOrderStrategy::Choose(
     int32_t id, const JobRecord& r, TypeChoice choice, const FillTypes* types,
-    std::vector<int32_t>& free, std::vector<char>& allowed) const {
+    const std::vector<int32_t>& free_now, std::vector<int32_t>& free) const {
   const ClusterState& state = core_.state();
-  for (int32_t t = 0; t < state.type_count(); ++t) free[t] = state.FreeOfType(DeviceTypeId(t));
-  // A restricted job sees no room on the types it may not fill (a pinned one has its own).
-  if (types != nullptr && !core_.pinned(id) && (*types)(id, r, allowed)) {
-    const int32_t gang = std::max(1, r.job->gang_size);
+  // A restricted job sees no room on the types it may not fill (a pinned one has its own; a
+  // pinned job's devices are reserved, so without reserved devices no job is pinned).
+  const bool pinned = state.reserved_devices() > 0 && core_.pinned(id);
+  const char* allowed = types != nullptr && !pinned ? (*types)(id, r) : nullptr;
+  if (allowed != nullptr) {
     bool room = false;
     for (int32_t t = 0; t < state.type_count(); ++t) {
-      if (allowed[t] == 0) free[t] = 0;
-      room = room || free[t] >= gang;
+      free[t] = allowed[t] != 0 ? free_now[t] : 0;
+      room = room || free[t] >= r.gang;
     }
     // Most jobs a restricted walk passes over find no room: skip the scoring of their types.
     if (!room) return std::nullopt;
+  } else {
+    std::copy(free_now.begin(), free_now.end(), free.begin());
   }
-  for (DeviceTypeId t : core_.TypePreference(r, choice, free)) {
-    if (auto devs = core_.PlaceOn(r, t)) return std::make_pair(t, std::move(*devs));
+  // The preferred type first, without building the list (most jobs start there).
+  const int32_t best = core_.BestType(r, choice, free);
+  if (best < 0) return std::nullopt;
+  if (auto devs = core_.PlaceOn(r, DeviceTypeId(best))) {
+    return std::make_pair(DeviceTypeId(best), std::move(*devs));
+  }
+  const std::vector<DeviceTypeId> preference = core_.TypePreference(r, choice, free);
+  assert(!preference.empty() && preference[0].value() == best);
+  for (size_t i = 1; i < preference.size(); ++i) {
+    if (auto devs = core_.PlaceOn(r, preference[i])) {
+      return std::make_pair(preference[i], std::move(*devs));
+    }
   }
   return std::nullopt;
+}
+
+void QueueOrderStrategy::ReadFree(std::vector<int32_t>& free) const {
+  const ClusterState& state = core_.state();
+  for (int32_t t = 0; t < state.type_count(); ++t) free[t] = state.FreeOfType(DeviceTypeId(t));
 }
 
 void QueueOrderStrategy::StartInOrder(double now_s, bool fill, Decision& out,
@@ -85,8 +104,9 @@ void QueueOrderStrategy::Walk(double now_s, bool fill, Decision& out, const Fill
   int32_t free_total = core_.TotalFree();
   // No job can start: the index is left unread (after a belief refresh a read sorts it).
   if (free_total == 0 && state.reserved_devices() == 0 && core_.tenants() == nullptr) return;
-  std::vector<int32_t> free(state.type_count());
-  std::vector<char> allowed;
+  // The free devices per type, read again after each start; `free` is Choose's scratch.
+  std::vector<int32_t> free_now(state.type_count()), free(state.type_count());
+  ReadFree(free_now);
   bool head_blocked = false;
   DeviceTypeId reserved_type;
   double shadow = kInf;
@@ -116,8 +136,7 @@ void QueueOrderStrategy::Walk(double now_s, bool fill, Decision& out, const Fill
       if (!fill) break;
       continue;
     }
-    auto chosen = Choose(id, r, choice, types, free, allowed);
-    const int32_t gang = std::max(1, r.job->gang_size);
+    auto chosen = Choose(id, r, choice, types, free_now, free);
     if (!chosen) {
       if (fill) {
         if (++misses >= scan) break;
@@ -129,7 +148,7 @@ void QueueOrderStrategy::Walk(double now_s, bool fill, Decision& out, const Fill
         // The head's reservation: the allowed type where it could start soonest.
         for (int32_t t = 0; t < state.type_count(); ++t) {
           if (!r.allowed[t]) continue;
-          const auto [when, spare] = ShadowTime(DeviceTypeId(t), gang, now_s);
+          const auto [when, spare] = ShadowTime(DeviceTypeId(t), r.gang, now_s);
           if (when < shadow) {
             shadow = when;
             extra = spare;
@@ -143,12 +162,13 @@ void QueueOrderStrategy::Walk(double now_s, bool fill, Decision& out, const Fill
       const double speed = r.speed[reserved_type.value()];
       const double end = speed > 0 ? now_s + BackfillRemainingWork(r, now_s) / speed : kInf;
       if (end > shadow) {
-        if (gang > extra) continue;  // would delay the head's reservation
-        extra -= gang;
+        if (r.gang > extra) continue;  // would delay the head's reservation
+        extra -= r.gang;
       }
     }
     out.placed.push_back(core_.Start(id, chosen->first, std::move(chosen->second), now_s, false));
-    if (!core_.pinned(id)) free_total -= gang;
+    if (!core_.pinned(id)) free_total -= r.gang;
+    ReadFree(free_now);
   }
 }
 

@@ -22,9 +22,9 @@ class QueueOrderStrategy final : public DecisionStrategy {
 
   void Decide(double now_s, Decision& out) override { StartInOrder(now_s, false, out); }
 
-  // The types a queued job may fill (for `slot`, its record): false when nothing restricts
-  // it, else true with `types` (one entry per device type, 1: allowed) filled in.
-  using FillTypes = std::function<bool(int32_t slot, const JobRecord& r, std::vector<char>& types)>;
+  // The types a queued job may fill (for `slot`, its record): null when nothing restricts it,
+  // else one entry per device type (1: allowed), valid until the walk starts a job.
+  using FillTypes = std::function<const char*(int32_t slot, const JobRecord& r)>;
 
   // Starts queued jobs in policy order on free devices. `fill`: skip jobs that do not fit
   // (at most 256 in a row) instead of the policy's blocking rule. `types` (fill only; may be
@@ -38,14 +38,16 @@ class QueueOrderStrategy final : public DecisionStrategy {
   std::pair<double, int32_t> ShadowTime(model::DeviceTypeId type, int32_t gang, double now_s) const;
   // EASY's view of a job's remaining work: infinite while nothing at all is known about it.
   double BackfillRemainingWork(const JobRecord& r, double now_s) const;
+  // The free devices of each type, into `free` (one entry per type).
+  void ReadFree(std::vector<int32_t>& free) const;
   // One walk of StartInOrder over the queue; `types` as there (null: no restriction).
   void Walk(double now_s, bool fill, Decision& out, const FillTypes* types);
   // Where queued job `id` (record `r`) would start now: the first type in `choice`'s
   // preference, among those `types` allows, with room for its gang, and the devices there;
-  // nullopt where none has room. `free` and `allowed`: scratch.
+  // nullopt where none has room. `free_now`: the free devices per type; `free`: scratch.
   std::optional<std::pair<model::DeviceTypeId, std::vector<model::DeviceId>>> Choose(
       int32_t id, const JobRecord& r, TypeChoice choice, const FillTypes* types,
-      std::vector<int32_t>& free, std::vector<char>& allowed) const;
+      const std::vector<int32_t>& free_now, std::vector<int32_t>& free) const;
 
   SchedulerCore& core_;
 };

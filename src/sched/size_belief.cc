@@ -170,7 +170,10 @@ void SizeBelief::Observe(const JobRecord& r) {
   } else if (r.estimated_work > 0) {
     ratios_[static_cast<int>(r.estimate_source)].Add(r.done_work / r.estimated_work);
   }
-  auto& [sum, count] = history_[{r.job->job_type, std::max(1, r.job->gang_size)}];
+  const HistoryView key{r.job->job_type, std::max(1, r.job->gang_size)};
+  auto it = history_.find(key);
+  if (it == history_.end()) it = history_.try_emplace(HistoryKey(key.first, key.second)).first;
+  auto& [sum, count] = it->second;
   sum += size_s;
   ++count;
 }
@@ -215,7 +218,7 @@ double SizeBelief::ExpectedRemaining(const JobRecord& r, double now_s) const {
 }
 
 std::optional<double> SizeBelief::HistoryMean(const std::string& job_type, int32_t gang) const {
-  auto it = history_.find({job_type, std::max(1, gang)});
+  auto it = history_.find(HistoryView{job_type, std::max(1, gang)});
   if (it == history_.end() || it->second.second == 0) return std::nullopt;
   return it->second.first / static_cast<double>(it->second.second);
 }

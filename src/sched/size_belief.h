@@ -118,7 +118,20 @@ class SizeBelief {
 
   Table sizes_;
   Table ratios_[kEstimateSources];
-  std::map<std::pair<std::string, int32_t>, std::pair<double, int64_t>> history_;
+  // (job type, gang size) looked up by a view of the type: a key built for each lookup would
+  // copy the type name (a malloc per completed job for names past the short-string buffer).
+  using HistoryKey = std::pair<std::string, int32_t>;
+  using HistoryView = std::pair<std::string_view, int32_t>;
+  struct HistoryLess {
+    using is_transparent = void;
+    static HistoryView View(const HistoryKey& k) { return {k.first, k.second}; }
+    static HistoryView View(const HistoryView& k) { return k; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return View(a) < View(b);
+    }
+  };
+  std::map<HistoryKey, std::pair<double, int64_t>, HistoryLess> history_;
 };
 
 }  // namespace hetsched::sched

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <functional>
 
 #include "sched/scheduler_core.h"
 
@@ -19,12 +20,25 @@ void ThroughputPlan::ForgetIfFull(const SchedulerCore& core) {
   types_ = core.state().type_count();
   if (class_of_.size() < core.slots()) class_of_.resize(core.slots(), -1);
   if (cached_.size() < core.slots()) cached_.resize(core.slots());
-  if (known_keys_.size() > kMaxKnown) {
-    known_keys_.clear();
-    known_index_.clear();
+  if (known_gang_.size() > kMaxKnown) {
+    known_speeds_.clear();
+    known_gang_.clear();
+    std::fill(known_slots_.begin(), known_slots_.end(), -1);
     row_of_known_.clear();
     std::fill(cached_.begin(), cached_.end(), CachedClass{});
     ++generation_;
+  }
+  // Room for more classes, made here (in a solve): the fills between solves add the classes
+  // of jobs new since, and a table that grew there would reallocate inside a fill decision.
+  const size_t known = known_gang_.size();
+  if (known_gang_.capacity() < 2 * known + 64) {
+    const size_t room = 4 * known + 256;
+    known_speeds_.reserve(room * static_cast<size_t>(types_));
+    known_gang_.reserve(room);
+    row_of_known_.reserve(room);
+    size_t slots = 1;
+    while (slots < 2 * room) slots *= 2;
+    if (known_slots_.size() < slots) Reindex(slots);
   }
 }
 
@@ -104,7 +118,7 @@ util::Status ThroughputPlan::SolveByKey(const SchedulerCore& core,
     const int32_t known = ClassOf(core, id, core.record(id));
     known_of_keyed_[i] = known;
     if (known < 0) continue;
-    if (least_at_.size() < known_keys_.size()) least_at_.resize(known_keys_.size(), -1);
+    if (least_at_.size() < known_gang_.size()) least_at_.resize(known_gang_.size(), -1);
     int32_t& least = least_at_[known];
     if (least < 0) firsts.push_back(static_cast<size_t>(known));
     if (least < 0 || keyed[i] < keyed[least]) least = static_cast<int32_t>(i);
@@ -137,12 +151,12 @@ void ThroughputPlan::AddToRow(AllocationProblem& problem, int32_t id, const JobR
   int32_t& row = row_of_known_[known];
   if (row < 0) {
     row = static_cast<int32_t>(problem.jobs.size());
-    const ClassKey& key = known_keys_[known];
+    const double* speeds = &known_speeds_[static_cast<size_t>(known) * types_];
     AllocJob job;
     job.name = r.job->name;
-    job.speed = key.speeds;
-    job.gang = key.gang;
-    job.weight = key.gang;
+    job.speed.assign(speeds, speeds + types_);
+    job.gang = known_gang_[known];
+    job.weight = known_gang_[known];
     job.count = 0;
     problem.jobs.push_back(std::move(job));
   }
@@ -168,6 +182,8 @@ util::Status ThroughputPlan::SolveRows(const AllocationProblem& problem,
     }
   }
   solved_ = budget_;
+  planned_.resize(solved_.size());
+  for (size_t i = 0; i < solved_.size(); ++i) planned_[i] = solved_[i] > kPlannedMin ? 1 : 0;
   return util::Status::Ok();
 }
 
@@ -208,18 +224,42 @@ int32_t ThroughputPlan::ClassOf(const SchedulerCore& core, int32_t slot, const J
 }
 
 int32_t ThroughputPlan::Known(const ClassKey& key) {
-  if (auto it = known_index_.find(key); it != known_index_.end()) return it->second;
-  const int32_t known = static_cast<int32_t>(known_keys_.size());
-  known_index_.emplace(key, known);
-  known_keys_.push_back(key);
+  if (known_slots_.empty()) Reindex(64);
+  const size_t mask = known_slots_.size() - 1;
+  size_t slot = HashOf(key.speeds.data(), key.gang) & mask;
+  for (; known_slots_[slot] >= 0; slot = (slot + 1) & mask) {
+    const int32_t k = known_slots_[slot];
+    const double* speeds = &known_speeds_[static_cast<size_t>(k) * types_];
+    if (known_gang_[k] == key.gang && std::equal(key.speeds.begin(), key.speeds.end(), speeds)) {
+      return k;
+    }
+  }
+  const int32_t known = static_cast<int32_t>(known_gang_.size());
+  known_speeds_.insert(known_speeds_.end(), key.speeds.begin(), key.speeds.end());
+  known_gang_.push_back(key.gang);
   row_of_known_.push_back(-1);
+  if (2 * known_gang_.size() > known_slots_.size()) {
+    Reindex(2 * known_slots_.size());
+  } else {
+    known_slots_[slot] = known;
+  }
   return known;
 }
 
-size_t ThroughputPlan::ClassKeyHash::operator()(const ClassKey& key) const {
-  size_t h = std::hash<int32_t>()(key.gang);
-  for (double speed : key.speeds) h = h * 1000003 ^ std::hash<double>()(speed);
+size_t ThroughputPlan::HashOf(const double* speeds, int32_t gang) const {
+  size_t h = std::hash<int32_t>()(gang);
+  for (int32_t t = 0; t < types_; ++t) h = h * 1000003 ^ std::hash<double>()(speeds[t]);
   return h;
+}
+
+void ThroughputPlan::Reindex(size_t size) {
+  known_slots_.assign(size, -1);
+  const size_t mask = size - 1;
+  for (size_t k = 0; k < known_gang_.size(); ++k) {
+    size_t slot = HashOf(&known_speeds_[k * types_], known_gang_[k]) & mask;
+    while (known_slots_[slot] >= 0) slot = (slot + 1) & mask;
+    known_slots_[slot] = static_cast<int32_t>(k);
+  }
 }
 
 int32_t ThroughputPlan::Pick(int32_t slot, const JobRecord& r, const std::vector<int32_t>& free,

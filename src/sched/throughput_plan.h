@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -120,6 +119,12 @@ class ThroughputPlan {
     return Planned(known) &&
            solved_[static_cast<size_t>(row_of_known_[known]) * types_ + t] > kPlannedMin;
   }
+  // PlannedOn of known class `known` for every type (1: planned), read once per solve: the
+  // fills between full decisions ask it for every queued job they pass over. Null where
+  // Planned(known) is false; valid until the next solve begins.
+  const char* PlannedTypes(int32_t known) const {
+    return Planned(known) ? &planned_[static_cast<size_t>(row_of_known_[known]) * types_] : nullptr;
+  }
   // Whether PlannedOn can answer for class `known`: the last solve succeeded and had its row.
   bool Planned(int32_t known) const {
     return known >= 0 && static_cast<size_t>(known) < row_of_known_.size() &&
@@ -138,10 +143,6 @@ class ThroughputPlan {
   struct ClassKey {
     std::vector<double> speeds;  // per type, relative to the best (1)
     int32_t gang = 0;
-    bool operator==(const ClassKey&) const = default;
-  };
-  struct ClassKeyHash {
-    size_t operator()(const ClassKey& key) const;
   };
   // A job's class as the last Solve found it, valid while the job is the same submission
   // (`seq`), holds the same type, runs or waits as then and has the same gang size (an
@@ -153,18 +154,21 @@ class ThroughputPlan {
     int32_t type = -1;
     int32_t gang = 0;
     bool running = false;
-    int32_t known = -1;  // index in known_keys_; -1: the job is planned nowhere
+    int32_t known = -1;  // a known class; -1: the job is planned nowhere
   };
   // Whether `cached` holds the class of `r` as it is now.
   static bool Holds(const CachedClass& cached, const JobRecord& r) {
     return cached.seq == r.seq && cached.type == (r.type.valid() ? r.type.value() : -1) &&
            cached.running == (r.phase == JobPhase::kRunning) && cached.gang == r.gang;
   }
-  // The class of record `r` (in `slot`): an index in known_keys_, -1 when it can progress
-  // nowhere.
+  // The class of record `r` (in `slot`): a known class, -1 when it can progress nowhere.
   int32_t ClassOf(const SchedulerCore& core, int32_t slot, const JobRecord& r);
-  // The index of `key` in known_keys_, added when new.
+  // The known class of `key`, added when new.
   int32_t Known(const ClassKey& key);
+  // The hash of a class's speeds (types_ of them) and gang.
+  size_t HashOf(const double* speeds, int32_t gang) const;
+  // Makes the index `size` slots (a power of two) and files every known class in it.
+  void Reindex(size_t size);
   // A solve's first step: forgets the last plan's rows, and (`may_forget`) the known classes
   // when there are too many.
   void Begin(const SchedulerCore& core, const std::vector<int32_t>& capacity,
@@ -176,9 +180,15 @@ class ThroughputPlan {
 
   std::shared_ptr<LpSolver> solver_;
   // Every class seen (forgotten past kMaxKnown, with the cache), and each job's class.
-  std::vector<ClassKey> known_keys_;
-  ClassKey lookup_key_;  // ClassOf's scratch
-  std::unordered_map<ClassKey, int32_t, ClassKeyHash> known_index_;
+  // A known class's speeds (types_ of them from known * types_) and gang, by known class,
+  // and an open-addressed index of them (-1: an empty slot; at most half full). Flat arrays
+  // with room made at each solve: a class added by a fill between solves (an elastic job
+  // resized at the queue's head) allocates nothing, where a hash map's node did (a malloc
+  // that, in a heap full of freed chunks, took milliseconds of a fill decision).
+  std::vector<double> known_speeds_;
+  std::vector<int32_t> known_gang_;
+  std::vector<int32_t> known_slots_;
+  ClassKey lookup_key_;              // ClassOf's scratch
   std::vector<CachedClass> cached_;  // by slot
   // The last solve's LP row of each known class (-1: none), reset as each solve begins.
   std::vector<int32_t> row_of_known_;
@@ -190,6 +200,7 @@ class ThroughputPlan {
   std::vector<int32_t> class_of_;  // by slot; -1: not planned
   std::vector<double> budget_;     // classes x types: devices still to hand out
   std::vector<double> solved_;     // budget_ as the last solve made it (empty: no plan)
+  std::vector<char> planned_;      // by solved_ entry: above kPlannedMin (PlannedTypes)
   std::vector<int32_t> row_gang_;  // by class
   int64_t generation_ = 0;
 };

@@ -98,6 +98,32 @@ TEST(HostResources, NodeOutOfMemoryMakesTheNextJobWaitUntilTheFirstEnds) {
   EXPECT_EQ(s->state().FreeHostMemory(NodeId(0)), 156 * kGiB);
 }
 
+// A job's fastest type with free devices whose nodes lack its host cores (easy-backfill picks
+// the fastest type with room): it starts on the next type in its preference, and a job
+// without a host request still takes the fastest.
+TEST(HostResources, AJobGoesToItsNextTypeWhenTheFastestLacksHostRoom) {
+  model::Cluster c = MakeCluster({{"fast", "cuda", 1, 2}, {"slow", "cuda", 1, 2}});
+  for (model::Node& n : c.nodes) n.cores = 16;
+  auto s = Make(c, "easy-backfill");
+  const auto job = [](int id, int32_t cores) {
+    model::Job j = MakeJob(id, id, 100, {{"fast", 2.0}, {"slow", 1.0}});
+    j.cores_per_worker = cores;
+    return j;
+  };
+  ASSERT_TRUE(s->Submit(job(0, 12), 0).accepted);
+  Decision d = s->Decide(0);
+  ASSERT_EQ(d.placed.size(), 1u);
+  EXPECT_EQ(c.catalog.Get(d.placed[0].type).name, "fast");  // 4 of its node's cores left
+  ASSERT_TRUE(s->Submit(job(1, 8), 1).accepted);
+  ASSERT_TRUE(s->Submit(job(2, 0), 2).accepted);
+  d = s->Decide(2);
+  ASSERT_EQ(d.placed.size(), 2u);
+  EXPECT_EQ(d.placed[0].job, JobId(1));
+  EXPECT_EQ(c.catalog.Get(d.placed[0].type).name, "slow");
+  EXPECT_EQ(d.placed[1].job, JobId(2));
+  EXPECT_EQ(c.catalog.Get(d.placed[1].type).name, "fast");
+}
+
 TEST(HostResources, ZeroOnTheNodeMeansNotModelledAndZeroOnTheJobTakesNothing) {
   // A node that declares no cores or memory holds any request.
   const auto open = HostCluster(1, 2, 0, 0);

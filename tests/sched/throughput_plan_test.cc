@@ -59,6 +59,7 @@ TEST(ThroughputPlan, KeptClassesPlanAsFreshOnes) {
   for (int id = 0; id < kSlots; ++id) h.Admit(MixJob(id, 0, rng), 0);
   double now = 0;
   int compared = 0;
+  int planned_on = 0;
   for (int step = 0; step < 300; ++step) {
     now += static_cast<double>(rng() % 200);
     core.BeginDecision(now);
@@ -90,9 +91,18 @@ TEST(ThroughputPlan, KeptClassesPlanAsFreshOnes) {
             << "step " << step << " job " << job;
         ++compared;
       }
+      // The planned types the fills read, as PlannedOn answers them type by type.
+      const int32_t known = kept.KnownClassOf(core, job, core.record(job));
+      const char* planned = kept.PlannedTypes(known);
+      ASSERT_EQ(planned != nullptr, kept.Planned(known)) << "step " << step << " job " << job;
+      for (int32_t t = 0; planned != nullptr && t < types; ++t) {
+        ASSERT_EQ(planned[t] != 0, kept.PlannedOn(known, t)) << "step " << step << " job " << job;
+        planned_on += planned[t] != 0 ? 1 : 0;
+      }
     }
   }
   EXPECT_GT(compared, 10000);
+  EXPECT_GT(planned_on, 1000);
 }
 
 // Makes the job in `id` elastic at 1, 2 and 4 workers: linear in the workers on the first
