@@ -1196,10 +1196,15 @@ TEST_F(HttpApiTest, EveryRouteOfTheStateAnswers503AtOnceWhileTheServiceRecovers)
   EXPECT_EQ(metrics->Header("Warning"),
             "199 - \"gauges not refreshed: the daemon is recovering its state; try again\"");
   EXPECT_EQ(metrics->body.find("hetsched_devices_offered{"), std::string::npos) << metrics->body;
-  // Once recovered, the same routes answer.
+  // Once recovered, the same routes answer, and /metrics with fresh gauges once the first
+  // pass after recovery let go of the state (on a busy machine it may still hold it here).
   EXPECT_EQ(Get("/v1/jobs", kReadToken).status, 200);
   EXPECT_EQ(Get("/v1/nodes/" + node, kReadToken).status, 200);
-  EXPECT_EQ(Get("/metrics", kReadToken).Header("Warning"), "");
+  std::string warning;
+  EXPECT_TRUE(WaitUntil([&] {
+    warning = Get("/metrics", kReadToken).Header("Warning");
+    return warning.empty();
+  })) << warning;
 }
 
 // The first scheduling pass after a restart re-places every job that ran (seconds at 10,000
