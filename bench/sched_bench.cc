@@ -24,10 +24,9 @@ constexpr int kQueued = 100'000;
 // A full decision that stops and starts fewer jobs than this is a steady one; the others
 // re-deal the cluster (every job past its quantum at once), their cost set by the actions.
 constexpr size_t kSteadyActions = 100;
-// *_full_steady: full decisions run untimed at most this many times waiting for a
-// steady one (the mass re-deal is a series of capped decisions, SchedulerOptions::redeal_cap:
-// 15 of them for default_full_steady, 28 with elastic jobs, on 2026-12-07).
-constexpr int kMaxWarmUp = 60;
+// default_full_steady: full decisions run untimed at most this many times waiting for a
+// steady one.
+constexpr int kMaxWarmUp = 20;
 
 size_t Actions(const sched::Decision& d) { return d.preempted.size() + d.placed.size(); }
 
