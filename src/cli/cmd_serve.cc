@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -18,7 +17,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
-#include <string>
 
 #include "backends/local/local_backend.h"
 #include "backends/local/probed_cluster.h"
@@ -50,9 +48,8 @@ struct ServeFlags {
   std::string cluster;
   std::string policy;
   std::string log_level;
-  double time_scale = 0;    // 0: from the config
-  std::string faults;       // virtual backend: a fault file to play
-  int64_t redeal_cap = -1;  // -1: the scheduler's default (sched::SchedulerOptions)
+  double time_scale = 0;  // 0: from the config
+  std::string faults;     // virtual backend: a fault file to play
 };
 
 // The simulator's fault file (docs/simulator.md, "Faults") as the virtual backend plays it:
@@ -434,15 +431,6 @@ util::Result<svc::ServeConfig> ServeConfigOf(const ServeFlags& f) {
   if (!f.cluster.empty()) c.cluster = f.cluster;
   if (!f.policy.empty()) c.policy = f.policy;
   if (f.time_scale > 0) c.time_scale = f.time_scale;
-  if (f.redeal_cap != -1) {
-    if (f.redeal_cap < 0) {
-      return util::Status::InvalidArgument(
-          fmt::format("--redeal-cap {}: expected a whole number >= 0 (running jobs one full "
-                      "decision may stop; 0: no bound)",
-                      f.redeal_cap));
-    }
-    c.redeal_cap = f.redeal_cap;
-  }
   if (!f.log_level.empty()) {
     ASSIGN_OR_RETURN(c.log_level, svc::ParseLogLevel(f.log_level));
   }
@@ -503,7 +491,6 @@ svc::ServiceOptions ServiceOptionsOf(const svc::ServeConfig& c) {
   so.scheduler.elastic = c.elastic;
   so.scheduler.placement = c.placement;
   so.scheduler.preemption_cost_s = c.preemption_cost_s;
-  so.scheduler.redeal_cap = c.redeal_cap;
   if (!c.tenants.empty()) so.scheduler.tenants = std::make_shared<const model::Tenants>(c.tenants);
   so.time_scale = c.time_scale;
   so.stop_grace_s = c.stop_grace_s;
@@ -615,10 +602,6 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
                   "virtual backend: a fault file to play in modeled time, as `hetsched simulate "
                   "--faults` reads it (nodes down for a while, or failing their starts)");
   cmd->add_option("--log-level", flags->log_level, "debug, info, warn or error");
-  cmd->add_option("--redeal-cap", flags->redeal_cap,
-                  "preemptive policies: at most this many running jobs stopped to start others "
-                  "in one full decision, as `hetsched simulate --redeal-cap` (default " +
-                      std::to_string(sched::SchedulerOptions{}.redeal_cap) + "; 0: no bound)");
   cmd->callback([flags, &result] { result.exit_code = RunServe(*flags); });
 }
 

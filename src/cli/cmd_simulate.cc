@@ -128,14 +128,6 @@ util::Result<sim::SimResult> RunOnePolicy(const SimInputs& in, const std::string
                  policy.c_str(), static_cast<long long>(r->allocation_failures),
                  r->allocation_log.empty() ? "-" : r->allocation_log.back().c_str());
   }
-  if (r.ok() && r->capped_decisions > 0) {
-    std::fprintf(stderr,
-                 "hetsched: note: %s: %lld full decision(s) reached --redeal-cap %lld; the "
-                 "decisions that went on with their re-deals stopped %lld job(s)\n",
-                 policy.c_str(), static_cast<long long>(r->capped_decisions),
-                 static_cast<long long>(o.sched.redeal_cap),
-                 static_cast<long long>(r->deferred_redeals));
-  }
   if (r.ok() && o.sched.elastic && sched::MakeAllocationPolicy(policy) != nullptr &&
       std::any_of(in.workload.jobs.begin(), in.workload.jobs.end(),
                   [](const model::Job& j) { return j.min_workers < j.max_workers; })) {

@@ -213,12 +213,6 @@ void AddSchedulingFlags(CLI::App& cmd, SimFlags& f) {
   cmd.add_option("--preempt-interval", f.preempt_interval_s,
                  "preemptive policies reconsider running jobs at most this often (seconds); "
                  "in between they only fill free devices (default 300; 0: every decision)");
-  cmd.add_option("--redeal-cap", f.redeal_cap,
-                 "preemptive policies: at most this many running jobs stopped to start others "
-                 "in one full decision (counted as the devices taken from running jobs plus the "
-                 "running jobs moved), the highest-priority jobs' first; a capped decision is "
-                 "followed at once by another (default " +
-                     std::to_string(sched::SchedulerOptions{}.redeal_cap) + "; 0: no bound)");
   cmd.add_flag("--gavel-rebuilds", f.gavel_rebuilds,
                "fidelity to Gavel's simulator for fifo-het (its fifo_perf): rebuild the "
                "assignment in arrival order, running jobs included, only when a job arrived "
@@ -460,13 +454,6 @@ util::Status ApplySchedulerFlags(const SimFlags& f, sched::SchedulerOptions& o) 
   o.placement = *placement;
   o.tuning.aging = f.aging;
   o.preempt_interval_s = f.preempt_interval_s;
-  if (f.redeal_cap < 0) {
-    return util::Status::InvalidArgument(
-        fmt::format("--redeal-cap {}: expected a whole number >= 0 (running jobs one full "
-                    "decision may stop; 0: no bound)",
-                    f.redeal_cap));
-  }
-  o.redeal_cap = f.redeal_cap;
   o.gavel_rebuilds = f.gavel_rebuilds;
   if (f.preempt_quantum_s >= 0 && f.preempt_quantum_s < f.checkpoint_save_s + f.restore_s) {
     return util::Status::InvalidArgument(fmt::format(

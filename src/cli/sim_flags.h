@@ -3,7 +3,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,7 +12,6 @@
 #include "model/profile.h"
 #include "power/power_options.h"
 #include "sched/replica_plan.h"
-#include "sched/scheduler_options.h"
 #include "sim/engine.h"
 #include "util/status.h"
 
@@ -39,7 +37,6 @@ struct SimFlags {
   double mttr_s = 0;
   double aging = 0.25;
   double preempt_interval_s = 300;
-  int64_t redeal_cap = sched::SchedulerOptions{}.redeal_cap;
   bool gavel_rebuilds = false;
   double preempt_quantum_s = -1;  // -1: from the preemption cost (sched::PreemptionPrice)
   double plan_incumbency = -1;    // -1: sched::PreemptionPrice::kPlanIncumbency

@@ -116,18 +116,9 @@ util::Result<std::unique_ptr<Service::Metrics>> Service::NewMetrics(MetricsRegis
                                      "What reading the stored state back took at start-up, "
                                      "before the first scheduling pass: wall or CPU seconds.",
                                      {"clock"}));
-  ASSIGN_OR_RETURN(auto full_decisions,
-                   registry.AddGauge("hetsched_full_decisions",
-                                     "Full decisions of a preemptive policy since the daemon "
-                                     "started: all, and those that reached the re-deal cap.",
-                                     {"kind"}));
-  ASSIGN_OR_RETURN(auto deferred_redeals,
-                   registry.AddGauge("hetsched_deferred_redeals",
-                                     "Running jobs stopped by the full decisions that went on "
-                                     "with a re-deal the cap interrupted."));
-  return std::make_unique<Metrics>(Metrics{
-      submitted, placements, preemptions, ended, energy_j, decision_s, jobs, devices_used,
-      devices_offered, power_w, draw_w, nodes, recovery_s, full_decisions, deferred_redeals});
+  return std::make_unique<Metrics>(Metrics{submitted, placements, preemptions, ended, energy_j,
+                                           decision_s, jobs, devices_used, devices_offered, power_w,
+                                           draw_w, nodes, recovery_s});
 }
 
 util::Result<std::unique_ptr<Service>> Service::Create(model::Cluster cluster,

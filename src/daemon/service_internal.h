@@ -67,9 +67,6 @@ struct Service::Metrics {
   GaugeFamily jobs, devices_used, devices_offered, power_w, draw_w, nodes;
   // What the last recovery of the stored state took: wall and this thread's CPU seconds.
   GaugeFamily recovery_s;
-  // The scheduler's full decisions: all, and those that reached its redeal_cap; the running
-  // jobs the decisions going on with capped re-deals stopped.
-  GaugeFamily full_decisions, deferred_redeals;
 };
 
 }  // namespace hetsched::svc

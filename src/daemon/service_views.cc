@@ -419,10 +419,6 @@ ClusterView Service::ClusterNow() {
         ->Set(static_cast<double>(v.jobs_in(state)));
   }
   RefreshTenantGauges();
-  metrics_->full_decisions.Get({"all"})->Set(static_cast<double>(scheduler_->full_decisions()));
-  metrics_->full_decisions.Get({"capped"})
-      ->Set(static_cast<double>(scheduler_->capped_decisions()));
-  metrics_->deferred_redeals.Get({})->Set(static_cast<double>(scheduler_->deferred_redeals()));
   v.now_s = SchedNow();
   v.policy = scheduler_->policy().name();
   v.backend = backend_->name();

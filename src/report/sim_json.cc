@@ -64,11 +64,6 @@ void AddDisruptionsAndDecisions(const sim::SimResult& r, nlohmann::json& j) {
     j["allocation_failures"] = r.allocation_failures;
     j["allocation_log"] = r.allocation_log;
   }
-  // Only where the cap bound: results at scales that never reach it read as before.
-  if (r.capped_decisions > 0) {
-    j["capped_decisions"] = r.capped_decisions;
-    j["deferred_redeals"] = r.deferred_redeals;
-  }
   j["events"] = r.events;
   j["sim_wall_s"] = r.sim_wall_s;
 }

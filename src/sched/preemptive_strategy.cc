@@ -24,11 +24,7 @@ PreemptiveStrategy::PreemptiveStrategy(SchedulerCore& core, bool by_class, bool 
                 !core.policy().in_order_only() && !core.options().space_sharing),
       fill_(core),
       clock_(core.options().preempt_interval_s),
-      plan_(core.options().lp_solver ? core.options().lp_solver : MakeClpSolver()),
-      // Gavel's rebuilds re-deal everything at once, and wait for a change of the job set.
-      redeal_cap_(core.options().redeal_cap > 0 && !gavel_rebuilds_
-                      ? core.options().redeal_cap
-                      : std::numeric_limits<int64_t>::max()) {
+      plan_(core.options().lp_solver ? core.options().lp_solver : MakeClpSolver()) {
   if (core.policy().type_choice() == TypeChoice::kPlanned) {
     fill_types_ = [this](int32_t slot, const JobRecord& r) { return PlannedTypes(slot, r); };
   }
@@ -62,12 +58,8 @@ void PreemptiveStrategy::Decide(double now_s, Decision& out) {
     Reallocate(now_s, out);
     // Work conservation: devices the reallocation left free (a selected job that did not fit
     // where it was assigned, capacity counted for gangs that could not be placed) go to
-    // queued jobs in policy order, as between reallocations. Not after a capped one: the
-    // next decision goes on with the re-deal at once, and a job the walk gave devices a
-    // running job still holds would start elsewhere, on a slower type, instead.
-    if (!core_.queue().empty() && !capped_) {
-      fill_.StartInOrder(now_s, fill, out, FillTypesNow());
-    }
+    // queued jobs in policy order, as between reallocations.
+    if (!core_.queue().empty()) fill_.StartInOrder(now_s, fill, out, FillTypesNow());
   } else {
     reservations_.StartFree(core_, now_s, out);
     fill_.StartInOrder(now_s, fill, out, FillTypesNow());
@@ -195,9 +187,6 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
   reservations_.Replan(core_);
   if (core_.tenants() != nullptr && time_slices_) MarkReclaimed(now_s);
   ++full_decisions_;
-  const size_t preempted_before = out.preempted.size();
-  redeals_ = 0;
-  capped_ = false;
   if (scratch_.size() < core_.slots()) scratch_.resize(core_.slots(), -2);
   if (moved_flag_.size() < core_.slots()) moved_flag_.resize(core_.slots(), 0);
   selected_.clear();
@@ -205,10 +194,8 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
   first_plan_.clear();
   std::optional<Pool> indexed = IndexedPool(now_s);
   if (indexed) ++indexed_decisions_;
-  // The running jobs the indexed walk moves, ahead of the queued ones in selected_ (past the
-  // cap, PreemptDisplaced keeps the last of them).
+  // The running jobs the indexed walk moves, ahead of the queued ones in selected_.
   const size_t moving = selected_.size();
-  if (!Affords(static_cast<int64_t>(moving))) redeals_ = redeal_cap_;
   Pool pool;
   std::vector<int32_t> initial;
   // Who may lose its place: every running job, or those the indexed walk or SelectByClass
@@ -244,39 +231,9 @@ void PreemptiveStrategy::Reallocate(double now_s, Decision& out) {
   // Files the jobs this decision stopped and started while their records are fresh: a re-deal
   // of the cluster changes every running job, and the next decision would read them all again.
   if (by_start_ != nullptr) by_start_->Sync(core_);
-  // Likewise SelectByOrder's indexes, where filed for the plan at hand: the decision after a
-  // re-deal (at once after a capped one) then files only its own changes, and the one after a
-  // cluster's fill does not leave its many changes to the full walk.
-  if (order_ != nullptr) SyncOrdersAfter(now_s);
   for (int32_t id : moved) moved_flag_[id] = 0;
   for (int32_t id : kept_moves_) kept_move_[id] = 0;
   kept_moves_.clear();
-  ContinueIfCapped(static_cast<int64_t>(out.preempted.size() - preempted_before));
-}
-
-bool PreemptiveStrategy::Affords(int64_t cost) {
-  if (cost <= redeal_cap_ - redeals_) {
-    redeals_ += cost;
-    return true;
-  }
-  capped_ = true;
-  return false;
-}
-
-void PreemptiveStrategy::ContinueIfCapped(int64_t stopped) {
-  if (continuing_) deferred_redeals_ += stopped;
-  if (!capped_) {
-    continuing_ = false;
-    return;
-  }
-  ++capped_decisions_;
-  if (!continuing_) {
-    const int64_t running = static_cast<int64_t>(core_.running().size());
-    series_left_ = 2 * (running / redeal_cap_ + 1);
-  }
-  // A decision that stopped nobody would leave the next one where it is.
-  continuing_ = stopped > 0 && series_left_-- > 0;
-  if (continuing_) clock_.DueAgain();
 }
 
 void PreemptiveStrategy::MoveKeptByPlan(double now_s, Pool& pool) {
@@ -509,9 +466,7 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_onl
     const JobRecord& r = core_.record(id);
     const int32_t gang = r.gang;
     // Gavel's rebuild ends its walk there: the running jobs behind get nothing either.
-    const bool queued = r.phase != JobPhase::kRunning;
-    if (capped_ && queued_only) break;  // past the cap: no queued job (keys_ has only those)
-    if ((blocked && (gavel_rebuilds_ || queued)) || (capped_ && queued)) continue;
+    if (blocked && (gavel_rebuilds_ || r.phase != JobPhase::kRunning)) continue;
     if (planned) {
       const bool guaranteed = core_.tenants() != nullptr && core_.tenants()->Guaranteed(id);
       int32_t chosen = id;
@@ -537,7 +492,7 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_onl
         // Greedy-fastest moves a running job to a free faster type only for a clear gain.
         const int32_t faster =
             choice == TypeChoice::kFastest ? FasterFreeType(r, pool.free, now_s) : -1;
-        if (faster >= 0 && Affords(RedealCost(pool, faster, gang, /*moves=*/true))) {
+        if (faster >= 0) {
           t = faster;
           pool.free[own] += gang;
           pool.free[t] -= gang;
@@ -561,7 +516,6 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_onl
       if (blocked && queued_only) break;  // nobody behind it may start
       continue;
     }
-    if (!Affords(RedealCost(pool, best, gang, /*moves=*/false))) continue;
     t = best;
     pool.Take(t, gang);
     selected.push_back(id);
@@ -572,7 +526,7 @@ void PreemptiveStrategy::SelectInOrder(double now_s, Pool& pool, bool queued_onl
 int32_t PreemptiveStrategy::SelectPlannedInTurn(size_t at, double now_s, Pool& pool,
                                                 TenantTurnsKept* turns, int32_t& chosen) {
   int32_t t = SelectPlanned(chosen, now_s, pool, pool.held);
-  for (size_t next = at; t < 0 && turns != nullptr && !capped_;) {
+  for (size_t next = at; t < 0 && turns != nullptr;) {
     next = turns->NextOfTenant(next);
     if (next >= keys_.size() || core_.tenants()->Guaranteed(std::get<3>(keys_[next]))) break;
     turns->Take(next);
@@ -607,11 +561,6 @@ int32_t PreemptiveStrategy::SelectPlanned(int32_t id, double now_s, Pool& pool,
     }
   }
   if (t < 0) return -1;
-  const bool keeps_place = running && pool.held[own] >= gang;
-  if (!(running && t == own) && !Affords(RedealCost(pool, t, gang, /*moves=*/keeps_place))) {
-    if (!keeps_place) return -1;
-    t = own;  // past the cap it keeps its devices
-  }
   if (running && t == own) {
     pool.held[own] -= gang;
     pool.total -= gang;
@@ -652,38 +601,12 @@ std::vector<int32_t> PreemptiveStrategy::PreemptDisplaced(double now_s,
                                                           std::vector<int32_t>& releasing,
                                                           Decision& out) {
   for (size_t i = 0; i < selected_.size(); ++i) scratch_[selected_[i]] = assigned[i];
-  const bool bounded = redeal_cap_ < std::numeric_limits<int64_t>::max();
-  // The cap counts a walk's moves and the devices it takes from running jobs, which bounds
-  // the jobs it stops; a type assigned by regret (AssignTypes) or a move ahead of the walk
-  // (IndexedPool past the cap, MoveKeptByPlan) may add moves: those past the cap, in policy
-  // order (the order of selected_), keep their devices. Without those the walk counted every
-  // move, and this pass (a record read per selected job) would keep none.
-  const TypeChoice choice = core_.policy().type_choice();
-  const bool by_regret =
-      choice == TypeChoice::kMaxThroughput || (choice == TypeChoice::kPlanned && !plan_ok_);
-  if (bounded && (by_regret || capped_ || !kept_moves_.empty())) {
-    int64_t moves = 0;
-    for (int32_t id : selected_) {
-      const JobRecord& r = core_.record(id);
-      if (r.phase != JobPhase::kRunning || scratch_[id] == r.type.value()) continue;
-      if (!Movable(id, now_s)) continue;
-      if (++moves <= redeal_cap_) continue;
-      scratch_[id] = r.type.value();
-      capped_ = true;
-    }
-  }
   std::vector<int32_t> moved;
-  int64_t stopped = 0;
   for (int32_t id : candidates) {
     JobRecord& r = core_.record(id);
     // Those keeping their type first: that test reads no more than the record.
     if (r.phase != JobPhase::kRunning || scratch_[id] == r.type.value()) continue;
     if (!Movable(id, now_s)) continue;
-    if (bounded && stopped == redeal_cap_) {
-      capped_ = true;  // kept past the cap (the walk's count makes this rare)
-      continue;
-    }
-    ++stopped;
     const DeviceTypeId was = r.type;
     core_.Preempt(id, now_s, out);
     if (r.phase == JobPhase::kStopping) {
@@ -722,10 +645,7 @@ void PreemptiveStrategy::StartSelected(double now_s, const std::vector<int32_t>&
       reservations_.Add(core_, id, type);
       continue;
     }
-    // Fragmentation: another type with room, in preference order. Not past the cap: the job
-    // may have been given devices a job the cap kept still holds; the next decision, at once,
-    // goes on with the re-deal.
-    if (!devs && !capped_) {
+    if (!devs) {  // fragmentation: another type with room, in preference order
       std::vector<int32_t> room(types);
       for (int32_t t = 0; t < types; ++t) room[t] = state.FreeOfType(DeviceTypeId(t));
       for (DeviceTypeId t : core_.TypePreference(r, core_.policy().type_choice(), room)) {

@@ -9,7 +9,6 @@
 // throughput plan, those whose class the last plan gave a free type take it first.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -62,11 +61,6 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // Full decisions made, and how many of them visited only the running jobs that gain
   // somewhere (IndexedPool).
   int64_t full_decisions() const { return full_decisions_; }
-  // Full decisions that reached SchedulerOptions::redeal_cap (the next one then came at once),
-  // and the running jobs stopped by the decisions that went on with a capped re-deal (the
-  // re-deals the cap deferred).
-  int64_t capped_decisions() const { return capped_decisions_; }
-  int64_t deferred_redeals() const { return deferred_redeals_; }
   int64_t indexed_decisions() const { return indexed_decisions_; }
   // Full decisions SelectByClass made, and how many of them SelectByOrder.
   int64_t by_class_decisions() const { return by_class_decisions_; }
@@ -77,10 +71,6 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // Full decisions SelectByOrder made by walking every job (the walk displaces running jobs),
   // with the plan and keys it had made.
   int64_t ordered_full_walks() const { return ordered_full_walks_; }
-  // Of those under redeal_cap (WalkCapped): the keys they walked, and the jobs they could
-  // have walked (queued and movable running).
-  int64_t capped_walk_keys() const { return capped_walk_keys_; }
-  int64_t capped_walk_jobs() const { return capped_walk_jobs_; }
   // Over the full decisions SelectByOrder tried: the running jobs it could have moved, and how
   // many of their keys it evaluated to find each class's least.
   int64_t movable_in_order() const { return movable_in_order_; }
@@ -143,18 +133,6 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // policy order, and the pool what the full walk leaves for them. nullopt when that cannot
   // be told without visiting every running job. The decision it leads to is the full walk's.
   std::optional<Pool> IndexedPool(double now_s);
-  // SchedulerOptions::redeal_cap in a walk: true, counting them, when `cost` more re-deals fit
-  // under the cap; false, the cap marked reached (capped_), when not.
-  bool Affords(int64_t cost);
-  // At the end of a full decision that stopped `stopped` jobs: when it reached the cap, the
-  // next decision is a full one at once (the series' bounds as in continuing_), and counts.
-  void ContinueIfCapped(int64_t stopped);
-  // The re-deals a take of `gang` devices of type t from `pool` costs: the held devices it
-  // takes (each stops one running job at most), and one when `moves` (a running job leaves the
-  // devices it keeps).
-  static int64_t RedealCost(const Pool& pool, int32_t t, int32_t gang, bool moves) {
-    return (moves ? 1 : 0) + std::max(0, gang - pool.free[t]);
-  }
   // Greedy-fastest's move of running `r`: the best type with room in `free` when it scores
   // more than its own by the stickiness and the move pays; -1 when it stays.
   int32_t FasterFreeType(const JobRecord& r, const std::vector<int32_t>& free, double now_s) const;
@@ -181,9 +159,7 @@ class PreemptiveStrategy final : public DecisionStrategy {
   void SortKeys(double now_s);
   // Which jobs run: walks the sorted keys_ while the pool lasts, appending to selected_, with the
   // type each takes in tentative_. `queued_only`: keys_ holds no running job. `planned`: types
-  // come from the solved throughput plan. Past redeal_cap (Affords) it selects no queued job
-  // and no move: the running jobs behind keep their devices, but for those whose devices were
-  // taken (counted: a running job that lost its place costs nothing more to take others).
+  // come from the solved throughput plan.
   void SelectInOrder(double now_s, Pool& pool, bool queued_only, bool planned);
   // TypeChoice::kPlanned: solves the throughput plan over keys_ (sorted or not) and `pool`, and
   // the running jobs OpenPool kept (inside their quantum, or not preemptible) on the devices they
@@ -330,18 +306,6 @@ class PreemptiveStrategy final : public DecisionStrategy {
   // for every held device.
   bool WalkEveryJob(double now_s, const RunningKeys& running_keys, Pool& pool,
                     std::vector<int32_t>& candidates);
-  // At the end of a full decision: files the running and queued jobs it started and stopped in
-  // SelectByOrder's indexes where they are filed for the current plan (else the next decision
-  // files them all anyway).
-  void SyncOrdersAfter(double now_s);
-  // WalkEveryJob under SchedulerOptions::redeal_cap: the same walk over keys made in policy
-  // order as it goes (the queued jobs from the core's index, the running ones popped from a
-  // heap of their keys), stopping at the cap, so that a capped mass re-deal keys and walks the
-  // jobs before its cap, not every queued job. Where the cap does not bind it is the full
-  // walk's decision; where it does, the walk's re-deals up to it are, and the running jobs not
-  // reached that lose devices are found per type among the worst-keyed.
-  bool WalkCapped(double now_s, const RunningKeys& running_keys, Pool& pool,
-                  std::vector<int32_t>& candidates);
   // Books SelectByOrder's kept running jobs (KeptRunning's `kept_count`, and the unpreemptible
   // ones) against their classes' budgets in the plan just solved.
   void BookKeptRunning(const std::vector<int32_t>& kept_count);
@@ -480,16 +444,6 @@ class PreemptiveStrategy final : public DecisionStrategy {
   bool plan_ok_ = false;  // this reallocation has a plan
   int64_t plan_failures_ = 0;
   int64_t full_decisions_ = 0;
-  // SchedulerOptions::redeal_cap (no bound: the largest value); in this decision the re-deals
-  // counted so far and whether the cap was reached; a series of capped decisions going on
-  // (continuing_) and how many more it may take (each stops a job at least, and it ends after
-  // twice the decisions the running jobs at its start need, so it always ends).
-  const int64_t redeal_cap_;
-  int64_t redeals_ = 0;
-  bool capped_ = false;
-  bool continuing_ = false;
-  int64_t series_left_ = 0;
-  int64_t capped_decisions_ = 0, deferred_redeals_ = 0;
   int64_t indexed_decisions_ = 0;
   int64_t by_class_decisions_ = 0;
   int64_t ordered_decisions_ = 0;
@@ -537,11 +491,6 @@ class PreemptiveStrategy final : public DecisionStrategy {
   std::vector<char> movable_mark_;
   std::vector<SchedulerCore::QueueKey> running_keys_;
   int64_t by_start_decisions_ = 0;
-  // WalkCapped's scratch: heaps of the running jobs' keys and of the queued ones keyed ahead of
-  // the walk, and the running jobs it reached; its counts.
-  std::vector<SchedulerCore::QueueKey> capped_running_, capped_queued_;
-  std::vector<int32_t> capped_reached_;
-  int64_t capped_walk_keys_ = 0, capped_walk_jobs_ = 0;
   // By class of order_: at the last full decision some floor lay above the least key (1 until
   // a decision found otherwise): visit in floor order, which may stop early.
   std::vector<char> floors_prune_;

@@ -709,15 +709,6 @@ int64_t Scheduler::allocation_failures() const {
   if (allocation_) return allocation_->failures();
   return preemptive_ ? preemptive_->plan_failures() : 0;
 }
-int64_t Scheduler::full_decisions() const {
-  return preemptive_ ? preemptive_->full_decisions() : 0;
-}
-int64_t Scheduler::capped_decisions() const {
-  return preemptive_ ? preemptive_->capped_decisions() : 0;
-}
-int64_t Scheduler::deferred_redeals() const {
-  return preemptive_ ? preemptive_->deferred_redeals() : 0;
-}
 int64_t Scheduler::allocations_solved() const { return allocation_ ? allocation_->solves() : 0; }
 
 }  // namespace hetsched::sched

@@ -180,12 +180,6 @@ class Scheduler {
   // that decision assigned types by regret instead).
   int64_t allocation_failures() const;
   int64_t allocations_solved() const;
-  // Preemptive policies' full decisions (0 for the others), of them those that reached
-  // SchedulerOptions::redeal_cap, and the running jobs the decisions that went on with a
-  // capped re-deal stopped (PreemptiveStrategy::capped_decisions, deferred_redeals).
-  int64_t full_decisions() const;
-  int64_t capped_decisions() const;
-  int64_t deferred_redeals() const;
 
  private:
   Scheduler(std::unique_ptr<SchedulerCore> core, std::vector<std::unique_ptr<Filter>> filters);

@@ -35,16 +35,6 @@ struct SchedulerOptions {
   // minutes), so reshuffling more often rarely pays, and at 100,000 jobs a full reallocation
   // takes ~0.2 s while a fill decision takes microseconds (docs/benchmarks.md).
   double preempt_interval_s = 300;
-  // The re-deals one full decision of a preemptive policy may make (0: no bound): running jobs
-  // it stops to start others, counted as the devices its walk takes from running jobs (each
-  // stops one job at most) plus the running jobs it moves. The walk goes in policy order, so
-  // the highest-priority jobs' re-deals come first; once the bound is reached it stops, the
-  // running jobs not reached keep their devices past their quantum, and the next decision is
-  // a full one again at once (PreemptiveStrategy). It bounds the work of a mass re-deal (every
-  // running job past its quantum at once: tens of thousands of stops and starts at 10,000
-  // nodes, docs/benchmarks.md); a decision that stops fewer is not changed by it. Not under
-  // gavel_rebuilds (Gavel rebuilds the whole assignment at once).
-  int64_t redeal_cap = 2000;
   // Fidelity to Gavel's simulator for the in-order policies (fifo-het, as its fifo_perf); off
   // by default (docs/results.md, "Side by side with Gavel's own simulator"). A full decision
   // happens only when a job arrived or left since the last one and preempt_interval_s passed

@@ -171,11 +171,9 @@ bool PreemptiveStrategy::WalkByClass(double now_s, const RowWalk& walk,
   std::sort(order.begin(), order.end());
   const std::vector<double> budgets = plan_.budgets();
   const Pool before = pool;
-  const std::pair<int64_t, bool> cap_before(redeals_, capped_);
   const auto give_up = [&] {
     plan_.RestoreBudgets(budgets);
     pool = before;
-    std::tie(redeals_, capped_) = cap_before;
     selected_.clear();
     tentative_.clear();
     candidates.clear();
@@ -191,7 +189,7 @@ bool PreemptiveStrategy::WalkByClass(double now_s, const RowWalk& walk,
     const bool running = r.phase == JobPhase::kRunning;
     const int32_t own = running ? r.type.value() : -1;
     const int32_t row = plan_.RowOf(id);
-    if (!running && (exhausted[row] || capped_)) continue;  // room only shrinks; the cap
+    if (!running && exhausted[row]) continue;  // budgets and room only shrink
     const int32_t gang = plan_.RowGang(row);
     const std::vector<int32_t>* held = &pool.held;
     if (ShortOfFree(row, own, pool)) {

@@ -6,7 +6,6 @@
 #include <functional>
 #include <iterator>
 #include <limits>
-#include <optional>
 #include <utility>
 
 #include "sched/preemptive_strategy.h"
@@ -20,44 +19,6 @@ namespace {
 // A floor is under the key in real numbers; the key as computed is a few roundings away.
 double Slack(double floor, double drift, double least) {
   return 1e-6 + 1e-9 * (std::abs(floor) + std::abs(drift) + std::abs(least));
-}
-
-// WalkCapped's first stretch of the merged order; each next one twice as long (as
-// SelectByStart's): a capped walk stops within the stretches its cap needs.
-constexpr size_t kFirstStretch = 64;
-
-// Past the cap the full walk would go on over the running jobs not reached (`unreached`, their
-// keys in any order), each keeping its devices while the held pool of its type lasts: the last
-// in policy order lose the devices the walk gave others (what `held` lacks of theirs). Appends
-// them to `candidates`, found per type among the worst-keyed (a partial sort); the others keep
-// their devices and are not candidates. Unlike the full walk's, those losing their devices are
-// not given free ones of another type (the next decision, at once, goes on), and of mixed gangs
-// the last ones lose, not the last that did not fit.
-void AddDisplacedPastCap(const RunningOrder& order,
-                         const std::vector<SchedulerCore::QueueKey>& unreached,
-                         const std::vector<int32_t>& held, std::vector<int32_t>& candidates) {
-  const int32_t types = static_cast<int32_t>(held.size());
-  std::vector<int64_t> need(types, 0);
-  for (const SchedulerCore::QueueKey& key : unreached) {
-    need[order.type_of(std::get<3>(key))] += order.devices_of(std::get<3>(key));
-  }
-  std::vector<SchedulerCore::QueueKey> of_type;
-  for (int32_t t = 0; t < types; ++t) {
-    need[t] -= held[t];
-    if (need[t] <= 0) continue;
-    of_type.clear();
-    for (const SchedulerCore::QueueKey& key : unreached) {
-      if (order.type_of(std::get<3>(key)) == t) of_type.push_back(key);
-    }
-    // Each holds a device at least: the `need` worst cover it.
-    const auto worst = of_type.begin() + std::min<std::ptrdiff_t>(std::ssize(of_type), need[t]);
-    std::partial_sort(of_type.begin(), worst, of_type.end(),
-                      std::greater<SchedulerCore::QueueKey>());
-    for (auto it = of_type.begin(); it != worst && need[t] > 0; ++it) {
-      candidates.push_back(std::get<3>(*it));
-      need[t] -= order.devices_of(std::get<3>(*it));
-    }
-  }
 }
 
 }  // namespace
@@ -113,14 +74,6 @@ void PreemptiveStrategy::SyncQueuedOrder() {
   }
   queued_refiles_ = core_.queue_refiles();
   core_.ClearQueueChanges();
-}
-
-void PreemptiveStrategy::SyncOrdersAfter(double now_s) {
-  if (order_filed_ && plan_.generation() == order_generation_) SyncRunningOrder(now_s);
-  if (queued_filed_ && plan_.generation() == queued_generation_ &&
-      core_.queue_refiles() == queued_refiles_) {
-    SyncQueuedOrder();
-  }
 }
 
 void PreemptiveStrategy::FileQueued(const SchedulerCore::QueueKey& key) {
@@ -551,9 +504,6 @@ PreemptiveStrategy::RunningRoom PreemptiveStrategy::RoomByClass(
 
 bool PreemptiveStrategy::WalkEveryJob(double now_s, const RunningKeys& running_keys, Pool& pool,
                                       std::vector<int32_t>& candidates) {
-  if (redeal_cap_ < std::numeric_limits<int64_t>::max()) {
-    return WalkCapped(now_s, running_keys, pool, candidates);
-  }
   keys_.clear();
   for (int32_t id : core_.queue()) {
     const JobRecord& r = core_.record(id);
@@ -575,86 +525,6 @@ bool PreemptiveStrategy::WalkEveryJob(double now_s, const RunningKeys& running_k
   SelectInOrder(now_s, pool, /*queued_only=*/false, /*planned=*/true);
   candidates = core_.running();
   ++ordered_full_walks_;
-  return true;
-}
-
-bool PreemptiveStrategy::WalkCapped(double now_s, const RunningKeys& running_keys, Pool& pool,
-                                    std::vector<int32_t>& candidates) {
-  using Key = SchedulerCore::QueueKey;
-  const auto later = std::greater<Key>();  // for min-heaps: the least key on top
-  // The movable running jobs' keys (from the order's copies), a heap popped in policy order.
-  std::vector<Key>& running = capped_running_;
-  running.clear();
-  running_keys(running);
-  // As WalkEveryJob: every held device must be a keyed job's (the order copies the records').
-  std::vector<int32_t> held(pool.held.size(), 0);
-  for (const Key& key : running) {
-    const int32_t id = std::get<3>(key);
-    held[order_->type_of(id)] += order_->devices_of(id);
-  }
-  if (held != pool.held) return false;
-  std::make_heap(running.begin(), running.end(), later);
-  // The queued jobs from the core's index (keys at time 0, less one shift for all now up to
-  // rounding: QueuedByClass), keyed now into `ahead`, a heap: its least is every queued job's
-  // least once the next in the index lies above it by more than the rounding can move.
-  const std::set<Key>& queued = core_.sorted_queue();
-  auto next = queued.begin();
-  std::vector<Key>& ahead = capped_queued_;
-  ahead.clear();
-  std::optional<double> shift;
-  const auto key_queued = [&] {
-    for (; next != queued.end(); ++next) {
-      const double zero = std::get<0>(*next);
-      if (!ahead.empty()) {
-        const double least = std::get<0>(ahead.front());
-        if (zero - *shift > least + Slack(zero, *shift, least)) return;
-      }
-      const int32_t id = std::get<3>(*next);
-      const JobRecord& r = core_.record(id);
-      plan_.SetRow(id, plan_.KnownClassOf(core_, id, r));
-      ahead.push_back(core_.KeyOf(r, now_s));
-      if (!shift) shift = zero - std::get<0>(ahead.back());
-      std::push_heap(ahead.begin(), ahead.end(), later);
-    }
-  };
-  // The merged order, stretch by stretch, as SelectByStart's: SelectInOrder keeps no state from
-  // one job to the next but the pool, budgets, cap count and selection (no tenants, no blocking
-  // under a plan). It stops where the full walk does (pool spent, every job walked) or at the cap.
-  std::vector<int32_t>& reached = capped_reached_;
-  reached.clear();
-  size_t walked = 0;
-  for (size_t stretch = kFirstStretch; pool.total > 0 && !capped_; stretch *= 2) {
-    keys_.clear();
-    while (keys_.size() < stretch) {
-      key_queued();
-      if (!ahead.empty() && (running.empty() || ahead.front() < running.front())) {
-        std::pop_heap(ahead.begin(), ahead.end(), later);
-        keys_.push_back(ahead.back());
-        ahead.pop_back();
-      } else if (!running.empty()) {
-        std::pop_heap(running.begin(), running.end(), later);
-        keys_.push_back(running.back());
-        reached.push_back(std::get<3>(running.back()));
-        running.pop_back();
-      } else {
-        break;
-      }
-    }
-    if (keys_.empty()) break;
-    walked += keys_.size();
-    keys_sorted_ = true;
-    SelectInOrder(now_s, pool, /*queued_only=*/false, /*planned=*/true);
-  }
-  ++ordered_full_walks_;
-  capped_walk_keys_ += static_cast<int64_t>(walked);
-  capped_walk_jobs_ += static_cast<int64_t>(queued.size() + reached.size() + running.size());
-  if (!capped_) {
-    candidates = core_.running();  // as the full walk's: it walked as far
-    return true;
-  }
-  candidates = reached;
-  AddDisplacedPastCap(*order_, running, pool.held, candidates);
-  SortByRunningPosition(candidates);
   return true;
 }
 

@@ -87,13 +87,6 @@ void PreemptiveStrategy::SelectByStart(double now_s, Pool& pool, std::vector<int
     }
     keys_sorted_ = true;
     SelectInOrder(now_s, pool, /*queued_only=*/false, /*planned=*/false);
-    // Past SchedulerOptions::redeal_cap the walk selects no queued job: the running jobs left
-    // are walked alone, without merging (and skipping) the rest of the queue.
-    if (capped_) {
-      keys_.assign(next_running, running_keys_.cend());
-      SelectInOrder(now_s, pool, /*queued_only=*/false, /*planned=*/false);
-      break;
-    }
   }
 }
 

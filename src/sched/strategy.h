@@ -61,33 +61,23 @@ class ReallocationClock {
   explicit ReallocationClock(double interval_s) : interval_s_(interval_s) {}
   // True, and remembered as the last full decision, when one is due at `now_s`.
   bool FullDue(double now_s) {
-    if (!(again_ && now_s >= last_full_s_) && now_s - last_full_s_ < interval_s_) return false;
+    if (now_s - last_full_s_ < interval_s_) return false;
     last_full_s_ = now_s;
-    again_ = false;
     return true;
   }
   // Like FullDue for upgrades. Their own clock: a decision with nobody waiting must not delay
   // the full decision the next arrival may need.
   bool UpgradeDue(double now_s) {
-    const double last = std::max(last_full_s_, last_upgrade_s_);
-    if (!(again_ && now_s >= last) && now_s - last < interval_s_) return false;
+    if (now_s - std::max(last_full_s_, last_upgrade_s_) < interval_s_) return false;
     last_upgrade_s_ = now_s;
-    again_ = false;
     return true;
   }
-  // The next decision is full again without waiting the interval (a capped re-deal goes on).
-  void DueAgain() { again_ = true; }
-  // The first time FullDue and UpgradeDue can be true (after DueAgain: a microsecond after the
-  // last, so that the simulator's wake-up falls after the decision that asked for it).
-  double NextFullAt() const { return last_full_s_ + (again_ ? kAgainS : interval_s_); }
-  double NextUpgradeAt() const {
-    return std::max(last_full_s_, last_upgrade_s_) + (again_ ? kAgainS : interval_s_);
-  }
+  // The first time FullDue and UpgradeDue can be true.
+  double NextFullAt() const { return last_full_s_ + interval_s_; }
+  double NextUpgradeAt() const { return std::max(last_full_s_, last_upgrade_s_) + interval_s_; }
 
  private:
-  static constexpr double kAgainS = 1e-6;
   double interval_s_;
-  bool again_ = false;
   double last_full_s_ = -1e300;
   double last_upgrade_s_ = -1e300;
 };

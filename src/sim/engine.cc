@@ -524,8 +524,6 @@ void Engine::SummarizeJobs(double now_s) {
       options_.measure && n > 0 && next_arrival_ == n && result_.last_arrival_s < now_s;
   result_.allocation_failures = sched_->allocation_failures();
   result_.allocation_log = sched_->allocation_log();
-  result_.capped_decisions = sched_->capped_decisions();
-  result_.deferred_redeals = sched_->deferred_redeals();
   result_.space_sharing = options_.sched.space_sharing;
   result_.seed = options_.seed;
   result_.round_s = options_.round_s;

@@ -174,10 +174,6 @@ struct SimResult {
   // time) and the scheduler's log of them (the most recent lines).
   int64_t allocation_failures = 0;
   std::vector<std::string> allocation_log;
-  // Preemptive policies: full decisions that reached SchedulerOptions::redeal_cap, and the
-  // running jobs the decisions going on with those re-deals stopped (sched::Scheduler).
-  int64_t capped_decisions = 0;
-  int64_t deferred_redeals = 0;
   int64_t events = 0;
   double sim_wall_s = 0;
   double network_bytes = 0;  // bytes moved by gradient synchronization between workers

@@ -21,7 +21,7 @@ using testing::MakeCluster;
 using testing::MakeJob;
 
 struct Counts {
-  int64_t by_start = 0, full = 0, preempted = 0, placed = 0, capped = 0;
+  int64_t by_start = 0, full = 0, preempted = 0, placed = 0;
 };
 
 // Speeds from small sets, gangs 1, 2 and 4, one in ten not preemptible, one in four weighted.
@@ -36,16 +36,15 @@ model::Job RandomJob(int id, double now_s, std::mt19937& rng) {
 
 // `cost_s`: what a preemption costs (0: no quantum, every running job movable; else the
 // default quantum of 40 costs keeps started jobs in place). `checkpointed`: a preempted job
-// holds its devices until the next arrival (stop_holds_devices). `cap`: redeal_cap.
+// holds its devices until the next arrival (stop_holds_devices).
 void ExpectSameAsTheFullWalk(const char* policy, uint32_t seed, double cost_s, int max_gap_s,
-                             bool checkpointed, Counts& counts, int64_t cap = 2000) {
+                             bool checkpointed, Counts& counts) {
   const auto c =
       MakeCluster({{"fast", "cuda", 2, 4}, {"mid", "cuda", 2, 4}, {"slow", "cuda", 3, 4}});
   SchedulerOptions options;
   options.preempt_interval_s = 0;
   options.preemption_cost_s = cost_s;
   options.stop_holds_devices = checkpointed;
-  options.redeal_cap = cap;
   CoreHarness a(c, policy, options), b(c, policy, options);
   PreemptiveStrategy by_start(a.core()), walked(b.core(), true, true, /*by_start=*/false);
   std::mt19937 rng(seed);
@@ -89,7 +88,6 @@ void ExpectSameAsTheFullWalk(const char* policy, uint32_t seed, double cost_s, i
   EXPECT_EQ(by_start.full_decisions(), walked.full_decisions());
   counts.by_start += by_start.by_start_decisions();
   counts.full += by_start.full_decisions();
-  counts.capped += by_start.capped_decisions();
 }
 
 // Loaded (queues, stops and moves) and light, with free and costly preemptions, checkpoints
@@ -114,27 +112,6 @@ TEST(SelectByStart, DecidesAsTheFullWalk) {
             EXPECT_GT(counts.preempted, 10);
           }
         }
-      }
-    }
-  }
-}
-
-// Under a redeal_cap that binds: past it SelectByStart walks the running jobs left alone (the
-// full walk skips the queued ones there), and decides as the capped full walk.
-TEST(SelectByStart, DecidesAsTheCappedFullWalk) {
-  for (const char* policy : {"las", "las-het"}) {
-    for (double cost_s : {0.0, 30.0}) {
-      for (bool checkpointed : {false, true}) {
-        SCOPED_TRACE(::testing::Message()
-                     << policy << " cost " << cost_s << " checkpointed " << checkpointed);
-        Counts counts;
-        for (uint32_t seed : {1u, 2u, 3u}) {
-          ExpectSameAsTheFullWalk(policy, seed, cost_s, /*max_gap_s=*/20, checkpointed, counts,
-                                  /*cap=*/2);
-          ASSERT_FALSE(HasFatalFailure());
-        }
-        EXPECT_EQ(counts.by_start, counts.full);
-        EXPECT_GT(counts.capped, 20);
       }
     }
   }

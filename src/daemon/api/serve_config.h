@@ -2,7 +2,6 @@
 // backend, policy, listen address, tokens and database. Every field has a default.
 #pragma once
 
-#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,7 +15,6 @@
 #include "obs/log.h"
 #include "power/power_options.h"
 #include "sched/placement.h"
-#include "sched/scheduler_options.h"
 #include "util/status.h"
 
 namespace hetsched::svc {
@@ -51,8 +49,6 @@ struct ServeConfig {
   // What a stop and resume costs a job (checkpoint write plus restore): the scheduler prices
   // preemptions with it (sched::SchedulerOptions::preemption_cost_s).
   double preemption_cost_s = 90;
-  // Running jobs one full decision may stop (sched::SchedulerOptions::redeal_cap; 0: no bound).
-  int64_t redeal_cap = sched::SchedulerOptions{}.redeal_cap;
   double keep_ended_s = 0;
   double history_every_s = 10;  // samples of the charted figures (GET /v1/history); 0: none
   // power: {policy, suspend_time, suspend_timeout, resume_timeout, suspend_rate, resume_rate,
